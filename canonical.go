@@ -1,0 +1,274 @@
+package toolenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Canonical returns the canonical JSON encoding of v: object keys sorted
+// (by their UTF-8 bytes), no insignificant whitespace, strings escaped
+// minimally, and every number written in one exact decimal form, so that
+// 5, 5.0, 5e0 and 50e-1 encode alike while 12345678901234567890 and
+// 12345678901234567891 stay apart (no float64 rounding).
+//
+// v may be anything encoding/json decodes into (map[string]any, []any,
+// string, json.Number, float64, bool, nil) or any value it can encode.
+func Canonical(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := writeCanonical(&b, v, 0); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// CanonicalizeJSON parses raw JSON and returns its canonical encoding.
+func CanonicalizeJSON(raw []byte) ([]byte, error) {
+	var v any
+	if err := DecodeJSON(raw, &v); err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	return Canonical(v)
+}
+
+// CacheKey returns the cache key of a call to tool with args: the tool ID
+// and the canonical JSON of the arguments (an empty object for nil).
+func CacheKey(toolID string, args map[string]any) (string, error) {
+	if args == nil {
+		return toolID + "\x00{}", nil
+	}
+	c, err := Canonical(args)
+	if err != nil {
+		return "", fmt.Errorf("cache key for %s: %w", toolID, err)
+	}
+	return toolID + "\x00" + string(c), nil
+}
+
+const maxCanonicalDepth = 512
+
+func writeCanonical(b *bytes.Buffer, v any, depth int) error {
+	if depth > maxCanonicalDepth {
+		return errors.New("canonical json: value nested too deeply")
+	}
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case string:
+		writeCanonicalString(b, x)
+	case json.Number:
+		s, err := CanonicalNumber(string(x))
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+	case float64:
+		return writeFloat(b, x)
+	case float32:
+		return writeFloat(b, float64(x))
+	case int:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case int32:
+		b.WriteString(strconv.FormatInt(int64(x), 10))
+	case uint64:
+		b.WriteString(strconv.FormatUint(x, 10))
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeCanonicalString(b, k)
+			b.WriteByte(':')
+			if err := writeCanonical(b, x[k], depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeCanonical(b, e, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case json.RawMessage:
+		var y any
+		if err := DecodeJSON(x, &y); err != nil {
+			return fmt.Errorf("canonical json: %w", err)
+		}
+		return writeCanonical(b, y, depth+1)
+	default:
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			b.WriteString("null")
+			return nil
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("canonical json: %w", err)
+		}
+		var y any
+		if err := DecodeJSON(raw, &y); err != nil {
+			return fmt.Errorf("canonical json: %w", err)
+		}
+		return writeCanonical(b, y, depth+1)
+	}
+	return nil
+}
+
+func writeFloat(b *bytes.Buffer, f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("canonical json: %v is not a JSON number", f)
+	}
+	s, err := CanonicalNumber(strconv.FormatFloat(f, 'g', -1, 64))
+	if err != nil {
+		return err
+	}
+	b.WriteString(s)
+	return nil
+}
+
+// CanonicalNumber returns the canonical form of a JSON number literal: its
+// exact decimal value, written as an integer when it is one (up to 21
+// digits), as a plain decimal when that is short, else as d.ddde±N.
+func CanonicalNumber(lit string) (string, error) {
+	s := lit
+	neg := false
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if intPart == "" || !allDigits(intPart) || !allDigits(frac) || (strings.Contains(mant, ".") && frac == "") {
+		return "", fmt.Errorf("canonical json: %q is not a JSON number", lit)
+	}
+	exp := int64(0)
+	if hasExp {
+		e := expPart
+		if strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-") {
+			e = e[1:]
+		}
+		if e == "" || !allDigits(e) {
+			return "", fmt.Errorf("canonical json: %q is not a JSON number", lit)
+		}
+		e = strings.TrimLeft(e, "0")
+		if len(e) > 9 {
+			return "", fmt.Errorf("canonical json: exponent of %q is out of range", lit)
+		}
+		n, _ := strconv.ParseInt(e, 10, 64)
+		if strings.HasPrefix(expPart, "-") {
+			n = -n
+		}
+		exp = n
+	}
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp -= int64(len(frac))
+	if digits == "" {
+		return "0", nil
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	digits = trimmed
+	n := int64(len(digits))
+	var out string
+	point := n + exp // position of the decimal point from the left of digits
+	switch {
+	case exp >= 0 && point <= 21:
+		out = digits + strings.Repeat("0", int(exp))
+	case exp < 0 && point > 0:
+		out = digits[:point] + "." + digits[point:]
+	case exp < 0 && point > -6:
+		out = "0." + strings.Repeat("0", int(-point)) + digits
+	default:
+		e := point - 1
+		m := digits[:1]
+		if n > 1 {
+			m += "." + digits[1:]
+		}
+		sign := "+"
+		if e < 0 {
+			sign = "-"
+			e = -e
+		}
+		out = m + "e" + sign + strconv.FormatInt(e, 10)
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+const hexDigits = "0123456789abcdef"
+
+func writeCanonicalString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"':
+				b.WriteString(`\"`)
+			case c == '\\':
+				b.WriteString(`\\`)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c == '\b':
+				b.WriteString(`\b`)
+			case c == '\f':
+				b.WriteString(`\f`)
+			case c < 0x20:
+				b.WriteString(`\u00`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\ufffd")
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+}

@@ -1,0 +1,126 @@
+package toolenv
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"testing"
+)
+
+func TestCanonicalNumber(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"5", "5"}, {"5.0", "5"}, {"5e0", "5"}, {"50e-1", "5"}, {"0.5e1", "5"},
+		{"-0", "0"}, {"0.000", "0"}, {"-0.0e5", "0"},
+		{"12.50", "12.5"}, {"-12.5", "-12.5"}, {"0.001", "0.001"}, {"1E-3", "0.001"},
+		{"0.000001", "0.000001"}, {"1e-7", "1e-7"}, {"123e-10", "1.23e-8"},
+		{"1e20", "100000000000000000000"}, {"1e21", "1e+21"}, {"1e22", "1e+22"},
+		{"12345678901234567890", "12345678901234567890"},
+		{"12345678901234567891", "12345678901234567891"},
+		{"007", "7"}, {"1.5E+3", "1500"},
+	}
+	for _, tt := range tests {
+		got, err := CanonicalNumber(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("CanonicalNumber(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "-", "1.", ".5", "1e", "1e+", "abc", "1e9999999999", "0x10", "1.2.3"} {
+		if got, err := CanonicalNumber(bad); err == nil {
+			t.Errorf("CanonicalNumber(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestCanonicalizeJSONIgnoresFormatting(t *testing.T) {
+	groups := [][]string{
+		{`{"b":1,"a":"x"}`, `{ "a" : "x", "b" : 1.0 }`, "{\n\"a\":\"x\",\"b\":1e0}"},
+		{`{"q":"caf\u00e9","n":[1,2.50]}`, `{"n":[1.0,2.5],"q":"café"}`},
+		{`{"s":"<&>"}`, `{"s":"\u003c\u0026\u003e"}`},
+	}
+	for _, g := range groups {
+		first, err := CanonicalizeJSON([]byte(g[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range g[1:] {
+			got, err := CanonicalizeJSON([]byte(other))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(first) {
+				t.Errorf("%s -> %s, but %s -> %s", g[0], first, other, got)
+			}
+		}
+	}
+	distinct := []string{`{"a":1}`, `{"a":"1"}`, `{"a":null}`, `{}`, `{"a":[1]}`, `{"a":true}`, `{"A":1}`}
+	seen := map[string]string{}
+	for _, d := range distinct {
+		c, err := CanonicalizeJSON([]byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev, ok := seen[string(c)]; ok {
+			t.Errorf("%s and %s share a canonical form %s", prev, d, c)
+		}
+		seen[string(c)] = d
+	}
+}
+
+func TestCacheKey(t *testing.T) {
+	k1, _ := CacheKey("c/t", map[string]any{"limit": json.Number("10"), "q": "x"})
+	k2, _ := CacheKey("c/t", map[string]any{"q": "x", "limit": 10.0})
+	k3, _ := CacheKey("c/u", map[string]any{"q": "x", "limit": 10})
+	if k1 != k2 {
+		t.Errorf("same call, different keys: %q %q", k1, k2)
+	}
+	if k1 == k3 {
+		t.Errorf("different tools share key %q", k1)
+	}
+	e1, _ := CacheKey("c/t", nil)
+	e2, _ := CacheKey("c/t", map[string]any{})
+	if e1 != e2 {
+		t.Errorf("nil and empty args: %q vs %q", e1, e2)
+	}
+}
+
+func FuzzCanonicalizeJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `[1,2.0,"x",null,true]`, `{"b":{"c":[1e5,-0.0]}}`, `"\u00e9\n"`, `1e400`, `{"a":1,"a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := CanonicalizeJSON(data)
+		if err != nil {
+			return
+		}
+		if !json.Valid(c) {
+			t.Fatalf("canonical form is not JSON: %q", c)
+		}
+		c2, err := CanonicalizeJSON(c)
+		if err != nil {
+			t.Fatalf("canonical form does not re-parse: %q: %v", c, err)
+		}
+		if string(c) != string(c2) {
+			t.Fatalf("not idempotent: %q -> %q", c, c2)
+		}
+	})
+}
+
+func FuzzCanonicalNumber(f *testing.F) {
+	for _, s := range []string{"5", "5.0", "-1.25e-3", "1e22", "0.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		c, err := CanonicalNumber(lit)
+		if err != nil {
+			return
+		}
+		a, errA := strconv.ParseFloat(lit, 64)
+		b, errB := strconv.ParseFloat(c, 64)
+		if errA == nil && errB == nil && a != b && !(math.IsInf(a, 0) && math.IsInf(b, 0)) {
+			t.Fatalf("value changed: %q (%v) -> %q (%v)", lit, a, c, b)
+		}
+		if c2, err := CanonicalNumber(c); err != nil || c2 != c {
+			t.Fatalf("not idempotent: %q -> %q -> %q (%v)", lit, c, c2, err)
+		}
+	})
+}

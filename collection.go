@@ -1,0 +1,304 @@
+package toolenv
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Collection is a named set of tools and the backend that executes them.
+//
+// On disk a collection is a folder (see ReadCollection): collection.json
+// (this struct), tools.json (the tools) and, when it has any, tasks.jsonl.
+// Other files (openapi.json, functions.json, a drift manifest, a build
+// report) are derived views that their own packages write beside them.
+type Collection struct {
+	// Name is unique across a server; it is the first part of tool IDs.
+	Name string `json:"name"`
+	// Kind says what built the collection: "demo", "toolbench",
+	// "openapi", "nl2sql-slot", "nl2sql-sel", "nl2sql-rest".
+	Kind string `json:"kind"`
+	// Version is the collection's version ("v1"; drift makes "v2").
+	Version string `json:"version,omitempty"`
+	// Description says what the collection holds.
+	Description string `json:"description,omitempty"`
+	// Policy says how strictly calls are checked and whether results
+	// are cached.
+	Policy Policy `json:"policy"`
+	// Backend says which backend executes the tools and how it is
+	// configured.
+	Backend BackendSpec `json:"backend"`
+	// Meta holds kind-specific details (database, source files, drift
+	// lineage).
+	Meta map[string]string `json:"meta,omitempty"`
+
+	// Tools are the collection's tools (tools.json on disk).
+	Tools []*Tool `json:"-"`
+	// Dir is the folder the collection was read from, if any; relative
+	// paths in Backend.Config are relative to it.
+	Dir string `json:"-"`
+
+	byName map[string]*Tool
+}
+
+// Policy is how the pipeline treats calls to a collection.
+type Policy struct {
+	// Validation is "strict" (exact schemas: unknown or mistyped
+	// arguments are rejected) or "lenient" (ToolBench-style loose docs:
+	// "5" is coerced to a number, unknown arguments pass through).
+	Validation string `json:"validation,omitempty"`
+	// Cache says whether successful results are cached and served from
+	// the cache.
+	Cache bool `json:"cache,omitempty"`
+	// Feedback is how much a rejected call is told: "none", "terse" or
+	// "helpful" (default).
+	Feedback string `json:"feedback,omitempty"`
+	// Mode is "strict" (calls must match this version's schema) or
+	// "compat" (calls written against an older version are translated,
+	// with a deprecation warning). Only drifted collections use it.
+	Mode string `json:"mode,omitempty"`
+	// Sessions says the backend keeps per-session state (SLOT/SEL).
+	Sessions bool `json:"sessions,omitempty"`
+}
+
+// The validation policies.
+const (
+	ValidationStrict  = "strict"
+	ValidationLenient = "lenient"
+)
+
+// The feedback levels for rejected calls.
+const (
+	FeedbackNone    = "none"
+	FeedbackTerse   = "terse"
+	FeedbackHelpful = "helpful"
+)
+
+// BackendSpec names a backend and carries its configuration.
+type BackendSpec struct {
+	// Type is the backend: "virtual" (cache → upstream → simulator),
+	// "sqltools" (SLOT/SEL), "sqlrest" (REST over SQL), or another
+	// registered type.
+	Type string `json:"type"`
+	// Config is the backend's own configuration.
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// NewCollection returns a collection holding tools, with its name index
+// built. It fills each tool's Collection and ID.
+func NewCollection(name, kind string, tools []*Tool) *Collection {
+	c := &Collection{Name: name, Kind: kind, Tools: tools}
+	c.Reindex()
+	return c
+}
+
+// Reindex sets every tool's Collection and ID from c.Name and rebuilds the
+// name index. Call it after changing Tools or Name.
+func (c *Collection) Reindex() {
+	c.byName = make(map[string]*Tool, len(c.Tools))
+	for _, t := range c.Tools {
+		t.Collection = c.Name
+		t.ID = ToolID(c.Name, t.Name)
+		c.byName[t.Name] = t
+	}
+}
+
+// Tool returns the tool with the given name, or nil.
+func (c *Collection) Tool(name string) *Tool {
+	if c.byName == nil { // not indexed yet: never mutate on a read path
+		for _, t := range c.Tools {
+			if t.Name == name {
+				return t
+			}
+		}
+		return nil
+	}
+	return c.byName[name]
+}
+
+// Validate checks the collection is well-formed: a name, unique tool
+// names, and an object input schema on every tool.
+func (c *Collection) Validate() error {
+	if c.Name == "" {
+		return errors.New("collection has no name")
+	}
+	seen := make(map[string]bool, len(c.Tools))
+	var errs []error
+	for i, t := range c.Tools {
+		switch {
+		case t.Name == "":
+			errs = append(errs, fmt.Errorf("tool %d has no name", i))
+		case seen[t.Name]:
+			errs = append(errs, fmt.Errorf("tool name %q is used twice", t.Name))
+		case t.Input != nil && t.Input.Type != "" && t.Input.Type != "object":
+			errs = append(errs, fmt.Errorf("tool %q: input schema must be an object, not %q", t.Name, t.Input.Type))
+		}
+		seen[t.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+// The files of a collection folder.
+const (
+	CollectionFile = "collection.json"
+	ToolsFile      = "tools.json"
+	TasksFile      = "tasks.jsonl"
+)
+
+// ReadCollection reads the collection in dir: collection.json and
+// tools.json. Tasks are read separately with ReadTasks.
+func ReadCollection(dir string) (*Collection, error) {
+	var c Collection
+	if err := readJSONFile(filepath.Join(dir, CollectionFile), &c); err != nil {
+		return nil, fmt.Errorf("read collection %s: %w", dir, err)
+	}
+	if err := readJSONFile(filepath.Join(dir, ToolsFile), &c.Tools); err != nil {
+		return nil, fmt.Errorf("read collection %s: %w", dir, err)
+	}
+	c.Dir = dir
+	c.Reindex()
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("collection %s: %w", dir, err)
+	}
+	return &c, nil
+}
+
+// WriteCollection writes collection.json and tools.json into dir,
+// creating it. Output is deterministic: the same collection gives the same
+// bytes.
+func WriteCollection(dir string, c *Collection) error {
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("write collection: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write collection: %w", err)
+	}
+	if err := WriteJSONFile(filepath.Join(dir, CollectionFile), c); err != nil {
+		return fmt.Errorf("write collection: %w", err)
+	}
+	tools := c.Tools
+	if tools == nil {
+		tools = []*Tool{}
+	}
+	if err := WriteJSONFile(filepath.Join(dir, ToolsFile), tools); err != nil {
+		return fmt.Errorf("write collection: %w", err)
+	}
+	return nil
+}
+
+// SortTools orders tools by name, for deterministic output.
+func SortTools(tools []*Tool) {
+	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+}
+
+// WriteJSONFile writes v as indented JSON (no HTML escaping) to path,
+// through a temporary file and a rename so a crash never leaves half a
+// file.
+func WriteJSONFile(path string, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return WriteFileAtomic(path, b.Bytes())
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// folder and a rename.
+func WriteFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func readJSONFile(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := DecodeJSON(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// DecodeJSON decodes data into v with numbers kept as json.Number, and
+// rejects trailing data.
+func DecodeJSON(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// ReadTasks reads a JSONL task file. A line that does not parse is
+// skipped and reported in the returned problems (with its line number),
+// so one broken line never loses the others.
+func ReadTasks(path string) (tasks []*Task, problems []error, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read tasks: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var t Task
+		if err := DecodeJSON(b, &t); err != nil {
+			problems = append(problems, fmt.Errorf("%s:%d: skipped, not a task: %w", path, line, err))
+			continue
+		}
+		tasks = append(tasks, &t)
+	}
+	if err := sc.Err(); err != nil {
+		return tasks, problems, fmt.Errorf("read tasks %s: %w", path, err)
+	}
+	return tasks, problems, nil
+}
+
+// WriteTasks writes tasks as JSONL (one compact object per line) to path,
+// atomically.
+func WriteTasks(path string, tasks []*Task) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, t := range tasks {
+		if err := enc.Encode(t); err != nil {
+			return fmt.Errorf("write tasks: task %s: %w", t.ID, err)
+		}
+	}
+	return WriteFileAtomic(path, b.Bytes())
+}

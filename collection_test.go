@@ -1,0 +1,74 @@
+package toolenv
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCollectionWriteReadRoundTrip(t *testing.T) {
+	in := ObjectSchema()
+	in.SetProp("city", &Schema{Type: "string", Description: "City name"})
+	in.Required = []string{"city"}
+	c := NewCollection("demo", "demo", []*Tool{{Name: "get_weather", Title: "Get weather", Input: in}})
+	c.Policy = Policy{Validation: ValidationStrict, Cache: true}
+	dir := t.TempDir()
+	if err := WriteCollection(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(filepath.Join(dir, ToolsFile))
+	got, err := ReadCollection(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := got.Tool("get_weather")
+	if tool == nil || tool.ID != "demo/get_weather" || !tool.Input.IsRequired("city") {
+		t.Fatalf("tool = %+v", tool)
+	}
+	if got.Policy.Validation != ValidationStrict || !got.Policy.Cache {
+		t.Fatalf("policy = %+v", got.Policy)
+	}
+	if err := WriteCollection(dir, got); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := os.ReadFile(filepath.Join(dir, ToolsFile))
+	if string(first) != string(second) {
+		t.Fatalf("write is not deterministic:\n%s\n%s", first, second)
+	}
+}
+
+func TestCollectionValidate(t *testing.T) {
+	c := NewCollection("c", "demo", []*Tool{{Name: "a"}, {Name: "a"}, {Name: ""}, {Name: "b", Input: &Schema{Type: "string"}}})
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{`"a" is used twice`, "has no name", "must be an object"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestReadTasksSkipsBrokenLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tasks.jsonl")
+	data := `{"id":"1","query":"q1","gold":[{"name":"f","arguments":{"n":5},"label":"$var1"}]}
+{not json
+{"id":"3","query":"q3"}
+`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tasks, problems, err := ReadTasks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 2 || len(problems) != 1 || !strings.Contains(problems[0].Error(), ":2:") {
+		t.Fatalf("tasks=%d problems=%v", len(tasks), problems)
+	}
+	if n, ok := tasks[0].Gold[0].Args["n"].(json.Number); !ok || n != "5" {
+		t.Fatalf("number not kept exactly: %#v", tasks[0].Gold[0].Args["n"])
+	}
+}

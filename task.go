@@ -1,0 +1,85 @@
+package toolenv
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Task is one query an agent must solve with a collection's tools.
+type Task struct {
+	// ID is unique within its task set ("bird-717", StableToolBench's
+	// query_id).
+	ID string `json:"id"`
+	// Collection names the collection whose tools solve the task.
+	Collection string `json:"collection,omitempty"`
+	// Query is what the user asks.
+	Query string `json:"query"`
+	// Evidence is extra knowledge given with the query (BIRD's evidence).
+	Evidence string `json:"evidence,omitempty"`
+	// Tools are the names of the tools offered to the agent; empty means
+	// every tool of the collection.
+	Tools []string `json:"tools,omitempty"`
+	// Gold is the reference call sequence. Later calls refer to earlier
+	// outputs with "$label$" (NESTful style).
+	Gold []GoldCall `json:"gold,omitempty"`
+	// Answer is the gold answer (the result of the gold SQL, for NL2SQL
+	// tasks).
+	Answer json.RawMessage `json:"answer,omitempty"`
+	// Source says where the task came from ("bird", "stabletoolbench").
+	Source string `json:"source,omitempty"`
+	// Group is the split or group ("G1_instruction", a database name).
+	Group string `json:"group,omitempty"`
+	// Difficulty is the source's difficulty label.
+	Difficulty string `json:"difficulty,omitempty"`
+	// Meta holds source-specific fields (gold SQL, database, relevant
+	// APIs).
+	Meta map[string]any `json:"meta,omitempty"`
+}
+
+// GoldCall is one call of a gold sequence, in the NESTful format.
+type GoldCall struct {
+	Name  string         `json:"name"`
+	Args  map[string]any `json:"arguments"`
+	Label string         `json:"label,omitempty"`
+}
+
+// Trajectory is what an agent did on one task in one run.
+type Trajectory struct {
+	TaskID string `json:"task_id"`
+	Agent  string `json:"agent"`
+	Model  string `json:"model,omitempty"`
+	Run    int    `json:"run"`
+	// Steps are the agent's steps in order.
+	Steps []Step `json:"steps"`
+	// Answer is the agent's final answer, if it gave one.
+	Answer string `json:"answer,omitempty"`
+	// Finished says the agent ended with a final answer (ToolBench's
+	// Finish/give_answer); GaveUp that it gave up.
+	Finished bool `json:"finished"`
+	GaveUp   bool `json:"gave_up,omitempty"`
+	// Error is set when the episode could not run to its end (the model
+	// was unreachable); the episode is recorded, not lost.
+	Error  string `json:"error,omitempty"`
+	Counts Counts `json:"counts"`
+}
+
+// Step is one step of a trajectory: what the model thought, the call it
+// made and what it observed.
+type Step struct {
+	Thought     string    `json:"thought,omitempty"`
+	Call        *GoldCall `json:"call,omitempty"`
+	Observation string    `json:"observation,omitempty"`
+	Status      Status    `json:"status,omitempty"`
+	Source      Source    `json:"source,omitempty"`
+	// Raw is the model's output for this step, as received.
+	Raw string `json:"raw,omitempty"`
+}
+
+// Counts are the costs of an episode.
+type Counts struct {
+	LLMCalls         int           `json:"llm_calls"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	ToolCalls        int           `json:"tool_calls"`
+	Wall             time.Duration `json:"wall_ns"`
+}
