@@ -1,0 +1,450 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// The problem codes validation reports.
+const (
+	CodeUnknownParam    = "unknown_param"
+	CodeMissingRequired = "missing_required"
+	CodeWrongType       = "wrong_type"
+	CodeNotInEnum       = "not_in_enum"
+	CodeOutOfRange      = "out_of_range"
+	CodeBadFormat       = "bad_format"
+)
+
+// Validator checks arguments. It caches compiled patterns, so keep one and
+// share it; it is safe for concurrent use. The zero value is ready.
+type Validator struct {
+	patterns sync.Map // string → *regexp.Regexp (nil for an invalid pattern)
+}
+
+// Outcome is the result of checking one call's arguments.
+type Outcome struct {
+	// Args are the arguments to pass on: coerced in lenient mode. It is
+	// the caller's map when nothing changed.
+	Args map[string]any
+	// Problems are the rejections; the call must not proceed if any.
+	Problems []toolenv.Problem
+	// Warnings are notes for the result (lenient pass-throughs).
+	Warnings []string
+}
+
+// Args checks args against the object schema s. lenient selects the
+// lenient policy (see the package documentation).
+func (v *Validator) Args(s *toolenv.Schema, args map[string]any, lenient bool) Outcome {
+	out := Outcome{Args: args}
+	if s == nil {
+		return out
+	}
+	c := checker{v: v, lenient: lenient}
+	coerced := c.object(s, args, "", true)
+	if coerced != nil {
+		out.Args = coerced
+	}
+	out.Problems, out.Warnings = c.problems, c.warnings
+	return out
+}
+
+type checker struct {
+	v        *Validator
+	lenient  bool
+	problems []toolenv.Problem
+	warnings []string
+}
+
+func (c *checker) fail(path, code, expected, format string, args ...any) {
+	c.problems = append(c.problems, toolenv.Problem{Param: path, Code: code, Expected: expected, Message: fmt.Sprintf(format, args...)})
+}
+
+// softFail is a rejection in strict mode and a warning in lenient mode.
+func (c *checker) softFail(path, code, expected, format string, args ...any) {
+	if c.lenient {
+		c.warnings = append(c.warnings, fmt.Sprintf(format, args...)+" (passed on as given)")
+		return
+	}
+	c.fail(path, code, expected, format, args...)
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// object checks an object's properties. It returns a new map when a value
+// was coerced, else nil.
+func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top bool) map[string]any {
+	var out map[string]any
+	set := func(k string, val any) {
+		if out == nil {
+			out = make(map[string]any, len(m))
+			for kk, vv := range m {
+				out[kk] = vv
+			}
+		}
+		out[k] = val
+	}
+	for _, name := range s.Required {
+		if val, ok := m[name]; !ok || (val == nil && !c.lenient) {
+			ps := s.Prop(name)
+			c.fail(join(path, name), CodeMissingRequired, describeType(ps), "missing required argument `%s`%s", join(path, name), typeSuffix(ps))
+		}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	closed := !c.lenient && !allowsAdditional(s)
+	for _, k := range keys {
+		ps, known := s.Properties[k]
+		if !known {
+			if closed {
+				msg := fmt.Sprintf("unknown argument `%s`", join(path, k))
+				expected := strings.Join(s.Names(), ", ")
+				if sug := Suggest(k, s.Names()); sug != "" {
+					msg += fmt.Sprintf("; did you mean `%s`?", sug)
+					expected = sug
+				}
+				c.fail(join(path, k), CodeUnknownParam, expected, "%s", msg)
+			} else if c.lenient && len(s.Properties) > 0 && !allowsAdditional(s) {
+				c.warnings = append(c.warnings, fmt.Sprintf("argument `%s` is not documented (passed on as given)", join(path, k)))
+			}
+			continue
+		}
+		if m[k] == nil && !c.lenient && s.IsRequired(k) {
+			continue // already reported as missing
+		}
+		if nv, changed := c.value(ps, m[k], join(path, k)); changed {
+			set(k, nv)
+		}
+	}
+	return out
+}
+
+func allowsAdditional(s *toolenv.Schema) bool {
+	ap := strings.TrimSpace(string(s.AdditionalProperties))
+	if ap == "" {
+		// A schema with no properties at all says nothing about its
+		// arguments; one with properties is closed unless it says so.
+		return len(s.Properties) == 0
+	}
+	return ap != "false"
+}
+
+// value checks one value; it returns the coerced value and whether it
+// changed.
+func (c *checker) value(s *toolenv.Schema, val any, path string) (any, bool) {
+	if s == nil {
+		return val, false
+	}
+	if val == nil {
+		if s.Nullable || s.Type == "" || s.Type == "null" || c.lenient {
+			return nil, false
+		}
+		c.fail(path, CodeWrongType, describeType(s), "argument `%s` is null; expected %s", path, describeType(s))
+		return val, false
+	}
+	var changed bool
+	switch s.Type {
+	case "string":
+		switch x := val.(type) {
+		case string:
+		case json.Number, float64, int, int64, bool:
+			if c.lenient {
+				val, changed = scalarString(x), true
+			} else {
+				c.fail(path, CodeWrongType, "string", "argument `%s` must be a string, got %s %s", path, kind(val), short(val))
+				return val, false
+			}
+		default:
+			c.softFail(path, CodeWrongType, "string", "argument `%s` must be a string, got %s", path, kind(val))
+			return val, false
+		}
+	case "integer", "number":
+		n, ok := toNumber(val)
+		if !ok {
+			if str, isStr := val.(string); isStr && c.lenient {
+				if nn, err := parseNumber(strings.TrimSpace(str)); err == nil {
+					n, ok, val, changed = nn, true, nn, true
+				}
+			}
+		}
+		if !ok {
+			c.softFail(path, CodeWrongType, s.Type, "argument `%s` must be %s, got %s %s", path, article(s.Type), kind(val), short(val))
+			return val, false
+		}
+		if s.Type == "integer" && !isInteger(n) {
+			c.softFail(path, CodeWrongType, "integer", "argument `%s` must be an integer, got %s", path, n)
+			return val, changed
+		}
+		if f, err := n.Float64(); err == nil {
+			if s.Minimum != nil && f < *s.Minimum {
+				c.softFail(path, CodeOutOfRange, fmt.Sprintf(">= %v", *s.Minimum), "argument `%s` is %s, below the minimum %v", path, n, *s.Minimum)
+			}
+			if s.Maximum != nil && f > *s.Maximum {
+				c.softFail(path, CodeOutOfRange, fmt.Sprintf("<= %v", *s.Maximum), "argument `%s` is %s, above the maximum %v", path, n, *s.Maximum)
+			}
+		}
+	case "boolean":
+		switch x := val.(type) {
+		case bool:
+		case string:
+			b, err := strconv.ParseBool(strings.ToLower(strings.TrimSpace(x)))
+			if err != nil || !c.lenient {
+				c.softFail(path, CodeWrongType, "boolean", "argument `%s` must be true or false, got %s", path, short(val))
+				return val, false
+			}
+			val, changed = b, true
+		default:
+			c.softFail(path, CodeWrongType, "boolean", "argument `%s` must be true or false, got %s %s", path, kind(val), short(val))
+			return val, false
+		}
+	case "object":
+		m, ok := val.(map[string]any)
+		if !ok {
+			if str, isStr := val.(string); isStr && c.lenient {
+				var mm map[string]any
+				if toolenv.DecodeJSON([]byte(str), &mm) == nil {
+					m, ok, val, changed = mm, true, mm, true
+				}
+			}
+		}
+		if !ok {
+			c.softFail(path, CodeWrongType, "object", "argument `%s` must be an object, got %s", path, kind(val))
+			return val, false
+		}
+		if nm := c.object(s, m, path, false); nm != nil {
+			val, changed = nm, true
+		}
+	case "array":
+		a, ok := val.([]any)
+		if !ok {
+			if c.lenient {
+				// A single value or a comma-separated string for an array
+				// is how loose docs are often called; pass on unchanged.
+				c.warnings = append(c.warnings, fmt.Sprintf("argument `%s` should be an array, got %s (passed on as given)", path, kind(val)))
+				return val, false
+			}
+			c.fail(path, CodeWrongType, "array", "argument `%s` must be an array, got %s", path, kind(val))
+			return val, false
+		}
+		if s.MinItems != nil && len(a) < *s.MinItems {
+			c.softFail(path, CodeOutOfRange, fmt.Sprintf("at least %d items", *s.MinItems), "argument `%s` has %d items, fewer than %d", path, len(a), *s.MinItems)
+		}
+		if s.MaxItems != nil && len(a) > *s.MaxItems {
+			c.softFail(path, CodeOutOfRange, fmt.Sprintf("at most %d items", *s.MaxItems), "argument `%s` has %d items, more than %d", path, len(a), *s.MaxItems)
+		}
+		var na []any
+		for i, e := range a {
+			if ne, ch := c.value(s.Items, e, fmt.Sprintf("%s[%d]", path, i)); ch {
+				if na == nil {
+					na = append([]any(nil), a...)
+				}
+				na[i] = ne
+			}
+		}
+		if na != nil {
+			val, changed = na, true
+		}
+	}
+	if len(s.Enum) > 0 && !inEnum(val, s.Enum) {
+		if alt, ok := enumFold(val, s.Enum); ok && c.lenient {
+			val, changed = alt, true
+		} else {
+			c.softFail(path, CodeNotInEnum, enumList(s.Enum), "argument `%s` is %s; expected one of %s", path, short(val), enumList(s.Enum))
+		}
+	}
+	if str, ok := val.(string); ok {
+		if s.MinLength != nil && len([]rune(str)) < *s.MinLength {
+			c.softFail(path, CodeOutOfRange, fmt.Sprintf("at least %d characters", *s.MinLength), "argument `%s` is shorter than %d characters", path, *s.MinLength)
+		}
+		if s.MaxLength != nil && len([]rune(str)) > *s.MaxLength {
+			c.softFail(path, CodeOutOfRange, fmt.Sprintf("at most %d characters", *s.MaxLength), "argument `%s` is longer than %d characters", path, *s.MaxLength)
+		}
+		if s.Pattern != "" {
+			if re := c.v.pattern(s.Pattern); re != nil && !re.MatchString(str) {
+				c.softFail(path, CodeBadFormat, "pattern "+s.Pattern, "argument `%s` does not match the pattern %s", path, s.Pattern)
+			}
+		}
+	}
+	return val, changed
+}
+
+func (v *Validator) pattern(p string) *regexp.Regexp {
+	if re, ok := v.patterns.Load(p); ok {
+		r, _ := re.(*regexp.Regexp)
+		return r
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		v.patterns.Store(p, (*regexp.Regexp)(nil))
+		return nil
+	}
+	v.patterns.Store(p, re)
+	return re
+}
+
+func toNumber(v any) (json.Number, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return x, true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "", false
+		}
+		return json.Number(strconv.FormatFloat(x, 'g', -1, 64)), true
+	case float32:
+		return json.Number(strconv.FormatFloat(float64(x), 'g', -1, 32)), true
+	case int:
+		return json.Number(strconv.Itoa(x)), true
+	case int64:
+		return json.Number(strconv.FormatInt(x, 10)), true
+	}
+	return "", false
+}
+
+// parseNumber accepts a JSON number literal (and a leading '+').
+func parseNumber(s string) (json.Number, error) {
+	s = strings.TrimPrefix(s, "+")
+	if _, err := toolenv.CanonicalNumber(s); err != nil {
+		return "", err
+	}
+	return json.Number(s), nil
+}
+
+func isInteger(n json.Number) bool {
+	c, err := toolenv.CanonicalNumber(string(n))
+	if err != nil {
+		return false
+	}
+	if !strings.ContainsAny(c, ".e") {
+		return true
+	}
+	// 1e+22 is an integer too.
+	f, _, err := big.ParseFloat(c, 10, 256, big.ToNearestEven)
+	return err == nil && f.IsInt()
+}
+
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		return string(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func inEnum(v any, enum []any) bool {
+	cv, err := toolenv.Canonical(v)
+	if err != nil {
+		return false
+	}
+	for _, e := range enum {
+		ce, err := toolenv.Canonical(e)
+		if err == nil && string(ce) == string(cv) {
+			return true
+		}
+	}
+	return false
+}
+
+// enumFold finds an enum value equal to v ignoring case.
+func enumFold(v any, enum []any) (any, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, false
+	}
+	for _, e := range enum {
+		if es, ok := e.(string); ok && strings.EqualFold(es, s) {
+			return es, true
+		}
+	}
+	return nil, false
+}
+
+func enumList(enum []any) string {
+	parts := make([]string, 0, len(enum))
+	for i, e := range enum {
+		if i == 12 {
+			parts = append(parts, fmt.Sprintf("… (%d in all)", len(enum)))
+			break
+		}
+		parts = append(parts, short(e))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number, float64, float32, int, int64:
+		return "number"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func short(v any) string {
+	b, err := toolenv.MarshalJSONNoHTML(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if len(s) > 60 {
+		s = s[:57] + "…"
+	}
+	return s
+}
+
+func article(t string) string {
+	if t == "integer" {
+		return "an integer"
+	}
+	return "a " + t
+}
+
+func describeType(s *toolenv.Schema) string {
+	if s == nil || s.Type == "" {
+		return "any value"
+	}
+	if len(s.Enum) > 0 {
+		return s.Type + " in " + enumList(s.Enum)
+	}
+	return s.Type
+}
+
+func typeSuffix(s *toolenv.Schema) string {
+	if s == nil || s.Type == "" {
+		return ""
+	}
+	return " (" + describeType(s) + ")"
+}

@@ -1,0 +1,147 @@
+package validate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+func schema(t *testing.T, js string) *toolenv.Schema {
+	t.Helper()
+	var s toolenv.Schema
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+func args(t *testing.T, js string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := toolenv.DecodeJSON([]byte(js), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+const weather = `{"type":"object","properties":{
+ "city":{"type":"string","description":"City name"},
+ "days":{"type":"integer","minimum":1,"maximum":14},
+ "units":{"type":"string","enum":["metric","imperial"]},
+ "alerts":{"type":"boolean"},
+ "tags":{"type":"array","items":{"type":"string"}},
+ "at":{"type":"object","properties":{"lat":{"type":"number"},"lon":{"type":"number"}},"required":["lat","lon"]}
+},"required":["city"]}`
+
+func TestArgs(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		lenient   bool
+		wantCodes []string // problem codes, in order
+		wantArgs  string   // canonical args after coercion, if checked
+		wantWarn  bool
+	}{
+		{"valid strict", `{"city":"Paris","days":3,"units":"metric","alerts":true,"tags":["a"],"at":{"lat":1.5,"lon":2}}`, false, nil, "", false},
+		{"integer-valued float is an integer", `{"city":"Paris","days":3.0}`, false, nil, "", false},
+		{"missing required", `{"days":3}`, false, []string{CodeMissingRequired}, "", false},
+		{"missing required lenient too", `{"days":"3"}`, true, []string{CodeMissingRequired}, "", false},
+		{"unknown param strict with suggestion", `{"city":"Paris","Days":3}`, false, []string{CodeUnknownParam}, "", false},
+		{"unknown param lenient passes", `{"city":"Paris","foo":1}`, true, nil, `{"city":"Paris","foo":1}`, true},
+		{"wrong types strict", `{"city":5,"days":"3","alerts":"yes"}`, false, []string{CodeWrongType, CodeWrongType, CodeWrongType}, "", false},
+		{"coercion lenient", `{"city":5,"days":"3","alerts":"true","units":"METRIC"}`, true, nil, `{"alerts":true,"city":"5","days":3,"units":"metric"}`, false},
+		{"uncoercible lenient passes with warning", `{"city":"x","days":"three"}`, true, nil, `{"city":"x","days":"three"}`, true},
+		{"range and enum strict", `{"city":"x","days":30,"units":"kelvin"}`, false, []string{CodeOutOfRange, CodeNotInEnum}, "", false},
+		{"fraction for integer strict", `{"city":"x","days":2.5}`, false, []string{CodeWrongType}, "", false},
+		{"nested object", `{"city":"x","at":{"lat":"north"}}`, false, []string{CodeMissingRequired, CodeWrongType}, "", false},
+		{"array items", `{"city":"x","tags":["a",3]}`, false, []string{CodeWrongType}, "", false},
+		{"null for required strict", `{"city":null}`, false, []string{CodeMissingRequired}, "", false},
+	}
+	var v Validator
+	s := schema(t, weather)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := args(t, tt.in)
+			before, _ := toolenv.Canonical(in)
+			out := v.Args(s, in, tt.lenient)
+			var codes []string
+			for _, p := range out.Problems {
+				codes = append(codes, p.Code)
+				if p.Message == "" || p.Param == "" {
+					t.Errorf("problem without message or param: %+v", p)
+				}
+			}
+			if strings.Join(codes, ",") != strings.Join(tt.wantCodes, ",") {
+				t.Fatalf("codes = %v, want %v (%+v)", codes, tt.wantCodes, out.Problems)
+			}
+			if tt.wantArgs != "" {
+				got, _ := toolenv.Canonical(out.Args)
+				if string(got) != tt.wantArgs {
+					t.Fatalf("args = %s, want %s", got, tt.wantArgs)
+				}
+			}
+			if (len(out.Warnings) > 0) != tt.wantWarn {
+				t.Fatalf("warnings = %v", out.Warnings)
+			}
+			after, _ := toolenv.Canonical(in)
+			if string(before) != string(after) {
+				t.Fatalf("caller's args were modified: %s -> %s", before, after)
+			}
+		})
+	}
+}
+
+func TestSuggestAndFeedback(t *testing.T) {
+	if got := Suggest("Days", []string{"city", "days"}); got != "days" {
+		t.Errorf("Suggest = %q", got)
+	}
+	if got := Suggest("dayz", []string{"city", "days"}); got != "days" {
+		t.Errorf("Suggest = %q", got)
+	}
+	if got := Suggest("zzzzzz", []string{"city", "days"}); got != "" {
+		t.Errorf("Suggest = %q", got)
+	}
+	tool := &toolenv.Tool{Name: "get_weather", Input: schema(t, weather)}
+	var v Validator
+	out := v.Args(tool.Input, args(t, `{"town":"Paris"}`), false)
+	msg, hint := Feedback(toolenv.FeedbackNone, tool, out.Problems)
+	if msg != "invalid arguments" || hint != "" {
+		t.Errorf("none: %q %q", msg, hint)
+	}
+	msg, hint = Feedback(toolenv.FeedbackTerse, tool, out.Problems)
+	if !strings.Contains(msg, "missing required argument `city`") || !strings.Contains(msg, "unknown argument `town`") || hint != "" {
+		t.Errorf("terse: %q %q", msg, hint)
+	}
+	_, hint = Feedback(toolenv.FeedbackHelpful, tool, out.Problems)
+	if !strings.Contains(hint, "city (string, required): City name") || !strings.Contains(hint, "units (string in [\"metric\", \"imperial\"])") {
+		t.Errorf("helpful hint: %q", hint)
+	}
+}
+
+func FuzzArgs(f *testing.F) {
+	f.Add(`{"city":"Paris","days":"3"}`, true)
+	f.Add(`{"at":{"lat":[1]},"tags":"x"}`, false)
+	var v Validator
+	var s toolenv.Schema
+	if err := json.Unmarshal([]byte(weather), &s); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string, lenient bool) {
+		var m map[string]any
+		if toolenv.DecodeJSON([]byte(in), &m) != nil {
+			return
+		}
+		out := v.Args(&s, m, lenient)
+		if _, err := toolenv.Canonical(out.Args); err != nil {
+			t.Fatalf("coerced args are not JSON: %v", err)
+		}
+		if len(out.Problems) == 0 {
+			// Valid output must stay valid: checking it again finds nothing.
+			if again := v.Args(&s, out.Args, lenient); len(again.Problems) > 0 {
+				t.Fatalf("coerced args fail a second check: %+v", again.Problems)
+			}
+		}
+	})
+}
