@@ -101,6 +101,22 @@ type Result struct {
 // OK reports whether the result is a success.
 func (r *Result) OK() bool { return r != nil && r.Status == StatusOK }
 
+// Clone returns a copy of r that shares no slices or maps with it.
+func (r *Result) Clone() *Result {
+	cp := *r
+	cp.Body = append(json.RawMessage(nil), r.Body...)
+	cp.Problems = append([]Problem(nil), r.Problems...)
+	cp.Warnings = append([]string(nil), r.Warnings...)
+	cp.Faults = append([]string(nil), r.Faults...)
+	if r.Meta != nil {
+		cp.Meta = make(map[string]string, len(r.Meta))
+		for k, v := range r.Meta {
+			cp.Meta[k] = v
+		}
+	}
+	return &cp
+}
+
 // SetMeta records a key in r.Meta, allocating it if needed.
 func (r *Result) SetMeta(key, value string) {
 	if r.Meta == nil {

@@ -1,0 +1,211 @@
+package invoke
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/store"
+)
+
+// countingBackend answers every call with its arguments, from source.
+type countingBackend struct {
+	calls  atomic.Int64
+	source toolenv.Source
+	status toolenv.Status
+	delay  time.Duration
+	meta   map[string]string
+}
+
+func (b *countingBackend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	b.calls.Add(1)
+	if b.delay > 0 {
+		select {
+		case <-time.After(b.delay):
+		case <-ctx.Done():
+			return &toolenv.Result{Status: toolenv.StatusCanceled, Error: ctx.Err().Error()}
+		}
+	}
+	body, _ := toolenv.Canonical(call.Args)
+	st := b.status
+	if st == "" {
+		st = toolenv.StatusOK
+	}
+	r := &toolenv.Result{Status: st, Body: body, Source: b.source}
+	for k, v := range b.meta {
+		r.SetMeta(k, v)
+	}
+	return r
+}
+
+func newPipeline(t *testing.T, backend toolenv.Handler, policy toolenv.Policy, opts Options) (toolenv.Handler, *Registry, *store.Store) {
+	t.Helper()
+	in := toolenv.ObjectSchema()
+	in.SetProp("city", &toolenv.Schema{Type: "string"})
+	in.SetProp("days", &toolenv.Schema{Type: "integer"})
+	in.Required = []string{"city"}
+	c := toolenv.NewCollection("demo", "demo", []*toolenv.Tool{{Name: "get_weather", Input: in}, {Name: "get_time", Input: toolenv.ObjectSchema()}})
+	c.Policy = policy
+	reg := NewRegistry()
+	if err := reg.Add(c, backend); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if opts.Cache == nil {
+		opts.Cache = st
+	}
+	return New(reg, opts), reg, st
+}
+
+func call(t *testing.T, reg *Registry, name, args string) *toolenv.Call {
+	t.Helper()
+	var m map[string]any
+	if err := toolenv.DecodeJSON([]byte(args), &m); err != nil {
+		t.Fatal(err)
+	}
+	c, res := reg.NewCall("demo", name, m)
+	if res != nil {
+		t.Fatalf("resolve: %+v", res)
+	}
+	return c
+}
+
+func TestResolveUnknown(t *testing.T) {
+	_, reg, _ := newPipeline(t, &countingBackend{}, toolenv.Policy{}, Options{})
+	_, _, res := reg.Resolve("demo", "get_wether")
+	if res == nil || res.Status != toolenv.StatusUnknownTool || !strings.Contains(res.Hint, `"get_weather"`) {
+		t.Fatalf("res = %+v", res)
+	}
+	_, _, res = reg.Resolve("nope", "x")
+	if res == nil || !strings.Contains(res.Hint, "demo") {
+		t.Fatalf("res = %+v", res)
+	}
+	if err := reg.Add(toolenv.NewCollection("demo", "demo", nil), &countingBackend{}); err == nil {
+		t.Fatal("duplicate collection accepted")
+	}
+}
+
+func TestValidationPolicies(t *testing.T) {
+	b := &countingBackend{source: toolenv.SourceLive}
+	strict, reg, _ := newPipeline(t, b, toolenv.Policy{Validation: toolenv.ValidationStrict, Feedback: toolenv.FeedbackTerse}, Options{})
+	res := strict.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"Paris","days":"3"}`))
+	if res.Status != toolenv.StatusInvalidArguments || len(res.Problems) != 1 || res.Problems[0].Param != "days" || res.Hint != "" {
+		t.Fatalf("strict: %+v", res)
+	}
+	if b.calls.Load() != 0 {
+		t.Fatal("invalid call reached the backend")
+	}
+	lenient, reg2, _ := newPipeline(t, b, toolenv.Policy{Validation: toolenv.ValidationLenient}, Options{})
+	res = lenient.Invoke(context.Background(), call(t, reg2, "get_weather", `{"city":"Paris","days":"3"}`))
+	if !res.OK() || string(res.Body) != `{"city":"Paris","days":3}` {
+		t.Fatalf("lenient: %+v %s", res, res.Body)
+	}
+}
+
+func TestCacheServesAndStoresOnlyRealAnswers(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		backend   *countingBackend
+		wantStore bool
+	}{
+		{"simulator answer is stored", &countingBackend{source: toolenv.SourceSimulator}, true},
+		{"upstream answer is stored", &countingBackend{source: toolenv.SourceUpstream}, true},
+		{"synthesized answer is not", &countingBackend{source: toolenv.SourceSynthesizer}, false},
+		{"failure is not", &countingBackend{source: toolenv.SourceUpstream, status: toolenv.StatusNotFound}, false},
+		{"marked uncacheable is not", &countingBackend{source: toolenv.SourceSimulator, meta: map[string]string{MetaCacheable: "false"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, reg, st := newPipeline(t, tt.backend, toolenv.Policy{Cache: true, Validation: toolenv.ValidationLenient}, Options{})
+			first := p.Invoke(ctx, call(t, reg, "get_weather", `{"days":3,"city":"Paris"}`))
+			// Same call, other key order and number form: must be a hit.
+			second := p.Invoke(ctx, call(t, reg, "get_weather", `{"city":"Paris","days":3.0}`))
+			st2, _ := st.Stats(ctx)
+			if tt.wantStore {
+				if second.Source != toolenv.SourceCache || second.Meta[MetaOrigin] != string(tt.backend.source) || string(second.Body) != string(first.Body) {
+					t.Fatalf("second = %+v", second)
+				}
+				if tt.backend.calls.Load() != 1 || st2.Entries != 1 {
+					t.Fatalf("backend calls = %d, entries = %d", tt.backend.calls.Load(), st2.Entries)
+				}
+			} else if second.Source == toolenv.SourceCache || st2.Entries != 0 || tt.backend.calls.Load() != 2 {
+				t.Fatalf("second = %+v, entries = %d, calls = %d", second, st2.Entries, tt.backend.calls.Load())
+			}
+			if second.Latency <= 0 {
+				t.Fatal("latency not set")
+			}
+		})
+	}
+}
+
+func TestConcurrentMissesShareOneBackendCall(t *testing.T) {
+	b := &countingBackend{source: toolenv.SourceSimulator, delay: 50 * time.Millisecond}
+	p, reg, _ := newPipeline(t, b, toolenv.Policy{Cache: true}, Options{})
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"Oslo"}`))
+			res.SetMeta("mine", "x") // each caller owns its result
+			if !res.OK() {
+				t.Errorf("res = %+v", res)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := b.calls.Load(); n != 1 {
+		t.Fatalf("backend called %d times for one key", n)
+	}
+}
+
+type brokenCache struct{}
+
+func (brokenCache) Get(context.Context, string, string) (*store.Entry, bool, error) {
+	return nil, false, errors.New("disk on fire")
+}
+func (brokenCache) Put(context.Context, *store.Entry) (bool, error) {
+	return false, errors.New("disk on fire")
+}
+
+func TestBrokenCacheNeverFailsACall(t *testing.T) {
+	p, reg, _ := newPipeline(t, &countingBackend{source: toolenv.SourceSimulator}, toolenv.Policy{Cache: true}, Options{Cache: brokenCache{}})
+	if res := p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"Rome"}`)); !res.OK() {
+		t.Fatalf("res = %+v", res)
+	}
+}
+
+func TestRecoverTimeoutLimit(t *testing.T) {
+	ctx := context.Background()
+	panicky := toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result { panic("boom") })
+	p, reg, _ := newPipeline(t, panicky, toolenv.Policy{}, Options{})
+	if res := p.Invoke(ctx, call(t, reg, "get_time", `{}`)); res.Status != toolenv.StatusInternal {
+		t.Fatalf("panic: %+v", res)
+	}
+	slow := &countingBackend{delay: time.Second}
+	p, reg, _ = newPipeline(t, slow, toolenv.Policy{}, Options{Timeout: 20 * time.Millisecond})
+	if res := p.Invoke(ctx, call(t, reg, "get_time", `{}`)); res.Status != toolenv.StatusTimeout {
+		t.Fatalf("timeout: %+v", res)
+	}
+	big := toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result {
+		return &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"` + strings.Repeat("x", 1000) + `"`), Source: toolenv.SourceSimulator}
+	})
+	p, reg, st := newPipeline(t, big, toolenv.Policy{Cache: true}, Options{MaxResultBytes: 100})
+	if res := p.Invoke(ctx, call(t, reg, "get_time", `{}`)); res.Status != toolenv.StatusTooLarge || len(res.Body) != 0 {
+		t.Fatalf("limit: %+v", res)
+	}
+	if s, _ := st.Stats(ctx); s.Entries != 0 {
+		t.Fatal("oversized result was cached")
+	}
+}

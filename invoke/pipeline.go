@@ -1,0 +1,47 @@
+package invoke
+
+import (
+	"log/slog"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/validate"
+)
+
+// Options configure the standard pipeline.
+type Options struct {
+	// Logger logs panics, cache failures and (at debug level) every call;
+	// nil discards.
+	Logger *slog.Logger
+	// Observer is told about every call (metrics); may be nil.
+	Observer Observer
+	// Timeout bounds each call; 0 means none.
+	Timeout time.Duration
+	// Validator checks arguments; nil means a fresh one.
+	Validator *validate.Validator
+	// Cache serves and stores answers for collections whose policy
+	// enables it; nil disables caching.
+	Cache Cache
+	// MaxResultBytes rejects larger results; 0 means no limit.
+	MaxResultBytes int
+	// BeforeValidate runs before validation (e.g. drift compat mode,
+	// which translates calls written against an older schema).
+	BeforeValidate []toolenv.Middleware
+	// AfterValidate runs after validation and before the cache (drift's
+	// translation to recorded keys, faults, failover).
+	AfterValidate []toolenv.Middleware
+}
+
+// New returns the standard pipeline over reg: every front-end invokes it.
+func New(reg *Registry, opts Options) toolenv.Handler {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	mws := []toolenv.Middleware{Recover(log), Observe(opts.Observer, log), Timeout(opts.Timeout)}
+	mws = append(mws, opts.BeforeValidate...)
+	mws = append(mws, Validate(opts.Validator))
+	mws = append(mws, opts.AfterValidate...)
+	mws = append(mws, CacheMiddleware(opts.Cache, log), Limit(opts.MaxResultBytes))
+	return toolenv.Chain(reg, mws...)
+}
