@@ -1,0 +1,150 @@
+package bird_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/nl2api/bird"
+)
+
+func TestDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+		enc  bird.Encoding
+	}{
+		{"ascii", []byte("plain"), "plain", bird.UTF8},
+		{"utf-8", []byte("caf\xc3\xa9 \xe2\x80\xa2"), "café •", bird.UTF8},
+		{"bom", []byte("\xef\xbb\xbfid,name"), "id,name", bird.UTF8BOM},
+		{"cp1252 bullet", []byte("\x95 Closed"), "• Closed", bird.Windows1252},
+		{"cp1252 quotes", []byte("member\x92s \x93x\x94"), "member’s “x”", bird.Windows1252},
+		{"latin-1 letters", []byte("caf\xe9"), "café", bird.Windows1252},
+		{"undefined byte", []byte("a\x81b"), "a\u0081b", bird.Windows1252},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, enc := bird.Decode(tc.in)
+			if got != tc.want || enc != tc.enc {
+				t.Fatalf("Decode = %q, %s; want %q, %s", got, enc, tc.want, tc.enc)
+			}
+		})
+	}
+}
+
+func TestParseDescriptionCSV(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		enc    bird.Encoding
+		column string
+		check  func(*bird.ColumnDescription) bool
+	}{
+		{"cp1252.csv", bird.Windows1252, "status", func(c *bird.ColumnDescription) bool {
+			return strings.HasPrefix(c.Values, "• Closed") && strings.Contains(c.Values, "• Open")
+		}},
+		{"bom.csv", bird.UTF8BOM, "name", func(c *bird.ColumnDescription) bool {
+			return c.Name == "full name" && c.Description == "name of the thing — long"
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, enc, err := bird.ParseDescriptionCSV("t", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enc != tc.enc {
+				t.Fatalf("encoding %s, want %s", enc, tc.enc)
+			}
+			var found *bird.ColumnDescription
+			for _, c := range cols {
+				if c.Column == tc.column {
+					found = c
+				}
+			}
+			if found == nil || !tc.check(found) {
+				t.Fatalf("column %s: %+v", tc.column, found)
+			}
+		})
+	}
+}
+
+func TestRealLayout(t *testing.T) {
+	dir := shareddata.Require(t, "bird")
+	l := bird.Layout{Dir: dir}
+	qs, err := bird.ReadQuestions(l.Questions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 287 {
+		t.Fatalf("%d questions, want 287", len(qs))
+	}
+	if got := bird.DatabaseNames(qs); strings.Join(got, ",") != "student_club,superhero" {
+		t.Fatalf("databases %v", got)
+	}
+	corpus, err := bird.ReadQuestions(l.Corpus())
+	if err != nil || len(corpus) != 1102 {
+		t.Fatalf("corpus: %d, %v", len(corpus), err)
+	}
+	d, problems, err := bird.ReadDescriptions(l.Descriptions("student_club"))
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("descriptions: %v %v", problems, err)
+	}
+	if d.Encodings["budget.csv"] != bird.Windows1252 || d.Encodings["zip_code.csv"] != bird.UTF8 {
+		t.Fatalf("encodings %v", d.Encodings)
+	}
+	es := d.Column("budget", "event_status")
+	if es == nil || !strings.Contains(es.Values, "• Closed") {
+		t.Fatalf("budget.event_status = %+v", es)
+	}
+	if c := d.Column("Member", "FIRST_NAME"); c == nil || c.Description != "member's first name" {
+		t.Fatalf("member.first_name = %+v", c)
+	}
+	schemas, err := bird.ReadTables(l.Tables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(schemas) != 10 || len(schemas["superhero"].Tables) != 10 {
+		t.Fatalf("schemas: %d", len(schemas))
+	}
+}
+
+func TestReadQuestionsErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, body, want string }{
+		{"not json", "{", "want a JSON array"},
+		{"no sql", `[{"question_id": 3, "db_id": "x"}]`, "question_id 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name+".json")
+			os.WriteFile(p, []byte(tc.body), 0o644)
+			_, err := bird.ReadQuestions(p)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzParseDescriptionCSV(f *testing.F) {
+	for _, name := range []string{"cp1252.csv", "bom.csv"} {
+		data, _ := os.ReadFile(filepath.Join("testdata", name))
+		f.Add(data)
+	}
+	f.Add([]byte("original_column_name\n\"unterminated"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cols, _, err := bird.ParseDescriptionCSV("t", data)
+		if err != nil {
+			return
+		}
+		for _, c := range cols {
+			if c.Column == "" {
+				t.Fatal("a column without a name was returned")
+			}
+		}
+	})
+}
