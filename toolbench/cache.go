@@ -1,0 +1,171 @@
+package toolbench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// CacheRecord is one entry of a StableToolBench response cache. The cache
+// is a folder tree <category>/<tool>_for_<category>/<api>.json; each file
+// maps str(tool_input) (a Python dict repr) to {"error", "response"}.
+type CacheRecord struct {
+	// Category, Tool and API are the standardized names the file's path
+	// gives.
+	Category, Tool, API string
+	// Key is the entry's key as stored (Python repr).
+	Key string
+	// Args are the arguments the key stands for.
+	Args map[string]any
+	// Error and Response are the cached answer.
+	Error    string
+	Response json.RawMessage
+	// File is the file the entry came from.
+	File string
+}
+
+// FunctionName is ToolBench's function name for the record's API.
+func (r *CacheRecord) FunctionName() string {
+	name := r.API + "_for_" + r.Tool
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	return name
+}
+
+// CacheProblem is an entry or file that could not be read; reading goes
+// on without it.
+type CacheProblem struct {
+	File string `json:"file"`
+	Key  string `json:"key,omitempty"`
+	Err  string `json:"error"`
+}
+
+// ReadCache walks a StableToolBench cache folder and calls fn for every
+// entry, in a deterministic order. A malformed file or key is reported in
+// problems and skipped; an error from fn stops the walk.
+func ReadCache(dir string, fn func(*CacheRecord) error) (files int, problems []CacheProblem, err error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read cache: %w", err)
+	}
+	if !st.IsDir() {
+		return 0, nil, fmt.Errorf("read cache: %s is not a folder (want StableToolBench's <category>/<tool>_for_<category>/<api>.json layout)", dir)
+	}
+	var paths []string
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") {
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, fmt.Errorf("read cache %s: %w", dir, err)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		rel, _ := filepath.Rel(dir, path)
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if len(parts) != 3 {
+			problems = append(problems, CacheProblem{File: path, Err: "not at <category>/<tool>_for_<category>/<api>.json"})
+			continue
+		}
+		cat, toolDir, api := parts[0], parts[1], strings.TrimSuffix(parts[2], ".json")
+		tool := strings.TrimSuffix(toolDir, "_for_"+cat)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			problems = append(problems, CacheProblem{File: path, Err: err.Error()})
+			continue
+		}
+		var entries map[string]json.RawMessage
+		if err := json.Unmarshal(data, &entries); err != nil {
+			problems = append(problems, CacheProblem{File: path, Err: "not a JSON object: " + err.Error()})
+			continue
+		}
+		files++
+		keys := make([]string, 0, len(entries))
+		for k := range entries {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			rec := &CacheRecord{Category: cat, Tool: tool, API: api, Key: k, File: path}
+			v, err := ParsePyLiteral(k)
+			if err == nil {
+				m, ok := v.(map[string]any)
+				if !ok {
+					err = errors.New("key is not a dict")
+				}
+				rec.Args = m
+			}
+			if err != nil {
+				problems = append(problems, CacheProblem{File: path, Key: k, Err: err.Error()})
+				continue
+			}
+			var val struct {
+				Error    any             `json:"error"`
+				Response json.RawMessage `json:"response"`
+			}
+			if err := toolenv.DecodeJSON(entries[k], &val); err != nil || val.Response == nil {
+				problems = append(problems, CacheProblem{File: path, Key: k, Err: "value is not {\"error\", \"response\"}"})
+				continue
+			}
+			if val.Error != nil {
+				if s, ok := val.Error.(string); ok {
+					rec.Error = s
+				} else {
+					raw, _ := json.Marshal(val.Error)
+					rec.Error = string(raw)
+				}
+			}
+			rec.Response = val.Response
+			if err := fn(rec); err != nil {
+				return files, problems, err
+			}
+		}
+	}
+	return files, problems, nil
+}
+
+// WriteCache writes records in StableToolBench's layout under dir, one
+// file per API, keys in Python repr (dict keys sorted). Files are written
+// atomically.
+func WriteCache(dir string, recs []*CacheRecord) (files int, err error) {
+	byFile := map[string]map[string]any{}
+	for _, r := range recs {
+		p := filepath.Join(dir, r.Category, r.Tool+"_for_"+r.Category, r.API+".json")
+		if byFile[p] == nil {
+			byFile[p] = map[string]any{}
+		}
+		resp := r.Response
+		if len(resp) == 0 {
+			resp = json.RawMessage(`""`)
+		}
+		byFile[p][PyRepr(r.Args)] = map[string]any{"error": r.Error, "response": resp}
+	}
+	paths := make([]string, 0, len(byFile))
+	for p := range byFile {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return files, fmt.Errorf("write cache: %w", err)
+		}
+		if err := toolenv.WriteJSONFile(p, byFile[p]); err != nil {
+			return files, fmt.Errorf("write cache: %w", err)
+		}
+		files++
+	}
+	return files, nil
+}

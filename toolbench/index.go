@@ -1,0 +1,105 @@
+package toolbench
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/validate"
+)
+
+// Index resolves StableToolBench requests (category, tool_name, api_name)
+// to tools, with the server's own normalisation. It is read-only after
+// NewIndex and safe for concurrent use.
+type Index struct {
+	exact   map[string]*toolenv.Tool   // std category, std tool, api
+	byTool  map[string][]*toolenv.Tool // std tool + api, any category
+	toolAPI map[string][]string        // std tool → its api names (for hints)
+}
+
+// NewIndex indexes the ToolBench tools of collections (tools without
+// ToolBench metadata are skipped).
+func NewIndex(collections ...*toolenv.Collection) *Index {
+	ix := &Index{exact: map[string]*toolenv.Tool{}, byTool: map[string][]*toolenv.Tool{}, toolAPI: map[string][]string{}}
+	for _, c := range collections {
+		for _, t := range c.Tools {
+			cat, tool, api := t.Meta["std_category"], t.Meta["std_tool"], t.Meta["api_name"]
+			if tool == "" || api == "" {
+				continue
+			}
+			k := key(cat, tool, api)
+			if _, dup := ix.exact[k]; !dup {
+				ix.exact[k] = t
+			}
+			ix.byTool[tool+"\x00"+api] = append(ix.byTool[tool+"\x00"+api], t)
+			ix.toolAPI[tool] = append(ix.toolAPI[tool], api)
+		}
+	}
+	for k := range ix.toolAPI {
+		sort.Strings(ix.toolAPI[k])
+	}
+	return ix
+}
+
+// Len returns the number of indexed APIs.
+func (ix *Index) Len() int { return len(ix.exact) }
+
+// Names is how StableToolBench's server normalises a request's names.
+type Names struct {
+	Category string // standardized category
+	Tool     string // standardized tool name (without "_for_<category>")
+	API      string // standardized API name (without "_for_<tool>")
+}
+
+// Normalize applies StableToolBench's prepare_tool_name_and_url: the
+// category is standardized; a tool name ending in "_for_<category>" loses
+// that suffix; the API name is standardized and loses a "_for_<tool>"
+// suffix (clients sometimes send the whole function name).
+func Normalize(category, tool, api string) Names {
+	cat := StandardizeCategory(category)
+	t := tool
+	if strings.HasSuffix(t, "_for_"+cat) {
+		t = strings.TrimSuffix(t, "_for_"+cat)
+	}
+	t = Standardize(t)
+	a := APIName(api)
+	if i := strings.Index(a, "_for_"+tool); i >= 0 && tool != "" {
+		a = a[:i]
+	} else if i := strings.Index(a, "_for_"+t); i >= 0 && t != "" {
+		a = a[:i]
+	}
+	return Names{Category: cat, Tool: t, API: a}
+}
+
+// Resolve finds the tool a StableToolBench request names. When the exact
+// category does not match but the tool and API are unambiguous elsewhere
+// it resolves anyway (clients mix "Finance" and "Financial"). On failure
+// it returns an error that says what is close.
+func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
+	n := Normalize(category, tool, api)
+	if t, ok := ix.exact[key(n.Category, n.Tool, n.API)]; ok {
+		return t, nil
+	}
+	if ts := ix.byTool[n.Tool+"\x00"+n.API]; len(ts) == 1 {
+		return ts[0], nil
+	}
+	apis, ok := ix.toolAPI[n.Tool]
+	if !ok {
+		tools := make([]string, 0, len(ix.toolAPI))
+		for k := range ix.toolAPI {
+			tools = append(tools, k)
+		}
+		hint := ""
+		if s := validate.Suggest(n.Tool, tools); s != "" {
+			hint = fmt.Sprintf("; did you mean tool %q?", s)
+		}
+		return nil, toolenv.Errorw(toolenv.StatusUnknownTool, "check tool_name against the tool documentation loaded with --toolbench",
+			"no tool %q (standardized from %q) is loaded%s", n.Tool, tool, hint)
+	}
+	hint := fmt.Sprintf("tool %s has the APIs %s", n.Tool, strings.Join(apis, ", "))
+	if s := validate.Suggest(n.API, apis); s != "" {
+		hint = fmt.Sprintf("did you mean %q? ", s) + hint
+	}
+	return nil, toolenv.Errorw(toolenv.StatusUnknownTool, hint, "tool %q has no API %q (standardized from %q)", n.Tool, n.API, api)
+}

@@ -1,0 +1,190 @@
+package toolbench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// Query is one StableToolBench query: the user's request and the docs of
+// the APIs offered for it.
+type Query struct {
+	Query        string      `json:"query"`
+	QueryID      json.Number `json:"query_id"`
+	APIList      []APIDoc    `json:"api_list"`
+	RelevantAPIs [][]string  `json:"relevant APIs"`
+}
+
+// ToolFile is a ToolBench tool document (toolenv/tools/<Category>/<tool>.json).
+type ToolFile struct {
+	ToolName         string        `json:"tool_name"`
+	StandardizedName string        `json:"standardized_name,omitempty"`
+	Title            string        `json:"title,omitempty"`
+	ToolDescription  string        `json:"tool_description"`
+	Host             string        `json:"host,omitempty"`
+	APIList          []ToolFileAPI `json:"api_list"`
+}
+
+// ToolFileAPI is one API of a ToolBench tool document.
+type ToolFileAPI struct {
+	Name               string          `json:"name"`
+	URL                string          `json:"url"`
+	Description        string          `json:"description"`
+	Method             string          `json:"method"`
+	RequiredParameters []ParamDoc      `json:"required_parameters"`
+	OptionalParameters []ParamDoc      `json:"optional_parameters"`
+	TemplateResponse   json.RawMessage `json:"template_response,omitempty"`
+}
+
+// Source is what Load read.
+type Source struct {
+	// Docs are every API documented, in the order read.
+	Docs []APIDoc
+	// Queries are the queries read, by group (the query file's name
+	// without .json: "G1_instruction").
+	Queries map[string][]Query
+	// Files is how many files were read.
+	Files int
+}
+
+// Load reads ToolBench-format documentation from each path: a
+// StableToolBench query file (a JSON array of queries, whose api_list
+// documents the APIs), a ToolBench tool file (a JSON object with an
+// api_list; its category is its folder's name), or a folder holding either
+// kind at any depth (the toolenv/tools/<Category>/<tool>.json layout among
+// them).
+func Load(paths ...string) (*Source, error) {
+	src := &Source{Queries: map[string][]Query{}}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("load toolbench docs: %w", err)
+		}
+		if !st.IsDir() {
+			if err := src.readFile(p); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var files []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("load toolbench docs from %s: %w", p, err)
+		}
+		sort.Strings(files)
+		if len(files) == 0 {
+			return nil, fmt.Errorf("load toolbench docs: %s holds no .json files (want query files or the toolenv/tools/<Category>/<tool>.json layout)", p)
+		}
+		for _, f := range files {
+			if err := src.readFile(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return src, nil
+}
+
+func (src *Source) readFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("load toolbench docs: %w", err)
+	}
+	src.Files++
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		var qs []Query
+		if err := toolenv.DecodeJSON(trimmed, &qs); err != nil {
+			return fmt.Errorf("load toolbench docs: %s is not a StableToolBench query file: %w", path, err)
+		}
+		group := strings.TrimSuffix(filepath.Base(path), ".json")
+		src.Queries[group] = append(src.Queries[group], qs...)
+		for _, q := range qs {
+			src.Docs = append(src.Docs, q.APIList...)
+		}
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		var tf ToolFile
+		if err := toolenv.DecodeJSON(trimmed, &tf); err != nil {
+			return fmt.Errorf("load toolbench docs: %s is not a ToolBench tool file: %w", path, err)
+		}
+		if tf.ToolName == "" {
+			tf.ToolName = tf.Title
+		}
+		if tf.ToolName == "" || tf.APIList == nil {
+			return fmt.Errorf("load toolbench docs: %s has no tool_name or no api_list: not a ToolBench tool file", path)
+		}
+		category := filepath.Base(filepath.Dir(path))
+		for _, a := range tf.APIList {
+			src.Docs = append(src.Docs, APIDoc{
+				CategoryName: category, ToolName: tf.ToolName, APIName: a.Name, APIDescription: a.Description,
+				RequiredParameters: a.RequiredParameters, OptionalParameters: a.OptionalParameters,
+				Method: a.Method, TemplateResponse: a.TemplateResponse, URL: a.URL,
+				ToolDescription: tf.ToolDescription, Host: tf.Host,
+			})
+		}
+	default:
+		return fmt.Errorf("load toolbench docs: %s is neither a query file (JSON array) nor a tool file (JSON object)", path)
+	}
+	return nil
+}
+
+// Tasks turns the queries into tasks over collection c (made from the
+// same source by NewCollection). A task's ID is "<group>/<query_id>"; its
+// Tools are the collection's names for the query's api_list; Meta holds
+// the query_id and the relevant APIs as function names.
+func (src *Source) Tasks(c *toolenv.Collection) []*toolenv.Task {
+	ix := NewIndex(c)
+	groups := make([]string, 0, len(src.Queries))
+	for g := range src.Queries {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	var tasks []*toolenv.Task
+	for _, g := range groups {
+		for _, q := range src.Queries[g] {
+			t := &toolenv.Task{
+				ID:         g + "/" + q.QueryID.String(),
+				Collection: c.Name,
+				Query:      q.Query,
+				Source:     "stabletoolbench",
+				Group:      g,
+				Meta:       map[string]any{"query_id": q.QueryID},
+			}
+			byTitle := map[string]string{}
+			for _, a := range q.APIList {
+				tool, err := ix.Resolve(a.CategoryName, a.ToolName, a.APIName)
+				if err != nil {
+					continue
+				}
+				t.Tools = append(t.Tools, tool.Name)
+				byTitle[a.ToolName+"\x00"+a.APIName] = tool.Name
+			}
+			var relevant []any
+			for _, r := range q.RelevantAPIs {
+				if len(r) == 2 {
+					if n, ok := byTitle[r[0]+"\x00"+r[1]]; ok {
+						relevant = append(relevant, n)
+					}
+				}
+			}
+			t.Meta["relevant_apis"] = relevant
+			tasks = append(tasks, t)
+		}
+	}
+	return tasks
+}

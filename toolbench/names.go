@@ -1,0 +1,78 @@
+package toolbench
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Standardize is ToolBench's standardize(): every character that is not an
+// ASCII letter or digit, '_', '^' or a CJK ideograph becomes '_' (its
+// regular expression, [^\u4e00-\u9fa5^a-z^A-Z^0-9^_], keeps '^' by
+// accident; so does this), runs of '_' collapse,
+// the result is lower-cased and trimmed of '_', and a leading digit gets a
+// "get_" prefix.
+func Standardize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	lastUnderscore := false
+	for _, r := range s {
+		keep := (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || r == '_' || r == '^' || (r >= 0x4e00 && r <= 0x9fa5)
+		if !keep {
+			r = '_'
+		}
+		if r == '_' {
+			if lastUnderscore {
+				continue
+			}
+			lastUnderscore = true
+		} else {
+			lastUnderscore = false
+		}
+		// Python's str.lower() after the substitution: only ASCII letters
+		// remain besides CJK, which has no case.
+		b.WriteRune(unicode.ToLower(r))
+	}
+	out := strings.Trim(b.String(), "_")
+	if out != "" && out[0] >= '0' && out[0] <= '9' {
+		out = "get_" + out
+	}
+	return out
+}
+
+// reserved are the names ToolBench prefixes with "is_" because they are
+// Python keywords or clash with its generated code.
+var reserved = map[string]bool{"from": true, "class": true, "return": true, "false": true, "true": true, "id": true, "and": true}
+
+// ChangeName is ToolBench's change_name(): reserved words get "is_".
+func ChangeName(name string) string {
+	if reserved[name] {
+		return "is_" + name
+	}
+	return name
+}
+
+// APIName is the standardized API name ToolBench's client sends:
+// ChangeName(Standardize(api)).
+func APIName(api string) string { return ChangeName(Standardize(api)) }
+
+// ParamName is the standardized parameter name ToolBench's function JSON
+// uses: ChangeName(Standardize(name)).
+func ParamName(name string) string { return ChangeName(Standardize(name)) }
+
+// StandardizeCategory is the category normalisation of StableToolBench's
+// server: spaces, commas and slashes become '_', then "__" becomes "_"
+// once.
+func StandardizeCategory(c string) string {
+	c = strings.NewReplacer(" ", "_", ",", "_", "/", "_").Replace(c)
+	return strings.Replace(c, "__", "_", -1)
+}
+
+// FunctionName is the name ToolBench gives an API's function:
+// "<api>_for_<tool>", keeping the last 64 characters as ToolBench does.
+func FunctionName(api, tool string) string {
+	name := APIName(api) + "_for_" + Standardize(tool)
+	if len(name) > 64 {
+		name = name[len(name)-64:]
+	}
+	return name
+}

@@ -1,0 +1,61 @@
+package toolbench
+
+import "testing"
+
+func TestNames(t *testing.T) {
+	tests := []struct{ fn, in, want string }{
+		{"std", "TheClique", "theclique"},
+		{"std", "Songkick concert", "songkick_concert"},
+		{"std", "  --Hello,  World!!__", "hello_world"},
+		{"std", "168predict VIP Football", "get_168predict_vip_football"},
+		{"std", "Currency Converter_v2", "currency_converter_v2"},
+		{"std", "中文 API", "中文_api"},
+		{"std", "Ünïcode", "n_code"},
+		{"std", "", ""},
+		{"std", "a^b c", "a^b_c"},
+		{"std", "___", ""},
+		{"api", "id", "is_id"},
+		{"api", "From", "is_from"},
+		{"api", "ids", "ids"},
+		{"cat", "Business Software", "Business_Software"},
+		{"cat", "Finance, Data/Other", "Finance_Data_Other"},
+	}
+	for _, tt := range tests {
+		var got string
+		switch tt.fn {
+		case "std":
+			got = Standardize(tt.in)
+		case "api":
+			got = APIName(tt.in)
+		case "cat":
+			got = StandardizeCategory(tt.in)
+		}
+		if got != tt.want {
+			t.Errorf("%s(%q) = %q, want %q", tt.fn, tt.in, got, tt.want)
+		}
+	}
+	if got := FunctionName("Songkick concert", "TheClique"); got != "songkick_concert_for_theclique" {
+		t.Errorf("FunctionName = %q", got)
+	}
+	long := FunctionName("Yesterday Sure VIP BTTS/Goal Goal", "168predict VIP Football Predictions")
+	if len(long) != 64 || long != "sure_vip_btts_goal_goal_for_get_168predict_vip_football_predictions"[len("sure_vip_btts_goal_goal_for_get_168predict_vip_football_predictions")-64:] {
+		t.Errorf("long FunctionName = %q (%d)", long, len(long))
+	}
+}
+
+func FuzzStandardize(f *testing.F) {
+	for _, s := range []string{"TheClique", "a  b", "9lives", "中文", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Standardize(s)
+		if Standardize(out) != out && !(len(out) > 0 && out[0] >= '0' && out[0] <= '9') {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, Standardize(out))
+		}
+		for _, r := range out {
+			if !((r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '_' || r == '^' || (r >= 0x4e00 && r <= 0x9fa5)) {
+				t.Fatalf("Standardize(%q) = %q keeps %q", s, out, r)
+			}
+		}
+	})
+}
