@@ -1,0 +1,482 @@
+package sqltools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+)
+
+// BackendType is the Collection.Backend.Type this package serves.
+const BackendType = "sqltools"
+
+// The flavors of a sqltools collection.
+const (
+	FlavorSlot = "slot"
+	FlavorSel  = "sel"
+)
+
+// Config is the backend configuration stored in collection.json.
+type Config struct {
+	// Flavor is "slot" or "sel"; it only changes how tools are named
+	// (each tool's meta says which operation it runs).
+	Flavor string `json:"flavor"`
+	// Databases maps database names to SQLite files, relative to the
+	// collection folder or absolute.
+	Databases map[string]string `json:"databases"`
+}
+
+// Options tune a Backend. The zero value is ready to use.
+type Options struct {
+	// MaxRows caps the rows a list or rows result may hold (default
+	// 10000); a bigger result fails with too_large.
+	MaxRows int
+	// PreviewRows is how many rows a table result shows (default 5).
+	PreviewRows int
+	// CallTimeout bounds each call (default 10s; negative: none). SQLite
+	// is interrupted when it passes.
+	CallTimeout time.Duration
+	// SessionIdle drops sessions unused for longer (default 30 min;
+	// negative: never).
+	SessionIdle time.Duration
+	// SessionMaxBytes caps the memory all sessions hold together (default
+	// 256 MiB; negative: no cap); least recently used sessions go first.
+	SessionMaxBytes int64
+	// MaxLabels caps the results one session may hold (default 1000).
+	MaxLabels int
+	// Now is the clock (default time.Now); tests inject their own.
+	Now func() time.Time
+	// Logger logs database problems; nil discards.
+	Logger *slog.Logger
+	// DB configures how databases are opened.
+	DB rodb.Options
+	// Databases are already-open databases by name, used instead of
+	// opening the configured files (a build shares them between
+	// flavors). The backend does not close them.
+	Databases map[string]*rodb.DB
+}
+
+func (o *Options) defaults() {
+	if o.MaxRows <= 0 {
+		o.MaxRows = 10000
+	}
+	if o.PreviewRows <= 0 {
+		o.PreviewRows = 5
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = 10 * time.Second
+	}
+	if o.SessionIdle == 0 {
+		o.SessionIdle = 30 * time.Minute
+	}
+	if o.SessionMaxBytes == 0 {
+		o.SessionMaxBytes = 256 << 20
+	}
+	if o.MaxLabels <= 0 {
+		o.MaxLabels = 1000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Backend executes SLOT and SEL tools over SQLite inside task sessions.
+// It is a toolenv.Handler and safe for concurrent use; calls of one
+// session run one at a time.
+type Backend struct {
+	opt    Options
+	flavor string
+	dbs    map[string]*rodb.DB
+	dbErr  map[string]error
+	owned  []*rodb.DB
+	tools  map[string]*toolSpec
+	store  *store
+
+	closeOnce sync.Once
+}
+
+var (
+	_ toolenv.Handler = (*Backend)(nil)
+	_ io.Closer       = (*Backend)(nil)
+)
+
+// toolSpec says which operation a tool runs: SEL tools bind some
+// arguments (meta "fixed"), obfuscated tools rename them (meta "arg_map",
+// public name → operation argument).
+type toolSpec struct {
+	op     string
+	fixed  map[string]any
+	argMap map[string]string
+}
+
+// The Tool.Meta keys the backend reads.
+const (
+	MetaOp     = "op"
+	MetaFixed  = "fixed"
+	MetaArgMap = "arg_map"
+	MetaHidden = "hidden"
+)
+
+// Open returns the backend of collection c (its Backend.Config is a
+// Config). A database that cannot be opened does not fail Open: calls on
+// it fail with unavailable and say why.
+func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, error) {
+	opt.defaults()
+	var cfg Config
+	if len(c.Backend.Config) > 0 {
+		if err := toolenv.DecodeJSON(c.Backend.Config, &cfg); err != nil {
+			return nil, fmt.Errorf("sqltools: collection %s: backend config: %w", c.Name, err)
+		}
+	}
+	if len(cfg.Databases) == 0 {
+		return nil, fmt.Errorf("sqltools: collection %s: backend config names no databases (want {\"databases\": {\"name\": \"path.sqlite\"}})", c.Name)
+	}
+	b := &Backend{opt: opt, flavor: cfg.Flavor, dbs: map[string]*rodb.DB{}, dbErr: map[string]error{}, tools: map[string]*toolSpec{},
+		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now)}
+	names := make([]string, 0, len(cfg.Databases))
+	for n := range cfg.Databases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if db := opt.Databases[name]; db != nil {
+			b.dbs[name] = db
+			continue
+		}
+		path := ResolvePath(c.Dir, cfg.Databases[name])
+		db, err := rodb.Open(ctx, name, path, opt.DB)
+		if err != nil {
+			b.dbErr[name] = err
+			opt.Logger.Warn("database unavailable", "collection", c.Name, "db", name, "err", err)
+			continue
+		}
+		b.dbs[name] = db
+		b.owned = append(b.owned, db)
+	}
+	for _, t := range c.Tools {
+		spec, err := specOf(t)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("sqltools: collection %s: %w", c.Name, err)
+		}
+		b.tools[t.Name] = spec
+	}
+	return b, nil
+}
+
+// ResolvePath resolves a database path of a collection's config against
+// the collection folder.
+func ResolvePath(dir, path string) string {
+	if filepath.IsAbs(path) || dir == "" {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
+func specOf(t *toolenv.Tool) (*toolSpec, error) {
+	s := &toolSpec{op: t.Meta[MetaOp]}
+	if s.op == "" {
+		s.op = t.Name
+	}
+	if _, ok := operations[s.op]; !ok {
+		return nil, fmt.Errorf("tool %s: unknown operation %q", t.Name, s.op)
+	}
+	if raw := t.Meta[MetaFixed]; raw != "" {
+		if err := toolenv.DecodeJSON([]byte(raw), &s.fixed); err != nil {
+			return nil, fmt.Errorf("tool %s: meta.fixed: %w", t.Name, err)
+		}
+	}
+	if raw := t.Meta[MetaArgMap]; raw != "" {
+		if err := toolenv.DecodeJSON([]byte(raw), &s.argMap); err != nil {
+			return nil, fmt.Errorf("tool %s: meta.arg_map: %w", t.Name, err)
+		}
+	}
+	return s, nil
+}
+
+// operation runs one tool operation in a session.
+type operation func(b *Backend, ctx context.Context, ss *session, a *args) (*result, error)
+
+var operations = map[string]operation{
+	InitTool: func(b *Backend, ctx context.Context, ss *session, a *args) (*result, error) {
+		return b.initialize(ctx, ss, a)
+	},
+	"filter_data":          func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.filter(ss, a) },
+	"combine_filters":      func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.combine(ss, a) },
+	"sort_data":            func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.sort(ss, a) },
+	"group_data_by":        func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.groupBy(ss, a) },
+	"aggregate_data":       func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.aggregate(ss, a) },
+	"transform_data":       func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.transform(ss, a) },
+	"retrieve_data":        func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.retrieve(ss, a) },
+	"select_unique_values": func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.unique(ss, a) },
+	"calculate":            func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.calculate(ss, a) },
+	"get_column":           func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.get(ss, a) },
+	"limit_data":           func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.limitRows(ss, a) },
+}
+
+// Invoke runs one call. Every outcome, failures included, is a Result
+// with Source live.
+func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	res := b.invoke(ctx, call)
+	res.Source = toolenv.SourceLive
+	return res
+}
+
+func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	if call == nil || call.Tool == nil {
+		return toolenv.Errorf(toolenv.StatusUnknownTool, "", "the call names no tool")
+	}
+	spec := b.tools[call.Tool.Name]
+	if spec == nil {
+		return toolenv.Errorf(toolenv.StatusUnknownTool, "list the collection's tools", "%s is not a tool of this collection", call.Tool.Name)
+	}
+	if call.Session == "" {
+		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: call.Tool.Name + " runs inside a task session, and this call has none",
+			Hint: "send a session id (the Toolenv-Session header, or an MCP session) and start the session with initialize_active_data"}
+	}
+	if len(call.Session) > 256 {
+		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: "the session id is longer than 256 characters"}
+	}
+	m, err := spec.args(call.Args)
+	if err != nil {
+		return toolenv.ResultOf(err)
+	}
+	a := newArgs(m)
+	label, err := labelArg(a)
+	if err != nil {
+		return toolenv.ResultOf(err)
+	}
+	if b.opt.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.opt.CallTimeout)
+		defer cancel()
+	}
+	ss, err := b.store.get(call.Session, spec.op == InitTool)
+	if err != nil {
+		return toolenv.ResultOf(err)
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if label == "" {
+		if spec.op == InitTool {
+			label = DefaultStartLabel
+		} else {
+			for label == "" || ss.results[label] != nil {
+				ss.auto++
+				label = fmt.Sprintf("result_%d", ss.auto)
+			}
+		}
+	}
+	if ss.results[label] == nil && len(ss.results) >= b.opt.MaxLabels {
+		return toolenv.Errorf(toolenv.StatusTooLarge, "reuse labels or start a new session", "this session already holds %d results, the most it may", b.opt.MaxLabels)
+	}
+	if spec.op != InitTool && ss.db == nil {
+		return toolenv.Errorf(toolenv.StatusNotFound, "call initialize_active_data first", "this session has no data yet")
+	}
+	r, err := operations[spec.op](b, ctx, ss, a)
+	if err == nil && r == nil {
+		err = a.err(call.Tool.Name)
+	}
+	if err != nil {
+		return toolenv.ResultOf(b.sqlError(err))
+	}
+	r.label = label
+	body, err := b.render(ctx, r)
+	if err != nil {
+		return toolenv.ResultOf(b.sqlError(err))
+	}
+	r.body = body
+	var delta int64 = r.size()
+	if old := ss.results[label]; old != nil {
+		delta -= old.size()
+	}
+	ss.results[label] = r
+	if err := b.store.grew(ss, delta); err != nil {
+		return toolenv.ResultOf(err)
+	}
+	return &toolenv.Result{Status: toolenv.StatusOK, Body: body}
+}
+
+// args applies the tool's renaming and bound arguments to the call's.
+func (s *toolSpec) args(in map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(in)+len(s.fixed))
+	var problems []toolenv.Problem
+	for k, v := range in {
+		name := k
+		if s.argMap != nil {
+			if n, ok := s.argMap[k]; ok {
+				name = n
+			} else if k != "label" {
+				problems = append(problems, toolenv.Problem{Param: k, Code: "unknown_param", Message: fmt.Sprintf("unknown argument `%s`", k)})
+				continue
+			}
+		}
+		if _, bound := s.fixed[name]; bound {
+			problems = append(problems, toolenv.Problem{Param: k, Code: "unknown_param", Message: fmt.Sprintf("unknown argument `%s`: this tool fixes it", k)})
+			continue
+		}
+		out[name] = v
+	}
+	if len(problems) > 0 {
+		sort.Slice(problems, func(i, j int) bool { return problems[i].Param < problems[j].Param })
+		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: problems[0].Message, Problems: problems}
+	}
+	for k, v := range s.fixed {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// labelArg reads and checks the optional label argument.
+func labelArg(a *args) (string, error) {
+	v, ok := a.raw("label")
+	if !ok {
+		return "", nil
+	}
+	s, isStr := v.(string)
+	if m := refRE.FindStringSubmatch(s); isStr && m != nil {
+		s = m[1]
+	}
+	if !isStr || !labelRE.MatchString(s) || len(s) > maxLabelLen {
+		return "", &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("`label` must be letters, digits and _ (at most %d, not starting with a digit), got %s", maxLabelLen, describe(v)),
+			Problems: []toolenv.Problem{{Param: "label", Code: "bad_format", Message: "not a valid label", Expected: "[A-Za-z_][A-Za-z0-9_]*"}}}
+	}
+	return s, nil
+}
+
+// database returns an open database or says why it is not available.
+func (b *Backend) database(name string) (*rodb.DB, error) {
+	if db := b.dbs[name]; db != nil {
+		return db, nil
+	}
+	if err := b.dbErr[name]; err != nil {
+		return nil, &toolenv.Error{Status: toolenv.StatusUnavailable, Message: fmt.Sprintf("database %s is unavailable", name), Err: err,
+			Hint: "the server could not open this database; check its file"}
+	}
+	known := make([]string, 0, len(b.dbs))
+	for n := range b.dbs {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("unknown database %q", name), Hint: "databases: " + strings.Join(known, ", "),
+		Problems: []toolenv.Problem{{Param: "database", Code: "not_in_enum", Message: "unknown database", Expected: strings.Join(known, ", ")}}}
+}
+
+// sqlError classifies an error from SQLite that is not already a toolenv
+// error: limits hit by a value are the caller's, anything else is ours.
+func (b *Backend) sqlError(err error) error {
+	var te *toolenv.Error
+	if errors.As(err, &te) {
+		return err
+	}
+	msg := err.Error()
+	for _, s := range []string{"too complex", "too big", "string or blob too big"} {
+		if strings.Contains(msg, s) {
+			return &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: "SQLite refused a value: " + msg, Hint: "use a shorter or simpler value"}
+		}
+	}
+	b.opt.Logger.Error("sqltools query failed", "err", err)
+	return &toolenv.Error{Status: toolenv.StatusInternal, Message: "the query failed", Err: err}
+}
+
+// Close closes the databases the backend opened.
+func (b *Backend) Close() error {
+	var errs []error
+	b.closeOnce.Do(func() {
+		for _, db := range b.owned {
+			errs = append(errs, db.Close())
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// DropSession ends a session now; it reports whether it existed.
+func (b *Backend) DropSession(id string) bool { return b.store.drop(id) }
+
+// Stats are a backend's session figures.
+type Stats struct {
+	Sessions  int   `json:"sessions"`
+	Bytes     int64 `json:"bytes"`
+	Evictions int   `json:"evictions"`
+}
+
+// Stats reports the live sessions, the memory they hold and how many were
+// evicted so far.
+func (b *Backend) Stats() Stats {
+	n, bytes, ev := b.store.stats()
+	return Stats{Sessions: n, Bytes: bytes, Evictions: ev}
+}
+
+// render executes a result's queries and returns its response body.
+func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error) {
+	db := r.db
+	switch r.kind {
+	case kindTable:
+		n, err := count(ctx, db, r.q)
+		if err != nil {
+			return nil, err
+		}
+		p := r.q.previewSQL(b.opt.PreviewRows)
+		rows, err := db.Query(ctx, p.sql, p.args, 0)
+		if err != nil {
+			return nil, err
+		}
+		return marshal(tableBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: n, Preview: rows.Rows})
+	case kindGrouped:
+		n, err := count(ctx, db, r.q)
+		if err != nil {
+			return nil, err
+		}
+		return marshal(groupedBody{Label: r.label, Type: r.kind, Columns: r.group.src.colNames(), GroupBy: r.group.keys, GroupCount: n})
+	case kindValue:
+		s := r.q.sql(false)
+		v, err := db.QueryValue(ctx, s.sql, s.args)
+		if err != nil {
+			return nil, err
+		}
+		return marshal(valueBody{Label: r.label, Type: r.kind, Value: v})
+	case kindList, kindRows:
+		s := r.q.sql(false)
+		rows, err := db.Query(ctx, s.sql, s.args, b.opt.MaxRows)
+		if err != nil {
+			return nil, err
+		}
+		if rows.Truncated {
+			return nil, &toolenv.Error{Status: toolenv.StatusTooLarge,
+				Message: fmt.Sprintf("the result has more than %d rows, the most a call may return", b.opt.MaxRows),
+				Hint:    "filter the data first, or pass a limit"}
+		}
+		if r.kind == kindRows {
+			return marshal(rowsBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: len(rows.Rows), Rows: rows.Rows})
+		}
+		vals := make([]any, len(rows.Rows))
+		for i, row := range rows.Rows {
+			vals[i] = row[0]
+		}
+		return marshal(listBody{Label: r.label, Type: r.kind, KeyName: r.listCol, Count: len(vals), Values: vals})
+	}
+	return nil, fmt.Errorf("render: unknown kind %s", r.kind)
+}
+
+func count(ctx context.Context, db *rodb.DB, q *query) (int64, error) {
+	c := q.countSQL()
+	v, err := db.QueryValue(ctx, c.sql, c.args)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := v.(int64)
+	return n, nil
+}

@@ -1,0 +1,177 @@
+package sqltools
+
+import (
+	"fmt"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// retrieve returns the values of chosen columns: the answer step.
+func (b *Backend) retrieve(ss *session, a *args) (*result, error) {
+	src := b.source(ss, a, "data_source", kindTable)
+	raw, _ := a.required("key_names", "a list of column names")
+	distinct := a.boolean("distinct", false)
+	limit := a.integer("limit", -1)
+	a.unknown("data_source", "key_names", "distinct", "limit", "label")
+	if err := a.err("retrieve_data"); err != nil {
+		return nil, err
+	}
+	var keys []string
+	switch x := raw.(type) {
+	case string:
+		keys = []string{x}
+	case []any:
+		for i, v := range x {
+			s, ok := v.(string)
+			if !ok {
+				return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "retrieve_data: key_names[%d] must be a column name, got %s", i, describe(v))
+			}
+			keys = append(keys, s)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: "retrieve_data: `key_names` must list at least one column",
+			Problems: []toolenv.Problem{{Param: "key_names", Code: "wrong_type", Message: "empty or not a list", Expected: "a list of column names"}}}
+	}
+	q := src.q
+	if q.distinct || (distinct && q.limit >= 0) {
+		q = q.wrap(&ss.seq)
+	} else {
+		q = q.clone()
+	}
+	cols := make([]qcol, len(keys))
+	for i, k := range keys {
+		c, err := column(q, src, k, fmt.Sprintf("key_names[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = *c
+	}
+	q.cols = cols
+	q.distinct = distinct
+	if limit >= 0 && (q.limit < 0 || int(limit) < q.limit) {
+		q.limit = int(limit)
+	}
+	return &result{kind: kindRows, q: q, db: ss.db}, nil
+}
+
+// unique returns the distinct values of a column (SLOT: of a table's
+// column; SEL: of a list).
+func (b *Backend) unique(ss *session, a *args) (*result, error) {
+	src := b.source(ss, a, "data_source", kindTable, kindList)
+	keyName := ""
+	if src == nil || src.kind == kindTable || a.has("key_name") {
+		keyName = a.str("key_name", src != nil && src.kind == kindTable)
+	}
+	a.unknown("data_source", "key_name", "label")
+	if err := a.err("select_unique_values"); err != nil {
+		return nil, err
+	}
+	q := src.q
+	if src.kind == kindList {
+		if keyName != "" && keyName != src.listCol {
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "leave out key_name for a list", "select_unique_values: $%s$ is a list of %s", src.label, src.listCol)
+		}
+		keyName = src.listCol
+	}
+	if q.limit >= 0 || q.distinct {
+		q = q.wrap(&ss.seq)
+	} else {
+		q = q.clone()
+	}
+	c, err := column(q, src, keyName, "key_name")
+	if err != nil {
+		return nil, err
+	}
+	q.cols = []qcol{*c}
+	q.distinct = true
+	return &result{kind: kindList, q: q, db: ss.db, listCol: keyName}, nil
+}
+
+// get returns one column of a table as a list (the SEL getters).
+func (b *Backend) get(ss *session, a *args) (*result, error) {
+	src := b.source(ss, a, "data_source", kindTable)
+	keyName := a.str("key_name", true)
+	a.unknown("data_source", "key_name", "label")
+	if err := a.err("get"); err != nil {
+		return nil, err
+	}
+	q := src.q
+	if q.distinct {
+		q = q.wrap(&ss.seq)
+	} else {
+		q = q.clone()
+	}
+	c, err := column(q, src, keyName, "key_name")
+	if err != nil {
+		return nil, err
+	}
+	q.cols = []qcol{*c}
+	return &result{kind: kindList, q: q, db: ss.db, listCol: keyName}, nil
+}
+
+// limitRows keeps the first rows of a table or list.
+func (b *Backend) limitRows(ss *session, a *args) (*result, error) {
+	src := b.source(ss, a, "data_source", kindTable, kindList)
+	n := a.integer("limit", -1)
+	if !a.has("limit") {
+		a.fail("limit", "missing_required", "integer >= 0", "missing required argument `limit`")
+	} else if n < 0 {
+		a.fail("limit", "out_of_range", "integer >= 0", "`limit` must be 0 or more, got %d", n)
+	}
+	a.unknown("data_source", "limit", "label")
+	if err := a.err("limit_data"); err != nil {
+		return nil, err
+	}
+	q := src.q.clone()
+	if q.limit < 0 || int(n) < q.limit {
+		q.limit = int(n)
+	}
+	return &result{kind: src.kind, q: q, db: ss.db, listCol: src.listCol}, nil
+}
+
+// CalculateOperations are calculate's operations.
+var CalculateOperations = []string{"add", "subtract", "multiply", "divide", "integer_divide"}
+
+// calculate does arithmetic on two values.
+func (b *Backend) calculate(ss *session, a *args) (*result, error) {
+	op := strings.ToLower(a.str("operation", true))
+	l, _ := a.required("left", "a number or \"$label$\" of a value")
+	r, _ := a.required("right", "a number or \"$label$\" of a value")
+	a.unknown("operation", "left", "right", "label")
+	if err := a.err("calculate"); err != nil {
+		return nil, err
+	}
+	sym, ok := arithmeticOps[op]
+	if !ok {
+		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("calculate: unknown operation %q", op),
+			Problems: []toolenv.Problem{{Param: "operation", Code: "not_in_enum", Message: "unknown operation", Expected: strings.Join(CalculateOperations, ", ")}}}
+	}
+	var ops [2]frag
+	for i, v := range []any{l, r} {
+		param := []string{"left", "right"}[i]
+		if _, isStr := v.(string); isStr {
+			if _, isRef := refLabel(v, false); !isRef {
+				return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("calculate: `%s` must be a number or \"$label$\", got %s", param, describe(v)),
+					Problems: []toolenv.Problem{{Param: param, Code: "wrong_type", Message: "not a number or reference", Expected: "number or \"$label$\""}}}
+			}
+		}
+		f, err := b.valueOperand(ss, v, "number", param)
+		if err != nil {
+			return nil, err
+		}
+		ops[i] = f
+	}
+	var expr frag
+	switch op {
+	case "divide":
+		expr = fmtFrag("CAST(%s AS REAL) / %s", ops[0], ops[1])
+	case "integer_divide":
+		expr = fmtFrag("CAST(%s AS INTEGER) / CAST(%s AS INTEGER)", ops[0], ops[1])
+	default:
+		expr = fmtFrag("%s "+sym+" %s", ops[0], ops[1])
+	}
+	q := &query{cols: []qcol{{name: "value", expr: expr, kind: "number"}}, limit: -1}
+	return &result{kind: kindValue, q: q, db: ss.db}, nil
+}

@@ -1,0 +1,159 @@
+package sqltools
+
+import (
+	"container/list"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+)
+
+// session is one task session: its database and labelled results.
+type session struct {
+	id string
+
+	mu      sync.Mutex // serialises the calls of one session
+	db      *rodb.DB
+	dbName  string
+	results map[string]*result
+	auto    int   // last automatic label number
+	seq     int   // subquery alias counter
+	bytes   int64 // estimated memory held
+
+	// guarded by the store's mutex
+	lastUsed time.Time
+	elem     *list.Element
+	gone     bool
+}
+
+// store holds the sessions of a backend and evicts them after an idle
+// timeout or when together they hold more than a memory cap (least
+// recently used first). now is injectable so that tests control time.
+type store struct {
+	mu        sync.Mutex
+	sessions  map[string]*session
+	lru       *list.List // front: most recently used
+	idle      time.Duration
+	maxBytes  int64
+	total     int64
+	now       func() time.Time
+	evictions int
+}
+
+func newStore(idle time.Duration, maxBytes int64, now func() time.Time) *store {
+	return &store{sessions: map[string]*session{}, lru: list.New(), idle: idle, maxBytes: maxBytes, now: now}
+}
+
+// get returns the session, creating it when create is set. A missing
+// session without create is an error whose hint says how to start one.
+func (s *store) get(id string, create bool) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.evictIdleLocked(now)
+	ss := s.sessions[id]
+	if ss == nil {
+		if !create {
+			return nil, &toolenv.Error{Status: toolenv.StatusNotFound,
+				Message: fmt.Sprintf("session %q does not exist (never started, or evicted after being idle or over the memory cap)", id),
+				Hint:    "start the session again: call initialize_active_data with the task's meta.init arguments, then repeat the calls"}
+		}
+		ss = &session{id: id, results: map[string]*result{}}
+		ss.elem = s.lru.PushFront(ss)
+		s.sessions[id] = ss
+	} else {
+		s.lru.MoveToFront(ss.elem)
+	}
+	ss.lastUsed = now
+	return ss, nil
+}
+
+// evictIdleLocked drops sessions idle for longer than the timeout.
+func (s *store) evictIdleLocked(now time.Time) {
+	if s.idle <= 0 {
+		return
+	}
+	for e := s.lru.Back(); e != nil; {
+		ss := e.Value.(*session)
+		if now.Sub(ss.lastUsed) <= s.idle {
+			break // the rest were used more recently
+		}
+		prev := e.Prev()
+		s.dropLocked(ss)
+		e = prev
+	}
+}
+
+func (s *store) dropLocked(ss *session) {
+	if ss.gone {
+		return
+	}
+	ss.gone = true
+	s.lru.Remove(ss.elem)
+	delete(s.sessions, ss.id)
+	s.total -= ss.bytes
+	s.evictions++
+}
+
+// grew records that ss now holds delta more bytes and evicts least
+// recently used sessions (other than ss) while the total is over the cap.
+// If ss alone is over the cap it is dropped too and an error says so.
+func (s *store) grew(ss *session, delta int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss.gone {
+		return nil
+	}
+	ss.bytes += delta
+	s.total += delta
+	if s.maxBytes <= 0 {
+		return nil
+	}
+	for e := s.lru.Back(); e != nil && s.total > s.maxBytes; {
+		prev := e.Prev()
+		if o := e.Value.(*session); o != ss {
+			s.dropLocked(o)
+		}
+		e = prev
+	}
+	if s.total > s.maxBytes {
+		s.dropLocked(ss)
+		return &toolenv.Error{Status: toolenv.StatusTooLarge,
+			Message: fmt.Sprintf("session %q holds more than the memory cap of %d bytes and was dropped", ss.id, s.maxBytes),
+			Hint:    "start again with fewer stored results, or raise the session memory cap"}
+	}
+	return nil
+}
+
+// drop removes a session.
+func (s *store) drop(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[id]
+	if ss == nil {
+		return false
+	}
+	s.dropLocked(ss)
+	s.evictions-- // an explicit drop is not an eviction
+	return true
+}
+
+// stats reports the number of sessions, their bytes and evictions so far.
+func (s *store) stats() (n int, bytes int64, evictions int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions), s.total, s.evictions
+}
+
+// labels lists a session's labels, sorted.
+func (ss *session) labels() []string {
+	out := make([]string, 0, len(ss.results))
+	for l := range ss.results {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
