@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 )
@@ -154,14 +156,34 @@ const (
 // ReadCollection reads the collection in dir: collection.json and
 // tools.json. Tasks are read separately with ReadTasks.
 func ReadCollection(dir string) (*Collection, error) {
-	var c Collection
-	if err := readJSONFile(filepath.Join(dir, CollectionFile), &c); err != nil {
-		return nil, fmt.Errorf("read collection %s: %w", dir, err)
-	}
-	if err := readJSONFile(filepath.Join(dir, ToolsFile), &c.Tools); err != nil {
+	c, err := ReadCollectionFS(os.DirFS(dir), ".")
+	if err != nil {
 		return nil, fmt.Errorf("read collection %s: %w", dir, err)
 	}
 	c.Dir = dir
+	return c, nil
+}
+
+// ReadCollectionFS reads the collection in folder dir of fsys (an
+// embedded collection, for one).
+func ReadCollectionFS(fsys fs.FS, dir string) (*Collection, error) {
+	var c Collection
+	read := func(name string, v any) error {
+		data, err := fs.ReadFile(fsys, path.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if err := DecodeJSON(data, v); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	if err := read(CollectionFile, &c); err != nil {
+		return nil, err
+	}
+	if err := read(ToolsFile, &c.Tools); err != nil {
+		return nil, err
+	}
 	c.Reindex()
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("collection %s: %w", dir, err)
@@ -233,17 +255,6 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-func readJSONFile(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := DecodeJSON(data, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
 // DecodeJSON decodes data into v with numbers kept as json.Number, and
 // rejects trailing data.
 func DecodeJSON(data []byte, v any) error {
@@ -267,7 +278,24 @@ func ReadTasks(path string) (tasks []*Task, problems []error, err error) {
 		return nil, nil, fmt.Errorf("read tasks: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return readTasks(f, path)
+}
+
+// ParseTasks parses JSONL task data that must be well-formed: any broken
+// line is an error naming it.
+func ParseTasks(data []byte, name string) ([]*Task, error) {
+	tasks, problems, err := readTasks(bytes.NewReader(data), name)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	return tasks, nil
+}
+
+func readTasks(r io.Reader, path string) (tasks []*Task, problems []error, err error) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	line := 0
 	for sc.Scan() {

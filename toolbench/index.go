@@ -18,22 +18,34 @@ type Index struct {
 	toolAPI map[string][]string        // std tool → its api names (for hints)
 }
 
-// NewIndex indexes the ToolBench tools of collections (tools without
-// ToolBench metadata are skipped).
+// NewIndex indexes the tools of collections by the names a
+// StableToolBench client sends. ToolBench tools carry their standardized
+// names in Meta; any other tool is addressed with its Category (or its
+// collection's name) as category, its Group (or the collection's name) as
+// tool_name and its Title or Name as api_name, so every collection can be
+// called through /virtual.
 func NewIndex(collections ...*toolenv.Collection) *Index {
 	ix := &Index{exact: map[string]*toolenv.Tool{}, byTool: map[string][]*toolenv.Tool{}, toolAPI: map[string][]string{}}
+	add := func(cat, tool, api string, t *toolenv.Tool) {
+		k := key(cat, tool, api)
+		if _, dup := ix.exact[k]; dup {
+			return
+		}
+		ix.exact[k] = t
+		ix.byTool[tool+"\x00"+api] = append(ix.byTool[tool+"\x00"+api], t)
+		ix.toolAPI[tool] = append(ix.toolAPI[tool], api)
+	}
 	for _, c := range collections {
 		for _, t := range c.Tools {
 			cat, tool, api := t.Meta["std_category"], t.Meta["std_tool"], t.Meta["api_name"]
-			if tool == "" || api == "" {
+			if tool != "" && api != "" {
+				add(cat, tool, api, t)
 				continue
 			}
-			k := key(cat, tool, api)
-			if _, dup := ix.exact[k]; !dup {
-				ix.exact[k] = t
-			}
-			ix.byTool[tool+"\x00"+api] = append(ix.byTool[tool+"\x00"+api], t)
-			ix.toolAPI[tool] = append(ix.toolAPI[tool], api)
+			cat = StandardizeCategory(firstNonEmpty(t.Category, c.Name))
+			tool = Standardize(firstNonEmpty(t.Group, c.Name))
+			add(cat, tool, APIName(firstNonEmpty(t.Title, t.Name)), t)
+			add(cat, tool, APIName(t.Name), t)
 		}
 	}
 	for k := range ix.toolAPI {
@@ -102,4 +114,13 @@ func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
 		hint = fmt.Sprintf("did you mean %q? ", s) + hint
 	}
 	return nil, toolenv.Errorw(toolenv.StatusUnknownTool, hint, "tool %q has no API %q (standardized from %q)", n.Tool, n.API, api)
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

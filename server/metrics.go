@@ -1,0 +1,68 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
+)
+
+// Metrics are the server's Prometheus metrics, in a registry of their own
+// (no global state). It implements invoke.Observer.
+type Metrics struct {
+	reg     *prometheus.Registry
+	calls   *prometheus.CounterVec
+	latency *prometheus.HistogramVec
+	cache   *prometheus.CounterVec
+}
+
+var _ invoke.Observer = (*Metrics)(nil)
+
+// NewMetrics returns the metrics: calls by collection, front-end, source
+// and status; latency by source; cache lookups by result; plus the Go
+// runtime and process collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolenv_calls_total", Help: "Tool calls by collection, front-end, source of the answer and status.",
+		}, []string{"collection", "frontend", "source", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "toolenv_call_duration_seconds", Help: "Time to answer a tool call, by source of the answer.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"source"}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolenv_cache_lookups_total", Help: "Cache lookups for cacheable collections: hit or miss.",
+		}, []string{"result"}),
+	}
+	m.reg.MustRegister(m.calls, m.latency, m.cache,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe records one finished call.
+func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.Duration) {
+	coll := ""
+	if call.Tool != nil {
+		coll = call.Tool.Collection
+	}
+	src := string(res.Source)
+	m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)).Inc()
+	m.latency.WithLabelValues(src).Observe(elapsed.Seconds())
+	if call.Collection != nil && call.Collection.Policy.Cache && res.Source != toolenv.SourcePipeline {
+		if res.Source == toolenv.SourceCache {
+			m.cache.WithLabelValues("hit").Inc()
+		} else {
+			m.cache.WithLabelValues("miss").Inc()
+		}
+	}
+}
+
+// Handler serves the metrics in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/openai"
+	"github.com/toolenv/toolenv/openapi"
+)
+
+// collectionInfo is one entry of GET /collections.
+type collectionInfo struct {
+	Name        string         `json:"name"`
+	Kind        string         `json:"kind"`
+	Version     string         `json:"version,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Tools       int            `json:"tools"`
+	Policy      toolenv.Policy `json:"policy"`
+	Backend     string         `json:"backend"`
+}
+
+func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
+	var out []collectionInfo
+	for _, c := range s.opts.Registry.Collections() {
+		out = append(out, collectionInfo{Name: c.Name, Kind: c.Kind, Version: c.Version, Description: c.Description,
+			Tools: len(c.Tools), Policy: c.Policy, Backend: c.Backend.Type})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) collection(w http.ResponseWriter, name string) *toolenv.Collection {
+	c := s.opts.Registry.Collection(name)
+	if c == nil {
+		var names []string
+		for _, c := range s.opts.Registry.Collections() {
+			names = append(names, c.Name)
+		}
+		writeError(w, http.StatusNotFound, toolenv.Errorf(toolenv.StatusUnknownTool, fmt.Sprintf("loaded collections: %v", names), "no collection %q", name))
+	}
+	return c
+}
+
+// handleTools lists a collection's tools: ?format=toolenv (default),
+// openai (function-calling "tools" array) or mcp (MCP tools/list shape).
+func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
+	c := s.collection(w, r.PathValue("name"))
+	if c == nil {
+		return
+	}
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "toolenv":
+		writeJSON(w, http.StatusOK, c.Tools)
+	case "openai":
+		writeJSON(w, http.StatusOK, openai.FromTools(c.Tools))
+	case "mcp":
+		type mcpTool struct {
+			Name        string          `json:"name"`
+			Title       string          `json:"title,omitempty"`
+			Description string          `json:"description,omitempty"`
+			InputSchema *toolenv.Schema `json:"inputSchema"`
+		}
+		out := make([]mcpTool, len(c.Tools))
+		for i, t := range c.Tools {
+			out[i] = mcpTool{Name: t.Name, Title: t.Title, Description: openai.Description(t), InputSchema: t.Input}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"tools": out})
+	default:
+		writeError(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "format is toolenv, openai or mcp", "unknown format %q", f))
+	}
+}
+
+// handleOpenAPI serves a collection's OpenAPI 3.1 document; at
+// /openapi.json the collection is ?collection=, or the only one loaded.
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if name == "" {
+		name = r.URL.Query().Get("collection")
+	}
+	if name == "" {
+		cs := s.opts.Registry.Collections()
+		if len(cs) != 1 {
+			var names []string
+			for _, c := range cs {
+				names = append(names, c.Name)
+			}
+			writeError(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest,
+				fmt.Sprintf("GET /collections/{name}/openapi.json or /openapi.json?collection=name; loaded: %v", names), "several collections are loaded"))
+			return
+		}
+		name = cs[0].Name
+	}
+	c := s.collection(w, name)
+	if c == nil {
+		return
+	}
+	base := s.opts.BaseURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	writeJSON(w, http.StatusOK, openapi.Document(c, base))
+}
+
+// handleToolCall serves the generic REST route of every tool: POST with a
+// JSON object body, or GET with query parameters.
+func (s *Server) handleToolCall(w http.ResponseWriter, r *http.Request) {
+	tool, coll, res := s.opts.Registry.Resolve(r.PathValue("collection"), r.PathValue("name"))
+	if res != nil {
+		writeError(w, 0, res)
+		return
+	}
+	args, res := s.requestArgs(w, r, tool, nil)
+	if res != nil {
+		writeError(w, 0, res)
+		return
+	}
+	s.serveCall(w, r, &toolenv.Call{Tool: tool, Collection: coll, Args: args, Frontend: "rest"})
+}
+
+// serveCall invokes a call made by a REST request and writes the result:
+// the response body itself on success, an error object otherwise.
+func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv.Call) {
+	call.RequestID = s.newRequestID()
+	call.Session = r.Header.Get(SessionHeader)
+	if fb := r.URL.Query().Get("_feedback"); fb != "" {
+		call.Options.Feedback = fb
+	}
+	res := s.invoke(r.Context(), call)
+	setResultHeaders(w.Header(), res)
+	if !res.OK() {
+		writeError(w, 0, res)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	body := res.Body
+	if len(body) == 0 {
+		body = json.RawMessage("null")
+	}
+	w.Write(body)
+}
+
+// requestArgs collects a REST request's arguments: path parameters, the
+// query string (converted to each parameter's declared type) and a JSON
+// object body.
+func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string) (map[string]any, *toolenv.Result) {
+	args := map[string]any{}
+	for k, v := range pathParams {
+		args[k] = convertParam(tool.Input.Prop(k), []string{v})
+	}
+	for k, vs := range r.URL.Query() {
+		if strings.HasPrefix(k, "_") { // toolenv's own options (_feedback)
+			continue
+		}
+		args[k] = convertParam(tool.Input.Prop(k), vs)
+	}
+	if r.Body != nil && r.Method != http.MethodGet {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, toolenv.Errorf(toolenv.StatusTooLarge, "send a smaller body", "request body over the server's limit of %d bytes", s.opts.MaxBodyBytes)
+			}
+			return nil, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err)
+		}
+		if trimmed := strings.TrimSpace(string(body)); trimmed != "" {
+			m, err := decodeArgs([]byte(trimmed))
+			if err != nil {
+				return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
+			}
+			for k, v := range m {
+				args[k] = v
+			}
+		}
+	}
+	return args, nil
+}
+
+// convertParam turns query-string values into the JSON value the
+// parameter's schema declares: numbers and booleans parse when they can
+// (else stay strings, for validation to report), arrays take every value,
+// objects parse as JSON.
+func convertParam(ps *toolenv.Schema, vs []string) any {
+	if len(vs) == 0 {
+		return nil
+	}
+	typ := ""
+	if ps != nil {
+		typ = ps.Type
+	}
+	one := func(t, v string) any {
+		switch t {
+		case "integer", "number":
+			if _, err := toolenv.CanonicalNumber(v); err == nil {
+				return json.Number(v)
+			}
+		case "boolean":
+			if b, err := strconv.ParseBool(v); err == nil {
+				return b
+			}
+		case "object":
+			var m map[string]any
+			if toolenv.DecodeJSON([]byte(v), &m) == nil {
+				return m
+			}
+		case "null":
+			if v == "" || v == "null" {
+				return nil
+			}
+		}
+		return v
+	}
+	if typ == "array" {
+		itemType := ""
+		if ps.Items != nil {
+			itemType = ps.Items.Type
+		}
+		if len(vs) == 1 && strings.HasPrefix(vs[0], "[") {
+			var a []any
+			if toolenv.DecodeJSON([]byte(vs[0]), &a) == nil {
+				return a
+			}
+		}
+		out := make([]any, len(vs))
+		for i, v := range vs {
+			out[i] = one(itemType, v)
+		}
+		return out
+	}
+	return one(typ, vs[len(vs)-1])
+}

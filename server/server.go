@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
+	"github.com/toolenv/toolenv/toolbench"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Pipeline executes calls: invoke.New over Registry.
+	Pipeline toolenv.Handler
+	// Registry holds the collections served.
+	Registry *invoke.Registry
+	// Logger logs requests and failures; nil discards.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds request bodies; default 1 MiB.
+	MaxBodyBytes int64
+	// Metrics, when set, is served at /metrics.
+	Metrics *Metrics
+	// BaseURL is this server's public URL, written into OpenAPI
+	// documents; empty means the request's host.
+	BaseURL string
+	// MCP, when set, is served at /mcp (streamable HTTP).
+	MCP http.Handler
+}
+
+// SessionHeader carries a session id (SLOT/SEL task sessions) on REST and
+// /virtual requests.
+const SessionHeader = "X-Toolenv-Session"
+
+// Server is toolenv's HTTP front-end. It implements http.Handler.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	mux   *http.ServeMux
+	index *toolbench.Index
+	reqID atomic.Uint64
+	idPre string
+	bound *boundRoutes
+}
+
+// New returns a server over opts.Pipeline and opts.Registry. The
+// collections must all be registered before New.
+func New(opts Options) *Server {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	s := &Server{opts: opts, log: log, mux: http.NewServeMux(), idPre: hex.EncodeToString(b[:])}
+	s.index = toolbench.NewIndex(opts.Registry.Collections()...)
+	s.bound = newBoundRoutes(opts.Registry.Collections(), log)
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("POST /virtual", s.handleVirtual)
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /collections", s.handleCollections)
+	s.mux.HandleFunc("GET /collections/{name}/tools", s.handleTools)
+	s.mux.HandleFunc("GET /collections/{name}/openapi.json", s.handleOpenAPI)
+	s.mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
+	s.mux.HandleFunc("GET /tools/{collection}/{name}", s.handleToolCall)
+	s.mux.HandleFunc("POST /tools/{collection}/{name}", s.handleToolCall)
+	if s.opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.opts.Metrics.Handler())
+	}
+	if s.opts.MCP != nil {
+		s.mux.Handle("/mcp", s.opts.MCP)
+		s.mux.Handle("/mcp/", s.opts.MCP)
+	}
+	s.mux.HandleFunc("/", s.handleFallback)
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// handleFallback serves tools at their own bound routes, else 404.
+func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
+	if s.bound != nil && s.bound.serve(s, w, r) {
+		return
+	}
+	writeError(w, http.StatusNotFound, toolenv.Errorf(toolenv.StatusUnknownTool,
+		"see GET /collections for what is served; StableToolBench clients POST to /virtual", "no route for %s %s", r.Method, r.URL.Path))
+}
+
+func (s *Server) newRequestID() string {
+	return s.idPre + "-" + strconv.FormatUint(s.reqID.Add(1), 36)
+}
+
+// invoke runs a call through the pipeline with the request's context.
+func (s *Server) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	return s.opts.Pipeline.Invoke(ctx, call)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	n := 0
+	cs := s.opts.Registry.Collections()
+	for _, c := range cs {
+		n += len(c.Tools)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "collections": len(cs), "tools": n})
+}
+
+// writeJSON writes v as JSON with status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := toolenv.MarshalJSONNoHTML(v)
+	if err != nil {
+		http.Error(w, `{"status":"internal","error":"response does not encode"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(b)
+	w.Write([]byte("\n"))
+}
+
+// errorBody is the JSON error REST clients get.
+type errorBody struct {
+	Status   toolenv.Status    `json:"status"`
+	Error    string            `json:"error"`
+	Hint     string            `json:"hint,omitempty"`
+	Problems []toolenv.Problem `json:"problems,omitempty"`
+	Source   toolenv.Source    `json:"source,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+	Faults   []string          `json:"faults,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, code int, res *toolenv.Result) {
+	if code == 0 {
+		code = HTTPStatus(res.Status)
+	}
+	if res.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((res.RetryAfter+time.Second-1)/time.Second)))
+	}
+	writeJSON(w, code, errorBody{Status: res.Status, Error: res.Error, Hint: res.Hint, Problems: res.Problems, Source: res.Source, Warnings: res.Warnings, Faults: res.Faults})
+}
+
+// setResultHeaders reports a result's provenance in response headers.
+func setResultHeaders(h http.Header, res *toolenv.Result) {
+	h.Set("X-Toolenv-Status", string(res.Status))
+	if res.Source != "" {
+		h.Set("X-Toolenv-Source", string(res.Source))
+	}
+	if o := res.Meta[invoke.MetaOrigin]; o != "" {
+		h.Set("X-Toolenv-Origin", o)
+	}
+	for _, wmsg := range res.Warnings {
+		h.Add("X-Toolenv-Warning", wmsg)
+	}
+	for _, f := range res.Faults {
+		h.Add("X-Toolenv-Fault", f)
+	}
+}
+
+// decodeArgs decodes a JSON object of arguments, numbers kept exact.
+func decodeArgs(raw []byte) (map[string]any, error) {
+	var m map[string]any
+	if err := toolenv.DecodeJSON(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -1,0 +1,197 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// VirtualRequest is StableToolBench's /virtual request body (its server's
+// Info model). ToolInput may be a JSON string holding an object, an object,
+// or "".
+type VirtualRequest struct {
+	Category     string          `json:"category"`
+	ToolName     string          `json:"tool_name"`
+	APIName      string          `json:"api_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	Strip        string          `json:"strip"`
+	ToolbenchKey string          `json:"toolbench_key"`
+}
+
+// toolInputParseError is StableToolBench's own error text for a tool_input
+// that is not JSON; toolenv adds what was wrong after it.
+const toolInputParseError = "Tool input parse error...\n"
+
+// DecodeVirtualRequest decodes a /virtual body. It returns the request and
+// its arguments, or an error Result: StatusBadRequest for a body that is
+// not a JSON object or lacks category, tool_name or api_name, and
+// StatusInvalidArguments for a tool_input that is not a JSON object (the
+// way StableToolBench reports it).
+func DecodeVirtualRequest(body []byte) (*VirtualRequest, map[string]any, *toolenv.Result) {
+	var req VirtualRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&req); err != nil {
+		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest,
+			`send a JSON object: {"category": ..., "tool_name": ..., "api_name": ..., "tool_input": {...}}`,
+			"the request body is not a /virtual request: %v", err)
+	}
+	if dec.More() {
+		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "send exactly one JSON object", "unexpected data after the request object")
+	}
+	var missing []string
+	if req.Category == "" {
+		missing = append(missing, "category")
+	}
+	if req.ToolName == "" {
+		missing = append(missing, "tool_name")
+	}
+	if req.APIName == "" {
+		missing = append(missing, "api_name")
+	}
+	if len(missing) > 0 {
+		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "category, tool_name and api_name are required strings", "the request lacks %v", missing)
+	}
+	args, err := decodeToolInput(req.ToolInput)
+	if err != nil {
+		return &req, nil, &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + err.Error(),
+			Hint: `tool_input must be a JSON object, or a string holding one, e.g. "{\"q\": \"x\"}"`, Source: toolenv.SourcePipeline}
+	}
+	return &req, args, nil
+}
+
+// decodeToolInput accepts what StableToolBench's server accepts: an
+// object, a string holding an object, or an empty string (no arguments).
+func decodeToolInput(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return map[string]any{}, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("tool_input is not a valid JSON string: %w", err)
+		}
+		if len(bytes.TrimSpace([]byte(s))) == 0 {
+			return map[string]any{}, nil
+		}
+		raw = []byte(s)
+	}
+	if raw[0] != '{' {
+		return nil, errors.New("tool_input must be a JSON object (or a string holding one), not " + kindOf(raw))
+	}
+	m, err := decodeArgs(raw)
+	if err != nil {
+		return nil, fmt.Errorf("tool_input is not valid JSON: %w", err)
+	}
+	return m, nil
+}
+
+func kindOf(raw []byte) string {
+	switch raw[0] {
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number or malformed JSON"
+}
+
+// handleVirtual serves StableToolBench's POST /virtual: the answer is
+// always {"error": ..., "response": ...}, with HTTP 200 for everything a
+// StableToolBench server answers with 200 (including unknown APIs and
+// invalid arguments, which it reports in "error") and 400/413 for bodies
+// that are not requests at all.
+func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeVirtual(w, http.StatusRequestEntityTooLarge, &toolenv.Result{Status: toolenv.StatusTooLarge,
+				Error: fmt.Sprintf("request body over the server's limit of %d bytes", s.opts.MaxBodyBytes), Source: toolenv.SourcePipeline})
+			return
+		}
+		writeVirtual(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err))
+		return
+	}
+	req, args, res := DecodeVirtualRequest(body)
+	if res != nil && res.Status == toolenv.StatusBadRequest {
+		writeVirtual(w, http.StatusBadRequest, res)
+		return
+	}
+	if res != nil {
+		writeVirtual(w, http.StatusOK, res)
+		return
+	}
+	if req.APIName == "chat_with_user" { // StableToolBench's special API
+		writeVirtual(w, http.StatusOK, &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"Chat with user."`), Source: toolenv.SourcePipeline})
+		return
+	}
+	tool, err := s.index.Resolve(req.Category, req.ToolName, req.APIName)
+	if err != nil {
+		res := toolenv.ResultOf(err)
+		writeVirtual(w, http.StatusOK, res)
+		return
+	}
+	call := &toolenv.Call{
+		Tool:       tool,
+		Collection: s.opts.Registry.Collection(tool.Collection),
+		Args:       args,
+		Frontend:   "virtual",
+		RequestID:  s.newRequestID(),
+		Session:    r.Header.Get(SessionHeader),
+	}
+	if req.ToolbenchKey != "" {
+		call.Meta = map[string]string{"toolbench_key": req.ToolbenchKey}
+	}
+	writeVirtual(w, http.StatusOK, s.invoke(r.Context(), call))
+}
+
+// VirtualResponse renders a Result in StableToolBench's wire format,
+// {"error": ..., "response": ...}. Failures toolenv itself detected carry
+// the exact error strings StableToolBench's client maps to its status
+// codes, with toolenv's explanation in "response"; errors an API (or its
+// simulation) returned pass through unchanged.
+func VirtualResponse(res *toolenv.Result) []byte {
+	errMsg, body := res.Error, res.Body
+	if !res.OK() {
+		if code, ok := stbError[res.Status]; ok && (res.Source == toolenv.SourcePipeline || res.Source == "" || res.Error == "") {
+			explain := res.Error
+			if res.Hint != "" {
+				explain += " (" + res.Hint + ")"
+			}
+			errMsg = code
+			body, _ = toolenv.MarshalJSONNoHTML(explain)
+		} else if res.Hint != "" && res.Source == toolenv.SourcePipeline {
+			errMsg += "\n" + res.Hint
+		}
+		if errMsg == "" {
+			errMsg = string(res.Status)
+		}
+	}
+	if len(body) == 0 {
+		body = json.RawMessage(`""`)
+	}
+	e, _ := toolenv.MarshalJSONNoHTML(errMsg)
+	out := make([]byte, 0, len(e)+len(body)+25)
+	out = append(out, `{"error":`...)
+	out = append(out, e...)
+	out = append(out, `,"response":`...)
+	out = append(out, body...)
+	out = append(out, '}')
+	return out
+}
+
+func writeVirtual(w http.ResponseWriter, code int, res *toolenv.Result) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	setResultHeaders(h, res)
+	w.WriteHeader(code)
+	w.Write(VirtualResponse(res))
+}
