@@ -107,6 +107,7 @@ func newRootCmd(e *env) *cobra.Command {
 	// One line per command; each command lives in its own file.
 	root.AddCommand(
 		newVersionCmd(e),
+		newServeCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,15 @@
+package main
+
+import (
+	"context"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// pipelineMiddleware returns the optional middleware of the pipeline:
+// before runs ahead of argument validation, after between validation and
+// the cache (see invoke.Options). Drift enforcement, faults and failover
+// plug in here, each from its own flags.
+func pipelineMiddleware(ctx context.Context, f *envFlags, env *environment, e *env) (before, after []toolenv.Middleware, err error) {
+	return before, after, nil
+}

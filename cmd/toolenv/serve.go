@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/server"
+)
+
+func newServeCmd(e *env) *cobra.Command {
+	var (
+		f       envFlags
+		addr    string
+		baseURL string
+		maxBody int64
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve collections of APIs over /virtual (StableToolBench), REST, OpenAPI and MCP",
+		Long: `Serve collections of APIs. With no source flags it serves the embedded demo
+collection. Every call goes through one pipeline: validation, the cache, then the
+collection's backend (for documented APIs: the real upstream if configured, then the
+LLM simulator if configured, else the offline synthesizer).`,
+		Example: `  toolenv serve
+  toolenv serve --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction
+  toolenv serve --collection out/bird/slot --collection out/bird/rest --addr 127.0.0.1:9000
+  toolenv serve --toolbench DIR --llm-url http://127.0.0.1:8000/v1 --llm-model MirrorAPI`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), e, &f, addr, baseURL, maxBody)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&baseURL, "base-url", "", "public URL of the server, written into OpenAPI documents (default: the request's host)")
+	fs.Int64Var(&maxBody, "max-body", 1<<20, "largest request body accepted, in bytes")
+	f.register(fs)
+	return cmd
+}
+
+func runServe(ctx context.Context, e *env, f *envFlags, addr, baseURL string, maxBody int64) error {
+	log := e.logger()
+	metrics := server.NewMetrics()
+	env, err := openEnvironment(ctx, f, e, metrics)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	mcpHandler, err := newMCPHTTPHandler(ctx, env, e)
+	if err != nil {
+		return err
+	}
+	srv := server.New(server.Options{
+		Pipeline: env.pipeline, Registry: env.registry, Logger: log, Metrics: metrics,
+		MaxBodyBytes: maxBody, BaseURL: baseURL, MCP: mcpHandler,
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another server running there? pass --addr)", addr, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	tools := 0
+	for _, c := range env.registry.Collections() {
+		tools += len(c.Tools)
+		log.Info("collection", "name", c.Name, "kind", c.Kind, "tools", len(c.Tools), "backend", c.Backend.Type, "validation", c.Policy.Validation)
+	}
+	log.Info("toolenv is serving", "url", "http://"+ln.Addr().String(), "collections", len(env.registry.Collections()), "tools", tools, "store", env.store.Path())
+	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics); Ctrl-C stops\n", tools, ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
