@@ -1,0 +1,191 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// Tool.Meta keys the ToolBench loader sets and the prompts use.
+const (
+	metaAPIName     = "api_name"     // the API's documented name ("Songkick concert")
+	metaStdCategory = "std_category" // the standardized category ("Data")
+	metaToolName    = "tool_name"    // the tool's documented name, when Group is something else
+	// metaRequired and metaOptional, when set, hold ToolBench's
+	// required_parameters / optional_parameters lists as JSON, so the
+	// prompt shows them exactly as ToolBench wrote them.
+	metaRequired = "required_parameters"
+	metaOptional = "optional_parameters"
+)
+
+// apiName returns the API's documented name.
+func apiName(t *toolenv.Tool) string {
+	if n := t.Meta[metaAPIName]; n != "" {
+		return n
+	}
+	if t.Title != "" {
+		return t.Title
+	}
+	return t.Name
+}
+
+// toolName returns the documented name of the tool the API belongs to.
+func toolName(t *toolenv.Tool) string {
+	if n := t.Meta[metaToolName]; n != "" {
+		return n
+	}
+	if t.Group != "" {
+		return t.Group
+	}
+	return t.Collection
+}
+
+// category returns the standardized category (StableToolBench's
+// standardize_category of the category name).
+func category(t *toolenv.Tool) string {
+	if c := t.Meta[metaStdCategory]; c != "" {
+		return c
+	}
+	c := strings.NewReplacer(" ", "_", ",", "_", "/", "_").Replace(t.Category)
+	return strings.ReplaceAll(c, "__", "_")
+}
+
+// params returns the required (or optional) parameters in ToolBench's
+// form: the loader's original list when it kept one, else a list
+// rebuilt from the input schema ({name, type, description, default}).
+func params(t *toolenv.Tool, required bool) []any {
+	key := metaOptional
+	if required {
+		key = metaRequired
+	}
+	if raw := t.Meta[key]; raw != "" {
+		if v, err := decodeOrdered([]byte(raw)); err == nil {
+			if list, ok := v.([]any); ok {
+				return list
+			}
+		}
+	}
+	out := []any{}
+	for _, name := range t.Params() {
+		if t.Input.IsRequired(name) != required {
+			continue
+		}
+		p := t.Input.Prop(name)
+		def := any("")
+		switch {
+		case p.Default != nil:
+			def = ordered(p.Default)
+		case len(p.Examples) > 0:
+			def = ordered(p.Examples[0])
+		}
+		out = append(out, object{{"name", name}, {"type", toolbenchType(p)}, {"description", p.Description}, {"default", def}})
+	}
+	return out
+}
+
+// toolbenchType returns a parameter's type the way ToolBench documents it
+// ("STRING", "NUMBER", "BOOLEAN", "ENUM", ...): the loader's original type
+// when the schema kept it (x-toolbench-type), else one derived from the
+// JSON Schema type.
+func toolbenchType(p *toolenv.Schema) string {
+	if raw, ok := p.Extra["x-toolbench-type"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			return s
+		}
+	}
+	switch p.Type {
+	case "integer", "number":
+		return "NUMBER"
+	case "boolean":
+		return "BOOLEAN"
+	case "array":
+		return "ARRAY"
+	case "object":
+		return "OBJECT"
+	case "":
+		if len(p.Enum) > 0 {
+			return "ENUM"
+		}
+	}
+	return "STRING"
+}
+
+// mirrorDoc is the API doc of MirrorAPI's prompts, in its key order
+// (StableToolBench server/main_mirrorapi.py
+// fake_response_function_with_trained_simulator).
+func mirrorDoc(t *toolenv.Tool) object {
+	return object{
+		{"api_name", apiName(t)},
+		{"api_description", t.Description},
+		{"required_parameters", params(t, true)},
+		{"optional_parameters", params(t, false)},
+		{"tool_description", t.GroupDescription},
+		{"tool_name", toolName(t)},
+		{"tool_category", category(t)},
+	}
+}
+
+// gptDoc is the API doc of StableToolBench's GPT prompt (server/main.py:
+// {'tool_description', 'api_info': [{'name', 'description'}]}), with the
+// API's parameters added to its api_info entry: StableToolBench drops
+// them, and a simulator that cannot see the parameters cannot tell a
+// right call from a wrong one.
+func gptDoc(t *toolenv.Tool) object {
+	return object{
+		{"tool_description", t.GroupDescription},
+		{"api_info", []any{object{
+			{"name", apiName(t)},
+			{"description", t.Description},
+			{"required_parameters", params(t, true)},
+			{"optional_parameters", params(t, false)},
+		}}},
+	}
+}
+
+// argsObject orders a call's arguments: documented parameters in
+// documentation order, then the others sorted.
+func argsObject(t *toolenv.Tool, args map[string]any) object {
+	return fromMap(args, t.Params())
+}
+
+// argsJSON is the compact JSON of the arguments in documentation order,
+// as a MirrorAPI request's "tool_input" string holds it.
+func argsJSON(t *toolenv.Tool, args map[string]any) string {
+	return string(encodeJSON(argsObject(t, args)))
+}
+
+// mirrorRequest is the request of MirrorAPI's user turn in the form its
+// training and benchmark data use: the StableToolBench request with
+// tool_input as a JSON string.
+func mirrorRequest(t *toolenv.Tool, args map[string]any) object {
+	return object{
+		{"category", category(t)},
+		{"tool_name", toolName(t)},
+		{"api_name", apiName(t)},
+		{"tool_input", argsJSON(t, args)},
+		{"strip", "filter"},
+	}
+}
+
+// mirrorUser is MirrorAPI's user turn (USER_PROMPT of
+// server/main_mirrorapi.py: "API doc:\n{api_doc}\n\nRequest:\n{request}"),
+// with both filled in as Python's str() writes them.
+func mirrorUser(doc object, request any) string {
+	return "API doc:\n" + pyRepr(doc) + "\n\nRequest:\n" + pyRepr(request)
+}
+
+// envelopeText is an answer in the {error, response} form the prompts ask
+// for, as Python's json.dumps writes it: the assistant turn of a few-shot
+// example.
+func envelopeText(errMsg string, body json.RawMessage) string {
+	var resp any = ""
+	if len(bytes.TrimSpace(body)) > 0 {
+		if v, err := decodeOrdered(body); err == nil {
+			resp = v
+		}
+	}
+	return encodePyJSON(object{{"error", errMsg}, {"response", resp}})
+}
