@@ -197,7 +197,9 @@ type stringRule struct {
 
 var stringRules = []stringRule{
 	{"image", []string{"image", "images", "img", "thumbnail", "thumb", "avatar", "logo", "photo", "picture", "poster", "posters", "icon", "cover", "banner"},
-		func(_ *generator, _ string, h uint64) string { return fmt.Sprintf("https://example.com/images/%08x.jpg", uint32(h)) }},
+		func(_ *generator, _ string, h uint64) string {
+			return fmt.Sprintf("https://example.com/images/%08x.jpg", uint32(h))
+		}},
 	{"url", []string{"url", "uri", "link", "href", "website", "homepage", "permalink", "site", "web"},
 		func(_ *generator, key string, h uint64) string {
 			return fmt.Sprintf("https://example.com/%s/%08x", strings.Join(nameWords(key), "-"), uint32(h))
@@ -216,7 +218,9 @@ var stringRules = []stringRule{
 	{"id", []string{"id", "key", "token", "hash", "code", "sku", "isbn", "ref"},
 		func(_ *generator, _ string, h uint64) string { return fmt.Sprintf("%012x", h&0xffffffffffff) }},
 	{"slug", []string{"slug", "handle"},
-		func(_ *generator, key string, h uint64) string { return fmt.Sprintf("%s-%d", strings.Join(nameWords(key), "-"), h%1000) }},
+		func(_ *generator, key string, h uint64) string {
+			return fmt.Sprintf("%s-%d", strings.Join(nameWords(key), "-"), h%1000)
+		}},
 	{"phone", []string{"phone", "tel", "telephone", "mobile", "fax"},
 		func(_ *generator, _ string, h uint64) string { return fmt.Sprintf("+1-555-01%02d", h%100) }},
 	{"currency", []string{"currency"}, pick("USD", "EUR", "GBP", "JPY", "CAD")},
@@ -229,7 +233,9 @@ var stringRules = []stringRule{
 			return fmt.Sprintf("Synthesized %s %d for %s.", strings.Join(nameWords(key), " "), h%1000, g.title)
 		}},
 	{"name", []string{"name", "title", "label", "username", "author", "artist", "user", "nickname", "headline"},
-		func(_ *generator, key string, h uint64) string { return fmt.Sprintf("%s %d", titleCase(nameWords(key)), h%1000) }},
+		func(_ *generator, key string, h uint64) string {
+			return fmt.Sprintf("%s %d", titleCase(nameWords(key)), h%1000)
+		}},
 }
 
 // pick returns a rule that chooses one of the values.
