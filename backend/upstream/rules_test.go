@@ -122,25 +122,15 @@ func TestAppendixDOrder(t *testing.T) {
 	}
 }
 
-func TestStandardize(t *testing.T) {
-	cases := map[string]string{
-		"Songkick concert":    "songkick_concert",
-		"TheClique":           "theclique",
-		"  __Hello--World__ ": "hello_world",
-		"123 Go":              "get_123_go",
-		"Get /v1/items":       "get_v1_items",
-		"天气 API":              "天气_api",
+func TestProxyNames(t *testing.T) {
+	tool := &toolenv.Tool{Name: "get_123_go_for_my_tool", Title: "123 Go!", Category: "News, Media", Group: "My Tool"}
+	c, tl, a := proxyNames(tool)
+	if c != "News_Media" || tl != "my_tool" || a != "get_123_go" {
+		t.Errorf("proxyNames = %q %q %q", c, tl, a)
 	}
-	for in, want := range cases {
-		if got := standardize(in); got != want {
-			t.Errorf("standardize(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := changeName(standardize("ID")); got != "is_id" {
-		t.Errorf("changeName(standardize(ID)) = %q, want is_id", got)
-	}
-	if got := standardizeCategory("News, Media"); got != "News_Media" {
-		t.Errorf("standardizeCategory = %q", got)
+	tool.Title = "ID"
+	if _, _, a := proxyNames(tool); a != "is_id" {
+		t.Errorf("api name of ID = %q, want is_id (change_name)", a)
 	}
 }
 

@@ -13,18 +13,18 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/toolbench"
 )
 
-// toolbenchTool is a ToolBench API as the ToolBench loader makes it.
+// toolbenchTool is a ToolBench API as the ToolBench loader makes it
+// (StableToolBench G1, TheClique "Songkick concert").
 func toolbenchTool() *toolenv.Tool {
-	in := toolenv.ObjectSchema()
-	in.SetProp("id_conc", &toolenv.Schema{Type: "string"})
-	in.Required = []string{"id_conc"}
-	return &toolenv.Tool{
-		ID: "toolbench/songkick_concert_for_theclique", Collection: "toolbench", Name: "songkick_concert_for_theclique",
-		Title: "Songkick concert", Category: "Data", Group: "TheClique", Input: in,
-		Meta: map[string]string{"std_tool": "theclique", "std_category": "Data", "api_name": "Songkick concert"},
-	}
+	doc := toolbench.APIDoc{CategoryName: "Data", ToolName: "TheClique", APIName: "Songkick concert", APIDescription: "Concert info",
+		RequiredParameters: []toolbench.ParamDoc{{Name: "id_conc", Type: "STRING", Default: "40698227-lumineers-at-aware-super-theatre"}}, Method: "GET"}
+	t := doc.Tool()
+	t.Collection = "toolbench"
+	t.ID = toolenv.ToolID(t.Collection, t.Name)
+	return t
 }
 
 // proxyServer imitates StableToolBench's RapidAPI proxy: it records the
