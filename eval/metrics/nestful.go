@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/eval/internal/pyfmt"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // NestfulResult holds the scores the NESTful scorer reports for a set of

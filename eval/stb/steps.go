@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolenv/toolenv/eval/internal/pyfmt"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // Steps returns the answer_steps and final_step strings that
