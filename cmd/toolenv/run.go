@@ -108,6 +108,7 @@ func newRootCmd(e *env) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(e),
 		newServeCmd(e),
+		newCacheCmd(e),
 	)
 	return root
 }

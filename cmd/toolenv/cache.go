@@ -1,0 +1,357 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/toolbench"
+	"github.com/toolenv/toolenv/validate"
+)
+
+func newCacheCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "Import, export and inspect the response cache",
+	}
+	cmd.AddCommand(newCacheImportCmd(e), newCacheExportCmd(e), newCacheStatsCmd(e))
+	return cmd
+}
+
+func openStore(ctx context.Context, path string, e *env) (*store.Store, error) {
+	st, err := store.Open(ctx, path, store.Options{Logger: e.logger()})
+	if err != nil {
+		return nil, fmt.Errorf("%w (pass --store PATH to use another file)", err)
+	}
+	return st, nil
+}
+
+// importReport is what cache import found.
+type importReport struct {
+	Files      int                      `json:"files"`
+	Entries    int                      `json:"entries"`
+	Imported   int                      `json:"imported"`
+	Kept       int                      `json:"kept_existing"`
+	Unresolved map[string]int           `json:"unresolved_apis,omitempty"`
+	Problems   []toolbench.CacheProblem `json:"problems,omitempty"`
+}
+
+func newCacheImportCmd(e *env) *cobra.Command {
+	var (
+		storePath  string
+		docs       []string
+		collection string
+		overwrite  bool
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "import DIR",
+		Short: "Import a StableToolBench cache folder (<category>/<tool>_for_<category>/<api>.json)",
+		Long: `Import a StableToolBench response cache. Each entry's key (the Python repr of the
+arguments) is parsed and re-keyed canonically, so key order, whitespace and number
+formatting no longer matter. With --toolbench, entries are matched to the documented
+APIs and their arguments coerced exactly as the server coerces calls (so every
+imported entry is found again); without it, tool IDs are derived from the path.`,
+		Example: `  toolenv cache import ./tool_response_cache --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := openStore(ctx, storePath, e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var ix *toolbench.Index
+			var coll *toolenv.Collection
+			if len(docs) > 0 {
+				src, err := toolbench.Load(docs...)
+				if err != nil {
+					return err
+				}
+				coll = toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: collection})
+				ix = toolbench.NewIndex(coll)
+			}
+			rep, err := importCache(ctx, st, args[0], ix, coll, collection, overwrite, e.stderr)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONTo(e.stdout, rep)
+			}
+			fmt.Fprintf(e.stdout, "read %d files, %d entries: %d imported, %d already cached (kept; --overwrite replaces them), %d problems\n",
+				rep.Files, rep.Entries, rep.Imported, rep.Kept, len(rep.Problems))
+			if len(rep.Unresolved) > 0 {
+				fmt.Fprintf(e.stdout, "%d APIs are not in the --toolbench docs; their entries were keyed by path:\n", len(rep.Unresolved))
+				printTop(e.stdout, rep.Unresolved, 10)
+			}
+			for i, p := range rep.Problems {
+				if i == 10 {
+					fmt.Fprintf(e.stdout, "  … %d more (use --json for all)\n", len(rep.Problems)-10)
+					break
+				}
+				fmt.Fprintf(e.stdout, "  %s %s: %s\n", p.File, trimKey(p.Key), p.Err)
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&storePath, "store", defaultStorePath(), "cache database")
+	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs the cache belongs to (as for serve); recommended")
+	fs.StringVar(&collection, "collection", "toolbench", "collection name the entries belong to")
+	fs.BoolVar(&overwrite, "overwrite", false, "replace entries already in the store")
+	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func trimKey(k string) string {
+	if len(k) > 60 {
+		return k[:57] + "…"
+	}
+	return k
+}
+
+// importCache reads a StableToolBench cache into st. With an index, each
+// entry is resolved to its tool and its arguments go through the same
+// lenient validation the pipeline applies, so that its key is the key a
+// live call computes.
+func importCache(ctx context.Context, st *store.Store, dir string, ix *toolbench.Index, coll *toolenv.Collection, collection string, overwrite bool, progressOut io.Writer) (*importReport, error) {
+	rep := &importReport{Unresolved: map[string]int{}}
+	var v validate.Validator
+	bar := progress.New(progressOut, -1, "importing cache entries")
+	defer bar.Finish()
+	var batch []*store.Entry
+	flush := func() error {
+		n, err := st.PutMany(ctx, batch, overwrite)
+		if err != nil {
+			return err
+		}
+		rep.Imported += n
+		rep.Kept += len(batch) - n
+		bar.Add(len(batch))
+		batch = batch[:0]
+		return nil
+	}
+	files, problems, err := toolbench.ReadCache(dir, func(r *toolbench.CacheRecord) error {
+		rep.Entries++
+		toolID := toolenv.ToolID(collection, r.FunctionName())
+		args := r.Args
+		if ix != nil {
+			tool, err := ix.Resolve(r.Category, r.Tool, r.API)
+			if err != nil {
+				rep.Unresolved[r.Category+"/"+r.Tool+"/"+r.API]++
+			} else {
+				toolID = tool.ID
+				args = v.Args(tool.Input, args, coll.Policy.Validation != toolenv.ValidationStrict).Args
+			}
+		}
+		canon, err := toolenv.Canonical(args)
+		if err != nil {
+			rep.Problems = append(rep.Problems, toolbench.CacheProblem{File: r.File, Key: r.Key, Err: err.Error()})
+			return nil
+		}
+		status := toolenv.StatusOK
+		if r.Error != "" {
+			status = toolenv.StatusUpstreamError
+		}
+		batch = append(batch, &store.Entry{Tool: toolID, Args: string(canon), Status: status, Body: r.Response, Error: r.Error, Origin: "import"})
+		if len(batch) >= 1000 {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	rep.Files = files
+	rep.Problems = append(rep.Problems, problems...)
+	if len(rep.Unresolved) == 0 {
+		rep.Unresolved = nil
+	}
+	return rep, nil
+}
+
+func newCacheExportCmd(e *env) *cobra.Command {
+	var (
+		storePath string
+		format    string
+		docs      []string
+		tool      string
+	)
+	cmd := &cobra.Command{
+		Use:   "export [OUT]",
+		Short: "Export the cache as JSON lines (default, to OUT or stdout) or in StableToolBench's layout (OUT is a folder)",
+		Example: `  toolenv cache export > cache.jsonl
+  toolenv cache export --format stabletoolbench --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction ./stb_cache`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := openStore(ctx, storePath, e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			switch format {
+			case "jsonl":
+				w := e.stdout
+				if len(args) == 1 && args[0] != "-" {
+					f, err := os.Create(args[0])
+					if err != nil {
+						return fmt.Errorf("export: %w", err)
+					}
+					defer f.Close()
+					w = f
+				}
+				bw := bufio.NewWriter(w)
+				enc := json.NewEncoder(bw)
+				enc.SetEscapeHTML(false)
+				n := 0
+				err := st.Each(ctx, func(en *store.Entry) error {
+					if tool != "" && en.Tool != tool {
+						return nil
+					}
+					n++
+					return enc.Encode(en)
+				})
+				if err != nil {
+					return fmt.Errorf("export: %w", err)
+				}
+				if err := bw.Flush(); err != nil {
+					return fmt.Errorf("export: %w", err)
+				}
+				fmt.Fprintf(e.stderr, "exported %d entries\n", n)
+				return nil
+			case "stabletoolbench":
+				if len(args) != 1 {
+					return usagef("--format stabletoolbench writes a folder: give it as OUT")
+				}
+				if len(docs) == 0 {
+					return usagef("--format stabletoolbench needs --toolbench DOCS to name each API's category, tool and file")
+				}
+				src, err := toolbench.Load(docs...)
+				if err != nil {
+					return err
+				}
+				coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
+				byID := map[string]*toolenv.Tool{}
+				for _, t := range coll.Tools {
+					byID[t.ID] = t
+				}
+				var recs []*toolbench.CacheRecord
+				skipped := 0
+				err = st.Each(ctx, func(en *store.Entry) error {
+					t := byID[en.Tool]
+					if t == nil || (tool != "" && en.Tool != tool) {
+						skipped++
+						return nil
+					}
+					var a map[string]any
+					if err := toolenv.DecodeJSON([]byte(en.Args), &a); err != nil {
+						return fmt.Errorf("export: entry %s %s: %w", en.Tool, en.Args, err)
+					}
+					recs = append(recs, &toolbench.CacheRecord{Category: t.Meta["std_category"], Tool: t.Meta["std_tool"], API: t.Meta["api_name"], Args: a, Error: en.Error, Response: en.Body})
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				files, err := toolbench.WriteCache(args[0], recs)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "exported %d entries into %d files under %s (%d entries of other tools skipped)\n", len(recs), files, args[0], skipped)
+				return nil
+			}
+			return usagef("--format %q: want jsonl or stabletoolbench", format)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&storePath, "store", defaultStorePath(), "cache database")
+	fs.StringVar(&format, "format", "jsonl", "jsonl or stabletoolbench")
+	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs (needed for --format stabletoolbench)")
+	fs.StringVar(&tool, "tool", "", "export only this tool ID")
+	return cmd
+}
+
+func newCacheStatsCmd(e *env) *cobra.Command {
+	var (
+		storePath string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Count the cache's entries by origin, status and tool",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openStore(cmd.Context(), storePath, e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			s, err := st.Stats(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONTo(e.stdout, s)
+			}
+			fmt.Fprintf(e.stdout, "store:    %s (%.1f MiB)\nentries:  %d over %d tools\nrecords:  %d LLM exchanges\n", s.Path, float64(s.Bytes)/(1<<20), s.Entries, s.Tools, s.Records)
+			fmt.Fprintln(e.stdout, "by origin:")
+			printTop(e.stdout, s.ByOrigin, 0)
+			fmt.Fprintln(e.stdout, "by status:")
+			printTop(e.stdout, s.ByStatus, 0)
+			if len(s.TopTools) > 0 {
+				fmt.Fprintln(e.stdout, "most cached tools:")
+				for _, tc := range s.TopTools {
+					fmt.Fprintf(e.stdout, "  %8d  %s\n", tc.Entries, tc.Tool)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storePath, "store", defaultStorePath(), "cache database")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func printTop(w io.Writer, m map[string]int, max int) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	for i, k := range keys {
+		if max > 0 && i == max {
+			fmt.Fprintf(w, "  … %d more\n", len(keys)-max)
+			break
+		}
+		label := strings.TrimSpace(k)
+		if label == "" {
+			label = "(none)"
+		}
+		fmt.Fprintf(w, "  %8d  %s\n", m[k], label)
+	}
+}
+
+func writeJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
