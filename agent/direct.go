@@ -136,7 +136,9 @@ func UserQuery(t *toolenv.Task) string {
 func StartLabel(t *toolenv.Task) string {
 	label := "starting_table"
 	for _, c := range InitCalls(t) {
-		if l, ok := c["label"].(string); ok && l != "" {
+		if l := c.Label; l != "" {
+			label = l
+		} else if l, ok := c.Args["label"].(string); ok && l != "" {
 			label = l
 		}
 	}

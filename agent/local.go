@@ -20,6 +20,7 @@ const InitTool = "initialize_active_data"
 // serves.
 type Local struct {
 	h     toolenv.Handler
+	opts  LocalOptions
 	colls map[string]*toolenv.Collection
 	only  *toolenv.Collection
 	seq   atomic.Int64
@@ -27,11 +28,19 @@ type Local struct {
 
 var _ Env = (*Local)(nil)
 
+// LocalOptions configure a Local environment.
+type LocalOptions struct {
+	// TaskTools returns the tools a task offers, as the task shows them
+	// (NL2SQL collections narrow column enums to the task's starting
+	// table: sqltools.TaskTools). Nil means TaskTools.
+	TaskTools func(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error)
+}
+
 // NewLocal returns an environment that invokes h for the tools of colls.
 // A task names its collection (Task.Collection); with a single collection
 // it may leave it empty.
-func NewLocal(h toolenv.Handler, colls ...*toolenv.Collection) *Local {
-	l := &Local{h: h, colls: map[string]*toolenv.Collection{}}
+func NewLocal(h toolenv.Handler, colls []*toolenv.Collection, opts LocalOptions) *Local {
+	l := &Local{h: h, opts: opts, colls: map[string]*toolenv.Collection{}}
 	for _, c := range colls {
 		l.colls[c.Name] = c
 	}
@@ -53,14 +62,22 @@ func (l *Local) Start(ctx context.Context, task *toolenv.Task) (Session, error) 
 		return nil, toolenv.Errorw(toolenv.StatusNotFound, "load the collection the task names, or pass its folder with --tasks", "task %s: collection %q is not loaded", task.ID, task.Collection)
 	}
 	s := &localSession{env: l, coll: c, id: "eval-" + strconv.FormatInt(l.seq.Add(1), 10) + "-" + task.ID}
-	s.tools = TaskTools(c, task)
+	if l.opts.TaskTools != nil {
+		tools, err := l.opts.TaskTools(c, task)
+		if err != nil {
+			return nil, toolenv.Errorw(toolenv.StatusNotFound, "check the task's tools against the collection", "%v", err)
+		}
+		s.tools = tools
+	} else {
+		s.tools = TaskTools(c, task)
+	}
 	if len(s.tools) == 0 {
 		return nil, toolenv.Errorw(toolenv.StatusNotFound, "check the task's tools against the collection", "task %s: none of its tools is in collection %s", task.ID, c.Name)
 	}
-	for i, args := range InitCalls(task) {
-		res := s.invoke(ctx, InitTool, args)
+	for i, g := range InitCalls(task) {
+		res := s.invoke(ctx, g.Name, WithLabel(c.Tool(g.Name), g.Args, g.Label))
 		if !res.OK() {
-			return nil, toolenv.Errorw(res.Status, res.Hint, "task %s: initialisation call %d failed: %s", task.ID, i+1, res.Error)
+			return nil, toolenv.Errorw(res.Status, res.Hint, "task %s: initialisation call %d (%s) failed: %s", task.ID, i+1, g.Name, res.Error)
 		}
 	}
 	return s, nil
@@ -87,15 +104,26 @@ func TaskTools(c *toolenv.Collection, task *toolenv.Task) []*toolenv.Tool {
 	return out
 }
 
-// InitCalls returns the arguments of a task's hidden initialisation calls
-// (meta.init: a list of argument objects).
-func InitCalls(task *toolenv.Task) []map[string]any {
+// InitCalls returns a task's hidden initialisation calls (meta.init: a
+// list of NESTful calls; an entry with no "name" is the arguments of a
+// call to InitTool).
+func InitCalls(task *toolenv.Task) []toolenv.GoldCall {
 	list, _ := task.Meta["init"].([]any)
-	var out []map[string]any
+	var out []toolenv.GoldCall
 	for _, e := range list {
-		if m, ok := e.(map[string]any); ok {
-			out = append(out, m)
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
 		}
+		name, _ := m["name"].(string)
+		if name == "" {
+			out = append(out, toolenv.GoldCall{Name: InitTool, Args: m})
+			continue
+		}
+		g := toolenv.GoldCall{Name: name}
+		g.Args, _ = m["arguments"].(map[string]any)
+		g.Label, _ = m["label"].(string)
+		out = append(out, g)
 	}
 	return out
 }
@@ -113,7 +141,7 @@ func (s *localSession) Tools() []*toolenv.Tool { return s.tools }
 func (s *localSession) Close(ctx context.Context) error { return nil }
 
 func (s *localSession) Call(ctx context.Context, c Call) *toolenv.Result {
-	return s.invoke(ctx, c.Name, WithLabel(s.coll, c.Args, c.Label))
+	return s.invoke(ctx, c.Name, WithLabel(s.coll.Tool(c.Name), c.Args, c.Label))
 }
 
 func (s *localSession) invoke(ctx context.Context, name string, args map[string]any) *toolenv.Result {
@@ -132,11 +160,11 @@ func (s *localSession) invoke(ctx context.Context, name string, args map[string]
 	return res
 }
 
-// WithLabel returns args with the label added as the "label" argument
-// when the collection keeps labelled results (Policy.Sessions, the
-// NL2SQL SLOT/SEL protocol) and the arguments do not already name one.
-func WithLabel(c *toolenv.Collection, args map[string]any, label string) map[string]any {
-	if label == "" || !c.Policy.Sessions {
+// WithLabel returns args with the NESTful label added as the "label"
+// argument when the tool takes one (the NL2SQL SLOT/SEL tools store their
+// result under it) and the arguments do not already name one.
+func WithLabel(t *toolenv.Tool, args map[string]any, label string) map[string]any {
+	if label == "" || t == nil || t.Input.Prop("label") == nil {
 		return args
 	}
 	if _, ok := args["label"]; ok {

@@ -65,7 +65,7 @@ func TestCoTReplaysStableToolBench(t *testing.T) {
 			}
 			srv := llmtest.New(llmtest.Script(replies...))
 			defer srv.Close()
-			out := runEpisode(t, agent.CoT{}, srv, agent.NewLocal(back, c), c, task)
+			out := runEpisode(t, agent.CoT{}, srv, agent.NewLocal(back, []*toolenv.Collection{c}, agent.LocalOptions{}), c, task)
 			tr := out.Trajectory
 			if tr.Error != "" {
 				t.Fatal(tr.Error)
@@ -145,7 +145,7 @@ func TestDFSDTReplaysStableToolBench(t *testing.T) {
 			replies := treeReplies(t, raw.Tree.Tree, back)
 			srv := llmtest.New(llmtest.Script(replies...))
 			defer srv.Close()
-			out := runEpisode(t, agent.DFSDT{}, srv, agent.NewLocal(back, c), c, task)
+			out := runEpisode(t, agent.DFSDT{}, srv, agent.NewLocal(back, []*toolenv.Collection{c}, agent.LocalOptions{}), c, task)
 			if out.Trajectory.Error != "" {
 				t.Fatal(out.Trajectory.Error)
 			}
