@@ -3,28 +3,13 @@ package simulate
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/toolbench"
 )
 
-// Tool.Meta keys the ToolBench loader sets and the prompts use.
-const (
-	metaAPIName     = "api_name"     // the API's documented name ("Songkick concert")
-	metaStdCategory = "std_category" // the standardized category ("Data")
-	metaToolName    = "tool_name"    // the tool's documented name, when Group is something else
-	// metaRequired and metaOptional, when set, hold ToolBench's
-	// required_parameters / optional_parameters lists as JSON, so the
-	// prompt shows them exactly as ToolBench wrote them.
-	metaRequired = "required_parameters"
-	metaOptional = "optional_parameters"
-)
-
-// apiName returns the API's documented name.
+// apiName returns the API's documented name ("Songkick concert").
 func apiName(t *toolenv.Tool) string {
-	if n := t.Meta[metaAPIName]; n != "" {
-		return n
-	}
 	if t.Title != "" {
 		return t.Title
 	}
@@ -33,40 +18,42 @@ func apiName(t *toolenv.Tool) string {
 
 // toolName returns the documented name of the tool the API belongs to.
 func toolName(t *toolenv.Tool) string {
-	if n := t.Meta[metaToolName]; n != "" {
-		return n
-	}
 	if t.Group != "" {
 		return t.Group
 	}
 	return t.Collection
 }
 
-// category returns the standardized category (StableToolBench's
-// standardize_category of the category name).
+// category returns the standardized category, as StableToolBench's
+// server passes it on ("Artificial_Intelligence_Machine_Learning").
 func category(t *toolenv.Tool) string {
-	if c := t.Meta[metaStdCategory]; c != "" {
+	if c := t.Meta["std_category"]; c != "" {
 		return c
 	}
-	c := strings.NewReplacer(" ", "_", ",", "_", "/", "_").Replace(t.Category)
-	return strings.ReplaceAll(c, "__", "_")
+	return toolbench.StandardizeCategory(t.Category)
 }
 
-// params returns the required (or optional) parameters in ToolBench's
-// form: the loader's original list when it kept one, else a list
-// rebuilt from the input schema ({name, type, description, default}).
-func params(t *toolenv.Tool, required bool) []any {
-	key := metaOptional
-	if required {
-		key = metaRequired
-	}
-	if raw := t.Meta[key]; raw != "" {
-		if v, err := decodeOrdered([]byte(raw)); err == nil {
-			if list, ok := v.([]any); ok {
-				return list
+// docName is the documented name of parameter name: the loader keeps
+// ToolBench's original name in "x-name" when it had to standardize it
+// ("id" became "is_id").
+func docName(t *toolenv.Tool, name string) string {
+	if p := t.Input.Prop(name); p != nil {
+		if raw, ok := p.Extra["x-name"]; ok {
+			var s string
+			if json.Unmarshal(raw, &s) == nil && s != "" {
+				return s
 			}
 		}
 	}
+	return name
+}
+
+// params returns the required (or optional) parameters as ToolBench
+// documents them, {name, type, description, default}, with the names,
+// types and example values the ToolBench loader kept (x-name,
+// x-toolbench-type, example_value; see toolbench.DocOf), falling back to
+// the schema's type, default and examples for other tools.
+func params(t *toolenv.Tool, required bool) []any {
 	out := []any{}
 	for _, name := range t.Params() {
 		if t.Input.IsRequired(name) != required {
@@ -74,13 +61,16 @@ func params(t *toolenv.Tool, required bool) []any {
 		}
 		p := t.Input.Prop(name)
 		def := any("")
-		switch {
-		case p.Default != nil:
+		if raw, ok := p.Extra["example_value"]; ok {
+			if v, err := decodeOrdered(raw); err == nil {
+				def = v
+			}
+		} else if p.Default != nil {
 			def = ordered(p.Default)
-		case len(p.Examples) > 0:
+		} else if len(p.Examples) > 0 {
 			def = ordered(p.Examples[0])
 		}
-		out = append(out, object{{"name", name}, {"type", toolbenchType(p)}, {"description", p.Description}, {"default", def}})
+		out = append(out, object{{"name", docName(t, name)}, {"type", toolbenchType(p)}, {"description", p.Description}, {"default", def}})
 	}
 	return out
 }
@@ -146,9 +136,15 @@ func gptDoc(t *toolenv.Tool) object {
 }
 
 // argsObject orders a call's arguments: documented parameters in
-// documentation order, then the others sorted.
+// documentation order, then the others sorted; each under its documented
+// name, so that the request a simulator sees uses the names of the doc it
+// is shown.
 func argsObject(t *toolenv.Tool, args map[string]any) object {
-	return fromMap(args, t.Params())
+	o := fromMap(args, t.Params())
+	for i := range o {
+		o[i].Key = docName(t, o[i].Key)
+	}
+	return o
 }
 
 // argsJSON is the compact JSON of the arguments in documentation order,

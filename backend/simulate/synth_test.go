@@ -4,121 +4,37 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/toolbench"
 )
 
-// queryAPI is one entry of a StableToolBench query file's api_list.
-type queryAPI struct {
-	Category    string          `json:"category_name"`
-	ToolName    string          `json:"tool_name"`
-	APIName     string          `json:"api_name"`
-	Description string          `json:"api_description"`
-	Required    []queryParam    `json:"required_parameters"`
-	Optional    []queryParam    `json:"optional_parameters"`
-	Method      string          `json:"method"`
-	Template    json.RawMessage `json:"template_response"`
-}
-
-type queryParam struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Description string `json:"description"`
-	Default     any    `json:"default"`
-}
-
-// sharedAPIs reads the distinct APIs of the StableToolBench query files
-// in the shared data folder, as tools (a minimal stand-in for the
-// ToolBench loader, enough for the synthesizer and the prompts).
+// sharedAPIs loads the distinct APIs of the StableToolBench query files in
+// the shared data folder with the ToolBench loader.
 func sharedAPIs(tb testing.TB) []*toolenv.Tool {
 	tb.Helper()
 	dir := shareddata.Require(tb, "stabletoolbench", "solvable_queries", "test_instruction")
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no query files in %s: %v", dir, err)
+	src, err := toolbench.Load(dir)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	sort.Strings(files)
-	byKey := map[string]*toolenv.Tool{}
-	var order []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var queries []struct {
-			APIList []queryAPI `json:"api_list"`
-		}
-		if err := json.Unmarshal(data, &queries); err != nil {
-			tb.Fatalf("%s: %v", f, err)
-		}
-		for _, q := range queries {
-			for _, a := range q.APIList {
-				key := a.Category + "\x00" + a.ToolName + "\x00" + a.APIName
-				if _, ok := byKey[key]; ok {
-					continue
-				}
-				byKey[key] = toolFromQuery(a)
-				order = append(order, key)
-			}
-		}
-	}
-	out := make([]*toolenv.Tool, len(order))
-	for i, k := range order {
-		out[i] = byKey[k]
-	}
-	return out
-}
-
-func toolFromQuery(a queryAPI) *toolenv.Tool {
-	in := toolenv.ObjectSchema()
-	add := func(p queryParam, required bool) {
-		s := &toolenv.Schema{Type: "string", Description: p.Description}
-		if p.Type == "NUMBER" {
-			s.Type = "number"
-		}
-		if p.Default != nil && fmt.Sprint(p.Default) != "" {
-			s.Examples = []any{p.Default}
-		}
-		in.SetProp(p.Name, s)
-		if required {
-			in.Required = append(in.Required, p.Name)
-		}
-	}
-	for _, p := range a.Required {
-		add(p, true)
-	}
-	for _, p := range a.Optional {
-		add(p, false)
-	}
-	name := strings.ToLower(strings.ReplaceAll(a.APIName, " ", "_")) + "_for_" + strings.ToLower(a.ToolName)
-	t := &toolenv.Tool{
-		ID: "stb/" + a.Category + "/" + name, Collection: "stb", Name: name, Title: a.APIName, Description: a.Description,
-		Category: a.Category, Group: a.ToolName, Input: in, Binding: &toolenv.Binding{Method: a.Method},
-		Meta: map[string]string{"api_name": a.APIName, "std_category": a.Category},
-	}
-	if len(bytes.TrimSpace(a.Template)) > 0 && string(a.Template) != "null" {
-		t.OutputExample = a.Template
-	}
-	req, _ := json.Marshal(a.Required)
-	opt, _ := json.Marshal(a.Optional)
-	t.Meta["required_parameters"], t.Meta["optional_parameters"] = string(req), string(opt)
-	return t
+	return toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: "stb"}).Tools
 }
 
 // defaultArgs builds a call from the documented defaults.
 func defaultArgs(t *toolenv.Tool) map[string]any {
 	args := map[string]any{}
 	for _, n := range t.Params() {
-		if p := t.Input.Prop(n); len(p.Examples) > 0 && t.Input.IsRequired(n) {
-			args[n] = p.Examples[0]
+		if raw, ok := t.Input.Prop(n).Extra["example_value"]; ok && t.Input.IsRequired(n) {
+			var v any
+			if toolenv.DecodeJSON(raw, &v) == nil {
+				args[n] = v
+			}
 		}
 	}
 	return args
