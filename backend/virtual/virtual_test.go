@@ -187,3 +187,27 @@ func TestCanceled(t *testing.T) {
 		t.Fatalf("status %s, want canceled (%+v)", r.Status, r)
 	}
 }
+
+func TestBuild(t *testing.T) {
+	coll, tool := concert()
+	if _, err := Build(Options{UpstreamURL: "not a url"}); err == nil || !strings.Contains(err.Error(), "http://") {
+		t.Errorf("a bad proxy URL must be refused with a hint: %v", err)
+	}
+	srv := llmtest.New(llmtest.Script(llmtest.Reply{Content: simAnswer}))
+	defer srv.Close()
+	if _, err := Build(Options{LLM: llm.New(srv.URL(), llm.Options{}), Prompt: "poetry"}); err == nil {
+		t.Error("an unknown prompt must be refused")
+	}
+	b, err := Build(Options{LLM: llm.New(srv.URL(), llm.Options{}), Model: "m", Prompt: "cot", Tools: coll.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.Invoke(context.Background(), &toolenv.Call{Tool: tool, Args: map[string]any{"id_conc": "1"}})
+	if r.Source != toolenv.SourceSimulator || r.Meta[simulate.MetaPrompt] != "cot" || srv.Requests()[0].Model != "m" {
+		t.Fatalf("%+v", r)
+	}
+	b, _ = Build(Options{})
+	if r := b.Invoke(context.Background(), &toolenv.Call{Tool: tool}); r.Source != toolenv.SourceSynthesizer {
+		t.Fatalf("%+v", r)
+	}
+}

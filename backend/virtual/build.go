@@ -1,0 +1,72 @@
+package virtual
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/simulate"
+	"github.com/toolenv/toolenv/backend/upstream"
+)
+
+// Options say which stages to build, in the terms of the serve command's
+// flags. The zero value builds the synthesizer alone.
+type Options struct {
+	// UpstreamURL is StableToolBench's RapidAPI proxy; empty means none.
+	UpstreamURL string
+	// ToolbenchKey is the proxy's key; empty forwards each caller's.
+	ToolbenchKey string
+	// UpstreamDirect calls tools' own URLs (Binding.BaseURL).
+	UpstreamDirect bool
+	// UpstreamTimeout bounds one upstream call; default 15 s.
+	UpstreamTimeout time.Duration
+	// UpstreamHeaders are added to direct calls (API keys).
+	UpstreamHeaders map[string]string
+
+	// LLM is the simulator's endpoint (an *llm.Client); nil means no
+	// simulator.
+	LLM simulate.ChatModel
+	// Model, Prompt ("sft", "cot", "stb") and Timeout configure the
+	// simulator; see simulate.Options.
+	Model   string
+	Prompt  string
+	Timeout time.Duration
+
+	// Examples gives recorded calls (the store) to the simulator's
+	// few-shot examples and the synthesizer's values.
+	Examples simulate.ExampleSource
+	// Tools are the collection's tools: the simulator checks that an
+	// answer does not belong to another API of the same group.
+	Tools []*toolenv.Tool
+
+	// Logger is passed to every stage; nil discards.
+	Logger *slog.Logger
+}
+
+// Build builds the stages opts ask for and composes them.
+func Build(opts Options) (*Backend, error) {
+	cfg := Config{Logger: opts.Logger}
+	if opts.UpstreamURL != "" || opts.UpstreamDirect {
+		up, err := upstream.New(upstream.Config{
+			ProxyURL: opts.UpstreamURL, ToolbenchKey: opts.ToolbenchKey, Direct: opts.UpstreamDirect,
+			Headers: opts.UpstreamHeaders, Timeout: opts.UpstreamTimeout, Logger: opts.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("virtual backend: %w", err)
+		}
+		cfg.Upstream = up
+	}
+	if opts.LLM != nil {
+		sim, err := simulate.New(opts.LLM, simulate.Options{
+			Model: opts.Model, Prompt: opts.Prompt, Timeout: opts.Timeout,
+			Examples: opts.Examples, Neighbours: simulate.SameGroup(opts.Tools), Logger: opts.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("virtual backend: %w", err)
+		}
+		cfg.Simulator = sim
+	}
+	cfg.Synthesizer = simulate.NewSynthesizer(simulate.SynthOptions{Examples: opts.Examples, Logger: opts.Logger})
+	return New(cfg), nil
+}
