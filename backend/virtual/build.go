@@ -24,8 +24,8 @@ type Options struct {
 	// UpstreamHeaders are added to direct calls (API keys).
 	UpstreamHeaders map[string]string
 
-	// LLM is the simulator's endpoint (an *llm.Client); nil means no
-	// simulator.
+	// LLM is the simulator's endpoint (an *llm.Client); nil (or a nil
+	// *llm.Client) means no simulator.
 	LLM simulate.ChatModel
 	// Model, Prompt ("sft", "cot", "stb") and Timeout configure the
 	// simulator; see simulate.Options.
@@ -57,7 +57,7 @@ func Build(opts Options) (*Backend, error) {
 		}
 		cfg.Upstream = up
 	}
-	if opts.LLM != nil {
+	if !isNil(opts.LLM) {
 		sim, err := simulate.New(opts.LLM, simulate.Options{
 			Model: opts.Model, Prompt: opts.Prompt, Timeout: opts.Timeout,
 			Examples: opts.Examples, Neighbours: simulate.SameGroup(opts.Tools), Logger: opts.Logger,

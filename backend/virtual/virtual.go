@@ -47,13 +47,19 @@ func New(cfg Config) *Backend {
 // present returns h, or nil when h is nil or a nil pointer in an
 // interface (a stage that was not configured).
 func present(h toolenv.Handler) toolenv.Handler {
-	if h == nil {
-		return nil
-	}
-	if v := reflect.ValueOf(h); v.Kind() == reflect.Pointer && v.IsNil() {
+	if isNil(h) {
 		return nil
 	}
 	return h
+}
+
+// isNil reports whether v is nil or a nil pointer held in an interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // Invoke runs the stages in order and returns the first answer.

@@ -206,7 +206,8 @@ func TestBuild(t *testing.T) {
 	if r.Source != toolenv.SourceSimulator || r.Meta[simulate.MetaPrompt] != "cot" || srv.Requests()[0].Model != "m" {
 		t.Fatalf("%+v", r)
 	}
-	b, _ = Build(Options{})
+	var none *llm.Client
+	b, _ = Build(Options{LLM: none})
 	if r := b.Invoke(context.Background(), &toolenv.Call{Tool: tool}); r.Source != toolenv.SourceSynthesizer {
 		t.Fatalf("%+v", r)
 	}
