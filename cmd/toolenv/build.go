@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqlrest"
+	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/nl2api"
+)
+
+func newBuildCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build tool collections from datasets",
+	}
+	cmd.AddCommand(newBuildBirdCmd(e))
+	return cmd
+}
+
+func newBuildBirdCmd(e *env) *cobra.Command {
+	var (
+		opt     nl2api.Options
+		flavors string
+		shrink  string
+	)
+	cmd := &cobra.Command{
+		Use:   "bird",
+		Short: "Build verified SLOT, SEL and REST tool collections from BIRD questions",
+		Long: `Build live tool collections from BIRD (NL2SQL) questions: OUT/slot, OUT/sel and
+OUT/rest, each a collection folder (collection.json, tools.json, tasks.jsonl,
+openapi.json, functions.json) served by "toolenv serve --collection OUT/<flavor>".
+A question is kept for a flavor only when its gold tool sequence, run through the
+backend that serves it, returns the gold SQL's answer. OUT/report.json and
+OUT/report.md say what was kept and why the rest was not. See docs/nl2sql.md.`,
+		Example: `  toolenv build bird --data ../shared/data/bird --out out/bird
+  toolenv build bird --data ../shared/data/bird --out out/bird --db superhero --flavors rest
+  toolenv build bird --data ../shared/data/bird --out out/bird --obfuscate --seed 7 --shrink 10,25,50,75`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opt.Data == "" || opt.Out == "" {
+				return usagef("--data and --out are required (e.g. --data ../shared/data/bird --out out/bird)")
+			}
+			for _, f := range strings.Split(flavors, ",") {
+				f = strings.TrimSpace(f)
+				switch f {
+				case nl2api.Slot, nl2api.Sel, nl2api.Rest:
+					opt.Flavors = append(opt.Flavors, f)
+				case "":
+				default:
+					return usagef("--flavors: unknown flavor %q (want slot, sel, rest)", f)
+				}
+			}
+			if shrink != "" {
+				for _, s := range strings.Split(shrink, ",") {
+					p, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(s, "%")))
+					if err != nil || p <= 0 || p > 100 {
+						return usagef("--shrink: %q is not a percentage between 1 and 100", s)
+					}
+					opt.Shrink = append(opt.Shrink, p)
+				}
+			}
+			return runBuildBird(cmd.Context(), e, opt)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opt.Data, "data", "", "BIRD folder: dev.json, dev_databases/<db>/<db>.sqlite and database_description/*.csv")
+	fs.StringVar(&opt.Out, "out", "", "output folder (OUT/slot, OUT/sel, OUT/rest, OUT/report.json, OUT/report.md)")
+	fs.StringArrayVar(&opt.DBs, "db", nil, "build only this database (repeatable; default: every database dev.json uses)")
+	fs.StringVar(&flavors, "flavors", "slot,sel,rest", "flavors to build, comma-separated")
+	fs.BoolVar(&opt.Obfuscate, "obfuscate", false, "also write <flavor>-obfuscated collections: tools FUNC_n, arguments ARG_n, descriptions kept, mapping in obfuscation.json")
+	fs.Int64Var(&opt.Seed, "seed", 1, "seed of the obfuscation and of candidate-set shrinking")
+	fs.StringVar(&shrink, "shrink", "", "also write rest-shrink-<p> collections offering p% of a database's REST tools per task (the gold tool always kept), e.g. 10,25,50,75")
+	fs.IntVar(&opt.Workers, "workers", 4, "tasks verified at once")
+	fs.DurationVar(&opt.CallTimeout, "call-timeout", 0, "time limit of one verification call or gold query (default 10s)")
+	return cmd
+}
+
+func runBuildBird(ctx context.Context, e *env, opt nl2api.Options) error {
+	opt.Logger = e.logger()
+	var (
+		mu    sync.Mutex
+		bar   *progress.Bar
+		stage string
+		done  int
+	)
+	opt.Progress = func(p nl2api.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Stage != stage {
+			if bar != nil {
+				bar.Finish()
+			}
+			stage, done = p.Stage, 0
+			bar = progress.New(e.stderr, p.Total, p.Stage)
+		}
+		if p.Done > done {
+			bar.Add(p.Done - done)
+			done = p.Done
+		}
+	}
+	rep, err := nl2api.Build(ctx, opt)
+	mu.Lock()
+	if bar != nil {
+		bar.Finish()
+	}
+	mu.Unlock()
+	if err != nil {
+		return err
+	}
+	t := tablewriter.NewTable(e.stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
+	rows := rep.Summary()
+	t.Header(toAny(rows[0])...)
+	for _, r := range rows[1:] {
+		if err := t.Append(toAny(r)...); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	p := rep.Parser
+	fmt.Fprintf(e.stdout, "parser: %d/%d BIRD queries parsed, %d planned, %d SLOT-decomposable (dev + corpus)\n", p.Parsed, p.Queries, p.Planned, p.SlotDecomposed)
+	for _, d := range rep.Databases {
+		if d.Error != "" {
+			fmt.Fprintf(e.stdout, "database %s FAILED: %s\n", d.Name, d.Error)
+		}
+	}
+	for _, v := range rep.Variants {
+		fmt.Fprintf(e.stdout, "variant %s: %d tools, %d tasks (%d verified) in %s\n", v.Name, v.Tools, v.Tasks, v.Verified, v.Dir)
+	}
+	fmt.Fprintf(e.stdout, "report: %s, %s (%.1f s)\n", filepath.Join(opt.Out, "report.md"), filepath.Join(opt.Out, "report.json"), rep.Seconds)
+	return nil
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// newSQLToolsBackend serves SLOT and SEL collections built by "build bird".
+func newSQLToolsBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *environment, e *env) (toolenv.Handler, error) {
+	return sqltools.Open(ctx, c, sqltools.Options{Logger: env.log})
+}
+
+// newSQLRestBackend serves REST collections built by "build bird".
+func newSQLRestBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *environment, e *env) (toolenv.Handler, error) {
+	return sqlrest.Open(ctx, c, sqlrest.Options{Logger: env.log})
+}
