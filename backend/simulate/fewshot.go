@@ -104,12 +104,12 @@ func chooseExamples(cands []example, args map[string]any, k, budget int, size fu
 	rankExamples(cands, args)
 	var fit []example
 	for _, c := range cands {
+		if len(fit) == k {
+			break
+		}
 		if budget <= 0 || size([]example{c}) <= budget {
 			fit = append(fit, c)
 		}
-	}
-	if len(fit) > k {
-		fit = fit[:k]
 	}
 	for len(fit) > 1 && budget > 0 && size(fit) > budget {
 		fit = fit[:len(fit)-1]

@@ -37,7 +37,7 @@ func (g *generator) value(s *shape, path, key string) any {
 		n = min(n, g.maxList)
 		a := make([]any, n)
 		for i := range a {
-			a[i] = g.value(s.elem, fmt.Sprintf("%s[%d]", path, i), key)
+			a[i] = g.value(s.elem, path+"["+strconv.Itoa(i)+"]", key)
 		}
 		return a
 	case kindNull:

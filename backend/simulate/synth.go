@@ -3,7 +3,6 @@ package simulate
 import (
 	"context"
 	"encoding/json"
-	"hash/fnv"
 	"log/slog"
 	"sort"
 	"strings"
@@ -191,12 +190,17 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-// hash64 is the FNV-1a hash of the parts, separated.
+// hash64 is the 64-bit FNV-1a hash of the parts, each followed by a 0
+// byte.
 func hash64(parts ...string) uint64 {
-	h := fnv.New64a()
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		for i := 0; i < len(p); i++ {
+			h ^= uint64(p[i])
+			h *= prime
+		}
+		h *= prime // the 0 separator: h ^= 0 leaves h unchanged
 	}
-	return h.Sum64()
+	return h
 }

@@ -43,6 +43,31 @@ type Observation struct {
 	BadEnvelope bool
 	// TooLarge says the body exceeded the configured limit.
 	TooLarge bool
+
+	// Worked out once by prepare, for the keyword rules.
+	prepared bool
+	texts    []string // lower-cased error, and response when error-shaped
+	mention  int      // the HTTP status code the texts mention, or 0
+}
+
+// prepare works out what the keyword rules read.
+func (o *Observation) prepare() {
+	if o.prepared {
+		return
+	}
+	o.prepared = true
+	if o.Error != "" {
+		o.texts = append(o.texts, strings.ToLower(o.Error))
+	}
+	if o.Response != "" && errorShaped(o.Response) {
+		o.texts = append(o.texts, strings.ToLower(o.Response))
+	}
+	for _, t := range o.texts {
+		if n := mentionedStatus(t); n != 0 {
+			o.mention = n
+			break
+		}
+	}
 }
 
 // Rule is one named classification rule. Rules are tried in order; the
@@ -65,6 +90,7 @@ type Rule struct {
 // Classify returns the first rule of Rules that matches o. The last rule
 // always matches (success), so Classify always returns a rule.
 func Classify(o *Observation) Rule {
+	o.prepare()
 	for i := range rules {
 		if rules[i].Match(o) {
 			return rules[i]

@@ -72,18 +72,17 @@ var rules = []Rule{
 			if textHas("http error", "httperror", "connection", "connectionpool", "api (not working)", "oops, an error in the gateway", "bad gateway", "service unavailable")(o) {
 				return true
 			}
-			c := mentionedStatus(o)
-			return c >= 500 && c <= 599
+			return o.mention >= 500 && o.mention <= 599
 		}},
 	{Name: "text_not_found", Class: ClassNotFound, Status: toolenv.StatusNotFound, Source: srcAppendixD + ` (not found, not available, API doesn't exists, Service Not Found, internal error, 404); ` + srcCheckResult + ` ("does not exist")`,
 		Match: func(o *Observation) bool {
 			return textHas("not found", "not available", "does not exist", "doesn't exist", "api doesn't exists", "service not found", "internal error", "no such endpoint", "endpoint does not exist")(o) ||
-				mentionedStatus(o) == 404
+				o.mention == 404
 		}},
 	{Name: "text_parameter", Class: ClassParameterChange, Status: toolenv.StatusInvalidArguments, Source: srcAppendixD + ` (parameters, parsing, undefined variables); ` + srcCheckResult + ` ("parameter", "parse", "is not defined")`,
 		Match: func(o *Observation) bool {
 			return textHas("parameter", "parse", "is not defined", "unexpected keyword argument", "missing required", "required argument", "required positional argument", "required keyword-only argument")(o) ||
-				mentionedStatus(o) == 400 || mentionedStatus(o) == 422
+				o.mention == 400 || o.mention == 422
 		}},
 	{Name: "parsing_error", Class: ClassParsingError, Status: toolenv.StatusUpstreamError, Source: srcAppendixD + ` (error begins with "Function executing from")`,
 		Match: func(o *Observation) bool {
@@ -94,8 +93,7 @@ var rules = []Rule{
 			if textHas("authoriz", "authenticat", "blocked user", "unsubscribe", "not subscribed", "credential", "disabled for your subscription", "access_denied", "access denied", "invalid api key", "api key is invalid", "forbidden")(o) {
 				return true
 			}
-			c := mentionedStatus(o)
-			return c == 401 || c == 403
+			return o.mention == 401 || o.mention == 403
 		}},
 
 	// Whatever is left.
@@ -145,7 +143,8 @@ func httpStatusIn(codes ...int) func(*Observation) bool {
 // contains one of phrases (compared in lower case).
 func textHas(phrases ...string) func(*Observation) bool {
 	return func(o *Observation) bool {
-		for _, t := range readable(o) {
+		o.prepare()
+		for _, t := range o.texts {
 			for _, p := range phrases {
 				if strings.Contains(t, p) {
 					return true
@@ -156,38 +155,42 @@ func textHas(phrases ...string) func(*Observation) bool {
 	}
 }
 
-// readable returns the lower-cased texts keyword rules may read: the error
-// field, and the response when it is error-shaped.
-func readable(o *Observation) []string {
-	out := make([]string, 0, 2)
-	if o.Error != "" {
-		out = append(out, strings.ToLower(o.Error))
+// statusMention finds an HTTP status code mentioned as one in lower-cased
+// text: "status_code=500", "error 404", "http 403", "\"status\": 401",
+// "404 not found". A bare number (a price of 1500, an id of 404) is not a
+// mention.
+var statusMention = regexp.MustCompile(`(?:\b(?:status|status_?code|code|error|http(?:/\d(?:\.\d)?)?)["']?\s*[:=]?\s*["']?([1-5]\d\d)\b|\b([1-5]\d\d)\s+(?:not found|unauthori[sz]ed|forbidden|internal server error|bad gateway|service unavailable|gateway time-?out|too many requests|bad request|unprocessable))`)
+
+// mentionedStatus returns the first HTTP status code t mentions, or 0.
+func mentionedStatus(t string) int {
+	if !hasThreeDigits(t) {
+		return 0
 	}
-	if o.Response != "" && errorShaped(o.Response) {
-		out = append(out, strings.ToLower(o.Response))
+	m := statusMention.FindStringSubmatch(t)
+	if m == nil {
+		return 0
 	}
-	return out
+	s := m[1]
+	if s == "" {
+		s = m[2]
+	}
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
-// statusMention finds an HTTP status code mentioned as one: "status_code=500",
-// "Error 404", "HTTP 403", "\"status\": 401", "404 Not Found". A bare
-// number (a price of 1500, an id of 404) is not a mention.
-var statusMention = regexp.MustCompile(`(?i)(?:\b(?:status|status_?code|code|error|http(?:/\d(?:\.\d)?)?)["']?\s*[:=]?\s*["']?([1-5]\d\d)\b|\b([1-5]\d\d)\s+(?:not found|unauthori[sz]ed|forbidden|internal server error|bad gateway|service unavailable|gateway time-?out|too many requests|bad request|unprocessable))`)
-
-// mentionedStatus returns the first HTTP status code the readable texts
-// mention, or 0.
-func mentionedStatus(o *Observation) int {
-	for _, t := range readable(o) {
-		m := statusMention.FindStringSubmatch(t)
-		if m == nil {
-			continue
+// hasThreeDigits reports whether t has three digits in a row, the
+// regular expression's precondition.
+func hasThreeDigits(t string) bool {
+	run := 0
+	for i := 0; i < len(t); i++ {
+		if t[i] >= '0' && t[i] <= '9' {
+			run++
+			if run == 3 {
+				return true
+			}
+		} else {
+			run = 0
 		}
-		s := m[1]
-		if s == "" {
-			s = m[2]
-		}
-		n, _ := strconv.Atoi(s)
-		return n
 	}
-	return 0
+	return false
 }
