@@ -8,6 +8,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 )
 
 var parseInputs = map[string]string{
@@ -56,3 +57,22 @@ func BenchmarkPrompt(b *testing.B) {
 type chatFunc func(context.Context) error
 
 func (f chatFunc) Chat(ctx context.Context, _ *llm.Request) (*llm.Response, error) { return nil, nil }
+
+// BenchmarkSimulatorInvoke is one simulated call end to end against a
+// loopback OpenAI-compatible server answering at once: toolenv's own cost
+// per simulated call (prompt, HTTP, parsing, validation), the model's
+// time excluded.
+func BenchmarkSimulatorInvoke(b *testing.B) {
+	concert, artist := cliqueTools()
+	srv := llmtest.New(llmtest.Script(llmtest.Reply{Content: `{"error": "", "response": {"date": "2023-04-01", "image": "https://img.example/1.jpg", "line_up": [{"link": "https://sk.example/a", "name": "The Lumineers"}], "location": "Sydney", "name": "The Lumineers", "venue_name": "Aware Super Theatre", "venue_url": "https://sk.example/v", "website": "https://lumineers.example"}}`}))
+	defer srv.Close()
+	sim, _ := New(llm.New(srv.URL(), llm.Options{}), Options{Neighbours: SameGroup([]*toolenv.Tool{concert, artist})})
+	call := &toolenv.Call{Tool: concert, Args: map[string]any{"id_conc": "40698227"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := sim.Invoke(context.Background(), call); !r.OK() {
+			b.Fatal(r.Error)
+		}
+	}
+}

@@ -155,3 +155,22 @@ func BenchmarkClassifySuccess(b *testing.B) {
 		_ = Classify(&o)
 	}
 }
+
+// FuzzClassify: any answer gets exactly one rule of the table, the same
+// one twice, and never panics.
+func FuzzClassify(f *testing.F) {
+	for _, tc := range ruleCases {
+		f.Add(tc.obs.Error, tc.obs.Response, tc.obs.HTTPStatus)
+	}
+	f.Fuzz(func(t *testing.T, errMsg, resp string, status int) {
+		o1 := Observation{Error: errMsg, Response: resp, HTTPStatus: status}
+		o2 := o1
+		r1, r2 := Classify(&o1), Classify(&o2)
+		if r1.Name != r2.Name || r1.Name == "" {
+			t.Fatalf("rule %q then %q", r1.Name, r2.Name)
+		}
+		if r1.Class == ClassSuccess && (strings.TrimSpace(errMsg) != "" || status != 0 && (status < 200 || status > 299)) {
+			t.Fatalf("success despite error %q / status %d", errMsg, status)
+		}
+	})
+}

@@ -353,3 +353,19 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkProxyInvoke is one call through the RapidAPI proxy format to a
+// loopback proxy answering at once: toolenv's cost per upstream call.
+func BenchmarkProxyInvoke(b *testing.B) {
+	srv := httptest.NewServer(answer("", "{'date': '2023-04-01', 'name': 'The Lumineers', 'venue_name': 'Aware Super Theatre'}"))
+	defer srv.Close()
+	be, _ := New(Config{ProxyURL: srv.URL})
+	call := &toolenv.Call{Tool: toolbenchTool(), Args: map[string]any{"id_conc": "40698227"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := be.Invoke(context.Background(), call); !r.OK() {
+			b.Fatal(r.Error)
+		}
+	}
+}
