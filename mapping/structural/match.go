@@ -1,0 +1,384 @@
+package structural
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/mapping/terms"
+)
+
+// Options configure a Matcher. The zero value uses the defaults.
+type Options struct {
+	// MinScore is the lowest tool-pair score proposed; default 0.55.
+	MinScore float64
+	// MinField is the lowest field-pair score kept in an alignment;
+	// default 0.35.
+	MinField float64
+	// Candidates is how many most similar tools (by TF-IDF over names,
+	// descriptions and fields) each tool is compared with in full;
+	// default 25.
+	Candidates int
+	// Neighbours, when set, returns a tool's neighbours in the operation
+	// graph (tools of the same API sharing fields); a pair whose
+	// neighbours also match is strengthened (package graph builds it).
+	Neighbours func(toolID string) []string
+	// Progress, when set, is told how many tools have been compared.
+	Progress func(done, total int)
+}
+
+func (o *Options) defaults() {
+	if o.MinScore <= 0 {
+		o.MinScore = 0.55
+	}
+	if o.MinField <= 0 {
+		o.MinField = 0.35
+	}
+	if o.Candidates <= 0 {
+		o.Candidates = 25
+	}
+}
+
+// Matcher compares the tools it was built over.
+type Matcher struct {
+	opts     Options
+	profiles []*Profile
+	byID     map[string]*Profile
+	tools    *corpus
+	fields   *corpus
+}
+
+// New profiles tools (with the evidence of each, by tool ID; ev may be
+// nil) and prepares their TF-IDF vectors.
+func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher {
+	opts.defaults()
+	m := &Matcher{opts: opts, byID: map[string]*Profile{}, tools: newCorpus(), fields: newCorpus()}
+	for _, t := range tools {
+		p := NewProfile(t, ev[t.ID])
+		m.profiles = append(m.profiles, p)
+		m.byID[t.ID] = p
+	}
+	docs := make([][]string, len(m.profiles))
+	for i, p := range m.profiles {
+		docs[i] = toolDocument(p)
+		m.tools.add(docs[i])
+		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
+			m.fields.add(terms.Text(f.Description))
+		}
+	}
+	for i, p := range m.profiles {
+		p.words = m.tools.vector(docs[i])
+		p.desc = m.tools.vector(terms.Text(p.Tool.Description))
+		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
+			f.desc = m.fields.vector(terms.Text(f.Description))
+		}
+	}
+	return m
+}
+
+// Profile returns the profile of a tool, or nil.
+func (m *Matcher) Profile(id string) *Profile { return m.byID[id] }
+
+// toolDocument is the words a tool is retrieved by: its name twice, its
+// description, and its field names.
+func toolDocument(p *Profile) []string {
+	words := append(append([]string(nil), p.name...), p.name...)
+	words = append(words, terms.Text(p.Tool.Description)...)
+	for _, f := range p.Inputs {
+		words = append(words, f.last...)
+	}
+	for _, f := range p.Outputs {
+		words = append(words, f.last...)
+	}
+	return words
+}
+
+// Weights of the signals of a tool comparison (rescaled over the signals
+// both tools have).
+const (
+	wToolName = 0.20
+	wToolDesc = 0.35
+	wToolIn   = 0.20
+	wToolOut  = 0.25
+)
+
+// Compare scores tool b as a stand-in for tool a and aligns their fields.
+// It returns nil when either tool is unknown to the matcher.
+func (m *Matcher) Compare(a, b string) *mapping.Mapping {
+	pa, pb := m.byID[a], m.byID[b]
+	if pa == nil || pb == nil || a == b {
+		return nil
+	}
+	return m.compare(pa, pb)
+}
+
+func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
+	mp := &mapping.Mapping{From: pa.Tool.ID, To: pb.Tool.ID, Provenance: mapping.Structural, Signals: map[string]float64{}}
+	nameA, nameB := pa.name, pb.name
+	ina, inb := pa.Inputs, pb.Inputs
+	// A specialised tool (SEL's select_data_equal_to) stands for a
+	// general one with an argument fixed (filter_data condition=equal_to).
+	if sp := specialise(pa, pb); sp != nil {
+		mp.When = map[string]any{sp.param: sp.value}
+		nameB = sp.rest
+		ina = without(ina, sp.param)
+	} else if sp := specialise(pb, pa); sp != nil {
+		mp.Fixed = map[string]any{sp.param: sp.value}
+		nameA = sp.rest
+		inb = without(inb, sp.param)
+	}
+	name := terms.Jaccard(nameA, nameB)
+	if t := terms.Trigram(strings.Join(nameA, " "), strings.Join(nameB, " ")); t > name {
+		name = t
+	}
+	sum, weight := wToolName*name, wToolName
+	mp.Signals["name"] = round3(name)
+	if pa.desc != nil && pb.desc != nil {
+		d := cosine(pa.desc, pb.desc)
+		if strings.TrimSpace(pa.Tool.Description) == strings.TrimSpace(pb.Tool.Description) {
+			d = 1
+		}
+		sum += wToolDesc * d
+		weight += wToolDesc
+		mp.Signals["description"] = round3(d)
+	}
+	inPairs, inQ := alignFields(ina, inb, m.opts.MinField)
+	if len(ina) > 0 || len(inb) > 0 {
+		sum += wToolIn * inQ
+		weight += wToolIn
+		mp.Signals["inputs"] = round3(inQ)
+	}
+	outPairs, outQ := alignFields(pa.Outputs, pb.Outputs, m.opts.MinField)
+	if len(pa.Outputs) > 0 && len(pb.Outputs) > 0 {
+		sum += wToolOut * outQ
+		weight += wToolOut
+		mp.Signals["outputs"] = round3(outQ)
+	}
+	mp.Score = round3(sum / weight)
+	for _, p := range inPairs {
+		mp.Inputs = append(mp.Inputs, mapping.FieldPair{From: ina[p.a].Path, To: inb[p.b].Path, Score: round3(p.score), Reason: p.reason})
+	}
+	for _, p := range outPairs {
+		mp.Outputs = append(mp.Outputs, mapping.FieldPair{From: pa.Outputs[p.a].Path, To: pb.Outputs[p.b].Path, Score: round3(p.score), Reason: p.reason})
+	}
+	mp.Reasoning = reasoning(mp)
+	return mp
+}
+
+func without(fs []*Field, path string) []*Field {
+	out := make([]*Field, 0, len(fs))
+	for _, f := range fs {
+		if f.Path != path {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// reasoning writes the evidence of a structural mapping in words.
+func reasoning(m *mapping.Mapping) string {
+	var parts []string
+	keys := make([]string, 0, len(m.Signals))
+	for k := range m.Signals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, m.Signals[k]))
+	}
+	s := "structural: " + strings.Join(parts, ", ")
+	if len(m.Inputs) > 0 {
+		s += fmt.Sprintf("; %d argument(s) aligned", len(m.Inputs))
+	}
+	if len(m.Outputs) > 0 {
+		s += fmt.Sprintf("; %d response field(s) aligned", len(m.Outputs))
+	}
+	for k, v := range m.When {
+		s += fmt.Sprintf("; holds when %s = %v", k, v)
+	}
+	for k, v := range m.Fixed {
+		s += fmt.Sprintf("; with %s = %v", k, v)
+	}
+	return s
+}
+
+// candidates returns, for profile i, the indexes of the most similar
+// profiles among allowed (by TF-IDF cosine of their documents).
+func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]posting) []int {
+	scores := map[int]float64{}
+	for w, x := range m.profiles[i].words {
+		for _, p := range inv[w] {
+			if p.doc != i && allowed(p.doc) {
+				scores[p.doc] += x * p.weight
+			}
+		}
+	}
+	type sc struct {
+		j int
+		s float64
+	}
+	list := make([]sc, 0, len(scores))
+	for j, s := range scores {
+		list = append(list, sc{j, s})
+	}
+	sort.Slice(list, func(a, b int) bool {
+		if list[a].s != list[b].s {
+			return list[a].s > list[b].s
+		}
+		return list[a].j < list[b].j
+	})
+	if len(list) > m.opts.Candidates {
+		list = list[:m.opts.Candidates]
+	}
+	out := make([]int, len(list))
+	for k, x := range list {
+		out[k] = x.j
+	}
+	return out
+}
+
+type posting struct {
+	doc    int
+	weight float64
+}
+
+// invert builds the inverted index of the tool vectors, leaving out words
+// in more than a third of the tools (they say nothing and cost most).
+func (m *Matcher) invert() map[string][]posting {
+	inv := map[string][]posting{}
+	limit := m.tools.n/3 + 2
+	for j, p := range m.profiles {
+		for w, x := range p.words {
+			if m.tools.df[w] <= limit {
+				inv[w] = append(inv[w], posting{j, x})
+			}
+		}
+	}
+	return inv
+}
+
+// All proposes mappings among all the matcher's tools: each tool is
+// compared with its most similar candidates and every pair scoring at
+// least MinScore is returned once (From before To in ID order).
+func (m *Matcher) All(ctx context.Context) ([]*mapping.Mapping, error) {
+	return m.run(ctx, func(i, j int) bool { return true }, false)
+}
+
+// Between proposes a one-to-one mapping from the tools of collection a to
+// those of collection b (two versions of one collection, say): every
+// candidate pair is scored, then pairs are taken best first while both
+// tools are free.
+func (m *Matcher) Between(ctx context.Context, a, b string) ([]*mapping.Mapping, error) {
+	side := func(i int) string { return m.profiles[i].Tool.Collection }
+	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, true)
+}
+
+func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, oneToOne bool) ([]*mapping.Mapping, error) {
+	inv := m.invert()
+	seen := map[[2]int]bool{}
+	var out []*mapping.Mapping
+	for i := range m.profiles {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, j := range m.candidates(i, func(j int) bool { return allowed(i, j) || (!oneToOne && allowed(j, i)) }, inv) {
+			key := [2]int{min(i, j), max(i, j)}
+			if !oneToOne {
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+			}
+			a, b := i, j
+			if !oneToOne && m.profiles[b].Tool.ID < m.profiles[a].Tool.ID {
+				a, b = b, a
+			}
+			mp := m.compare(m.profiles[a], m.profiles[b])
+			if mp.Score >= m.opts.MinScore*0.8 { // kept for propagation; filtered below
+				out = append(out, mp)
+			}
+		}
+		if m.opts.Progress != nil {
+			m.opts.Progress(i+1, len(m.profiles))
+		}
+	}
+	if m.opts.Neighbours != nil {
+		propagate(out, m.opts.Neighbours)
+	}
+	var kept []*mapping.Mapping
+	for _, mp := range out {
+		if mp.Score >= m.opts.MinScore {
+			kept = append(kept, mp)
+		}
+	}
+	if oneToOne {
+		kept = greedyOneToOne(kept)
+	}
+	sort.SliceStable(kept, func(x, y int) bool {
+		if kept[x].From != kept[y].From {
+			return kept[x].From < kept[y].From
+		}
+		return kept[x].To < kept[y].To
+	})
+	return kept, nil
+}
+
+// greedyOneToOne keeps the best pairs while both of their tools are free.
+func greedyOneToOne(ms []*mapping.Mapping) []*mapping.Mapping {
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].Score != ms[j].Score {
+			return ms[i].Score > ms[j].Score
+		}
+		return ms[i].Key() < ms[j].Key()
+	})
+	usedFrom, usedTo := map[string]bool{}, map[string]bool{}
+	var out []*mapping.Mapping
+	for _, mp := range ms {
+		if usedFrom[mp.From] || usedTo[mp.To] {
+			continue
+		}
+		usedFrom[mp.From], usedTo[mp.To] = true, true
+		out = append(out, mp)
+	}
+	return out
+}
+
+// propagate strengthens pairs whose neighbours in the operation graph
+// also pair up (similarity flooding, one round): a pair's score moves a
+// tenth of the way towards 1, scaled by the share of From's neighbours
+// that map to one of To's neighbours.
+func propagate(ms []*mapping.Mapping, neighbours func(string) []string) {
+	paired := map[string]bool{}
+	for _, mp := range ms {
+		paired[mp.From+"\x00"+mp.To] = true
+		paired[mp.To+"\x00"+mp.From] = true
+	}
+	for _, mp := range ms {
+		na, nb := neighbours(mp.From), neighbours(mp.To)
+		if len(na) == 0 || len(nb) == 0 {
+			continue
+		}
+		hit := 0
+		for _, x := range na {
+			for _, y := range nb {
+				if paired[x+"\x00"+y] {
+					hit++
+					break
+				}
+			}
+		}
+		if hit == 0 {
+			continue
+		}
+		g := float64(hit) / float64(len(na))
+		mp.Signals["graph"] = round3(g)
+		mp.Score = round3(mp.Score + 0.1*g*(1-mp.Score))
+		mp.Reasoning = reasoning(mp)
+	}
+}

@@ -1,0 +1,366 @@
+package structural
+
+import (
+	"encoding/json"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/mapping/terms"
+)
+
+// Side says whether a field is an argument or a response field.
+type Side string
+
+// The sides of a field.
+const (
+	Input  Side = "input"
+	Output Side = "output"
+)
+
+// Limits on what a profile keeps, so that one huge response template
+// cannot dominate the work.
+const (
+	maxFields      = 200
+	maxDepth       = 8
+	maxValues      = 64
+	maxValueLength = 200
+)
+
+// Field is one comparable field of a tool: an argument or a response
+// field, by path.
+type Field struct {
+	Path        string `json:"path"`
+	Side        Side   `json:"side"`
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+	// Position is the field's place among its side's fields, in [0, 1].
+	Position float64 `json:"position"`
+	// Values are documented and observed values (canonical, lower-case
+	// strings), at most 64.
+	Values map[string]bool `json:"-"`
+	// Enum is the field's enum, as strings.
+	Enum []string `json:"enum,omitempty"`
+
+	last []string // normalised words of the last path segment
+	full []string // normalised words of the whole path
+	desc map[string]float64
+}
+
+// Profile is what the structural mapper knows of a tool.
+type Profile struct {
+	Tool    *toolenv.Tool
+	Inputs  []*Field
+	Outputs []*Field
+
+	name  []string
+	words map[string]float64 // TF-IDF vector of the whole tool (name, description, fields)
+	desc  map[string]float64 // TF-IDF vector of the description
+}
+
+// Evidence is what was observed of a tool beyond its documentation:
+// calls and their responses (cache entries, recorded traffic).
+type Evidence struct {
+	Args      []map[string]any
+	Responses []json.RawMessage
+}
+
+// NewProfile reads the fields of t from its input and output schemas, its
+// output example (ToolBench's template_response, whose "str"/"int"/...
+// values name types), its documented examples and the evidence ev (which
+// may be nil).
+func NewProfile(t *toolenv.Tool, ev *Evidence) *Profile {
+	p := &Profile{Tool: t}
+	in := map[string]*Field{}
+	var inOrder []string
+	addSchema(t.Input, "", false, Input, in, &inOrder, nil)
+	out := map[string]*Field{}
+	var outOrder []string
+	addSchema(t.Output, "", false, Output, out, &outOrder, nil)
+	if len(t.OutputExample) > 0 {
+		if v, err := decodeOrdered(t.OutputExample); err == nil {
+			addValue(v, "", Output, out, &outOrder, true, 0)
+		}
+	}
+	for _, ex := range t.Examples {
+		addArgValues(ex.Args, in)
+		if v, err := decodeOrdered(ex.Response); err == nil {
+			addValue(v, "", Output, out, &outOrder, false, 0)
+		}
+	}
+	if ev != nil {
+		for _, a := range ev.Args {
+			addArgValues(a, in)
+		}
+		for _, r := range ev.Responses {
+			if v, err := decodeOrdered(r); err == nil {
+				addValue(unwrapText(v), "", Output, out, &outOrder, false, 0)
+			}
+		}
+	}
+	p.Inputs = ordered(in, inOrder)
+	p.Outputs = ordered(out, outOrder)
+	p.name = ToolWords(t)
+	return p
+}
+
+// ToolWords returns the normalised words of a tool's name: its title when
+// it has one (ToolBench's API name), else its name without ToolBench's
+// "_for_<tool>" suffix.
+func ToolWords(t *toolenv.Tool) []string {
+	if t.Title != "" {
+		return terms.Name(t.Title)
+	}
+	name := t.Name
+	if i := strings.LastIndex(name, "_for_"); i > 0 {
+		name = name[:i]
+	}
+	return terms.Name(name)
+}
+
+func ordered(m map[string]*Field, order []string) []*Field {
+	out := make([]*Field, 0, len(order))
+	for i, path := range order {
+		f := m[path]
+		if len(order) > 1 {
+			f.Position = float64(i) / float64(len(order)-1)
+		}
+		segs := strings.Split(strings.ReplaceAll(path, "[]", ""), ".")
+		f.last = terms.Name(segs[len(segs)-1])
+		f.full = terms.Name(strings.Join(segs, " "))
+		if len(f.Values) == 0 {
+			f.Values = nil
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// addSchema adds the leaves of schema s under prefix.
+func addSchema(s *toolenv.Schema, prefix string, required bool, side Side, m map[string]*Field, order *[]string, parents []string) {
+	if s == nil || len(*order) >= maxFields || len(parents) > maxDepth {
+		return
+	}
+	if s.Type == "array" && s.Items != nil && len(s.Items.Properties) > 0 {
+		addSchema(s.Items, prefix+"[]", required, side, m, order, append(parents, s.Description))
+		return
+	}
+	if len(s.Properties) > 0 {
+		for _, name := range s.Names() {
+			path := name
+			if prefix != "" {
+				path = prefix + "." + name
+			}
+			addSchema(s.Properties[name], path, s.IsRequired(name), side, m, order, append(parents, s.Description))
+		}
+		return
+	}
+	if prefix == "" {
+		return
+	}
+	f := field(m, order, prefix, side)
+	if f == nil {
+		return
+	}
+	if f.Type == "" {
+		f.Type = s.Type
+	}
+	if f.Description == "" {
+		f.Description = s.Description
+		if f.Description == "" {
+			// A nested leaf with no description of its own borrows its
+			// parent's.
+			for i := len(parents) - 1; i >= 0 && f.Description == ""; i-- {
+				f.Description = parents[i]
+			}
+		}
+	}
+	f.Required = f.Required || required
+	for _, e := range s.Enum {
+		f.Enum = append(f.Enum, valueString(e))
+		addValueTo(f, e)
+	}
+	if s.Default != nil {
+		addValueTo(f, s.Default)
+	}
+	for _, e := range s.Examples {
+		addValueTo(f, e)
+	}
+	if raw, ok := s.Extra["example_value"]; ok {
+		var v any
+		if toolenv.DecodeJSON(raw, &v) == nil {
+			addValueTo(f, v)
+		}
+	}
+}
+
+// field returns the field at path, creating it (nil when the profile is
+// full).
+func field(m map[string]*Field, order *[]string, path string, side Side) *Field {
+	if f, ok := m[path]; ok {
+		return f
+	}
+	if len(*order) >= maxFields {
+		return nil
+	}
+	f := &Field{Path: path, Side: side, Values: map[string]bool{}}
+	m[path] = f
+	*order = append(*order, path)
+	return f
+}
+
+// templateTypes are the type names ToolBench writes as template_response
+// values.
+var templateTypes = map[string]string{
+	"str": "string", "int": "integer", "float": "number", "bool": "boolean", "NoneType": "null",
+	"empty list": "array", "list": "array", "dict": "object", "empty dict": "object",
+}
+
+// addValue adds the leaves of a JSON value (as decodeOrdered returns
+// it) under prefix. In a template, string values that name types give the
+// field's type rather than a value.
+func addValue(v any, prefix string, side Side, m map[string]*Field, order *[]string, template bool, depth int) {
+	if depth > maxDepth {
+		return
+	}
+	switch x := v.(type) {
+	case *object:
+		for _, k := range x.keys {
+			path := k
+			if prefix != "" {
+				path = prefix + "." + k
+			}
+			addValue(x.vals[k], path, side, m, order, template, depth+1)
+		}
+		return
+	case []any:
+		for i, e := range x {
+			if i >= 5 {
+				break
+			}
+			if _, isObj := e.(*object); isObj {
+				addValue(e, prefix+"[]", side, m, order, template, depth+1)
+				continue
+			}
+			if prefix != "" {
+				if f := field(m, order, prefix, side); f != nil {
+					setType(f, "array")
+					if !template {
+						addValueTo(f, e)
+					}
+				}
+			}
+		}
+		if len(x) == 0 && prefix != "" {
+			if f := field(m, order, prefix, side); f != nil {
+				setType(f, "array")
+			}
+		}
+		return
+	}
+	if prefix == "" {
+		return
+	}
+	f := field(m, order, prefix, side)
+	if f == nil {
+		return
+	}
+	if s, ok := v.(string); ok && template {
+		if typ, isType := templateTypes[s]; isType {
+			setType(f, typ)
+			return
+		}
+	}
+	setType(f, jsonType(v))
+	addValueTo(f, v)
+}
+
+func setType(f *Field, typ string) {
+	if f.Type == "" && typ != "" && typ != "null" {
+		f.Type = typ
+	}
+}
+
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			return "number"
+		}
+		return "integer"
+	case float64:
+		return "number"
+	case []any:
+		return "array"
+	case *object:
+		return "object"
+	}
+	return ""
+}
+
+// addArgValues adds the values of a call's arguments to the input fields
+// they name.
+func addArgValues(args map[string]any, in map[string]*Field) {
+	for path, f := range in {
+		if strings.Contains(path, "[]") {
+			continue
+		}
+		if v, ok := mapping.GetPath(args, path); ok {
+			addValueTo(f, v)
+		}
+	}
+}
+
+func addValueTo(f *Field, v any) {
+	if f.Values == nil {
+		f.Values = map[string]bool{}
+	}
+	if len(f.Values) >= maxValues {
+		return
+	}
+	switch v.(type) {
+	case *object, map[string]any, []any, nil:
+		return
+	}
+	s := valueString(v)
+	if s == "" || len(s) > maxValueLength {
+		return
+	}
+	f.Values[s] = true
+}
+
+// valueString is the comparable form of a scalar: canonical JSON without
+// quotes, lower-cased and trimmed.
+func valueString(v any) string {
+	if s, ok := v.(string); ok {
+		return strings.ToLower(strings.TrimSpace(s))
+	}
+	b, err := toolenv.Canonical(v)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(strings.Trim(string(b), `"`))
+}
+
+// unwrapText unwraps the common envelope of recorded ToolBench answers
+// ({"error": "", "response": "<JSON text>"}) so the response's own fields
+// are profiled.
+func unwrapText(v any) any {
+	o, ok := v.(*object)
+	if !ok || len(o.keys) > 2 {
+		return v
+	}
+	s, ok := o.vals["response"].(string)
+	if !ok {
+		return v
+	}
+	if inner, err := decodeOrdered([]byte(s)); err == nil {
+		return inner
+	}
+	return v
+}

@@ -1,0 +1,254 @@
+package structural
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/toolenv/toolenv/mapping/terms"
+)
+
+// corpus holds document frequencies for TF-IDF vectors.
+type corpus struct {
+	df map[string]int
+	n  int
+}
+
+func newCorpus() *corpus { return &corpus{df: map[string]int{}} }
+
+func (c *corpus) add(words []string) {
+	c.n++
+	seen := map[string]bool{}
+	for _, w := range words {
+		if !seen[w] {
+			seen[w] = true
+			c.df[w]++
+		}
+	}
+}
+
+func (c *corpus) idf(w string) float64 {
+	return math.Log(float64(c.n+1)/float64(c.df[w]+1)) + 1
+}
+
+// vector returns the L2-normalised TF-IDF vector of words (sub-linear
+// term frequency), or nil for no words.
+func (c *corpus) vector(words []string) map[string]float64 {
+	if len(words) == 0 {
+		return nil
+	}
+	tf := map[string]float64{}
+	for _, w := range words {
+		tf[w]++
+	}
+	var norm float64
+	for w, n := range tf {
+		x := (1 + math.Log(n)) * c.idf(w)
+		tf[w] = x
+		norm += x * x
+	}
+	norm = math.Sqrt(norm)
+	for w := range tf {
+		tf[w] /= norm
+	}
+	return tf
+}
+
+func cosine(a, b map[string]float64) float64 {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	var s float64
+	for w, x := range a {
+		s += x * b[w]
+	}
+	return s
+}
+
+// Weights of the signals of a field comparison; a signal missing on
+// either side (no description, no values) drops out and the others are
+// rescaled.
+const (
+	wFieldName  = 0.45
+	wFieldDesc  = 0.30
+	wFieldValue = 0.15
+	wFieldType  = 0.05
+	wFieldPos   = 0.05
+)
+
+// fieldScore compares two fields of the same side and says which signal
+// decided.
+func fieldScore(a, b *Field) (float64, string) {
+	name := nameSimilarity(a, b)
+	sum, weight := wFieldName*name, wFieldName
+	var desc float64
+	hasDesc := a.desc != nil && b.desc != nil
+	if hasDesc {
+		desc = cosine(a.desc, b.desc)
+		if strings.EqualFold(strings.TrimSpace(a.Description), strings.TrimSpace(b.Description)) {
+			desc = 1
+		}
+		sum += wFieldDesc * desc
+		weight += wFieldDesc
+	}
+	var vals float64
+	hasVals := len(a.Values) > 0 && len(b.Values) > 0
+	if hasVals {
+		vals = overlap(a.Values, b.Values)
+		sum += wFieldValue * vals
+		weight += wFieldValue
+	}
+	typ, known := typeCompat(a.Type, b.Type)
+	if known {
+		sum += wFieldType * typ
+		weight += wFieldType
+	}
+	sum += wFieldPos * (1 - math.Abs(a.Position-b.Position))
+	weight += wFieldPos
+	s := sum / weight
+	if known && typ == 0 {
+		s *= 0.5
+	}
+	reason := "similar name"
+	switch {
+	case strings.EqualFold(lastSegment(a.Path), lastSegment(b.Path)):
+		reason = "same name"
+	case name >= 0.99:
+		reason = "synonym"
+	case hasDesc && desc >= 0.8:
+		reason = "description"
+	case hasVals && vals >= 0.5:
+		reason = "values"
+	case name < 0.3 && known && typ == 1:
+		reason = "type and position"
+	}
+	return s, reason
+}
+
+// nameSimilarity is the best of the word overlap of the last path
+// segments, of the whole paths, and the character trigram similarity of
+// the last segments.
+func nameSimilarity(a, b *Field) float64 {
+	la, lb := lastSegment(a.Path), lastSegment(b.Path)
+	if strings.EqualFold(la, lb) {
+		return 1
+	}
+	s := terms.Jaccard(a.last, b.last)
+	if f := terms.Jaccard(a.full, b.full); f > s {
+		s = f
+	}
+	if t := 0.9 * terms.Trigram(la, lb); t > s {
+		s = t
+	}
+	// A leaf whose words are all among the other's whole path (lat →
+	// location.latitude) is close.
+	if c := containment(a.last, b.full); c > s {
+		s = 0.9 * c
+	}
+	if c := containment(b.last, a.full); 0.9*c > s {
+		s = 0.9 * c
+	}
+	return s
+}
+
+// containment is the share of a's words found in b.
+func containment(a, b []string) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	in := map[string]bool{}
+	for _, w := range b {
+		in[w] = true
+	}
+	n := 0
+	for _, w := range a {
+		if in[w] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(a))
+}
+
+func lastSegment(path string) string {
+	p := strings.ReplaceAll(path, "[]", "")
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// overlap is the overlap coefficient |a ∩ b| / min(|a|, |b|).
+func overlap(a, b map[string]bool) float64 {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) == 0 {
+		return 0
+	}
+	n := 0
+	for v := range a {
+		if b[v] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(a))
+}
+
+// typeCompat scores two JSON Schema types: 1 equal, 0.8 integer/number,
+// 0.5 a scalar against a string (types drift to strings and back), 0 for
+// a structure against a scalar. known is false when either is unknown.
+func typeCompat(a, b string) (float64, bool) {
+	if a == "" || b == "" {
+		return 0, false
+	}
+	if a == b {
+		return 1, true
+	}
+	num := func(t string) bool { return t == "integer" || t == "number" }
+	switch {
+	case num(a) && num(b):
+		return 0.8, true
+	case a == "string" && (num(b) || b == "boolean"), b == "string" && (num(a) || a == "boolean"):
+		return 0.5, true
+	case a == "array" || b == "array" || a == "object" || b == "object":
+		return 0, true
+	}
+	return 0.3, true
+}
+
+// pairScore is one candidate field pair.
+type pairScore struct {
+	a, b   int
+	score  float64
+	reason string
+}
+
+// alignFields pairs the fields of as with those of bs one-to-one,
+// maximising the total score, and keeps the pairs scoring at least min.
+// It returns the pairs and the alignment's quality: the kept scores
+// summed over the larger side's field count.
+func alignFields(as, bs []*Field, min float64) ([]pairScore, float64) {
+	if len(as) == 0 || len(bs) == 0 {
+		return nil, 0
+	}
+	scores := make([][]float64, len(as))
+	reasons := make([][]string, len(as))
+	for i, a := range as {
+		scores[i] = make([]float64, len(bs))
+		reasons[i] = make([]string, len(bs))
+		for j, b := range bs {
+			scores[i][j], reasons[i][j] = fieldScore(a, b)
+		}
+	}
+	var out []pairScore
+	var total float64
+	for i, j := range assign(scores) {
+		if j < 0 || scores[i][j] < min {
+			continue
+		}
+		out = append(out, pairScore{a: i, b: j, score: scores[i][j], reason: reasons[i][j]})
+		total += scores[i][j]
+	}
+	sort.Slice(out, func(x, y int) bool { return out[x].a < out[y].a })
+	return out, total / float64(max(len(as), len(bs)))
+}

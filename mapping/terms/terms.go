@@ -1,0 +1,337 @@
+package terms
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Split breaks a name or text into lower-case words: at every character
+// that is not a letter or digit, at lower→upper case changes
+// ("getUser"), before the last capital of a run followed by a lower-case
+// letter ("HTTPServer" → http, server) and between letters and digits
+// ("page2").
+func Split(s string) []string {
+	var out []string
+	rs := []rune(s)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, strings.ToLower(string(rs[start:end])))
+		}
+		start = -1
+	}
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		p := rs[i-1]
+		switch {
+		case unicode.IsLower(p) && unicode.IsUpper(r),
+			unicode.IsLetter(p) != unicode.IsLetter(r):
+			flush(i)
+			start = i
+		case unicode.IsUpper(p) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralOfCaps(rs, i+1):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(rs))
+	return out
+}
+
+// pluralOfCaps reports whether rs[i] is the "s" of a plural written
+// after capitals ("IDs", "URLs").
+func pluralOfCaps(rs []rune, i int) bool {
+	return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLower(rs[i+1]))
+}
+
+// Name returns the normalised words of an identifier (a tool, parameter
+// or field name): split, with abbreviations expanded, compounds of known
+// words split ("startdate"), stopwords dropped, stemmed and replaced by
+// their synonym group's canonical word. ToolBench's "is_" prefix on
+// reserved names ("is_id") is removed.
+func Name(s string) []string {
+	words := Split(s)
+	if len(words) == 2 && words[0] == "is" && reservedToolBench[words[1]] {
+		words = words[1:]
+	}
+	var out []string
+	for _, w := range words {
+		if e, ok := abbreviations[w]; ok {
+			w = e
+		}
+		for _, part := range splitCompound(w) {
+			if stopwords[part] {
+				continue
+			}
+			out = append(out, Canonical(part))
+		}
+	}
+	return out
+}
+
+// Text returns the normalised words of prose (a description): split,
+// stopwords dropped, abbreviations of three letters or more expanded,
+// stemmed and canonicalised. Unlike Name it keeps no compound splitting.
+func Text(s string) []string {
+	var out []string
+	for _, w := range Split(s) {
+		if stopwords[w] || utf8.RuneCountInString(w) < 2 {
+			continue
+		}
+		if e, ok := abbreviations[w]; ok && (len(w) >= 3 || w == "id") {
+			w = e
+		}
+		out = append(out, Canonical(w))
+	}
+	return out
+}
+
+// Canonical returns the stem of a lower-case word, replaced by its
+// synonym group's canonical stem.
+func Canonical(w string) string {
+	st := Stem(w)
+	if c, ok := canon[st]; ok {
+		return c
+	}
+	return st
+}
+
+// reservedToolBench are the names ToolBench prefixes with "is_".
+var reservedToolBench = map[string]bool{"from": true, "class": true, "return": true, "false": true, "true": true, "id": true, "and": true}
+
+// canon maps the stem of every synonym to its group's canonical stem;
+// known holds every word the vocabulary knows, for compound splitting.
+var canon, known = buildVocab()
+
+func buildVocab() (map[string]string, map[string]bool) {
+	c := map[string]string{}
+	k := map[string]bool{}
+	for _, g := range synonyms {
+		first := Stem(g[0])
+		for _, w := range g {
+			k[w] = true
+			st := Stem(w)
+			if _, dup := c[st]; !dup {
+				c[st] = first
+			}
+		}
+	}
+	for a, e := range abbreviations {
+		k[e] = true
+		if len(a) >= 3 {
+			k[a] = true
+		}
+	}
+	for _, w := range baseWords {
+		k[w] = true
+	}
+	return c, k
+}
+
+// baseWords are common API words that are in no synonym group but help
+// split compounds ("startdate", "pagetoken").
+var baseWords = []string{
+	"start", "end", "date", "time", "page", "token", "size", "name", "first", "last", "user", "type",
+	"id", "code", "count", "number", "list", "item", "order", "sort", "field", "value", "key", "zone",
+	"zip", "post", "phone", "mail", "email", "max", "min", "from", "to", "per", "sub", "home", "work",
+	"city", "country", "state", "street", "address", "price", "rate", "amount", "total", "search", "query",
+	"term", "word", "text", "title", "image", "video", "file", "path", "url", "link", "host", "port",
+	"lang", "locale", "currency", "symbol", "market", "stock", "team", "player", "league", "season",
+	"match", "game", "score", "level", "status", "result", "limit", "offset", "cursor", "since", "until",
+	"birth", "day", "month", "year", "week", "hour", "minute", "second", "data", "source", "target",
+}
+
+// splitCompound splits a word glued from two known words ("pagesize",
+// "startdate") when the word itself is unknown; otherwise it returns the
+// word alone.
+func splitCompound(w string) []string {
+	if known[w] || len(w) < 6 || !isASCIILetters(w) {
+		return []string{w}
+	}
+	best := -1
+	for i := 3; i <= len(w)-3; i++ {
+		if known[w[:i]] && known[w[i:]] {
+			// Prefer the split with the longest first part ("username" →
+			// user+name rather than a shorter known prefix).
+			best = i
+		}
+	}
+	if best < 0 {
+		return []string{w}
+	}
+	return []string{w[:best], w[best:]}
+}
+
+func isASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// irregular plurals and forms the suffix rules get wrong.
+var irregular = map[string]string{
+	"children": "child", "people": "person", "men": "man", "women": "woman", "mice": "mouse",
+	"indices": "index", "indexes": "index", "matrices": "matrix", "vertices": "vertex", "analyses": "analysis",
+	"criteria": "criterion", "media": "media", "data": "data", "feet": "foot", "teeth": "tooth",
+}
+
+// keepS are words ending in s that are not plurals.
+var keepS = map[string]bool{
+	"news": true, "series": true, "species": true, "alias": true, "canvas": true, "lens": true, "atlas": true,
+	"chaos": true, "ios": true, "macos": true, "dns": true, "gps": true, "sms": true, "https": true, "aws": true,
+	"css": true, "os": true, "yes": true, "always": true, "perhaps": true, "whereas": true, "bonus": true,
+	"plus": true, "minus": true, "status": true, "campus": true, "virus": true, "radius": true, "focus": true,
+	"bias": true, "gas": true, "bus": true, "its": true, "has": true, "was": true, "does": true, "this": true,
+	"thus": true, "stats": true, "sports": true, "lyrics": true, "analytics": true, "metrics": true,
+	"statistics": true, "physics": true, "economics": true, "politics": true, "mathematics": true,
+}
+
+// Stem reduces an English word to a stem shared by its inflections:
+// plurals, -ing and -ed forms, and a final e or y, so that "categories",
+// "category", "created", "creates" and "creating" meet.
+func Stem(w string) string {
+	if v, ok := irregular[w]; ok {
+		w = v
+	}
+	if !isASCIILetters(w) || len(w) <= 3 {
+		return w
+	}
+	if !keepS[w] {
+		switch {
+		case strings.HasSuffix(w, "ies") && len(w) > 4:
+			w = w[:len(w)-3] + "y"
+		case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zes"),
+			strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"):
+			w = w[:len(w)-2]
+		case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		case strings.HasSuffix(w, "s"):
+			w = w[:len(w)-1]
+		}
+	}
+	switch {
+	case strings.HasSuffix(w, "ing") && len(w) > 5 && hasVowel(w[:len(w)-3]):
+		w = w[:len(w)-3]
+		w = undouble(w)
+	case strings.HasSuffix(w, "ed") && len(w) > 4 && !strings.HasSuffix(w, "eed") && hasVowel(w[:len(w)-2]):
+		w = w[:len(w)-2]
+		w = undouble(w)
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	if len(w) > 2 && strings.HasSuffix(w, "y") {
+		w = w[:len(w)-1] + "i"
+	}
+	return w
+}
+
+// undouble removes a doubled final consonant left by -ing / -ed
+// ("mapped" → map).
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouls", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
+
+// Jaccard is |a ∩ b| / |a ∪ b| of two word lists taken as sets; 0 when
+// both are empty.
+func Jaccard(a, b []string) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 0
+	}
+	sa := toSet(a)
+	sb := toSet(b)
+	inter := 0
+	for w := range sa {
+		if sb[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+// Dice is 2|a ∩ b| / (|a| + |b|) of two word lists taken as sets.
+func Dice(a, b []string) float64 {
+	sa, sb := toSet(a), toSet(b)
+	if len(sa)+len(sb) == 0 {
+		return 0
+	}
+	inter := 0
+	for w := range sa {
+		if sb[w] {
+			inter++
+		}
+	}
+	return 2 * float64(inter) / float64(len(sa)+len(sb))
+}
+
+func toSet(ws []string) map[string]bool {
+	s := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		s[w] = true
+	}
+	return s
+}
+
+// Trigram is the Dice coefficient of the character trigrams of a and b
+// (lower-cased, letters and digits only, padded), a measure that
+// tolerates spelling changes ("colour"/"color", "nbr"/"number" less so).
+func Trigram(a, b string) float64 {
+	ta, tb := trigrams(a), trigrams(b)
+	if len(ta)+len(tb) == 0 {
+		return 0
+	}
+	inter := 0
+	for g := range ta {
+		if tb[g] {
+			inter++
+		}
+	}
+	return 2 * float64(inter) / float64(len(ta)+len(tb))
+}
+
+func trigrams(s string) map[string]bool {
+	var b strings.Builder
+	b.WriteString("  ")
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString(" ")
+	rs := []rune(b.String())
+	out := map[string]bool{}
+	for i := 0; i+3 <= len(rs); i++ {
+		out[string(rs[i:i+3])] = true
+	}
+	if len(rs) <= 3 {
+		return map[string]bool{}
+	}
+	return out
+}
+
+// Synonyms returns the groups of the vocabulary, for documentation and
+// tests: each group sorted, groups in table order.
+func Synonyms() [][]string {
+	out := make([][]string, len(synonyms))
+	for i, g := range synonyms {
+		out[i] = append([]string(nil), g...)
+		sort.Strings(out[i])
+	}
+	return out
+}
