@@ -1,0 +1,139 @@
+package eval
+
+import (
+	"encoding/json"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/eval/answer"
+	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/eval/stb"
+)
+
+// Episode is one finished run of one task: what the agent did and how it
+// scored. It carries the task's query and gold sequence so that a journal
+// can be summarised, merged and compared without the task files.
+type Episode struct {
+	TaskID     string `json:"task_id"`
+	Run        int    `json:"run"`
+	Agent      string `json:"agent"`
+	Model      string `json:"model"`
+	Split      string `json:"split"`
+	Collection string `json:"collection,omitempty"`
+	Source     string `json:"source,omitempty"`
+	Seed       int64  `json:"seed"`
+	Query      string `json:"query"`
+	// Gold is the task's gold call sequence.
+	Gold []toolenv.GoldCall `json:"gold,omitempty"`
+	// Outcome is what the agent did.
+	Outcome *agent.Outcome `json:"outcome"`
+	Score   Score          `json:"score"`
+	// SoPR and FAC hold the judge's verdicts, one per judging round.
+	SoPR []judge.Verdict `json:"sopr,omitempty"`
+	FAC  []judge.Verdict `json:"fac,omitempty"`
+}
+
+// Score is an episode's per-task measurements.
+type Score struct {
+	// HasAnswer says the task has a gold answer; Completed that the
+	// agent reached it (AnswerError says why not).
+	HasAnswer   bool   `json:"has_answer"`
+	Completed   bool   `json:"completed"`
+	AnswerError string `json:"answer_error,omitempty"`
+	// HasGold says the task has a gold call sequence, which the sequence
+	// metrics need.
+	HasGold    bool                      `json:"has_gold"`
+	Positional *metrics.PositionalResult `json:"positional,omitempty"`
+	Set        *metrics.PRF              `json:"set,omitempty"`
+	Order      *metrics.PRF              `json:"order,omitempty"`
+	// ErrorCategory is the BFCL category of a failed direct attempt.
+	ErrorCategory string `json:"error_category,omitempty"`
+	// Stuck marks a failed episode that made the same call twice in a
+	// row.
+	Stuck bool `json:"stuck,omitempty"`
+}
+
+// Failed reports whether the episode counts as failed: the gold answer
+// was not reached (when there is one), else the sequence does not match
+// the gold sequence fully.
+func (e *Episode) Failed() bool {
+	if e.Score.HasAnswer {
+		return !e.Score.Completed
+	}
+	if e.Score.HasGold && e.Score.Positional != nil {
+		p := e.Score.Positional
+		return p.Intent.F1 < 1 || !p.SlotDefined || p.Slot.F1 < 1
+	}
+	return !e.Outcome.Trajectory.Finished
+}
+
+// score measures an outcome against its task. tools are the tools the
+// task offered, by name.
+func score(task *toolenv.Task, tools map[string]*toolenv.Tool, out *agent.Outcome) Score {
+	var s Score
+	if gold, ok, err := answer.Gold(task); ok {
+		s.HasAnswer = true
+		if err != nil {
+			s.AnswerError = err.Error()
+		} else {
+			var labeled []answer.Labeled
+			for _, r := range out.Results {
+				labeled = append(labeled, answer.Labeled{Label: r.Label, OK: r.Status == toolenv.StatusOK, Body: r.Body})
+			}
+			got, err := answer.FromResults(task, labeled)
+			switch {
+			case err != nil:
+				s.AnswerError = err.Error()
+			default:
+				s.Completed, s.AnswerError = answer.Equal(gold, got, answer.Options{Ordered: answer.Ordered(task)})
+			}
+		}
+	}
+	if len(task.Gold) > 0 {
+		s.HasGold = true
+		p := metrics.Positional(task.Gold, out.Predicted)
+		s.Positional = &p
+		g, pr := names(task.Gold), names(out.Predicted)
+		set, order := metrics.SetPRF(g, pr), metrics.OrderPRF(g, pr)
+		s.Set, s.Order = &set, &order
+	}
+	return s
+}
+
+func names(calls []toolenv.GoldCall) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// categorize sets the BFCL error category of a failed direct episode and
+// the stuck flag of a failed one.
+func categorize(e *Episode, tools map[string]*toolenv.Tool) {
+	if !e.Failed() {
+		return
+	}
+	o := e.Outcome
+	if e.Agent == "direct" && e.Score.HasGold {
+		e.Score.ErrorCategory = metrics.ErrorCategory(tools, e.Gold, metrics.Attempt{Parsed: o.Parsed, Calls: o.Predicted, Malformed: o.Malformed})
+	}
+	e.Score.Stuck = metrics.Stuck(metrics.LoopEpisode{Completed: false, Calls: o.Predicted})
+}
+
+// Converted returns the episode in StableToolBench's converted-answer
+// format: method is the agent's name, the final answer what its last step
+// carried (a react Final Answer becomes a Finish call with give_answer).
+func (e *Episode) Converted() *stb.Converted {
+	tr := e.Outcome.Trajectory
+	final := e.Outcome.FinalAnswerRaw
+	if e.Agent == "react" && tr.Finished {
+		b, _ := json.Marshal(map[string]string{"return_type": "give_answer", "final_answer": tr.Answer})
+		final = string(b)
+		tr2 := *tr
+		tr2.Steps = append(append([]toolenv.Step(nil), tr.Steps...), toolenv.Step{Call: &toolenv.GoldCall{Name: stb.FinishName}, Raw: final})
+		tr = &tr2
+	}
+	return stb.FromTrajectory(e.Agent, e.Query, final, tr, nil)
+}

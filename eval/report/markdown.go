@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/eval/metrics"
+)
+
+// tableData is one table of the report.
+type tableData struct {
+	Title string
+	Note  string
+	Head  []string
+	Rows  [][]string
+}
+
+// tables builds the report's tables: an overview, the intent/slot
+// metrics (position-aware and NESTful scorer), the API sequence metrics,
+// the error categories of direct attempts and the ReAct loop statistics.
+// Tables with nothing to show are left out.
+func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
+	gs := s.Groups
+	if len(gs) == 0 {
+		return nil
+	}
+	var out []tableData
+	over := present([]metric{mCompletion, mSoPR, mFAC}, gs)
+	t := tableData{Title: "Overview", Head: []string{"Split", "Agent", "Model", "Tasks", "Runs"}}
+	for _, m := range over {
+		t.Head = append(t.Head, m.title)
+	}
+	t.Head = append(t.Head, "Finished", "Errors", "LLM calls/ep", "Tokens/ep", "Tool calls/ep")
+	for i := range gs {
+		g := &gs[i]
+		r := []string{g.Split, g.Agent, g.Model, fmt.Sprint(g.Tasks), fmt.Sprint(g.Runs)}
+		for _, m := range over {
+			r = append(r, m.format(m.get(g)))
+		}
+		r = append(r, fmt.Sprint(g.FinishedEpisodes), fmt.Sprint(g.Errors),
+			fmt.Sprintf("%.1f", g.Cost.LLMCalls), fmt.Sprintf("%.0f", g.Cost.PromptTokens+g.Cost.CompletionTokens), fmt.Sprintf("%.1f", g.Cost.ToolCalls))
+		t.Rows = append(t.Rows, r)
+	}
+	out = append(out, t)
+
+	section := func(title, note string, ms []metric) {
+		ms = present(ms, gs)
+		if len(ms) == 0 {
+			return
+		}
+		t := tableData{Title: title, Note: note, Head: []string{"Split", "Agent", "Model"}}
+		for _, m := range ms {
+			t.Head = append(t.Head, m.title)
+		}
+		for i := range gs {
+			g := &gs[i]
+			r := []string{g.Split, g.Agent, g.Model}
+			for _, m := range ms {
+				r = append(r, m.format(m.get(g)))
+			}
+			t.Rows = append(t.Rows, r)
+		}
+		out = append(out, t)
+	}
+	section("Intent and slot: position-aware (Live API-Bench)", "Calls aligned on the gold sequence, repeated calls counted; slots scored on correctly predicted intents only.", positionalMetrics)
+	section("Intent and slot: NESTful scorer", "Per-sample multi-label, macro-averaged over the gold labels (scikit-learn), as NESTful's scorer computes them; partial and full sequence match.", nestfulMetrics)
+	section("API sequence: set and order (API mapping paper)", "Set: distinct APIs; order: longest common subsequence with the gold sequence.", sequenceMetrics)
+
+	cats := tableData{Title: "Error categories of failed direct attempts (BFCL, first match)", Head: []string{"Split", "Model"}}
+	cats.Head = append(cats.Head, metrics.ErrorCategories...)
+	for i := range gs {
+		g := &gs[i]
+		if len(g.ErrorCategories) == 0 {
+			continue
+		}
+		counts := map[string]int{}
+		for _, c := range g.ErrorCategories {
+			counts[c.Name] = c.Count
+		}
+		r := []string{g.Split, g.Model}
+		for _, c := range metrics.ErrorCategories {
+			r = append(r, fmt.Sprint(counts[c]))
+		}
+		cats.Rows = append(cats.Rows, r)
+	}
+	if len(cats.Rows) > 0 {
+		out = append(out, cats)
+	}
+	loops := tableData{Title: "ReAct loops (Live API-Bench, Table 4)", Note: "Fractions of all episodes; out-of-budget and stuck may overlap.",
+		Head: []string{"Split", "Model", "Avg. loops", "OOB", "Stuck", "Unclassified"}}
+	for i := range gs {
+		if l := gs[i].Loops; l != nil {
+			loops.Rows = append(loops.Rows, []string{gs[i].Split, gs[i].Model, fmt.Sprintf("%.2f", l.AvgLoops), fmt.Sprintf("%.2f", l.OutOfBudget), fmt.Sprintf("%.2f", l.Stuck), fmt.Sprintf("%.2f", l.Unclassified)})
+		}
+	}
+	if len(loops.Rows) > 0 {
+		out = append(out, loops)
+	}
+	if info != nil && len(info.Prompts) > 0 {
+		pt := tableData{Title: "Prompts", Head: []string{"Prompt", "Version", "SHA-256 (first 16)"}}
+		for _, p := range info.Prompts {
+			pt.Rows = append(pt.Rows, []string{p.Name, p.Version, p.SHA256})
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+// Markdown renders the summary's tables as Markdown.
+func Markdown(info *eval.RunInfo, s *eval.Summary) string {
+	var b strings.Builder
+	b.WriteString("# toolenv evaluation\n\n")
+	if info != nil {
+		b.WriteString(runLine(info) + "\n\n")
+	}
+	ts := tables(info, s)
+	if len(ts) == 0 {
+		b.WriteString("No episodes.\n")
+		return b.String()
+	}
+	b.WriteString("Values are means over runs; ± is the standard deviation over runs (population, as StableToolBench reports it).\n")
+	for _, t := range ts {
+		fmt.Fprintf(&b, "\n## %s\n\n", t.Title)
+		if t.Note != "" {
+			b.WriteString(t.Note + "\n\n")
+		}
+		table(&b, t.Head, t.Rows)
+	}
+	return b.String()
+}
+
+// runLine says what was run in one sentence.
+func runLine(info *eval.RunInfo) string {
+	s := fmt.Sprintf("Agent `%s`, model `%s`, %d task(s) × %d run(s), seed %d, %s environment", info.Agent, info.Model, info.TaskCount, info.Runs, info.Seed, info.Env)
+	if info.Judge != nil {
+		s += fmt.Sprintf(", judge `%s` (%d round(s))", info.Judge.Model, info.Judge.Rounds)
+	}
+	if info.Replay {
+		s += ", replayed from records"
+	}
+	return s + "."
+}
+
+func table(b *strings.Builder, head []string, rows [][]string) {
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("|")
+	for _, h := range head {
+		b.WriteString(" " + esc(h) + " |")
+	}
+	b.WriteString("\n|")
+	for range head {
+		b.WriteString(" --- |")
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + esc(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+}

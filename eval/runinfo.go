@@ -1,0 +1,85 @@
+package eval
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/promptfile"
+)
+
+// RunInfo says what an evaluation ran; it is written to run.json.
+type RunInfo struct {
+	Agent       string   `json:"agent"`
+	Model       string   `json:"model"`
+	ModelURL    string   `json:"model_url,omitempty"`
+	Tasks       []string `json:"tasks"`
+	TaskCount   int      `json:"task_count"`
+	Runs        int      `json:"runs"`
+	Concurrency int      `json:"concurrency"`
+	Seed        int64    `json:"seed"`
+	Shard       Shard    `json:"shard"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	// AgentOptions are the agent's settings (budget, style, limits).
+	AgentOptions map[string]any `json:"agent_options,omitempty"`
+	Judge        *JudgeInfo     `json:"judge,omitempty"`
+	// Env says where tools ran: "in-process" or a server URL.
+	Env     string `json:"env"`
+	Replay  bool   `json:"replay,omitempty"`
+	Records string `json:"records,omitempty"`
+	// Prompts are the prompt files in use (agent and judge), with their
+	// versions and hashes.
+	Prompts []promptfile.Prompt `json:"prompts"`
+	// Skipped lists task-file lines that could not be read.
+	Skipped  []string  `json:"skipped,omitempty"`
+	Command  []string  `json:"command,omitempty"`
+	Version  string    `json:"toolenv_version"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitempty"`
+	// Ran, Resumed and Interrupted say how this call went.
+	Ran         int  `json:"ran"`
+	Resumed     int  `json:"resumed"`
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// JudgeInfo describes the judge.
+type JudgeInfo struct {
+	Model  string `json:"model"`
+	URL    string `json:"url,omitempty"`
+	Rounds int    `json:"rounds"`
+	SoPR   bool   `json:"sopr"`
+	FAC    bool   `json:"fac"`
+}
+
+// RunInfoFile is run.json's name (run-<i>-of-<n>.json for a shard).
+func RunInfoFile(s Shard) string {
+	if s.Count <= 1 {
+		return "run.json"
+	}
+	return fmt.Sprintf("run-%d-of-%d.json", s.Index, s.Count)
+}
+
+// WriteRunInfo writes info into dir.
+func WriteRunInfo(dir string, info *RunInfo) error {
+	return toolenv.WriteJSONFile(filepath.Join(dir, RunInfoFile(info.Shard)), info)
+}
+
+// ReadRunInfo reads the run.json (or the first shard's) in dir.
+func ReadRunInfo(dir string) (*RunInfo, error) {
+	paths, _ := filepath.Glob(filepath.Join(dir, "run*.json"))
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s holds no run.json: is it an eval output folder?", dir)
+	}
+	data, err := os.ReadFile(paths[0])
+	if err != nil {
+		return nil, err
+	}
+	var info RunInfo
+	if err := toolenv.DecodeJSON(data, &info); err != nil {
+		return nil, fmt.Errorf("%s: %w", paths[0], err)
+	}
+	return &info, nil
+}

@@ -1,0 +1,289 @@
+package eval
+
+import (
+	"sort"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/metrics"
+)
+
+// Summary is an evaluation's metrics, per agent, model and split.
+type Summary struct {
+	// Format is the summary format's version.
+	Format   int     `json:"format"`
+	Episodes int     `json:"episodes"`
+	Groups   []Group `json:"groups"`
+}
+
+// Stat is a metric measured once per run: the mean over runs and the
+// population standard deviation (as StableToolBench reports SoPR).
+type Stat struct {
+	Mean   float64   `json:"mean"`
+	Std    float64   `json:"std"`
+	PerRun []float64 `json:"per_run"`
+}
+
+// PRFStat is a precision/recall/F1 measured once per run.
+type PRFStat struct {
+	Precision Stat `json:"precision"`
+	Recall    Stat `json:"recall"`
+	F1        Stat `json:"f1"`
+}
+
+// Group is the metrics of one agent and model on one split.
+type Group struct {
+	Agent string `json:"agent"`
+	Model string `json:"model"`
+	Split string `json:"split"`
+	Tasks int    `json:"tasks"`
+	Runs  int    `json:"runs"`
+	// Episodes counts the episodes; Errors those that could not run to
+	// their end (model or environment unreachable).
+	Episodes int `json:"episodes"`
+	Errors   int `json:"errors"`
+
+	// Completion is the completion (win) rate over episodes whose task
+	// has a gold answer.
+	Completion *Stat `json:"completion,omitempty"`
+	// NESTful scorer metrics (tasks with a gold sequence).
+	NestfulIntent *PRFStat `json:"nestful_intent,omitempty"`
+	NestfulSlot   *PRFStat `json:"nestful_slot,omitempty"`
+	PartialMatch  *Stat    `json:"partial_match,omitempty"`
+	FullMatch     *Stat    `json:"full_match,omitempty"`
+	// Position-aware intent and slot metrics (Live API-Bench).
+	Intent *PRFStat `json:"intent,omitempty"`
+	Slot   *PRFStat `json:"slot,omitempty"`
+	// Set and order metrics of the API sequence (API mapping paper).
+	SetMetrics   *PRFStat `json:"set,omitempty"`
+	OrderMetrics *PRFStat `json:"order,omitempty"`
+	// ErrorCategories counts the BFCL categories of failed direct
+	// episodes, in check order.
+	ErrorCategories []Count `json:"error_categories,omitempty"`
+	// Loops are the ReAct loop statistics.
+	Loops *metrics.LoopStats `json:"loops,omitempty"`
+	// SoPR and FAC are percentages; Unparseable counts verdicts that
+	// could not be read.
+	SoPR             *metrics.PassRateResult `json:"sopr,omitempty"`
+	FAC              *metrics.PassRateResult `json:"fac,omitempty"`
+	SoPRUnparseable  int                     `json:"sopr_unparseable,omitempty"`
+	FACUnparseable   int                     `json:"fac_unparseable,omitempty"`
+	Cost             Cost                    `json:"cost"`
+	FinishedEpisodes int                     `json:"finished"`
+}
+
+// Count is a named count.
+type Count struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// Cost is the average cost of an episode.
+type Cost struct {
+	LLMCalls         float64 `json:"llm_calls"`
+	PromptTokens     float64 `json:"prompt_tokens"`
+	CompletionTokens float64 `json:"completion_tokens"`
+	ToolCalls        float64 `json:"tool_calls"`
+}
+
+// Summarize computes the metrics of episodes, grouped by agent, model
+// and split.
+func Summarize(eps []*Episode) *Summary {
+	s := &Summary{Format: 1, Episodes: len(eps)}
+	type key struct{ agent, model, split string }
+	byKey := map[key][]*Episode{}
+	var keys []key
+	for _, e := range eps {
+		k := key{e.Agent, e.Model, e.Split}
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], e)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.split != b.split {
+			return a.split < b.split
+		}
+		if a.agent != b.agent {
+			return a.agent < b.agent
+		}
+		return a.model < b.model
+	})
+	for _, k := range keys {
+		s.Groups = append(s.Groups, summarizeGroup(k.agent, k.model, k.split, byKey[k]))
+	}
+	return s
+}
+
+func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
+	g := Group{Agent: agentName, Model: model, Split: split, Episodes: len(eps)}
+	tasks := map[string]int{}
+	runs := map[int][]*Episode{}
+	var runIDs []int
+	for _, e := range eps {
+		if _, ok := tasks[e.TaskID]; !ok {
+			tasks[e.TaskID] = len(tasks)
+		}
+		if _, ok := runs[e.Run]; !ok {
+			runIDs = append(runIDs, e.Run)
+		}
+		runs[e.Run] = append(runs[e.Run], e)
+		tr := e.Outcome.Trajectory
+		if tr.Error != "" {
+			g.Errors++
+		}
+		if tr.Finished {
+			g.FinishedEpisodes++
+		}
+		g.Cost.LLMCalls += float64(tr.Counts.LLMCalls)
+		g.Cost.PromptTokens += float64(tr.Counts.PromptTokens)
+		g.Cost.CompletionTokens += float64(tr.Counts.CompletionTokens)
+		g.Cost.ToolCalls += float64(tr.Counts.ToolCalls)
+	}
+	sort.Ints(runIDs)
+	g.Tasks, g.Runs = len(tasks), len(runIDs)
+	if n := float64(len(eps)); n > 0 {
+		g.Cost.LLMCalls /= n
+		g.Cost.PromptTokens /= n
+		g.Cost.CompletionTokens /= n
+		g.Cost.ToolCalls /= n
+	}
+
+	// Per-run metrics, then mean and std over runs.
+	var completion, partial, full []float64
+	var nIntent, nSlot, pIntent, pSlot, set, order []metrics.PRF
+	for _, r := range runIDs {
+		re := runs[r]
+		var comp []bool
+		var gold, pred [][]toolenv.GoldCall
+		var pi, ps, st, or []metrics.PRF
+		for _, e := range re {
+			if e.Score.HasAnswer {
+				comp = append(comp, e.Score.Completed)
+			}
+			if !e.Score.HasGold {
+				continue
+			}
+			gold = append(gold, e.Gold)
+			pred = append(pred, e.Outcome.Predicted)
+			if p := e.Score.Positional; p != nil {
+				pi = append(pi, p.Intent)
+				if p.SlotDefined {
+					ps = append(ps, p.Slot)
+				}
+			}
+			if e.Score.Set != nil {
+				st = append(st, *e.Score.Set)
+				or = append(or, *e.Score.Order)
+			}
+		}
+		if len(comp) > 0 {
+			completion = append(completion, metrics.Rate(comp))
+		}
+		if len(gold) > 0 {
+			n := metrics.NestfulScores(gold, pred)
+			nIntent = append(nIntent, n.Intent)
+			nSlot = append(nSlot, n.Slot)
+			partial = append(partial, n.PartialMatch)
+			full = append(full, n.FullMatch)
+			pIntent = append(pIntent, metrics.MeanPRF(pi))
+			pSlot = append(pSlot, metrics.MeanPRF(ps))
+			set = append(set, metrics.MeanPRF(st))
+			order = append(order, metrics.MeanPRF(or))
+		}
+	}
+	g.Completion = stat(completion)
+	g.PartialMatch, g.FullMatch = stat(partial), stat(full)
+	g.NestfulIntent, g.NestfulSlot = prfStat(nIntent), prfStat(nSlot)
+	g.Intent, g.Slot = prfStat(pIntent), prfStat(pSlot)
+	g.SetMetrics, g.OrderMetrics = prfStat(set), prfStat(order)
+
+	if agentName == "direct" {
+		counts := map[string]int{}
+		for _, e := range eps {
+			if c := e.Score.ErrorCategory; c != "" {
+				counts[c]++
+			}
+		}
+		for _, c := range metrics.ErrorCategories {
+			if counts[c] > 0 {
+				g.ErrorCategories = append(g.ErrorCategories, Count{c, counts[c]})
+			}
+		}
+	}
+	if agentName == "react" {
+		var le []metrics.LoopEpisode
+		for _, e := range eps {
+			le = append(le, metrics.LoopEpisode{Loops: e.Outcome.Loops, OutOfBudget: e.Outcome.OutOfBudget, Completed: !e.Failed(), Calls: e.Outcome.Predicted})
+		}
+		l := metrics.Loops(le)
+		g.Loops = &l
+	}
+	g.SoPR, g.SoPRUnparseable = passRate(eps, tasks, func(e *Episode) []metrics.Label { return labelsOf(e.SoPR) })
+	g.FAC, g.FACUnparseable = passRate(eps, tasks, func(e *Episode) []metrics.Label { return labelsOf(e.FAC) })
+	return g
+}
+
+func labelsOf(vs []judge.Verdict) []metrics.Label {
+	out := make([]metrics.Label, len(vs))
+	for i, v := range vs {
+		out[i] = v.Label
+	}
+	return out
+}
+
+// passRate computes a pass rate whose rounds are (run, judging round)
+// pairs, over the group's tasks.
+func passRate(eps []*Episode, tasks map[string]int, get func(*Episode) []metrics.Label) (*metrics.PassRateResult, int) {
+	labels := make([]map[int]metrics.Label, len(tasks))
+	for i := range labels {
+		labels[i] = map[int]metrics.Label{}
+	}
+	maxRun, rounds, any, unparseable := 0, 0, false, 0
+	for _, e := range eps {
+		ls := get(e)
+		if len(ls) > rounds {
+			rounds = len(ls)
+		}
+		if e.Run > maxRun {
+			maxRun = e.Run
+		}
+	}
+	if rounds == 0 {
+		return nil, 0
+	}
+	for _, e := range eps {
+		for k, l := range get(e) {
+			labels[tasks[e.TaskID]][e.Run*rounds+k] = l
+			any = true
+			if l == metrics.Unparseable {
+				unparseable++
+			}
+		}
+	}
+	if !any {
+		return nil, 0
+	}
+	r := metrics.PassRate(labels, (maxRun+1)*rounds)
+	return &r, unparseable
+}
+
+func stat(xs []float64) *Stat {
+	if len(xs) == 0 {
+		return nil
+	}
+	m, s := metrics.MeanStd(xs)
+	return &Stat{Mean: m, Std: s, PerRun: xs}
+}
+
+func prfStat(xs []metrics.PRF) *PRFStat {
+	if len(xs) == 0 {
+		return nil
+	}
+	var p, r, f []float64
+	for _, x := range xs {
+		p, r, f = append(p, x.Precision), append(r, x.Recall), append(f, x.F1)
+	}
+	return &PRFStat{Precision: *stat(p), Recall: *stat(r), F1: *stat(f)}
+}
