@@ -421,39 +421,67 @@ func floatp(f float64) *float64 { return &f }
 // ForColumns returns copies of tools whose column-name properties
 // (key_name, other_key_name, key_names) are narrowed to cols (plus
 // row_count), with their descriptions listing those columns: the tools as
-// one task shows them.
+// one task shows them. Only the schemas that change are copied.
 func ForColumns(tools []*toolenv.Tool, cols []Column) []*toolenv.Tool {
 	cols = withRowCount(cols)
+	enum, list := columnEnum(cols), columnList(cols)
 	out := make([]*toolenv.Tool, len(tools))
 	for i, t := range tools {
-		c := t.Clone()
-		narrow(c.Input, cols)
-		out[i] = c
+		c := *t
+		c.Input = narrow(t.Input, enum, list)
+		out[i] = &c
 	}
 	return out
 }
 
-func narrow(s *toolenv.Schema, cols []Column) {
+// narrow returns s with its column properties narrowed, copying s and
+// the schemas on the way to them and sharing everything else.
+func narrow(s *toolenv.Schema, enum []any, list string) *toolenv.Schema {
 	if s == nil {
-		return
+		return nil
 	}
+	var props map[string]*toolenv.Schema
 	for name, p := range s.Properties {
-		target := p
-		if name == "key_names" && p.Items != nil {
-			target = p.Items
-		}
-		if columnProps[name] && target.Type == "string" && len(target.Enum) > 0 {
-			desc := target.Description
-			if i := strings.Index(desc, ":\n* "); i >= 0 {
-				desc = desc[:i]
+		var np *toolenv.Schema
+		switch {
+		case columnProps[name] && p.Type == "string" && len(p.Enum) > 0:
+			np = narrowed(p, enum, list)
+		case name == "key_names" && p.Items != nil && len(p.Items.Enum) > 0:
+			cp := *p
+			cp.Items = narrowed(p.Items, enum, list)
+			np = &cp
+		case len(p.Properties) > 0:
+			if n := narrow(p, enum, list); n != p {
+				np = n
 			}
-			target.Description = desc + columnList(cols)
-			target.Enum = columnEnum(cols)
-			continue
 		}
-		narrow(p, cols)
+		if np != nil {
+			if props == nil {
+				props = make(map[string]*toolenv.Schema, len(s.Properties))
+				for k, v := range s.Properties {
+					props[k] = v
+				}
+			}
+			props[name] = np
+		}
 	}
-	narrow(s.Items, cols)
+	if props == nil {
+		return s
+	}
+	cp := *s
+	cp.Properties = props
+	return &cp
+}
+
+func narrowed(p *toolenv.Schema, enum []any, list string) *toolenv.Schema {
+	cp := *p
+	desc := p.Description
+	if i := strings.Index(desc, ":\n* "); i >= 0 {
+		desc = desc[:i]
+	}
+	cp.Description = desc + list
+	cp.Enum = enum
+	return &cp
 }
 
 // TaskColumns returns the columns of a task's starting tables (its

@@ -1,0 +1,355 @@
+package sqlrest
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+)
+
+// BackendType is the Collection.Backend.Type this package serves.
+const BackendType = "sqlrest"
+
+// The Tool.Meta keys of REST tools.
+const (
+	MetaSQL      = "sql"      // the SQL template with :name placeholders
+	MetaDatabase = "database" // the database it runs on
+	MetaArgMap   = "arg_map"  // obfuscation: public argument name → template parameter
+)
+
+// Config is the backend configuration stored in collection.json.
+type Config struct {
+	// Databases maps database names to SQLite files, relative to the
+	// collection folder or absolute.
+	Databases map[string]string `json:"databases"`
+}
+
+// Options tune a Backend; the zero value is ready to use.
+type Options struct {
+	// MaxRows caps the rows a call may return (default 10000).
+	MaxRows int
+	// CallTimeout bounds each call (default 10s; negative: none).
+	CallTimeout time.Duration
+	// Logger logs database problems; nil discards.
+	Logger *slog.Logger
+	// DB configures how databases are opened.
+	DB rodb.Options
+	// Databases are already-open databases by name (not closed by Close).
+	Databases map[string]*rodb.DB
+}
+
+// Backend runs REST tools over SQLite. It is a toolenv.Handler, safe for
+// concurrent use.
+type Backend struct {
+	opt   Options
+	dbs   map[string]*rodb.DB
+	dbErr map[string]error
+	owned []*rodb.DB
+	tools map[string]*endpoint
+	once  sync.Once
+}
+
+var (
+	_ toolenv.Handler = (*Backend)(nil)
+	_ io.Closer       = (*Backend)(nil)
+)
+
+type endpoint struct {
+	sql    string
+	db     string
+	params []param
+	byName map[string]*param
+}
+
+type param struct {
+	public   string // argument name callers use
+	name     string // template parameter
+	typ      string
+	required bool
+}
+
+// Open returns the backend of collection c. A database that cannot be
+// opened does not fail Open: calls on it fail with unavailable.
+func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, error) {
+	if opt.MaxRows <= 0 {
+		opt.MaxRows = 10000
+	}
+	if opt.CallTimeout == 0 {
+		opt.CallTimeout = 10 * time.Second
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	var cfg Config
+	if len(c.Backend.Config) > 0 {
+		if err := toolenv.DecodeJSON(c.Backend.Config, &cfg); err != nil {
+			return nil, fmt.Errorf("sqlrest: collection %s: backend config: %w", c.Name, err)
+		}
+	}
+	if len(cfg.Databases) == 0 {
+		return nil, fmt.Errorf("sqlrest: collection %s: backend config names no databases (want {\"databases\": {\"name\": \"path.sqlite\"}})", c.Name)
+	}
+	b := &Backend{opt: opt, dbs: map[string]*rodb.DB{}, dbErr: map[string]error{}, tools: map[string]*endpoint{}}
+	names := make([]string, 0, len(cfg.Databases))
+	for n := range cfg.Databases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if db := opt.Databases[name]; db != nil {
+			b.dbs[name] = db
+			continue
+		}
+		db, err := rodb.Open(ctx, name, sqltools.ResolvePath(c.Dir, cfg.Databases[name]), opt.DB)
+		if err != nil {
+			b.dbErr[name] = err
+			opt.Logger.Warn("database unavailable", "collection", c.Name, "db", name, "err", err)
+			continue
+		}
+		b.dbs[name] = db
+		b.owned = append(b.owned, db)
+	}
+	for _, t := range c.Tools {
+		e, err := endpointOf(t)
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("sqlrest: collection %s: %w", c.Name, err)
+		}
+		b.tools[t.Name] = e
+	}
+	return b, nil
+}
+
+func endpointOf(t *toolenv.Tool) (*endpoint, error) {
+	e := &endpoint{sql: t.Meta[MetaSQL], db: t.Meta[MetaDatabase], byName: map[string]*param{}}
+	if e.sql == "" || e.db == "" {
+		return nil, fmt.Errorf("tool %s has no meta.sql or meta.database", t.Name)
+	}
+	var argMap map[string]string
+	if raw := t.Meta[MetaArgMap]; raw != "" {
+		if err := toolenv.DecodeJSON([]byte(raw), &argMap); err != nil {
+			return nil, fmt.Errorf("tool %s: meta.arg_map: %w", t.Name, err)
+		}
+	}
+	for _, name := range t.Input.Names() {
+		p := param{public: name, name: name, typ: t.Input.Prop(name).Type, required: t.Input.IsRequired(name)}
+		if n, ok := argMap[name]; ok {
+			p.name = n
+		}
+		e.params = append(e.params, p)
+	}
+	for i := range e.params {
+		e.byName[e.params[i].public] = &e.params[i]
+	}
+	return e, nil
+}
+
+// Invoke runs one endpoint call. Every outcome is a Result with Source
+// live.
+func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	res := b.invoke(ctx, call)
+	res.Source = toolenv.SourceLive
+	return res
+}
+
+// maxValueLen is the longest string argument accepted.
+const maxValueLen = 10000
+
+func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	if call == nil || call.Tool == nil {
+		return toolenv.Errorf(toolenv.StatusUnknownTool, "", "the call names no tool")
+	}
+	e := b.tools[call.Tool.Name]
+	if e == nil {
+		return toolenv.Errorf(toolenv.StatusUnknownTool, "list the collection's tools", "%s is not a tool of this collection", call.Tool.Name)
+	}
+	var problems []toolenv.Problem
+	var names []string
+	for k := range call.Args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if e.byName[k] == nil {
+			var known []string
+			for _, p := range e.params {
+				known = append(known, p.public)
+			}
+			problems = append(problems, toolenv.Problem{Param: k, Code: "unknown_param", Message: fmt.Sprintf("unknown argument `%s`", k), Expected: strings.Join(known, ", ")})
+		}
+	}
+	args := make([]any, 0, len(e.params))
+	for _, p := range e.params {
+		v, ok := call.Args[p.public]
+		if !ok || v == nil {
+			if p.required {
+				problems = append(problems, toolenv.Problem{Param: p.public, Code: "missing_required", Message: fmt.Sprintf("missing required argument `%s` (%s)", p.public, p.typ), Expected: p.typ})
+			} else {
+				args = append(args, sql.Named(p.name, nil))
+			}
+			continue
+		}
+		bv, prob := bindValue(p, v)
+		if prob != nil {
+			problems = append(problems, *prob)
+			continue
+		}
+		args = append(args, sql.Named(p.name, bv))
+	}
+	if len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.Message
+		}
+		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: call.Tool.Name + ": " + strings.Join(msgs, "; "), Problems: problems,
+			Hint: "fix the arguments listed in problems and call again"}
+	}
+	db := b.dbs[e.db]
+	if db == nil {
+		msg := fmt.Sprintf("database %s is unavailable", e.db)
+		if err := b.dbErr[e.db]; err != nil {
+			msg += ": " + err.Error()
+		}
+		return &toolenv.Result{Status: toolenv.StatusUnavailable, Error: msg, Hint: "the server could not open this database; check its file"}
+	}
+	if b.opt.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.opt.CallTimeout)
+		defer cancel()
+	}
+	rows, err := db.Query(ctx, e.sql, args, b.opt.MaxRows)
+	if err != nil {
+		var te *toolenv.Error
+		if errors.As(err, &te) {
+			return toolenv.ResultOf(err)
+		}
+		if strings.Contains(err.Error(), "too complex") || strings.Contains(err.Error(), "too big") {
+			return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: "SQLite refused a value: " + err.Error(), Hint: "use a shorter or simpler value"}
+		}
+		b.opt.Logger.Error("sqlrest query failed", "tool", call.Tool.Name, "err", err)
+		return &toolenv.Result{Status: toolenv.StatusInternal, Error: "the query failed: " + err.Error()}
+	}
+	if rows.Truncated {
+		return &toolenv.Result{Status: toolenv.StatusTooLarge, Error: fmt.Sprintf("the result has more than %d rows, the most a call may return", b.opt.MaxRows),
+			Hint: "narrow the request with more selective parameter values"}
+	}
+	body, err := json.Marshal(Body{Columns: rows.Columns, RowCount: len(rows.Rows), Rows: rows.Rows})
+	if err != nil {
+		return &toolenv.Result{Status: toolenv.StatusInternal, Error: err.Error()}
+	}
+	return &toolenv.Result{Status: toolenv.StatusOK, Body: body}
+}
+
+// Body is a REST tool's response.
+type Body struct {
+	Columns  []string `json:"columns"`
+	RowCount int      `json:"row_count"`
+	Rows     [][]any  `json:"rows"`
+}
+
+// bindValue converts an argument to the value bound for p's type.
+func bindValue(p param, v any) (any, *toolenv.Problem) {
+	bad := func(expected string) *toolenv.Problem {
+		return &toolenv.Problem{Param: p.public, Code: "wrong_type", Expected: expected, Message: fmt.Sprintf("argument `%s` must be %s, got %v", p.public, expected, describe(v))}
+	}
+	switch p.typ {
+	case "integer":
+		switch x := v.(type) {
+		case json.Number:
+			if n, err := x.Int64(); err == nil {
+				return n, nil
+			}
+		case float64:
+			if x == float64(int64(x)) {
+				return int64(x), nil
+			}
+		case int64:
+			return x, nil
+		case int:
+			return int64(x), nil
+		case string:
+			if n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+				return n, nil
+			}
+		}
+		return nil, bad("an integer")
+	case "number":
+		switch x := v.(type) {
+		case json.Number:
+			if n, err := x.Int64(); err == nil {
+				return float64(n), nil
+			}
+			if f, err := x.Float64(); err == nil {
+				return f, nil
+			}
+		case float64:
+			return x, nil
+		case int64:
+			return float64(x), nil
+		case int:
+			return float64(x), nil
+		case string:
+			if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
+				return f, nil
+			}
+		}
+		return nil, bad("a number")
+	case "boolean":
+		if x, ok := v.(bool); ok {
+			if x {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		}
+		return nil, bad("true or false")
+	default:
+		s, ok := v.(string)
+		if !ok {
+			if n, isNum := v.(json.Number); isNum {
+				s = n.String()
+			} else {
+				return nil, bad("a string")
+			}
+		}
+		if len(s) > maxValueLen {
+			return nil, &toolenv.Problem{Param: p.public, Code: "out_of_range", Expected: fmt.Sprintf("at most %d characters", maxValueLen), Message: fmt.Sprintf("argument `%s` is %d characters long; at most %d are accepted", p.public, len(s), maxValueLen)}
+		}
+		return s, nil
+	}
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 40 {
+			x = x[:40] + "…"
+		}
+		return strconv.Quote(x)
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%v (%T)", v, v)
+}
+
+// Close closes the databases the backend opened.
+func (b *Backend) Close() error {
+	var errs []error
+	b.once.Do(func() {
+		for _, db := range b.owned {
+			errs = append(errs, db.Close())
+		}
+	})
+	return errors.Join(errs...)
+}

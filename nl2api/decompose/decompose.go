@@ -1,0 +1,235 @@
+package decompose
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
+)
+
+// Describer returns the description of a column of a table ("" when
+// unknown).
+type Describer func(table, column string) string
+
+// Plan is a decomposed question.
+type Plan struct {
+	// Init are the hidden initialisation calls (meta.init).
+	Init []toolenv.GoldCall
+	// Calls are the gold calls.
+	Calls []toolenv.GoldCall
+	// Answer are the labels whose results form the answer, in column
+	// order.
+	Answer []string
+	// Ordered says the answer's row order is decided by ORDER BY.
+	Ordered bool
+	// Columns are the columns of the starting tables (the task's key_name
+	// enum), in starting-table order.
+	Columns []sqltools.Column
+}
+
+func fail(reason, format string, args ...any) error {
+	return &sqlplan.Error{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Slot decomposes q, a query over database db, into SLOT calls.
+func Slot(q *sqlplan.Query, db string, describe Describer) (*Plan, error) {
+	c := &compiler{db: db, describe: describe, state: map[string]map[string]string{}}
+	if describe == nil {
+		c.describe = func(string, string) string { return "" }
+	}
+	answer, ordered, err := c.query(q, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{Init: c.inits, Calls: c.calls, Answer: answer, Ordered: ordered, Columns: c.columns}, nil
+}
+
+type compiler struct {
+	db       string
+	describe Describer
+	inits    []toolenv.GoldCall
+	calls    []toolenv.GoldCall
+	columns  []sqltools.Column
+	n        int // label counter
+	subs     int // subquery starting tables
+	// state records, for each result ("$label$"), the transforms applied
+	// in place to its columns (column → signature).
+	state map[string]map[string]string
+}
+
+// label returns a fresh label with the given prefix.
+func (c *compiler) label(prefix string) string {
+	l := fmt.Sprintf("%s_%d", prefix, c.n)
+	c.n++
+	return l
+}
+
+// emit appends a call and returns its label. The result inherits the
+// column transforms of its data source.
+func (c *compiler) emit(name, prefix string, args map[string]any) string {
+	l := c.label(prefix)
+	c.calls = append(c.calls, toolenv.GoldCall{Name: name, Args: args, Label: l})
+	src, _ := args["data_source"].(string)
+	if list, ok := args["data_sources"].([]any); ok && len(list) > 0 {
+		src, _ = list[0].(string)
+	}
+	if st := c.state[src]; len(st) > 0 {
+		c.state[ref(l)] = st
+	}
+	return l
+}
+
+func ref(label string) string { return "$" + label + "$" }
+
+// scope is one starting table and the chain of results derived from it.
+type scope struct {
+	label  string
+	q      *sqlplan.Query
+	prefix map[*sqlplan.Source]string
+	// aggCols maps an aggregate (by its key) to the per-group column
+	// holding it, once the data is grouped.
+	aggCols map[string]string
+	// grouped says the current data is a per-group table.
+	grouped bool
+}
+
+// query compiles q (main: the task's query) and returns the answer labels.
+func (c *compiler) query(q *sqlplan.Query, main bool) ([]string, bool, error) {
+	if err := check(q); err != nil {
+		return nil, false, err
+	}
+	if len(q.From) == 0 {
+		// SELECT (subquery) - (subquery): values only.
+		var answer []string
+		for _, it := range q.Select {
+			if it.Star || q.Where != nil || len(q.GroupBy) > 0 {
+				return nil, false, fail("no FROM", "")
+			}
+			op, err := c.scalar(nil, it.Expr, "")
+			if err != nil {
+				return nil, false, err
+			}
+			l, ok := labelOf(op)
+			if !ok {
+				return nil, false, fail("constant result", "%s", render(it.Expr))
+			}
+			answer = append(answer, l)
+		}
+		return answer, false, nil
+	}
+	sc, where, err := c.init(q, main)
+	if err != nil {
+		return nil, false, err
+	}
+	cur := ref(sc.label)
+	// Transforms the WHERE clause needs are applied first, so that every
+	// filter (and every OR branch) starts from the same table.
+	if where != nil {
+		if cur, err = c.whereTransforms(sc, where, cur); err != nil {
+			return nil, false, err
+		}
+		if cur, err = c.pred(sc, where, cur); err != nil {
+			return nil, false, err
+		}
+	}
+	aggregate := len(q.GroupBy) == 0 && selectHasAggregate(q)
+	if aggregate {
+		if q.Having != nil {
+			return nil, false, fail("HAVING without GROUP BY", "")
+		}
+		if q.Limit != nil && *q.Limit == 0 {
+			return nil, false, fail("LIMIT 0", "")
+		}
+		if q.Offset != nil && *q.Offset > 0 {
+			return nil, false, fail("OFFSET", "")
+		}
+		var answer []string
+		for _, it := range q.Select {
+			if it.Star {
+				return nil, false, fail("bare column with aggregate", "* next to an aggregate")
+			}
+			op, err := c.scalar(sc, it.Expr, cur)
+			if err != nil {
+				return nil, false, err
+			}
+			l, ok := labelOf(op)
+			if !ok {
+				return nil, false, fail("constant result", "%s", render(it.Expr))
+			}
+			answer = append(answer, l)
+		}
+		return answer, false, nil
+	}
+	if len(q.GroupBy) > 0 {
+		if cur, err = c.group(sc, q, cur); err != nil {
+			return nil, false, err
+		}
+	}
+	return c.output(sc, q, cur)
+}
+
+// check rejects what the tools cannot express at all.
+func check(q *sqlplan.Query) error {
+	switch {
+	case len(q.Compound) > 0:
+		return fail("set operation", "%s", q.Compound[0].Op)
+	case q.Window:
+		return fail("window function", "")
+	case q.Correlated:
+		return fail("correlated subquery", "")
+	case q.With:
+		return fail("WITH clause", "")
+	}
+	for _, s := range q.From {
+		if s.Sub != nil {
+			return fail("subquery in FROM", "")
+		}
+	}
+	return nil
+}
+
+func selectHasAggregate(q *sqlplan.Query) bool {
+	for _, it := range q.Select {
+		if it.Expr != nil && sqlplan.HasAggregate(it.Expr) {
+			return true
+		}
+	}
+	return false
+}
+
+// operand is a compiled scalar: a "$label$" or a JSON number.
+type operand any
+
+func labelOf(op operand) (string, bool) {
+	s, ok := op.(string)
+	if !ok || !strings.HasPrefix(s, "$") {
+		return "", false
+	}
+	return strings.Trim(s, "$"), true
+}
+
+// number converts a numeric literal to a JSON number.
+func number(l *sqlplan.Literal) (json.Number, bool) {
+	switch v := l.Value.(type) {
+	case int64:
+		return json.Number(fmt.Sprint(v)), true
+	case float64:
+		return json.Number(fmt.Sprint(v)), true
+	}
+	return "", false
+}
+
+// literalValue is the JSON value of a literal used as a filter value.
+func literalValue(l *sqlplan.Literal) any {
+	switch v := l.Value.(type) {
+	case int64, float64:
+		n, _ := number(l)
+		return n
+	case string:
+		return v
+	}
+	return nil
+}

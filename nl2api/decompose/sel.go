@@ -1,0 +1,129 @@
+package decompose
+
+import (
+	"fmt"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools"
+)
+
+// Sel converts a SLOT plan into SEL calls: categorical arguments become
+// tool names (select_data_<condition>, sort_data_ascending, ...), and
+// retrieve_data becomes one getter per column, followed by
+// select_unique_values and limit_data when it had distinct or a limit.
+func Sel(p *Plan) (*Plan, error) {
+	out := &Plan{Init: p.Init, Ordered: p.Ordered, Columns: p.Columns}
+	rename := map[string][]string{} // SLOT answer label → SEL labels
+	n := 0
+	next := func(prefix string) string {
+		l := fmt.Sprintf("%s_%d", prefix, n)
+		n++
+		return l
+	}
+	emit := func(name, label string, args map[string]any) {
+		out.Calls = append(out.Calls, toolenv.GoldCall{Name: name, Args: args, Label: label})
+	}
+	for _, call := range p.Calls {
+		a := copyArgs(call.Args)
+		switch call.Name {
+		case "filter_data":
+			cond, _ := a["condition"].(string)
+			delete(a, "condition")
+			emit("select_data_"+cond, call.Label, a)
+		case "combine_filters":
+			op, _ := a["operation"].(string)
+			delete(a, "operation")
+			emit("combine_filters_"+op, call.Label, a)
+		case "sort_data":
+			asc, _ := a["ascending"].(bool)
+			delete(a, "ascending")
+			name := "sort_data_descending"
+			if asc {
+				name = "sort_data_ascending"
+			}
+			emit(name, call.Label, a)
+		case "group_data_by":
+			emit("group_data_by", call.Label, a)
+		case "aggregate_data":
+			typ, _ := a["aggregation_type"].(string)
+			delete(a, "aggregation_type")
+			name := "aggregate_data_" + typ
+			if d, _ := a["distinct"].(bool); d {
+				name += "_distinct"
+			}
+			delete(a, "distinct")
+			emit(name, call.Label, a)
+		case "transform_data":
+			op, _ := a["operation_type"].(string)
+			delete(a, "operation_type")
+			emit("transform_data_"+op, call.Label, a)
+		case "calculate":
+			op, _ := a["operation"].(string)
+			delete(a, "operation")
+			emit("calculate_"+op, call.Label, a)
+		case "select_unique_values":
+			key, _ := a["key_name"].(string)
+			g := next("GET_COL")
+			emit(sqltools.GetterName(key), g, map[string]any{"data_source": a["data_source"]})
+			emit("select_unique_values", call.Label, map[string]any{"data_source": ref(g)})
+		case "retrieve_data":
+			keys, _ := a["key_names"].([]any)
+			distinct, _ := a["distinct"].(bool)
+			limit, hasLimit := a["limit"]
+			src := a["data_source"]
+			if len(keys) > 1 && distinct {
+				return nil, fail("SEL: DISTINCT over several columns", "getters return one column each")
+			}
+			if hasLimit && !distinct {
+				l := next("LIMITED_DF")
+				emit("limit_data", l, map[string]any{"data_source": src, "limit": limit})
+				src = ref(l)
+			}
+			var labels []string
+			for i, k := range keys {
+				key, _ := k.(string)
+				l := call.Label
+				if len(keys) > 1 || distinct {
+					l = fmt.Sprintf("%s_%d", strings.TrimSuffix(call.Label, "_"), i)
+					if len(keys) == 1 {
+						l = next("GET_COL")
+					}
+				}
+				emit(sqltools.GetterName(key), l, map[string]any{"data_source": src})
+				labels = append(labels, l)
+			}
+			if distinct {
+				u := call.Label
+				if hasLimit {
+					u = next("UNIQUE")
+				}
+				emit("select_unique_values", u, map[string]any{"data_source": ref(labels[0])})
+				labels = []string{u}
+				if hasLimit {
+					emit("limit_data", call.Label, map[string]any{"data_source": ref(u), "limit": limit})
+					labels = []string{call.Label}
+				}
+			}
+			rename[call.Label] = labels
+		default:
+			return nil, fail("SEL: no counterpart", "%s", call.Name)
+		}
+	}
+	for _, l := range p.Answer {
+		if ls, ok := rename[l]; ok {
+			out.Answer = append(out.Answer, ls...)
+		} else {
+			out.Answer = append(out.Answer, l)
+		}
+	}
+	return out, nil
+}
+
+func copyArgs(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

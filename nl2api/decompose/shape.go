@@ -1,0 +1,221 @@
+package decompose
+
+import (
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
+)
+
+// aggKey identifies an aggregate expression.
+func aggKey(f *sqlplan.Func) string { return render(f) }
+
+// group compiles GROUP BY, the per-group aggregates the query uses, and
+// HAVING. It returns the per-group table.
+func (c *compiler) group(sc *scope, q *sqlplan.Query, cur string) (string, error) {
+	var keys []colExpr
+	for _, g := range q.GroupBy {
+		ce, err := c.column(sc, g)
+		if err != nil {
+			return "", err
+		}
+		keys = append(keys, ce)
+	}
+	// Aggregates of HAVING, the select list and ORDER BY, in that order.
+	var aggs []*sqlplan.Func
+	seen := map[string]bool{}
+	collect := func(e sqlplan.Expr) {
+		sqlplan.Walk(e, func(x sqlplan.Expr) bool {
+			if f, ok := x.(*sqlplan.Func); ok && f.IsAggregate() {
+				if !seen[aggKey(f)] {
+					seen[aggKey(f)] = true
+					aggs = append(aggs, f)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	collect(q.Having)
+	for _, it := range q.Select {
+		collect(it.Expr)
+	}
+	for _, o := range q.OrderBy {
+		collect(o.Expr)
+	}
+	// Columns that aggregates read are transformed before grouping.
+	type aggArg struct {
+		f   *sqlplan.Func
+		typ string
+		ce  *colExpr
+	}
+	var plan []aggArg
+	for _, f := range aggs {
+		typ := aggTypes[f.Name]
+		if typ == "" || f.Name == "total" {
+			return "", fail("unsupported aggregate", "%s", f.Name)
+		}
+		a := aggArg{f: f, typ: typ}
+		if !f.Star {
+			if len(f.Args) != 1 {
+				return "", fail("unsupported aggregate", "%s", render(f))
+			}
+			if _, _, _, ok := conditional(f.Args[0]); ok {
+				return "", fail("per-group aggregate of CASE", "%s", render(f))
+			}
+			ce, err := c.column(sc, f.Args[0])
+			if err != nil {
+				return "", err
+			}
+			var uerr error
+			if cur, uerr = c.use(sc, ce, cur); uerr != nil {
+				return "", uerr
+			}
+			a.ce = &ce
+		}
+		plan = append(plan, a)
+	}
+	for _, k := range keys {
+		var err error
+		if cur, err = c.use(sc, k, cur); err != nil {
+			return "", err
+		}
+	}
+	for _, k := range keys {
+		cur = ref(c.emit("group_data_by", "GROUPED_DF", map[string]any{"data_source": cur, "key_name": k.col}))
+	}
+	// One per-group aggregate per column: the aggregate replaces the
+	// column's values, so a column can hold only one.
+	isKey := map[string]bool{}
+	for _, k := range keys {
+		isKey[k.col] = true
+	}
+	holder := map[string]string{}
+	for _, a := range plan {
+		col := ""
+		if a.ce != nil {
+			col = a.ce.col
+		}
+		if a.typ == "count" && !a.f.Distinct && (col == "" || isKey[col]) {
+			col = "" // COUNT(*), or a count of a key: the group's row count
+		}
+		name := col
+		if name == "" {
+			name = "row_count"
+		}
+		if prev, ok := holder[name]; ok && prev != aggKey(a.f) {
+			return "", fail("two aggregates of one column", "%s and %s", prev, aggKey(a.f))
+		}
+		if isKey[name] {
+			return "", fail("aggregate of a group key", "%s", render(a.f))
+		}
+		holder[name] = aggKey(a.f)
+		args := map[string]any{"data_source": cur, "aggregation_type": a.typ}
+		if col != "" {
+			args["key_name"] = col
+		}
+		if a.f.Distinct && a.typ != "min" && a.typ != "max" {
+			args["distinct"] = true
+		}
+		cur = ref(c.emit("aggregate_data", "AGG_DF", args))
+		sc.aggCols[aggKey(a.f)] = name
+	}
+	if len(plan) == 0 {
+		// GROUP BY without aggregates: one row per group all the same.
+		cur = ref(c.emit("aggregate_data", "AGG_DF", map[string]any{"data_source": cur, "aggregation_type": "count"}))
+	}
+	sc.grouped = true
+	// Raw uses of aggregated columns after this point would read the
+	// aggregates: mark them as transformed.
+	st := map[string]string{}
+	for k, v := range c.state[cur] {
+		st[k] = v
+	}
+	for name, key := range holder {
+		if name != "row_count" {
+			st[name] = "aggregate " + key
+		}
+	}
+	c.state[cur] = st
+	if q.Having != nil {
+		var err error
+		if cur, err = c.pred(sc, q.Having, cur); err != nil {
+			return "", err
+		}
+	}
+	return cur, nil
+}
+
+// output compiles ORDER BY and the select list into sorts and one
+// retrieve_data call.
+func (c *compiler) output(sc *scope, q *sqlplan.Query, cur string) ([]string, bool, error) {
+	if q.Offset != nil && *q.Offset > 0 {
+		return nil, false, fail("OFFSET", "")
+	}
+	for _, o := range q.OrderBy {
+		if o.Nulls == "first" && o.Desc || o.Nulls == "last" && !o.Desc {
+			return nil, false, fail("NULLS FIRST/LAST", "")
+		}
+	}
+	// Resolve the select list first: its transforms conflict with raw
+	// uses in ORDER BY otherwise unnoticed.
+	var cols []colExpr
+	for _, it := range q.Select {
+		if it.Star {
+			for _, s := range q.From {
+				if it.StarSource != nil && it.StarSource != s {
+					continue
+				}
+				for _, col := range s.Table.Columns {
+					cols = append(cols, colExpr{col: sc.prefix[s] + "_" + sanitize(col.Name), kind: col.Kind})
+				}
+			}
+			continue
+		}
+		if _, ok := it.Expr.(*sqlplan.Literal); ok {
+			return nil, false, fail("constant in the select list", "%s", render(it.Expr))
+		}
+		if _, _, _, ok := conditional(it.Expr); ok {
+			return nil, false, fail("CASE in the select list", "%s", render(it.Expr))
+		}
+		ce, err := c.column(sc, it.Expr)
+		if err != nil {
+			return nil, false, err
+		}
+		cols = append(cols, ce)
+	}
+	// Sorts: the last key first, since each sort keeps the earlier order
+	// among its ties.
+	for i := len(q.OrderBy) - 1; i >= 0; i-- {
+		o := q.OrderBy[i]
+		ce, err := c.column(sc, o.Expr)
+		if err != nil {
+			return nil, false, err
+		}
+		if cur, err = c.use(sc, ce, cur); err != nil {
+			return nil, false, err
+		}
+		cur = ref(c.emit("sort_data", "SORTED_DF", map[string]any{"data_source": cur, "key_name": ce.col, "ascending": !o.Desc}))
+	}
+	var keys []any
+	for _, ce := range cols {
+		var err error
+		if cur, err = c.use(sc, ce, cur); err != nil {
+			return nil, false, err
+		}
+		keys = append(keys, ce.col)
+	}
+	args := map[string]any{"data_source": cur, "key_names": keys}
+	if q.Distinct {
+		args["distinct"] = true
+	}
+	if q.Limit != nil {
+		if *q.Limit < 0 {
+			return nil, false, fail("negative LIMIT", "")
+		}
+		args["limit"] = *q.Limit
+	}
+	l := c.emit("retrieve_data", "SELECT_COL", args)
+	return []string{l}, len(q.OrderBy) > 0, nil
+}
+
+func sanitize(s string) string {
+	return sanitizeColumn(s)
+}

@@ -1,0 +1,153 @@
+package endpoint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
+)
+
+// Column describes a column for parameter and endpoint descriptions.
+type Column struct {
+	Name        string // readable name ("superhero name"), may be empty
+	Description string
+	Values      string // value description (units, codes)
+}
+
+// Describer returns what is known about table.column.
+type Describer func(table, column string) Column
+
+// Param is one query parameter of an endpoint.
+type Param struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"` // "string", "integer" or "number"
+	Description string `json:"description"`
+	// Column is the table.column the parameter is compared with.
+	Column string `json:"column,omitempty"`
+	pos, end int
+	base     string
+}
+
+// Endpoint is one GET endpoint.
+type Endpoint struct {
+	DB          string
+	Name        string
+	Path        string
+	Description string
+	// Template is the SQL with :name placeholders.
+	Template string
+	Params   []Param
+	// Key identifies equivalent templates.
+	Key string
+	// Columns names the result columns.
+	Columns []string
+}
+
+// Instance is one question's endpoint and its arguments.
+type Instance struct {
+	Endpoint *Endpoint
+	// Args are the question's parameter values (string, int64, float64).
+	Args map[string]any
+}
+
+// Make builds the endpoint of one question: q is its plan, sql the text
+// q was parsed from.
+func Make(q *sqlplan.Query, sql, db string, describe Describer) (*Instance, error) {
+	if describe == nil {
+		describe = func(string, string) Column { return Column{} }
+	}
+	m := &maker{sql: sql, describe: describe, used: map[string]int{}}
+	m.query(q)
+	sort.Slice(m.params, func(i, j int) bool { return m.params[i].pos < m.params[j].pos })
+	var b strings.Builder
+	last := 0
+	args := map[string]any{}
+	for _, p := range m.params {
+		if p.pos < last {
+			return nil, &sqlplan.Error{Reason: "overlapping literals", Detail: sql[p.pos:p.end]}
+		}
+		b.WriteString(sql[last:p.pos])
+		b.WriteString(":" + p.Name)
+		last = p.end
+		args[p.Name] = m.values[p.Name]
+	}
+	b.WriteString(sql[last:])
+	e := &Endpoint{DB: db, Template: strings.TrimSpace(b.String()), Params: m.params}
+	e.Key = db + "\x00" + normalize(e.Template)
+	e.Name = "get_" + m.name(q)
+	e.Description = m.describeQuery(q)
+	e.Columns = resultColumns(q)
+	return &Instance{Endpoint: e, Args: args}, nil
+}
+
+// normalize collapses whitespace and lower-cases text outside string
+// literals, so that templates differing only in layout are equal.
+func normalize(s string) string {
+	var b strings.Builder
+	inStr := false
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inStr {
+			b.WriteByte(c)
+			if c == '\'' {
+				inStr = false
+			}
+			continue
+		}
+		switch {
+		case c == '\'':
+			inStr = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			space = true
+			continue
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// Merge gives equivalent endpoints one shared endpoint and unique names.
+// Instances are processed in order; the first instance of a template
+// decides its endpoint. It returns the distinct endpoints in order.
+func Merge(instances []*Instance) []*Endpoint {
+	byKey := map[string]*Endpoint{}
+	var out []*Endpoint
+	names := map[string]bool{}
+	for _, in := range instances {
+		if e, ok := byKey[in.Endpoint.Key]; ok {
+			in.Endpoint = e
+			continue
+		}
+		e := in.Endpoint
+		byKey[e.Key] = e
+		name := e.Name
+		for n := 2; names[name]; n++ {
+			name = fmt.Sprintf("%s_v%d", e.Name, n)
+		}
+		e.Name = limitName(name)
+		names[e.Name] = true
+		e.Path = "/v1/bird/" + e.DB + "/" + strings.TrimPrefix(e.Name, "get_")
+		out = append(out, e)
+	}
+	return out
+}
+
+// limitName keeps tool names within the 64 bytes models accept, ending a
+// shortened name with a hash of the full one.
+func limitName(name string) string {
+	if len(name) <= 64 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:56], "_") + "_" + hex.EncodeToString(sum[:])[:7]
+}

@@ -1,0 +1,206 @@
+package nl2api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/nl2api/answer"
+	"github.com/toolenv/toolenv/nl2api/bird"
+	"github.com/toolenv/toolenv/nl2api/decompose"
+	"github.com/toolenv/toolenv/nl2api/endpoint"
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
+)
+
+// database is one BIRD database opened for a build.
+type database struct {
+	name  string
+	path  string
+	db    *rodb.DB
+	desc  *bird.Descriptions
+	cat   *sqlplan.Catalog
+	err   error
+	notes []string
+}
+
+func openDatabase(ctx context.Context, l bird.Layout, name string, opt *Options) *database {
+	d := &database{name: name, path: l.Database(name)}
+	db, err := rodb.Open(ctx, name, d.path, rodb.Options{Logger: opt.Logger})
+	if err != nil {
+		d.err = err
+		return d
+	}
+	d.db = db
+	desc, problems, err := bird.ReadDescriptions(l.Descriptions(name))
+	if err != nil {
+		d.notes = append(d.notes, "no column descriptions: "+err.Error())
+	}
+	for _, p := range problems {
+		d.notes = append(d.notes, "column descriptions: "+p.Error())
+	}
+	d.desc = desc
+	var tables []*sqlplan.Table
+	for _, t := range db.Tables() {
+		st := &sqlplan.Table{Name: t.Name}
+		for _, c := range t.Columns {
+			st.Columns = append(st.Columns, sqlplan.Column{Name: c.Name, Kind: c.Kind()})
+		}
+		tables = append(tables, st)
+	}
+	d.cat = sqlplan.NewCatalog(tables)
+	return d
+}
+
+// describe is the column description tools show: BIRD's description, its
+// readable name when there is none, and the start of the value
+// description (units, codes).
+func (d *database) describe(table, column string) string {
+	c := d.desc.Column(table, column)
+	if c == nil {
+		return ""
+	}
+	s := c.Description
+	if s == "" {
+		s = c.Name
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if v := strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimSpace(c.Values), "commonsense evidence:")), " "); v != "" {
+		if len(v) > 120 {
+			v = v[:strings.LastIndex(v[:120], " ")+1] + "…"
+		}
+		s += " (" + strings.TrimSpace(v) + ")"
+	}
+	return s
+}
+
+func (d *database) endpointColumn(table, column string) endpoint.Column {
+	c := d.desc.Column(table, column)
+	if c == nil {
+		return endpoint.Column{}
+	}
+	return endpoint.Column{Name: c.Name, Description: strings.Join(strings.Fields(c.Description), " "), Values: c.Values}
+}
+
+// rejection says why a question was not kept for a flavor.
+type rejection struct {
+	Stage  string // "database", "plan", "gold", "decompose", "verify"
+	Reason string
+	Detail string
+}
+
+// candidate is one question on its way through the build.
+type candidate struct {
+	q       bird.Question
+	db      *database
+	plan    *sqlplan.Query
+	gold    *answer.Table
+	ordered bool
+	slot    *decompose.Plan
+	sel     *decompose.Plan
+	rest    *endpoint.Instance
+	rejects map[string]*rejection
+}
+
+func (c *candidate) reject(flavors []string, r *rejection) {
+	for _, f := range flavors {
+		if c.rejects[f] == nil {
+			c.rejects[f] = r
+		}
+	}
+}
+
+// maxGoldRows caps the rows of a gold answer a task may have.
+const maxGoldRows = 10000
+
+// prepare plans a question, computes its gold answer and its candidate
+// SLOT, SEL and REST forms.
+func prepare(ctx context.Context, c *candidate, opt *Options) {
+	all := opt.Flavors
+	if c.db.err != nil {
+		c.reject(all, &rejection{Stage: "database", Reason: "database unavailable", Detail: c.db.err.Error()})
+		return
+	}
+	plan, err := sqlplan.Build(c.q.SQL, c.db.cat)
+	if err != nil {
+		c.reject(all, planRejection("plan", err))
+		return
+	}
+	c.plan = plan
+	c.ordered = len(plan.OrderBy) > 0 && len(plan.Compound) == 0
+	qctx, cancel := context.WithTimeout(ctx, opt.CallTimeout)
+	rows, err := c.db.db.Query(qctx, c.q.SQL, nil, maxGoldRows)
+	cancel()
+	if err != nil {
+		c.reject(all, &rejection{Stage: "gold", Reason: "gold SQL fails", Detail: err.Error()})
+		return
+	}
+	if rows.Truncated {
+		c.reject(all, &rejection{Stage: "gold", Reason: "gold answer over the row cap", Detail: fmt.Sprintf("more than %d rows", maxGoldRows)})
+		return
+	}
+	c.gold = &answer.Table{Columns: rows.Columns, Rows: rows.Rows}
+	if opt.wants(Slot) || opt.wants(Sel) {
+		sp, err := decompose.Slot(plan, c.q.DB, c.db.describe)
+		if err != nil {
+			c.reject([]string{Slot, Sel}, planRejection("decompose", err))
+		} else {
+			c.slot = sp
+			if opt.wants(Sel) {
+				if c.sel, err = decompose.Sel(sp); err != nil {
+					c.reject([]string{Sel}, planRejection("decompose", err))
+				}
+			}
+		}
+	}
+	if opt.wants(Rest) {
+		in, err := endpoint.Make(plan, c.q.SQL, c.q.DB, c.db.endpointColumn)
+		if err != nil {
+			c.reject([]string{Rest}, planRejection("decompose", err))
+		} else {
+			c.rest = in
+		}
+	}
+}
+
+func planRejection(stage string, err error) *rejection {
+	var pe *sqlplan.Error
+	if errors.As(err, &pe) {
+		return &rejection{Stage: stage, Reason: pe.Reason, Detail: pe.Detail}
+	}
+	return &rejection{Stage: stage, Reason: "error", Detail: err.Error()}
+}
+
+// selectQuestions returns dev.json's questions on the wanted databases,
+// in question order, and the database names, sorted.
+func selectQuestions(qs []bird.Question, want []string) ([]bird.Question, []string, error) {
+	names := bird.DatabaseNames(qs)
+	if len(want) == 0 {
+		return qs, names, nil
+	}
+	known := map[string]bool{}
+	for _, n := range names {
+		known[n] = true
+	}
+	keep := map[string]bool{}
+	for _, w := range want {
+		if !known[w] {
+			return nil, nil, fmt.Errorf("database %q has no questions in dev.json (databases: %s)", w, strings.Join(names, ", "))
+		}
+		keep[w] = true
+	}
+	var out []bird.Question
+	for _, q := range qs {
+		if keep[q.DB] {
+			out = append(out, q)
+		}
+	}
+	var dbs []string
+	for w := range keep {
+		dbs = append(dbs, w)
+	}
+	sort.Strings(dbs)
+	return out, dbs, nil
+}
