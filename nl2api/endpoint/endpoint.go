@@ -26,7 +26,7 @@ type Param struct {
 	Type        string `json:"type"` // "string", "integer" or "number"
 	Description string `json:"description"`
 	// Column is the table.column the parameter is compared with.
-	Column string `json:"column,omitempty"`
+	Column   string `json:"column,omitempty"`
 	pos, end int
 	base     string
 }
