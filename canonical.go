@@ -232,6 +232,17 @@ func allDigits(s string) bool {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendJSONString appends s to dst as a JSON string literal, escaped as
+// Canonical escapes it (no HTML escaping; invalid UTF-8 becomes U+FFFD).
+func AppendJSONString(dst []byte, s string) []byte {
+	var b bytes.Buffer
+	if len(dst) > 0 {
+		b.Write(dst)
+	}
+	writeCanonicalString(&b, s)
+	return b.Bytes()
+}
+
 func writeCanonicalString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 	for i := 0; i < len(s); {

@@ -263,6 +263,9 @@ func DecodeJSON(data []byte, v any) error {
 	if err := d.Decode(v); err != nil {
 		return err
 	}
+	if d.More() {
+		return errors.New("unexpected data after the JSON value")
+	}
 	if _, err := d.Token(); err != io.EOF {
 		return errors.New("unexpected data after the JSON value")
 	}

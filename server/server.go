@@ -155,12 +155,14 @@ func writeError(w http.ResponseWriter, code int, res *toolenv.Result) {
 
 // setResultHeaders reports a result's provenance in response headers.
 func setResultHeaders(h http.Header, res *toolenv.Result) {
-	h.Set("X-Toolenv-Status", string(res.Status))
+	// Keys are written in canonical form directly (no per-call
+	// canonicalisation on the hot path).
+	h["X-Toolenv-Status"] = []string{string(res.Status)}
 	if res.Source != "" {
-		h.Set("X-Toolenv-Source", string(res.Source))
+		h["X-Toolenv-Source"] = []string{string(res.Source)}
 	}
 	if o := res.Meta[invoke.MetaOrigin]; o != "" {
-		h.Set("X-Toolenv-Origin", o)
+		h["X-Toolenv-Origin"] = []string{o}
 	}
 	for _, wmsg := range res.Warnings {
 		h.Add("X-Toolenv-Warning", wmsg)
@@ -172,9 +174,5 @@ func setResultHeaders(h http.Header, res *toolenv.Result) {
 
 // decodeArgs decodes a JSON object of arguments, numbers kept exact.
 func decodeArgs(raw []byte) (map[string]any, error) {
-	var m map[string]any
-	if err := toolenv.DecodeJSON(raw, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return toolenv.ParseJSONObject(raw)
 }

@@ -12,15 +12,15 @@ import (
 )
 
 // VirtualRequest is StableToolBench's /virtual request body (its server's
-// Info model). ToolInput may be a JSON string holding an object, an object,
-// or "".
+// Info model) without tool_input, which DecodeVirtualRequest returns as
+// the call's arguments: tool_input may be an object, a JSON string holding
+// one, or "".
 type VirtualRequest struct {
-	Category     string          `json:"category"`
-	ToolName     string          `json:"tool_name"`
-	APIName      string          `json:"api_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	Strip        string          `json:"strip"`
-	ToolbenchKey string          `json:"toolbench_key"`
+	Category     string `json:"category"`
+	ToolName     string `json:"tool_name"`
+	APIName      string `json:"api_name"`
+	Strip        string `json:"strip"`
+	ToolbenchKey string `json:"toolbench_key"`
 }
 
 // toolInputParseError is StableToolBench's own error text for a tool_input
@@ -33,30 +33,42 @@ const toolInputParseError = "Tool input parse error...\n"
 // StatusInvalidArguments for a tool_input that is not a JSON object (the
 // way StableToolBench reports it).
 func DecodeVirtualRequest(body []byte) (*VirtualRequest, map[string]any, *toolenv.Result) {
-	var req VirtualRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil {
+	v, err := toolenv.ParseJSON(body)
+	obj, isObj := v.(map[string]any)
+	if err != nil || !isObj {
+		if err == nil {
+			err = errors.New("want a JSON object")
+		}
 		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest,
-			`send a JSON object: {"category": ..., "tool_name": ..., "api_name": ..., "tool_input": {...}}`,
+			`send one JSON object: {"category": ..., "tool_name": ..., "api_name": ..., "tool_input": {...}}`,
 			"the request body is not a /virtual request: %v", err)
 	}
-	if dec.More() {
-		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "send exactly one JSON object", "unexpected data after the request object")
+	var req VirtualRequest
+	var missing, notString []string
+	for _, f := range []struct {
+		name     string
+		dst      *string
+		required bool
+	}{{"category", &req.Category, true}, {"tool_name", &req.ToolName, true}, {"api_name", &req.APIName, true},
+		{"strip", &req.Strip, false}, {"toolbench_key", &req.ToolbenchKey, false}} {
+		switch x := obj[f.name].(type) {
+		case string:
+			*f.dst = x
+		case nil:
+		default:
+			notString = append(notString, f.name)
+		}
+		if f.required && *f.dst == "" {
+			missing = append(missing, f.name)
+		}
 	}
-	var missing []string
-	if req.Category == "" {
-		missing = append(missing, "category")
-	}
-	if req.ToolName == "" {
-		missing = append(missing, "tool_name")
-	}
-	if req.APIName == "" {
-		missing = append(missing, "api_name")
+	if len(notString) > 0 {
+		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "category, tool_name, api_name, strip and toolbench_key are strings", "%v must be strings", notString)
 	}
 	if len(missing) > 0 {
 		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "category, tool_name and api_name are required strings", "the request lacks %v", missing)
 	}
-	args, err := decodeToolInput(req.ToolInput)
+	args, err := toolInputArgs(obj["tool_input"])
 	if err != nil {
 		return &req, nil, &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + err.Error(),
 			Hint: `tool_input must be a JSON object, or a string holding one, e.g. "{\"q\": \"x\"}"`, Source: toolenv.SourcePipeline}
@@ -64,31 +76,33 @@ func DecodeVirtualRequest(body []byte) (*VirtualRequest, map[string]any, *toolen
 	return &req, args, nil
 }
 
-// decodeToolInput accepts what StableToolBench's server accepts: an
-// object, a string holding an object, or an empty string (no arguments).
-func decodeToolInput(raw json.RawMessage) (map[string]any, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+// toolInputArgs accepts what StableToolBench's server accepts: an object,
+// a string holding an object, or an empty string (no arguments).
+func toolInputArgs(ti any) (map[string]any, error) {
+	switch x := ti.(type) {
+	case nil:
 		return map[string]any{}, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("tool_input is not a valid JSON string: %w", err)
-		}
-		if len(bytes.TrimSpace([]byte(s))) == 0 {
+	case map[string]any:
+		return x, nil
+	case string:
+		raw := bytes.TrimSpace([]byte(x))
+		if len(raw) == 0 {
 			return map[string]any{}, nil
 		}
-		raw = []byte(s)
+		if raw[0] != '{' {
+			return nil, errors.New("tool_input must be a JSON object (or a string holding one), not " + kindOf(raw))
+		}
+		m, err := toolenv.ParseJSONObject(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tool_input is not valid JSON: %w", err)
+		}
+		return m, nil
+	case []any:
+		return nil, errors.New("tool_input must be a JSON object (or a string holding one), not an array")
+	case bool:
+		return nil, errors.New("tool_input must be a JSON object (or a string holding one), not a boolean")
 	}
-	if raw[0] != '{' {
-		return nil, errors.New("tool_input must be a JSON object (or a string holding one), not " + kindOf(raw))
-	}
-	m, err := decodeArgs(raw)
-	if err != nil {
-		return nil, fmt.Errorf("tool_input is not valid JSON: %w", err)
-	}
-	return m, nil
+	return nil, errors.New("tool_input must be a JSON object (or a string holding one), not a number")
 }
 
 func kindOf(raw []byte) string {
@@ -178,10 +192,13 @@ func VirtualResponse(res *toolenv.Result) []byte {
 	if len(body) == 0 {
 		body = json.RawMessage(`""`)
 	}
-	e, _ := toolenv.MarshalJSONNoHTML(errMsg)
-	out := make([]byte, 0, len(e)+len(body)+25)
+	out := make([]byte, 0, len(errMsg)+len(body)+32)
 	out = append(out, `{"error":`...)
-	out = append(out, e...)
+	if errMsg == "" {
+		out = append(out, `""`...)
+	} else {
+		out = toolenv.AppendJSONString(out, errMsg)
+	}
 	out = append(out, `,"response":`...)
 	out = append(out, body...)
 	out = append(out, '}')

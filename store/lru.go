@@ -19,11 +19,13 @@ type lruShard struct {
 	max   int
 	size  int
 	ll    *list.List
-	items map[string]*list.Element
+	items map[lruKey]*list.Element
 }
 
+type lruKey struct{ tool, args string }
+
 type lruItem struct {
-	key   string
+	key   lruKey
 	entry *Entry
 	size  int
 }
@@ -31,16 +33,16 @@ type lruItem struct {
 func newLRU(maxBytes int) *lru {
 	l := &lru{seed: maphash.MakeSeed()}
 	for i := range l.shards {
-		l.shards[i] = lruShard{max: maxBytes / lruShards, ll: list.New(), items: map[string]*list.Element{}}
+		l.shards[i] = lruShard{max: maxBytes / lruShards, ll: list.New(), items: map[lruKey]*list.Element{}}
 	}
 	return l
 }
 
-func (l *lru) shard(key string) *lruShard {
-	return &l.shards[maphash.String(l.seed, key)%lruShards]
+func (l *lru) shard(key lruKey) *lruShard {
+	return &l.shards[(maphash.String(l.seed, key.args)^maphash.String(l.seed, key.tool))%lruShards]
 }
 
-func (l *lru) get(key string) (*Entry, bool) {
+func (l *lru) get(key lruKey) (*Entry, bool) {
 	s := l.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,8 +54,8 @@ func (l *lru) get(key string) (*Entry, bool) {
 	return el.Value.(*lruItem).entry, true
 }
 
-func (l *lru) add(key string, e *Entry) {
-	size := len(key) + len(e.Args) + len(e.Body) + len(e.Error) + 96
+func (l *lru) add(key lruKey, e *Entry) {
+	size := len(key.tool) + len(key.args) + len(e.Args) + len(e.Body) + len(e.Error) + 96
 	s := l.shard(key)
 	if size > s.max {
 		return
@@ -78,7 +80,7 @@ func (l *lru) add(key string, e *Entry) {
 	}
 }
 
-func (l *lru) remove(key string) {
+func (l *lru) remove(key lruKey) {
 	s := l.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -94,7 +96,7 @@ func (l *lru) clear() {
 		s := &l.shards[i]
 		s.mu.Lock()
 		s.ll.Init()
-		s.items = map[string]*list.Element{}
+		s.items = map[lruKey]*list.Element{}
 		s.size = 0
 		s.mu.Unlock()
 	}

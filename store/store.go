@@ -159,7 +159,7 @@ func (s *Store) Close() error {
 	return errors.Join(errs...)
 }
 
-func memKey(tool, args string) string { return tool + "\x00" + args }
+func memKey(tool, args string) lruKey { return lruKey{tool, args} }
 
 // Get returns the cached entry for tool and canonical args.
 func (s *Store) Get(ctx context.Context, tool, args string) (*Entry, bool, error) {

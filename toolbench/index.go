@@ -13,9 +13,9 @@ import (
 // to tools, with the server's own normalisation. It is read-only after
 // NewIndex and safe for concurrent use.
 type Index struct {
-	exact   map[string]*toolenv.Tool   // std category, std tool, api
-	byTool  map[string][]*toolenv.Tool // std tool + api, any category
-	toolAPI map[string][]string        // std tool → its api names (for hints)
+	exact   map[[3]string]*toolenv.Tool   // std category, std tool, api
+	byTool  map[[2]string][]*toolenv.Tool // std tool, api; any category
+	toolAPI map[string][]string           // std tool → its api names (for hints)
 }
 
 // NewIndex indexes the tools of collections by the names a
@@ -25,14 +25,14 @@ type Index struct {
 // tool_name and its Title or Name as api_name, so every collection can be
 // called through /virtual.
 func NewIndex(collections ...*toolenv.Collection) *Index {
-	ix := &Index{exact: map[string]*toolenv.Tool{}, byTool: map[string][]*toolenv.Tool{}, toolAPI: map[string][]string{}}
+	ix := &Index{exact: map[[3]string]*toolenv.Tool{}, byTool: map[[2]string][]*toolenv.Tool{}, toolAPI: map[string][]string{}}
 	add := func(cat, tool, api string, t *toolenv.Tool) {
-		k := key(cat, tool, api)
+		k := [3]string{cat, tool, api}
 		if _, dup := ix.exact[k]; dup {
 			return
 		}
 		ix.exact[k] = t
-		ix.byTool[tool+"\x00"+api] = append(ix.byTool[tool+"\x00"+api], t)
+		ix.byTool[[2]string{tool, api}] = append(ix.byTool[[2]string{tool, api}], t)
 		ix.toolAPI[tool] = append(ix.toolAPI[tool], api)
 	}
 	for _, c := range collections {
@@ -90,10 +90,10 @@ func Normalize(category, tool, api string) Names {
 // it returns an error that says what is close.
 func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
 	n := Normalize(category, tool, api)
-	if t, ok := ix.exact[key(n.Category, n.Tool, n.API)]; ok {
+	if t, ok := ix.exact[[3]string{n.Category, n.Tool, n.API}]; ok {
 		return t, nil
 	}
-	if ts := ix.byTool[n.Tool+"\x00"+n.API]; len(ts) == 1 {
+	if ts := ix.byTool[[2]string{n.Tool, n.API}]; len(ts) == 1 {
 		return ts[0], nil
 	}
 	apis, ok := ix.toolAPI[n.Tool]

@@ -12,6 +12,9 @@ import (
 // the result is lower-cased and trimmed of '_', and a leading digit gets a
 // "get_" prefix.
 func Standardize(s string) string {
+	if isStandard(s) {
+		return s // the common case on the request path: no allocation
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	lastUnderscore := false
@@ -63,8 +66,16 @@ func ParamName(name string) string { return ChangeName(Standardize(name)) }
 // server: spaces, commas and slashes become '_', then "__" becomes "_"
 // once.
 func StandardizeCategory(c string) string {
-	c = strings.NewReplacer(" ", "_", ",", "_", "/", "_").Replace(c)
-	return strings.Replace(c, "__", "_", -1)
+	if !strings.ContainsAny(c, " ,/") && !strings.Contains(c, "__") {
+		return c // the common case: already standard
+	}
+	b := []byte(c)
+	for i, ch := range b {
+		if ch == ' ' || ch == ',' || ch == '/' {
+			b[i] = '_'
+		}
+	}
+	return strings.Replace(string(b), "__", "_", -1)
 }
 
 // FunctionName is the name ToolBench gives an API's function:
@@ -75,4 +86,26 @@ func FunctionName(api, tool string) string {
 		name = name[len(name)-64:]
 	}
 	return name
+}
+
+// isStandard reports whether Standardize(s) == s: lower-case ASCII
+// letters, digits, '_' and '^' only, no leading, trailing or doubled '_',
+// and no leading digit.
+func isStandard(s string) bool {
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '^':
+		case c == '_':
+			if s[i-1] == '_' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -49,6 +49,9 @@ func FuzzStandardize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Standardize(s)
+		if isStandard(s) && out != s {
+			t.Fatalf("isStandard(%q) but Standardize gives %q", s, out)
+		}
 		if Standardize(out) != out && !(len(out) > 0 && out[0] >= '0' && out[0] <= '9') {
 			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, Standardize(out))
 		}

@@ -35,7 +35,8 @@ type Outcome struct {
 	// Args are the arguments to pass on: coerced in lenient mode. It is
 	// the caller's map when nothing changed.
 	Args map[string]any
-	// Problems are the rejections; the call must not proceed if any.
+	// Problems are the rejections, sorted by parameter; the call must not
+	// proceed if there are any.
 	Problems []toolenv.Problem
 	// Warnings are notes for the result (lenient pass-throughs).
 	Warnings []string
@@ -103,13 +104,17 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 			c.fail(join(path, name), CodeMissingRequired, describeType(ps), "missing required argument `%s`%s", join(path, name), typeSuffix(ps))
 		}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	closed := !c.lenient && !allowsAdditional(s)
-	for _, k := range keys {
+	before := len(c.problems)
+	warnBefore := len(c.warnings)
+	defer func() {
+		// Map order is random: sort what this object added, for stable
+		// messages.
+		added := c.problems[before:]
+		sort.SliceStable(added, func(i, j int) bool { return added[i].Param < added[j].Param })
+		sort.Strings(c.warnings[warnBefore:])
+	}()
+	for k := range m {
 		ps, known := s.Properties[k]
 		if !known {
 			if closed {

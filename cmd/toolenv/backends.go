@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/simulate"
 )
 
 // backendFactory builds the backend of one collection.
@@ -16,7 +16,9 @@ type backendFactory func(ctx context.Context, c *toolenv.Collection, f *envFlags
 // backendFactories maps a collection's Backend.Type to its factory: one
 // line per backend.
 var backendFactories = map[string]backendFactory{
-	"virtual": newVirtualBackend,
+	"virtual":  newVirtualBackend,
+	"sqltools": newSQLToolsBackend,
+	"sqlrest":  newSQLRestBackend,
 }
 
 // newBackend builds c's backend, registering anything it must close.
@@ -44,6 +46,9 @@ func newBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *en
 	return h, nil
 }
 
+// newVirtualBackend answers documented APIs. Provisional: only the offline
+// synthesizer until backend/virtual (upstream → simulator → synthesizer)
+// lands and replaces this body.
 func newVirtualBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *environment, e *env) (toolenv.Handler, error) {
-	return nil, fmt.Errorf("the virtual backend is not wired yet")
+	return simulate.NewSynthesizer(simulate.SynthOptions{Examples: env.store, Logger: env.log}), nil
 }

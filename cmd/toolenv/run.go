@@ -108,7 +108,10 @@ func newRootCmd(e *env) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(e),
 		newServeCmd(e),
+		newMCPCmd(e),
 		newCacheCmd(e),
+		newBenchCmd(e),
+		newBuildCmd(e),
 	)
 	return root
 }

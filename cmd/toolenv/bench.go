@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/loadgen"
+	"github.com/toolenv/toolenv/server"
+	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/toolbench"
+	"github.com/toolenv/toolenv/validate"
+)
+
+// benchReport is what toolenv bench measured.
+type benchReport struct {
+	Date        string          `json:"date"`
+	GoVersion   string          `json:"go_version"`
+	CPUs        int             `json:"cpus"`
+	Tools       int             `json:"tools"`
+	Requests    int             `json:"distinct_requests"`
+	Load        *loadReport     `json:"load,omitempty"`
+	Connections int             `json:"connections"`
+	Duration    string          `json:"duration"`
+	Toolenv     *loadgen.Result `json:"toolenv"`
+	Baseline    *loadgen.Result `json:"baseline,omitempty"`
+	Ratio       float64         `json:"ratio,omitempty"`
+	Rounds      int             `json:"rounds"`
+	Target      string          `json:"target"`
+}
+
+type loadReport struct {
+	Files    int     `json:"files"`
+	APIs     int     `json:"apis"`
+	Seconds  float64 `json:"seconds"`
+	RSSMiB   float64 `json:"rss_mib"`
+	HeapMiB  float64 `json:"heap_mib"`
+	RSSDelta float64 `json:"rss_delta_mib"`
+}
+
+func newBenchCmd(e *env) *cobra.Command {
+	var (
+		docs        []string
+		connections int
+		duration    time.Duration
+		warmup      time.Duration
+		baseline    bool
+		target      string
+		jsonOut     string
+		maxTools    int
+		rounds      int
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure /virtual cache hits against a bare net/http handler returning the same bytes",
+		Long: `Start toolenv in-process on loopback with a fresh store holding a recorded answer
+for one call of every tool, then drive POST /virtual with a closed-loop load
+generator (--connections concurrent connections for --duration) and report
+requests/s and latency percentiles. With --baseline (default) it measures, in the
+same run and the same way, a minimal net/http handler that returns the same
+response bytes, and reports toolenv's share of its throughput.
+With --toolbench it first reports how long loading the docs takes and the
+resident memory afterwards.`,
+		Example: `  toolenv bench
+  toolenv bench --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --connections 64 --duration 10s --json bench.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd.Context(), e, docs, connections, duration, warmup, baseline, target, jsonOut, maxTools, rounds)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs to serve (default: the demo collection)")
+	fs.IntVar(&connections, "connections", 64, "concurrent connections")
+	fs.DurationVar(&duration, "duration", 10*time.Second, "measured time per target")
+	fs.DurationVar(&warmup, "warmup", 2*time.Second, "unmeasured warm-up per target")
+	fs.BoolVar(&baseline, "baseline", true, "also measure a bare net/http handler returning the same bytes")
+	fs.StringVar(&target, "target", "", "benchmark a running toolenv at this base URL instead of an in-process one (its cache must already hold the answers)")
+	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
+	fs.IntVar(&maxTools, "max-tools", 2000, "use at most this many tools' calls")
+	fs.IntVar(&rounds, "rounds", 3, "alternate the targets over this many rounds (splitting --duration) and report each one's median round")
+	return cmd
+}
+
+func rssMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func runBench(ctx context.Context, e *env, docs []string, connections int, duration, warmup time.Duration, baseline bool, target, jsonOut string, maxTools, rounds int) error {
+	if rounds < 1 {
+		return usagef("--rounds must be at least 1")
+	}
+	rep := &benchReport{Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), Connections: connections, Duration: duration.String()}
+	if len(docs) > 0 {
+		runtime.GC()
+		before := rssMiB()
+		start := time.Now()
+		src, err := toolbench.Load(docs...)
+		if err != nil {
+			return err
+		}
+		c := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
+		toolbench.NewIndex(c)
+		secs := time.Since(start).Seconds()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		rep.Load = &loadReport{Files: src.Files, APIs: len(c.Tools), Seconds: secs, RSSMiB: rssMiB(), HeapMiB: float64(ms.HeapAlloc) / (1 << 20)}
+		rep.Load.RSSDelta = rep.Load.RSSMiB - before
+		fmt.Fprintf(e.stderr, "loaded %d files, %d APIs in %.3fs; RSS %.1f MiB (+%.1f MiB), heap %.1f MiB\n", src.Files, len(c.Tools), secs, rep.Load.RSSMiB, rep.Load.RSSDelta, rep.Load.HeapMiB)
+	}
+
+	dir, err := os.MkdirTemp("", "toolenv-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	f := envFlags{store: filepath.Join(dir, "store.db"), toolbench: docs, timeout: time.Minute}
+	env, err := openEnvironment(ctx, &f, e, nil)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+
+	// One recorded answer per tool, and the /virtual request that hits it.
+	var entries []*store.Entry
+	var bodies [][]byte
+	var v validate.Validator
+	for _, c := range env.registry.Collections() {
+		for _, t := range c.Tools {
+			if len(bodies) >= maxTools {
+				break
+			}
+			args := sampleArgs(t)
+			// The key a live call computes: after the collection's own
+			// validation (lenient collections coerce "5" to 5).
+			keyArgs := v.Args(t.Input, args, c.Policy.Validation != toolenv.ValidationStrict).Args
+			canon, err := toolenv.Canonical(keyArgs)
+			if err != nil {
+				continue
+			}
+			resp := t.OutputExample
+			if len(t.Examples) > 0 && len(t.Examples[0].Response) > 0 {
+				resp = t.Examples[0].Response
+			}
+			if len(resp) == 0 {
+				resp = json.RawMessage(`"recorded answer"`)
+			}
+			entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Body: resp, Origin: "bench"})
+			ti, _ := json.Marshal(args)
+			body, _ := json.Marshal(map[string]any{
+				"category": firstNonEmpty(t.Category, c.Name), "tool_name": firstNonEmpty(t.Meta["std_tool"], t.Group, c.Name),
+				"api_name": firstNonEmpty(t.Meta["api_name"], t.Title, t.Name), "tool_input": string(ti), "strip": "", "toolbench_key": "",
+			})
+			bodies = append(bodies, body)
+		}
+	}
+	if _, err := env.store.PutMany(ctx, entries, true); err != nil {
+		return err
+	}
+	rep.Tools, rep.Requests = len(entries), len(bodies)
+
+	base := target
+	if base == "" {
+		srv := server.New(server.Options{Pipeline: env.pipeline, Registry: env.registry, Logger: env.log})
+		url, stop, err := listenLoopback(srv)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		base = url
+	}
+	rep.Target = base
+	reqs := make([]loadgen.Request, len(bodies))
+	hdr := http.Header{"Content-Type": {"application/json"}}
+	answers := make([][]byte, len(bodies))
+	for i, b := range bodies {
+		reqs[i] = loadgen.Request{Method: http.MethodPost, URL: base + "/virtual", Body: b, Header: hdr}
+		resp, err := http.Post(base+"/virtual", "application/json", bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		answers[i], _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if src := resp.Header.Get("X-Toolenv-Source"); src != "cache" {
+			return fmt.Errorf("bench: request %d was not a cache hit (source %q): %s", i, src, answers[i])
+		}
+	}
+	opts := loadgen.Options{Connections: connections, Duration: duration / time.Duration(rounds), Warmup: warmup}
+	var breqs []loadgen.Request
+	if baseline {
+		var n atomic.Uint64
+		bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(answers[n.Add(1)%uint64(len(answers))])
+		})
+		url, stop, err := listenLoopback(bare)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		breqs = make([]loadgen.Request, len(reqs))
+		for i, r := range reqs {
+			breqs[i] = r
+			breqs[i].URL = url + "/virtual"
+		}
+	}
+	// Alternate the two targets over several rounds and keep each one's
+	// median round, so that other load on the machine hits both alike.
+	var tRounds, bRounds []*loadgen.Result
+	for r := 0; r < rounds; r++ {
+		if baseline {
+			fmt.Fprintf(e.stderr, "round %d/%d: bare net/http handler, %d connections, %s…\n", r+1, rounds, connections, opts.Duration)
+			res, err := loadgen.Run(ctx, breqs, opts)
+			if err != nil {
+				return err
+			}
+			bRounds = append(bRounds, res)
+		}
+		fmt.Fprintf(e.stderr, "round %d/%d: toolenv /virtual cache hits over %d distinct calls, %d connections, %s…\n", r+1, rounds, len(reqs), connections, opts.Duration)
+		res, err := loadgen.Run(ctx, reqs, opts)
+		if err != nil {
+			return err
+		}
+		tRounds = append(tRounds, res)
+	}
+	rep.Rounds = rounds
+	rep.Toolenv = medianRound(tRounds)
+	if baseline {
+		rep.Baseline = medianRound(bRounds)
+		rep.Ratio = rep.Toolenv.RPS / rep.Baseline.RPS
+	}
+	printBench(e.stdout, rep)
+	if jsonOut != "" {
+		return toolenv.WriteJSONFile(jsonOut, rep)
+	}
+	return nil
+}
+
+// medianRound returns the round with the median throughput.
+func medianRound(rs []*loadgen.Result) *loadgen.Result {
+	sorted := append([]*loadgen.Result(nil), rs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].RPS < sorted[j].RPS })
+	return sorted[len(sorted)/2]
+}
+
+func printBench(w io.Writer, rep *benchReport) {
+	fmt.Fprintf(w, "\n| target | requests/s | p50 | p90 | p99 | errors |\n|---|---:|---:|---:|---:|---:|\n")
+	row := func(name string, r *loadgen.Result) {
+		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %d |\n", name, r.RPS, r.P50.Round(time.Microsecond), r.P90.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Errors+r.Non2xx)
+	}
+	if rep.Baseline != nil {
+		row("bare net/http handler (same bytes)", rep.Baseline)
+	}
+	row("toolenv POST /virtual (cache hits)", rep.Toolenv)
+	if rep.Baseline != nil {
+		fmt.Fprintf(w, "\ntoolenv serves %.0f%% of the bare handler's requests/s (median of %d alternating rounds; %d connections, %d CPUs, %s, %d distinct calls over %d tools).\n",
+			rep.Ratio*100, rep.Rounds, rep.Connections, rep.CPUs, rep.GoVersion, rep.Requests, rep.Tools)
+	}
+	if rep.Load != nil {
+		fmt.Fprintf(w, "Loading %d ToolBench files (%d APIs) took %.3fs; resident memory afterwards %.1f MiB.\n", rep.Load.Files, rep.Load.APIs, rep.Load.Seconds, rep.Load.RSSMiB)
+	}
+}
+
+// sampleArgs makes a valid call of t: a documented example if there is
+// one, else each required parameter's example value (or a value of its
+// type).
+func sampleArgs(t *toolenv.Tool) map[string]any {
+	if len(t.Examples) > 0 && t.Examples[0].Args != nil {
+		return t.Examples[0].Args
+	}
+	args := map[string]any{}
+	for _, n := range t.Input.Required {
+		p := t.Input.Prop(n)
+		var v any = "x"
+		if p != nil {
+			if raw, ok := p.Extra["example_value"]; ok {
+				_ = toolenv.DecodeJSON(raw, &v)
+			} else if len(p.Enum) > 0 {
+				v = p.Enum[0]
+			} else if p.Default != nil {
+				v = p.Default
+			} else {
+				switch p.Type {
+				case "integer", "number":
+					v = json.Number("1")
+				case "boolean":
+					v = true
+				}
+			}
+		}
+		args[n] = v
+	}
+	return args
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// listenLoopback serves h on a fresh loopback port.
+func listenLoopback(h http.Handler) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
+}

@@ -1,0 +1,316 @@
+package toolenv
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ParseJSON parses one JSON value into the types encoding/json gives with
+// UseNumber (map[string]any, []any, string, json.Number, bool, nil). It
+// accepts exactly what encoding/json accepts (a differential fuzz test
+// checks this) and decodes alike — duplicate keys keep the last value,
+// invalid UTF-8 and lone surrogates become U+FFFD — but without
+// reflection, for the request hot path.
+func ParseJSON(data []byte) (any, error) {
+	p := jsonParser{data: data}
+	p.space()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, p.fail("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// ParseJSONObject parses data as a JSON object.
+func ParseJSONObject(data []byte) (map[string]any, error) {
+	v, err := ParseJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("want a JSON object")
+	}
+	return m, nil
+}
+
+type jsonParser struct {
+	data []byte
+	i    int
+}
+
+const maxJSONDepth = 10000 // encoding/json's limit
+
+func (p *jsonParser) fail(msg string) error {
+	return fmt.Errorf("invalid JSON at byte %d: %s", p.i, msg)
+}
+
+func (p *jsonParser) space() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) value(depth int) (any, error) {
+	if p.i >= len(p.data) {
+		return nil, p.fail("unexpected end of input")
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		if depth >= maxJSONDepth {
+			return nil, p.fail("nested too deeply")
+		}
+		return p.object(depth)
+	case c == '[':
+		if depth >= maxJSONDepth {
+			return nil, p.fail("nested too deeply")
+		}
+		return p.array(depth)
+	case c == '"':
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == 't':
+		return p.literal("true", true)
+	case c == 'f':
+		return p.literal("false", false)
+	case c == 'n':
+		return p.literal("null", nil)
+	}
+	return nil, p.fail(fmt.Sprintf("unexpected character %q", p.data[p.i]))
+}
+
+func (p *jsonParser) literal(word string, v any) (any, error) {
+	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
+		return nil, p.fail("invalid literal")
+	}
+	p.i += len(word)
+	return v, nil
+}
+
+func (p *jsonParser) object(depth int) (any, error) {
+	p.i++ // {
+	m := map[string]any{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return m, nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return nil, p.fail("want a string key")
+		}
+		k, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return nil, p.fail("want ':' after an object key")
+		}
+		p.i++
+		p.space()
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, p.fail("unterminated object")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return m, nil
+		default:
+			return nil, p.fail("want ',' or '}' in an object")
+		}
+	}
+}
+
+func (p *jsonParser) array(depth int) (any, error) {
+	p.i++ // [
+	a := []any{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return a, nil
+	}
+	for {
+		p.space()
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, p.fail("unterminated array")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return a, nil
+		default:
+			return nil, p.fail("want ',' or ']' in an array")
+		}
+	}
+}
+
+func (p *jsonParser) number() (any, error) {
+	start := p.i
+	d := p.data
+	if p.i < len(d) && d[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(d) && d[p.i] == '0':
+		p.i++
+	case p.i < len(d) && d[p.i] >= '1' && d[p.i] <= '9':
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	default:
+		return nil, p.fail("invalid number")
+	}
+	if p.i < len(d) && d[p.i] == '.' {
+		p.i++
+		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+			return nil, p.fail("invalid number")
+		}
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	}
+	if p.i < len(d) && (d[p.i] == 'e' || d[p.i] == 'E') {
+		p.i++
+		if p.i < len(d) && (d[p.i] == '+' || d[p.i] == '-') {
+			p.i++
+		}
+		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
+			return nil, p.fail("invalid number")
+		}
+		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
+			p.i++
+		}
+	}
+	return json.Number(d[start:p.i]), nil
+}
+
+func (p *jsonParser) str() (string, error) {
+	p.i++ // opening quote
+	start := p.i
+	d := p.data
+	// Fast path: no escapes, all ASCII printable.
+	for p.i < len(d) {
+		c := d[p.i]
+		if c == '"' {
+			s := string(d[start:p.i])
+			p.i++
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		p.i++
+	}
+	buf := make([]byte, 0, p.i-start+16)
+	buf = append(buf, d[start:p.i]...)
+	for p.i < len(d) {
+		c := d[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.fail("control character in a string")
+		case c == '\\':
+			if p.i+1 >= len(d) {
+				return "", p.fail("unterminated escape")
+			}
+			e := d[p.i+1]
+			p.i += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := p.hex4()
+				if !ok {
+					return "", p.fail("invalid \\u escape")
+				}
+				if utf16.IsSurrogate(r) {
+					// A high surrogate followed by \uDC00-\uDFFF is one
+					// character; anything else is U+FFFD, as encoding/json.
+					save := p.i
+					if p.i+1 < len(d) && d[p.i] == '\\' && d[p.i+1] == 'u' {
+						p.i += 2
+						if r2, ok := p.hex4(); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								buf = utf8.AppendRune(buf, dec)
+								continue
+							}
+						}
+					}
+					p.i = save
+					r = utf8.RuneError
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				return "", p.fail("invalid escape")
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(d[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				buf = utf8.AppendRune(buf, utf8.RuneError)
+			} else {
+				buf = append(buf, d[p.i:p.i+size]...)
+			}
+			p.i += size
+		}
+	}
+	return "", p.fail("unterminated string")
+}
+
+func (p *jsonParser) hex4() (rune, bool) {
+	if p.i+4 > len(p.data) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(p.data[p.i:p.i+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	p.i += 4
+	return rune(n), true
+}
