@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
+	"github.com/toolenv/toolenv/server"
 	_ "modernc.org/sqlite"
 )
 
@@ -25,7 +27,9 @@ import (
 // two tasks written for these tests whose gold answers come from SQL.
 type birdFixture struct {
 	coll  *toolenv.Collection
-	env   *agent.Local
+	env   agent.Env
+	reg   *invoke.Registry
+	h     toolenv.Handler
 	tasks []*toolenv.Task
 	db    string
 }
@@ -62,7 +66,8 @@ func newBirdFixture(t *testing.T, flavor string) *birdFixture {
 	if err := reg.Add(c, b); err != nil {
 		t.Fatal(err)
 	}
-	env := agent.NewLocal(invoke.New(reg, invoke.Options{}), []*toolenv.Collection{c}, agent.LocalOptions{TaskTools: sqltools.TaskTools})
+	h := invoke.New(reg, invoke.Options{})
+	env := agent.NewLocal(h, []*toolenv.Collection{c}, agent.LocalOptions{TaskTools: sqltools.TaskTools})
 	init := []any{map[string]any{"name": agent.InitTool, "label": "starting_table", "arguments": map[string]any{
 		"database": "superhero",
 		"tables": []any{
@@ -82,7 +87,7 @@ func newBirdFixture(t *testing.T, flavor string) *birdFixture {
 	if flavor == sqltools.FlavorSel {
 		filter = "select_data_equal_to"
 	}
-	f := &birdFixture{coll: c, env: env, db: dbPath}
+	f := &birdFixture{coll: c, env: env, db: dbPath, reg: reg, h: h}
 	f.tasks = []*toolenv.Task{
 		{ID: "hero-1", Collection: c.Name, Group: "superhero", Query: "What is the eye colour of 3-D Man?", Tools: names, Meta: meta(),
 			Gold: []toolenv.GoldCall{
@@ -349,5 +354,41 @@ func TestAgentCanceled(t *testing.T) {
 	ep := episode(t, f, f.tasks[0], srv.URL())
 	if out := (agent.ReAct{}).Run(ctx, ep); !out.Canceled {
 		t.Errorf("canceled = false, error %q", out.Trajectory.Error)
+	}
+}
+
+// TestRemoteEnv runs the oracle and a ReAct episode against a real toolenv
+// server on loopback (the REST front-end, sessions in the
+// X-Toolenv-Session header) and gets what the in-process environment
+// gets.
+func TestRemoteEnv(t *testing.T) {
+	f := newBirdFixture(t, sqltools.FlavorSlot)
+	srv := httptest.NewServer(server.New(server.Options{Pipeline: f.h, Registry: f.reg}))
+	defer srv.Close()
+	local := f.env
+	f.env = agent.NewRemote(srv.URL, nil, agent.LocalOptions{TaskTools: sqltools.TaskTools})
+	for i, task := range f.tasks {
+		out := agent.Oracle{}.Run(context.Background(), episode(t, f, task, "http://127.0.0.1:1/v1"))
+		if !out.Trajectory.Finished {
+			t.Fatalf("%s over HTTP: %+v", task.ID, out.Trajectory)
+		}
+		f2 := *f
+		f2.env = local
+		want := agent.Oracle{}.Run(context.Background(), episode(t, &f2, task, "http://127.0.0.1:1/v1"))
+		if got, w := bodyValues(t, out.Results[len(out.Results)-1].Body), bodyValues(t, want.Results[len(want.Results)-1].Body); !reflect.DeepEqual(got, w) {
+			t.Errorf("task %d: remote %v, local %v", i, got, w)
+		}
+	}
+	// Errors come back structured.
+	sess, err := f.env.Start(context.Background(), f.tasks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := sess.Call(context.Background(), agent.Call{Name: "filter_data", Args: map[string]any{"data_source": "$nope$", "key_name": "eye_colour_colour", "condition": "equal_to", "value": "Blue"}})
+	if res.Status != toolenv.StatusNotFound || res.Error == "" {
+		t.Errorf("unknown label over HTTP: %+v", res)
+	}
+	if _, err := agent.NewRemote("http://127.0.0.1:1", nil, agent.LocalOptions{}).Start(context.Background(), f.tasks[0]); err == nil || !strings.Contains(err.Error(), "--env-url") {
+		t.Errorf("server down: %v", err)
 	}
 }

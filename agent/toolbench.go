@@ -127,11 +127,12 @@ func (r *toolbenchRun) step(ctx context.Context, name, args string) (string, int
 	if name == FinishName {
 		return r.finishStep(args)
 	}
-	if !r.names[name] {
-		// ToolBench accepts a name that ends a function's name.
-		for n := range r.names {
-			if strings.HasSuffix(n, name) && name != "" {
-				name = n
+	if !r.names[name] && name != "" {
+		// ToolBench accepts a name that ends a function's name (the
+		// first in the offered order).
+		for _, t := range r.ep.Session.Tools() {
+			if strings.HasSuffix(t.Name, name) {
+				name = t.Name
 				break
 			}
 		}
