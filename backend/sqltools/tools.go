@@ -428,20 +428,38 @@ func ForColumns(tools []*toolenv.Tool, cols []Column) []*toolenv.Tool {
 	out := make([]*toolenv.Tool, len(tools))
 	for i, t := range tools {
 		c := *t
-		c.Input = narrow(t.Input, enum, list)
+		c.Input = narrow(t.Input, enum, list, originalNames(t))
 		out[i] = &c
 	}
 	return out
 }
 
+// originalNames maps an obfuscated tool's argument names to the original
+// ones (meta arg_map); nil for other tools.
+func originalNames(t *toolenv.Tool) map[string]string {
+	raw := t.Meta[MetaArgMap]
+	if raw == "" {
+		return nil
+	}
+	var m map[string]string
+	if toolenv.DecodeJSON([]byte(raw), &m) != nil {
+		return nil
+	}
+	return m
+}
+
 // narrow returns s with its column properties narrowed, copying s and
 // the schemas on the way to them and sharing everything else.
-func narrow(s *toolenv.Schema, enum []any, list string) *toolenv.Schema {
+func narrow(s *toolenv.Schema, enum []any, list string, orig map[string]string) *toolenv.Schema {
 	if s == nil {
 		return nil
 	}
 	var props map[string]*toolenv.Schema
-	for name, p := range s.Properties {
+	for pub, p := range s.Properties {
+		name := pub
+		if o, ok := orig[pub]; ok {
+			name = o
+		}
 		var np *toolenv.Schema
 		switch {
 		case columnProps[name] && p.Type == "string" && len(p.Enum) > 0:
@@ -451,7 +469,7 @@ func narrow(s *toolenv.Schema, enum []any, list string) *toolenv.Schema {
 			cp.Items = narrowed(p.Items, enum, list)
 			np = &cp
 		case len(p.Properties) > 0:
-			if n := narrow(p, enum, list); n != p {
+			if n := narrow(p, enum, list, nil); n != p {
 				np = n
 			}
 		}
@@ -462,7 +480,7 @@ func narrow(s *toolenv.Schema, enum []any, list string) *toolenv.Schema {
 					props[k] = v
 				}
 			}
-			props[name] = np
+			props[pub] = np
 		}
 	}
 	if props == nil {

@@ -37,9 +37,14 @@ func (m *maker) name(q *sqlplan.Query) string {
 	var by []string
 	seenBy := map[string]bool{}
 	for _, p := range m.params {
-		if !seenBy[p.base] {
-			seenBy[p.base] = true
-			by = append(by, p.base)
+		// IN lists and numbered repeats name the endpoint once.
+		n := strings.TrimRight(p.Name, "0123456789")
+		if n != p.Name {
+			n = strings.TrimSuffix(n, "_")
+		}
+		if !seenBy[n] {
+			seenBy[n] = true
+			by = append(by, n)
 		}
 	}
 	if len(by) > 3 {
