@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/toolbench"
+)
+
+// run runs the CLI in-process and returns its exit code and output.
+func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(ctx, args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// serveInBackground starts "toolenv serve" with args and waits until it
+// answers; the returned stop ends it and returns its exit code.
+func serveInBackground(t *testing.T, args ...string) (base string, stop func() int) {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var code int
+	var stderr bytes.Buffer
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var out bytes.Buffer
+		code = Run(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...), strings.NewReader(""), &out, &stderr)
+	}()
+	base = "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			wg.Wait()
+			t.Fatalf("serve did not come up: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return base, func() int { cancel(); wg.Wait(); return code }
+}
+
+func postVirtual(t *testing.T, base string, body map[string]any) (map[string]any, http.Header) {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	resp, err := http.Post(base+"/virtual", "application/json", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var ans map[string]any
+	if err := json.Unmarshal(b, &ans); err != nil {
+		t.Fatalf("answer %s: %v", b, err)
+	}
+	return ans, resp.Header
+}
+
+func TestServeDemoOnAFreshMachine(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store.db")
+	base, stop := serveInBackground(t, "--store", store)
+	ans, hdr := postVirtual(t, base, map[string]any{
+		"category": "Weather", "tool_name": "Skylark Weather", "api_name": "current_weather",
+		"tool_input": `{"city": "Paris"}`, "strip": "", "toolbench_key": "",
+	})
+	if ans["error"] != "" || hdr.Get("X-Toolenv-Source") != "synthesizer" {
+		t.Fatalf("answer %v from %s", ans, hdr.Get("X-Toolenv-Source"))
+	}
+	resp, err := http.Get(base + "/collections/demo/tools?format=openai")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("tools: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited %d after Ctrl-C", code)
+	}
+	if _, err := os.Stat(store); err != nil {
+		t.Fatalf("store not created at --store: %v", err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	ctx := context.Background()
+	if code, _, errs := run(t, ctx, "serve", "--no-such-flag"); code != 2 || !strings.Contains(errs, "unknown flag") {
+		t.Errorf("unknown flag: %d %s", code, errs)
+	}
+	if code, _, _ := run(t, ctx, "nonsense"); code != 2 {
+		t.Errorf("unknown command: %d", code)
+	}
+	if code, _, errs := run(t, ctx, "cache", "stats", "--store", t.TempDir()); code == 0 || !strings.Contains(errs, "--store") {
+		t.Errorf("store is a folder: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, ctx, "serve", "--collection", filepath.Join(t.TempDir(), "missing")); code == 0 || !strings.Contains(errs, "missing") {
+		t.Errorf("missing collection: %d %s", code, errs)
+	}
+}
+
+// TestCacheImportServesStableToolBenchEntries writes a StableToolBench
+// cache for real APIs of the shared query files — keys in Python repr,
+// with key orders and number forms a live call will not repeat — imports
+// it, and checks that /virtual serves every entry from the cache.
+func TestCacheImportServesStableToolBenchEntries(t *testing.T) {
+	docs := shareddata.Require(t, "stabletoolbench", "solvable_queries", "test_instruction")
+	src, err := toolbench.Load(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
+	cacheDir := t.TempDir()
+	type probe struct {
+		req  map[string]any
+		want string
+	}
+	var probes []probe
+	files := map[string]map[string]any{}
+	for _, tool := range coll.Tools {
+		if len(probes) == 40 {
+			break
+		}
+		if len(tool.Input.Required) == 0 {
+			continue
+		}
+		// The cached key: every required parameter, in reverse order, as
+		// the client sent them (numbers as strings where declared numbers).
+		args := map[string]any{}
+		pyArgs := []string{}
+		for i := len(tool.Input.Required) - 1; i >= 0; i-- {
+			n := tool.Input.Required[i]
+			v := fmt.Sprintf("v%d", i)
+			if tool.Input.Prop(n).Type == "integer" {
+				v = "7"
+				args[n] = 7
+				pyArgs = append(pyArgs, fmt.Sprintf("'%s': '7'", n))
+				continue
+			}
+			args[n] = v
+			pyArgs = append(pyArgs, fmt.Sprintf("'%s': '%s'", n, v))
+		}
+		key := "{" + strings.Join(pyArgs, ", ") + "}"
+		std := tool.Meta
+		path := filepath.Join(cacheDir, std["std_category"], std["std_tool"]+"_for_"+std["std_category"], std["api_name"]+".json")
+		if files[path] == nil {
+			files[path] = map[string]any{}
+		}
+		resp := fmt.Sprintf("{'answer': 'recorded for %s'}", tool.Name)
+		files[path][key] = map[string]any{"error": "", "response": resp}
+		ti, _ := json.Marshal(args)
+		probes = append(probes, probe{req: map[string]any{"category": tool.Category, "tool_name": std["std_tool"], "api_name": std["api_name"], "tool_input": string(ti), "strip": "", "toolbench_key": ""}, want: resp})
+	}
+	for path, entries := range files {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		raw, _ := json.MarshalIndent(entries, "", "    ")
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One unreadable key and one API that is not documented.
+	bad := filepath.Join(cacheDir, "Data", "nosuch_for_Data", "nothing.json")
+	os.MkdirAll(filepath.Dir(bad), 0o755)
+	os.WriteFile(bad, []byte(`{"{'a': ": {"error": "", "response": "x"}, "{'q': 1}": {"error": "", "response": "y"}}`), 0o644)
+
+	store := filepath.Join(t.TempDir(), "store.db")
+	code, out, errs := run(t, context.Background(), "cache", "import", cacheDir, "--toolbench", docs, "--store", store, "--json")
+	if code != 0 {
+		t.Fatalf("import exited %d: %s", code, errs)
+	}
+	var rep importReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report %s: %v", out, err)
+	}
+	if rep.Imported != len(probes)+1 || len(rep.Problems) != 1 || len(rep.Unresolved) != 1 {
+		t.Fatalf("report = %+v, want %d imported, 1 problem, 1 unresolved API", rep, len(probes)+1)
+	}
+	// Importing again keeps what is there.
+	if code, out, _ := run(t, context.Background(), "cache", "import", cacheDir, "--toolbench", docs, "--store", store); code != 0 || !strings.Contains(out, "0 imported") {
+		t.Fatalf("re-import: %d %s", code, out)
+	}
+	base, stop := serveInBackground(t, "--toolbench", docs, "--store", store)
+	defer stop()
+	for _, p := range probes {
+		ans, hdr := postVirtual(t, base, p.req)
+		if hdr.Get("X-Toolenv-Source") != "cache" || ans["response"] != p.want {
+			t.Fatalf("%v: got %v from %s, want the imported %q", p.req, ans, hdr.Get("X-Toolenv-Source"), p.want)
+		}
+	}
+	// Export in StableToolBench's layout and import into a fresh store: the
+	// same entries come back.
+	exportDir := t.TempDir()
+	if code, _, errs := run(t, context.Background(), "cache", "export", exportDir, "--format", "stabletoolbench", "--toolbench", docs, "--store", store); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	store2 := filepath.Join(t.TempDir(), "store2.db")
+	code, out, _ = run(t, context.Background(), "cache", "import", exportDir, "--toolbench", docs, "--store", store2, "--json")
+	var rep2 importReport
+	json.Unmarshal([]byte(out), &rep2)
+	if code != 0 || rep2.Imported != len(probes) || len(rep2.Problems) != 0 {
+		t.Fatalf("round trip: %d %+v", code, rep2)
+	}
+	code, out, _ = run(t, context.Background(), "cache", "stats", "--store", store2)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("entries:  %d", len(probes))) {
+		t.Fatalf("stats: %s", out)
+	}
+}
