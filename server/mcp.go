@@ -83,7 +83,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		idPre:  "mcp-" + hex.EncodeToString(idPre[:]) + "-",
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
-		Logger:       log,
+		Logger:       sdkLogger(log),
 		Instructions: mcpInstructions(colls, len(entries)),
 		PageSize:     pageSize,
 		// The tool list never changes; no logging capability either.
@@ -237,6 +237,37 @@ func mcpInstructions(colls []*toolenv.Collection, tools int) string {
 	return b.String()
 }
 
+// sdkLogger is the SDK's logger: its session comings and goings are
+// logged at debug level rather than info, its warnings and errors as
+// they are.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	return slog.New(demoteInfo{log.Handler()})
+}
+
+type demoteInfo struct{ slog.Handler }
+
+func demote(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (h demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, demote(l))
+}
+
+func (h demoteInfo) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h demoteInfo) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return demoteInfo{h.Handler.WithAttrs(attrs)}
+}
+
+func (h demoteInfo) WithGroup(name string) slog.Handler { return demoteInfo{h.Handler.WithGroup(name)} }
+
 // MCPHTTPOptions configure NewMCPHandler.
 type MCPHTTPOptions struct {
 	// Logger logs transport failures; nil discards.
@@ -257,8 +288,12 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 	case timeout < 0:
 		timeout = 0
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Logger:         opts.Logger,
+		Logger:         sdkLogger(log),
 		SessionTimeout: timeout,
 	})
 }

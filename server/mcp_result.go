@@ -31,7 +31,7 @@ const (
 //
 // A success carries the response body as text content: a body that is a
 // JSON string (StableToolBench answers often are) as that string, any
-// other body as its JSON text. A body that is a JSON object is also the
+// other body as its compact JSON text. A body that is a JSON object is also the
 // structured content. A failure is a result with isError set, never a
 // protocol error, so the model sees it: its text gives the error, the hint
 // and each argument problem. Either way _meta reports the status, source,
@@ -51,7 +51,9 @@ func MCPResult(res *toolenv.Result) *mcp.CallToolResult {
 	return out
 }
 
-// bodyText is the text a model reads for a response body.
+// bodyText is the text a model reads for a response body: a JSON string
+// as the string, other JSON compacted (documented examples keep their
+// file's indentation, which only costs tokens).
 func bodyText(body []byte) string {
 	if len(body) == 0 {
 		return "null"
@@ -61,6 +63,10 @@ func bodyText(body []byte) string {
 		if json.Unmarshal(body, &s) == nil {
 			return s
 		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, body) == nil {
+		return b.String()
 	}
 	return string(body)
 }

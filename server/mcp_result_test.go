@@ -20,8 +20,8 @@ func TestMCPResult(t *testing.T) {
 		structured bool
 		meta       map[string]any
 	}{
-		{"object body is text and structured content",
-			&toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`{"a":1}`), Source: toolenv.SourceCache, Latency: 1500 * time.Microsecond, Meta: map[string]string{invoke.MetaOrigin: "simulator"}},
+		{"object body is compact text and structured content",
+			&toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage("{\n  \"a\": 1\n}"), Source: toolenv.SourceCache, Latency: 1500 * time.Microsecond, Meta: map[string]string{invoke.MetaOrigin: "simulator"}},
 			false, []string{`{"a":1}`}, true,
 			map[string]any{MCPMetaStatus: "ok", MCPMetaSource: "cache", MCPMetaOrigin: "simulator", MCPMetaLatency: 1.5}},
 		{"a JSON string body is its text",

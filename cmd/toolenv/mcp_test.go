@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// buildToolenv builds the toolenv command into a temporary folder.
+func buildToolenv(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "toolenv")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// mcpClient connects the SDK's client over t, closing it at the end of
+// the test.
+func mcpClient(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "toolenv-cli-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return cs
+}
+
+func callText(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) == 0 {
+		t.Fatal("result has no content")
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T", res.Content[0])
+	}
+	return tc.Text
+}
+
+// checkDemoSession runs initialize → tools/list → tools/call against the
+// demo collection and returns the toolenv session the calls ran in.
+func checkDemoSession(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range list.Tools {
+		names[tl.Name] = true
+	}
+	for _, want := range []string{"current_weather", "weather_forecast", "exchange_rates"} {
+		if !names[want] {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "current_weather", Arguments: map[string]any{"city": "Paris"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := callText(t, res); res.IsError || !strings.Contains(text, `"city":"Paris"`) {
+		t.Errorf("success: isError=%v text=%s", res.IsError, text)
+	}
+	session, _ := res.Meta["toolenv/session"].(string)
+	if session == "" || res.Meta["toolenv/status"] != "ok" {
+		t.Errorf("_meta = %v", res.Meta)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "current_weather", Arguments: map[string]any{"city": 7}})
+	if err != nil {
+		t.Fatalf("invalid arguments must be a result: %v", err)
+	}
+	if text := callText(t, res); !res.IsError || !strings.Contains(text, "invalid_arguments") || !strings.Contains(text, "`city`") {
+		t.Errorf("invalid arguments: isError=%v text=%s", res.IsError, text)
+	}
+
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: err = %v", err)
+	}
+	return session
+}
+
+// TestMCPStdioBinary runs the real toolenv binary as an MCP server over
+// stdio, the way Claude Desktop and the inspectors start it.
+func TestMCPStdioBinary(t *testing.T) {
+	bin := buildToolenv(t)
+	store := filepath.Join(t.TempDir(), "store.db")
+	start := func() (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer) {
+		cmd := exec.Command(bin, "mcp", "--store", store)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		return mcpClient(t, &mcp.CommandTransport{Command: cmd}), cmd, &stderr
+	}
+	cs1, cmd1, stderr1 := start()
+	cs2, cmd2, _ := start()
+	s1 := checkDemoSession(t, cs1)
+	s2 := checkDemoSession(t, cs2)
+	if s1 == s2 {
+		t.Errorf("two MCP connections share the toolenv session %q", s1)
+	}
+	for i, c := range []struct {
+		cs  *mcp.ClientSession
+		cmd *exec.Cmd
+	}{{cs1, cmd1}, {cs2, cmd2}} {
+		// Closing the client ends the server's input: it must exit
+		// cleanly.
+		if err := c.cs.Close(); err != nil {
+			t.Errorf("client %d close: %v", i+1, err)
+		}
+		if st := c.cmd.ProcessState; st == nil || st.ExitCode() != 0 {
+			t.Errorf("server %d did not exit cleanly at end of input: %v", i+1, st)
+		}
+	}
+	if log := stderr1.String(); !strings.Contains(log, "serving MCP over stdio") || !strings.Contains(log, "tools=6") {
+		t.Errorf("stderr lacks the start-up log:\n%s", log)
+	}
+}
+
+// TestMCPStdioInProcess drives "toolenv mcp" through Run with pipes and
+// checks that stdout carries nothing but JSON-RPC messages, and that an
+// interrupt stops it cleanly.
+func TestMCPStdioInProcess(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var wire bytes.Buffer
+	var wireMu sync.Mutex
+	clientIn, teeW := io.Pipe()
+	go func() { // copy stdout to the client, keeping every line
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			wireMu.Lock()
+			wire.Write(sc.Bytes())
+			wire.WriteByte('\n')
+			wireMu.Unlock()
+			teeW.Write(append(sc.Bytes(), '\n'))
+		}
+		teeW.Close()
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := Run(ctx, []string{"mcp", "--store", ":memory:", "--log-level", "debug"}, inR, outW, &stderr)
+		outW.Close()
+		done <- code
+	}()
+	cs := mcpClient(t, &mcp.IOTransport{Reader: clientIn, Writer: inW})
+	checkDemoSession(t, cs)
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit code %d after an interrupt; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("toolenv mcp did not stop after its context was canceled")
+	}
+	cs.Close()
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	lines := strings.Split(strings.TrimSpace(wire.String()), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("stdout carried %d lines", len(lines))
+	}
+	for _, line := range lines {
+		var msg struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil || msg.JSONRPC != "2.0" {
+			t.Errorf("stdout line is not a JSON-RPC message: %q", line)
+		}
+	}
+	if !strings.Contains(stderr.String(), "level=DEBUG") {
+		t.Errorf("debug logs should reach stderr:\n%s", stderr.String())
+	}
+}
+
+// TestMCPOverServe connects the SDK's client to /mcp of "toolenv serve".
+func TestMCPOverServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- Run(ctx, []string{"serve", "--addr", addr, "--store", ":memory:", "--log-level", "warn"}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exit code %d:\n%s", code, stderr.String())
+		}
+	}()
+	base := "http://" + addr
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not come up:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cs1 := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
+	defer cs1.Close()
+	cs2 := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
+	defer cs2.Close()
+	s1, s2 := checkDemoSession(t, cs1), checkDemoSession(t, cs2)
+	if s1 != cs1.ID() || s2 != cs2.ID() || s1 == s2 {
+		t.Errorf("toolenv sessions %q, %q; MCP sessions %q, %q", s1, s2, cs1.ID(), cs2.ID())
+	}
+}
+
+func TestMCPBadNaming(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"mcp", "--names", "short", "--store", ":memory:"}, strings.NewReader(""), &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "auto or prefixed") || out.Len() != 0 {
+		t.Errorf("code %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
