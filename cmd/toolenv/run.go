@@ -109,7 +109,6 @@ func newRootCmd(e *env) *cobra.Command {
 		newVersionCmd(e),
 		newServeCmd(e),
 		newMCPCmd(e),
-		newMCPCmd(e),
 		newCacheCmd(e),
 		newBenchCmd(e),
 		newBuildCmd(e),
