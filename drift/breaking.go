@@ -1,0 +1,149 @@
+package drift
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oasdiff/oasdiff/checker"
+	"github.com/oasdiff/oasdiff/diff"
+	"github.com/oasdiff/oasdiff/load"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/openapi"
+)
+
+// BreakingChange is one change oasdiff finds between the OpenAPI
+// documents of two versions.
+type BreakingChange struct {
+	// ID is oasdiff's rule id ("request-parameter-removed").
+	ID string `json:"id"`
+	// Level is "error" (breaking), "warning" or "info".
+	Level     string `json:"level"`
+	Operation string `json:"operation"`
+	Path      string `json:"path"`
+	Text      string `json:"text"`
+}
+
+// BreakingReport is oasdiff's backward-compatibility report of one step.
+type BreakingReport struct {
+	From    string           `json:"from"`
+	To      string           `json:"to"`
+	Errors  int              `json:"errors"`
+	Warns   int              `json:"warnings"`
+	Infos   int              `json:"infos"`
+	Changes []BreakingChange `json:"changes"`
+}
+
+// Breaking diffs the OpenAPI documents (openapi.Document) of two versions
+// of a collection with oasdiff's backward-compatibility checker. Hidden
+// tools (stubs left at old names, harness tools) are left out of both
+// documents: what a client sees documented is what is compared.
+func Breaking(old, nw *toolenv.Collection) (*BreakingReport, error) {
+	s1, err := specInfo(old, "v"+strings.TrimPrefix(old.Version, "v"))
+	if err != nil {
+		return nil, err
+	}
+	s2, err := specInfo(nw, "v"+strings.TrimPrefix(nw.Version, "v"))
+	if err != nil {
+		return nil, err
+	}
+	d, sources, err := diff.GetPathsDiff(diff.NewConfig(), []*load.SpecInfo{s1}, []*load.SpecInfo{s2})
+	if err != nil {
+		return nil, fmt.Errorf("oasdiff: %w", err)
+	}
+	changes := checker.CheckBackwardCompatibilityUntilLevel(checker.NewConfig(checker.GetAllChecks()), d, sources, checker.INFO)
+	l := checker.NewDefaultLocalizer()
+	r := &BreakingReport{From: old.Version, To: nw.Version, Changes: []BreakingChange{}}
+	for _, c := range changes {
+		bc := BreakingChange{ID: c.GetId(), Level: levelName(c.GetLevel()), Operation: c.GetOperation(), Path: c.GetPath(), Text: c.GetUncolorizedText(l)}
+		switch c.GetLevel() {
+		case checker.ERR:
+			r.Errors++
+		case checker.WARN:
+			r.Warns++
+		default:
+			r.Infos++
+		}
+		r.Changes = append(r.Changes, bc)
+	}
+	sort.SliceStable(r.Changes, func(i, j int) bool {
+		a, b := r.Changes[i], r.Changes[j]
+		if a.Level != b.Level {
+			return levelRank(a.Level) < levelRank(b.Level)
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Operation != b.Operation {
+			return a.Operation < b.Operation
+		}
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return a.Text < b.Text
+	})
+	return r, nil
+}
+
+func levelName(l checker.Level) string {
+	switch l {
+	case checker.ERR:
+		return "error"
+	case checker.WARN:
+		return "warning"
+	}
+	return "info"
+}
+
+func levelRank(l string) int {
+	switch l {
+	case "error":
+		return 0
+	case "warning":
+		return 1
+	}
+	return 2
+}
+
+// specInfo loads a collection's documented tools as an OpenAPI document.
+func specInfo(c *toolenv.Collection, name string) (*load.SpecInfo, error) {
+	shown := *c
+	shown.Tools = nil
+	for _, t := range c.Tools {
+		if t.Meta[MetaHidden] != "true" {
+			shown.Tools = append(shown.Tools, t)
+		}
+	}
+	raw, err := json.Marshal(openapi.Document(&shown, ""))
+	if err != nil {
+		return nil, fmt.Errorf("openapi document of %s %s: %w", c.Name, c.Version, err)
+	}
+	loader := openapi3.NewLoader()
+	si, err := load.NewSpecInfoFromData(loader, raw, name+"/openapi.json")
+	if err != nil {
+		return nil, fmt.Errorf("oasdiff cannot load the openapi document of %s %s: %w", c.Name, c.Version, err)
+	}
+	return si, nil
+}
+
+// Markdown renders the report.
+func (r *BreakingReport) Markdown() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Breaking changes %s → %s (oasdiff)\n\n", r.From, r.To)
+	fmt.Fprintf(&b, "%d changes: %d breaking (error), %d warnings, %d informational.\n\n", len(r.Changes), r.Errors, r.Warns, r.Infos)
+	if len(r.Changes) == 0 {
+		return b.Bytes()
+	}
+	b.WriteString("| level | rule | operation | change |\n| --- | --- | --- | --- |\n")
+	for _, c := range r.Changes {
+		fmt.Fprintf(&b, "| %s | `%s` | %s %s | %s |\n", c.Level, c.ID, c.Operation, c.Path, mdCell(c.Text))
+	}
+	return b.Bytes()
+}
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
