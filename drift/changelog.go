@@ -107,7 +107,7 @@ func describe(c *Change, s *Step) string {
 	case OpRenameField:
 		return fmt.Sprintf("**Response field** `%s` → `%s` (%s).", fieldPath(c.Path, c.From), fieldPath(c.Path, c.To), c.Rule)
 	case OpErrorFormat:
-		return fmt.Sprintf("**Error format** now `%s` with %s codes, e.g. "%s".", c.Style.Template, c.Style.CodeStyle, c.Style.Render(toolenv.StatusInvalidArguments, "missing required argument `x`"))
+		return fmt.Sprintf("**Error format** now `%s` with %s codes, e.g. %q.", c.Style.Template, c.Style.CodeStyle, c.Style.Render(toolenv.StatusInvalidArguments, "missing required argument city"))
 	case OpDeprecate:
 		return fmt.Sprintf("**Deprecated**: replaced by `%s` in %s.", c.To, s.To)
 	}

@@ -32,9 +32,9 @@ type BackendConfig struct {
 
 // The Collection.Meta keys of a drifted collection.
 const (
-	MetaDerivedFrom = "drift_from"    // "<name>@<version>" of the version drifted
-	MetaBase        = "drift_base"    // "<name>@<version>" of the chain's base
-	MetaSeed        = "drift_seed"    // the last step's seed
+	MetaDerivedFrom = "drift_from"     // "<name>@<version>" of the version drifted
+	MetaBase        = "drift_base"     // "<name>@<version>" of the chain's base
+	MetaSeed        = "drift_seed"     // the last step's seed
 	MetaManifest    = "drift_manifest" // the manifest file
 )
 

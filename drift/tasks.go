@@ -124,4 +124,3 @@ func rewriteRef(ref string, s *Step, producers map[string]string) string {
 	b.WriteString("$")
 	return b.String()
 }
-

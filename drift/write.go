@@ -90,7 +90,9 @@ func Write(dir string, d *Drifted, opts WriteOptions) error {
 			return toolenv.WriteTasks(filepath.Join(tmp, toolenv.TasksFile), d.Tasks)
 		},
 		func() error { return d.Lineage.Manifest.Write(filepath.Join(tmp, ManifestFile)) },
-		func() error { return toolenv.WriteFileAtomic(filepath.Join(tmp, ChangelogFile), Changelog(d.Lineage.Manifest)) },
+		func() error {
+			return toolenv.WriteFileAtomic(filepath.Join(tmp, ChangelogFile), Changelog(d.Lineage.Manifest))
+		},
 		func() error { return toolenv.WriteFileAtomic(filepath.Join(tmp, BreakingFile), report.Markdown()) },
 		func() error { return toolenv.WriteJSONFile(filepath.Join(tmp, BreakingJSONFile), report) },
 		func() error {
