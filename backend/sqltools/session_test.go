@@ -37,7 +37,7 @@ func TestIdleEviction(t *testing.T) {
 	clk.advance(9 * time.Minute)
 	h.newSession()
 	h.ok("initialize_active_data", heroInit) // b, at 18 min
-	clk.advance(2 * time.Minute)              // a idle 11 min, b 2 min
+	clk.advance(2 * time.Minute)             // a idle 11 min, b 2 min
 	h.session = a
 	r := h.call("aggregate_data", `{"data_source": "$starting_table$", "aggregation_type": "count"}`)
 	if r.Status != toolenv.StatusNotFound {
