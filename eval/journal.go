@@ -45,12 +45,19 @@ func OpenJournal(path string) (*Journal, error) {
 }
 
 // Append writes one episode as a line and syncs the file.
-func (j *Journal) Append(e *Episode) error {
+func (j *Journal) Append(e *Episode) error { return j.AppendAll([]*Episode{e}) }
+
+// AppendAll writes episodes as lines and syncs the file once (a group
+// commit: when episodes finish faster than the disk syncs, they share a
+// sync).
+func (j *Journal) AppendAll(eps []*Episode) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		return fmt.Errorf("journal: encode episode %s run %d: %w", e.TaskID, e.Run, err)
+	for _, e := range eps {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("journal: encode episode %s run %d: %w", e.TaskID, e.Run, err)
+		}
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -177,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	total := len(items) + res.Skipped
 	work := make(chan workItem)
-	results := make(chan *Episode)
+	results := make(chan *Episode, cfg.Concurrency)
 	var wg sync.WaitGroup
 	for w := 0; w < cfg.Concurrency; w++ {
 		wg.Add(1)
@@ -206,18 +206,35 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var writeErr error
 	doneCount := res.Skipped
 	for e := range results {
+		// Group commit: take whatever else has finished meanwhile and
+		// sync once for all of them.
+		batch := []*Episode{e}
+	drain:
+		for {
+			select {
+			case more, ok := <-results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
 		if writeErr != nil {
 			continue
 		}
-		if err := j.Append(e); err != nil {
+		if err := j.AppendAll(batch); err != nil {
 			writeErr = err
 			continue
 		}
-		res.Episodes = append(res.Episodes, e)
-		res.Ran++
-		doneCount++
-		if cfg.Progress != nil {
-			cfg.Progress(doneCount, total, e)
+		for _, e := range batch {
+			res.Episodes = append(res.Episodes, e)
+			res.Ran++
+			doneCount++
+			if cfg.Progress != nil {
+				cfg.Progress(doneCount, total, e)
+			}
 		}
 	}
 	if writeErr != nil {

@@ -132,7 +132,11 @@ func Markdown(info *eval.RunInfo, s *eval.Summary) string {
 
 // runLine says what was run in one sentence.
 func runLine(info *eval.RunInfo) string {
-	s := fmt.Sprintf("Agent `%s`, model `%s`, %d task(s) × %d run(s), seed %d, %s environment", info.Agent, info.Model, info.TaskCount, info.Runs, info.Seed, info.Env)
+	model := "model `" + info.Model + "`"
+	if info.Model == "" {
+		model = "no model"
+	}
+	s := fmt.Sprintf("Agent `%s`, %s, %d task(s) × %d run(s), seed %d, %s environment", info.Agent, model, info.TaskCount, info.Runs, info.Seed, info.Env)
 	if info.Judge != nil {
 		s += fmt.Sprintf(", judge `%s` (%d round(s))", info.Judge.Model, info.Judge.Rounds)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -39,6 +40,10 @@ func Write(dir string, info *eval.RunInfo, eps []*eval.Episode, problems []error
 	}
 	if err := WriteStableToolBench(filepath.Join(dir, "stb"), eps); err != nil {
 		return nil, fmt.Errorf("write StableToolBench exports: %w", err)
+	}
+	// Reports are for people to read and share: readable by all.
+	for _, name := range Files {
+		_ = os.Chmod(filepath.Join(dir, name), 0o644)
 	}
 	return s, nil
 }

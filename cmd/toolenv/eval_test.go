@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
+)
+
+var (
+	birdOnce sync.Once
+	birdDir  string
+	birdErr  string
+)
+
+// builtBird builds the BIRD collections once for the eval tests, with the
+// real "toolenv build bird".
+func builtBird(t *testing.T) string {
+	t.Helper()
+	data := shareddata.Require(t, "bird")
+	birdOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolenv-eval-bird-")
+		if err != nil {
+			birdErr = err.Error()
+			return
+		}
+		code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", dir, "--log-level", "warn")
+		if code != 0 {
+			birdErr = stderr
+			return
+		}
+		birdDir = dir
+	})
+	if birdErr != "" {
+		t.Fatalf("toolenv build bird: %s", birdErr)
+	}
+	return birdDir
+}
+
+func readSummary(t *testing.T, dir string) *eval.Summary {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s eval.Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+// TestEvalOracleCompletesEveryVerifiedTask: the oracle agent executes the
+// gold sequence of every task "toolenv build bird" kept, in every flavor,
+// and must reach the gold answer each time.
+func TestEvalOracleCompletesEveryVerifiedTask(t *testing.T) {
+	bird := builtBird(t)
+	for _, flavor := range []string{"slot", "sel", "rest"} {
+		t.Run(flavor, func(t *testing.T) {
+			out := t.TempDir()
+			code, stdout, stderr := run(t, context.Background(), "eval", "--tasks", filepath.Join(bird, flavor), "--agent", "oracle",
+				"--out", out, "--concurrency", "4", "--store", filepath.Join(out, "cache.db"), "--log-level", "warn")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			s := readSummary(t, out)
+			g := s.Groups[0]
+			if g.Completion == nil || g.Completion.Mean != 1 || g.Errors != 0 || g.Tasks < 250 {
+				t.Fatalf("oracle on %s: %d tasks, completion %+v, errors %d", flavor, g.Tasks, g.Completion, g.Errors)
+			}
+			if !strings.Contains(stdout, "| bird-"+flavor+" | oracle |") {
+				t.Errorf("stdout lacks the overview:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// reactModel answers like a ReAct model on SLOT: one filter on the name
+// in the question (when it quotes one), one retrieve, a final answer.
+func reactModel() llmtest.Func {
+	return func(n int, req *llm.Request) llmtest.Reply {
+		switch len(req.Messages) {
+		case 2:
+			return llmtest.Reply{Content: "Thought: I look at the data first.\nAction: retrieve_data\nAction Input: {\"data_source\": \"$starting_table$\", \"key_names\": [\"superhero_superhero_name\"], \"limit\": 2}"}
+		default:
+			return llmtest.Reply{Content: "Thought: I now know the final answer\nFinal Answer: 3-D Man"}
+		}
+	}
+}
+
+// TestEvalRecordsAndReplays runs react with a model, then replays the
+// evaluation with the model gone: the same summary, byte for byte.
+func TestEvalRecordsAndReplays(t *testing.T) {
+	bird := builtBird(t)
+	srv := llmtest.New(reactModel())
+	url := srv.URL()
+	out1, out2 := t.TempDir(), t.TempDir()
+	common := []string{"eval", "--tasks", filepath.Join(bird, "slot"), "--agent", "react", "--model", url, "--model-name", "m",
+		"--task-id", "bird-717,bird-718,bird-719", "--runs", "2", "--no-judge", "--log-level", "warn", "--store", filepath.Join(out1, "cache.db")}
+	code, _, stderr := run(t, context.Background(), append(common, "--out", out1)...)
+	srv.Close()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr = run(t, context.Background(), append(common, "--out", out2, "--replay", "--records", filepath.Join(out1, "records.db"))...)
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(out1, "summary.json"))
+	b, _ := os.ReadFile(filepath.Join(out2, "summary.json"))
+	if string(a) != string(b) {
+		t.Errorf("replayed summary differs:\n%s\n%s", a, b)
+	}
+	s := readSummary(t, out2)
+	if g := s.Groups[0]; g.Episodes != 6 || g.Loops == nil || g.Loops.AvgLoops != 2 || g.Errors != 0 {
+		t.Errorf("react group %+v", g)
+	}
+	// Replaying with no records fails clearly.
+	code, _, stderr = run(t, context.Background(), append(common, "--out", t.TempDir(), "--replay")...)
+	if code != 2 || !strings.Contains(stderr, "no records") {
+		t.Errorf("replay without records: exit %d: %s", code, stderr)
+	}
+}
+
+// TestEvalSkipsBrokenTaskLines: a task file with a broken line is
+// evaluated without it, and run.json says which line and why.
+func TestEvalSkipsBrokenTaskLines(t *testing.T) {
+	bird := builtBird(t)
+	dir := t.TempDir()
+	c, err := toolenv.ReadCollection(filepath.Join(bird, "rest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	json.Unmarshal(c.Backend.Config, &cfg)
+	dbs := cfg["databases"].(map[string]any)
+	for k, v := range dbs {
+		dbs[k] = filepath.Join(filepath.Join(bird, "rest"), v.(string))
+	}
+	c.Backend.Config, _ = json.Marshal(cfg)
+	if err := toolenv.WriteCollection(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	tasks, _, _ := toolenv.ReadTasks(filepath.Join(bird, "rest", toolenv.TasksFile))
+	var lines []string
+	for _, tk := range tasks[:3] {
+		b, _ := json.Marshal(tk)
+		lines = append(lines, string(b))
+	}
+	lines = append(lines[:1], append([]string{`{"id": "broken", "query": `}, lines[1:]...)...)
+	os.WriteFile(filepath.Join(dir, toolenv.TasksFile), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	out := t.TempDir()
+	code, _, stderr := run(t, context.Background(), "eval", "--tasks", dir, "--agent", "oracle", "--out", out, "--log-level", "error", "--store", filepath.Join(out, "c.db"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	info, err := eval.ReadRunInfo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.TaskCount != 3 || len(info.Skipped) != 1 || !strings.Contains(info.Skipped[0], "tasks.jsonl:2") {
+		t.Errorf("task count %d, skipped %q", info.TaskCount, info.Skipped)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	if !strings.Contains(string(page), "tasks.jsonl:2") {
+		t.Error("the report does not show the skipped line")
+	}
+}
+
+// TestEvalShardsAndMerge runs two shards into one folder, merges them,
+// and compares with an unsharded run.
+func TestEvalShardsAndMerge(t *testing.T) {
+	bird := builtBird(t)
+	sharded, whole := t.TempDir(), t.TempDir()
+	base := []string{"eval", "--tasks", filepath.Join(bird, "sel"), "--agent", "oracle", "--limit", "20", "--log-level", "warn", "--store", filepath.Join(whole, "c.db")}
+	for _, sh := range []string{"0/2", "1/2"} {
+		if code, _, stderr := run(t, context.Background(), append(base, "--out", sharded, "--shard", sh)...); code != 0 {
+			t.Fatalf("shard %s: %s", sh, stderr)
+		}
+	}
+	if code, _, stderr := run(t, context.Background(), append(base, "--out", whole)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	merged := t.TempDir()
+	code, stdout, stderr := run(t, context.Background(), "eval", "merge", "--out", merged, sharded)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	a, b := readSummary(t, merged), readSummary(t, whole)
+	if a.Episodes != 20 || b.Episodes != 20 || a.Groups[0].Completion.Mean != b.Groups[0].Completion.Mean {
+		t.Errorf("merged %d episodes, whole %d\n%s", a.Episodes, b.Episodes, stdout)
+	}
+	code, stdout, _ = run(t, context.Background(), "eval", "compare", merged, whole, "--html", filepath.Join(merged, "cmp.html"))
+	if code != 0 || !strings.Contains(stdout, "## bird-sel") || !strings.Contains(stdout, "| Completion | 1.00 | 1.00 |") {
+		t.Errorf("compare:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(merged, "cmp.html")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestEvalAgainstARunningServer runs the oracle through --env-url.
+func TestEvalAgainstARunningServer(t *testing.T) {
+	bird := builtBird(t)
+	slot := filepath.Join(bird, "slot")
+	base, stop := serveInBackground(t, "--collection", slot, "--store", filepath.Join(t.TempDir(), "s.db"))
+	defer stop()
+	out := t.TempDir()
+	code, _, stderr := run(t, context.Background(), "eval", "--tasks", slot, "--agent", "oracle", "--env-url", base, "--limit", "25", "--out", out, "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if g := readSummary(t, out).Groups[0]; g.Completion.Mean != 1 || g.Tasks != 25 {
+		t.Errorf("oracle over HTTP: %+v", g.Completion)
+	}
+}
+
+func TestEvalStableToolBenchCommands(t *testing.T) {
+	dir := shareddata.Require(t, "stabletoolbench", "data_example")
+	code, stdout, stderr := run(t, context.Background(), "eval", "stb", "passrate", "--evaluate-times", "3",
+		filepath.Join(dir, "pass_rate_results", "virtual_chatgpt_cot", "G1_instruction_virtual_chatgpt_cot.json"),
+		filepath.Join(dir, "pass_rate_results", "virtual_chatgpt_dfs", "G1_instruction_virtual_chatgpt_dfs.json"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{"G1_instruction_virtual_chatgpt_cot.json: 3 queries. Solve rate: 66.7% Std: 0.0%", "G1_instruction_virtual_chatgpt_dfs.json: 3 queries. Solve rate: 100.0% Std: 0.0%"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "G1_instruction.json")
+	code, stdout, stderr = run(t, context.Background(), "eval", "stb", "convert", filepath.Join(dir, "answer", "virtual_chatgpt_cot", "G1_instruction"), "--method", "CoT@1", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "Converted 3 answers") {
+		t.Fatalf("convert: %d %s %s", code, stdout, stderr)
+	}
+}
+
+func TestEvalUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--out", "x"}, "--tasks is required"},
+		{[]string{"eval", "--tasks", ".", "--agent", "nope", "--out", "x"}, "--agent \"nope\""},
+		{[]string{"eval", "--tasks", ".", "--agent", "react", "--out", "x"}, "needs --model"},
+		{[]string{"eval", "--tasks", ".", "--agent", "oracle", "--out", "x", "--shard", "2/2"}, "--shard"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := run(t, context.Background(), tt.args...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, %s", tt.args, code, stderr)
+		}
+	}
+}
