@@ -112,6 +112,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newCacheCmd(e),
 		newBenchCmd(e),
 		newBuildCmd(e),
+		newMapCmd(e),
 		newEvalCmd(e),
 	)
 	return root

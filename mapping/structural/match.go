@@ -50,13 +50,14 @@ type Matcher struct {
 	byID     map[string]*Profile
 	tools    *corpus
 	fields   *corpus
+	names    *corpus
 }
 
 // New profiles tools (with the evidence of each, by tool ID; ev may be
 // nil) and prepares their TF-IDF vectors.
 func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher {
 	opts.defaults()
-	m := &Matcher{opts: opts, byID: map[string]*Profile{}, tools: newCorpus(), fields: newCorpus()}
+	m := &Matcher{opts: opts, byID: map[string]*Profile{}, tools: newCorpus(), fields: newCorpus(), names: newCorpus()}
 	for _, t := range tools {
 		p := NewProfile(t, ev[t.ID])
 		m.profiles = append(m.profiles, p)
@@ -66,6 +67,7 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 	for i, p := range m.profiles {
 		docs[i] = toolDocument(p)
 		m.tools.add(docs[i])
+		m.names.add(p.name)
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			m.fields.add(terms.Text(f.Description))
 		}
@@ -73,12 +75,20 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 	for i, p := range m.profiles {
 		p.words = m.tools.vector(docs[i])
 		p.desc = m.tools.vector(terms.Text(p.Tool.Description))
+		p.domain = m.tools.vector(terms.Text(p.Tool.Category + " " + p.Tool.GroupDescription))
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			f.desc = m.fields.vector(terms.Text(f.Description))
 		}
 	}
 	return m
 }
+
+// Profiles returns the profiles, in the order of the tools given to New.
+func (m *Matcher) Profiles() []*Profile { return m.profiles }
+
+// SetNeighbours sets Options.Neighbours after New, for an operation graph
+// built from the matcher's own profiles.
+func (m *Matcher) SetNeighbours(fn func(toolID string) []string) { m.opts.Neighbours = fn }
 
 // Profile returns the profile of a tool, or nil.
 func (m *Matcher) Profile(id string) *Profile { return m.byID[id] }
@@ -104,6 +114,9 @@ const (
 	wToolDesc = 0.35
 	wToolIn   = 0.20
 	wToolOut  = 0.25
+	// wToolDomain weighs the similarity of the two APIs' descriptions and
+	// categories: alternatives serve one domain.
+	wToolDomain = 0.10
 )
 
 // Compare scores tool b as a stand-in for tool a and aligns their fields.
@@ -131,12 +144,20 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 		nameA = sp.rest
 		inb = without(inb, sp.param)
 	}
-	name := terms.Jaccard(nameA, nameB)
-	if t := terms.Trigram(strings.Join(nameA, " "), strings.Join(nameB, " ")); t > name {
-		name = t
+	// Name words are weighed by their rarity: "random_bank_by_id" and
+	// "random_crypto_by_id" share their common words only.
+	name := m.weightedJaccard(nameA, nameB)
+	if strings.Join(nameA, " ") == strings.Join(nameB, " ") && len(nameA) > 0 {
+		name = 1
 	}
 	sum, weight := wToolName*name, wToolName
 	mp.Signals["name"] = round3(name)
+	if !siblings(pa.Tool, pb.Tool) && pa.domain != nil && pb.domain != nil {
+		d := cosine(pa.domain, pb.domain)
+		sum += wToolDomain * d
+		weight += wToolDomain
+		mp.Signals["domain"] = round3(d)
+	}
 	if pa.desc != nil && pb.desc != nil {
 		d := cosine(pa.desc, pb.desc)
 		if strings.TrimSpace(pa.Tool.Description) == strings.TrimSpace(pb.Tool.Description) {
@@ -158,7 +179,16 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 		weight += wToolOut
 		mp.Signals["outputs"] = round3(outQ)
 	}
-	mp.Score = round3(sum / weight)
+	// Evidence from one signal is weaker than agreement of several: the
+	// mean is scaled by how much of the evidence there was.
+	score := sum / weight * (0.5 + 0.5*min(1, weight/(wToolName+wToolDesc+wToolIn+wToolOut)))
+	// Operations of one API share parameters and response envelopes by
+	// construction, so for siblings only their names tell them apart.
+	if siblings(pa.Tool, pb.Tool) {
+		score *= 0.6 + 0.4*name
+		mp.Signals["siblings"] = 1
+	}
+	mp.Score = round3(score)
 	for _, p := range inPairs {
 		mp.Inputs = append(mp.Inputs, mapping.FieldPair{From: ina[p.a].Path, To: inb[p.b].Path, Score: round3(p.score), Reason: p.reason})
 	}
@@ -169,6 +199,12 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	return mp
 }
 
+// siblings reports whether two tools are operations of one API: one
+// collection and one ToolBench tool (group).
+func siblings(a, b *toolenv.Tool) bool {
+	return a.Collection == b.Collection && a.Group == b.Group && a.Group != ""
+}
+
 func without(fs []*Field, path string) []*Field {
 	out := make([]*Field, 0, len(fs))
 	for _, f := range fs {
@@ -177,6 +213,35 @@ func without(fs []*Field, path string) []*Field {
 		}
 	}
 	return out
+}
+
+// weightedJaccard is the Jaccard similarity of two word sets with each
+// word weighed by its IDF among tool names.
+func (m *Matcher) weightedJaccard(a, b []string) float64 {
+	sa, sb := map[string]bool{}, map[string]bool{}
+	for _, w := range a {
+		sa[w] = true
+	}
+	for _, w := range b {
+		sb[w] = true
+	}
+	var inter, union float64
+	for w := range sa {
+		x := m.names.idf(w)
+		union += x
+		if sb[w] {
+			inter += x
+		}
+	}
+	for w := range sb {
+		if !sa[w] {
+			union += m.names.idf(w)
+		}
+	}
+	if union == 0 {
+		return 0
+	}
+	return inter / union
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
@@ -360,6 +425,9 @@ func propagate(ms []*mapping.Mapping, neighbours func(string) []string) {
 		paired[mp.To+"\x00"+mp.From] = true
 	}
 	for _, mp := range ms {
+		if mp.Signals["siblings"] == 1 {
+			continue // neighbours of siblings are each other's: no news
+		}
 		na, nb := neighbours(mp.From), neighbours(mp.To)
 		if len(na) == 0 || len(nb) == 0 {
 			continue

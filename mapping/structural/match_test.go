@@ -163,3 +163,43 @@ func TestBetweenVersionsIsOneToOne(t *testing.T) {
 		}
 	}
 }
+
+func TestNeighboursStrengthenCrossAPIPairs(t *testing.T) {
+	c := world(t)
+	// Pretend the weather and book operations of each provider are
+	// neighbours: the weather pair's neighbours (the book pair) match, so
+	// it is strengthened; the sibling data tools are not.
+	nb := map[string][]string{
+		"world/skylark_current_weather":       {"world/search_books"},
+		"world/search_books":                  {"world/skylark_current_weather"},
+		"world/nimbus_get_current_conditions": {"world/find_titles"},
+		"world/find_titles":                   {"world/nimbus_get_current_conditions"},
+		"world/sort_data":                     {"world/filter_data"},
+		"world/sort_data_descending":          {"world/select_data_greater_than_equal_to"},
+	}
+	plain, err := New(c.Tools, nil, Options{}).All(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	boosted, err := New(c.Tools, nil, Options{Neighbours: func(id string) []string { return nb[id] }}).All(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(ms []*mapping.Mapping, a, b string) (float64, bool) {
+		for _, m := range ms {
+			if m.Key() == mapping.PairKey(a, b) {
+				_, g := m.Signals["graph"]
+				return m.Score, g
+			}
+		}
+		return 0, false
+	}
+	before, _ := score(plain, "world/skylark_current_weather", "world/nimbus_get_current_conditions")
+	after, used := score(boosted, "world/skylark_current_weather", "world/nimbus_get_current_conditions")
+	if !used || after <= before {
+		t.Fatalf("weather pair: %.3f → %.3f (graph used: %v)", before, after, used)
+	}
+	if _, used := score(boosted, "world/sort_data", "world/sort_data_descending"); used {
+		t.Fatal("siblings were strengthened by their own neighbours")
+	}
+}

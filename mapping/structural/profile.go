@@ -57,6 +57,8 @@ type Profile struct {
 	name  []string
 	words map[string]float64 // TF-IDF vector of the whole tool (name, description, fields)
 	desc  map[string]float64 // TF-IDF vector of the description
+	// domain is the TF-IDF vector of the API's category and description.
+	domain map[string]float64
 }
 
 // Evidence is what was observed of a tool beyond its documentation:

@@ -1,0 +1,412 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/mapping/embed"
+	"github.com/toolenv/toolenv/mapping/graph"
+	"github.com/toolenv/toolenv/mapping/index"
+	"github.com/toolenv/toolenv/mapping/structural"
+)
+
+func newMapCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "map",
+		Short: "Index tools, map equivalent endpoints and fields, and use the mappings",
+		Long: `API mapping (docs/mapping.md): index every tool for retrieval, find tools that can
+stand in for each other and how their fields correspond — structurally, with no
+model, or with an LLM and self-reflection — measure the mappings against drift
+ground truth, sequence APIs with them, and review them in a web page.`,
+	}
+	cmd.AddCommand(newMapIndexCmd(e), newMapSearchCmd(e), newMapMatchCmd(e))
+	return cmd
+}
+
+// embedFlags say which embedder makes the index's vectors.
+type embedFlags struct {
+	url, model, keyEnv string
+	dims               int
+	timeout            time.Duration
+}
+
+func (f *embedFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.url, "embed-url", "", "OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:8000/v1; empty: the deterministic offline embedder")
+	fs.StringVar(&f.model, "embed-model", "", "embedding model name at --embed-url")
+	fs.StringVar(&f.keyEnv, "embed-key-env", "OPENAI_API_KEY", "environment variable holding the embeddings endpoint's API key")
+	fs.IntVar(&f.dims, "embed-dims", 512, "dimensions of the offline embedder")
+	fs.DurationVar(&f.timeout, "embed-timeout", 30*time.Second, "timeout of one embeddings request")
+}
+
+// embedder returns the configured embedder; nil (with no error) means the
+// offline one.
+func (f *embedFlags) embedder(e *env) (index.Embedder, error) {
+	if f.url == "" {
+		return embed.Hash{Dims: f.dims}, nil
+	}
+	if f.model == "" {
+		return nil, usagef("--embed-url needs --embed-model (the embedding model the endpoint serves)")
+	}
+	c := llm.New(f.url, llm.Options{APIKey: e.getenv(f.keyEnv), Timeout: f.timeout, MaxRetries: 1, Backoff: 500 * time.Millisecond, Logger: e.logger()})
+	return embed.Remote{Client: c, Model: f.model}, nil
+}
+
+// defaultIndexPath is map.db beside the default store.
+func defaultIndexPath() string { return filepath.Join(filepath.Dir(defaultStorePath()), "map.db") }
+
+// indexableTools returns the tools of every loaded collection that an
+// agent can call (hidden setup tools are left out), sorted by ID.
+func indexableTools(env *environment) []*toolenv.Tool {
+	var out []*toolenv.Tool
+	for _, c := range env.registry.Collections() {
+		for _, t := range c.Tools {
+			if t.Meta["hidden"] != "true" {
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// structuralRun is the structural mapper's output over a set of tools.
+type structuralRun struct {
+	Matcher *structural.Matcher
+	Graph   *graph.Graph
+	Set     *mapping.Set
+	Elapsed time.Duration
+}
+
+// mapStructural maps tools with the structural mapper and its operation
+// graph, with evidence from the store, and clusters the result.
+func mapStructural(ctx context.Context, env *environment, tools []*toolenv.Tool, opts structural.Options, e *env) (*structuralRun, error) {
+	start := time.Now()
+	ev, err := structural.Gather(ctx, env.store, tools, 5)
+	if err != nil {
+		return nil, err
+	}
+	bar := progress.New(e.stderr, len(tools), "structural mapping")
+	last := 0
+	opts.Progress = func(done, total int) { bar.Add(done - last); last = done }
+	m := structural.New(tools, ev, opts)
+	g := graph.Operations(m.Profiles())
+	m.SetNeighbours(g.Neighbours)
+	ms, err := m.All(ctx)
+	bar.Finish()
+	if err != nil {
+		return nil, err
+	}
+	set := &mapping.Set{Version: mapping.SetVersion, Collections: collectionNames(tools), Mappings: ms}
+	set.Clusters = graph.Clusters(ms, clusterScore(opts), 12)
+	set.Sort()
+	return &structuralRun{Matcher: m, Graph: g, Set: set, Elapsed: time.Since(start)}, nil
+}
+
+func clusterScore(o structural.Options) float64 {
+	if o.MinScore > 0.6 {
+		return o.MinScore
+	}
+	return 0.6
+}
+
+func collectionNames(tools []*toolenv.Tool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tools {
+		if !seen[t.Collection] {
+			seen[t.Collection] = true
+			out = append(out, t.Collection)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// outputPaths returns a tool's response field paths as the structural
+// profile sees them.
+func outputPaths(m *structural.Matcher) func(*toolenv.Tool) []string {
+	return func(t *toolenv.Tool) []string {
+		p := m.Profile(t.ID)
+		if p == nil {
+			return nil
+		}
+		out := make([]string, len(p.Outputs))
+		for i, f := range p.Outputs {
+			out[i] = f.Path
+		}
+		return out
+	}
+}
+
+func newMapIndexCmd(e *env) *cobra.Command {
+	var (
+		f          envFlags
+		ef         embedFlags
+		indexPath  string
+		mappingsTo string
+		noMappings bool
+		opts       structural.Options
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Index every tool (BM25 + vectors) with its structural mappings and clusters",
+		Long: `Index every tool of the loaded collections — name, description, parameters and
+output fields — for lexical (SQLite FTS5, BM25) and vector search, and store the
+structural mappings and clusters of alternatives with it, so that searching finds
+a tool together with its alternatives.
+
+Vectors come from --embed-url/--embed-model (any OpenAI-compatible endpoint) or,
+by default, from the deterministic offline embedder. If the endpoint is down the
+index is built for lexical search only, and says so.`,
+		Example: `  toolenv map index --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --index map.db
+  toolenv map index --collection out/bird/rest --collection out/bird/sel --index bird-map.db --mappings-out bird-mappings.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			emb, err := ef.embedder(e)
+			if err != nil {
+				return err
+			}
+			env, err := openEnvironment(ctx, &f, e, nil)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			tools := indexableTools(env)
+			var set *mapping.Set
+			var outputs func(*toolenv.Tool) []string
+			var run *structuralRun
+			if !noMappings {
+				run, err = mapStructural(ctx, env, tools, opts, e)
+				if err != nil {
+					return err
+				}
+				set, outputs = run.Set, outputPaths(run.Matcher)
+			}
+			bar := progress.New(e.stderr, len(tools), "embedding")
+			last := 0
+			rep, err := index.Build(ctx, indexPath, tools, index.BuildOptions{
+				Embedder: emb, Mappings: set, Outputs: outputs, Logger: e.logger(),
+				Progress: func(done, total int) { bar.Add(done - last); last = done },
+			})
+			bar.Finish()
+			if err != nil {
+				return err
+			}
+			if mappingsTo != "" && set != nil {
+				if err := mapping.WriteSet(mappingsTo, set); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(e.stdout, rep)
+			}
+			writeIndexReport(e.stdout, rep, run, mappingsTo)
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	ef.register(cmd.Flags())
+	cmd.Flags().StringVar(&indexPath, "index", defaultIndexPath(), "the index file to write (SQLite)")
+	cmd.Flags().StringVar(&mappingsTo, "mappings-out", "", "also write the structural mappings and clusters to this JSON file")
+	cmd.Flags().BoolVar(&noMappings, "no-mappings", false, "index the tools only, without structural mappings")
+	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept as a mapping")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func writeIndexReport(w io.Writer, rep *index.Report, run *structuralRun, mappingsTo string) {
+	fmt.Fprintf(w, "# Tool index\n\n")
+	fmt.Fprintf(w, "- file: %s\n- tools: %d in %d collection(s): %s\n", rep.Path, rep.Tools, len(rep.Collections), strings.Join(rep.Collections, ", "))
+	if rep.Embedder != "" {
+		fmt.Fprintf(w, "- vectors: %s, %d dimensions (exact cosine search, chromem-go), embedded in %s\n", rep.Embedder, rep.Dims, rep.EmbedElapsed.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(w, "- vectors: none — %s\n", rep.VectorNote)
+	}
+	fmt.Fprintf(w, "- lexical: SQLite FTS5 BM25 over name, title, description, parameters, outputs, API and canonical words\n")
+	if run != nil {
+		fmt.Fprintf(w, "- structural mappings: %d, clusters of alternatives: %d, operation graph: %d edges (%s)\n",
+			len(run.Set.Mappings), len(run.Set.Clusters), run.Graph.EdgeCount(), run.Elapsed.Round(time.Millisecond))
+		if mappingsTo != "" {
+			fmt.Fprintf(w, "- mappings written to %s\n", mappingsTo)
+		}
+	}
+	fmt.Fprintf(w, "- built in %s\n", rep.Elapsed.Round(time.Millisecond))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newMapSearchCmd(e *env) *cobra.Command {
+	var (
+		ef        embedFlags
+		indexPath string
+		k         int
+		mode      string
+		in        []string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Search the tool index; each hit comes with its alternatives",
+		Example: `  toolenv map search "convert an amount between currencies" -k 10
+  toolenv map search "weather forecast" --mode lexical --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var emb index.Embedder
+			if ef.url != "" {
+				var err error
+				if emb, err = ef.embedder(e); err != nil {
+					return err
+				}
+			}
+			switch index.Mode(mode) {
+			case "", index.Hybrid, index.Lexical, index.Vector:
+			default:
+				return usagef("--mode %q: want hybrid, lexical or vector", mode)
+			}
+			ix, err := index.Open(ctx, indexPath, index.OpenOptions{Embedder: emb, Logger: e.logger()})
+			if err != nil {
+				return toolenv.Errorw(toolenv.StatusNotFound, "", "%v", err)
+			}
+			defer ix.Close()
+			res, err := ix.Search(ctx, args[0], k, index.SearchOptions{Mode: index.Mode(mode), Collections: in})
+			if err != nil {
+				return toolenv.Errorw(toolenv.StatusInvalidArguments, "", "%v", err)
+			}
+			if asJSON {
+				return writeJSON(e.stdout, res)
+			}
+			for _, n := range res.Notes {
+				fmt.Fprintf(e.stderr, "note: %s\n", n)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "RANK\tSCORE\tTOOL\tALTERNATIVES\n")
+			for _, h := range res.Hits {
+				var alts []string
+				for _, a := range h.Alternatives {
+					if a.Score > 0 {
+						alts = append(alts, fmt.Sprintf("%s (%.2f)", a.ID, a.Score))
+					} else {
+						alts = append(alts, a.ID)
+					}
+				}
+				fmt.Fprintf(tw, "%d\t%.4g\t%s\t%s\n", h.Rank, h.Score, h.ID, strings.Join(alts, ", "))
+			}
+			tw.Flush()
+			fmt.Fprintf(e.stdout, "(%s search over %d tools)\n", res.Mode, ix.Meta().Tools)
+			return nil
+		},
+	}
+	ef.register(cmd.Flags())
+	cmd.Flags().StringVar(&indexPath, "index", defaultIndexPath(), "the index file (from toolenv map index)")
+	cmd.Flags().IntVarP(&k, "top", "k", 10, "number of tools to return")
+	cmd.Flags().StringVar(&mode, "mode", "", "hybrid, lexical or vector (default: hybrid when the index has vectors)")
+	cmd.Flags().StringArrayVar(&in, "in", nil, "only tools of this collection (repeatable)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+func newMapMatchCmd(e *env) *cobra.Command {
+	var (
+		f       envFlags
+		out     string
+		between []string
+		opts    structural.Options
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "match",
+		Short: "Map equivalent tools and fields structurally (no model) and write the mappings",
+		Long: `Compare the loaded tools by their parameters and output fields (normalised names,
+synonyms, types, descriptions, values from examples and the cache) and write the
+proposed equivalent endpoints, their field alignments, scores and clusters.
+With --between A --between B, map collection A onto collection B one-to-one (two
+versions of one API).`,
+		Example: `  toolenv map match --demo --out demo-mappings.json
+  toolenv map match --collection v1 --collection v2 --between bird-rest --between bird-rest@v2 --out v1v2.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if len(between) != 0 && len(between) != 2 {
+				return usagef("--between takes exactly two collection names (given %d)", len(between))
+			}
+			env, err := openEnvironment(ctx, &f, e, nil)
+			if err != nil {
+				return err
+			}
+			defer env.Close()
+			tools := indexableTools(env)
+			var set *mapping.Set
+			if len(between) == 2 {
+				for _, c := range between {
+					if env.registry.Collection(c) == nil {
+						return toolenv.Errorw(toolenv.StatusNotFound, "", "--between %s: no such collection loaded (loaded: %v)", c, collectionNames(tools))
+					}
+				}
+				ev, err := structural.Gather(ctx, env.store, tools, 5)
+				if err != nil {
+					return err
+				}
+				m := structural.New(tools, ev, opts)
+				g := graph.Operations(m.Profiles())
+				m.SetNeighbours(g.Neighbours)
+				ms, err := m.Between(ctx, between[0], between[1])
+				if err != nil {
+					return err
+				}
+				set = &mapping.Set{Version: mapping.SetVersion, Collections: between, Mappings: ms}
+			} else {
+				run, err := mapStructural(ctx, env, tools, opts, e)
+				if err != nil {
+					return err
+				}
+				set = run.Set
+			}
+			if out != "" {
+				if err := mapping.WriteSet(out, set); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(e.stdout, set)
+			}
+			fields := 0
+			for _, m := range set.Mappings {
+				fields += len(m.Inputs) + len(m.Outputs)
+			}
+			fmt.Fprintf(e.stdout, "%d tools, %d mappings (%d field pairs), %d clusters", len(tools), len(set.Mappings), fields, len(set.Clusters))
+			if out != "" {
+				fmt.Fprintf(e.stdout, ", written to %s", out)
+			}
+			fmt.Fprintln(e.stdout)
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().StringVar(&out, "out", "", "write the mappings to this JSON file")
+	cmd.Flags().StringArrayVar(&between, "between", nil, "map collection A onto collection B one-to-one (give twice)")
+	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
+	cmd.Flags().Float64Var(&opts.MinField, "min-field", 0.35, "lowest field-pair score kept")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the mappings as JSON")
+	return cmd
+}
