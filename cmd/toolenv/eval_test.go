@@ -261,3 +261,141 @@ func TestEvalUsage(t *testing.T) {
 		}
 	}
 }
+
+// pyLiteral writes a JSON-decoded value in Python syntax.
+func pyLiteral(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, pyLiteral(e))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// perfectModel answers each task's question with its gold sequence: in
+// BFCL's Python call syntax, or as NESTful JSON with labels.
+func perfectModel(t *testing.T, tasksFile string, python bool) llmtest.Func {
+	tasks, _, err := toolenv.ReadTasks(tasksFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byQuery := map[string]*toolenv.Task{}
+	for _, tk := range tasks {
+		byQuery[tk.Query] = tk
+	}
+	return func(n int, req *llm.Request) llmtest.Reply {
+		q := req.Messages[len(req.Messages)-1].Content
+		if i := strings.Index(q, "\nEvidence: "); i >= 0 {
+			q = q[:i]
+		}
+		tk := byQuery[q]
+		if tk == nil {
+			return llmtest.Reply{Content: "I do not know this question."}
+		}
+		if !python {
+			b, _ := json.Marshal(tk.Gold)
+			return llmtest.Reply{Content: "Here are the calls:\n" + string(b)}
+		}
+		var calls []string
+		for _, g := range tk.Gold {
+			var args []string
+			for _, k := range sortedKeys(g.Args) {
+				args = append(args, k+"="+pyLiteral(g.Args[k]))
+			}
+			calls = append(calls, g.Name+"("+strings.Join(args, ", ")+")")
+		}
+		return llmtest.Reply{Content: "[" + strings.Join(calls, ", ") + "]"}
+	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+	return ks
+}
+
+// TestEvalDirectWithAPerfectModel drives the direct agent with a model
+// that writes every gold sequence: BFCL Python calls on REST, NESTful JSON
+// with labels on SEL. Everything must parse, execute and complete.
+func TestEvalDirectWithAPerfectModel(t *testing.T) {
+	bird := builtBird(t)
+	for _, tt := range []struct {
+		flavor string
+		python bool
+	}{{"rest", true}, {"sel", false}} {
+		t.Run(tt.flavor, func(t *testing.T) {
+			dir := filepath.Join(bird, tt.flavor)
+			srv := llmtest.New(perfectModel(t, filepath.Join(dir, toolenv.TasksFile), tt.python))
+			defer srv.Close()
+			out := t.TempDir()
+			code, _, stderr := run(t, context.Background(), "eval", "--tasks", dir, "--agent", "direct", "--model", srv.URL(), "--model-name", "perfect",
+				"--limit", "60", "--concurrency", "8", "--out", out, "--log-level", "warn", "--store", filepath.Join(out, "c.db"))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			g := readSummary(t, out).Groups[0]
+			if g.Completion.Mean != 1 || g.FullMatch.Mean != 1 || g.Intent.F1.Mean != 1 || len(g.ErrorCategories) != 0 {
+				t.Errorf("perfect direct model on %s: completion %+v full %+v intent %+v categories %v", tt.flavor, g.Completion, g.FullMatch, g.Intent, g.ErrorCategories)
+			}
+		})
+	}
+}
+
+// TestEvalStableToolBenchQueries runs cot and dfsdt on StableToolBench
+// queries in toolenv's virtual environment (the offline synthesizer
+// answers), judged for SoPR, with the StableToolBench exports.
+func TestEvalStableToolBenchQueries(t *testing.T) {
+	queries := shareddata.Require(t, "stabletoolbench", "solvable_queries", "test_instruction", "G1_instruction.json")
+	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		if len(req.Tools) > 0 && req.Tools[0].Function.Name == "check_answer_status" {
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "j", Type: "function", Function: llm.FunctionCall{Name: "check_answer_status", Arguments: `{"answer_status": "Solved", "reason": "ok"}`}}}}
+		}
+		var tool string
+		for _, f := range req.Tools {
+			if f.Function.Name != "Finish" {
+				tool = f.Function.Name
+				break
+			}
+		}
+		if len(req.Messages) == 2 {
+			return llmtest.Reply{Content: "I will call a function.", ToolCalls: []llm.ToolCall{{ID: "c1", Type: "function", Function: llm.FunctionCall{Name: tool, Arguments: "{}"}}}}
+		}
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c2", Type: "function", Function: llm.FunctionCall{Name: "Finish", Arguments: `{"return_type": "give_answer", "final_answer": "Here it is."}`}}}}
+	})
+	defer srv.Close()
+	for _, a := range []string{"cot", "dfsdt"} {
+		t.Run(a, func(t *testing.T) {
+			out := t.TempDir()
+			code, _, stderr := run(t, context.Background(), "eval", "--tasks", queries, "--agent", a, "--model", srv.URL(), "--model-name", "m",
+				"--limit", "5", "--out", out, "--log-level", "warn", "--store", filepath.Join(out, "c.db"))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			g := readSummary(t, out).Groups[0]
+			if g.Split != "G1_instruction" || g.Tasks != 5 || g.SoPR == nil || g.SoPR.Mean != 100 || g.FinishedEpisodes != 5 {
+				t.Errorf("%s on StableToolBench: %+v", a, g)
+			}
+			if _, err := os.Stat(filepath.Join(out, "stb", "pass_rate", a, "G1_instruction_"+a+".json")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
