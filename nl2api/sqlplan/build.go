@@ -498,7 +498,11 @@ func (b *builder) expr(q *Query, e ast.Expr, useAliases bool) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := &Like{X: l, Pattern: p, Not: x.Not, Op: strings.ToUpper(x.Op.Name)}
+		op := "LIKE"
+		if x.Op != nil {
+			op = strings.ToUpper(x.Op.Name)
+		}
+		out := &Like{X: l, Pattern: p, Not: x.Not, Op: op}
 		if x.Escape != nil {
 			if out.Escape, err = b.expr(q, x.Escape, useAliases); err != nil {
 				return nil, err
@@ -595,13 +599,21 @@ func (b *builder) expr(q *Query, e ast.Expr, useAliases bool) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Cast{X: inner, Type: strings.ToUpper(x.Type.Name)}, nil
+		typ := ""
+		if x.Type != nil {
+			typ = strings.ToUpper(x.Type.Name)
+		}
+		return &Cast{X: inner, Type: typ}, nil
 	case *ast.CollateExpr:
 		inner, err := b.expr(q, x.X, useAliases)
 		if err != nil {
 			return nil, err
 		}
-		return &Collate{X: inner, Name: strings.ToUpper(x.Name.Name)}, nil
+		name := ""
+		if x.Name != nil {
+			name = strings.ToUpper(x.Name.Name)
+		}
+		return &Collate{X: inner, Name: name}, nil
 	case *ast.FuncCall:
 		if x.Over != nil {
 			q.Window = true
