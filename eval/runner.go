@@ -175,6 +175,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer j.Close()
 
+	examples := map[string][]*toolenv.Task{}
+	if cfg.Agent.Name() == "direct" {
+		for _, t := range cfg.Tasks {
+			if len(t.Gold) > 0 {
+				examples[t.Collection] = append(examples[t.Collection], t)
+			}
+		}
+	}
 	total := len(items) + res.Skipped
 	work := make(chan workItem)
 	results := make(chan *Episode, cfg.Concurrency)
@@ -184,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for it := range work {
-				if e := runEpisode(ctx, &cfg, it, log); e != nil {
+				if e := runEpisode(ctx, &cfg, examples[it.task.Collection], it, log); e != nil {
 					results <- e
 				}
 			}
@@ -274,7 +282,7 @@ func Split(t *toolenv.Task) string {
 
 // runEpisode runs one episode and scores it. It returns nil when ctx
 // ended before the episode finished.
-func runEpisode(ctx context.Context, cfg *Config, it workItem, log *slog.Logger) *Episode {
+func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it workItem, log *slog.Logger) *Episode {
 	task := it.task
 	seed := EpisodeSeed(cfg.Seed, task.ID, it.run)
 	e := &Episode{
@@ -299,7 +307,7 @@ func runEpisode(ctx context.Context, cfg *Config, it workItem, log *slog.Logger)
 	}
 	ep := &agent.Episode{
 		Task: task, Session: sess, Model: cfg.Model, ModelName: cfg.ModelName, Run: it.run, Seed: seed,
-		Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Collection: coll, Examples: examplesFor(cfg, task),
+		Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Collection: coll, Examples: examples,
 	}
 	out := cfg.Agent.Run(ctx, ep)
 	_ = sess.Close(context.WithoutCancel(ctx))
@@ -340,17 +348,4 @@ func judgeable(e *Episode) bool {
 		return false
 	}
 	return true
-}
-
-func examplesFor(cfg *Config, task *toolenv.Task) []*toolenv.Task {
-	if cfg.Agent.Name() != "direct" {
-		return nil
-	}
-	var out []*toolenv.Task
-	for _, t := range cfg.Tasks {
-		if t.Collection == task.Collection && len(t.Gold) > 0 {
-			out = append(out, t)
-		}
-	}
-	return out
 }

@@ -40,7 +40,7 @@ const (
 	FormatTagged    Format = "tool_call_tags" // <tool_call>...</tool_call> blocks
 	FormatFenced    Format = "fenced_json"    // ```json ... ``` blocks
 	FormatPython    Format = "python"         // [f(a=1), g(b="x")] or Python literals
-	FormatEmbedded  Format = "embedded_json"  // a JSON value inside prose
+	FormatEmbedded  Format = "embedded"       // a JSON value or Python call list inside prose
 )
 
 // Result is what Calls read.

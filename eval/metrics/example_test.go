@@ -1,0 +1,49 @@
+package metrics_test
+
+import (
+	"fmt"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/eval/metrics"
+)
+
+func ExampleOrderPRF() {
+	gold := []string{"filter_data", "sort_data", "retrieve_data"}
+	pred := []string{"sort_data", "filter_data", "retrieve_data"}
+	fmt.Printf("set %.2f, order %.2f\n", metrics.SetPRF(gold, pred).F1, metrics.OrderPRF(gold, pred).F1)
+	// Output: set 1.00, order 0.67
+}
+
+func ExamplePositional() {
+	gold := []toolenv.GoldCall{
+		{Name: "filter_data", Args: map[string]any{"data_source": "$starting_table$", "key_name": "a", "value": "x"}, Label: "F"},
+		{Name: "retrieve_data", Args: map[string]any{"data_source": "$F$", "key_names": []any{"b"}}, Label: "R"},
+	}
+	pred := []toolenv.GoldCall{
+		{Name: "filter_data", Args: map[string]any{"data_source": "$starting_table$", "key_name": "a", "value": "y"}, Label: "MINE"},
+		{Name: "retrieve_data", Args: map[string]any{"data_source": "$MINE$", "key_names": []any{"b"}}},
+	}
+	r := metrics.Positional(gold, pred)
+	fmt.Printf("intent F1 %.2f, slot F1 %.2f\n", r.Intent.F1, r.Slot.F1)
+	// Output: intent F1 1.00, slot F1 0.80
+}
+
+func ExamplePassRate() {
+	// Three queries judged in three rounds, as in StableToolBench's
+	// pass_rate_results.
+	labels := []map[int]metrics.Label{
+		{0: metrics.Unsolved, 1: metrics.Unsolved, 2: metrics.Unsolved},
+		{0: metrics.Solved, 1: metrics.Solved, 2: metrics.Solved},
+		{0: metrics.Solved, 1: metrics.Unsure, 2: metrics.Solved},
+	}
+	r := metrics.PassRate(labels, 3)
+	fmt.Printf("Solve rate: %.1f%% Std: %.1f%%\n", r.Mean, r.Std)
+	// Output: Solve rate: 61.1% Std: 7.9%
+}
+
+func ExampleErrorCategory() {
+	tools := map[string]*toolenv.Tool{"get_card": {Name: "get_card", Input: toolenv.ObjectSchema()}}
+	gold := []toolenv.GoldCall{{Name: "get_card", Args: map[string]any{}}}
+	fmt.Println(metrics.ErrorCategory(tools, gold, metrics.Attempt{Parsed: true, Calls: []toolenv.GoldCall{{Name: "get_cards"}}}))
+	// Output: hallucinated_func_name
+}
