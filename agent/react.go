@@ -17,8 +17,8 @@ import (
 type ReAct struct {
 	// Budget is the number of think-act-observe turns; 0 means 10.
 	Budget int
-	// MaxObservation bounds the observation shown to the model (bytes);
-	// 0 means 4096.
+	// MaxObservation bounds the observation shown to the model
+	// (characters); 0 means 4096.
 	MaxObservation int
 }
 
@@ -78,7 +78,7 @@ func (a ReAct) Run(ctx context.Context, ep *Episode) *Outcome {
 				return o
 			}
 			o.Predicted = append(o.Predicted, call)
-			obs = truncate(Observation(res), maxObs)
+			obs = truncateRunes(Observation(res), maxObs)
 			st.Status, st.Source = res.Status, res.Source
 		}
 		st.Observation = obs
