@@ -211,7 +211,8 @@ func checkOtherAPI(in *checkInput) string {
 	return ""
 }
 
-// shapeCache remembers the documented shapes of tools.
+// shapeCache remembers the documented shapes of the registry's tools
+// (keyed by pointer: tools live as long as their collection).
 type shapeCache struct {
 	m sync.Map // *toolenv.Tool → *shape (nil stored as noShape)
 }

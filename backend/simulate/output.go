@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -282,5 +281,5 @@ func responseJSON(o *output) json.RawMessage {
 	if !o.HasResponse || o.Response == nil {
 		return json.RawMessage(`""`)
 	}
-	return bytes.Clone(encodeJSON(o.Response))
+	return encodeJSON(o.Response)
 }

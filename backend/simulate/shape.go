@@ -97,7 +97,7 @@ func templateShape(v any, depth int) *shape {
 			if m.Key == "_list_length" {
 				continue
 			}
-			s.fields = append(s.fields, field{m.Key, templateShape(m.Value, depth+1)})
+			s.fields = append(s.fields, field{validUTF8(m.Key), templateShape(m.Value, depth+1)})
 		}
 		return s
 	case []any:
@@ -135,12 +135,16 @@ func templateShape(v any, depth int) *shape {
 		case "empty list":
 			return &shape{kind: kindArray, length: 0, elem: &shape{kind: kindAny}}
 		}
-		return &shape{kind: kindLiteral, literal: x}
+		return &shape{kind: kindLiteral, literal: validUTF8(x)}
 	case nil:
 		return &shape{kind: kindNull}
 	}
 	return &shape{kind: kindLiteral, literal: v}
 }
+
+// validUTF8 replaces invalid bytes with U+FFFD, as the JSON written
+// from the shape will.
+func validUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // typeToken is the shape of one of ToolBench's Python type names.
 func typeToken(name string) *shape {
@@ -194,7 +198,7 @@ func schemaShape(s *toolenv.Schema, depth int) *shape {
 	case "object":
 		out.kind = kindObject
 		for _, n := range s.Names() {
-			out.fields = append(out.fields, field{n, schemaShape(s.Prop(n), depth+1)})
+			out.fields = append(out.fields, field{validUTF8(n), schemaShape(s.Prop(n), depth+1)})
 		}
 	case "array":
 		out.kind, out.length, out.elem = kindArray, -1, schemaShape(s.Items, depth+1)
@@ -216,7 +220,7 @@ func schemaShape(s *toolenv.Schema, depth int) *shape {
 		if len(s.Properties) > 0 {
 			out.kind = kindObject
 			for _, n := range s.Names() {
-				out.fields = append(out.fields, field{n, schemaShape(s.Prop(n), depth+1)})
+				out.fields = append(out.fields, field{validUTF8(n), schemaShape(s.Prop(n), depth+1)})
 			}
 		}
 	}

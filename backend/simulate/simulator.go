@@ -287,14 +287,14 @@ func (s *Simulator) messages(doc *toolenv.Tool, args map[string]any, exs []examp
 	msgs := []llm.Message{{Role: "system", Content: system}}
 	for _, e := range exs {
 		msgs = append(msgs,
-			llm.Message{Role: "user", Content: mirrorUser(apiDoc, s.request1(doc, e.args))},
+			llm.Message{Role: "user", Content: mirrorUser(apiDoc, s.requestPart(doc, e.args))},
 			llm.Message{Role: "assistant", Content: envelopeText(e.err, e.body)})
 	}
-	return append(msgs, llm.Message{Role: "user", Content: mirrorUser(apiDoc, s.request1(doc, args))})
+	return append(msgs, llm.Message{Role: "user", Content: mirrorUser(apiDoc, s.requestPart(doc, args))})
 }
 
-// request1 is the request part of MirrorAPI's user turn.
-func (s *Simulator) request1(doc *toolenv.Tool, args map[string]any) any {
+// requestPart is the request part of MirrorAPI's user turn.
+func (s *Simulator) requestPart(doc *toolenv.Tool, args map[string]any) any {
 	if s.opts.RequestStyle == RequestServer {
 		return argsObject(doc, args)
 	}
@@ -330,7 +330,13 @@ func (s *Simulator) result(call *toolenv.Call, doc *toolenv.Tool, out *output, a
 		r.SetMeta(MetaCacheable, "false")
 		return r
 	}
-	in := &checkInput{doc: doc, shape: s.shapes.get(doc), body: r.Body, value: structured(r.Body), shapes: &s.shapes}
+	var sh *shape
+	if call.Doc != nil {
+		sh = toolShape(doc) // a per-call document: not remembered, so drifted docs cannot pile up
+	} else {
+		sh = s.shapes.get(doc)
+	}
+	in := &checkInput{doc: doc, shape: sh, body: r.Body, value: structured(r.Body), shapes: &s.shapes}
 	if s.opts.Neighbours != nil {
 		in.neighbours = s.opts.Neighbours.Neighbours(call.Tool)
 	}
