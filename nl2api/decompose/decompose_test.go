@@ -1,0 +1,125 @@
+package decompose_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolenv/toolenv/nl2api/decompose"
+	"github.com/toolenv/toolenv/nl2api/endpoint"
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
+)
+
+func TestSlotShapes(t *testing.T) {
+	cat := catalogs(t)["superhero"]
+	for _, tc := range []struct {
+		name  string
+		sql   string
+		calls string // the gold call names, space-separated
+	}{
+		{"filter and select", "SELECT T1.superhero_name FROM superhero AS T1 WHERE T1.height_cm > 200", "filter_data retrieve_data"},
+		{"OR", "SELECT superhero_name FROM superhero WHERE height_cm > 200 OR weight_kg > 300", "filter_data filter_data combine_filters retrieve_data"},
+		{"NOT BETWEEN", "SELECT superhero_name FROM superhero WHERE height_cm NOT BETWEEN 100 AND 200", "filter_data filter_data combine_filters retrieve_data"},
+		{"multi-key ORDER BY sorts the last key first", "SELECT superhero_name FROM superhero ORDER BY height_cm DESC, superhero_name LIMIT 3", "sort_data sort_data retrieve_data"},
+		{"percentage", "SELECT CAST(SUM(CASE WHEN height_cm > 200 THEN 1 ELSE 0 END) AS REAL) * 100 / COUNT(id) FROM superhero", "filter_data aggregate_data calculate aggregate_data calculate"},
+		{"scalar subquery", "SELECT superhero_name FROM superhero WHERE height_cm > (SELECT AVG(height_cm) FROM superhero)", "aggregate_data filter_data retrieve_data"},
+		{"IN subquery", "SELECT superhero_name FROM superhero WHERE eye_colour_id IN (SELECT id FROM colour WHERE colour = 'Blue')", "filter_data retrieve_data filter_data retrieve_data"},
+		{"group, having, order by aggregate", "SELECT T2.colour FROM superhero AS T1 JOIN colour AS T2 ON T1.eye_colour_id = T2.id GROUP BY T2.colour HAVING COUNT(T1.id) > 5 ORDER BY COUNT(T1.id) DESC LIMIT 1", "group_data_by aggregate_data filter_data sort_data retrieve_data"},
+		{"transform before filter", "SELECT superhero_name FROM superhero WHERE SUBSTR(full_name, 1, 3) = 'Bru'", "transform_data filter_data retrieve_data"},
+		{"column arithmetic", "SELECT superhero_name FROM superhero WHERE weight_kg * 100 > height_cm", "transform_data filter_data retrieve_data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := sqlplan.Build(tc.sql, cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := decompose.Slot(q, "superhero", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, c := range p.Calls {
+				names = append(names, c.Name)
+			}
+			if got := strings.Join(names, " "); got != tc.calls {
+				t.Fatalf("calls %q, want %q", got, tc.calls)
+			}
+			if len(p.Init) == 0 || len(p.Answer) == 0 {
+				t.Fatalf("init %d, answer %v", len(p.Init), p.Answer)
+			}
+		})
+	}
+}
+
+func TestSlotRejects(t *testing.T) {
+	cat := catalogs(t)["superhero"]
+	for _, tc := range []struct{ sql, reason string }{
+		{"SELECT superhero_name, RANK() OVER (ORDER BY height_cm) FROM superhero", "window function"},
+		{"SELECT id FROM superhero EXCEPT SELECT id FROM colour", "set operation"},
+		{"SELECT superhero_name FROM superhero AS T1 WHERE EXISTS (SELECT 1 FROM colour AS T2 WHERE T2.id = T1.eye_colour_id)", "correlated subquery"},
+		{"SELECT superhero_name, COUNT(id) FROM superhero", "bare column with aggregate"},
+		{"SELECT superhero_name FROM superhero WHERE SUBSTR(full_name, 1, 3) = 'Bru' AND SUBSTR(full_name, 2, 2) = 'ru'", "column transformed two ways"},
+		{"SELECT CASE WHEN height_cm > 200 THEN 'tall' END FROM superhero", "CASE in the select list"},
+		{"SELECT superhero_name FROM superhero LIMIT 3 OFFSET 2", "OFFSET"},
+		{"SELECT x.n FROM (SELECT superhero_name AS n FROM superhero) AS x", "subquery in FROM"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			q, err := sqlplan.Build(tc.sql, cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = decompose.Slot(q, "superhero", nil)
+			var pe *sqlplan.Error
+			if !errors.As(err, &pe) || pe.Reason != tc.reason {
+				t.Fatalf("err %v, want %q", err, tc.reason)
+			}
+		})
+	}
+}
+
+// FuzzDecompose runs the whole SQL → plan → SLOT → SEL → REST path on
+// arbitrary SQL: it must never panic, only decline.
+func FuzzDecompose(f *testing.F) {
+	for _, s := range []string{
+		"SELECT T2.colour FROM superhero AS T1 INNER JOIN colour AS T2 ON T1.eye_colour_id = T2.id WHERE T1.superhero_name = 'Hulk' OR T1.height_cm BETWEEN 1 AND 2",
+		"SELECT CAST(SUM(IIF(height_cm > 200, 1, 0)) AS REAL) * 100 / COUNT(id) FROM superhero WHERE id IN (SELECT id FROM colour)",
+		"SELECT superhero_name FROM superhero GROUP BY superhero_name HAVING AVG(height_cm) / COUNT(id) > 2 ORDER BY SUM(weight_kg) DESC, 1 LIMIT 2",
+		"SELECT (SELECT MAX(height_cm) FROM superhero) - (SELECT MIN(height_cm) FROM superhero)",
+		"SELECT DISTINCT strftime('%Y', full_name), SUBSTR(superhero_name, 2) FROM superhero WHERE NOT height_cm < 5",
+	} {
+		f.Add(s)
+	}
+	cat := fuzzCatalog()
+	f.Fuzz(func(t *testing.T, sql string) {
+		q, err := sqlplan.Build(sql, cat)
+		if err != nil {
+			return
+		}
+		if p, err := decompose.Slot(q, "superhero", nil); err == nil {
+			if len(p.Answer) == 0 {
+				t.Fatal("a plan without answer labels")
+			}
+			decompose.Sel(p)
+		} else if !errors.As(err, new(*sqlplan.Error)) {
+			t.Fatalf("error %T %v", err, err)
+		}
+		if in, err := endpoint.Make(q, sql, "superhero", nil); err == nil {
+			if len(in.Args) != len(in.Endpoint.Params) {
+				t.Fatalf("%d args for %d params", len(in.Args), len(in.Endpoint.Params))
+			}
+			for _, p := range in.Endpoint.Params {
+				if !strings.Contains(in.Endpoint.Template, ":"+p.Name) {
+					t.Fatalf("template %q lacks :%s", in.Endpoint.Template, p.Name)
+				}
+			}
+		}
+	})
+}
+
+func fuzzCatalog() *sqlplan.Catalog {
+	return sqlplan.NewCatalog([]*sqlplan.Table{
+		{Name: "superhero", Columns: []sqlplan.Column{{Name: "id", Kind: "integer"}, {Name: "superhero_name", Kind: "string"}, {Name: "full_name", Kind: "string"},
+			{Name: "height_cm", Kind: "integer"}, {Name: "weight_kg", Kind: "integer"}, {Name: "eye_colour_id", Kind: "integer"}}},
+		{Name: "colour", Columns: []sqlplan.Column{{Name: "id", Kind: "integer"}, {Name: "colour", Kind: "string"}}},
+	})
+}
