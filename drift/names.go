@@ -20,6 +20,9 @@ const (
 // words splits an identifier or title into lower-case words and reports
 // its style.
 func words(name string) ([]string, string) {
+	if strings.TrimSpace(name) == "" {
+		return nil, styleLower
+	}
 	switch {
 	case strings.Contains(name, " "):
 		return splitOn(name, " "), styleTitle
@@ -33,7 +36,7 @@ func words(name string) ([]string, string) {
 	}
 	parts := splitCamel(name)
 	switch {
-	case len(parts) == 1:
+	case len(parts) <= 1:
 		return parts, styleLower
 	case unicode.IsUpper(rune(name[0])):
 		return parts, stylePasc

@@ -33,7 +33,7 @@ func planType(p *planner, t *toolenv.Tool) []Change {
 				c = &Change{Op: OpRetype, Rule: "string_to_number", Param: name, FromType: "string", ToType: "number"}
 			case isTrueFalse(s.Enum):
 				c = &Change{Op: OpRetype, Rule: "string_to_boolean", Param: name, FromType: "string", ToType: "boolean"}
-			case len(s.Enum) > 0:
+			case len(s.Enum) > 0 && len(s.Enum) <= maxEnumCase:
 				c = p.enumCase(name, s.Enum)
 			}
 		}
@@ -43,6 +43,11 @@ func planType(p *planner, t *toolenv.Tool) []Change {
 	}
 	return out
 }
+
+// maxEnumCase is the largest enum whose case drifts: enums of options
+// (sort orders, units, modes), not lists of data values such as the
+// column names of an NL2SQL table.
+const maxEnumCase = 12
 
 // caseRules are the enum case changes, tried in a seeded order.
 var caseRules = []string{"upper", "lower", "title"}

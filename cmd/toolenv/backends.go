@@ -19,6 +19,7 @@ var backendFactories = map[string]backendFactory{
 	"virtual":  newVirtualBackend,
 	"sqltools": newSQLToolsBackend,
 	"sqlrest":  newSQLRestBackend,
+	"drift":    newDriftBackend,
 }
 
 // newBackend builds c's backend, registering anything it must close.

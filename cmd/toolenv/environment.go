@@ -41,6 +41,10 @@ type envFlags struct {
 
 	timeout        time.Duration
 	maxResultBytes int
+
+	driftMode string // drift enforcement mode override (drift_mw.go)
+	feedback  string // feedback level for calls that do not ask (drift_mw.go)
+	faults    string // operational faults config (drift_mw.go)
 }
 
 func (f *envFlags) register(fs *pflag.FlagSet) {
@@ -60,6 +64,7 @@ func (f *envFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", 15*time.Second, "timeout of one upstream request")
 	fs.DurationVar(&f.timeout, "timeout", 120*time.Second, "overall timeout of one tool call")
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 8<<20, "reject responses larger than this")
+	registerDriftFlags(fs, f)
 }
 
 // defaultStorePath is $XDG_CACHE_HOME/toolenv/store.db (or the OS's user

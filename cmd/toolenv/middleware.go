@@ -11,5 +11,10 @@ import (
 // the cache (see invoke.Options). Drift enforcement, faults and failover
 // plug in here, each from its own flags.
 func pipelineMiddleware(ctx context.Context, f *envFlags, env *environment, e *env) (before, after []toolenv.Middleware, err error) {
+	b, a, err := driftMiddleware(ctx, f, env, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	before, after = append(before, b...), append(after, a...)
 	return before, after, nil
 }

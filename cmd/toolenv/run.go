@@ -114,6 +114,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newBuildCmd(e),
 		newMapCmd(e),
 		newEvalCmd(e),
+		newDriftCmd(e),
 	)
 	return root
 }
