@@ -7,17 +7,20 @@ import (
 	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/faults"
 )
 
 // registerDriftFlags adds the flags of drift enforcement and faults to
 // the environment flags (serve, mcp, eval).
 func registerDriftFlags(fs *pflag.FlagSet, f *envFlags) {
 	fs.StringVar(&f.driftMode, "drift-mode", "", "mode of drifted collections, overriding their policy: strict (reject calls written against older versions) or compat (translate them, with a deprecation warning)")
+	fs.StringVar(&f.faults, "faults", "", "operational faults to inject: a JSON file or inline JSON (latency, timeouts, rate limits, 5xx, flaky windows per collection/tool; see docs/drift.md)")
 	fs.StringVar(&f.feedback, "feedback", "", "how much a rejected call is told, for calls that do not ask (?_feedback=): none, terse or helpful (default: each collection's policy)")
 }
 
-// driftMiddleware returns the enforcement middleware of the drifted
-// collections loaded (backend type "drift") and the feedback override.
+// driftMiddleware returns the fault injector (first: faults hit every
+// call), the feedback override, and the enforcement middleware of the
+// drifted collections loaded (backend type "drift").
 func driftMiddleware(ctx context.Context, f *envFlags, env *environment, e *env) (before, after []toolenv.Middleware, err error) {
 	switch f.driftMode {
 	case "", drift.ModeStrict, drift.ModeCompat:
@@ -28,6 +31,18 @@ func driftMiddleware(ctx context.Context, f *envFlags, env *environment, e *env)
 	case "", toolenv.FeedbackNone, toolenv.FeedbackTerse, toolenv.FeedbackHelpful:
 	default:
 		return nil, nil, usagef("--feedback %q: want none, terse or helpful", f.feedback)
+	}
+	if f.faults != "" {
+		cfg, err := faults.ReadConfig(f.faults)
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		inj, err := faults.New(cfg, faults.Options{Logger: env.log})
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		before = append(before, inj.Middleware())
+		env.log.Info("injecting faults", "rules", len(cfg.Rules), "seed", cfg.Seed)
 	}
 	if mw := drift.FeedbackLevel(f.feedback); mw != nil {
 		before = append(before, mw)
