@@ -69,7 +69,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + time.Duration(d).String() + `"`), nil }
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Duration(d).String() + `"`), nil
+}
 
 // Latency adds a delay to every matched call: Fixed, or drawn from a
 // distribution — "uniform" (Min..Max), "normal" (Mean, StdDev, cut at 0),

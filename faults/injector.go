@@ -88,7 +88,7 @@ func (in *Injector) invoke(ctx context.Context, call *toolenv.Call, next toolenv
 				phase += f.Period.d()
 			}
 			if phase < f.Down.d() {
-				res := serverError(f.Status, fmt.Sprintf("the API is down for %s (flaky window, injected fault)", (f.Down.d() - phase).Round(time.Millisecond)))
+				res := serverError(f.Status, fmt.Sprintf("the API is down for %s (flaky window, injected fault)", (f.Down.d()-phase).Round(time.Millisecond)))
 				return in.failed(res, append(faults, fmt.Sprintf("flaky:%d", orStatus(f.Status))), call)
 			}
 		}
