@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/backend/simulate"
+	"github.com/toolenv/toolenv/backend/virtual"
 )
 
 // backendFactory builds the backend of one collection.
@@ -47,9 +47,21 @@ func newBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *en
 	return h, nil
 }
 
-// newVirtualBackend answers documented APIs. Provisional: only the offline
-// synthesizer until backend/virtual (upstream → simulator → synthesizer)
-// lands and replaces this body.
+// newVirtualBackend answers documented APIs: the real upstream when one is
+// configured, then the LLM simulator when one is, then the offline
+// synthesizer (backend/virtual).
 func newVirtualBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *environment, e *env) (toolenv.Handler, error) {
-	return simulate.NewSynthesizer(simulate.SynthOptions{Examples: env.store, Logger: env.log}), nil
+	opts := virtual.Options{
+		UpstreamURL: f.upstreamURL, ToolbenchKey: e.getenv(f.upstreamKeyEnv), UpstreamDirect: f.upstreamDirect, UpstreamTimeout: f.upstreamTimeout,
+		Model: f.llmModel, Prompt: f.simPrompt,
+		Examples: env.store, Tools: c.Tools, Logger: env.log,
+	}
+	if env.llm != nil {
+		opts.LLM = env.llm
+	}
+	b, err := virtual.Build(opts)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return b, nil
 }
