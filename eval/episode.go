@@ -82,10 +82,9 @@ func score(task *toolenv.Task, tools map[string]*toolenv.Tool, out *agent.Outcom
 				labeled = append(labeled, answer.Labeled{Label: r.Label, OK: r.Status == toolenv.StatusOK, Body: r.Body})
 			}
 			got, err := answer.FromResults(task, labeled)
-			switch {
-			case err != nil:
+			if err != nil {
 				s.AnswerError = err.Error()
-			default:
+			} else {
 				s.Completed, s.AnswerError = answer.Equal(gold, got, answer.Options{Ordered: answer.Ordered(task)})
 			}
 		}
