@@ -115,6 +115,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newMapCmd(e),
 		newEvalCmd(e),
 		newDriftCmd(e),
+		newPerturbCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/perturb"
+	"github.com/toolenv/toolenv/store"
+)
+
+type perturbFlags struct {
+	tasks     string
+	mode      string
+	seed      uint64
+	out       string
+	report    string
+	llmURL    string
+	llmModel  string
+	llmKeyEnv string
+	records   string
+	replay    bool
+	attempts  int
+}
+
+func newPerturbCmd(e *env) *cobra.Command {
+	var f perturbFlags
+	cmd := &cobra.Command{
+		Use:   "perturb",
+		Short: "Perturb task queries (distractor, case_mix, punctuation, paraphrase), keeping their meaning and values",
+		Long: `Perturb rewrites the query of every task and writes the tasks as JSONL: a distractor
+story prepended, case mixing, punctuation noise, or an LLM paraphrase. Each task keeps
+its original query in meta.original_query. A paraphrase that loses any entity, number
+or quoted value of the original is rejected and asked for again (--attempts); when all
+attempts fail the query stays as it was, marked meta.perturbation_failed. The same seed
+gives the same output (paraphrases: replay them with --records and --replay).`,
+		Example: `  toolenv perturb --tasks out/bird/rest/tasks.jsonl --mode case_mix --seed 1 --out rest-casemix.jsonl
+  toolenv perturb --tasks out/bird/rest --mode paraphrase --seed 1 --llm-url http://127.0.0.1:8000/v1 --llm-model qwen --out p.jsonl --report p`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("seed") {
+				return usagef("--seed is required: the same seed gives the same perturbations")
+			}
+			return runPerturb(cmd.Context(), e, &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.tasks, "tasks", "", "tasks to perturb: a JSONL file or a collection folder (its tasks.jsonl)")
+	fs.StringVar(&f.mode, "mode", "", "perturbation: "+strings.Join(perturb.Modes, ", "))
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of every random choice (required)")
+	fs.StringVar(&f.out, "out", "", "write the perturbed tasks here (default: stdout)")
+	fs.StringVar(&f.report, "report", "", "write the report to PREFIX.md and PREFIX.json")
+	fs.StringVar(&f.llmURL, "llm-url", "", "OpenAI-compatible endpoint for paraphrases")
+	fs.StringVar(&f.llmModel, "llm-model", "", "model name for paraphrases")
+	fs.StringVar(&f.llmKeyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the LLM's API key")
+	fs.StringVar(&f.records, "records", "", "SQLite file recording every LLM exchange (reused when the same request comes again)")
+	fs.BoolVar(&f.replay, "replay", false, "answer LLM requests only from --records (no network)")
+	fs.IntVar(&f.attempts, "attempts", 3, "paraphrases asked per query before keeping the original")
+	return cmd
+}
+
+func runPerturb(ctx context.Context, e *env, f *perturbFlags) error {
+	if f.tasks == "" || f.mode == "" {
+		return usagef("--tasks and --mode are required")
+	}
+	path := f.tasks
+	if st, err := statDir(path); err == nil && st {
+		path = filepath.Join(path, toolenv.TasksFile)
+	}
+	tasks, problems, err := toolenv.ReadTasks(path)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		e.logger().Warn("task skipped", "err", p)
+	}
+	opts := perturb.Options{Mode: f.mode, Seed: f.seed, Attempts: f.attempts}
+	if f.mode == perturb.Paraphrase {
+		if f.llmURL == "" || f.llmModel == "" {
+			return usagef("--mode paraphrase needs --llm-url and --llm-model")
+		}
+		lo := llm.Options{APIKey: e.getenv(f.llmKeyEnv), Logger: e.logger(), Replay: f.replay, Reuse: f.records != ""}
+		if f.records != "" {
+			st, err := store.Open(ctx, f.records, store.Options{Logger: e.logger()})
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			lo.Recorder = st
+		} else if f.replay {
+			return usagef("--replay needs --records")
+		}
+		opts.Model, opts.ModelName = llm.New(f.llmURL, lo), f.llmModel
+	}
+	bar := progress.New(e.stderr, len(tasks), "perturb "+f.mode)
+	last := 0
+	opts.Progress = func(done, total int) { bar.Add(done - last); last = done }
+	start := time.Now()
+	out, rep, err := perturb.Perturb(ctx, tasks, opts)
+	bar.Finish()
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "perturb: unknown mode") {
+			return usageError{err}
+		}
+		return err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, t := range out {
+		if err := enc.Encode(t); err != nil {
+			return fmt.Errorf("perturb: task %s: %w", t.ID, err)
+		}
+	}
+	if f.out == "" {
+		e.stdout.Write(b.Bytes())
+	} else if err := toolenv.WriteFileAtomic(f.out, b.Bytes()); err != nil {
+		return err
+	}
+	md := perturbReport(rep, f, time.Since(start))
+	if f.report != "" {
+		if err := toolenv.WriteFileAtomic(f.report+".md", md); err != nil {
+			return err
+		}
+		if err := toolenv.WriteJSONFile(f.report+".json", rep); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stderr, "perturb %s: %d of %d queries changed", f.mode, rep.Changed, rep.Tasks)
+	if f.mode == perturb.Paraphrase {
+		fmt.Fprintf(e.stderr, "; %d LLM answers, %d rejected for losing a value or saying nothing new, %d queries kept as they were", rep.Attempts, rep.Rejected, rep.Failed)
+	}
+	fmt.Fprintln(e.stderr)
+	return nil
+}
+
+func perturbReport(rep *perturb.Report, f *perturbFlags, took time.Duration) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Query perturbation: %s\n\nTasks: %s, seed %d, %s.\n\n", rep.Mode, f.tasks, rep.Seed, took.Round(time.Millisecond))
+	fmt.Fprintf(&b, "| | count |\n| --- | --- |\n| tasks | %d |\n| queries changed | %d |\n", rep.Tasks, rep.Changed)
+	if rep.Mode == perturb.Paraphrase {
+		fmt.Fprintf(&b, "| LLM answers | %d |\n| answers rejected | %d |\n| queries kept (every attempt rejected) | %d |\n", rep.Attempts, rep.Rejected, rep.Failed)
+	}
+	b.WriteString("\n| variant | tasks |\n| --- | --- |\n")
+	keys := make([]string, 0, len(rep.Variants))
+	for k := range rep.Variants {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "| %s | %d |\n", k, rep.Variants[k])
+	}
+	return b.Bytes()
+}
+
+// statDir reports whether path is a folder.
+func statDir(path string) (bool, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	return st.IsDir(), nil
+}
