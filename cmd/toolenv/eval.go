@@ -449,14 +449,34 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 		return err
 	}
 
-	bar := progress.New(e.stderr, -1, "eval "+a.Name())
+	// The bar starts with the first finished episode, which tells the
+	// total (resumed episodes count as done); its description shows the
+	// completion rate so far when the tasks have gold answers.
+	var (
+		bar                 *progress.Bar
+		scored, completions int
+	)
 	cfg.Progress = func(done, total int, ep *eval.Episode) {
-		bar.Describe(fmt.Sprintf("eval %s (%d/%d)", a.Name(), done, total))
+		if bar == nil {
+			bar = progress.New(e.stderr, total, "eval "+a.Name())
+			if done > 1 {
+				bar.Add(done - 1)
+			}
+		}
+		if ep.Score.HasAnswer {
+			scored++
+			if ep.Score.Completed {
+				completions++
+			}
+			bar.Describe(fmt.Sprintf("eval %s (completed %d/%d)", a.Name(), completions, scored))
+		}
 		bar.Add(1)
 	}
 	fmt.Fprintf(e.stderr, "toolenv: evaluating %s on %d task(s) × %d run(s), %d at a time, episodes in %s\n", a.Name(), len(tasks), ef.runs, ef.concurrency, filepath.Join(ef.out, eval.JournalName(shard)))
 	res, runErr := eval.Run(ctx, cfg)
-	bar.Finish()
+	if bar != nil {
+		bar.Finish()
+	}
 	if res == nil {
 		if errors.Is(runErr, eval.ErrOutExists) {
 			return usageError{runErr}
