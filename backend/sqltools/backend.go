@@ -245,7 +245,7 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 	}
 	if call.Session == "" {
 		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: call.Tool.Name + " runs inside a task session, and this call has none",
-			Hint: "send a session id (the Toolenv-Session header, or an MCP session) and start the session with initialize_active_data"}
+			Hint: "send a session id (the X-Toolenv-Session header, or an MCP session) and start the session with initialize_active_data"}
 	}
 	if len(call.Session) > 256 {
 		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: "the session id is longer than 256 characters"}
