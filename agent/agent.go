@@ -69,6 +69,9 @@ type Outcome struct {
 	FinalAnswerRaw string `json:"final_answer_raw,omitempty"`
 	// Tree is the DFSDT search tree.
 	Tree []TreeNode `json:"tree,omitempty"`
+	// EarlierTries are the chains a CoT@N run abandoned before its last
+	// one (the trajectory holds the last, as StableToolBench converts it).
+	EarlierTries [][]toolenv.Step `json:"earlier_tries,omitempty"`
 	// Canceled says the episode was interrupted and is not a result.
 	Canceled bool `json:"-"`
 }
@@ -102,6 +105,11 @@ func (o *Outcome) chat(ctx context.Context, ep *Episode, req *llm.Request) (*llm
 	}
 	if req.MaxTokens == 0 {
 		req.MaxTokens = ep.MaxTokens
+	}
+	if ep.Model == nil {
+		err := errors.New("no model is configured for this agent (pass --model and --model-name)")
+		o.Trajectory.Error = "model: " + err.Error()
+		return nil, err
 	}
 	resp, err := ep.Model.Chat(ctx, req)
 	o.Trajectory.Counts.LLMCalls++

@@ -44,6 +44,10 @@ func (a CoT) Run(ctx context.Context, ep *Episode) *Outcome {
 	gaveUp := false
 	for try := 0; try < tries; try++ {
 		gaveUp = false
+		if try > 0 {
+			o.EarlierTries = append(o.EarlierTries, o.Trajectory.Steps)
+			o.Trajectory.Steps = []toolenv.Step{}
+		}
 		msgs := r.initialMessages()
 		for depth := 0; depth < maxSteps && !gaveUp; {
 			resp, err := o.chat(ctx, ep, r.request(msgs))

@@ -366,7 +366,7 @@ func TestRemoteEnv(t *testing.T) {
 	srv := httptest.NewServer(server.New(server.Options{Pipeline: f.h, Registry: f.reg}))
 	defer srv.Close()
 	local := f.env
-	f.env = agent.NewRemote(srv.URL, nil, agent.LocalOptions{TaskTools: sqltools.TaskTools})
+	f.env = agent.NewRemote(srv.URL, agent.RemoteOptions{TaskTools: sqltools.TaskTools})
 	for i, task := range f.tasks {
 		out := agent.Oracle{}.Run(context.Background(), episode(t, f, task, "http://127.0.0.1:1/v1"))
 		if !out.Trajectory.Finished {
@@ -388,7 +388,53 @@ func TestRemoteEnv(t *testing.T) {
 	if res.Status != toolenv.StatusNotFound || res.Error == "" {
 		t.Errorf("unknown label over HTTP: %+v", res)
 	}
-	if _, err := agent.NewRemote("http://127.0.0.1:1", nil, agent.LocalOptions{}).Start(context.Background(), f.tasks[0]); err == nil || !strings.Contains(err.Error(), "--env-url") {
+	if _, err := agent.NewRemote("http://127.0.0.1:1", agent.RemoteOptions{}).Start(context.Background(), f.tasks[0]); err == nil || !strings.Contains(err.Error(), "--env-url") {
 		t.Errorf("server down: %v", err)
+	}
+}
+
+// TestRemoteEnvShowsLocalDefinitions: given the collection's definition,
+// a remote environment offers the task exactly the tools (narrowed enums
+// included) the in-process one offers.
+func TestRemoteEnvShowsLocalDefinitions(t *testing.T) {
+	f := newBirdFixture(t, sqltools.FlavorSel)
+	srv := httptest.NewServer(server.New(server.Options{Pipeline: f.h, Registry: f.reg}))
+	defer srv.Close()
+	remote := agent.NewRemote(srv.URL, agent.RemoteOptions{TaskTools: sqltools.TaskTools, Collections: []*toolenv.Collection{f.coll}})
+	rs, err := remote.Start(context.Background(), f.tasks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := f.env.Start(context.Background(), f.tasks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(rs.Tools())
+	b, _ := json.Marshal(ls.Tools())
+	if string(a) != string(b) {
+		t.Errorf("remote tools differ from local ones")
+	}
+}
+
+// TestCoTTriesAgain: CoT@2 gives up once and answers in its second
+// chain; the trajectory is the second chain, the first is kept apart.
+func TestCoTTriesAgain(t *testing.T) {
+	f := newBirdFixture(t, sqltools.FlavorSlot)
+	finish := func(args string) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "f", Type: "function", Function: llm.FunctionCall{Name: "Finish", Arguments: args}}}}
+	}
+	srv := llmtest.New(llmtest.Script(
+		llmtest.Reply{Content: "Let me look.", ToolCalls: []llm.ToolCall{{ID: "c", Type: "function", Function: llm.FunctionCall{Name: "retrieve_data", Arguments: `{"data_source": "$starting_table$", "key_names": ["eye_colour_colour"], "limit": 1}`}}}},
+		finish(`{"return_type": "give_up_and_restart"}`),
+		finish(`{"return_type": "give_answer", "final_answer": "Brown"}`),
+	))
+	defer srv.Close()
+	out := agent.CoT{Tries: 2}.Run(context.Background(), episode(t, f, f.tasks[0], srv.URL()))
+	tr := out.Trajectory
+	if !tr.Finished || tr.Answer != "Brown" || tr.GaveUp || len(out.EarlierTries) != 1 || len(out.EarlierTries[0]) != 2 || len(tr.Steps) != 1 {
+		t.Fatalf("finished %v answer %q gave up %v earlier %d steps %d", tr.Finished, tr.Answer, tr.GaveUp, len(out.EarlierTries), len(tr.Steps))
+	}
+	if out.Loops != 3 || out.OutOfBudget {
+		t.Errorf("loops %d oob %v", out.Loops, out.OutOfBudget)
 	}
 }

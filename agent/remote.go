@@ -27,21 +27,38 @@ const SessionHeader = "X-Toolenv-Session"
 type Remote struct {
 	base  string
 	http  *http.Client
-	opts  LocalOptions
+	opts  RemoteOptions
 	mu    sync.Mutex
 	colls map[string]*toolenv.Collection
 }
 
 var _ Env = (*Remote)(nil)
 
+// RemoteOptions configure a Remote environment.
+type RemoteOptions struct {
+	// HTTPClient defaults to a client with a 5-minute timeout.
+	HTTPClient *http.Client
+	// TaskTools narrows the tools a task offers, as for Local.
+	TaskTools func(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error)
+	// Collections, when given, are the collections' definitions as the
+	// tasks were built with them (read from their folders): the tools are
+	// shown from them, so that a remote run prompts exactly as an
+	// in-process one; the server only runs the calls. Collections not
+	// given are listed from the server.
+	Collections []*toolenv.Collection
+}
+
 // NewRemote returns an environment over the toolenv server at baseURL
-// (e.g. "http://127.0.0.1:8080"). hc may be nil. opts.TaskTools narrows
-// the tools a task offers, as for Local.
-func NewRemote(baseURL string, hc *http.Client, opts LocalOptions) *Remote {
-	if hc == nil {
-		hc = &http.Client{Timeout: 5 * time.Minute}
+// (e.g. "http://127.0.0.1:8080").
+func NewRemote(baseURL string, opts RemoteOptions) *Remote {
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 5 * time.Minute}
 	}
-	return &Remote{base: strings.TrimRight(baseURL, "/"), http: hc, opts: opts, colls: map[string]*toolenv.Collection{}}
+	r := &Remote{base: strings.TrimRight(baseURL, "/"), http: opts.HTTPClient, opts: opts, colls: map[string]*toolenv.Collection{}}
+	for _, c := range opts.Collections {
+		r.colls[c.Name] = c
+	}
+	return r
 }
 
 // collection fetches (once) the tools of a collection from the server.

@@ -344,7 +344,11 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 		if lt, err = loadTasksOnly(collDirs, queries); err != nil {
 			return err
 		}
-		runEnv = agent.NewRemote(ef.envURL, nil, agent.LocalOptions{TaskTools: taskTools})
+		var colls []*toolenv.Collection
+		for _, c := range lt.colls {
+			colls = append(colls, c)
+		}
+		runEnv = agent.NewRemote(ef.envURL, agent.RemoteOptions{TaskTools: taskTools, Collections: colls})
 		envName = ef.envURL
 	} else {
 		f.collections = append(f.collections, collDirs...)
