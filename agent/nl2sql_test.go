@@ -438,3 +438,21 @@ func TestCoTTriesAgain(t *testing.T) {
 		t.Errorf("loops %d oob %v", out.Loops, out.OutOfBudget)
 	}
 }
+
+// TestModelTimeout: a model that never answers in time ends the episode
+// with the error after the retries, and the run could go on.
+func TestModelTimeout(t *testing.T) {
+	f := newBirdFixture(t, sqltools.FlavorSlot)
+	srv := llmtest.New(llmtest.Script(llmtest.Reply{Content: "Final Answer: late", Delay: 2 * time.Second}))
+	defer srv.Close()
+	ep := episode(t, f, f.tasks[0], srv.URL())
+	ep.Model = llm.New(srv.URL(), llm.Options{Timeout: 50 * time.Millisecond, MaxRetries: 1, Backoff: time.Millisecond})
+	start := time.Now()
+	out := agent.ReAct{}.Run(context.Background(), ep)
+	if out.Canceled || !strings.Contains(out.Trajectory.Error, "no answer within") || time.Since(start) > time.Second {
+		t.Errorf("error %q canceled %v after %v", out.Trajectory.Error, out.Canceled, time.Since(start))
+	}
+	if got := len(srv.Requests()); got != 2 {
+		t.Errorf("%d attempts, want 2 (one retry)", got)
+	}
+}
