@@ -73,7 +73,20 @@ func Sel(p *Plan) (*Plan, error) {
 			limit, hasLimit := a["limit"]
 			src := a["data_source"]
 			if len(keys) > 1 && distinct {
-				return nil, fail("SEL: DISTINCT over several columns", "getters return one column each")
+				// DISTINCT a, b: one row per distinct combination is one
+				// row per group of GROUP BY a, b.
+				if p.Ordered {
+					return nil, fail("SEL: ordered DISTINCT over several columns", "grouping loses the order")
+				}
+				for _, k := range keys {
+					g := next("GROUPED_DF")
+					emit("group_data_by", g, map[string]any{"data_source": src, "key_name": k})
+					src = ref(g)
+				}
+				a := next("AGG_DF")
+				emit("aggregate_data_count", a, map[string]any{"data_source": src})
+				src = ref(a)
+				distinct = false
 			}
 			if hasLimit && !distinct {
 				l := next("LIMITED_DF")
