@@ -10,6 +10,7 @@ type Error struct {
 	Detail string
 }
 
+// Error implements error: "reason: detail".
 func (e *Error) Error() string {
 	if e.Detail == "" {
 		return e.Reason

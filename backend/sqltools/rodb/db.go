@@ -287,6 +287,7 @@ type memConnector struct {
 	writable bool
 }
 
+// Connect opens a connection on a fresh copy of the image.
 func (m *memConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	c, err := (&sqlite.Driver{}).Open(":memory:")
 	if err != nil {
@@ -315,6 +316,7 @@ func (m *memConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return c, nil
 }
 
+// Driver returns the SQLite driver.
 func (m *memConnector) Driver() driver.Driver { return &sqlite.Driver{} }
 
 // Quote quotes an SQL identifier.
