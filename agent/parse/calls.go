@@ -205,25 +205,52 @@ func jsonLines(s string) ([]Call, bool) {
 	return out, len(out) > 0
 }
 
+// Bounds of the search for calls inside prose, so that a huge or
+// hostile answer cannot make it quadratic.
+const (
+	maxEmbeddedScan     = 64 << 10
+	maxEmbeddedAttempts = 4096
+	maxEmbeddedValue    = 16 << 10
+)
+
 // embedded finds the first JSON value or Python call list inside prose
 // that holds at least one well-formed call.
 func embedded(s string) []Call {
+	if len(s) > maxEmbeddedScan {
+		s = s[:maxEmbeddedScan]
+	}
+	attempts, jsonSkip := 0, 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '[' && c != '{' && !(isLetter(c) && (i == 0 || !isIdentByte(s[i-1]))) {
 			continue
 		}
-		if c == '[' || c == '{' {
-			d := json.NewDecoder(strings.NewReader(s[i:]))
+		if attempts++; attempts > maxEmbeddedAttempts {
+			return nil
+		}
+		if (c == '[' || c == '{') && i >= jsonSkip {
+			d := json.NewDecoder(strings.NewReader(s[i:min(len(s), i+maxEmbeddedValue)]))
 			d.UseNumber()
 			var v any
-			if err := d.Decode(&v); err == nil {
+			err := d.Decode(&v)
+			if err == nil {
 				if calls := toCalls(v); wellFormed(calls) {
 					return calls
 				}
 			}
+			// A value starting inside the text a syntax error was found
+			// in fails at the same place: go past it.
+			var se *json.SyntaxError
+			switch {
+			case errors.As(err, &se) && se.Offset > 1:
+				jsonSkip = i + int(se.Offset) - 1
+			case err != nil && min(len(s), i+maxEmbeddedValue)-i > 1<<10:
+				// Valid JSON that runs past a long window: skip it too,
+				// rather than re-reading it from every bracket inside.
+				jsonSkip = min(len(s), i+maxEmbeddedValue)
+			}
 		}
-		if v, n, err := parsePythonPrefix(s[i:]); err == nil && n > 0 {
+		if v, n, err := parsePythonPrefix(s[i:min(len(s), i+maxEmbeddedValue)]); err == nil && n > 0 {
 			switch v.(type) {
 			case []any, map[string]any, *pyCall:
 				if calls := toCalls(v); wellFormed(calls) {

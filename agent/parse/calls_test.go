@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolenv/toolenv/llm"
 )
@@ -187,6 +189,20 @@ y"""}`, map[string]any{"a": []any{json.Number("1"), json.Number("2.5"), json.Num
 	for _, bad := range []string{`{'a': }`, `[1, 2`, `'open`, `f(a=)`, `1e`, `--1`} {
 		if v, err := parsePython(bad); err == nil {
 			t.Errorf("parsePython(%q) = %#v, want an error", bad, v)
+		}
+	}
+}
+
+// TestCallsStaysFastOnHugeProse: hostile or huge answers are read in
+// bounded time.
+func TestCallsStaysFastOnHugeProse(t *testing.T) {
+	for _, s := range []string{strings.Repeat("[", 200000), strings.Repeat("word [x", 50000), strings.Repeat("{\"a\": ", 30000)} {
+		start := time.Now()
+		if _, err := Calls(s, nil); err == nil {
+			t.Errorf("%.20q... parsed", s)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%.20q... took %v", s, d)
 		}
 	}
 }
