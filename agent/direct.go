@@ -92,7 +92,11 @@ func (a Direct) Run(ctx context.Context, ep *Episode) *Outcome {
 	}
 	o.Parsed = true
 	o.Malformed = r.Malformed()
-	executeCalls(ctx, ep, o, r.WellFormed(), obsLimit(a.MaxObservation))
+	calls := r.WellFormed()
+	for i := range calls {
+		calls[i] = SplitLabel(toolNamed(ep.Session, calls[i].Name), calls[i])
+	}
+	executeCalls(ctx, ep, o, calls, obsLimit(a.MaxObservation))
 	if o.Malformed > 0 {
 		o.Trajectory.Finished = false
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -176,4 +177,36 @@ func WithLabel(t *toolenv.Tool, args map[string]any, label string) map[string]an
 	}
 	out["label"] = label
 	return out
+}
+
+// SplitLabel moves a "label" argument into the call's NESTful label when
+// the tool takes a label argument (the NL2SQL SLOT/SEL tools), so that a
+// model that writes the label among the arguments is scored like one that
+// writes it beside them.
+func SplitLabel(t *toolenv.Tool, c toolenv.GoldCall) toolenv.GoldCall {
+	l, ok := c.Args["label"].(string)
+	if !ok || t == nil || t.Input.Prop("label") == nil {
+		return c
+	}
+	args := make(map[string]any, len(c.Args))
+	for k, v := range c.Args {
+		if k != "label" {
+			args[k] = v
+		}
+	}
+	c.Args = args
+	if c.Label == "" {
+		c.Label = strings.Trim(l, "$")
+	}
+	return c
+}
+
+// toolNamed returns the offered tool called name, or nil.
+func toolNamed(s Session, name string) *toolenv.Tool {
+	for _, t := range s.Tools() {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
 }

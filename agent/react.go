@@ -77,7 +77,7 @@ func (a ReAct) Run(ctx context.Context, ep *Episode) *Outcome {
 			if o.Canceled {
 				return o
 			}
-			o.Predicted = append(o.Predicted, call)
+			o.Predicted = append(o.Predicted, SplitLabel(toolNamed(ep.Session, call.Name), call))
 			obs = truncateRunes(Observation(res), maxObs)
 			st.Status, st.Source = res.Status, res.Source
 		}

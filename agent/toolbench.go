@@ -147,7 +147,7 @@ func (r *toolbenchRun) step(ctx context.Context, name, args string) (string, int
 	}
 	res := r.o.call(ctx, r.ep, Call{Name: name, Args: argMap})
 	call := toolenv.GoldCall{Name: name, Args: argMap}
-	r.o.Predicted = append(r.o.Predicted, call)
+	r.o.Predicted = append(r.o.Predicted, SplitLabel(toolNamed(r.ep.Session, name), call))
 	obs := stbObservation(res)
 	code := codeOK
 	if !res.OK() {
