@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,11 +29,10 @@ func builtBird(t *testing.T) string {
 	t.Helper()
 	data := shareddata.Require(t, "bird")
 	birdOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "toolenv-eval-bird-")
-		if err != nil {
-			birdErr = err.Error()
-			return
-		}
+		// One folder per user, rebuilt by every test process, so that
+		// test runs do not leave a build behind each.
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("toolenv-eval-bird-%d", os.Getuid()))
+		os.RemoveAll(dir)
 		code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", dir, "--log-level", "warn")
 		if code != 0 {
 			birdErr = stderr
