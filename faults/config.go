@@ -2,14 +2,13 @@ package faults
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"strings"
 	"time"
-
-	toolenv "github.com/toolenv/toolenv"
 )
 
 // Config is a fault configuration: a seed and the rules. Every rule whose
@@ -139,7 +138,9 @@ func ReadConfig(fileOrJSON string) (*Config, error) {
 // from in errors.
 func ParseConfig(data []byte, name string) (*Config, error) {
 	var c Config
-	if err := toolenv.DecodeJSON(data, &c); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields() // a misspelt key must not silently disable a fault
+	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("faults: %s is not a fault configuration: %w (see docs/drift.md, \"Faults\")", name, err)
 	}
 	if err := c.Check(); err != nil {

@@ -24,19 +24,30 @@ func (d *draws) next() float64 {
 	return uniform(d.state)
 }
 
-// delay draws a latency.
+// maxDelay caps a drawn latency (a heavy-tailed draw must not hang a
+// call for hours).
+const maxDelay = 10 * time.Minute
+
+// delay draws a latency, at most maxDelay.
 func (l *Latency) delay(d *draws) time.Duration {
+	v := l.draw(d)
+	if v < 0 || v > maxDelay {
+		return maxDelay
+	}
+	return v
+}
+
+func (l *Latency) draw(d *draws) time.Duration {
 	switch l.Distribution {
 	case "uniform":
 		return l.Min.d() + time.Duration(d.next()*float64(l.Max-l.Min))
 	case "normal":
-		v := float64(l.Mean) + normal(d)*float64(l.StdDev)
-		return time.Duration(math.Max(0, v))
+		return clampDuration(math.Max(0, float64(l.Mean)+normal(d)*float64(l.StdDev)))
 	case "lognormal":
-		return time.Duration(float64(l.Median) * math.Exp(l.Sigma*normal(d)))
+		return clampDuration(float64(l.Median) * math.Exp(l.Sigma*normal(d)))
 	case "exponential":
 		u := d.next()
-		return time.Duration(-math.Log(1-u) * float64(l.Mean))
+		return clampDuration(-math.Log(1-u) * float64(l.Mean))
 	}
 	return l.Fixed.d()
 }
@@ -51,3 +62,12 @@ func normal(d *draws) float64 {
 }
 
 func (d Duration) d() time.Duration { return time.Duration(d) }
+
+// clampDuration converts nanoseconds to a Duration, mapping anything
+// beyond maxDelay (infinities and NaN included) to maxDelay.
+func clampDuration(ns float64) time.Duration {
+	if !(ns <= float64(maxDelay)) {
+		return maxDelay
+	}
+	return time.Duration(ns)
+}
