@@ -51,6 +51,7 @@ type Matcher struct {
 	tools    *corpus
 	fields   *corpus
 	names    *corpus
+	fieldN   int // tools counted for field IDF
 }
 
 // New profiles tools (with the evidence of each, by tool ID; ev may be
@@ -72,7 +73,19 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 			m.fields.add(terms.Text(f.Description))
 		}
 	}
+	fieldDF := newCorpus()
+	defer func() { m.fieldN = fieldDF.n }()
+	for _, p := range m.profiles {
+		var keys []string
+		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
+			keys = append(keys, f.key())
+		}
+		fieldDF.add(keys)
+	}
 	for i, p := range m.profiles {
+		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
+			f.idf = fieldDF.idf(f.key())
+		}
 		p.words = m.tools.vector(docs[i])
 		p.desc = m.tools.vector(terms.Text(p.Tool.Description))
 		p.domain = m.tools.vector(terms.Text(p.Tool.Category + " " + p.Tool.GroupDescription))
@@ -136,19 +149,23 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	// A specialised tool (SEL's select_data_equal_to) stands for a
 	// general one with an argument fixed (filter_data condition=equal_to).
 	if sp := specialise(pa, pb); sp != nil {
-		mp.When = map[string]any{sp.param: sp.value}
+		mp.When = sp.values
 		nameB = sp.rest
-		ina = without(ina, sp.param)
+		ina = without(ina, sp.values)
 	} else if sp := specialise(pb, pa); sp != nil {
-		mp.Fixed = map[string]any{sp.param: sp.value}
+		mp.Fixed = sp.values
 		nameA = sp.rest
-		inb = without(inb, sp.param)
+		inb = without(inb, sp.values)
 	}
 	// Name words are weighed by their rarity: "random_bank_by_id" and
 	// "random_crypto_by_id" share their common words only.
 	name := m.weightedJaccard(nameA, nameB)
 	if strings.Join(nameA, " ") == strings.Join(nameB, " ") && len(nameA) > 0 {
 		name = 1
+	} else if len(nameA) > 1 && len(nameB) > 1 {
+		// Word order matters: get_race_by_superhero_name is not
+		// get_superhero_name_by_race.
+		name *= 0.6 + 0.4*terms.Dice(bigrams(nameA), bigrams(nameB))
 	}
 	sum, weight := wToolName*name, wToolName
 	mp.Signals["name"] = round3(name)
@@ -163,29 +180,49 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 		if strings.TrimSpace(pa.Tool.Description) == strings.TrimSpace(pb.Tool.Description) {
 			d = 1
 		}
+		// A specialised tool describes part of what the general one does:
+		// what counts is how much of its description the other covers.
+		switch {
+		case len(mp.When) > 0:
+			d = max(d, covered(pb.desc, pa.desc))
+		case len(mp.Fixed) > 0:
+			d = max(d, covered(pa.desc, pb.desc))
+		}
 		sum += wToolDesc * d
 		weight += wToolDesc
 		mp.Signals["description"] = round3(d)
 	}
-	inPairs, inQ := alignFields(ina, inb, m.opts.MinField)
+	// Fields most tools have (a response envelope, a session label) say
+	// little: each side's signal weighs as much as its fields inform.
+	inPairs, inQ := alignFields(ina, inb, m.opts.MinField, 0.25)
 	if len(ina) > 0 || len(inb) > 0 {
-		sum += wToolIn * inQ
-		weight += wToolIn
+		w := wToolIn * m.informative(ina, inb)
+		sum += w * inQ
+		weight += w
 		mp.Signals["inputs"] = round3(inQ)
 	}
-	outPairs, outQ := alignFields(pa.Outputs, pb.Outputs, m.opts.MinField)
+	outPairs, outQ := alignFields(pa.Outputs, pb.Outputs, m.opts.MinField, 0.5)
 	if len(pa.Outputs) > 0 && len(pb.Outputs) > 0 {
-		sum += wToolOut * outQ
-		weight += wToolOut
+		w := wToolOut * m.informative(pa.Outputs, pb.Outputs)
+		sum += w * outQ
+		weight += w
 		mp.Signals["outputs"] = round3(outQ)
+	}
+	// Two tools whose arguments do not correspond cannot stand in for
+	// each other, whatever their names say: a call could not be
+	// translated.
+	if len(ina) > 0 && len(inb) > 0 && inQ < 0.25 {
+		sum -= (0.25 - inQ) * weight
 	}
 	// Evidence from one signal is weaker than agreement of several: the
 	// mean is scaled by how much of the evidence there was.
 	score := sum / weight * (0.5 + 0.5*min(1, weight/(wToolName+wToolDesc+wToolIn+wToolOut)))
 	// Operations of one API share parameters and response envelopes by
 	// construction, so for siblings only their names tell them apart.
+	// Equivalent siblings are versions of one operation ("user_tweets",
+	// "v2_user_tweets"), named alike.
 	if siblings(pa.Tool, pb.Tool) {
-		score *= 0.6 + 0.4*name
+		score *= min(1, name/0.8)
 		mp.Signals["siblings"] = 1
 	}
 	mp.Score = round3(score)
@@ -200,19 +237,59 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 }
 
 // siblings reports whether two tools are operations of one API: one
-// collection and one ToolBench tool (group).
+// collection and one ToolBench tool or OpenAPI tag (group); a collection
+// without groups is one API.
 func siblings(a, b *toolenv.Tool) bool {
-	return a.Collection == b.Collection && a.Group == b.Group && a.Group != ""
+	return a.Collection == b.Collection && a.Group == b.Group
 }
 
-func without(fs []*Field, path string) []*Field {
+// without returns fs without the fields named in drop.
+func without(fs []*Field, drop map[string]any) []*Field {
 	out := make([]*Field, 0, len(fs))
 	for _, f := range fs {
-		if f.Path != path {
+		if _, gone := drop[f.Path]; !gone {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// informative is how much the fields of two tools tell apart tools, in
+// [0.05, 1]: the mean of their IDFs over the largest IDF possible, doubled
+// (a field in a tenth of the tools counts nearly fully; one in all of
+// them, not at all).
+func (m *Matcher) informative(as, bs []*Field) float64 {
+	n := len(as) + len(bs)
+	if n == 0 || m.fieldN < 2 {
+		return 1
+	}
+	maxIDF := math.Log(float64(m.fieldN + 1))
+	var s float64
+	for _, f := range append(append([]*Field(nil), as...), bs...) {
+		s += (f.weight() - 1) / maxIDF
+	}
+	return max(0.05, min(1, 2*s/float64(n)))
+}
+
+// bigrams returns the pairs of consecutive words.
+func bigrams(ws []string) []string {
+	out := make([]string, 0, len(ws))
+	for i := 1; i < len(ws); i++ {
+		out = append(out, ws[i-1]+" "+ws[i])
+	}
+	return out
+}
+
+// covered is the share of the TF-IDF mass of vector part whose words are
+// in vector whole.
+func covered(part, whole map[string]float64) float64 {
+	var s float64
+	for w, x := range part {
+		if whole[w] > 0 {
+			s += x * x
+		}
+	}
+	return s
 }
 
 // weightedJaccard is the Jaccard similarity of two word sets with each
@@ -332,7 +409,7 @@ func (m *Matcher) invert() map[string][]posting {
 // compared with its most similar candidates and every pair scoring at
 // least MinScore is returned once (From before To in ID order).
 func (m *Matcher) All(ctx context.Context) ([]*mapping.Mapping, error) {
-	return m.run(ctx, func(i, j int) bool { return true }, false)
+	return m.run(ctx, func(i, j int) bool { return true }, allPairs)
 }
 
 // Between proposes a one-to-one mapping from the tools of collection a to
@@ -341,10 +418,26 @@ func (m *Matcher) All(ctx context.Context) ([]*mapping.Mapping, error) {
 // tools are free.
 func (m *Matcher) Between(ctx context.Context, a, b string) ([]*mapping.Mapping, error) {
 	side := func(i int) string { return m.profiles[i].Tool.Collection }
-	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, true)
+	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, oneToOne)
 }
 
-func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, oneToOne bool) ([]*mapping.Mapping, error) {
+// Onto maps each tool of collection a onto its best counterpart in
+// collection b, several tools of a may share one (SEL's specialised tools
+// onto SLOT's general ones).
+func (m *Matcher) Onto(ctx context.Context, a, b string) ([]*mapping.Mapping, error) {
+	side := func(i int) string { return m.profiles[i].Tool.Collection }
+	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, bestPerSource)
+}
+
+// How run pairs tools.
+const (
+	allPairs      = iota // every pair above the threshold, once
+	oneToOne             // directed, each tool on either side at most once
+	bestPerSource        // directed, each source tool at most once
+)
+
+func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int) ([]*mapping.Mapping, error) {
+	directed := mode != allPairs
 	inv := m.invert()
 	seen := map[[2]int]bool{}
 	var out []*mapping.Mapping
@@ -352,16 +445,16 @@ func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, oneToOne
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, j := range m.candidates(i, func(j int) bool { return allowed(i, j) || (!oneToOne && allowed(j, i)) }, inv) {
+		for _, j := range m.candidates(i, func(j int) bool { return allowed(i, j) || (!directed && allowed(j, i)) }, inv) {
 			key := [2]int{min(i, j), max(i, j)}
-			if !oneToOne {
+			if !directed {
 				if seen[key] {
 					continue
 				}
 				seen[key] = true
 			}
 			a, b := i, j
-			if !oneToOne && m.profiles[b].Tool.ID < m.profiles[a].Tool.ID {
+			if !directed && m.profiles[b].Tool.ID < m.profiles[a].Tool.ID {
 				a, b = b, a
 			}
 			mp := m.compare(m.profiles[a], m.profiles[b])
@@ -382,8 +475,11 @@ func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, oneToOne
 			kept = append(kept, mp)
 		}
 	}
-	if oneToOne {
+	switch mode {
+	case oneToOne:
 		kept = greedyOneToOne(kept)
+	case bestPerSource:
+		kept = bestOf(kept)
 	}
 	sort.SliceStable(kept, func(x, y int) bool {
 		if kept[x].From != kept[y].From {
@@ -409,6 +505,21 @@ func greedyOneToOne(ms []*mapping.Mapping) []*mapping.Mapping {
 			continue
 		}
 		usedFrom[mp.From], usedTo[mp.To] = true, true
+		out = append(out, mp)
+	}
+	return out
+}
+
+// bestOf keeps the best mapping of each source tool.
+func bestOf(ms []*mapping.Mapping) []*mapping.Mapping {
+	best := map[string]*mapping.Mapping{}
+	for _, mp := range ms {
+		if cur, ok := best[mp.From]; !ok || mp.Score > cur.Score || (mp.Score == cur.Score && mp.To < cur.To) {
+			best[mp.From] = mp
+		}
+	}
+	out := make([]*mapping.Mapping, 0, len(best))
+	for _, mp := range best {
 		out = append(out, mp)
 	}
 	return out

@@ -43,10 +43,22 @@ type Field struct {
 	// Enum is the field's enum, as strings.
 	Enum []string `json:"enum,omitempty"`
 
+	idf  float64  // rarity of the field's name among the matcher's tools
 	last []string // normalised words of the last path segment
 	full []string // normalised words of the whole path
 	desc map[string]float64
 }
+
+// weight is the field's IDF weight, 1 when unknown.
+func (f *Field) weight() float64 {
+	if f.idf <= 0 {
+		return 1
+	}
+	return f.idf
+}
+
+// key is the field's normalised name with its side, for field IDF.
+func (f *Field) key() string { return string(f.Side) + ":" + strings.Join(f.full, " ") }
 
 // Profile is what the structural mapper knows of a tool.
 type Profile struct {

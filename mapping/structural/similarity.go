@@ -140,13 +140,14 @@ func nameSimilarity(a, b *Field) float64 {
 	if t := 0.9 * terms.Trigram(la, lb); t > s {
 		s = t
 	}
-	// A leaf whose words are all among the other's whole path (lat →
-	// location.latitude) is close.
-	if c := containment(a.last, b.full); c > s {
-		s = 0.9 * c
+	// A leaf whose words are all among the other's whole path (city →
+	// location.city_name) is close, but not as close as the same name:
+	// "Id" is in "StateCode" (code ≈ identifier) too.
+	if c := 0.75 * containment(a.last, b.full); c > s {
+		s = c
 	}
-	if c := containment(b.last, a.full); 0.9*c > s {
-		s = 0.9 * c
+	if c := 0.75 * containment(b.last, a.full); c > s {
+		s = c
 	}
 	return s
 }
@@ -225,9 +226,13 @@ type pairScore struct {
 
 // alignFields pairs the fields of as with those of bs one-to-one,
 // maximising the total score, and keeps the pairs scoring at least min.
-// It returns the pairs and the alignment's quality: the kept scores
-// summed over the larger side's field count.
-func alignFields(as, bs []*Field, min float64) ([]pairScore, float64) {
+// It returns the pairs and the alignment's quality in [0, 1]: the kept
+// scores summed over the kept pairs plus the fields left unpaired, a
+// required field left out counting fully and an optional one counting
+// optWeight (a tool with extra optional parameters can still stand in).
+// Every field counts with its IDF weight, so that fields most tools have
+// (a response envelope's "rows", SLOT's "label") say little.
+func alignFields(as, bs []*Field, min, optWeight float64) ([]pairScore, float64) {
 	if len(as) == 0 || len(bs) == 0 {
 		return nil, 0
 	}
@@ -241,14 +246,35 @@ func alignFields(as, bs []*Field, min float64) ([]pairScore, float64) {
 		}
 	}
 	var out []pairScore
-	var total float64
+	var total, denom float64
+	pairedA, pairedB := map[int]bool{}, map[int]bool{}
 	for i, j := range assign(scores) {
 		if j < 0 || scores[i][j] < min {
 			continue
 		}
 		out = append(out, pairScore{a: i, b: j, score: scores[i][j], reason: reasons[i][j]})
-		total += scores[i][j]
+		w := (as[i].weight() + bs[j].weight()) / 2
+		total += w * scores[i][j]
+		denom += w
+		pairedA[i], pairedB[j] = true, true
+	}
+	for _, side := range []struct {
+		fs     []*Field
+		paired map[int]bool
+	}{{as, pairedA}, {bs, pairedB}} {
+		for i, f := range side.fs {
+			switch {
+			case side.paired[i]:
+			case f.Required:
+				denom += f.weight()
+			default:
+				denom += optWeight * f.weight()
+			}
+		}
 	}
 	sort.Slice(out, func(x, y int) bool { return out[x].a < out[y].a })
-	return out, total / float64(max(len(as), len(bs)))
+	if denom == 0 {
+		return out, 0
+	}
+	return out, total / denom
 }

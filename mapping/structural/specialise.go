@@ -1,14 +1,15 @@
 package structural
 
 import (
+	"strings"
+
 	"github.com/toolenv/toolenv/mapping/terms"
 )
 
-// specialisation says a tool is another with one argument fixed.
+// specialisation says a tool is another with some arguments fixed.
 type specialisation struct {
-	param string
-	value any
-	rest  []string // the specialised tool's name words without the value's
+	values map[string]any // argument path → fixed value
+	rest   []string       // the specialised tool's name words without the values'
 }
 
 // antonyms pair the canonical words of boolean arguments with their
@@ -23,31 +24,52 @@ var antonyms = func() map[string]string {
 	return m
 }()
 
-// specialise reports whether tool b is tool a with one argument fixed: a
-// has an enum or boolean argument that b lacks, and b's name carries one
-// of its values (an enum value, the boolean's name for true, its antonym
-// for false) that a's name does not. Among several, the longest value
-// wins ("greater_than_equal_to" over "greater_than").
+// specialise reports whether tool b is tool a with arguments fixed: a has
+// enum or boolean arguments that b lacks, and b's name carries their
+// values where a's name does not — an enum value (the longest one that
+// fits: "greater_than_equal_to" over "greater_than"), a boolean's name
+// for true or its antonym for false. aggregate_data_count_distinct is
+// aggregate_data with aggregation_type "count" and distinct true.
 func specialise(a, b *Profile) *specialisation {
-	var best *specialisation
+	sp := &specialisation{values: map[string]any{}, rest: b.name}
+	for {
+		param, value, rest := specialiseOnce(a, b, sp)
+		if param == "" {
+			break
+		}
+		sp.values[param], sp.rest = value, rest
+	}
+	if len(sp.values) == 0 {
+		return nil
+	}
+	return sp
+}
+
+// specialiseOnce finds the next argument of a fixed in b's remaining name
+// words.
+func specialiseOnce(a, b *Profile, sp *specialisation) (param string, value any, rest []string) {
 	bestLen := 0
 	for _, f := range a.Inputs {
-		if hasField(b, f) {
+		if _, done := sp.values[f.Path]; done || hasField(b, f) {
 			continue
 		}
-		try := func(words []string, value any) {
-			if len(words) == 0 || len(words) <= bestLen {
+		try := func(words []string, v any) {
+			if len(words) == 0 || len(words) < bestLen {
 				return
 			}
-			rest, ok := cut(b.name, words)
+			// Between values of one length (synonyms: "date" and "day"),
+			// the one written in b's name as it is wins.
+			if len(words) == bestLen && (!literal(b, v) || literal(b, value)) {
+				return
+			}
+			r, ok := cut(sp.rest, words)
 			if !ok {
 				return
 			}
 			if _, inA := cut(a.name, words); inA {
 				return
 			}
-			best = &specialisation{param: f.Path, value: value, rest: rest}
-			bestLen = len(words)
+			param, value, rest, bestLen = f.Path, v, r, len(words)
 		}
 		switch {
 		case len(f.Enum) > 0:
@@ -61,7 +83,7 @@ func specialise(a, b *Profile) *specialisation {
 			}
 		}
 	}
-	return best
+	return param, value, rest
 }
 
 // hasField reports whether p has an input with f's name.
@@ -91,4 +113,10 @@ func cut(name, words []string) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// literal reports whether v, a string, appears as it is in p's tool name.
+func literal(p *Profile, v any) bool {
+	s, ok := v.(string)
+	return ok && s != "" && strings.Contains(strings.ToLower(p.Tool.Name), strings.ToLower(s))
 }

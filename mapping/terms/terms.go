@@ -68,7 +68,7 @@ func Name(s string) []string {
 			w = e
 		}
 		for _, part := range splitCompound(w) {
-			if stopwords[part] {
+			if nameStopwords[part] {
 				continue
 			}
 			out = append(out, Canonical(part))
@@ -103,6 +103,12 @@ func Canonical(w string) string {
 	}
 	return st
 }
+
+// nameStopwords are the words dropped from names: only articles and the
+// prepositions that join words. Unlike prose, names keep "not", "and",
+// "or" and "to": select_data_not_like is not select_data_like, and
+// username_to_uuid is not uuid_to_username.
+var nameStopwords = map[string]bool{"a": true, "an": true, "the": true, "of": true, "for": true, "by": true}
 
 // reservedToolBench are the names ToolBench prefixes with "is_".
 var reservedToolBench = map[string]bool{"from": true, "class": true, "return": true, "false": true, "true": true, "id": true, "and": true}

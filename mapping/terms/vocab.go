@@ -79,7 +79,7 @@ var synonyms = [][]string{
 	{"page", "pagenumber", "pageno"},
 	{"city", "town", "municipality", "locality"},
 	{"country", "nation", "countrycode"},
-	{"region", "state", "province", "area", "territory", "county"},
+	{"region", "province", "territory"},
 	{"address", "street", "location", "place", "venue"},
 	{"latitude", "lat"},
 	{"longitude", "lon"},
