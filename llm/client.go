@@ -87,7 +87,11 @@ func New(baseURL string, opts Options) *Client {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		// Go's default transport keeps two idle connections per host;
+		// evaluations call one endpoint with many workers at once.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
+		hc = &http.Client{Transport: tr}
 	}
 	log := opts.Logger
 	if log == nil {
