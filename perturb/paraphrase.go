@@ -62,14 +62,18 @@ func reasonKind(why string) string {
 // cleanParaphrase strips what models wrap answers in: quotes, a
 // "Paraphrase:" label, surrounding space.
 func cleanParaphrase(s string) string {
-	s = strings.TrimSpace(s)
+	unquote := func(s string) string {
+		s = strings.TrimSpace(s)
+		if len(s) >= 2 && ((s[0] == '"' && s[len(s)-1] == '"') || (s[0] == '\'' && s[len(s)-1] == '\'')) {
+			s = strings.TrimSpace(s[1 : len(s)-1])
+		}
+		return s
+	}
+	s = unquote(s)
 	for _, p := range []string{"Paraphrase:", "Paraphrased request:", "Rewritten request:"} {
 		if len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) {
 			s = strings.TrimSpace(s[len(p):])
 		}
 	}
-	if len(s) >= 2 && ((s[0] == '"' && s[len(s)-1] == '"') || (s[0] == '\'' && s[len(s)-1] == '\'')) {
-		s = s[1 : len(s)-1]
-	}
-	return strings.TrimSpace(s)
+	return unquote(s)
 }

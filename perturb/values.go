@@ -71,18 +71,20 @@ func Extract(q string) Values {
 		case properNoun(w) && !(start && sentenceStarters[w]):
 			// Join a run of capitalised words: "Frank Herbert".
 			j, phrase := i, trimPossessive(w)
+			end := locs[i][0] + len(phrase)
 			for phrase == w && j+1 < len(locs) && strings.TrimSpace(q[locs[j][1]:locs[j+1][0]]) == "" {
 				nw := strings.TrimRight(q[locs[j+1][0]:locs[j+1][1]], ".-'")
 				if !properNoun(nw) || isCode(nw) {
 					break
 				}
 				j++
-				if p := trimPossessive(nw); p != nw {
-					phrase += " " + p
+				p := trimPossessive(nw)
+				end = locs[j][0] + len(p)
+				if p != nw {
 					break // "Frank Herbert's Dune": the name ends at the possessive
 				}
-				phrase += " " + nw
 			}
+			phrase = q[locs[i][0]:end] // as written, spacing included
 			if start && j == i {
 				break // one capitalised word opening a sentence may be any word
 			}
@@ -131,7 +133,7 @@ func isCode(w string) bool {
 // numbers must appear exactly, entities in any case.
 func Missing(orig Values, text string) []string {
 	var out []string
-	lower := strings.ToLower(text)
+	lower := squash(strings.ToLower(text))
 	for _, s := range orig.Quoted {
 		if !strings.Contains(text, s) {
 			out = append(out, `"`+s+`"`)
@@ -147,9 +149,12 @@ func Missing(orig Values, text string) []string {
 		}
 	}
 	for _, e := range orig.Entities {
-		if !strings.Contains(lower, strings.ToLower(e)) {
+		if !strings.Contains(lower, squash(strings.ToLower(e))) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
+
+// squash collapses runs of white space to one space.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
