@@ -178,8 +178,6 @@ func check(q *sqlplan.Query) error {
 		return fail("set operation", "%s", q.Compound[0].Op)
 	case q.Window:
 		return fail("window function", "the query uses OVER (...); the tools have no window operation")
-	case q.Correlated:
-		return fail("correlated subquery", "a subquery refers to a column of the outer query (EXISTS / IN / scalar)")
 	case q.With:
 		return fail("WITH clause", "common table expressions are not decomposed")
 	}

@@ -27,6 +27,7 @@ func TestSlotShapes(t *testing.T) {
 		{"group, having, order by aggregate", "SELECT T2.colour FROM superhero AS T1 JOIN colour AS T2 ON T1.eye_colour_id = T2.id GROUP BY T2.colour HAVING COUNT(T1.id) > 5 ORDER BY COUNT(T1.id) DESC LIMIT 1", "group_data_by aggregate_data filter_data sort_data retrieve_data"},
 		{"transform before filter", "SELECT superhero_name FROM superhero WHERE SUBSTR(full_name, 1, 3) = 'Bru'", "transform_data filter_data retrieve_data"},
 		{"column arithmetic", "SELECT superhero_name FROM superhero WHERE weight_kg * 100 > height_cm", "transform_data filter_data retrieve_data"},
+		{"EXISTS correlated by one equality becomes IN", "SELECT superhero_name FROM superhero AS T1 WHERE EXISTS (SELECT 1 FROM colour AS T2 WHERE T2.colour = 'Blue' AND T2.id = T1.eye_colour_id)", "filter_data retrieve_data filter_data retrieve_data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := sqlplan.Build(tc.sql, cat)
@@ -56,14 +57,15 @@ func TestSlotRejects(t *testing.T) {
 	for _, tc := range []struct{ sql, reason string }{
 		{"SELECT superhero_name, RANK() OVER (ORDER BY height_cm) FROM superhero", "window function"},
 		{"SELECT id FROM superhero EXCEPT SELECT id FROM colour", "set operation"},
-		{"SELECT superhero_name FROM superhero AS T1 WHERE EXISTS (SELECT 1 FROM colour AS T2 WHERE T2.id = T1.eye_colour_id)", "correlated subquery"},
+		{"SELECT superhero_name FROM superhero AS T1 WHERE NOT EXISTS (SELECT 1 FROM colour AS T2 WHERE T2.id = T1.eye_colour_id)", "correlated subquery"},
+		{"SELECT superhero_name FROM superhero AS T1 WHERE height_cm > (SELECT AVG(height_cm) FROM superhero AS T2 WHERE T2.eye_colour_id = T1.eye_colour_id)", "correlated subquery"},
 		{"SELECT superhero_name, COUNT(id) FROM superhero", "bare column with aggregate"},
 		{"SELECT superhero_name FROM superhero WHERE SUBSTR(full_name, 1, 3) = 'Bru' AND SUBSTR(full_name, 2, 2) = 'ru'", "column transformed two ways"},
 		{"SELECT CASE WHEN height_cm > 200 THEN 'tall' END FROM superhero", "CASE in the select list"},
 		{"SELECT superhero_name FROM superhero LIMIT 3 OFFSET 2", "OFFSET"},
 		{"SELECT x.n FROM (SELECT superhero_name AS n FROM superhero) AS x", "subquery in FROM"},
 	} {
-		t.Run(tc.reason, func(t *testing.T) {
+		t.Run(tc.sql, func(t *testing.T) {
 			q, err := sqlplan.Build(tc.sql, cat)
 			if err != nil {
 				t.Fatal(err)

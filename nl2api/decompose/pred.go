@@ -190,7 +190,14 @@ func (c *compiler) pred(sc *scope, e sqlplan.Expr, cur string) (string, error) {
 		}
 		return c.filter(cur, ce.col, cond, nil), nil
 	case *sqlplan.Exists:
-		return "", fail("EXISTS", "")
+		in, ok := decorrelate(x)
+		if !ok {
+			if x.Not {
+				return "", fail("correlated subquery", "NOT EXISTS (NOT IN would differ when the subquery yields nulls)")
+			}
+			return "", fail("correlated subquery", "EXISTS that is not correlated by exactly one column equality")
+		}
+		return c.pred(sc, in, cur)
 	}
 	return "", fail("unsupported condition", "%s", render(e))
 }
@@ -294,6 +301,51 @@ func negate(e sqlplan.Expr) (sqlplan.Expr, bool) {
 		y := *x
 		y.Not = !x.Not
 		return &y, true
+	case *sqlplan.Exists:
+		y := *x
+		y.Not = !x.Not
+		return &y, true
 	}
 	return nil, false
+}
+
+// decorrelate rewrites EXISTS (SELECT ... WHERE conds AND outer.a = inner.b)
+// as outer.a IN (SELECT inner.b ... WHERE conds): equal in a WHERE clause
+// (both are false, not null, when nothing matches). NOT EXISTS is left
+// alone: NOT IN differs when inner.b has nulls.
+func decorrelate(x *sqlplan.Exists) (*sqlplan.In, bool) {
+	if x.Not || len(x.Q.Compound) > 0 || len(x.Q.GroupBy) > 0 || x.Q.Having != nil || x.Q.Limit != nil {
+		return nil, false
+	}
+	var outer, inner *sqlplan.ColumnRef
+	var rest sqlplan.Expr
+	for _, cj := range sqlplan.Conjuncts(x.Q.Where) {
+		if b, ok := cj.(*sqlplan.Binary); ok && b.Op == "=" && outer == nil {
+			l, lok := b.L.(*sqlplan.ColumnRef)
+			r, rok := b.R.(*sqlplan.ColumnRef)
+			if lok && rok && l.Outer != r.Outer {
+				if r.Outer {
+					l, r = r, l
+				}
+				o := *l
+				o.Outer = false
+				outer, inner = &o, r
+				continue
+			}
+		}
+		if rest == nil {
+			rest = cj
+		} else {
+			rest = &sqlplan.Binary{Op: "AND", L: rest, R: cj}
+		}
+	}
+	if outer == nil {
+		return nil, false
+	}
+	sub := *x.Q
+	sub.Where = rest
+	sub.Select = []*sqlplan.SelectItem{{Expr: inner}}
+	sub.Correlated = false
+	sub.Distinct = false
+	return &sqlplan.In{X: outer, Sub: &sub}, true
 }
