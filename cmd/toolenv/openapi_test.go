@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	petstoreSpec = "../../openapi/testdata/petstore.yaml"
+	librarySpec  = "../../openapi/testdata/library.json"
+)
+
+func TestLoadOpenAPIFlagValue(t *testing.T) {
+	ctx := context.Background()
+	c, err := loadOpenAPI(ctx, petstoreSpec)
+	if err != nil || c.Name != "petstore" || len(c.Tools) != 8 {
+		t.Fatalf("%v %v", c, err)
+	}
+	c, err = loadOpenAPI(ctx, "books="+librarySpec)
+	if err != nil || c.Name != "books" {
+		t.Fatalf("NAME=FILE: %v %v", c, err)
+	}
+	if _, err := loadOpenAPI(ctx, "missing.yaml"); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestServeOpenAPI serves two imported documents and calls them at their
+// own routes, lists them over MCP, and checks that a bad document stops
+// serve with exit code 2 and a message naming the problem.
+func TestServeOpenAPI(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- Run(ctx, []string{"serve", "--addr", addr, "--store", ":memory:", "--log-level", "warn",
+			"--openapi", petstoreSpec, "--openapi", "books=" + librarySpec}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exit code %d:\n%s", code, stderr.String())
+		}
+	}()
+	base := "http://" + addr
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not come up:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/pets/42"); code != 200 || !strings.Contains(body, `"name":"Rex"`) {
+		t.Errorf("GET /pets/42: %d %s", code, body)
+	}
+	if code, body := get("/books?q=tolkien"); code != 200 || !strings.Contains(body, "Fellowship") {
+		t.Errorf("GET /books: %d %s", code, body)
+	}
+	var colls []struct{ Name, Kind string }
+	_, body := get("/collections")
+	if err := json.Unmarshal([]byte(body), &colls); err != nil || len(colls) != 2 || colls[0].Name != "books" || colls[1].Name != "petstore" || colls[0].Kind != "openapi" {
+		t.Errorf("collections = %s", body)
+	}
+
+	cs := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
+	defer cs.Close()
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range list.Tools {
+		names[tl.Name] = true
+	}
+	if len(list.Tools) != 14 || !names["showPetById"] || !names["searchBooks"] {
+		t.Errorf("MCP tools = %v", names)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "showPetById", Arguments: map[string]any{"petId": 42}})
+	if err != nil || res.IsError || !strings.Contains(callText(t, res), "Rex") {
+		t.Errorf("MCP call: %v %+v", err, res)
+	}
+}
+
+func TestServeBadOpenAPI(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), []string{"serve", "--store", ":memory:", "--addr", "127.0.0.1:0",
+		"--openapi", "../../openapi/testdata/bad/unresolved-ref.yaml"}, strings.NewReader(""), &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), `$ref "#/components/schemas/Order"`) || !strings.Contains(errb.String(), `did you mean "Ordr"`) {
+		t.Errorf("exit %d, stderr:\n%s", code, errb.String())
+	}
+}
