@@ -32,7 +32,7 @@ stand in for each other and how their fields correspond — structurally, with n
 model, or with an LLM and self-reflection — measure the mappings against drift
 ground truth, sequence APIs with them, and review them in a web page.`,
 	}
-	cmd.AddCommand(newMapIndexCmd(e), newMapSearchCmd(e), newMapMatchCmd(e), newMapEvalCmd(e))
+	cmd.AddCommand(newMapIndexCmd(e), newMapSearchCmd(e), newMapMatchCmd(e), newMapProbeCmd(e), newMapEvalCmd(e))
 	return cmd
 }
 
@@ -113,6 +113,11 @@ func mapStructural(ctx context.Context, env *environment, tools []*toolenv.Tool,
 	set.Clusters = graph.Clusters(ms, clusterScore(opts), 12)
 	set.Sort()
 	return &structuralRun{Matcher: m, Graph: g, Set: set, Elapsed: time.Since(start)}, nil
+}
+
+// operationGraph builds the operation graph of tools.
+func operationGraph(tools []*toolenv.Tool) *graph.Graph {
+	return graph.Operations(structural.New(tools, nil, structural.Options{}).Profiles())
 }
 
 func clusterScore(o structural.Options) float64 {
