@@ -25,7 +25,9 @@ var (
 )
 
 // Prompts lists the probe's prompts, for reports.
-func Prompts() []promptfile.Prompt { return []promptfile.Prompt{promptMap, promptReflect, promptRepair} }
+func Prompts() []promptfile.Prompt {
+	return []promptfile.Prompt{promptMap, promptReflect, promptRepair}
+}
 
 // Chat is the model endpoint. *llm.Client implements it.
 type Chat interface {
