@@ -94,6 +94,25 @@ type Deprecation struct {
 	Message string `json:"message,omitempty"`
 }
 
+// MetaHidden is the Tool.Meta key that, set to "true", keeps a tool out of
+// the listings shown to agents (tools lists, OpenAPI, MCP tools/list) while
+// it stays callable: the hidden initialisation step of SLOT/SEL tasks.
+const MetaHidden = "hidden"
+
+// Hidden reports whether t is kept out of listings (Meta["hidden"]).
+func (t *Tool) Hidden() bool { return t.Meta[MetaHidden] == "true" }
+
+// Listed returns the tools of c that listings show: all but hidden ones.
+func (c *Collection) Listed() []*Tool {
+	out := make([]*Tool, 0, len(c.Tools))
+	for _, t := range c.Tools {
+		if !t.Hidden() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // ToolID joins a collection and a tool name into a tool ID.
 func ToolID(collection, name string) string { return collection + "/" + name }
 

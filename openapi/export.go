@@ -15,8 +15,8 @@ func GenericPath(collection, name string) string { return "/tools/" + collection
 // Document returns the OpenAPI 3.1 document of c, with serverURL (may be
 // empty) as its server. Tools with a Binding appear at their own method and
 // path, their parameters split into path, query, header and body as the
-// binding says; the others at GenericPath with a JSON body. Output is
-// deterministic.
+// binding says; the others at GenericPath with a JSON body. Hidden tools
+// are left out. Output is deterministic.
 func Document(c *toolenv.Collection, serverURL string) map[string]any {
 	version := c.Version
 	if version == "" {
@@ -34,7 +34,7 @@ func Document(c *toolenv.Collection, serverURL string) map[string]any {
 		doc["servers"] = []any{map[string]any{"url": strings.TrimRight(serverURL, "/")}}
 	}
 	paths := map[string]map[string]any{}
-	tools := append([]*toolenv.Tool(nil), c.Tools...)
+	tools := c.Listed()
 	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
 		path, method := GenericPath(c.Name, t.Name), "post"

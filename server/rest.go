@@ -48,16 +48,22 @@ func (s *Server) collection(w http.ResponseWriter, name string) *toolenv.Collect
 
 // handleTools lists a collection's tools: ?format=toolenv (default),
 // openai (function-calling "tools" array) or mcp (MCP tools/list shape).
+// Hidden tools (a task's initialisation step) are left out unless
+// ?hidden=true.
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	c := s.collection(w, r.PathValue("name"))
 	if c == nil {
 		return
 	}
+	tools := c.Listed()
+	if r.URL.Query().Get("hidden") == "true" {
+		tools = c.Tools
+	}
 	switch f := r.URL.Query().Get("format"); f {
 	case "", "toolenv":
-		writeJSON(w, http.StatusOK, c.Tools)
+		writeJSON(w, http.StatusOK, tools)
 	case "openai":
-		writeJSON(w, http.StatusOK, openai.FromTools(c.Tools))
+		writeJSON(w, http.StatusOK, openai.FromTools(tools))
 	case "mcp":
 		type mcpTool struct {
 			Name        string          `json:"name"`
@@ -65,8 +71,8 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 			Description string          `json:"description,omitempty"`
 			InputSchema *toolenv.Schema `json:"inputSchema"`
 		}
-		out := make([]mcpTool, len(c.Tools))
-		for i, t := range c.Tools {
+		out := make([]mcpTool, len(tools))
+		for i, t := range tools {
 			out[i] = mcpTool{Name: t.Name, Title: t.Title, Description: openai.Description(t), InputSchema: t.Input}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"tools": out})
