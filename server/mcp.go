@@ -42,7 +42,7 @@ type MCPOptions struct {
 }
 
 // NewMCPServer returns an MCP server offering every tool of the
-// registry's collections. A tool's input schema is its Input, its
+// registry's collections (hidden tools are callable but not listed). A tool's input schema is its Input, its
 // description openai.Description(tool) (what function-calling models are
 // shown), its name as MCPToolNames says. A tools/call becomes a
 // toolenv.Call (Frontend "mcp", Session the MCP session; see
@@ -70,9 +70,15 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	}
 	colls := opts.Registry.Collections()
 	entries := mcpEntries(colls, opts.Naming)
+	listed := 0
+	for _, e := range entries {
+		if !e.tool.Hidden() {
+			listed++
+		}
+	}
 	pageSize := opts.PageSize
 	if pageSize <= 0 {
-		pageSize = max(len(entries), 1)
+		pageSize = max(listed, 1)
 	}
 	var idPre [4]byte
 	_, _ = rand.Read(idPre[:])
@@ -84,7 +90,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       sdkLogger(log),
-		Instructions: mcpInstructions(colls, len(entries)),
+		Instructions: mcpInstructions(colls, listed),
 		PageSize:     pageSize,
 		// The tool list never changes; no logging capability either.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -98,6 +104,9 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		f.byName[e.name] = e
 		f.alias[e.tool.ID] = e.name
 		f.alias[mcpFit(mcpSanitize(e.coll.Name)+mcpNameSep+mcpSanitize(e.tool.Name))] = e.name
+		if e.tool.Hidden() {
+			continue // callable (resolveNames answers it), never listed
+		}
 		srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return f.call(ctx, req, e), nil
 		})
@@ -182,9 +191,11 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcp
 }
 
 // resolveNames is receiving middleware: it maps a tools/call naming a
-// tool by its ID or prefixed name to the tool's MCP name, and answers an
-// unknown name with an invalid-params error that suggests the closest
-// one (the SDK's own error names no alternative).
+// tool by its ID or prefixed name to the tool's MCP name, answers calls
+// to hidden tools (which the SDK does not know, so that tools/list leaves
+// them out), and answers an unknown name with an invalid-params error
+// that suggests the closest listed one (the SDK's own error names no
+// alternative).
 func (f *mcpFrontend) resolveNames(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
@@ -195,21 +206,26 @@ func (f *mcpFrontend) resolveNames(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		name := ctr.Params.Name
-		if _, known := f.byName[name]; known {
-			return next(ctx, method, req)
-		}
 		if real, ok := f.alias[name]; ok {
 			ctr.Params.Name = real
-			return next(ctx, method, req)
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: f.unknownTool(name)}
+		e, known := f.byName[ctr.Params.Name]
+		switch {
+		case !known:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: f.unknownTool(name)}
+		case e.tool.Hidden():
+			return f.call(ctx, ctr, e), nil
+		}
+		return next(ctx, method, req)
 	}
 }
 
 func (f *mcpFrontend) unknownTool(name string) string {
 	names := make([]string, 0, len(f.byName))
-	for n := range f.byName {
-		names = append(names, n)
+	for n, e := range f.byName {
+		if !e.tool.Hidden() {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	msg := fmt.Sprintf("unknown tool %q", name)
@@ -229,7 +245,7 @@ func mcpInstructions(colls []*toolenv.Collection, tools int) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s (%d)", c.Name, len(c.Tools))
+			fmt.Fprintf(&b, "%s (%d)", c.Name, len(c.Listed()))
 		}
 	}
 	b.WriteString(". A call that fails returns an error result with a hint and each argument's problem; fix the call and retry. " +

@@ -360,3 +360,41 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
 }
+
+// TestMCPHiddenTools keeps hidden tools (a task's initialisation step)
+// out of tools/list while they stay callable.
+func TestMCPHiddenTools(t *testing.T) {
+	c, err := demo.Collection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := c.Tool("exchange_rates")
+	if hidden.Meta == nil {
+		hidden.Meta = map[string]string{}
+	}
+	hidden.Meta[toolenv.MetaHidden] = "true"
+	fx := newMCPFixture(t, c)
+	cs := connectMemory(t, fx.server)
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range list.Tools {
+		if tl.Name == "exchange_rates" {
+			t.Fatal("a hidden tool is listed")
+		}
+	}
+	if len(list.Tools) != len(c.Tools)-1 || !strings.Contains(cs.InitializeResult().Instructions, "demo (5)") {
+		t.Errorf("%d tools listed; instructions %q", len(list.Tools), cs.InitializeResult().Instructions)
+	}
+	for _, name := range []string{"exchange_rates", "demo/exchange_rates"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		if err != nil || res.IsError || res.Meta[MCPMetaTool] != "demo/exchange_rates" {
+			t.Errorf("%s: hidden tools stay callable: %v %+v", name, err, res)
+		}
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "exchange_rate", Arguments: map[string]any{}}); err == nil || strings.Contains(err.Error(), `"exchange_rates"`) {
+		t.Errorf("the suggestion must not reveal a hidden tool: %v", err)
+	}
+}
