@@ -15,6 +15,7 @@ import (
 func registerDriftFlags(fs *pflag.FlagSet, f *envFlags) {
 	fs.StringVar(&f.driftMode, "drift-mode", "", "mode of drifted collections, overriding their policy: strict (reject calls written against older versions) or compat (translate them, with a deprecation warning)")
 	fs.StringVar(&f.faults, "faults", "", "operational faults to inject: a JSON file or inline JSON (latency, timeouts, rate limits, 5xx, flaky windows per collection/tool; see docs/drift.md)")
+	fs.BoolVar(&f.docsTool, "docs-tool", false, "add the tool "+drift.DocsToolName+" to every collection: it returns the current documentation of an API (old names resolve) and what changed")
 	fs.StringVar(&f.feedback, "feedback", "", "how much a rejected call is told, for calls that do not ask (?_feedback=): none, terse or helpful (default: each collection's policy)")
 }
 
@@ -47,18 +48,26 @@ func driftMiddleware(ctx context.Context, f *envFlags, env *environment, e *env)
 	if mw := drift.FeedbackLevel(f.feedback); mw != nil {
 		before = append(before, mw)
 	}
-	var lineages []*drift.Lineage
+	var lineages, all []*drift.Lineage
 	for _, c := range env.registry.Collections() {
 		if !drift.IsDrifted(c) {
+			all = append(all, drift.NewLineage(c))
 			continue
 		}
 		l, err := drift.Open(c)
 		if err != nil {
 			return nil, nil, err
 		}
-		lineages = append(lineages, l)
+		lineages, all = append(lineages, l), append(all, l)
 		env.log.Info("enforcing drifted collection", "collection", c.Name, "version", c.Version, "base", l.Manifest.BaseVersion,
 			"mode", orDefaultString(f.driftMode, c.Policy.Mode), "validation", c.Policy.Validation)
+	}
+	if f.docsTool {
+		// After the lineages are opened: the tool is not in tools.json.
+		for _, c := range env.registry.Collections() {
+			drift.AddDocsTool(c)
+		}
+		before = append(before, drift.NewDocs(all...).Middleware())
 	}
 	if len(lineages) > 0 {
 		enf := drift.NewEnforcer(drift.EnforcerOptions{Mode: f.driftMode, Cache: env.store, Logger: env.log}, lineages...)

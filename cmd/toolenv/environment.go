@@ -45,6 +45,7 @@ type envFlags struct {
 	driftMode string // drift enforcement mode override (drift_mw.go)
 	feedback  string // feedback level for calls that do not ask (drift_mw.go)
 	faults    string // operational faults config (drift_mw.go)
+	docsTool  bool   // offer the documentation tool (drift_mw.go)
 }
 
 func (f *envFlags) register(fs *pflag.FlagSet) {

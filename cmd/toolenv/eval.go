@@ -67,6 +67,8 @@ type evalFlags struct {
 	style      string
 	native     bool
 	examples   int
+
+	skew evalSkewFlags // --env, --docs (drift_eval.go)
 }
 
 func newEvalCmd(e *env) *cobra.Command {
@@ -102,6 +104,7 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
 		},
 	}
 	fs := cmd.Flags()
+	registerEvalSkewFlags(fs, &ef.skew)
 	fs.StringArrayVar(&ef.tasks, "tasks", nil, "tasks: a collection folder (collection.json, tools.json, tasks.jsonl) or StableToolBench query files (repeatable)")
 	fs.StringVar(&ef.agentName, "agent", "react", "agent: direct, react, cot, dfsdt or oracle")
 	fs.StringVar(&ef.modelURL, "model", "", "OpenAI-compatible endpoint of the model, e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:11434/v1 (Ollama), https://api.openai.com/v1")
@@ -302,6 +305,11 @@ func filterTasks(ts []*toolenv.Task, ef *evalFlags) []*toolenv.Task {
 
 func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []string) error {
 	log := e.logger()
+	ef.tasks = append(ef.tasks, ef.skew.env...)
+	tools, err := skewTaskTools(&ef.skew, taskTools)
+	if err != nil {
+		return err
+	}
 	if len(ef.tasks) == 0 {
 		return usagef("--tasks is required: a collection folder (e.g. out/bird/slot) or StableToolBench query files")
 	}
@@ -348,7 +356,7 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 		for _, c := range lt.colls {
 			colls = append(colls, c)
 		}
-		runEnv = agent.NewRemote(ef.envURL, agent.RemoteOptions{TaskTools: taskTools, Collections: colls})
+		runEnv = agent.NewRemote(ef.envURL, agent.RemoteOptions{TaskTools: tools, Collections: colls})
 		envName = ef.envURL
 	} else {
 		f.collections = append(f.collections, collDirs...)
@@ -377,7 +385,7 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 				}
 			}
 		}
-		runEnv = agent.NewLocal(envx.pipeline, colls, agent.LocalOptions{TaskTools: taskTools})
+		runEnv = agent.NewLocal(envx.pipeline, colls, agent.LocalOptions{TaskTools: tools})
 	}
 	sortTasks(lt.tasks)
 	tasks := filterTasks(lt.tasks, ef)
