@@ -384,3 +384,18 @@ func TestExponentialRefsAreCapped(t *testing.T) {
 		t.Errorf("alias bomb took %v", el)
 	}
 }
+
+// BenchmarkLoad measures importing the test documents (figures in
+// docs/frontends.md).
+func BenchmarkLoad(b *testing.B) {
+	for _, f := range []string{"petstore.yaml", "library.json"} {
+		b.Run(f, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Load(context.Background(), filepath.Join("testdata", f), LoadOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
