@@ -36,7 +36,18 @@ type Translation struct {
 // ErrUntranslatable, when args do not meet m.When or a required argument
 // of to has neither a value nor a default.
 func Translate(m *Mapping, args map[string]any, to *toolenv.Tool) (*Translation, error) {
+	return TranslateFrom(m, args, nil, to)
+}
+
+// TranslateFrom is Translate knowing the source tool's documentation
+// too: an argument the call leaves out meant the source's documented
+// default, so a paired argument whose default differs in the target (or
+// that the target now requires) is given the source's default explicitly.
+func TranslateFrom(m *Mapping, args map[string]any, from, to *toolenv.Tool) (*Translation, error) {
 	tr := &Translation{Args: map[string]any{}}
+	if from != nil {
+		args = withDefaults(m, args, from, to)
+	}
 	for k, want := range m.When {
 		got, ok := GetPath(args, k)
 		if !ok || !sameValue(got, want) {
@@ -107,6 +118,38 @@ func Translate(m *Mapping, args map[string]any, to *toolenv.Tool) (*Translation,
 	return tr, nil
 }
 
+// withDefaults returns args with the source's documented defaults of the
+// paired arguments the call leaves out, where the target would not mean
+// the same by leaving them out.
+func withDefaults(m *Mapping, args map[string]any, from, to *toolenv.Tool) map[string]any {
+	var out map[string]any
+	for _, p := range m.Inputs {
+		if _, given := GetPath(args, p.From); given {
+			continue
+		}
+		fs := schemaAt(from.Input, p.From)
+		if fs == nil || fs.Default == nil {
+			continue
+		}
+		if to != nil {
+			if ts := schemaAt(to.Input, p.To); ts != nil && ts.Default != nil && sameValue(ts.Default, fs.Default) {
+				continue
+			}
+		}
+		if out == nil {
+			out = make(map[string]any, len(args)+1)
+			for k, v := range args {
+				out[k] = v
+			}
+		}
+		SetPath(out, p.From, fs.Default)
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
 // covered reports whether path or one of its parents was consumed.
 func covered(consumed map[string]bool, path string) bool {
 	for p := path; ; {
@@ -170,7 +213,11 @@ func coerceAll(s *toolenv.Schema, args map[string]any, prefix string, tr *Transl
 			coerceAll(ps, sub, path, tr)
 			continue
 		}
-		if v, changed := Coerce(args[k], ps.Type); changed {
+		v, changed := Coerce(args[k], ps.Type)
+		if e, ok := enumCase(v, ps.Enum); ok {
+			v, changed = e, true
+		}
+		if changed {
 			tr.Notes = append(tr.Notes, fmt.Sprintf("%s: %s → %s", path, short(args[k]), short(v)))
 			args[k] = v
 		}
@@ -229,6 +276,30 @@ func Coerce(v any, typ string) (any, bool) {
 		return []any{v}, true
 	}
 	return v, false
+}
+
+// enumCase returns the one enum value that equals v but for case, when v
+// itself is not in the enum (enum values whose case changed).
+func enumCase(v any, enum []any) (any, bool) {
+	s, ok := v.(string)
+	if !ok || len(enum) == 0 {
+		return v, false
+	}
+	var match any
+	n := 0
+	for _, e := range enum {
+		es, ok := e.(string)
+		if !ok {
+			continue
+		}
+		if es == s {
+			return v, false
+		}
+		if strings.EqualFold(es, s) {
+			match, n = e, n+1
+		}
+	}
+	return match, n == 1
 }
 
 func short(v any) string {
