@@ -90,6 +90,8 @@ func TestServeImportedSpec(t *testing.T) {
 		{"3.1 document: query", "GET", "/books?q=tolkien", "", 200, []string{`"total":1`, "Fellowship"}, "synthesizer"},
 		{"3.1 document: path parameter with a pattern", "GET", "/books/9780261103573", "", 200, []string{`"isbn"`, `"authors"`}, "synthesizer"},
 		{"3.1 document: pattern enforced", "GET", "/books/12345", "", 400, []string{"isbn", "pattern"}, "toolenv"},
+		{"raw array body at the bound route", "POST", "/books/batch", `[{"title":"X","isbn":"9780261102217","authors":[{"name":"A"}]}]`, 200, []string{`"added"`}, "synthesizer"},
+		{"array body validated (minItems)", "POST", "/books/batch", `[]`, 400, []string{"fewer than 1"}, "toolenv"},
 		{"generic route of an imported tool", "POST", "/tools/library/listAuthorBooks", `{"authorId":7}`, 200, []string{"["}, "synthesizer"},
 	}
 	for _, tt := range tests {

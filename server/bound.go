@@ -136,7 +136,7 @@ func (br *boundRoutes) serve(s *Server, w http.ResponseWriter, r *http.Request) 
 		}
 		return false
 	}
-	args, res := s.requestArgs(w, r, rt.tool, params)
+	args, res := s.requestArgs(w, r, rt.tool, params, true)
 	if res != nil {
 		writeError(w, 0, res)
 		return true

@@ -124,7 +124,7 @@ func (s *Server) handleToolCall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, res)
 		return
 	}
-	args, res := s.requestArgs(w, r, tool, nil)
+	args, res := s.requestArgs(w, r, tool, nil, false)
 	if res != nil {
 		writeError(w, 0, res)
 		return
@@ -157,8 +157,11 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv
 
 // requestArgs collects a REST request's arguments: path parameters, the
 // query string (converted to each parameter's declared type) and a JSON
-// object body.
-func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string) (map[string]any, *toolenv.Result) {
+// object body. At a tool's own bound route, parameters its binding puts in
+// headers or cookies are read from them too, and a tool whose body is one
+// argument (Meta["body_param"]: an array, a string) takes the raw JSON body
+// as that argument.
+func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string, bound bool) (map[string]any, *toolenv.Result) {
 	args := map[string]any{}
 	for k, v := range pathParams {
 		args[k] = convertParam(tool.Input.Prop(k), []string{v})
@@ -168,6 +171,20 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 			continue
 		}
 		args[k] = convertParam(tool.Input.Prop(k), vs)
+	}
+	if bound && tool.Binding != nil {
+		for name, in := range tool.Binding.In {
+			switch in {
+			case "header":
+				if vs := r.Header.Values(name); len(vs) > 0 {
+					args[name] = convertParam(tool.Input.Prop(name), vs)
+				}
+			case "cookie":
+				if c, err := r.Cookie(name); err == nil {
+					args[name] = convertParam(tool.Input.Prop(name), []string{c.Value})
+				}
+			}
+		}
 	}
 	if r.Body != nil && r.Method != http.MethodGet {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
@@ -179,6 +196,14 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 			return nil, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err)
 		}
 		if trimmed := strings.TrimSpace(string(body)); trimmed != "" {
+			if bp := tool.Meta["body_param"]; bound && bp != "" {
+				v, err := toolenv.ParseJSON([]byte(trimmed))
+				if err != nil {
+					return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be JSON", "the request body is not JSON: %v", err)
+				}
+				args[bp] = v
+				return args, nil
+			}
 			m, err := decodeArgs([]byte(trimmed))
 			if err != nil {
 				return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)

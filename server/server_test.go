@@ -49,8 +49,18 @@ func newTestServer(t *testing.T) (*httptest.Server, *Metrics) {
 		Meta: map[string]string{"std_category": "News_Media", "std_tool": "newsapi", "api_name": "search"},
 	}})
 	tb.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
+	// An OpenAPI-style collection: a header parameter and a raw array body.
+	hin := toolenv.ObjectSchema()
+	hin.SetProp("X-Trace", &toolenv.Schema{Type: "integer"})
+	hin.SetProp("items", &toolenv.Schema{Type: "array", Items: &toolenv.Schema{Type: "string"}})
+	hin.Required = []string{"items"}
+	api := toolenv.NewCollection("api", "openapi", []*toolenv.Tool{{
+		Name: "addItems", Input: hin, Meta: map[string]string{"body_param": "items"},
+		Binding: &toolenv.Binding{Method: "POST", Path: "/items", In: map[string]string{"X-Trace": "header", "items": "body"}},
+	}})
+	api.Policy = toolenv.Policy{Validation: toolenv.ValidationStrict}
 	reg := invoke.NewRegistry()
-	for _, coll := range []*toolenv.Collection{c, tb} {
+	for _, coll := range []*toolenv.Collection{c, tb, api} {
 		if err := reg.Add(coll, toolenv.HandlerFunc(echoBackend)); err != nil {
 			t.Fatal(err)
 		}
@@ -244,6 +254,19 @@ func TestRESTRoutes(t *testing.T) {
 			t.Errorf("%s %s: %d %s; want %d containing %q", tt.method, tt.path, resp.StatusCode, body, tt.code, tt.want)
 		}
 	}
+	// Header parameters and a raw body argument at a bound route.
+	resp, body = post(t, srv.URL+"/items", "application/json", `["a","b"]`, "X-Trace", "7")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"X-Trace":7`) || !strings.Contains(string(body), `"items":["a","b"]`) {
+		t.Errorf("header and body: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, srv.URL+"/items", "application/json", `["a"]`, "X-Trace", "seven")
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "X-Trace") {
+		t.Errorf("bad header: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, srv.URL+"/items", "application/json", `[1,`)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "not JSON") {
+		t.Errorf("broken body: %d %s", resp.StatusCode, body)
+	}
 	resp, _ = get(t, srv.URL+"/tools/toolbench/search_for_newsapi?q=a&fail=rate_limited")
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "2" {
 		t.Errorf("rate limit: %d Retry-After=%q", resp.StatusCode, resp.Header.Get("Retry-After"))
@@ -254,7 +277,7 @@ func TestListingsAndMetrics(t *testing.T) {
 	srv, _ := newTestServer(t)
 	_, body := get(t, srv.URL+"/collections")
 	var colls []collectionInfo
-	if err := json.Unmarshal(body, &colls); err != nil || len(colls) != 2 || colls[0].Name != "demo" || colls[0].Tools != 6 {
+	if err := json.Unmarshal(body, &colls); err != nil || len(colls) != 3 || colls[1].Name != "demo" || colls[1].Tools != 6 {
 		t.Fatalf("collections: %s", body)
 	}
 	_, body = get(t, srv.URL+"/collections/demo/tools?format=openai")
@@ -299,7 +322,7 @@ func TestListingsAndMetrics(t *testing.T) {
 		}
 	}
 	_, body = get(t, srv.URL+"/healthz")
-	if !bytes.Contains(body, []byte(`"tools":7`)) {
+	if !bytes.Contains(body, []byte(`"tools":8`)) {
 		t.Errorf("healthz: %s", body)
 	}
 }

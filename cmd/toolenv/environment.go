@@ -46,12 +46,14 @@ type envFlags struct {
 	feedback  string // feedback level for calls that do not ask (drift_mw.go)
 	faults    string // operational faults config (drift_mw.go)
 	docsTool  bool   // offer the documentation tool (drift_mw.go)
+
+	mapping mapFlags // failover and drift repair (map_mw.go)
 }
 
 func (f *envFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.store, "store", defaultStorePath(), "cache and records database (SQLite); \":memory:\" keeps nothing")
 	fs.StringArrayVar(&f.toolbench, "toolbench", nil, "ToolBench docs: a StableToolBench query file, a folder of them, or a toolenv/tools/<Category>/<tool>.json tree (repeatable)")
-	fs.StringArrayVar(&f.openapi, "openapi", nil, "an OpenAPI 3 document (JSON or YAML) to serve as a collection (repeatable)")
+	fs.StringArrayVar(&f.openapi, "openapi", nil, "an OpenAPI 3.0/3.1 document (JSON or YAML) to serve as a collection; NAME=FILE names the collection (repeatable)")
 	fs.StringArrayVar(&f.collections, "collection", nil, "a toolenv collection folder (collection.json + tools.json), e.g. a built NL2SQL flavor or a drifted version (repeatable)")
 	fs.BoolVar(&f.demo, "demo", false, "also serve the embedded demo collection (it is served anyway when nothing else is given)")
 	fs.StringVar(&f.llmURL, "llm-url", "", "OpenAI-compatible endpoint of the API simulator, e.g. http://127.0.0.1:8000/v1 (vLLM serving MirrorAPI); empty: the offline synthesizer answers")
@@ -66,6 +68,7 @@ func (f *envFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 120*time.Second, "overall timeout of one tool call")
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 8<<20, "reject responses larger than this")
 	registerDriftFlags(fs, f)
+	registerMapFlags(fs, &f.mapping)
 }
 
 // defaultStorePath is $XDG_CACHE_HOME/toolenv/store.db (or the OS's user

@@ -14,8 +14,12 @@ import (
 
 // newMCPHTTPHandler returns the MCP streamable-HTTP handler serve mounts
 // at /mcp: every loaded tool, named by the auto scheme.
-func newMCPHTTPHandler(ctx context.Context, env *environment, e *env) (http.Handler, error) {
-	srv, err := newMCPServer(env, server.MCPNamesAuto)
+func newMCPHTTPHandler(ctx context.Context, env *environment, e *env, names string) (http.Handler, error) {
+	naming, err := server.ParseMCPNaming(names)
+	if err != nil {
+		return nil, usagef("--mcp-names: %v", err)
+	}
+	srv, err := newMCPServer(env, naming)
 	if err != nil {
 		return nil, err
 	}
