@@ -14,9 +14,9 @@ import (
 const (
 	// MetaStub marks a tool left at an old name or endpoint ("true").
 	MetaStub = "drift_stub"
-	// MetaHidden hides a tool from the tools offered to agents (the key
-	// the NL2SQL protocol uses for its initialisation tool).
-	MetaHidden = "hidden"
+	// MetaHidden hides a tool from the tools offered to agents
+	// (toolenv.MetaHidden: listings leave it out, calls still reach it).
+	MetaHidden = toolenv.MetaHidden
 	// MetaErrorStyle holds the tool's error format (JSON ErrorStyle).
 	MetaErrorStyle = "error_style"
 )

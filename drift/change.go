@@ -118,3 +118,55 @@ func convertible(from, to string) bool {
 	scalar := func(t string) bool { return t == "integer" || t == "number" || t == "boolean" }
 	return (scalar(from) && to == "string") || (from == "string" && scalar(to))
 }
+
+// decoded holds a change's JSON values decoded once, with their
+// canonical forms, so translating a call decodes nothing.
+type decoded struct {
+	old, new       any
+	oldKey, newKey string
+	from, to       []any
+	fromKey, toKey []string
+}
+
+func decode(c *Change) *decoded {
+	key := func(raw json.RawMessage) string {
+		if len(raw) == 0 {
+			return ""
+		}
+		k, err := toolenv.CanonicalizeJSON(raw)
+		if err != nil {
+			return ""
+		}
+		return string(k)
+	}
+	d := &decoded{oldKey: key(c.OldValue), newKey: key(c.NewValue)}
+	if len(c.OldValue) > 0 {
+		d.old = value(c.OldValue)
+	}
+	if len(c.NewValue) > 0 {
+		d.new = value(c.NewValue)
+	}
+	for _, p := range c.Values {
+		d.from, d.to = append(d.from, value(p.From)), append(d.to, value(p.To))
+		d.fromKey, d.toKey = append(d.fromKey, key(p.From)), append(d.toKey, key(p.To))
+	}
+	return d
+}
+
+// values returns the change's decoded values: prepared by Check, or
+// decoded now for a change that was never checked.
+func (c *Change) values() *decoded {
+	if c.dec != nil {
+		return c.dec
+	}
+	return decode(c)
+}
+
+// canonKey is the canonical JSON of v, or "" when it has none.
+func canonKey(v any) string {
+	b, err := toolenv.Canonical(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

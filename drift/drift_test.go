@@ -13,7 +13,7 @@ import (
 	"github.com/toolenv/toolenv/drift"
 )
 
-func demoLineage(t *testing.T) (*drift.Lineage, []*toolenv.Task) {
+func demoLineage(t testing.TB) (*drift.Lineage, []*toolenv.Task) {
 	t.Helper()
 	c, err := demo.Collection()
 	if err != nil {

@@ -51,6 +51,8 @@ type Step struct {
 	// Tools are the tools the step changed, sorted by their name in From.
 	// A tool that is not listed is the same in both versions.
 	Tools []ToolChange `json:"tools"`
+
+	byTo map[string]int // Tools by their name in To (Check builds it)
 }
 
 // ToolChange is what one step did to one tool.
@@ -132,6 +134,8 @@ type Change struct {
 	NewEndpoint *Endpoint `json:"new_endpoint,omitempty"`
 	// Style is the new error format (OpErrorFormat).
 	Style *ErrorStyle `json:"style,omitempty"`
+
+	dec *decoded // the JSON values decoded (Check prepares them)
 }
 
 // ValuePair maps one enum value.
@@ -213,7 +217,12 @@ func (m *Manifest) Check() error {
 				if err := tc.Changes[k].check(); err != nil {
 					return fmt.Errorf("step %s→%s, tool %s, change %d: %w", s.From, s.To, tc.Tool, k+1, err)
 				}
+				tc.Changes[k].dec = decode(&tc.Changes[k])
 			}
+		}
+		m.Steps[i].byTo = make(map[string]int, len(s.Tools))
+		for j := range s.Tools {
+			m.Steps[i].byTo[s.Tools[j].Name] = j
 		}
 		prev = s.To
 	}
@@ -273,6 +282,12 @@ func (s *Step) change(name string) *ToolChange {
 // changeTo returns the tool change of step s whose tool is named name in
 // s.To, or nil.
 func (s *Step) changeTo(name string) *ToolChange {
+	if s.byTo != nil {
+		if i, ok := s.byTo[name]; ok {
+			return &s.Tools[i]
+		}
+		return nil
+	}
 	for i := range s.Tools {
 		if s.Tools[i].Name == name {
 			return &s.Tools[i]

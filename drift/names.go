@@ -142,6 +142,11 @@ func (r *Rules) renameCandidates(name string) map[string][]candidate {
 		return out
 	}
 	add := func(rule string, nw []string) {
+		for i := 1; i < len(nw); i++ {
+			if nw[i] == nw[i-1] {
+				return // "date_date"
+			}
+		}
 		st := style
 		if st == styleLower && len(nw) > 1 {
 			st = styleSnake
@@ -160,10 +165,14 @@ func (r *Rules) renameCandidates(name string) map[string][]candidate {
 				add(rule, splice(ws, i, 2, phraseWords(s)))
 			}
 		}
+		// One word of a compound name is replaced by a one-word synonym
+		// only: "user_name" → "user_login", not "user_display_name".
 		if len(ws) > 1 {
 			for i, w := range ws {
 				for _, s := range m[w] {
-					add(rule, splice(ws, i, 1, phraseWords(s)))
+					if !strings.Contains(s, "_") {
+						add(rule, splice(ws, i, 1, phraseWords(s)))
+					}
 				}
 			}
 		}

@@ -33,9 +33,10 @@ func (c *Change) forwardArgs(args map[string]any) {
 		}
 	case OpEnumCase:
 		if v, ok := args[c.Param]; ok {
-			for _, p := range c.Values {
-				if sameValue(v, p.From) {
-					args[c.Param] = value(p.To)
+			d, k := c.values(), canonKey(v)
+			for i := range d.fromKey {
+				if d.fromKey[i] == k {
+					args[c.Param] = d.to[i]
 					break
 				}
 			}
@@ -44,7 +45,7 @@ func (c *Change) forwardArgs(args map[string]any) {
 		// An absent argument meant the old default: say so explicitly,
 		// since the new version has no default (or another one).
 		if _, ok := args[c.Param]; !ok {
-			args[c.Param] = value(c.OldValue)
+			args[c.Param] = c.values().old
 		}
 	case OpNest:
 		obj := map[string]any{}
@@ -77,27 +78,28 @@ func (c *Change) backwardArgs(args map[string]any, keepDefaults bool) {
 		}
 	case OpEnumCase:
 		if v, ok := args[c.Param]; ok {
-			for _, p := range c.Values {
-				if sameValue(v, p.To) {
-					args[c.Param] = value(p.From)
+			d, k := c.values(), canonKey(v)
+			for i := range d.toKey {
+				if d.toKey[i] == k {
+					args[c.Param] = d.from[i]
 					break
 				}
 			}
 		}
 	case OpMakeOptional:
 		if _, ok := args[c.Param]; !ok {
-			args[c.Param] = value(c.NewValue)
+			args[c.Param] = c.values().new
 		}
 	case OpMakeRequired:
-		if v, ok := args[c.Param]; ok && !keepDefaults && sameValue(v, c.OldValue) {
+		if v, ok := args[c.Param]; ok && !keepDefaults && canonKey(v) == c.values().oldKey {
 			delete(args, c.Param)
 		}
 	case OpFlipDefault:
 		v, ok := args[c.Param]
 		switch {
 		case !ok:
-			args[c.Param] = value(c.NewValue)
-		case !keepDefaults && sameValue(v, c.OldValue):
+			args[c.Param] = c.values().new
+		case !keepDefaults && canonKey(v) == c.values().oldKey:
 			delete(args, c.Param)
 		}
 	case OpNest:

@@ -222,3 +222,22 @@ func TestFaultsOnTheWire(t *testing.T) {
 		t.Fatalf("/virtual: %q", body.Error)
 	}
 }
+
+// BenchmarkInjector measures the injector's cost on a call it leaves
+// alone (a rate limit with room, a 0% error rate).
+func BenchmarkInjector(b *testing.B) {
+	cfg, err := ParseConfig([]byte(`{"rules":[{"tool":"*","rate_limit":{"per_second":1e9,"burst":1e9},"errors":{"rate":0}}]}`), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, _ := New(cfg, Options{})
+	h := in.Middleware()(toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result {
+		return &toolenv.Result{Status: toolenv.StatusOK}
+	}))
+	call := &toolenv.Call{Tool: &toolenv.Tool{ID: "c/t", Collection: "c", Name: "t"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		h.Invoke(ctx, call)
+	}
+}

@@ -224,7 +224,13 @@ func printDriftSummary(e *env, out string, d *drift.Drifted) {
 			parts = append(parts, fmt.Sprintf("%s %d", op, counts[op]))
 		}
 	}
-	fmt.Fprintf(e.stdout, "%s %s → %s (seed %d): %d of %d tools changed; %s\n", c.Name, d.Step.From, d.Step.To, d.Step.Seed, len(d.Step.Tools), len(d.From.Tools), strings.Join(parts, ", "))
+	apis := 0
+	for _, t := range d.From.Tools {
+		if !t.Hidden() && t.Meta[drift.MetaStub] != "true" {
+			apis++
+		}
+	}
+	fmt.Fprintf(e.stdout, "%s %s → %s (seed %d): %d of %d tools changed; %s\n", c.Name, d.Step.From, d.Step.To, d.Step.Seed, len(d.Step.Tools), apis, strings.Join(parts, ", "))
 	fmt.Fprintf(e.stdout, "tasks translated: %d\n", len(d.Tasks))
 	fmt.Fprintf(e.stdout, "wrote %s (manifest.json, CHANGELOG.md, breaking.md, tools.json); serve it with: toolenv serve --collection %s\n", out, out)
 }

@@ -54,8 +54,10 @@ func driftMiddleware(ctx context.Context, f *envFlags, env *environment, e *env)
 			all = append(all, drift.NewLineage(c))
 			continue
 		}
-		l, err := drift.Open(c)
-		if err != nil {
+		var l *drift.Lineage
+		if b, ok := env.registry.Backend(c.Name).(*driftBackend); ok {
+			l = b.lineage // opened (and verified) once, by newDriftBackend
+		} else if l, err = drift.Open(c); err != nil {
 			return nil, nil, err
 		}
 		lineages, all = append(lineages, l), append(all, l)
@@ -94,8 +96,16 @@ func newDriftBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, en
 	if err != nil {
 		return nil, fmt.Errorf("the base backend (%s) of drifted collection %s: %w", l.Base.Backend.Type, c.Name, err)
 	}
-	// newBackend registered h's Close; hide it from the caller's.
-	return toolenv.HandlerFunc(h.Invoke), nil
+	// newBackend registered h's Close; the wrapper hides it from the
+	// caller's.
+	return &driftBackend{Handler: h, lineage: l}, nil
+}
+
+// driftBackend is a drifted collection's backend: its base collection's,
+// with the lineage the enforcement middleware reuses.
+type driftBackend struct {
+	toolenv.Handler
+	lineage *drift.Lineage
 }
 
 // backendMaker builds a collection's backend. newDriftBackend calls
