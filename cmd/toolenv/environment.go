@@ -47,6 +47,7 @@ type envFlags struct {
 	faults    string // operational faults config (drift_mw.go)
 	docsTool  bool   // offer the documentation tool (drift_mw.go)
 
+	mapping mapFlags // failover and drift repair (map_mw.go)
 }
 
 func (f *envFlags) register(fs *pflag.FlagSet) {
@@ -67,6 +68,7 @@ func (f *envFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 120*time.Second, "overall timeout of one tool call")
 	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 8<<20, "reject responses larger than this")
 	registerDriftFlags(fs, f)
+	registerMapFlags(fs, &f.mapping)
 }
 
 // defaultStorePath is $XDG_CACHE_HOME/toolenv/store.db (or the OS's user

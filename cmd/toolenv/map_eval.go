@@ -22,7 +22,7 @@ func newMapEvalCmd(e *env) *cobra.Command {
 		Use:   "eval",
 		Short: "Measure mappings against exact ground truth, and what they are worth at work",
 	}
-	cmd.AddCommand(newMapEvalDriftCmd(e), newMapEvalSELCmd(e))
+	cmd.AddCommand(newMapEvalDriftCmd(e), newMapEvalSELCmd(e), newMapEvalObfuscationCmd(e), newMapEvalRepairCmd(e), newMapEvalFailoverCmd(e))
 	return cmd
 }
 
@@ -218,6 +218,65 @@ argument alignments and the fixed arguments against that exact truth.`,
 	}
 	cmd.Flags().StringVar(&selDir, "sel", "", "the SEL collection folder of an NL2SQL build")
 	cmd.Flags().StringVar(&slotDir, "slot", "", "the SLOT collection folder of the same build")
+	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
+	return cmd
+}
+
+func newMapEvalObfuscationCmd(e *env) *cobra.Command {
+	var (
+		origDir, obfDir string
+		opts            structural.Options
+		asJSON          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "obfuscation",
+		Short: "Map an NL2SQL collection onto its obfuscated variant (FUNC_n, ARG_n) and score it against obfuscation.json",
+		Long: `toolenv build bird --obfuscate writes variants whose endpoints are named FUNC_n and
+whose arguments are named ARG_n, descriptions kept, with the mapping in
+obfuscation.json. Names carry nothing there: the structural mapper has only
+descriptions, types and response structure to go on.`,
+		Example: `  toolenv map eval obfuscation --original out/bird/rest --obfuscated out/bird/rest-obfuscated`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if origDir == "" || obfDir == "" {
+				return usagef("--original and --obfuscated are required")
+			}
+			orig, err := toolenv.ReadCollection(origDir)
+			if err != nil {
+				return err
+			}
+			obf, err := toolenv.ReadCollection(obfDir)
+			if err != nil {
+				return err
+			}
+			gold, err := truth.FromObfuscation(filepath.Join(obfDir, "obfuscation.json"), orig, obf)
+			if err != nil {
+				return err
+			}
+			ms, err := truth.MapVersions(ctx, orig.Tools, obf.Tools, opts)
+			if err != nil {
+				return err
+			}
+			s := truth.Score(gold, ms)
+			if asJSON {
+				return writeJSON(e.stdout, s)
+			}
+			fmt.Fprintf(e.stdout, "# %s → %s against obfuscation.json\n\n", orig.Name, obf.Name)
+			fmt.Fprintf(e.stdout, "| tool pairs | field alignments | arguments | response fields |\n| --- | --- | --- | --- |\n")
+			fmt.Fprintf(e.stdout, "| %s | %s | %s | %s |\n\n", prf(s.Tools), prf(s.Fields), prf(s.Inputs), prf(s.Outputs))
+			for i, m := range s.Misses {
+				if i == 10 {
+					break
+				}
+				fmt.Fprintf(e.stdout, "- %s\n", m)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&origDir, "original", "", "the original collection folder")
+	cmd.Flags().StringVar(&obfDir, "obfuscated", "", "its obfuscated variant's folder (with obfuscation.json)")
 	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
 	return cmd

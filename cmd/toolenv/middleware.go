@@ -16,5 +16,10 @@ func pipelineMiddleware(ctx context.Context, f *envFlags, env *environment, e *e
 		return nil, nil, err
 	}
 	before, after = append(before, b...), append(after, a...)
+	m, err := mappingMiddleware(ctx, &f.mapping, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	before = append(m, before...) // failover and repair first: see mappingMiddleware
 	return before, after, nil
 }
