@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +21,11 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // pipeline serves the demo collection with its real offline answers and
 // the faults of cfg in front, on a manual clock.
 func pipeline(t *testing.T, cfg string) (toolenv.Handler, *invoke.Registry, *ManualClock) {
+	t.Helper()
+	return observedPipeline(t, cfg, nil)
+}
+
+func observedPipeline(t *testing.T, cfg string, obs invoke.Observer) (toolenv.Handler, *invoke.Registry, *ManualClock) {
 	t.Helper()
 	c, err := demo.Collection()
 	if err != nil {
@@ -44,7 +50,7 @@ func pipeline(t *testing.T, cfg string) (toolenv.Handler, *invoke.Registry, *Man
 	if err != nil {
 		t.Fatal(err)
 	}
-	return invoke.New(reg, invoke.Options{BeforeValidate: []toolenv.Middleware{in.Middleware()}}), reg, clock
+	return invoke.New(reg, invoke.Options{Observer: obs, BeforeValidate: []toolenv.Middleware{in.Middleware()}}), reg, clock
 }
 
 func call(t *testing.T, h toolenv.Handler, reg *invoke.Registry, tool string) *toolenv.Result {
@@ -193,8 +199,9 @@ func TestConfigErrors(t *testing.T) {
 // TestFaultsOnTheWire checks what clients see: 429 with Retry-After for
 // REST, StableToolBench's "Too many requests" (its status 9) on /virtual.
 func TestFaultsOnTheWire(t *testing.T) {
-	h, reg, _ := pipeline(t, `{"rules":[{"tool":"current_weather","rate_limit":{"per_second":0.5,"burst":1}}]}`)
-	ts := httptest.NewServer(server.New(server.Options{Pipeline: h, Registry: reg}))
+	metrics := server.NewMetrics()
+	h, reg, _ := observedPipeline(t, `{"rules":[{"tool":"current_weather","rate_limit":{"per_second":0.5,"burst":1}}]}`, metrics)
+	ts := httptest.NewServer(server.New(server.Options{Pipeline: h, Registry: reg, Metrics: metrics}))
 	defer ts.Close()
 	get := func() *http.Response {
 		resp, err := http.Get(ts.URL + "/tools/demo/current_weather?city=Paris")
@@ -221,6 +228,25 @@ func TestFaultsOnTheWire(t *testing.T) {
 	if server.STBCode(body.Error) != 9 {
 		t.Fatalf("/virtual: %q", body.Error)
 	}
+	resp, err = http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(m), `toolenv_faults_total{collection="demo",fault="rate_limited"} 2`) {
+		t.Fatalf("metrics do not count the faults:\n%s", grepLines(string(m), "toolenv_faults"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // BenchmarkInjector measures the injector's cost on a call it leaves

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ type Metrics struct {
 	calls   *prometheus.CounterVec
 	latency *prometheus.HistogramVec
 	cache   *prometheus.CounterVec
+	faults  *prometheus.CounterVec
 }
 
 var _ invoke.Observer = (*Metrics)(nil)
@@ -38,8 +40,11 @@ func NewMetrics() *Metrics {
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolenv_cache_lookups_total", Help: "Cache lookups for cacheable collections: hit or miss.",
 		}, []string{"result"}),
+		faults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolenv_faults_total", Help: "Operational faults injected (toolenv serve --faults), by collection and kind (latency, timeout, rate_limited, error, flaky).",
+		}, []string{"collection", "fault"}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.cache,
+	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -53,6 +58,10 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 	src := string(res.Source)
 	m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)).Inc()
 	m.latency.WithLabelValues(src).Observe(elapsed.Seconds())
+	for _, f := range res.Faults {
+		kind, _, _ := strings.Cut(f, ":")
+		m.faults.WithLabelValues(coll, kind).Inc()
+	}
 	if call.Collection != nil && call.Collection.Policy.Cache && res.Source != toolenv.SourcePipeline {
 		if res.Source == toolenv.SourceCache {
 			m.cache.WithLabelValues("hit").Inc()
