@@ -174,5 +174,8 @@ func CheckOutput(dir string, d *Drifted, force bool) error {
 	if last.Seed != step.Seed {
 		return fmt.Errorf("drift: --out %s was already drifted from %s %s with seed %d; this run uses seed %d, which would give another %s. Use --seed %d to reproduce it, another --out, or --force to replace it", dir, m.Collection, step.From, last.Seed, step.Seed, step.To, last.Seed)
 	}
+	if fmt.Sprint(last.Operators, last.Rates) != fmt.Sprint(step.Operators, step.Rates) {
+		return fmt.Errorf("drift: --out %s was already drifted from %s %s with seed %d but other operators or rates (%v %v); choose another --out, or --force to replace it", dir, m.Collection, step.From, last.Seed, last.Operators, last.Rates)
+	}
 	return nil
 }
