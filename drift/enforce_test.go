@@ -259,3 +259,53 @@ func TestSimulatorSeesNewDocs(t *testing.T) {
 		t.Errorf("the simulator's prompt does not show the v2 parameter %s:\n%s", s.param.new, prompt.String())
 	}
 }
+
+// TestCompatAnswersInTheOldFormat: a v1 call in compat mode gets the
+// response in v1's field names, a v2 call in v2's, from the same cache
+// entry.
+func TestCompatAnswersInTheOldFormat(t *testing.T) {
+	ctx := context.Background()
+	l, _ := demoLineage(t)
+	d, err := drift.Drift(l, drift.Options{Seed: 2, Operators: []string{"response", "rename"}, Rates: map[string]float64{"response": 1, "rename": 1}, Mode: drift.ModeCompat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "v2")
+	if err := drift.Write(dir, d, drift.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := toolenv.ReadCollection(dir)
+	lin, err := drift.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var field drift.Change
+	for _, tc := range d.Step.Tools {
+		for _, ch := range tc.Changes {
+			if tc.Tool == "current_weather" && ch.Op == drift.OpRenameField && ch.Path == "" {
+				field = ch
+			}
+		}
+	}
+	if field.From == "" {
+		t.Fatalf("seed 2 renamed no top-level field of current_weather: %s", mustJSONString(d.Step))
+	}
+	st, _ := store.Open(ctx, ":memory:", store.Options{})
+	defer st.Close()
+	old := map[string]any{"city": "Paris"}
+	canon, _ := toolenv.Canonical(old)
+	st.Put(ctx, &store.Entry{Tool: "demo/current_weather", Args: string(canon), Status: toolenv.StatusOK, Body: json.RawMessage(`{"` + field.From + `": 1}`), Origin: "simulator"})
+	reg := invoke.NewRegistry()
+	reg.Add(c, simulate.NewSynthesizer(simulate.SynthOptions{}))
+	enf := drift.NewEnforcer(drift.EnforcerOptions{Cache: st}, lin)
+	h := invoke.New(reg, invoke.Options{Cache: st, BeforeValidate: []toolenv.Middleware{enf.Before()}, AfterValidate: []toolenv.Middleware{enf.After()}})
+	res := h.Invoke(ctx, &toolenv.Call{Tool: c.Tool("current_weather"), Collection: c, Args: old})
+	if res.Source != toolenv.SourceCache || string(res.Body) != `{"`+field.From+`": 1}` || len(res.Warnings) == 0 {
+		t.Fatalf("v1 call: %s %s %v", res.Source, res.Body, res.Warnings)
+	}
+	name, args, _ := lin.Manifest.Forward("v1", "current_weather", old)
+	res = h.Invoke(ctx, &toolenv.Call{Tool: c.Tool(name), Collection: c, Args: args})
+	if res.Source != toolenv.SourceCache || string(res.Body) != `{"`+field.To+`": 1}` || len(res.Warnings) != 0 {
+		t.Fatalf("v2 call: %s %s %v", res.Source, res.Body, res.Warnings)
+	}
+}
