@@ -1,0 +1,199 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/mapping/index"
+	"github.com/toolenv/toolenv/mapping/probe"
+	"github.com/toolenv/toolenv/mapping/sequence"
+	"github.com/toolenv/toolenv/toolbench"
+)
+
+func newMapSequenceCmd(e *env) *cobra.Command {
+	var (
+		mf        modelFlags
+		indexPath string
+		queries   []string
+		out       string
+		style     string
+		k, shots  int
+		limit     int
+		noReflect bool
+		mode      string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "sequence",
+		Short: "Generate API call sequences (retrieval, few-shot or CoT prompting, mapping-aware self-reflection) and score them",
+		Long: `For each query: retrieve candidate APIs from the index, prompt the model few-shot
+(the paper's Appendix A.1.1) or with chain of thought (A.1.2) for the API sequence
+[["tool_name", "api_name"], ...], then ask it to reflect (A.1.3), telling it which
+mappings exist between the APIs of its answer and the candidates. Sequences are
+scored against the gold APIs (StableToolBench's relevant APIs, or the tools of an
+NL2SQL task's gold calls) with set and order precision, recall and F1.
+
+Without --model, only the retrieval baseline is scored: the top |gold| retrieved
+APIs as the sequence, and the recall of the candidates.`,
+		Example: `  toolenv map sequence --index map.db --queries ../shared/data/stabletoolbench/solvable_queries/test_instruction
+  toolenv map sequence --index map.db --queries G1_instruction.json --llm-url http://127.0.0.1:8000/v1 --model mixtral-8x7b-instruct --style cot --out seq`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if len(queries) == 0 {
+				return usagef("--queries is required: StableToolBench query files or a folder of them, or tasks (.jsonl)")
+			}
+			if style != sequence.FewShot && style != sequence.CoT {
+				return usagef("--style %q: want fewshot or cot", style)
+			}
+			tasks, err := sequenceTasks(queries)
+			if err != nil {
+				return err
+			}
+			if limit > 0 && len(tasks) > limit {
+				tasks = tasks[:limit]
+			}
+			ix, err := index.Open(ctx, indexPath, index.OpenOptions{Logger: e.logger()})
+			if err != nil {
+				return toolenv.Errorw(toolenv.StatusNotFound, "", "%v", err)
+			}
+			defer ix.Close()
+			switch index.Mode(mode) {
+			case "", index.Hybrid, index.Lexical, index.Vector:
+			default:
+				return usagef("--search-mode %q: want hybrid, lexical or vector", mode)
+			}
+			retr := probe.IndexRetriever{Index: ix, Options: index.SearchOptions{Mode: index.Mode(mode), MaxAlternatives: -1}}
+			base := sequence.Baseline(ctx, retr, tasks, k)
+			rep := sequenceReport{Tasks: len(tasks), K: k, Baseline: sequence.Summarise(base), Mode: mode}
+			if rep.Mode == "" {
+				rep.Mode = "default"
+			}
+			var outs []*sequence.Outcome
+			if mf.model != "" {
+				client, closer, err := mf.client(cmd, e)
+				if err != nil {
+					return err
+				}
+				defer closer.Close()
+				byName := map[string]*toolenv.Tool{}
+				for _, t := range ix.Tools() {
+					byName[t.Name] = t
+				}
+				s := sequence.New(client, retr, tasks, func(n string) *toolenv.Tool { return byName[n] }, sequence.Options{
+					Model: mf.model, Style: style, K: k, Shots: shots, NoReflection: noReflect, Mappings: ix.Mappings(),
+					Temperature: mf.temperature, Seed: mf.seed, Logger: e.logger(),
+				})
+				bar := progress.New(e.stderr, len(tasks), "sequence")
+				for _, t := range tasks {
+					if ctx.Err() != nil {
+						break
+					}
+					outs = append(outs, s.Run(ctx, t))
+					bar.Add(1)
+				}
+				bar.Finish()
+				sum := sequence.Summarise(outs)
+				rep.Scores, rep.Style, rep.ModelName = &sum, style, mf.model
+			}
+			if out != "" {
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					return err
+				}
+				if err := toolenv.WriteJSONFile(filepath.Join(out, "sequence.json"), map[string]any{"report": rep, "outcomes": outs, "baseline": base, "prompts": sequence.Prompts()}); err != nil {
+					return err
+				}
+				var b strings.Builder
+				writeSequenceReport(&b, rep)
+				if err := toolenv.WriteFileAtomic(filepath.Join(out, "sequence.md"), []byte(b.String())); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(e.stdout, rep)
+			}
+			writeSequenceReport(e.stdout, rep)
+			return ctx.Err()
+		},
+	}
+	mf.register(cmd.Flags())
+	cmd.Flags().StringVar(&indexPath, "index", defaultIndexPath(), "the tool index (from toolenv map index)")
+	cmd.Flags().StringArrayVar(&queries, "queries", nil, "StableToolBench query files or folders, or tasks (.jsonl) (repeatable)")
+	cmd.Flags().StringVar(&out, "out", "", "write sequence.json and sequence.md into this folder")
+	cmd.Flags().StringVar(&style, "style", sequence.FewShot, "prompt style: fewshot or cot")
+	cmd.Flags().IntVarP(&k, "top", "k", 10, "candidate APIs retrieved per query")
+	cmd.Flags().IntVar(&shots, "shots", 3, "solved examples in the prompt")
+	cmd.Flags().IntVar(&limit, "limit", 0, "sequence only the first N queries")
+	cmd.Flags().BoolVar(&noReflect, "no-reflection", false, "skip the self-reflection pass")
+	cmd.Flags().StringVar(&mode, "search-mode", "", "retrieval: hybrid, lexical or vector (default: hybrid when the index has vectors)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// sequenceReport is what map sequence measured.
+type sequenceReport struct {
+	Tasks     int               `json:"tasks"`
+	Mode      string            `json:"search_mode"`
+	K         int               `json:"k"`
+	Baseline  sequence.Summary  `json:"baseline"`
+	ModelName string            `json:"model,omitempty"`
+	Style     string            `json:"style,omitempty"`
+	Scores    *sequence.Summary `json:"model_scores,omitempty"`
+}
+
+// sequenceTasks reads tasks with gold APIs: StableToolBench query files
+// (relevant APIs named as the index names ToolBench APIs) or task files.
+func sequenceTasks(paths []string) ([]*toolenv.Task, error) {
+	var tasks []*toolenv.Task
+	var stb []string
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".jsonl") {
+			ts, _, err := toolenv.ReadTasks(p)
+			if err != nil {
+				return nil, err
+			}
+			tasks = append(tasks, ts...)
+			continue
+		}
+		stb = append(stb, p)
+	}
+	if len(stb) > 0 {
+		src, err := toolbench.Load(stb...)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		tasks = append(tasks, src.Tasks(toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{}))...)
+	}
+	var out []*toolenv.Task
+	for _, t := range tasks {
+		if len(sequence.Gold(t)) > 0 {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("no task with gold APIs in %v", paths)
+	}
+	return out, nil
+}
+
+func prfRow(w io.Writer, name string, set, order metrics.PRF) {
+	fmt.Fprintf(w, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name, set.Precision, set.Recall, set.F1, order.Precision, order.Recall, order.F1)
+}
+
+func writeSequenceReport(w io.Writer, r sequenceReport) {
+	fmt.Fprintf(w, "# API sequencing\n\n%d queries, %d candidates retrieved per query (%s search); candidate recall@%d = %.4f.\n\n", r.Tasks, r.K, r.Mode, r.K, r.Baseline.RetrievalRecall)
+	fmt.Fprintf(w, "| sequence | set P | set R | set F1 | order P | order R | order F1 |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	prfRow(w, "retrieval only (the top n, n = number of gold APIs)", r.Baseline.Set, r.Baseline.Order)
+	if r.Scores != nil {
+		prfRow(w, r.ModelName+", "+r.Style, r.Scores.Set, r.Scores.Order)
+		prfRow(w, r.ModelName+", "+r.Style+" + self-reflection", r.Scores.SetReflected, r.Scores.OrderReflected)
+		fmt.Fprintf(w, "\n%d queries failed; %d prompt + %d completion tokens.\n", r.Scores.Errors, r.Scores.Usage.PromptTokens, r.Scores.Usage.CompletionTokens)
+	}
+}
