@@ -51,31 +51,45 @@ func TestDriftCommandInputErrors(t *testing.T) {
 	}
 }
 
-// TestDriftedBirdOracleScoresFull drifts the NL2SQL REST collection twice
+// TestDriftedBirdOracleScoresFull drifts each NL2SQL collection twice
 // with the CLI and runs "toolenv eval --agent oracle" on v2 and v3: the
 // translated gold calls complete every task through the served pipeline.
 func TestDriftedBirdOracleScoresFull(t *testing.T) {
 	bird := builtBird(t)
 	ctx := context.Background()
-	tmp := t.TempDir()
-	in := filepath.Join(bird, "rest")
-	for i, v := range []string{"v2", "v3"} {
-		out := filepath.Join(tmp, "rest-"+v)
-		code, stdout, stderr := run(t, ctx, "drift", "--in", in, "--out", out, "--seed", []string{"21", "22"}[i], "--rate", "rename=0.6,type=0.5,endpoint=0.6")
-		if code != 0 || !strings.Contains(stdout, "bird-rest v"+string(rune('1'+i))+" → "+v) {
-			t.Fatalf("drift %s: exit %d\n%s\n%s", v, code, stdout, stderr)
-		}
-		ev := filepath.Join(tmp, "eval-"+v)
-		code, _, stderr = run(t, ctx, "eval", "--env", out, "--agent", "oracle", "--out", ev, "--concurrency", "4", "--store", filepath.Join(ev, "cache.db"), "--log-level", "warn")
-		if code != 0 {
-			t.Fatalf("eval %s: exit %d: %s", v, code, stderr)
-		}
-		g := readSummary(t, ev).Groups[0]
-		if g.Completion == nil || g.Completion.Mean != 1 || g.Errors != 0 || g.Tasks != 287 {
-			t.Fatalf("oracle on %s: %d tasks, completion %+v, errors %d", v, g.Tasks, g.Completion, g.Errors)
-		}
-		in = out
+	for _, flavor := range []string{"slot", "sel", "rest"} {
+		t.Run(flavor, func(t *testing.T) {
+			tmp := t.TempDir()
+			in := filepath.Join(bird, flavor)
+			tasks := readTaskCount(t, in)
+			for i, v := range []string{"v2", "v3"} {
+				out := filepath.Join(tmp, flavor+"-"+v)
+				code, stdout, stderr := run(t, ctx, "drift", "--in", in, "--out", out, "--seed", []string{"21", "22"}[i], "--rate", "rename=0.6,type=0.5,endpoint=0.6,required=0.5")
+				if code != 0 || !strings.Contains(stdout, " → "+v) {
+					t.Fatalf("drift %s: exit %d\n%s\n%s", v, code, stdout, stderr)
+				}
+				ev := filepath.Join(tmp, "eval-"+v)
+				code, _, stderr = run(t, ctx, "eval", "--env", out, "--agent", "oracle", "--out", ev, "--concurrency", "4", "--store", filepath.Join(ev, "cache.db"), "--log-level", "warn")
+				if code != 0 {
+					t.Fatalf("eval %s: exit %d: %s", v, code, stderr)
+				}
+				g := readSummary(t, ev).Groups[0]
+				if g.Completion == nil || g.Completion.Mean != 1 || g.Errors != 0 || g.Tasks != tasks {
+					t.Fatalf("oracle on %s %s: %d tasks (want %d), completion %+v, errors %d", flavor, v, g.Tasks, tasks, g.Completion, g.Errors)
+				}
+				in = out
+			}
+		})
 	}
+}
+
+func readTaskCount(t *testing.T, dir string) int {
+	t.Helper()
+	tasks, _, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(tasks)
 }
 
 // TestEvalShowsOldDocs runs "toolenv eval --docs C --env C2" with a
