@@ -113,6 +113,7 @@ func Drift(in *Lineage, opts Options) (*Drifted, error) {
 		for _, op := range ops {
 			p.rng, p.rate = seedFor(opts.Seed, to, t.Name, op.Name), rates[op.Name]
 			for _, c := range op.plan(p, work) {
+				c.Operator = op.Name
 				if err := c.apply(work, env); err != nil {
 					return nil, fmt.Errorf("drift: operator %s on tool %s: %w (a bug in toolenv)", op.Name, t.Name, err)
 				}

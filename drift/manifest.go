@@ -95,6 +95,9 @@ const (
 type Change struct {
 	// Op is the kind of change.
 	Op string `json:"op"`
+	// Operator is the operator that made it (Operators; several make
+	// OpRenameTool and OpEndpoint).
+	Operator string `json:"operator,omitempty"`
 	// Rule is the rule that produced it ("synonym", "case",
 	// "abbreviation", "action", "version", "host", "path", "upper", …).
 	Rule string `json:"rule,omitempty"`
