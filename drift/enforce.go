@@ -151,13 +151,24 @@ func (e *Enforcer) Before() toolenv.Middleware {
 	}
 }
 
-// check validates args against the tool of version i.
+// check validates args against the tool of version i. Under the lenient
+// policy unknown arguments pass, but in the current version an argument
+// under an old name is still a problem: it is known to be wrong.
 func (e *Enforcer) check(l *Lineage, i int, t *toolenv.Tool, args map[string]any) []toolenv.Problem {
 	lenient := l.Current.Policy.Validation == toolenv.ValidationLenient
 	if i == 0 {
 		lenient = l.Base.Policy.Validation == toolenv.ValidationLenient
 	}
-	return e.v.Args(t.Input, args, lenient).Problems
+	probs := e.v.Args(t.Input, args, lenient).Problems
+	if lenient && i == len(l.versions)-1 {
+		fates := e.fates[t.ID]
+		for _, k := range sortedKeys(args) {
+			if _, old := fates[k]; old && t.Input.Prop(k) == nil {
+				probs = append(probs, toolenv.Problem{Param: k, Code: validate.CodeUnknownParam, Message: fmt.Sprintf("unknown argument `%s`", k)})
+			}
+		}
+	}
+	return probs
 }
 
 // oldForm finds the newest older version whose schema args match.

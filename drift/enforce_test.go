@@ -309,3 +309,31 @@ func TestCompatAnswersInTheOldFormat(t *testing.T) {
 		t.Fatalf("v2 call: %s %s %v", res.Source, res.Body, res.Warnings)
 	}
 }
+
+// TestLenientStillRejectsOldNames: a drifted collection validated
+// leniently (undocumented arguments pass) still rejects an argument under
+// a name an older version had.
+func TestLenientStillRejectsOldNames(t *testing.T) {
+	l, _ := demoLineage(t)
+	d, err := drift.Drift(l, drift.Options{Seed: 4, Operators: []string{"rename"}, Rates: map[string]float64{"rename": 1}, Validation: toolenv.ValidationLenient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "v2")
+	if err := drift.Write(dir, d, drift.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := toolenv.ReadCollection(dir)
+	lin, err := drift.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := invoke.NewRegistry()
+	reg.Add(c, simulate.NewSynthesizer(simulate.SynthOptions{}))
+	enf := drift.NewEnforcer(drift.EnforcerOptions{}, lin)
+	h := invoke.New(reg, invoke.Options{BeforeValidate: []toolenv.Middleware{enf.Before()}, AfterValidate: []toolenv.Middleware{enf.After()}})
+	res := h.Invoke(context.Background(), &toolenv.Call{Tool: c.Tool("current_weather"), Collection: c, Args: map[string]any{"city": "Paris", "extra": 1}})
+	if res.Status != toolenv.StatusInvalidArguments || len(res.Problems) != 1 || res.Problems[0].Code != drift.CodeRenamed {
+		t.Fatalf("%s %s %v", res.Status, res.Error, res.Problems)
+	}
+}
