@@ -32,7 +32,7 @@ stand in for each other and how their fields correspond — structurally, with n
 model, or with an LLM and self-reflection — measure the mappings against drift
 ground truth, sequence APIs with them, and review them in a web page.`,
 	}
-	cmd.AddCommand(newMapIndexCmd(e), newMapSearchCmd(e), newMapMatchCmd(e), newMapProbeCmd(e), newMapSequenceCmd(e), newMapEvalCmd(e))
+	cmd.AddCommand(newMapIndexCmd(e), newMapSearchCmd(e), newMapMatchCmd(e), newMapProbeCmd(e), newMapSequenceCmd(e), newMapReviewCmd(e), newMapEvalCmd(e))
 	return cmd
 }
 

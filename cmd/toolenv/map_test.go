@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/probe"
@@ -100,5 +102,65 @@ func TestMapProbe(t *testing.T) {
 	}
 	if code, _, _ = run(t, ctx, "map", "probe", "--index", ix, "--queries", queries, "--out", out2); code != 2 {
 		t.Fatalf("no model: %d", code)
+	}
+}
+
+func TestMapEvalDriftRepairAndReview(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	v2 := filepath.Join(dir, "world-v2")
+	if code, _, errs := run(t, ctx, "drift", "--in", worldDir, "--out", v2, "--seed", "1"); code != 0 {
+		t.Fatalf("drift: %s", errs)
+	}
+	code, out, errs := run(t, ctx, "map", "eval", "drift", "--collection", v2, "--out", filepath.Join(dir, "eval"))
+	if code != 0 || !strings.Contains(out, "| world | v1→v2 | 11 |") {
+		t.Fatalf("eval drift: %d\n%s\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "eval", "drift-eval.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, ctx, "map", "eval", "repair", "--collection", v2)
+	if code != 0 || !strings.Contains(out, "strict + repair adapter") {
+		t.Fatalf("eval repair: %d\n%s\n%s", code, out, errs)
+	}
+	// The repaired run completes more of the old calls than the strict one.
+	var without, with int
+	for _, line := range strings.Split(out, "\n") {
+		var n int
+		if strings.HasPrefix(line, "| oracle | strict, no repair |") {
+			fmt.Sscanf(strings.Split(line, "|")[4], " %d", &n)
+			without = n
+		}
+		if strings.HasPrefix(line, "| oracle | strict + repair adapter |") {
+			fmt.Sscanf(strings.Split(line, "|")[4], " %d", &n)
+			with = n
+		}
+	}
+	if with <= without {
+		t.Fatalf("repair: %d without, %d with\n%s", without, with, out)
+	}
+	// Bad input: a folder that is not drifted.
+	if code, _, _ := run(t, ctx, "map", "eval", "repair", "--collection", worldDir); code != 2 {
+		t.Fatalf("undrifted: %d", code)
+	}
+}
+
+func TestMapReviewExport(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := &probe.File{Version: probe.FileVersion, Tools: map[string]*toolenv.Tool{}, Queries: []*probe.Result{{Query: probe.Query{ID: "q", Text: "x"}}}}
+	path := filepath.Join(dir, "probe.json")
+	if err := probe.WriteFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, ctx, "map", "review", "--probe", path, "--export", filepath.Join(dir, "r.json"), "--export-set", filepath.Join(dir, "s.json"))
+	if code != 0 || !strings.Contains(out, "0 annotations") {
+		t.Fatalf("review export: %d %s %s", code, out, errs)
+	}
+	if _, err := mapping.ReadSet(filepath.Join(dir, "s.json")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := run(t, ctx, "map", "review", "--probe", filepath.Join(dir, "none.json")); code != 2 {
+		t.Fatalf("missing probe file: %d", code)
 	}
 }

@@ -282,13 +282,18 @@ has no gold call sequences).`,
 	return cmd
 }
 
-// exampleTasks makes one single-call task per tool of c whose arguments
-// all have documented example values (ToolBench's example_value) — at
-// least the required ones.
+// exampleTasks makes one single-call task per tool of c: its first
+// documented example, else its documented example values (ToolBench's
+// example_value) and defaults when they cover the required arguments.
 func exampleTasks(c *toolenv.Collection) []*toolenv.Task {
 	var out []*toolenv.Task
 	for _, t := range c.Tools {
 		if t.Meta["hidden"] == "true" || t.Deprecated != nil {
+			continue
+		}
+		if len(t.Examples) > 0 && t.Examples[0].Args != nil {
+			out = append(out, &toolenv.Task{ID: t.Name, Collection: c.Name, Query: "call " + t.Name, Tools: []string{t.Name},
+				Gold: []toolenv.GoldCall{{Name: t.Name, Args: t.Examples[0].Args}}})
 			continue
 		}
 		args := map[string]any{}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/mapping/probe"
+	"github.com/toolenv/toolenv/mapping/review"
+)
+
+func newMapReviewCmd(e *env) *cobra.Command {
+	var (
+		probePath, journal, addr, annotator string
+		exportTo, exportSet                 string
+	)
+	cmd := &cobra.Command{
+		Use:   "review",
+		Short: "Serve the annotation page: review proposed mappings per query with the keyboard, export reviewed ground truth",
+		Long: `Serve a web page (everything embedded; nothing is fetched from the internet) where a
+person reviews, query by query, the candidate tools and the mappings proposed for
+them (by the model, after self-reflection, structurally) with their reasoning, and
+accepts, rejects or corrects each. Keys: j/k move, a accept, r reject, c correct,
+m add, n/p next/previous query, e export, ? help.
+
+Every annotation is appended to --journal and synced before it is acknowledged, so
+nothing reviewed is lost; disagreeing annotators are kept both and flagged. With
+--export (or --export-set), write the reviewed ground truth (or the agreed mappings
+as a mappings file, usable by --failover) and exit.`,
+		Example: `  toolenv map review --probe probe.json --annotator alice
+  toolenv map review --probe probe.json --export reviewed.json --export-set human-mappings.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if probePath == "" {
+				return usagef("--probe is required (a file written by toolenv map probe --out)")
+			}
+			f, err := probe.ReadFile(probePath)
+			if err != nil {
+				return usageError{err}
+			}
+			if journal == "" {
+				journal = probePath + ".review.jsonl"
+			}
+			r, problems, err := review.New(review.Options{Probe: f, Journal: journal, Annotator: annotator, Logger: e.logger()})
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			for _, p := range problems {
+				e.logger().Warn("journal line skipped", "err", p)
+			}
+			if exportTo != "" || exportSet != "" {
+				ex := r.Export()
+				if exportTo != "" {
+					if err := toolenv.WriteJSONFile(exportTo, ex); err != nil {
+						return err
+					}
+				}
+				if exportSet != "" {
+					if err := mapping.WriteSet(exportSet, ex.Set()); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(e.stdout, "%d annotations: %d agreed mappings, %d rejected, %d conflicts\n", ex.Annotations, len(ex.Mappings), len(ex.Rejected), len(ex.Conflicts))
+				return nil
+			}
+			return serveReview(cmd.Context(), e, r, addr, journal)
+		},
+	}
+	cmd.Flags().StringVar(&probePath, "probe", "", "the probe file to review (toolenv map probe --out)")
+	cmd.Flags().StringVar(&journal, "journal", "", "annotations file, appended to (default: PROBE.review.jsonl)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8088", "address to serve the page on")
+	cmd.Flags().StringVar(&annotator, "annotator", "", "default annotator name shown in the page")
+	cmd.Flags().StringVar(&exportTo, "export", "", "write the reviewed ground truth (JSON) here and exit")
+	cmd.Flags().StringVar(&exportSet, "export-set", "", "write the agreed mappings as a mappings file here and exit")
+	return cmd
+}
+
+func serveReview(ctx context.Context, e *env, r *review.Reviewer, addr, journal string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (pass --addr HOST:PORT)", addr, err)
+	}
+	srv := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stdout, "reviewing at http://%s (annotations in %s); Ctrl-C stops\n", ln.Addr(), journal)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			return err
+		}
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

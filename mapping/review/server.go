@@ -1,0 +1,109 @@
+package review
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"github.com/toolenv/toolenv/mapping"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// maxBody bounds an annotation request.
+const maxBody = 1 << 20
+
+// Handler serves the review page and its API:
+//
+//	GET  /                  the page
+//	GET  /static/...        its script and style
+//	GET  /api/config        the default annotator and the counts
+//	GET  /api/queries       the queries with their review counts
+//	GET  /api/query?id=ID   a query: candidates, proposals, annotations
+//	POST /api/annotations   {query, proposal, verdict, mapping, annotator, note}
+//	GET  /api/export        the reviewed ground truth (JSON)
+//	GET  /api/export?set=1  the agreed mappings as a mappings file
+//
+// The page loads nothing from anywhere else (a content security policy
+// says so).
+func (r *Reviewer) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(assets, "assets")
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, req *http.Request) {
+		b, _ := fs.ReadFile(static, "index.html")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(b)
+	})
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /api/config", func(w http.ResponseWriter, req *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"annotator": r.opts.Annotator, "queries": len(r.queries), "model": r.opts.Probe.Model})
+	})
+	mux.HandleFunc("GET /api/queries", func(w http.ResponseWriter, req *http.Request) {
+		writeJSON(w, http.StatusOK, r.Queries())
+	})
+	mux.HandleFunc("GET /api/query", func(w http.ResponseWriter, req *http.Request) {
+		q := r.Query(req.URL.Query().Get("id"))
+		if q == nil {
+			writeError(w, http.StatusNotFound, "no such query; GET /api/queries lists them")
+			return
+		}
+		writeJSON(w, http.StatusOK, q)
+	})
+	mux.HandleFunc("POST /api/annotations", func(w http.ResponseWriter, req *http.Request) {
+		var in struct {
+			Query     string           `json:"query"`
+			Proposal  string           `json:"proposal"`
+			Verdict   string           `json:"verdict"`
+			Mapping   *mapping.Mapping `json:"mapping"`
+			Annotator string           `json:"annotator"`
+			Note      string           `json:"note"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxBody))
+		dec.UseNumber()
+		if err := dec.Decode(&in); err != nil {
+			writeError(w, http.StatusBadRequest, "the body is not an annotation: "+err.Error())
+			return
+		}
+		a, err := r.Annotate(Annotation{Query: in.Query, Proposal: in.Proposal, Verdict: in.Verdict, Mapping: in.Mapping, Annotator: in.Annotator, Note: in.Note})
+		if err != nil {
+			status := http.StatusBadRequest
+			if strings.Contains(err.Error(), "journal") {
+				status = http.StatusInternalServerError
+			}
+			writeError(w, status, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusCreated, a)
+	})
+	mux.HandleFunc("GET /api/export", func(w http.ResponseWriter, req *http.Request) {
+		e := r.Export()
+		w.Header().Set("Content-Disposition", `attachment; filename="reviewed-mappings.json"`)
+		if req.URL.Query().Get("set") != "" {
+			writeJSON(w, http.StatusOK, e.Set())
+			return
+		}
+		writeJSON(w, http.StatusOK, e)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		mux.ServeHTTP(w, req)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
