@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -20,7 +23,6 @@ import (
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/loadgen"
-	"github.com/toolenv/toolenv/server"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
 	"github.com/toolenv/toolenv/validate"
@@ -40,7 +42,12 @@ type benchReport struct {
 	Baseline    *loadgen.Result `json:"baseline,omitempty"`
 	Ratio       float64         `json:"ratio,omitempty"`
 	Rounds      int             `json:"rounds"`
-	Target      string          `json:"target"`
+	// ToolenvCPU and BaselineCPU are each server's CPU time per request
+	// (user + system, from /proc; medians over the rounds), which other
+	// load on the machine disturbs far less than throughput.
+	ToolenvCPU  time.Duration `json:"toolenv_cpu_per_request_ns,omitempty"`
+	BaselineCPU time.Duration `json:"baseline_cpu_per_request_ns,omitempty"`
+	Target      string        `json:"target"`
 }
 
 type loadReport struct {
@@ -92,6 +99,7 @@ resident memory afterwards.`,
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	fs.IntVar(&maxTools, "max-tools", 2000, "use at most this many tools' calls")
 	fs.IntVar(&rounds, "rounds", 3, "alternate the targets over this many rounds (splitting --duration) and report each one's median round")
+	cmd.AddCommand(newBenchBareCmd(e))
 	return cmd
 }
 
@@ -182,15 +190,22 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 	}
 	rep.Tools, rep.Requests = len(entries), len(bodies)
 
+	// The servers under test run as child processes, so that each one's
+	// CPU time per request can be read from /proc beside the throughput.
 	base := target
+	var toolenvProc *os.Process
 	if base == "" {
-		srv := server.New(server.Options{Pipeline: env.pipeline, Registry: env.registry, Logger: env.log})
-		url, stop, err := listenLoopback(srv)
+		env.Close() // the child opens the same store
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--store", f.store, "--log-level", "warn"}
+		for _, d := range docs {
+			args = append(args, "--toolbench", d)
+		}
+		url, proc, stop, err := startChild(ctx, args, "serving ")
 		if err != nil {
 			return err
 		}
 		defer stop()
-		base = url
+		base, toolenvProc = url, proc
 	}
 	rep.Target = base
 	reqs := make([]loadgen.Request, len(bodies))
@@ -210,18 +225,18 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 	}
 	opts := loadgen.Options{Connections: connections, Duration: duration / time.Duration(rounds), Warmup: warmup}
 	var breqs []loadgen.Request
+	var bareProc *os.Process
 	if baseline {
-		var n atomic.Uint64
-		bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(answers[n.Add(1)%uint64(len(answers))])
-		})
-		url, stop, err := listenLoopback(bare)
+		answersFile := filepath.Join(dir, "answers.json")
+		if err := toolenv.WriteJSONFile(answersFile, answers); err != nil {
+			return err
+		}
+		url, proc, stop, err := startChild(ctx, []string{"bench", "bare", "--answers", answersFile}, "listening ")
 		if err != nil {
 			return err
 		}
 		defer stop()
+		bareProc = proc
 		breqs = make([]loadgen.Request, len(reqs))
 		for i, r := range reqs {
 			breqs[i] = r
@@ -231,21 +246,38 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 	// Alternate the two targets over several rounds and keep each one's
 	// median round, so that other load on the machine hits both alike.
 	var tRounds, bRounds []*loadgen.Result
+	var tCPU, bCPU []float64
+	measure := func(proc *os.Process, rs []loadgen.Request) (*loadgen.Result, float64, error) {
+		before := procCPU(proc)
+		res, err := loadgen.Run(ctx, rs, opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		// CPU per request over the whole round, warm-up included.
+		n := float64(res.Requests) * float64(opts.Duration+opts.Warmup) / float64(opts.Duration)
+		return res, float64(procCPU(proc)-before) / n, nil
+	}
 	for r := 0; r < rounds; r++ {
 		if baseline {
 			fmt.Fprintf(e.stderr, "round %d/%d: bare net/http handler, %d connections, %s…\n", r+1, rounds, connections, opts.Duration)
-			res, err := loadgen.Run(ctx, breqs, opts)
+			res, cpu, err := measure(bareProc, breqs)
 			if err != nil {
 				return err
 			}
-			bRounds = append(bRounds, res)
+			bRounds, bCPU = append(bRounds, res), append(bCPU, cpu)
 		}
 		fmt.Fprintf(e.stderr, "round %d/%d: toolenv /virtual cache hits over %d distinct calls, %d connections, %s…\n", r+1, rounds, len(reqs), connections, opts.Duration)
-		res, err := loadgen.Run(ctx, reqs, opts)
+		res, cpu, err := measure(toolenvProc, reqs)
 		if err != nil {
 			return err
 		}
-		tRounds = append(tRounds, res)
+		tRounds, tCPU = append(tRounds, res), append(tCPU, cpu)
+	}
+	if toolenvProc != nil {
+		rep.ToolenvCPU = median(tCPU)
+	}
+	if baseline {
+		rep.BaselineCPU = median(bCPU)
 	}
 	rep.Rounds = rounds
 	rep.Toolenv = medianRound(tRounds)
@@ -267,6 +299,129 @@ func medianRound(rs []*loadgen.Result) *loadgen.Result {
 	return sorted[len(sorted)/2]
 }
 
+func median(xs []float64) time.Duration {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return time.Duration(s[len(s)/2])
+}
+
+// procCPU returns a process's user + system CPU time so far, in
+// nanoseconds (0 when /proc cannot tell).
+func procCPU(p *os.Process) int64 {
+	if p == nil {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	const ticks = 100 // USER_HZ on Linux
+	return (ut + st) * int64(time.Second) / ticks
+}
+
+// startChild runs this program with args and waits for the line on its
+// stdout or stderr that starts with marker and holds the URL it serves.
+func startChild(ctx context.Context, args []string, marker string) (url string, proc *os.Process, stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("bench: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), "TOOLENV_RUN_MAIN=1")
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return "", nil, nil, fmt.Errorf("bench: start %v: %w", args, err)
+	}
+	stop = func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+		}
+		pw.Close()
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			if i := strings.Index(line, marker); i >= 0 {
+				if j := strings.Index(line[i:], "http://"); j >= 0 {
+					u := strings.Fields(line[i+j:])[0]
+					select {
+					case found <- u:
+					default:
+					}
+				}
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u, cmd.Process, stop, nil
+	case <-time.After(60 * time.Second):
+		stop()
+		return "", nil, nil, fmt.Errorf("bench: %v did not start serving within 60s", args)
+	}
+}
+
+// newBenchBareCmd is the baseline server: a minimal net/http handler that
+// reads the request and writes recorded answers in turn.
+func newBenchBareCmd(e *env) *cobra.Command {
+	var answersFile, addr string
+	cmd := &cobra.Command{
+		Use:    "bare",
+		Short:  "Serve the baseline for toolenv bench (a bare handler returning recorded bytes)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(answersFile)
+			if err != nil {
+				return err
+			}
+			var answers [][]byte
+			if err := json.Unmarshal(data, &answers); err != nil || len(answers) == 0 {
+				return fmt.Errorf("bench bare: %s holds no answers: %v", answersFile, err)
+			}
+			var n atomic.Uint64
+			bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(answers[n.Add(1)%uint64(len(answers))])
+			})
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "listening on http://%s\n", ln.Addr())
+			hs := &http.Server{Handler: bare, ReadHeaderTimeout: 10 * time.Second}
+			go func() { <-cmd.Context().Done(); hs.Close() }()
+			if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&answersFile, "answers", "", "JSON array of response bodies")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on")
+	return cmd
+}
+
 func printBench(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "\n| target | requests/s | p50 | p90 | p99 | errors |\n|---|---:|---:|---:|---:|---:|\n")
 	row := func(name string, r *loadgen.Result) {
@@ -276,6 +431,10 @@ func printBench(w io.Writer, rep *benchReport) {
 		row("bare net/http handler (same bytes)", rep.Baseline)
 	}
 	row("toolenv POST /virtual (cache hits)", rep.Toolenv)
+	if rep.ToolenvCPU > 0 && rep.BaselineCPU > 0 {
+		fmt.Fprintf(w, "\nServer CPU per request: toolenv %s, bare handler %s (%.0f%% of toolenv's cost is the bare HTTP work).\n",
+			rep.ToolenvCPU.Round(100*time.Nanosecond), rep.BaselineCPU.Round(100*time.Nanosecond), 100*float64(rep.BaselineCPU)/float64(rep.ToolenvCPU))
+	}
 	if rep.Baseline != nil {
 		fmt.Fprintf(w, "\ntoolenv serves %.0f%% of the bare handler's requests/s (median of %d alternating rounds; %d connections, %d CPUs, %s, %d distinct calls over %d tools).\n",
 			rep.Ratio*100, rep.Rounds, rep.Connections, rep.CPUs, rep.GoVersion, rep.Requests, rep.Tools)
@@ -324,15 +483,4 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
-}
-
-// listenLoopback serves h on a fresh loopback port.
-func listenLoopback(h http.Handler) (url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
 }

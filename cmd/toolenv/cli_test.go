@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -230,5 +231,42 @@ func TestCacheImportServesStableToolBenchEntries(t *testing.T) {
 	code, out, _ = run(t, context.Background(), "cache", "stats", "--store", store2)
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("entries:  %d", len(probes))) {
 		t.Fatalf("stats: %s", out)
+	}
+}
+
+// TestMain lets the test binary stand in for toolenv when a command runs
+// the program itself as a child (toolenv bench starts its servers so).
+func TestMain(m *testing.M) {
+	if os.Getenv("TOOLENV_RUN_MAIN") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bench.json")
+	code, stdout, stderr := run(t, context.Background(), "bench", "--duration", "600ms", "--rounds", "2", "--warmup", "50ms", "--connections", "4", "--json", out)
+	if code != 0 {
+		t.Fatalf("bench exited %d: %s", code, stderr)
+	}
+	var rep benchReport
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Toolenv == nil || rep.Baseline == nil || rep.Toolenv.Requests == 0 || rep.Baseline.Requests == 0 || rep.Ratio <= 0 || rep.Tools != 6 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if rep.Toolenv.Errors+rep.Toolenv.Non2xx+rep.Baseline.Errors+rep.Baseline.Non2xx != 0 {
+		t.Fatalf("errors in the run: %+v %+v", rep.Toolenv, rep.Baseline)
+	}
+	if !strings.Contains(stdout, "bare net/http handler") || !strings.Contains(stdout, "toolenv POST /virtual") {
+		t.Fatalf("table: %s", stdout)
 	}
 }
