@@ -184,6 +184,14 @@ func ReadCollectionFS(fsys fs.FS, dir string) (*Collection, error) {
 	if err := read(ToolsFile, &c.Tools); err != nil {
 		return nil, err
 	}
+	for _, t := range c.Tools {
+		// tools.json is indented for people; responses are served as
+		// written here, so keep them compact.
+		t.OutputExample = compactJSON(t.OutputExample)
+		for i := range t.Examples {
+			t.Examples[i].Response = compactJSON(t.Examples[i].Response)
+		}
+	}
 	c.Reindex()
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("collection %s: %w", dir, err)
@@ -253,6 +261,17 @@ func WriteFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
 }
 
 // DecodeJSON decodes data into v with numbers kept as json.Number, and
