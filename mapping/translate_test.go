@@ -3,6 +3,7 @@ package mapping
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -227,4 +228,34 @@ func TestSetValidate(t *testing.T) {
 	if _, err := ReadSet(path); err == nil || !strings.Contains(err.Error(), "version 9") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+func BenchmarkTranslate(b *testing.B) {
+	m := &Mapping{From: "w1/get_forecast", To: "w2/forecast", Provenance: Structural, Score: 0.9,
+		Inputs: []FieldPair{{From: "city", To: "location.city_name"}, {From: "country", To: "location.country"}, {From: "days", To: "num_days"}}}
+	to := weatherV2()
+	args := map[string]any{"city": "Oslo", "country": "NO", "days": json.Number("3"), "verbose": "true"}
+	for b.Loop() {
+		if _, err := Translate(m, args, to); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func ExampleTranslate() {
+	in := toolenv.ObjectSchema()
+	loc := toolenv.ObjectSchema()
+	loc.SetProp("city_name", &toolenv.Schema{Type: "string"})
+	in.SetProp("location", loc)
+	in.SetProp("num_days", &toolenv.Schema{Type: "string"})
+	to := &toolenv.Tool{ID: "weather@v2/forecast", Name: "forecast", Input: in}
+	m := &Mapping{From: "weather@v1/get_forecast", To: to.ID, Score: 0.9, Provenance: Structural,
+		Inputs: []FieldPair{{From: "city", To: "location.city_name"}, {From: "days", To: "num_days"}}}
+	tr, _ := Translate(m, map[string]any{"city": "Oslo", "days": json.Number("3")}, to)
+	out, _ := toolenv.Canonical(tr.Args)
+	fmt.Println(string(out))
+	fmt.Println(strings.Join(tr.Notes, "; "))
+	// Output:
+	// {"location":{"city_name":"Oslo"},"num_days":"3"}
+	// city → location.city_name; days → num_days; num_days: 3 → "3"
 }
