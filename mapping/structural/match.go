@@ -167,6 +167,11 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 		// get_superhero_name_by_race.
 		name *= 0.6 + 0.4*terms.Dice(bigrams(nameA), bigrams(nameB))
 	}
+	// A negation in one name only ("select_data_is_not_null") reverses
+	// the meaning of the words both share.
+	if negated(nameA) != negated(nameB) {
+		name *= 0.5
+	}
 	sum, weight := wToolName*name, wToolName
 	mp.Signals["name"] = round3(name)
 	if !siblings(pa.Tool, pb.Tool) && pa.domain != nil && pb.domain != nil {
@@ -225,6 +230,12 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 		score *= min(1, name/0.8)
 		mp.Signals["siblings"] = 1
 	}
+	// A stand-in must take the caller's information: with arguments on
+	// both sides and none of them corresponding, no call could be
+	// translated.
+	if len(ina) > 0 && len(inb) > 0 && len(inPairs) == 0 {
+		score = min(score, 0.45)
+	}
 	mp.Score = round3(score)
 	for _, p := range inPairs {
 		mp.Inputs = append(mp.Inputs, mapping.FieldPair{From: ina[p.a].Path, To: inb[p.b].Path, Score: round3(p.score), Reason: p.reason})
@@ -269,6 +280,17 @@ func (m *Matcher) informative(as, bs []*Field) float64 {
 		s += (f.weight() - 1) / maxIDF
 	}
 	return max(0.05, min(1, 2*s/float64(n)))
+}
+
+// negated reports whether a name holds a negation word.
+func negated(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "not", "no", "non", "without", "exclude":
+			return true
+		}
+	}
+	return false
 }
 
 // bigrams returns the pairs of consecutive words.

@@ -72,7 +72,7 @@ var synonyms = [][]string{
 	{"identifier", "key", "code", "handle", "uuid", "guid"},
 	{"name", "title", "label", "caption", "heading"},
 	{"description", "summary", "detail", "overview", "synopsis", "abstract", "blurb"},
-	{"text", "content", "body", "message", "note", "comment"},
+	{"text", "content", "body", "message", "comment"},
 	{"keyword", "term", "phrase", "searchterm", "keyphrase"},
 	{"limit", "size", "pagesize", "perpage", "maximum", "top", "cap"},
 	{"offset", "skip", "cursor", "after"},
