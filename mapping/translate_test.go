@@ -259,3 +259,26 @@ func ExampleTranslate() {
 	// {"location":{"city_name":"Oslo"},"num_days":"3"}
 	// city → location.city_name; days → num_days; num_days: 3 → "3"
 }
+
+// FuzzTranslate feeds arbitrary arguments and response bodies through a
+// mapping with nested, array and renamed fields: never a panic, and a
+// response that is JSON stays JSON.
+func FuzzTranslate(f *testing.F) {
+	for _, s := range []string{`{"city":"Oslo","days":3}`, `{"city":{"a":1}}`, `{"results":[{"isbn":1}],"total":"x"}`, `[1,2]`, `{"":{"":[]}}`, `{"a.b":{"c[]":1}}`, `"text"`, `null`} {
+		f.Add(s)
+	}
+	m := &Mapping{From: "a/x", To: "b/y", Provenance: Structural, Score: 1,
+		Inputs:  []FieldPair{{From: "city", To: "location.city_name"}, {From: "days", To: "num_days"}},
+		Outputs: []FieldPair{{From: "results[].isbn", To: "items[].isbn_13"}, {From: "total", To: "meta.count"}, {From: "a", To: "b.c"}}}
+	to := weatherV2()
+	f.Fuzz(func(t *testing.T, s string) {
+		var args map[string]any
+		if toolenv.DecodeJSON([]byte(s), &args) == nil {
+			_, _ = Translate(m, args, to)
+		}
+		body, _, err := TranslateResponse(m.Reverse(), json.RawMessage(s))
+		if err == nil && json.Valid([]byte(s)) && !json.Valid(body) {
+			t.Fatalf("%s became %s", s, body)
+		}
+	})
+}
