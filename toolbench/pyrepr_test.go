@@ -60,28 +60,3 @@ func TestPyRepr(t *testing.T) {
 		}
 	}
 }
-
-func FuzzParsePyLiteral(f *testing.F) {
-	for _, s := range []string{`{'a': 1}`, `{"b": [1, (2,), {'c': None}]}`, `'\U0001f600'`, `-1.5e-3`, `{'x': 'a\\\'b'}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := ParsePyLiteral(s)
-		if err != nil {
-			return
-		}
-		c1, err := toolenv.Canonical(v)
-		if err != nil {
-			t.Fatalf("parsed value is not JSON: %v", err)
-		}
-		// What PyRepr writes must parse back to the same value.
-		v2, err := ParsePyLiteral(PyRepr(v))
-		if err != nil {
-			t.Fatalf("PyRepr output %q does not parse: %v", PyRepr(v), err)
-		}
-		c2, _ := toolenv.Canonical(v2)
-		if string(c1) != string(c2) {
-			t.Fatalf("round trip changed %s into %s", c1, c2)
-		}
-	})
-}

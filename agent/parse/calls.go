@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/llm"
 )
 
@@ -252,7 +253,7 @@ func embedded(s string) []Call {
 		}
 		if v, n, err := parsePythonPrefix(s[i:min(len(s), i+maxEmbeddedValue)]); err == nil && n > 0 {
 			switch v.(type) {
-			case []any, map[string]any, *pyCall:
+			case []any, map[string]any, *pyfmt.Call:
 				if calls := toCalls(v); wellFormed(calls) {
 					return calls
 				}
@@ -303,7 +304,7 @@ func toCalls(v any) []Call {
 // toCall turns one item into a call, or a call with a Problem.
 func toCall(v any) Call {
 	switch x := v.(type) {
-	case *pyCall:
+	case *pyfmt.Call:
 		c := Call{Name: x.Name, Args: x.Keywords}
 		if len(x.Positional) > 0 {
 			c.Problem = fmt.Sprintf("%d positional argument(s); arguments must be named", len(x.Positional))

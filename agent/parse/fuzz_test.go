@@ -46,13 +46,3 @@ func FuzzReAct(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParsePython(f *testing.F) {
-	for _, s := range []string{`{'a': [1, 2.5, -3e2], "b": (True, None)}`, `f(a=g(b=[1]))`, `r"\d"`, `'\U0001F600'`, `0x10`, strings.Repeat("[", 300)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = parsePython(s)
-		_, _, _ = parsePythonPrefix(s)
-	})
-}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -62,7 +63,7 @@ func params(t *toolenv.Tool, required bool) []any {
 		p := t.Input.Prop(name)
 		def := any("")
 		if raw, ok := p.Extra["example_value"]; ok {
-			if v, err := decodeOrdered(raw); err == nil {
+			if v, err := pyfmt.DecodeOrdered(raw); err == nil {
 				def = v
 			}
 		} else if p.Default != nil {
@@ -70,7 +71,7 @@ func params(t *toolenv.Tool, required bool) []any {
 		} else if len(p.Examples) > 0 {
 			def = ordered(p.Examples[0])
 		}
-		out = append(out, object{{"name", docName(t, name)}, {"type", toolbenchType(p)}, {"description", p.Description}, {"default", def}})
+		out = append(out, pyfmt.Dict{{Key: "name", Value: docName(t, name)}, {Key: "type", Value: toolbenchType(p)}, {Key: "description", Value: p.Description}, {Key: "default", Value: def}})
 	}
 	return out
 }
@@ -106,15 +107,15 @@ func toolbenchType(p *toolenv.Schema) string {
 // mirrorDoc is the API doc of MirrorAPI's prompts, in its key order
 // (StableToolBench server/main_mirrorapi.py
 // fake_response_function_with_trained_simulator).
-func mirrorDoc(t *toolenv.Tool) object {
-	return object{
-		{"api_name", apiName(t)},
-		{"api_description", t.Description},
-		{"required_parameters", params(t, true)},
-		{"optional_parameters", params(t, false)},
-		{"tool_description", t.GroupDescription},
-		{"tool_name", toolName(t)},
-		{"tool_category", category(t)},
+func mirrorDoc(t *toolenv.Tool) pyfmt.Dict {
+	return pyfmt.Dict{
+		{Key: "api_name", Value: apiName(t)},
+		{Key: "api_description", Value: t.Description},
+		{Key: "required_parameters", Value: params(t, true)},
+		{Key: "optional_parameters", Value: params(t, false)},
+		{Key: "tool_description", Value: t.GroupDescription},
+		{Key: "tool_name", Value: toolName(t)},
+		{Key: "tool_category", Value: category(t)},
 	}
 }
 
@@ -123,14 +124,14 @@ func mirrorDoc(t *toolenv.Tool) object {
 // API's parameters added to its api_info entry: StableToolBench drops
 // them, and a simulator that cannot see the parameters cannot tell a
 // right call from a wrong one.
-func gptDoc(t *toolenv.Tool) object {
-	return object{
-		{"tool_description", t.GroupDescription},
-		{"api_info", []any{object{
-			{"name", apiName(t)},
-			{"description", t.Description},
-			{"required_parameters", params(t, true)},
-			{"optional_parameters", params(t, false)},
+func gptDoc(t *toolenv.Tool) pyfmt.Dict {
+	return pyfmt.Dict{
+		{Key: "tool_description", Value: t.GroupDescription},
+		{Key: "api_info", Value: []any{pyfmt.Dict{
+			{Key: "name", Value: apiName(t)},
+			{Key: "description", Value: t.Description},
+			{Key: "required_parameters", Value: params(t, true)},
+			{Key: "optional_parameters", Value: params(t, false)},
 		}}},
 	}
 }
@@ -139,7 +140,7 @@ func gptDoc(t *toolenv.Tool) object {
 // documentation order, then the others sorted; each under its documented
 // name, so that the request a simulator sees uses the names of the doc it
 // is shown.
-func argsObject(t *toolenv.Tool, args map[string]any) object {
+func argsObject(t *toolenv.Tool, args map[string]any) pyfmt.Dict {
 	o := fromMap(args, t.Params())
 	for i := range o {
 		o[i].Key = docName(t, o[i].Key)
@@ -156,21 +157,21 @@ func argsJSON(t *toolenv.Tool, args map[string]any) string {
 // mirrorRequest is the request of MirrorAPI's user turn in the form its
 // training and benchmark data use: the StableToolBench request with
 // tool_input as a JSON string.
-func mirrorRequest(t *toolenv.Tool, args map[string]any) object {
-	return object{
-		{"category", category(t)},
-		{"tool_name", toolName(t)},
-		{"api_name", apiName(t)},
-		{"tool_input", argsJSON(t, args)},
-		{"strip", "filter"},
+func mirrorRequest(t *toolenv.Tool, args map[string]any) pyfmt.Dict {
+	return pyfmt.Dict{
+		{Key: "category", Value: category(t)},
+		{Key: "tool_name", Value: toolName(t)},
+		{Key: "api_name", Value: apiName(t)},
+		{Key: "tool_input", Value: argsJSON(t, args)},
+		{Key: "strip", Value: "filter"},
 	}
 }
 
 // mirrorUser is MirrorAPI's user turn (USER_PROMPT of
 // server/main_mirrorapi.py: "API doc:\n{api_doc}\n\nRequest:\n{request}"),
 // with both filled in as Python's str() writes them.
-func mirrorUser(doc object, request any) string {
-	return "API doc:\n" + pyRepr(doc) + "\n\nRequest:\n" + pyRepr(request)
+func mirrorUser(doc pyfmt.Dict, request any) string {
+	return "API doc:\n" + pyfmt.Repr(doc) + "\n\nRequest:\n" + pyfmt.Repr(request)
 }
 
 // envelopeText is an answer in the {error, response} form the prompts ask
@@ -179,9 +180,9 @@ func mirrorUser(doc object, request any) string {
 func envelopeText(errMsg string, body json.RawMessage) string {
 	var resp any = ""
 	if len(bytes.TrimSpace(body)) > 0 {
-		if v, err := decodeOrdered(body); err == nil {
+		if v, err := pyfmt.DecodeOrdered(body); err == nil {
 			resp = v
 		}
 	}
-	return encodePyJSON(object{{"error", errMsg}, {"response", resp}})
+	return pyfmt.Dumps(pyfmt.Dict{{Key: "error", Value: errMsg}, {Key: "response", Value: resp}})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 )
@@ -48,7 +49,7 @@ func BenchmarkPrompt(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		pool := append([]example(nil), cands...)
-		exs := chooseExamples(pool, args, 5, 2048, func(exs []example) int { return len([]rune(pyRepr(exampleList(tool, exs)))) })
+		exs := chooseExamples(pool, args, 5, 2048, func(exs []example) int { return len([]rune(pyfmt.Repr(exampleList(tool, exs)))) })
 		_ = sim.messages(tool, args, exs)
 	}
 }

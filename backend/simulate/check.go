@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -97,7 +98,7 @@ func checkEmpty(in *checkInput) string {
 		case "", "None", "null", "{}", "[]", `""`:
 			return "the simulated response is empty"
 		}
-	case object:
+	case pyfmt.Dict:
 		if len(v) == 0 {
 			return "the simulated response is an empty object"
 		}
@@ -174,9 +175,9 @@ func checkOtherAPI(in *checkInput) string {
 		return ""
 	}
 	own := map[string]bool{toolbench.Standardize(apiName(in.doc)): true, toolbench.Standardize(in.doc.Name): true}
-	if o, ok := in.value.(object); ok {
+	if o, ok := in.value.(pyfmt.Dict); ok {
 		for _, k := range identityKeys {
-			v, ok := o.get(k)
+			v, ok := o.Get(k)
 			s, isStr := v.(string)
 			if !ok || !isStr || own[toolbench.Standardize(s)] {
 				continue
@@ -256,7 +257,7 @@ func describeShape(s *shape) string {
 // describeValue names a response's top-level members for messages.
 func describeValue(v any) string {
 	switch x := v.(type) {
-	case object:
+	case pyfmt.Dict:
 		names := make([]string, 0, len(x))
 		for _, m := range x {
 			names = append(names, m.Key)

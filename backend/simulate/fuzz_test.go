@@ -3,6 +3,8 @@ package simulate
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // FuzzParseOutput: whatever a model writes, parseOutput neither panics
@@ -48,14 +50,15 @@ func FuzzParseOutput(f *testing.F) {
 	})
 }
 
-// FuzzParseLoose: the tolerant parser never panics and what it returns
-// always encodes to valid JSON and a Python repr.
-func FuzzParseLoose(f *testing.F) {
+// FuzzEncodeLoose: whatever the tolerant parser (pyfmt.ParseLoose, which
+// has its own fuzzer) reads from model output, encodeJSON writes as valid
+// JSON.
+func FuzzEncodeLoose(f *testing.F) {
 	for _, s := range []string{`{"a": 1}`, `[1, 2,`, `{'k': (1,)}`, `{"s": "a"b"}`, `tru`, `-`, `{"a": "NoneTy`, `[[[[`} {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, text string, keep bool) {
-		v, end, _, err := parseLooseOpts(text, keep)
+		v, end, _, err := pyfmt.ParseLoose(text, pyfmt.LooseOptions{KeepPartial: keep})
 		if err != nil {
 			return
 		}
@@ -65,7 +68,7 @@ func FuzzParseLoose(f *testing.F) {
 		if b := encodeJSON(v); !json.Valid(b) {
 			t.Fatalf("encodeJSON gave invalid JSON %q from %q", b, text)
 		}
-		_ = pyRepr(v)
+		_ = pyfmt.Repr(v)
 	})
 }
 
@@ -100,7 +103,7 @@ func FuzzTemplate(f *testing.F) {
 		if !json.Valid(body) {
 			t.Fatalf("invalid JSON %q from template %q", body, raw)
 		}
-		back, err := decodeOrdered(body)
+		back, err := pyfmt.DecodeOrdered(body)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // generator fills a shape with deterministic values: every value is a
@@ -24,9 +26,9 @@ type generator struct {
 func (g *generator) value(s *shape, path, key string) any {
 	switch s.kind {
 	case kindObject:
-		o := make(object, 0, len(s.fields))
+		o := make(pyfmt.Dict, 0, len(s.fields))
 		for _, f := range s.fields {
-			o = append(o, member{f.name, g.value(f.shape, joinPath(path, f.name), f.name)})
+			o = append(o, pyfmt.Item{Key: f.name, Value: g.value(f.shape, joinPath(path, f.name), f.name)})
 		}
 		return o
 	case kindArray:

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // output is a simulator's answer, parsed: the {error, response} envelope
@@ -14,7 +16,7 @@ type output struct {
 	// Error is the simulated API's error message ("" on success).
 	Error string
 	// Response is the simulated response: a string, or the object or
-	// list the model wrote (object, []any, ... as parseLoose gives).
+	// list the model wrote (pyfmt.Dict, []any, ... as pyfmt.ParseLoose gives).
 	Response any
 	// HasResponse says the answer had a "response" member.
 	HasResponse bool
@@ -82,8 +84,8 @@ func parseOutput(text string) (*output, error) {
 
 	obj, rest, err := strictObject(t)
 	if err != nil || !isEnvelope(obj) {
-		if lv, end, truncated, lerr := parseLoose(t); lerr == nil {
-			if o, ok := lv.(object); ok && (isEnvelope(o) || obj == nil && len(o) > 0) {
+		if lv, end, truncated, lerr := pyfmt.ParseLoose(t, pyfmt.LooseOptions{KeepPartial: true}); lerr == nil {
+			if o, ok := lv.(pyfmt.Dict); ok && (isEnvelope(o) || obj == nil && len(o) > 0) {
 				obj, rest = o, t[end:]
 				out.Repairs = append(out.Repairs, repairLoose)
 				if truncated {
@@ -117,11 +119,11 @@ func parseOutput(text string) (*output, error) {
 		out.Repairs = append(out.Repairs, repairBare)
 		return out, nil
 	}
-	if v, ok := obj.get("error"); ok {
+	if v, ok := obj.Get("error"); ok {
 		out.Error = textOf(v)
 	}
-	out.Response, out.HasResponse = obj.get("response")
-	if v, ok := obj.get("mechanism_of_the_api"); ok {
+	out.Response, out.HasResponse = obj.Get("response")
+	if v, ok := obj.Get("mechanism_of_the_api"); ok {
 		out.Mechanism = textOf(v)
 	}
 	return out, nil
@@ -129,27 +131,25 @@ func parseOutput(text string) (*output, error) {
 
 // strictObject decodes the JSON object at the start of t and returns it
 // with the text after it.
-func strictObject(t string) (object, string, error) {
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+func strictObject(t string) (pyfmt.Dict, string, error) {
+	v, end, err := pyfmt.DecodeOrderedPrefix(t)
 	if err != nil {
 		return nil, "", err
 	}
-	o, ok := v.(object)
+	o, ok := v.(pyfmt.Dict)
 	if !ok {
 		return nil, "", errNoJSON
 	}
-	return o, t[dec.InputOffset():], nil
+	return o, t[end:], nil
 }
 
 // isEnvelope reports whether o has the envelope's "error" or "response".
-func isEnvelope(o object) bool {
+func isEnvelope(o pyfmt.Dict) bool {
 	if o == nil {
 		return false
 	}
-	_, e := o.get("error")
-	_, r := o.get("response")
+	_, e := o.Get("error")
+	_, r := o.Get("response")
 	return e || r
 }
 
@@ -173,7 +173,7 @@ var (
 )
 
 type envelope struct {
-	obj       object
+	obj       pyfmt.Dict
 	truncated bool
 }
 
@@ -191,14 +191,14 @@ func extractEnvelope(t string) *envelope {
 	env := &envelope{}
 	if mk := mechanismKey.FindStringIndex(t); mk != nil && mk[0] < rk[0] {
 		if s, _, ok := fieldString(t[mk[1]:]); ok {
-			env.obj = append(env.obj, member{"mechanism_of_the_api", s})
+			env.obj = append(env.obj, pyfmt.Item{Key: "mechanism_of_the_api", Value: s})
 		}
 	}
 	if ek := errorKey.FindStringIndex(t); ek != nil && ek[0] < rk[0] {
 		if s, _, ok := fieldString(t[ek[1]:]); ok {
-			env.obj = append(env.obj, member{"error", s})
-		} else if v, _, _, err := parseLoose(t[ek[1]:]); err == nil {
-			env.obj = append(env.obj, member{"error", v})
+			env.obj = append(env.obj, pyfmt.Item{Key: "error", Value: s})
+		} else if v, _, _, err := pyfmt.ParseLoose(t[ek[1]:], pyfmt.LooseOptions{KeepPartial: true}); err == nil {
+			env.obj = append(env.obj, pyfmt.Item{Key: "error", Value: v})
 		}
 	}
 	val := t[rk[1]:]
@@ -208,14 +208,14 @@ func extractEnvelope(t string) *envelope {
 		if !ok {
 			return nil
 		}
-		env.obj = append(env.obj, member{"response", s})
+		env.obj = append(env.obj, pyfmt.Item{Key: "response", Value: s})
 		env.truncated = truncated
 	default:
-		v, _, truncated, err := parseLoose(val)
+		v, _, truncated, err := pyfmt.ParseLoose(val, pyfmt.LooseOptions{KeepPartial: true})
 		if err != nil {
 			return nil
 		}
-		env.obj = append(env.obj, member{"response", v})
+		env.obj = append(env.obj, pyfmt.Item{Key: "response", Value: v})
 		env.truncated = truncated
 	}
 	return env
@@ -234,7 +234,7 @@ func fieldString(v string) (string, int, bool) {
 			continue
 		}
 		if v[i] == q && nextKey.MatchString(v[i+1:]) {
-			return unescapeLoose(v[1:i]), i + 1, true
+			return pyfmt.UnescapeLoose(v[1:i]), i + 1, true
 		}
 	}
 	return "", 0, false
@@ -251,29 +251,10 @@ func lastString(v string) (string, bool, bool) {
 		}
 		rest := strings.TrimSpace(v[i+1:])
 		if strings.HasPrefix(rest, "}") || nextKey.MatchString(v[i+1:]) {
-			return unescapeLoose(v[1:i]), false, true
+			return pyfmt.UnescapeLoose(v[1:i]), false, true
 		}
 	}
-	return unescapeLoose(v[1:]), true, true
-}
-
-// unescapeLoose resolves JSON and Python escapes in s, keeping unknown
-// ones' characters.
-func unescapeLoose(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	p := &looseParser{s: s}
-	var b strings.Builder
-	for p.pos < len(s) {
-		if s[p.pos] == '\\' && p.pos+1 < len(s) {
-			p.escape(&b)
-			continue
-		}
-		b.WriteByte(s[p.pos])
-		p.pos++
-	}
-	return b.String()
+	return pyfmt.UnescapeLoose(v[1:]), true, true
 }
 
 // responseJSON returns an output's response as a JSON body.

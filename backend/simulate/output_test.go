@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 func TestParseOutput(t *testing.T) {
@@ -101,9 +103,9 @@ func TestParseOutputRefuses(t *testing.T) {
 func TestParseLooseTemplates(t *testing.T) {
 	// A ToolBench template_response string cut at 1,000 characters.
 	text := `{"status": "str", "data": {"movies": [{"id": "int", "genres": ["list of str with length 3"], "_list_length": 20}], "next": "NoneTy`
-	v, _, truncated, err := parseLooseOpts(text, false)
+	v, _, truncated, err := pyfmt.ParseLoose(text, pyfmt.LooseOptions{})
 	if err != nil || !truncated {
-		t.Fatalf("parseLooseOpts: %v truncated=%v", err, truncated)
+		t.Fatalf("ParseLoose: %v truncated=%v", err, truncated)
 	}
 	got := string(encodeJSON(v))
 	want := `{"status":"str","data":{"movies":[{"id":"int","genres":["list of str with length 3"],"_list_length":20}]}}`
@@ -117,9 +119,9 @@ func TestParseLooseTemplates(t *testing.T) {
 
 func mustLoose(t *testing.T, s string) any {
 	t.Helper()
-	v, _, _, err := parseLoose(s)
+	v, _, _, err := pyfmt.ParseLoose(s, pyfmt.LooseOptions{KeepPartial: true})
 	if err != nil {
-		t.Fatalf("parseLoose(%q): %v", s, err)
+		t.Fatalf("ParseLoose(%q): %v", s, err)
 	}
 	return v
 }

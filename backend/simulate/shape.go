@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // kind is the kind of value a shape describes.
@@ -65,9 +66,9 @@ func parseTemplate(raw json.RawMessage) *shape {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	v, err := decodeOrdered(raw)
+	v, err := pyfmt.DecodeOrdered(raw)
 	if err != nil {
-		v, _, _, err = parseLooseOpts(string(raw), false)
+		v, _, _, err = pyfmt.ParseLoose(string(raw), pyfmt.LooseOptions{})
 		if err != nil {
 			return nil
 		}
@@ -78,7 +79,7 @@ func parseTemplate(raw json.RawMessage) *shape {
 			return nil
 		}
 		if t[0] == '{' || t[0] == '[' {
-			if lv, _, _, err := parseLooseOpts(t, false); err == nil {
+			if lv, _, _, err := pyfmt.ParseLoose(t, pyfmt.LooseOptions{}); err == nil {
 				v = lv
 			}
 		}
@@ -91,7 +92,7 @@ func templateShape(v any, depth int) *shape {
 		return &shape{kind: kindAny}
 	}
 	switch x := v.(type) {
-	case object:
+	case pyfmt.Dict:
 		s := &shape{kind: kindObject}
 		for _, m := range x {
 			if m.Key == "_list_length" {
@@ -106,9 +107,9 @@ func templateShape(v any, depth int) *shape {
 			return s
 		}
 		switch first := x[0].(type) {
-		case object:
+		case pyfmt.Dict:
 			s.elem = templateShape(first, depth+1)
-			if n, ok := first.get("_list_length"); ok {
+			if n, ok := first.Get("_list_length"); ok {
 				if l, ok := intOf(n); ok {
 					s.length = l
 				}
@@ -247,7 +248,7 @@ func conforms(s *shape, v any, maxList int, path string) error {
 	case kindAny:
 		return nil
 	case kindObject:
-		o, ok := v.(object)
+		o, ok := v.(pyfmt.Dict)
 		if !ok {
 			return fmt.Errorf("%s: want an object, got %s", path, kindOfValue(v))
 		}
@@ -290,7 +291,7 @@ func conforms(s *shape, v any, maxList int, path string) error {
 // kindOfValue is the kind of a decoded value.
 func kindOfValue(v any) kind {
 	switch x := v.(type) {
-	case object, map[string]any:
+	case pyfmt.Dict, map[string]any:
 		return kindObject
 	case []any:
 		return kindArray
@@ -328,13 +329,13 @@ func agreement(s *shape, v any, depth int) float64 {
 		return 1
 	case kindObject:
 		switch x := v.(type) {
-		case object:
+		case pyfmt.Dict:
 			if len(s.fields) == 0 {
 				return 1
 			}
 			var sum float64
 			for _, f := range s.fields {
-				if c, ok := x.get(f.name); ok {
+				if c, ok := x.Get(f.name); ok {
 					sum += 0.5 + 0.5*agreement(f.shape, c, depth+1)
 				}
 			}
@@ -358,7 +359,7 @@ func agreement(s *shape, v any, depth int) float64 {
 				sum += agreement(s.elem, e, depth+1)
 			}
 			return sum / float64(n)
-		case object:
+		case pyfmt.Dict:
 			return 0.5 * agreement(s.elem, x, depth+1)
 		}
 		return 0
@@ -407,13 +408,13 @@ func keyF1(s *shape, v any) float64 {
 		}
 		v = a[0]
 	}
-	o, ok := v.(object)
+	o, ok := v.(pyfmt.Dict)
 	if s == nil || s.kind != kindObject || !ok || len(s.fields) == 0 || len(o) == 0 {
 		return 0
 	}
 	inter := 0
 	for _, f := range s.fields {
-		if _, ok := o.get(f.name); ok {
+		if _, ok := o.Get(f.name); ok {
 			inter++
 		}
 	}
@@ -430,7 +431,7 @@ func keyF1(s *shape, v any) float64 {
 // (StableToolBench responses are often str(dict)) as parsed; plain text
 // stays a string.
 func structured(body json.RawMessage) any {
-	v, err := decodeOrdered(body)
+	v, err := pyfmt.DecodeOrdered(body)
 	if err != nil {
 		return nil
 	}
@@ -442,10 +443,10 @@ func structured(body json.RawMessage) any {
 	if t == "" || t[0] != '{' && t[0] != '[' {
 		return s
 	}
-	if d, err := decodeOrdered([]byte(t)); err == nil {
+	if d, err := pyfmt.DecodeOrdered([]byte(t)); err == nil {
 		return d
 	}
-	if d, end, truncated, err := parseLooseOpts(t, false); err == nil && !truncated && strings.TrimSpace(t[end:]) == "" {
+	if d, end, truncated, err := pyfmt.ParseLoose(t, pyfmt.LooseOptions{}); err == nil && !truncated && strings.TrimSpace(t[end:]) == "" {
 		return d
 	}
 	return s

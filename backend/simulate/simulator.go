@@ -10,6 +10,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/llm"
 )
 
@@ -250,7 +251,7 @@ func (s *Simulator) examples(ctx context.Context, doc *toolenv.Tool, toolID stri
 		s.log.LogAttrs(ctx, slog.LevelWarn, "simulator: recorded examples unavailable; prompting without them", slog.String("tool", toolID), slog.String("err", err.Error()))
 	}
 	return chooseExamples(cands, args, s.opts.FewShot, s.opts.ExampleBudget, func(exs []example) int {
-		return len([]rune(pyRepr(exampleList(doc, exs))))
+		return len([]rune(pyfmt.Repr(exampleList(doc, exs))))
 	})
 }
 
@@ -262,11 +263,11 @@ func exampleList(doc *toolenv.Tool, exs []example) []any {
 	for i, e := range exs {
 		var resp any = ""
 		if len(e.body) > 0 {
-			if v, err := decodeOrdered(e.body); err == nil {
+			if v, err := pyfmt.DecodeOrdered(e.body); err == nil {
 				resp = v
 			}
 		}
-		out[i] = tuple{pyRepr(argsObject(doc, e.args)), object{{"error", e.err}, {"response", resp}}}
+		out[i] = pyfmt.Tuple{pyfmt.Repr(argsObject(doc, e.args)), pyfmt.Dict{{Key: "error", Value: e.err}, {Key: "response", Value: resp}}}
 	}
 	return out
 }
@@ -305,11 +306,11 @@ func (s *Simulator) requestPart(doc *toolenv.Tool, args map[string]any) any {
 // fake_response_function_chat): the doc, the examples cut to 2048
 // characters, and the input, each as Python's str() writes it.
 func stbUser(doc *toolenv.Tool, args map[string]any, exs []example) string {
-	ex := []rune(pyRepr(exampleList(doc, exs)))
+	ex := []rune(pyfmt.Repr(exampleList(doc, exs)))
 	if len(ex) > 2048 {
 		ex = ex[:2048]
 	}
-	return "API Documentation:" + pyRepr(gptDoc(doc)) + "\n" + "API Examples:" + string(ex) + "\n" + "API Input:" + pyRepr(argsObject(doc, args)) + "\n"
+	return "API Documentation:" + pyfmt.Repr(gptDoc(doc)) + "\n" + "API Examples:" + string(ex) + "\n" + "API Input:" + pyfmt.Repr(argsObject(doc, args)) + "\n"
 }
 
 // result turns a parsed answer into a Result, validating a successful one.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // Meta keys of synthesized results.
@@ -111,11 +112,11 @@ func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolen
 			}
 		}
 	}
-	return encodeJSON(object{
-		{"status", "ok"},
-		{"api", apiName(doc)},
-		{"input", argsObject(doc, args)},
-		{"note", "offline synthesized placeholder: no response format is documented for this API"},
+	return encodeJSON(pyfmt.Dict{
+		{Key: "status", Value: "ok"},
+		{Key: "api", Value: apiName(doc)},
+		{Key: "input", Value: argsObject(doc, args)},
+		{Key: "note", Value: "offline synthesized placeholder: no response format is documented for this API"},
 	}), "generic"
 }
 
@@ -153,7 +154,7 @@ func valuePools(exs []example) map[string][]any {
 			return
 		}
 		switch x := v.(type) {
-		case object:
+		case pyfmt.Dict:
 			for _, m := range x {
 				walk(m.Value, joinPath(path, m.Key), depth+1)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
@@ -61,7 +62,7 @@ func TestSynthesizeEverySharedAPI(t *testing.T) {
 		if !bytes.Equal(r1.Body, r2.Body) {
 			t.Fatalf("%s: two answers differ:\n%s\n%s", tool.ID, r1.Body, r2.Body)
 		}
-		v, err := decodeOrdered(r1.Body)
+		v, err := pyfmt.DecodeOrdered(r1.Body)
 		if err != nil {
 			t.Fatalf("%s: body is not JSON: %v\n%s", tool.ID, err, r1.Body)
 		}
@@ -99,25 +100,25 @@ func TestSynthesizeTemplate(t *testing.T) {
 	tool := &toolenv.Tool{ID: "stb/songkick_artist_for_theclique", Name: "songkick_artist_for_theclique", Title: "Songkick artist", Input: in, OutputExample: json.RawMessage(tmpl)}
 	s := NewSynthesizer(SynthOptions{})
 	r := s.Invoke(context.Background(), &toolenv.Call{Tool: tool, Args: map[string]any{"artist_id": "520117-arctic-monkeys"}})
-	v, err := decodeOrdered(r.Body)
+	v, err := pyfmt.DecodeOrdered(r.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := conforms(parseTemplate(json.RawMessage(tmpl)), v, 20, "response"); err != nil {
 		t.Fatalf("%v\n%s", err, r.Body)
 	}
-	o := v.(object)
-	if id, _ := o.get("artist_id"); id != "520117-arctic-monkeys" {
+	o := v.(pyfmt.Dict)
+	if id, _ := o.Get("artist_id"); id != "520117-arctic-monkeys" {
 		t.Errorf("artist_id should echo the argument, got %v", id)
 	}
-	if posters, _ := o.get("posters"); len(posters.([]any)) != 8 || !strings.HasPrefix(posters.([]any)[0].(string), "https://example.com/images/") {
+	if posters, _ := o.Get("posters"); len(posters.([]any)) != 8 || !strings.HasPrefix(posters.([]any)[0].(string), "https://example.com/images/") {
 		t.Errorf("posters = %v, want 8 image URLs", posters)
 	}
-	if tags, _ := o.get("tags"); len(tags.([]any)) != 0 {
+	if tags, _ := o.Get("tags"); len(tags.([]any)) != 0 {
 		t.Errorf("an empty list template must give []: %v", tags)
 	}
-	lat, _ := o.get("location")
-	if l, _ := lat.(object).get("lat"); kindOfValue(l) != kindFloat {
+	lat, _ := o.Get("location")
+	if l, _ := lat.(pyfmt.Dict).Get("lat"); kindOfValue(l) != kindFloat {
 		t.Errorf("lat = %v, want a float", l)
 	}
 	// Another call gives other values in the same shape.
@@ -165,8 +166,8 @@ func TestSynthesizeFromRecords(t *testing.T) {
 		t.Fatalf("exact record: rule %s body %s", r.Meta[MetaSynthRule], r.Body)
 	}
 	r = s.Invoke(context.Background(), &toolenv.Call{Tool: tool, Args: map[string]any{"q": "Rome"}})
-	v, _ := decodeOrdered(r.Body)
-	cond, _ := v.(object).get("conditions")
+	v, _ := pyfmt.DecodeOrdered(r.Body)
+	cond, _ := v.(pyfmt.Dict).Get("conditions")
 	if r.Meta[MetaSynthRule] != "template" || (cond != "sunny" && cond != "snow") {
 		t.Fatalf("neighbour values: rule %s body %s", r.Meta[MetaSynthRule], r.Body)
 	}
@@ -189,18 +190,18 @@ func TestSynthesizeSchema(t *testing.T) {
 	out.SetProp("tags", &toolenv.Schema{Type: "array", Items: &toolenv.Schema{Type: "string"}})
 	tool := &toolenv.Tool{ID: "demo/user", Name: "user", Input: toolenv.ObjectSchema(), Output: out}
 	r := NewSynthesizer(SynthOptions{}).Invoke(context.Background(), &toolenv.Call{Tool: tool})
-	v, err := decodeOrdered(r.Body)
+	v, err := pyfmt.DecodeOrdered(r.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := conforms(schemaShape(out, 0), v, 20, "response"); err != nil {
 		t.Fatalf("%v: %s", err, r.Body)
 	}
-	o := v.(object)
-	if plan, _ := o.get("plan"); plan != "free" && plan != "pro" {
+	o := v.(pyfmt.Dict)
+	if plan, _ := o.Get("plan"); plan != "free" && plan != "pro" {
 		t.Errorf("plan = %v, want an enum value", plan)
 	}
-	if email, _ := o.get("email"); !strings.HasSuffix(email.(string), "@example.com") {
+	if email, _ := o.Get("email"); !strings.HasSuffix(email.(string), "@example.com") {
 		t.Errorf("email = %v", email)
 	}
 }

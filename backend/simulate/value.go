@@ -3,112 +3,25 @@ package simulate
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
-// object is a JSON object that keeps its members in order: API
-// documentation, templates and responses are shown to models and written
-// back in the order they were written, as Python's dicts keep them.
-type object []member
-
-// member is one key and value of an object.
-type member struct {
-	Key   string
-	Value any
-}
-
-// get returns the value of key and whether it is present.
-func (o object) get(key string) (any, bool) {
-	for _, m := range o {
-		if m.Key == key {
-			return m.Value, true
-		}
-	}
-	return nil, false
-}
-
-// tuple is a Python tuple, for Python-repr output only.
-type tuple []any
-
-// decodeOrdered decodes one JSON value into object, []any, string,
-// json.Number, bool or nil, keeping object member order.
-func decodeOrdered(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON value")
-	}
-	return v, nil
-}
-
+// maxDepth bounds the nesting of response shapes.
 const maxDepth = 200
-
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, errors.New("JSON nested too deeply")
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := object{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o = append(o, member{k, v})
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return o, nil
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return a, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return t, nil
-	}
-}
 
 // fromMap converts a decoded map (arguments) to an ordered object: keys in
 // the order of first, then the rest sorted.
-func fromMap(m map[string]any, first []string) object {
-	o := make(object, 0, len(m))
+func fromMap(m map[string]any, first []string) pyfmt.Dict {
+	o := make(pyfmt.Dict, 0, len(m))
 	seen := make(map[string]bool, len(m))
 	for _, k := range first {
 		if v, ok := m[k]; ok && !seen[k] {
-			o = append(o, member{k, ordered(v)})
+			o = append(o, pyfmt.Item{Key: k, Value: ordered(v)})
 			seen[k] = true
 		}
 	}
@@ -120,7 +33,7 @@ func fromMap(m map[string]any, first []string) object {
 	}
 	sort.Strings(rest)
 	for _, k := range rest {
-		o = append(o, member{k, ordered(m[k])})
+		o = append(o, pyfmt.Item{Key: k, Value: ordered(m[k])})
 	}
 	return o
 }
@@ -145,19 +58,11 @@ func ordered(v any) any {
 // their order; maps are sorted.
 func encodeJSON(v any) []byte {
 	var b bytes.Buffer
-	writeJSON(&b, v, ",", ":")
+	writeJSON(&b, v)
 	return b.Bytes()
 }
 
-// encodePyJSON writes v the way Python's json.dumps does by default:
-// ", " and ": " separators, non-ASCII escaped.
-func encodePyJSON(v any) string {
-	var b bytes.Buffer
-	writeJSON(&b, v, ", ", ": ")
-	return asciiEscape(b.String())
-}
-
-func writeJSON(b *bytes.Buffer, v any, comma, colon string) {
+func writeJSON(b *bytes.Buffer, v any) {
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")
@@ -173,33 +78,33 @@ func writeJSON(b *bytes.Buffer, v any, comma, colon string) {
 		b.WriteString(strconv.Itoa(x))
 	case int64:
 		b.WriteString(strconv.FormatInt(x, 10))
-	case object:
+	case pyfmt.Dict:
 		b.WriteByte('{')
 		for i, m := range x {
 			if i > 0 {
-				b.WriteString(comma)
+				b.WriteByte(',')
 			}
 			writeJSONString(b, m.Key)
-			b.WriteString(colon)
-			writeJSON(b, m.Value, comma, colon)
+			b.WriteByte(':')
+			writeJSON(b, m.Value)
 		}
 		b.WriteByte('}')
 	case map[string]any:
-		writeJSON(b, fromMap(x, nil), comma, colon)
+		writeJSON(b, fromMap(x, nil))
 	case []any:
 		b.WriteByte('[')
 		for i, e := range x {
 			if i > 0 {
-				b.WriteString(comma)
+				b.WriteByte(',')
 			}
-			writeJSON(b, e, comma, colon)
+			writeJSON(b, e)
 		}
 		b.WriteByte(']')
-	case tuple:
-		writeJSON(b, []any(x), comma, colon)
+	case pyfmt.Tuple:
+		writeJSON(b, []any(x))
 	case json.RawMessage:
-		if v, err := decodeOrdered(x); err == nil {
-			writeJSON(b, v, comma, colon)
+		if v, err := pyfmt.DecodeOrdered(x); err == nil {
+			writeJSON(b, v)
 		} else {
 			writeJSONString(b, string(x))
 		}
@@ -250,23 +155,4 @@ func writeJSONString(b *bytes.Buffer, s string) {
 		i += size
 	}
 	b.WriteByte('"')
-}
-
-// asciiEscape escapes every non-ASCII character of JSON text as \uXXXX
-// (surrogate pairs above the BMP), as Python's ensure_ascii does. It is
-// applied to whole JSON texts: non-ASCII only occurs inside strings.
-func asciiEscape(s string) string {
-	var b bytes.Buffer
-	for _, r := range s {
-		switch {
-		case r < utf8.RuneSelf:
-			b.WriteRune(r)
-		case r > 0xffff:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	return b.String()
 }

@@ -34,11 +34,7 @@ func Steps(a *ConvertedAnswer) (answerSteps, finalStep string) {
 func messageStr(m any) string {
 	switch x := m.(type) {
 	case *ToolMessage:
-		var o pyfmt.Ordered
-		o.Set("name", x.Name)
-		o.Set("arguments", x.Arguments)
-		o.Set("response", x.Response)
-		return pyfmt.Repr(&o)
+		return pyfmt.Repr(pyfmt.Dict{{Key: "name", Value: x.Name}, {Key: "arguments", Value: x.Arguments}, {Key: "response", Value: x.Response}})
 	case string:
 		return x
 	case nil:

@@ -1,42 +1,60 @@
-package simulate
+package pyfmt
 
 import (
 	"encoding/json"
-	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// parseLoose parses the JSON-like value at the start of s (after
-// whitespace) the way models and ToolBench's truncated templates write
-// them: single- or double-quoted strings, Python's True/False/None and
-// tuples, bare keys, trailing or missing commas, raw newlines in strings,
-// and text that stops in the middle (the open strings, arrays and objects
-// are closed and an unfinished member is dropped). A double quote inside a
-// string ends it only when what follows can follow a string (",", "}",
-// "]", ":" or the end), so "He said "hi" to me" survives.
-//
-// It returns the value (object, []any, string, json.Number, bool, nil),
-// the offset just after it, and whether the text was cut short.
-func parseLoose(s string) (v any, end int, truncated bool, err error) {
-	return parseLooseOpts(s, true)
+// LooseOptions tune ParseLoose.
+type LooseOptions struct {
+	// KeepPartial keeps a string the text ends inside (model output: the
+	// text so far is the answer); without it the string is dropped with
+	// its member (templates: a cut "NoneTy" is no type).
+	KeepPartial bool
 }
 
-// parseLooseOpts is parseLoose; keepPartial says whether a string value
-// the text ends inside is kept (model output: yes, the text so far is the
-// answer) or dropped with its member (templates: a cut "NoneTy" is no type).
-func parseLooseOpts(s string, keepPartial bool) (v any, end int, truncated bool, err error) {
-	p := &looseParser{s: s, keepPartial: keepPartial}
+// ParseLoose parses the JSON-like value at the start of s (after space)
+// the way models and ToolBench's truncated templates write them: single-
+// or double-quoted strings, Python's True/False/None and tuples, bare
+// keys, trailing, extra or missing commas, raw newlines in strings, and
+// text that stops in the middle (the open strings, lists and dicts are
+// closed and an unfinished member is dropped). A double quote inside a
+// string ends it only when what follows can follow a string (",", "}",
+// "]", ")", ":" or the end), so "He said "hi" to me" survives.
+//
+// It returns the value (Dict, []any, string, json.Number, bool, nil), the
+// offset just after it, and whether the text was cut short. An error is a
+// *SyntaxError.
+func ParseLoose(s string, opt LooseOptions) (v any, end int, truncated bool, err error) {
+	p := &looseParser{s: s, keepPartial: opt.KeepPartial}
 	p.ws()
 	v, ok := p.value(0)
 	if p.err != nil {
 		return nil, p.pos, p.eof, p.err
 	}
 	if !ok {
-		return nil, p.pos, true, fmt.Errorf("the text ends before any value")
+		return nil, p.pos, true, syntaxErrorf(p.pos, "the text ends before any value")
 	}
 	return v, p.pos, p.eof, nil
+}
+
+// UnescapeLoose resolves the JSON and Python escapes in s as ParseLoose
+// does in a string: unknown ones stand for their character.
+func UnescapeLoose(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == '\\' && i+1 < len(s) {
+			i, _ = unescape(&b, s, i, modelEscapes)
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
 }
 
 type looseParser struct {
@@ -49,7 +67,7 @@ type looseParser struct {
 
 func (p *looseParser) fail(format string, args ...any) {
 	if p.err == nil {
-		p.err = fmt.Errorf("at offset %d: %s", p.pos, fmt.Sprintf(format, args...))
+		p.err = syntaxErrorf(p.pos, format, args...)
 	}
 }
 
@@ -93,7 +111,7 @@ func (p *looseParser) value(depth int) (any, bool) {
 
 func (p *looseParser) object(depth int) (any, bool) {
 	p.pos++ // '{'
-	o := object{}
+	o := Dict{}
 	for {
 		p.ws()
 		if p.atEnd() {
@@ -133,7 +151,7 @@ func (p *looseParser) object(depth int) (any, bool) {
 		if !ok {
 			return o, true
 		}
-		o = append(o, member{key, v})
+		o = append(o, Item{Key: key, Value: v})
 		p.ws()
 		if !p.atEnd() && p.s[p.pos] != ',' && p.s[p.pos] != '}' && !isKeyStart(p.s[p.pos]) {
 			p.fail("expected ',' or '}' after the value of %q, found %q", key, p.s[p.pos])
@@ -223,8 +241,7 @@ func (p *looseParser) array(depth int) (any, bool) {
 }
 
 // str parses a quoted string; ok is false when the text ended inside it
-// before any closing quote (the partial string is still returned as a
-// value by the caller's closing logic only if it is a value).
+// and partial strings are not kept.
 func (p *looseParser) str() (any, bool) {
 	q := p.s[p.pos]
 	p.pos++
@@ -238,7 +255,7 @@ func (p *looseParser) str() (any, bool) {
 				p.eof = true
 				return b.String(), p.keepPartial
 			}
-			p.escape(&b)
+			p.pos, _ = unescape(&b, p.s, p.pos, modelEscapes)
 		case c == q:
 			if p.closes(p.pos + 1) {
 				p.pos++
@@ -248,9 +265,6 @@ func (p *looseParser) str() (any, bool) {
 			p.pos++
 		default:
 			r, size := utf8.DecodeRuneInString(p.s[p.pos:])
-			if r == utf8.RuneError && size == 1 {
-				r = utf8.RuneError
-			}
 			b.WriteRune(r)
 			p.pos += size
 		}
@@ -275,46 +289,6 @@ func (p *looseParser) closes(i int) bool {
 	return true
 }
 
-func (p *looseParser) escape(b *strings.Builder) {
-	c := p.s[p.pos+1]
-	p.pos += 2
-	switch c {
-	case 'n':
-		b.WriteByte('\n')
-	case 't':
-		b.WriteByte('\t')
-	case 'r':
-		b.WriteByte('\r')
-	case 'b':
-		b.WriteByte('\b')
-	case 'f':
-		b.WriteByte('\f')
-	case 'u', 'x', 'U':
-		n := map[byte]int{'u': 4, 'x': 2, 'U': 8}[c]
-		if p.pos+n <= len(p.s) {
-			if v, err := strconv.ParseUint(p.s[p.pos:p.pos+n], 16, 32); err == nil {
-				r := rune(v)
-				p.pos += n
-				if c == 'u' && r >= 0xd800 && r < 0xdc00 && p.pos+6 <= len(p.s) && p.s[p.pos] == '\\' && p.s[p.pos+1] == 'u' {
-					if lo, err := strconv.ParseUint(p.s[p.pos+2:p.pos+6], 16, 32); err == nil && lo >= 0xdc00 && lo < 0xe000 {
-						r = 0x10000 + (r-0xd800)<<10 + (rune(lo) - 0xdc00)
-						p.pos += 6
-					}
-				}
-				if !utf8.ValidRune(r) {
-					r = utf8.RuneError
-				}
-				b.WriteRune(r)
-				return
-			}
-		}
-		b.WriteByte('\\')
-		b.WriteByte(c)
-	default: // \" \' \\ \/ and unknown escapes keep the character
-		b.WriteByte(c)
-	}
-}
-
 func (p *looseParser) number() (any, bool) {
 	start := p.pos
 	for p.pos < len(p.s) && strings.IndexByte("+-.0123456789eE", p.s[p.pos]) >= 0 {
@@ -322,39 +296,18 @@ func (p *looseParser) number() (any, bool) {
 	}
 	lit := p.s[start:p.pos]
 	if p.atEnd() {
+		// Cut in the middle: "12." or "1e" is what was written so far.
 		p.eof = true
+		lit = strings.TrimRight(lit, ".eE+-")
 	}
 	if n, ok := jsonNumber(lit); ok {
-		return n, true
+		return json.Number(n), true
 	}
-	if p.eof { // cut in the middle: 12. or 1e
-		if n, ok := jsonNumber(strings.TrimRight(lit, ".eE+-")); ok {
-			return n, true
-		}
+	if p.eof {
 		return nil, false
 	}
 	p.fail("%q is not a number", lit)
 	return nil, false
-}
-
-// jsonNumber normalises a number literal to valid JSON (no '+', a digit
-// before the point).
-func jsonNumber(lit string) (json.Number, bool) {
-	s := strings.TrimPrefix(lit, "+")
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	if strings.HasPrefix(s, ".") {
-		s = "0" + s
-	}
-	if neg {
-		s = "-" + s
-	}
-	if s == "" || !json.Valid([]byte(s)) {
-		return "", false
-	}
-	return json.Number(s), true
 }
 
 // word parses true/false/null and Python's True/False/None/nan/inf.

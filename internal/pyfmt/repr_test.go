@@ -6,7 +6,8 @@ import (
 )
 
 // The expected strings below were printed by CPython 3 (repr, json.dumps
-// and str of a dict) for the same inputs.
+// and str of a dict) for the same inputs, so these tests pin toolenv's
+// strings to what StableToolBench's and MirrorAPI's Python code writes.
 
 func TestFloat(t *testing.T) {
 	tests := []struct {
@@ -15,12 +16,21 @@ func TestFloat(t *testing.T) {
 	}{
 		{100, "100.0"},
 		{1e16, "1e+16"},
+		{1e15, "1000000000000000.0"},
 		{1.5e-05, "1.5e-05"},
+		{1e-05, "1e-05"},
 		{0.0001, "0.0001"},
+		{0.1, "0.1"},
+		{0.3, "0.3"},
+		{1.0, "1.0"},
+		{-2.5, "-2.5"},
+		{3.14159, "3.14159"},
+		{123456789.125, "123456789.125"},
 		{123456789012345.6, "123456789012345.6"},
 		{1234567890123456.7, "1234567890123456.8"},
 		{-0.5, "-0.5"},
 		{2.5e-300, "2.5e-300"},
+		{1e100, "1e+100"},
 		{0.30000000000000004, "0.30000000000000004"},
 		{5e-324, "5e-324"},
 	}
@@ -34,7 +44,10 @@ func TestFloat(t *testing.T) {
 }
 
 func TestNumber(t *testing.T) {
-	tests := map[string]string{"500": "500", "500.0": "500.0", "1e2": "100.0", "-0": "0", "007": "7", "-12": "-12", "12345678901234567890": "12345678901234567890"}
+	tests := map[string]string{
+		"500": "500", "500.0": "500.0", "1e2": "100.0", "1e3": "1000.0", "-0": "0", "007": "7", "-12": "-12",
+		"5": "5", "5.0": "5.0", "12345678901234567890": "12345678901234567890", "1e999": "inf", "-1e999": "-inf",
+	}
 	for in, want := range tests {
 		if got := Number(in); got != want {
 			t.Errorf("Number(%q) = %q, want %q", in, got, want)
@@ -44,15 +57,22 @@ func TestNumber(t *testing.T) {
 
 func TestReprString(t *testing.T) {
 	tests := []struct{ in, want string }{
+		{"plain", `'plain'`},
 		{"it's", `"it's"`},
 		{`say "hi"`, `'say "hi"'`},
 		{`both ' and "`, `'both \' and "'`},
 		{"tab\there\nnl", `'tab\there\nnl'`},
+		{"new\nline", `'new\nline'`},
 		{"café \u00a0nb", `'café \xa0nb'`},
+		{"\u00a0nbsp", `'\xa0nbsp'`},
 		{"zw\u200b", `'zw\u200b'`},
 		{"\x7f\x01", `'\x7f\x01'`},
+		{"\x00\x7f", `'\x00\x7f'`},
 		{"emoji 😀", `'emoji 😀'`},
+		{"\ue000private", `'\ue000private'`},
+		{"\u2028sep", `'\u2028sep'`},
 		{`back\slash`, `'back\\slash'`},
+		{"invalid \xff end", `'invalid ` + "\ufffd" + ` end'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -63,32 +83,52 @@ func TestReprString(t *testing.T) {
 	}
 }
 
-func TestJSONDumps(t *testing.T) {
-	in := `{"a":"café 😀","b":[1,2.50,1e20,null,true],"c":{"x":"\"q\"\n"}}`
-	want := `{"a": "caf\u00e9 \ud83d\ude00", "b": [1, 2.5, 1e+20, null, true], "c": {"x": "\"q\"\n"}}`
-	got, err := JSONDumps([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != want {
-		t.Errorf("JSONDumps:\n got %s\nwant %s", got, want)
-	}
-	if _, err := JSONDumps([]byte(`{"a":1} x`)); err == nil {
-		t.Error("trailing data accepted")
-	}
-}
-
 func TestReprOrdered(t *testing.T) {
-	var o Ordered
+	var o Dict
 	o.Set("name", "Finish")
 	o.Set("arguments", "{\n  \"a\": \"it's\"\n}")
-	o.Set("response", "")
+	o.Set("response", "x")
+	o.Set("response", "") // replaced where it stands
 	want := `{'name': 'Finish', 'arguments': '{\n  "a": "it\'s"\n}', 'response': ''}`
 	if got := Repr(&o); got != want {
 		t.Errorf("Repr = %s\nwant %s", got, want)
 	}
 	if got := Str([]any{json.Number("1"), "a", nil, true, map[string]any{"k": json.Number("2.0")}}); got != `[1, 'a', None, True, {'k': 2.0}]` {
 		t.Errorf("Str(list) = %s", got)
+	}
+}
+
+func TestReprContainers(t *testing.T) {
+	v := Dict{
+		{Key: "a", Value: []any{json.Number("1"), json.Number("2.0"), nil, true}},
+		{Key: "b", Value: Tuple{"x"}},
+		{Key: "c", Value: Tuple{"x", "y"}},
+	}
+	want := `{'a': [1, 2.0, None, True], 'b': ('x',), 'c': ('x', 'y')}`
+	if got := Repr(v); got != want {
+		t.Errorf("Repr = %s, want %s", got, want)
+	}
+	m := map[string]any{"z": "1", "a": map[string]any{"k": false}}
+	if got := Repr(m); got != `{'a': {'k': False}, 'z': '1'}` {
+		t.Errorf("Repr(map) = %s", got)
+	}
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{json.RawMessage(`{"b": 1, "a": [1.50]}`), `{'b': 1, 'a': [1.5]}`},
+		{json.RawMessage(`not json`), `'not json'`},
+		{[]string{"a", "it's"}, `['a', "it's"]`},
+		{float64(5), `5`},
+		{2.5, `2.5`},
+		{1e16, `1e+16`},
+		{int64(-3), `-3`},
+		{struct{ A int }{1}, `'{1}'`},
+	}
+	for _, tt := range tests {
+		if got := Repr(tt.in); got != tt.want {
+			t.Errorf("Repr(%#v) = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }
 

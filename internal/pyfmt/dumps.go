@@ -1,0 +1,151 @@
+package pyfmt
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Dumps returns json.dumps(v) as Python writes it by default: ", " and
+// ": " separators, non-ASCII escaped as \uXXXX, numbers as Python prints
+// the int or float they are (a float out of range as Infinity, which is
+// not JSON, as Python does), Dicts in their order and maps with sorted
+// keys, Tuples as lists. A json.RawMessage is written as the value it
+// decodes to; a value of any other type as encoding/json encodes it.
+func Dumps(v any) string {
+	var b strings.Builder
+	writeDumps(&b, v)
+	return b.String()
+}
+
+// JSONDumps re-encodes the JSON text raw the way Python's json.dumps does
+// by default after json.loads: object keys in the order they appear, and
+// otherwise as Dumps writes values.
+func JSONDumps(raw []byte) (string, error) {
+	v, err := DecodeOrdered(raw)
+	if err != nil {
+		return "", fmt.Errorf("pyfmt: %w", err)
+	}
+	return Dumps(v), nil
+}
+
+func writeDumps(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case string:
+		b.WriteString(JSONString(x))
+	case json.Number:
+		b.WriteString(dumpsNumber(Number(string(x))))
+	case float64:
+		b.WriteString(dumpsNumber(float64Number(x)))
+	case int:
+		b.WriteString(strconv.Itoa(x))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case []any:
+		dumpSeq(b, x)
+	case Tuple:
+		dumpSeq(b, x)
+	case Dict:
+		dumpDict(b, x)
+	case *Dict:
+		dumpDict(b, *x)
+	case map[string]any:
+		dumpDict(b, sortedDict(x))
+	case json.RawMessage:
+		if d, err := DecodeOrdered(x); err == nil {
+			writeDumps(b, d)
+		} else {
+			b.WriteString(JSONString(string(x)))
+		}
+	default:
+		if raw, err := json.Marshal(x); err == nil {
+			if d, err := DecodeOrdered(raw); err == nil {
+				writeDumps(b, d)
+				return
+			}
+		}
+		b.WriteString(JSONString(fmt.Sprint(x)))
+	}
+}
+
+// dumpsNumber is json.dumps of a number Python prints as repr: the same,
+// but for the floats JSON cannot hold, which it writes as JavaScript
+// does.
+func dumpsNumber(repr string) string {
+	switch repr {
+	case "inf":
+		return "Infinity"
+	case "-inf":
+		return "-Infinity"
+	case "nan":
+		return "NaN"
+	}
+	return repr
+}
+
+func dumpSeq(b *strings.Builder, x []any) {
+	b.WriteByte('[')
+	for i, e := range x {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeDumps(b, e)
+	}
+	b.WriteByte(']')
+}
+
+func dumpDict(b *strings.Builder, d Dict) {
+	b.WriteByte('{')
+	for i, it := range d {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(JSONString(it.Key))
+		b.WriteString(": ")
+		writeDumps(b, it.Value)
+	}
+	b.WriteByte('}')
+}
+
+// JSONString returns s as a JSON string the way Python's json.dumps
+// writes it with ensure_ascii: every non-ASCII character as \uXXXX
+// (surrogate pairs above U+FFFF), invalid UTF-8 as \ufffd.
+func JSONString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r < 0x80:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

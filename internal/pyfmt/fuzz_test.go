@@ -1,0 +1,120 @@
+package pyfmt
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// FuzzParse: under every option, Parse never panics or hangs, fails only
+// with a *SyntaxError, agrees with ParsePrefix, and reads nothing without
+// Calls that it reads differently with them; with FloatValues, what Repr
+// writes of a value parses back to the same value (StableToolBench's
+// cache keys round trip).
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{'a': 1}`, `{"b": [1, (2,), {'c': None}]}`, `'\U0001f600'`, `-1.5e-3`, `{'x': 'a\\\'b'}`,
+		`{'a': [1, 2.5, -3e2], "b": (True, None)}`, `f(a=g(b=[1]))`, `r"\d"`, `'\U0001F600'`, `0x10`, strings.Repeat("[", 300),
+		`'''x'''`, `{True: 1, 2.50: None}`, `1_000.5_0`, `'\0127'`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var plain any
+		plainOK := false
+		for _, opt := range []ParseOptions{{}, {Calls: true}, {FloatValues: true}, {Calls: true, FloatValues: true}} {
+			v, err := Parse(s, opt)
+			pv, n, perr := ParsePrefix(s, opt)
+			if n < 0 || n > len(s) {
+				t.Fatalf("ParsePrefix(%q) used %d bytes", s, n)
+			}
+			if err != nil {
+				var se *SyntaxError
+				if !errors.As(err, &se) {
+					t.Fatalf("Parse(%q, %+v): %v is not a *SyntaxError", s, opt, err)
+				}
+				continue
+			}
+			if perr != nil || !reflect.DeepEqual(v, pv) || strings.TrimSpace(s[n:]) != "" {
+				t.Fatalf("Parse(%q, %+v) = %#v, but ParsePrefix = %#v, %d, %v", s, opt, v, pv, n, perr)
+			}
+			switch {
+			case opt == ParseOptions{}:
+				plain, plainOK = v, true
+			case opt == ParseOptions{Calls: true} && plainOK && !reflect.DeepEqual(v, plain):
+				t.Fatalf("Parse(%q) = %#v, but with calls %#v", s, plain, v)
+			}
+			if opt.Calls {
+				continue
+			}
+			c1, err := toolenv.Canonical(v)
+			if err != nil {
+				t.Fatalf("Parse(%q) gave a value that is not JSON: %v", s, err)
+			}
+			if !opt.FloatValues {
+				continue
+			}
+			// What Repr writes must parse back to the same value.
+			v2, err := Parse(Repr(v), opt)
+			if err != nil {
+				t.Fatalf("Repr output %q does not parse: %v", Repr(v), err)
+			}
+			if c2, _ := toolenv.Canonical(v2); string(c1) != string(c2) {
+				t.Fatalf("round trip changed %s into %s", c1, c2)
+			}
+		}
+	})
+}
+
+// FuzzParseLoose: the tolerant parser never panics or hangs, returns an
+// offset inside the text, and what it returns always encodes to valid
+// JSON and a Python repr.
+func FuzzParseLoose(f *testing.F) {
+	for _, s := range []string{`{"a": 1}`, `[1, 2,`, `{'k': (1,)}`, `{"s": "a"b"}`, `tru`, `-`, `{"a": "NoneTy`, `[[[[`} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, keep bool) {
+		v, end, _, err := ParseLoose(text, LooseOptions{KeepPartial: keep})
+		if end < 0 || end > len(text) {
+			t.Fatalf("end %d out of range for %d bytes", end, len(text))
+		}
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("ParseLoose(%q): %v is not a *SyntaxError", text, err)
+			}
+			return
+		}
+		// Python's json.dumps writes floats out of range as Infinity,
+		// which is not JSON; everything else is.
+		if d := Dumps(v); !json.Valid([]byte(d)) && finite(v) {
+			t.Fatalf("Dumps gave invalid JSON %q from %q", d, text)
+		}
+		_ = Repr(v)
+	})
+}
+
+// finite reports whether every number in v is within float64's range.
+func finite(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		return !strings.HasSuffix(Number(string(x)), "inf")
+	case []any:
+		for _, e := range x {
+			if !finite(e) {
+				return false
+			}
+		}
+	case Dict:
+		for _, it := range x {
+			if !finite(it.Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
