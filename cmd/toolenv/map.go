@@ -325,7 +325,7 @@ func newMapSearchCmd(e *env) *cobra.Command {
 	ef.register(cmd.Flags())
 	cmd.Flags().StringVar(&indexPath, "index", defaultIndexPath(), "the index file (from toolenv map index)")
 	cmd.Flags().IntVarP(&k, "top", "k", 10, "number of tools to return")
-	cmd.Flags().StringVar(&mode, "mode", "", "hybrid, lexical or vector (default: hybrid when the index has vectors)")
+	cmd.Flags().StringVar(&mode, "mode", "", "hybrid, lexical or vector (default: hybrid when the index has vectors from an embedding model, else lexical)")
 	cmd.Flags().StringArrayVar(&in, "in", nil, "only tools of this collection (repeatable)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
