@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -358,8 +359,22 @@ func (m *Manifest) Alignments() []Rename {
 				case OpRenameTool:
 					tt.toolOps = append(tt.toolOps, c.Op)
 				case OpRenameParam:
+					// Renaming an object an earlier step nested parameters
+					// into moves its members: "loc.lat" becomes
+					// "location.lat". The object itself is no base
+					// parameter, so it gets no track of its own.
+					moved := false
+					for _, p := range tt.params {
+						if rest, ok := strings.CutPrefix(p.cur, c.Param+"."); ok {
+							p.cur, p.ops = c.To+"."+rest, append(p.ops, c.Op)
+							moved = true
+						}
+					}
 					p := findParam(tt.params, c.Param)
 					if p == nil {
+						if moved {
+							continue
+						}
 						p = &nameTrack{cur: c.Param}
 						tt.params[c.Param] = p
 					}

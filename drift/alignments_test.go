@@ -1,0 +1,38 @@
+package drift
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestAlignmentsFollowNestedThenRenamedObject: a parameter nested into an
+// object in one step, whose object is renamed in the next, is reported
+// under its base name with its final dotted path.
+func TestAlignmentsFollowNestedThenRenamedObject(t *testing.T) {
+	m := &Manifest{Steps: []Step{
+		{From: "v1", To: "v2", Tools: []ToolChange{{Tool: "geo", Name: "geo", Changes: []Change{
+			{Op: OpNest, Param: "loc", Members: []Member{{Param: "lat", Key: "lat"}, {Param: "lon", Key: "lon"}}},
+			{Op: OpRenameParam, Param: "zoom", From: "zoom", To: "zoom_level"},
+		}}}},
+		{From: "v2", To: "v3", Tools: []ToolChange{{Tool: "geo", Name: "geo", Changes: []Change{
+			{Op: OpRenameParam, Param: "loc", From: "loc", To: "location"},
+			{Op: OpRenameParam, Param: "zoom_level", From: "zoom_level", To: "z"},
+		}}}},
+	}}
+	var got []string
+	for _, r := range m.Alignments() {
+		if r.Kind == "param" {
+			got = append(got, r.Old+"->"+r.New+" "+strings.Join(r.Ops, ","))
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"lat->location.lat " + OpNest + "," + OpRenameParam,
+		"lon->location.lon " + OpNest + "," + OpRenameParam,
+		"zoom->z " + OpRenameParam + "," + OpRenameParam,
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("alignments:\n got %v\nwant %v", got, want)
+	}
+}
