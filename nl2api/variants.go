@@ -211,7 +211,7 @@ func rebase(spec toolenv.BackendSpec, from, to string) (toolenv.BackendSpec, err
 		return spec, err
 	}
 	for k, p := range cfg.Databases {
-		abs := sqltools.ResolvePath(from, p)
+		abs := rodb.ResolvePath(from, p)
 		if a, err := filepath.Abs(abs); err == nil {
 			abs = a
 		}

@@ -4,18 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 )
 
@@ -54,11 +51,8 @@ type Options struct {
 // concurrent use.
 type Backend struct {
 	opt   Options
-	dbs   map[string]*rodb.DB
-	dbErr map[string]error
-	owned []*rodb.DB
+	dbs   *rodb.Set
 	tools map[string]*endpoint
-	once  sync.Once
 }
 
 var (
@@ -98,29 +92,11 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 			return nil, fmt.Errorf("sqlrest: collection %s: backend config: %w", c.Name, err)
 		}
 	}
-	if len(cfg.Databases) == 0 {
-		return nil, fmt.Errorf("sqlrest: collection %s: backend config names no databases (want {\"databases\": {\"name\": \"path.sqlite\"}})", c.Name)
+	dbs, err := rodb.OpenSet(ctx, cfg.Databases, rodb.SetOptions{Dir: c.Dir, Shared: opt.Databases, DB: opt.DB, Logger: opt.Logger.With("collection", c.Name)})
+	if err != nil {
+		return nil, fmt.Errorf("sqlrest: collection %s: %w", c.Name, err)
 	}
-	b := &Backend{opt: opt, dbs: map[string]*rodb.DB{}, dbErr: map[string]error{}, tools: map[string]*endpoint{}}
-	names := make([]string, 0, len(cfg.Databases))
-	for n := range cfg.Databases {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if db := opt.Databases[name]; db != nil {
-			b.dbs[name] = db
-			continue
-		}
-		db, err := rodb.Open(ctx, name, sqltools.ResolvePath(c.Dir, cfg.Databases[name]), opt.DB)
-		if err != nil {
-			b.dbErr[name] = err
-			opt.Logger.Warn("database unavailable", "collection", c.Name, "db", name, "err", err)
-			continue
-		}
-		b.dbs[name] = db
-		b.owned = append(b.owned, db)
-	}
+	b := &Backend{opt: opt, dbs: dbs, tools: map[string]*endpoint{}}
 	for _, t := range c.Tools {
 		e, err := endpointOf(t)
 		if err != nil {
@@ -216,13 +192,9 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: call.Tool.Name + ": " + strings.Join(msgs, "; "), Problems: problems,
 			Hint: "fix the arguments listed in problems and call again"}
 	}
-	db := b.dbs[e.db]
-	if db == nil {
-		msg := fmt.Sprintf("database %s is unavailable", e.db)
-		if err := b.dbErr[e.db]; err != nil {
-			msg += ": " + err.Error()
-		}
-		return &toolenv.Result{Status: toolenv.StatusUnavailable, Error: msg, Hint: "the server could not open this database; check its file"}
+	db, err := b.dbs.Get(e.db)
+	if err != nil {
+		return toolenv.ResultOf(err)
 	}
 	if b.opt.CallTimeout > 0 {
 		var cancel context.CancelFunc
@@ -231,15 +203,7 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 	}
 	rows, err := db.Query(ctx, e.sql, args, b.opt.MaxRows)
 	if err != nil {
-		var te *toolenv.Error
-		if errors.As(err, &te) {
-			return toolenv.ResultOf(err)
-		}
-		if strings.Contains(err.Error(), "too complex") || strings.Contains(err.Error(), "too big") {
-			return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: "SQLite refused a value: " + err.Error(), Hint: "use a shorter or simpler value"}
-		}
-		b.opt.Logger.Error("sqlrest query failed", "tool", call.Tool.Name, "err", err)
-		return &toolenv.Result{Status: toolenv.StatusInternal, Error: "the query failed: " + err.Error()}
+		return toolenv.ResultOf(rodb.QueryError(err, b.opt.Logger.With("backend", BackendType, "tool", call.Tool.Name)))
 	}
 	if rows.Truncated {
 		return &toolenv.Result{Status: toolenv.StatusTooLarge, Error: fmt.Sprintf("the result has more than %d rows, the most a call may return", b.opt.MaxRows),
@@ -344,12 +308,4 @@ func describe(v any) string {
 }
 
 // Close closes the databases the backend opened.
-func (b *Backend) Close() error {
-	var errs []error
-	b.once.Do(func() {
-		for _, db := range b.owned {
-			errs = append(errs, db.Close())
-		}
-	})
-	return errors.Join(errs...)
-}
+func (b *Backend) Close() error { return b.dbs.Close() }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -99,13 +97,9 @@ func (o *Options) defaults() {
 type Backend struct {
 	opt    Options
 	flavor string
-	dbs    map[string]*rodb.DB
-	dbErr  map[string]error
-	owned  []*rodb.DB
+	dbs    *rodb.Set
 	tools  map[string]*toolSpec
 	store  *store
-
-	closeOnce sync.Once
 }
 
 var (
@@ -141,31 +135,12 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 			return nil, fmt.Errorf("sqltools: collection %s: backend config: %w", c.Name, err)
 		}
 	}
-	if len(cfg.Databases) == 0 {
-		return nil, fmt.Errorf("sqltools: collection %s: backend config names no databases (want {\"databases\": {\"name\": \"path.sqlite\"}})", c.Name)
+	dbs, err := rodb.OpenSet(ctx, cfg.Databases, rodb.SetOptions{Dir: c.Dir, Shared: opt.Databases, DB: opt.DB, Logger: opt.Logger.With("collection", c.Name)})
+	if err != nil {
+		return nil, fmt.Errorf("sqltools: collection %s: %w", c.Name, err)
 	}
-	b := &Backend{opt: opt, flavor: cfg.Flavor, dbs: map[string]*rodb.DB{}, dbErr: map[string]error{}, tools: map[string]*toolSpec{},
+	b := &Backend{opt: opt, flavor: cfg.Flavor, dbs: dbs, tools: map[string]*toolSpec{},
 		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now)}
-	names := make([]string, 0, len(cfg.Databases))
-	for n := range cfg.Databases {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if db := opt.Databases[name]; db != nil {
-			b.dbs[name] = db
-			continue
-		}
-		path := ResolvePath(c.Dir, cfg.Databases[name])
-		db, err := rodb.Open(ctx, name, path, opt.DB)
-		if err != nil {
-			b.dbErr[name] = err
-			opt.Logger.Warn("database unavailable", "collection", c.Name, "db", name, "err", err)
-			continue
-		}
-		b.dbs[name] = db
-		b.owned = append(b.owned, db)
-	}
 	for _, t := range c.Tools {
 		spec, err := specOf(t)
 		if err != nil {
@@ -175,15 +150,6 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 		b.tools[t.Name] = spec
 	}
 	return b, nil
-}
-
-// ResolvePath resolves a database path of a collection's config against
-// the collection folder.
-func ResolvePath(dir, path string) string {
-	if filepath.IsAbs(path) || dir == "" {
-		return path
-	}
-	return filepath.Join(dir, path)
 }
 
 func specOf(t *toolenv.Tool) (*toolSpec, error) {
@@ -359,18 +325,11 @@ func labelArg(a *args) (string, error) {
 
 // database returns an open database or says why it is not available.
 func (b *Backend) database(name string) (*rodb.DB, error) {
-	if db := b.dbs[name]; db != nil {
-		return db, nil
+	db, err := b.dbs.Get(name)
+	if !errors.Is(err, rodb.ErrNoDatabase) {
+		return db, err
 	}
-	if err := b.dbErr[name]; err != nil {
-		return nil, &toolenv.Error{Status: toolenv.StatusUnavailable, Message: fmt.Sprintf("database %s is unavailable", name), Err: err,
-			Hint: "the server could not open this database; check its file"}
-	}
-	known := make([]string, 0, len(b.dbs))
-	for n := range b.dbs {
-		known = append(known, n)
-	}
-	sort.Strings(known)
+	known := b.dbs.Names()
 	return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("unknown database %q", name), Hint: "databases: " + strings.Join(known, ", "),
 		Problems: []toolenv.Problem{{Param: "database", Code: "not_in_enum", Message: "unknown database", Expected: strings.Join(known, ", ")}}}
 }
@@ -378,30 +337,11 @@ func (b *Backend) database(name string) (*rodb.DB, error) {
 // sqlError classifies an error from SQLite that is not already a toolenv
 // error: limits hit by a value are the caller's, anything else is ours.
 func (b *Backend) sqlError(err error) error {
-	var te *toolenv.Error
-	if errors.As(err, &te) {
-		return err
-	}
-	msg := err.Error()
-	for _, s := range []string{"too complex", "too big", "string or blob too big"} {
-		if strings.Contains(msg, s) {
-			return &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: "SQLite refused a value: " + msg, Hint: "use a shorter or simpler value"}
-		}
-	}
-	b.opt.Logger.Error("sqltools query failed", "err", err)
-	return &toolenv.Error{Status: toolenv.StatusInternal, Message: "the query failed", Err: err}
+	return rodb.QueryError(err, b.opt.Logger.With("backend", BackendType))
 }
 
 // Close closes the databases the backend opened.
-func (b *Backend) Close() error {
-	var errs []error
-	b.closeOnce.Do(func() {
-		for _, db := range b.owned {
-			errs = append(errs, db.Close())
-		}
-	})
-	return errors.Join(errs...)
-}
+func (b *Backend) Close() error { return b.dbs.Close() }
 
 // DropSession ends a session now; it reports whether it existed.
 func (b *Backend) DropSession(id string) bool { return b.store.drop(id) }

@@ -31,11 +31,10 @@ var joinSQL = map[string]string{"inner": "INNER JOIN", "left": "LEFT JOIN", "cro
 // initialize builds a starting table: the join of the given tables with
 // every column renamed <prefix>_<column>.
 func (b *Backend) initialize(ctx context.Context, ss *session, a *args) (*result, error) {
-	dbName := a.str("database", len(b.dbs) != 1)
-	if dbName == "" && len(b.dbs) == 1 {
-		for n := range b.dbs {
-			dbName = n
-		}
+	names := b.dbs.Names()
+	dbName := a.str("database", len(names) != 1)
+	if dbName == "" && len(names) == 1 {
+		dbName = names[0]
 	}
 	rawTables, _ := a.required("tables", "a list of {name, alias, prefix, join, on}")
 	a.unknown("database", "tables", "label")

@@ -12,4 +12,9 @@
 // Queries take a context (SQLite is interrupted when it is done), return at
 // most a given number of rows and say when they stopped early, and convert
 // SQLite values to JSON-friendly Go values (int64, float64, string, nil).
+//
+// A Set is the named databases of one backend's config, opened together
+// (or shared with other backends), with the reason for each that could
+// not be opened; QueryError sorts a failed query into the caller's fault
+// (a value SQLite refused) or ours.
 package rodb
