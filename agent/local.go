@@ -85,10 +85,10 @@ func (l *Local) Start(ctx context.Context, task *toolenv.Task) (Session, error) 
 }
 
 // TaskTools returns the tools offered for task: the tools it names, in
-// its order, else every tool of c not marked hidden (meta.hidden).
+// its order, else every listed tool of c (not hidden), sorted by name.
 func TaskTools(c *toolenv.Collection, task *toolenv.Task) []*toolenv.Tool {
-	var out []*toolenv.Tool
 	if len(task.Tools) > 0 {
+		var out []*toolenv.Tool
 		for _, n := range task.Tools {
 			if t := c.Tool(n); t != nil {
 				out = append(out, t)
@@ -96,11 +96,7 @@ func TaskTools(c *toolenv.Collection, task *toolenv.Task) []*toolenv.Tool {
 		}
 		return out
 	}
-	for _, t := range c.Tools {
-		if t.Meta["hidden"] != "true" {
-			out = append(out, t)
-		}
-	}
+	out := c.Listed()
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

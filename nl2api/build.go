@@ -268,11 +268,5 @@ func writeCollection(dir string, c *toolenv.Collection, tasks []*toolenv.Task) e
 	if err := toolenv.WriteJSONFile(filepath.Join(dir, "openapi.json"), openapi.Document(c, "")); err != nil {
 		return err
 	}
-	var visible []*toolenv.Tool
-	for _, t := range c.Tools {
-		if t.Meta[sqltools.MetaHidden] != "true" {
-			visible = append(visible, t)
-		}
-	}
-	return toolenv.WriteJSONFile(filepath.Join(dir, "functions.json"), openai.FromTools(visible))
+	return toolenv.WriteJSONFile(filepath.Join(dir, "functions.json"), openai.FromTools(c.Listed()))
 }

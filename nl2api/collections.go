@@ -97,7 +97,7 @@ func sessionTask(flavor string, c *candidate, p *decompose.Plan, tools []*toolen
 		getters[sqltools.GetterName(col.Name)] = true
 	}
 	for _, t := range tools {
-		if t.Meta[sqltools.MetaHidden] == "true" {
+		if t.Hidden() {
 			continue
 		}
 		if t.Meta[sqltools.MetaOp] == "get_column" && !getters[t.Name] {

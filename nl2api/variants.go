@@ -70,7 +70,7 @@ func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toole
 	var visible []*toolenv.Tool
 	argSet := map[string]bool{}
 	for _, t := range c.Tools {
-		if t.Meta[sqltools.MetaHidden] == "true" {
+		if t.Hidden() {
 			continue
 		}
 		visible = append(visible, t)

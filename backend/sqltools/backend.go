@@ -121,7 +121,6 @@ const (
 	MetaOp     = "op"
 	MetaFixed  = "fixed"
 	MetaArgMap = "arg_map"
-	MetaHidden = "hidden"
 )
 
 // Open returns the backend of collection c (its Backend.Config is a

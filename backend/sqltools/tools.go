@@ -149,7 +149,7 @@ func InitToolDef(databases []string) *toolenv.Tool {
 			"tables", &toolenv.Schema{Type: "array", Items: table, Description: "the tables, the first one first"}, true,
 			"label", labelProp(), false,
 		),
-		Meta: map[string]string{MetaHidden: "true", MetaOp: InitTool},
+		Meta: map[string]string{toolenv.MetaHidden: "true", MetaOp: InitTool},
 	}
 }
 
