@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-
-	toolenv "github.com/toolenv/toolenv"
 )
 
 // Converted is one query's entry in a converted-answers file.
@@ -106,81 +102,15 @@ type ConvertedFile struct {
 
 // ReadConverted reads a converted-answers file.
 func ReadConverted(path string) (*ConvertedFile, error) {
-	data, err := os.ReadFile(path)
+	ids, entries, err := readKeyed[Converted](path, "converted answers")
 	if err != nil {
-		return nil, fmt.Errorf("read converted answers: %w", err)
+		return nil, err
 	}
-	f := &ConvertedFile{Entries: map[string]*Converted{}}
-	err = decodeOrderedObject(data, func(key string, d *json.Decoder) error {
-		var c Converted
-		if err := d.Decode(&c); err != nil {
-			return fmt.Errorf("query %s: %w", key, err)
-		}
-		if _, dup := f.Entries[key]; !dup {
-			f.IDs = append(f.IDs, key)
-		}
-		f.Entries[key] = &c
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read converted answers %s: %w", path, err)
-	}
-	return f, nil
+	return &ConvertedFile{IDs: ids, Entries: entries}, nil
 }
 
 // WriteConverted writes entries as a converted-answers file (indent 2,
 // as convert_to_answer_format.py writes it), atomically.
 func WriteConverted(path string, f *ConvertedFile) error {
-	var b bytes.Buffer
-	b.WriteString("{")
-	for i, id := range f.IDs {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n  ")
-		k, _ := json.Marshal(id)
-		b.Write(k)
-		b.WriteString(": ")
-		var e bytes.Buffer
-		enc := json.NewEncoder(&e)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("  ", "  ")
-		if err := enc.Encode(f.Entries[id]); err != nil {
-			return fmt.Errorf("write converted answers: query %s: %w", id, err)
-		}
-		b.Write(bytes.TrimRight(e.Bytes(), "\n"))
-	}
-	b.WriteString("\n}\n")
-	return toolenv.WriteFileAtomic(path, b.Bytes())
-}
-
-// decodeOrderedObject calls fn for each member of the JSON object in data,
-// in order, with the decoder positioned at the member's value.
-func decodeOrderedObject(data []byte, fn func(key string, d *json.Decoder) error) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	tok, err := d.Token()
-	if err != nil {
-		return err
-	}
-	if delim, ok := tok.(json.Delim); !ok || delim != '{' {
-		return fmt.Errorf("expected a JSON object keyed by query id")
-	}
-	for d.More() {
-		tok, err := d.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		if err := fn(key, d); err != nil {
-			return err
-		}
-	}
-	if _, err := d.Token(); err != nil {
-		return err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return fmt.Errorf("unexpected data after the JSON object")
-	}
-	return nil
+	return writeKeyed(path, "converted answers", "  ", f.IDs, f.Entries)
 }

@@ -1,14 +1,10 @@
 package stb
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
-	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/metrics"
 )
 
@@ -34,26 +30,11 @@ type PassRateFile struct {
 // ReadPassRate reads a pass-rate results file
 // (pass_rate_results/<model>/<group>_<model>.json).
 func ReadPassRate(path string) (*PassRateFile, error) {
-	data, err := os.ReadFile(path)
+	ids, entries, err := readKeyed[PassRateEntry](path, "pass-rate results")
 	if err != nil {
-		return nil, fmt.Errorf("read pass-rate results: %w", err)
+		return nil, err
 	}
-	f := &PassRateFile{Entries: map[string]*PassRateEntry{}}
-	err = decodeOrderedObject(data, func(key string, d *json.Decoder) error {
-		var e PassRateEntry
-		if err := d.Decode(&e); err != nil {
-			return fmt.Errorf("query %s: %w", key, err)
-		}
-		if _, dup := f.Entries[key]; !dup {
-			f.IDs = append(f.IDs, key)
-		}
-		f.Entries[key] = &e
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read pass-rate results %s: %w", path, err)
-	}
-	return f, nil
+	return &PassRateFile{IDs: ids, Entries: entries}, nil
 }
 
 // Labels returns each query's labels by round, in file order. A label
@@ -122,27 +103,7 @@ func FormatSolveRate(r metrics.PassRateResult) string {
 }
 
 // WritePassRate writes a pass-rate results file in StableToolBench's
-// format, atomically.
+// format (indent 4), atomically.
 func WritePassRate(path string, f *PassRateFile) error {
-	var b bytes.Buffer
-	b.WriteString("{")
-	for i, id := range f.IDs {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n    ")
-		k, _ := json.Marshal(id)
-		b.Write(k)
-		b.WriteString(": ")
-		var e bytes.Buffer
-		enc := json.NewEncoder(&e)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("    ", "    ")
-		if err := enc.Encode(f.Entries[id]); err != nil {
-			return fmt.Errorf("write pass-rate results: query %s: %w", id, err)
-		}
-		b.Write(bytes.TrimRight(e.Bytes(), "\n"))
-	}
-	b.WriteString("\n}\n")
-	return toolenv.WriteFileAtomic(path, b.Bytes())
+	return writeKeyed(path, "pass-rate results", "    ", f.IDs, f.Entries)
 }
