@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -59,20 +58,10 @@ func ReadCache(dir string, fn func(*CacheRecord) error) (files int, problems []C
 	if !st.IsDir() {
 		return 0, nil, fmt.Errorf("read cache: %s is not a folder (want StableToolBench's <category>/<tool>_for_<category>/<api>.json layout)", dir)
 	}
-	var paths []string
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") {
-			paths = append(paths, path)
-		}
-		return nil
-	})
+	paths, err := jsonFiles(dir)
 	if err != nil {
 		return 0, nil, fmt.Errorf("read cache %s: %w", dir, err)
 	}
-	sort.Strings(paths)
 	for _, path := range paths {
 		rel, _ := filepath.Rel(dir, path)
 		parts := strings.Split(filepath.ToSlash(rel), "/")

@@ -73,20 +73,10 @@ func Load(paths ...string) (*Source, error) {
 			}
 			continue
 		}
-		var files []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") {
-				files = append(files, path)
-			}
-			return nil
-		})
+		files, err := jsonFiles(p)
 		if err != nil {
 			return nil, fmt.Errorf("load toolbench docs from %s: %w", p, err)
 		}
-		sort.Strings(files)
 		if len(files) == 0 {
 			return nil, fmt.Errorf("load toolbench docs: %s holds no .json files (want query files or the toolenv/tools/<Category>/<tool>.json layout)", p)
 		}
@@ -187,4 +177,20 @@ func (src *Source) Tasks(c *toolenv.Collection) []*toolenv.Task {
 		}
 	}
 	return tasks
+}
+
+// jsonFiles returns the .json files below dir, sorted.
+func jsonFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".json") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
 }
