@@ -28,17 +28,12 @@ func (b *Backend) direct(ctx context.Context, call *toolenv.Call) (*Observation,
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return &Observation{Transport: err}, nil, nil
+	obs, data, header, ok := b.send(req)
+	if !ok {
+		return obs, nil, header
 	}
-	defer resp.Body.Close()
-	data, tooLarge, err := readBody(resp.Body, b.cfg.MaxBody)
-	if err != nil {
-		return &Observation{Transport: err, HTTPStatus: resp.StatusCode}, nil, resp.Header
-	}
-	obs := &Observation{HTTPStatus: resp.StatusCode, Response: string(data), TooLarge: tooLarge}
-	return obs, textBody(data), resp.Header
+	obs.Response = string(data)
+	return obs, textBody(data), header
 }
 
 // buildRequest builds the HTTP request for a call through binding: path

@@ -51,26 +51,20 @@ func (b *Backend) viaProxy(ctx context.Context, call *toolenv.Call) (*Observatio
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("toolbench_key", key)
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return &Observation{Transport: err}, nil, nil
+	obs, data, header, ok := b.send(req)
+	if !ok {
+		return obs, nil, header
 	}
-	defer resp.Body.Close()
-	data, tooLarge, err := readBody(resp.Body, b.cfg.MaxBody)
-	if err != nil {
-		return &Observation{Transport: err, HTTPStatus: resp.StatusCode}, nil, resp.Header
-	}
-	obs := &Observation{HTTPStatus: resp.StatusCode, TooLarge: tooLarge}
-	if resp.StatusCode != http.StatusOK || tooLarge {
+	if obs.HTTPStatus != http.StatusOK || obs.TooLarge {
 		obs.Response = string(data)
-		return obs, textBody(data), resp.Header
+		return obs, textBody(data), header
 	}
 	obs.HTTPStatus = 0 // a 200 from the proxy says nothing about the API; its envelope does
 	var ans proxyAnswer
 	if err := json.Unmarshal(data, &ans); err != nil || (ans.Error == nil && ans.Response == nil) {
 		obs.BadEnvelope = true
 		obs.Response = string(data)
-		return obs, textBody(data), resp.Header
+		return obs, textBody(data), header
 	}
 	obs.Error = jsonText(ans.Error)
 	obs.Response = jsonText(ans.Response)
@@ -78,7 +72,7 @@ func (b *Backend) viaProxy(ctx context.Context, call *toolenv.Call) (*Observatio
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = json.RawMessage(`""`)
 	}
-	return obs, body, resp.Header
+	return obs, body, header
 }
 
 // jsonText returns a JSON value as text: a string's content, "" for null

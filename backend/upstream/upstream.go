@@ -207,14 +207,24 @@ func (b *Backend) result(call *toolenv.Call, mode string, obs *Observation, rule
 	return r
 }
 
-// readBody reads at most max bytes of a response body and reports whether
-// there was more.
-func readBody(r io.Reader, max int64) ([]byte, bool, error) {
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if int64(len(data)) > max {
-		return data[:max], true, err
+// send sends req and reads at most MaxBody bytes of the response. obs
+// holds what is known so far: a transport failure, or the HTTP status and
+// whether the body was longer; ok says the body was read.
+func (b *Backend) send(req *http.Request) (obs *Observation, data []byte, header http.Header, ok bool) {
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return &Observation{Transport: err}, nil, nil, false
 	}
-	return data, false, err
+	defer resp.Body.Close()
+	data, err = io.ReadAll(io.LimitReader(resp.Body, b.cfg.MaxBody+1))
+	if err != nil {
+		return &Observation{Transport: err, HTTPStatus: resp.StatusCode}, nil, resp.Header, false
+	}
+	tooLarge := int64(len(data)) > b.cfg.MaxBody
+	if tooLarge {
+		data = data[:b.cfg.MaxBody]
+	}
+	return &Observation{HTTPStatus: resp.StatusCode, TooLarge: tooLarge}, data, resp.Header, true
 }
 
 // clip shortens s to at most n bytes on a rune boundary, marking the cut.
