@@ -31,37 +31,21 @@ func JSONDumps(raw []byte) (string, error) {
 }
 
 func writeDumps(b *strings.Builder, v any) {
-	switch x := v.(type) {
+	switch x := pyValue(v).(type) {
 	case nil:
 		b.WriteString("null")
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case string:
 		b.WriteString(JSONString(x))
-	case json.Number:
-		b.WriteString(dumpsNumber(Number(string(x))))
-	case float64:
-		b.WriteString(dumpsNumber(float64Number(x)))
-	case int:
-		b.WriteString(strconv.Itoa(x))
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
+	case number:
+		b.WriteString(dumpsNumber(string(x)))
 	case []any:
 		dumpSeq(b, x)
 	case Tuple:
 		dumpSeq(b, x)
 	case Dict:
 		dumpDict(b, x)
-	case *Dict:
-		dumpDict(b, *x)
-	case map[string]any:
-		dumpDict(b, sortedDict(x))
-	case json.RawMessage:
-		if d, err := DecodeOrdered(x); err == nil {
-			writeDumps(b, d)
-		} else {
-			b.WriteString(JSONString(string(x)))
-		}
 	default:
 		if raw, err := json.Marshal(x); err == nil {
 			if d, err := DecodeOrdered(raw); err == nil {

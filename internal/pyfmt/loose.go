@@ -71,16 +71,7 @@ func (p *looseParser) fail(format string, args ...any) {
 	}
 }
 
-func (p *looseParser) ws() {
-	for p.pos < len(p.s) {
-		switch p.s[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+func (p *looseParser) ws() { p.pos = skipSpace(p.s, p.pos) }
 
 func (p *looseParser) atEnd() bool { return p.pos >= len(p.s) }
 
@@ -276,17 +267,8 @@ func (p *looseParser) str() (any, bool) {
 // closes reports whether a quote at i-1 can end a string: what follows,
 // after spaces, is a delimiter or the end.
 func (p *looseParser) closes(i int) bool {
-	for i < len(p.s) {
-		switch p.s[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-			continue
-		case ',', '}', ']', ')', ':':
-			return true
-		}
-		return false
-	}
-	return true
+	i = skipSpace(p.s, i)
+	return i == len(p.s) || strings.IndexByte(",}]):", p.s[i]) >= 0
 }
 
 func (p *looseParser) number() (any, bool) {

@@ -109,15 +109,15 @@ func (p *parser) rest() string {
 	return r
 }
 
-func (p *parser) space() {
-	for p.pos < len(p.s) {
-		switch p.s[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
+func (p *parser) space() { p.pos = skipSpace(p.s, p.pos) }
+
+// skipSpace returns the index of the first byte from i on that is not
+// JSON or Python white space.
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
 	}
+	return i
 }
 
 func (p *parser) value() (any, error) {

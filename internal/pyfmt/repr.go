@@ -33,7 +33,7 @@ func Repr(v any) string {
 }
 
 func writeRepr(b *strings.Builder, v any) {
-	switch x := v.(type) {
+	switch x := pyValue(v).(type) {
 	case nil:
 		b.WriteString("None")
 	case bool:
@@ -44,42 +44,52 @@ func writeRepr(b *strings.Builder, v any) {
 		}
 	case string:
 		b.WriteString(ReprString(x))
-	case json.Number:
-		b.WriteString(Number(string(x)))
-	case float64:
-		b.WriteString(float64Number(x))
-	case int:
-		b.WriteString(strconv.Itoa(x))
-	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
+	case number:
+		b.WriteString(string(x))
 	case []any:
 		writeSeq(b, '[', x, ']')
 	case Tuple:
 		writeSeq(b, '(', x, ')')
-	case []string:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(ReprString(e))
-		}
-		b.WriteByte(']')
 	case Dict:
 		writeDict(b, x)
-	case *Dict:
-		writeDict(b, *x)
-	case map[string]any:
-		writeDict(b, sortedDict(x))
-	case json.RawMessage:
-		if d, err := DecodeOrdered(x); err == nil {
-			writeRepr(b, d)
-		} else {
-			b.WriteString(ReprString(string(x)))
-		}
 	default:
 		b.WriteString(ReprString(fmt.Sprint(x)))
 	}
+}
+
+// number is a number as Python's repr writes it.
+type number string
+
+// pyValue resolves the Go types Repr and Dumps accept into the few they
+// write: nil, bool, string, number, []any, Tuple and Dict (anything else
+// is left as it is).
+func pyValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return number(Number(string(x)))
+	case float64:
+		return number(float64Number(x))
+	case int:
+		return number(strconv.Itoa(x))
+	case int64:
+		return number(strconv.FormatInt(x, 10))
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out
+	case *Dict:
+		return *x
+	case map[string]any:
+		return sortedDict(x)
+	case json.RawMessage:
+		if d, err := DecodeOrdered(x); err == nil {
+			return d
+		}
+		return string(x)
+	}
+	return v
 }
 
 func writeSeq(b *strings.Builder, open byte, x []any, end byte) {
