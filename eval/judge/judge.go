@@ -133,7 +133,7 @@ func (j *Judge) askStatus(ctx context.Context, stage string, p promptfile.Prompt
 			Reason string `json:"reason"`
 		}
 		if json.Unmarshal([]byte(tc.Function.Arguments), &args) == nil {
-			if l, ok := readStatus(args.Status); ok {
+			if l, ok := stb.ParseAnswerStatus(args.Status); ok {
 				v.Label, v.Reason = l, args.Reason
 				return v
 			}
@@ -158,7 +158,7 @@ func statusFromText(s string) (metrics.Label, string) {
 		var obj map[string]any
 		if d.Decode(&obj) == nil {
 			if st, ok := obj["answer_status"].(string); ok {
-				if l, ok := readStatus(st); ok {
+				if l, ok := stb.ParseAnswerStatus(st); ok {
 					r, _ := obj["reason"].(string)
 					return l, r
 				}
@@ -167,7 +167,7 @@ func statusFromText(s string) (metrics.Label, string) {
 	}
 	words := map[metrics.Label]bool{}
 	for _, m := range statusWordRE.FindAllString(s, -1) {
-		l, _ := readStatus(m)
+		l, _ := stb.ParseAnswerStatus(m)
 		words[l] = true
 	}
 	if len(words) == 1 {
@@ -176,19 +176,6 @@ func statusFromText(s string) (metrics.Label, string) {
 		}
 	}
 	return metrics.Unparseable, ""
-}
-
-// readStatus reads "Solved", "AnswerStatus.Solved", "solved" and the like.
-func readStatus(s string) (metrics.Label, bool) {
-	switch strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "AnswerStatus.")) {
-	case "solved":
-		return metrics.Solved, true
-	case "unsolved":
-		return metrics.Unsolved, true
-	case "unsure":
-		return metrics.Unsure, true
-	}
-	return metrics.Unparseable, false
 }
 
 // FAC judges a final answer's completeness as fac_eval.py does: an empty

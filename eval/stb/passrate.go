@@ -60,15 +60,15 @@ func (f *PassRateFile) Labels() (labels []map[int]metrics.Label, problems []erro
 	return labels, problems
 }
 
-// ParseAnswerStatus reads "AnswerStatus.Solved" (or "Solved") as a
-// label.
+// ParseAnswerStatus reads "AnswerStatus.Solved" (or "Solved", in any
+// case, as a judge model may write it) as a label.
 func ParseAnswerStatus(s string) (metrics.Label, bool) {
-	switch strings.TrimPrefix(strings.TrimSpace(s), "AnswerStatus.") {
-	case "Solved":
+	switch strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "AnswerStatus.")) {
+	case "solved":
 		return metrics.Solved, true
-	case "Unsolved":
+	case "unsolved":
 		return metrics.Unsolved, true
-	case "Unsure":
+	case "unsure":
 		return metrics.Unsure, true
 	}
 	return metrics.Unparseable, false

@@ -219,4 +219,12 @@ func TestFromTrajectory(t *testing.T) {
 	if l, ok := ParseAnswerStatus("AnswerStatus.Unsure"); !ok || l != metrics.Unsure {
 		t.Error("ParseAnswerStatus")
 	}
+	for s, want := range map[string]metrics.Label{"Solved": metrics.Solved, " solved ": metrics.Solved, "AnswerStatus.UNSOLVED": metrics.Unsolved} {
+		if l, ok := ParseAnswerStatus(s); !ok || l != want {
+			t.Errorf("ParseAnswerStatus(%q) = %s, %v; want %s", s, l, ok, want)
+		}
+	}
+	if l, ok := ParseAnswerStatus("maybe"); ok || l != metrics.Unparseable {
+		t.Errorf("ParseAnswerStatus(maybe) = %s, %v", l, ok)
+	}
 }
