@@ -1,7 +1,6 @@
 package toolenv
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -317,23 +316,8 @@ func ParseTasks(data []byte, name string) ([]*Task, error) {
 }
 
 func readTasks(r io.Reader, path string) (tasks []*Task, problems []error, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var t Task
-		if err := DecodeJSON(b, &t); err != nil {
-			problems = append(problems, fmt.Errorf("%s:%d: skipped, not a task: %w", path, line, err))
-			continue
-		}
-		tasks = append(tasks, &t)
-	}
-	if err := sc.Err(); err != nil {
+	tasks, problems, err = ReadJSONLines[Task](r, path, "a task", 64<<20, nil)
+	if err != nil {
 		return tasks, problems, fmt.Errorf("read tasks %s: %w", path, err)
 	}
 	return tasks, problems, nil

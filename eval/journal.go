@@ -1,9 +1,9 @@
 package eval
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,27 +86,13 @@ func ReadJournal(path string) (eps []*Episode, problems []error, err error) {
 }
 
 func readJournal(r io.Reader, name string) (eps []*Episode, problems []error, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var e Episode
-		if err := toolenv.DecodeJSON(b, &e); err != nil {
-			problems = append(problems, fmt.Errorf("%s:%d: skipped, not an episode: %w", name, line, err))
-			continue
-		}
+	eps, problems, err = toolenv.ReadJSONLines(r, name, "an episode", 256<<20, func(e *Episode) error {
 		if e.TaskID == "" {
-			problems = append(problems, fmt.Errorf("%s:%d: skipped, the episode names no task", name, line))
-			continue
+			return errors.New("the episode names no task")
 		}
-		eps = append(eps, &e)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return eps, problems, fmt.Errorf("read episode journal %s: %w", name, err)
 	}
 	return eps, problems, nil
