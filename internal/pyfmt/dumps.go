@@ -1,9 +1,7 @@
 package pyfmt
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -15,7 +13,7 @@ import (
 // decodes to; a value of any other type as encoding/json encodes it.
 func Dumps(v any) string {
 	var b strings.Builder
-	writeDumps(&b, v)
+	dumpsStyle.write(&b, v)
 	return b.String()
 }
 
@@ -28,33 +26,6 @@ func JSONDumps(raw []byte) (string, error) {
 		return "", fmt.Errorf("pyfmt: %w", err)
 	}
 	return Dumps(v), nil
-}
-
-func writeDumps(b *strings.Builder, v any) {
-	switch x := pyValue(v).(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case string:
-		b.WriteString(JSONString(x))
-	case number:
-		b.WriteString(dumpsNumber(string(x)))
-	case []any:
-		dumpSeq(b, x)
-	case Tuple:
-		dumpSeq(b, x)
-	case Dict:
-		dumpDict(b, x)
-	default:
-		if raw, err := json.Marshal(x); err == nil {
-			if d, err := DecodeOrdered(raw); err == nil {
-				writeDumps(b, d)
-				return
-			}
-		}
-		b.WriteString(JSONString(fmt.Sprint(x)))
-	}
 }
 
 // dumpsNumber is json.dumps of a number Python prints as repr: the same,
@@ -70,30 +41,6 @@ func dumpsNumber(repr string) string {
 		return "NaN"
 	}
 	return repr
-}
-
-func dumpSeq(b *strings.Builder, x []any) {
-	b.WriteByte('[')
-	for i, e := range x {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeDumps(b, e)
-	}
-	b.WriteByte(']')
-}
-
-func dumpDict(b *strings.Builder, d Dict) {
-	b.WriteByte('{')
-	for i, it := range d {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(JSONString(it.Key))
-		b.WriteString(": ")
-		writeDumps(b, it.Value)
-	}
-	b.WriteByte('}')
 }
 
 // JSONString returns s as a JSON string the way Python's json.dumps

@@ -28,33 +28,8 @@ func Str(v any) string {
 // type as the string fmt.Sprint makes of it.
 func Repr(v any) string {
 	var b strings.Builder
-	writeRepr(&b, v)
+	reprStyle.write(&b, v)
 	return b.String()
-}
-
-func writeRepr(b *strings.Builder, v any) {
-	switch x := pyValue(v).(type) {
-	case nil:
-		b.WriteString("None")
-	case bool:
-		if x {
-			b.WriteString("True")
-		} else {
-			b.WriteString("False")
-		}
-	case string:
-		b.WriteString(ReprString(x))
-	case number:
-		b.WriteString(string(x))
-	case []any:
-		writeSeq(b, '[', x, ']')
-	case Tuple:
-		writeSeq(b, '(', x, ')')
-	case Dict:
-		writeDict(b, x)
-	default:
-		b.WriteString(ReprString(fmt.Sprint(x)))
-	}
 }
 
 // number is a number as Python's repr writes it.
@@ -90,33 +65,6 @@ func pyValue(v any) any {
 		return string(x)
 	}
 	return v
-}
-
-func writeSeq(b *strings.Builder, open byte, x []any, end byte) {
-	b.WriteByte(open)
-	for i, e := range x {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		writeRepr(b, e)
-	}
-	if end == ')' && len(x) == 1 {
-		b.WriteByte(',')
-	}
-	b.WriteByte(end)
-}
-
-func writeDict(b *strings.Builder, d Dict) {
-	b.WriteByte('{')
-	for i, it := range d {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(ReprString(it.Key))
-		b.WriteString(": ")
-		writeRepr(b, it.Value)
-	}
-	b.WriteByte('}')
 }
 
 // sortedDict returns m's items with their keys sorted.
