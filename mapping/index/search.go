@@ -110,9 +110,12 @@ func (ix *Index) Search(ctx context.Context, query string, k int, opts SearchOpt
 		// Hybrid only pays with a real embedding model: with the offline
 		// hash embedder it ranks worse than BM25 alone (recall@10 on the
 		// 598 StableToolBench queries: 0.626 against 0.661).
-		res.Mode = Lexical
-		if ix.meta.Embedder != "" && !strings.HasPrefix(ix.meta.Embedder, "hash-") {
-			res.Mode = Hybrid
+		// So the default is lexical exactly when the index holds hash
+		// vectors and no embedder was configured to open it; otherwise
+		// hybrid (which explains itself when it must fall back).
+		res.Mode = Hybrid
+		if ix.emb == nil && strings.HasPrefix(ix.meta.Embedder, "hash-") {
+			res.Mode = Lexical
 		}
 	}
 	allowed := func(id string) bool { return true }
