@@ -11,7 +11,9 @@ import (
 )
 
 // Index a collection, then search it: each hit comes with its rank and
-// score (hybrid: reciprocal rank fusion of BM25 and the vectors).
+// score. With the offline embedder the default search is lexical (BM25);
+// with an embedding model it is hybrid (reciprocal rank fusion of BM25 and
+// the vectors).
 func Example() {
 	c, err := toolenv.ReadCollection("../testdata/world")
 	if err != nil {
@@ -38,7 +40,7 @@ func Example() {
 		fmt.Println(h.Rank, h.ID)
 	}
 	// Output:
-	// hybrid
+	// lexical
 	// 1 world/sort_data_descending
 	// 2 world/sort_data
 }
