@@ -118,6 +118,7 @@ type Error struct {
 	Err        error
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	s := "llm " + e.Endpoint + ": "
 	if e.StatusCode != 0 {
@@ -130,6 +131,7 @@ func (e *Error) Error() string {
 	return s
 }
 
+// Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrNotRecorded is returned in replay mode for a request that was never

@@ -40,6 +40,7 @@ type SyntaxError struct {
 	Msg string
 }
 
+// Error implements error.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("python literal at byte %d: %s", e.Offset, e.Msg)
 }

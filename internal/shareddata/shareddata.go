@@ -1,5 +1,3 @@
-// Package shareddata finds the project's shared data folder
-// (../shared/data beside the repository) for tests and benchmarks.
 package shareddata
 
 import (
