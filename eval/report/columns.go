@@ -139,5 +139,9 @@ func (m metric) format(s *eval.Stat) string {
 
 // label names a group in charts and tables.
 func label(g *eval.Group) string {
-	return strings.Join([]string{g.Split, g.Agent, g.Model}, " · ")
+	parts := []string{g.Split, g.Agent}
+	if g.Model != "" { // the oracle has no model
+		parts = append(parts, g.Model)
+	}
+	return strings.Join(parts, " · ")
 }
