@@ -57,7 +57,7 @@ func CacheMiddleware(c Cache, log *slog.Logger) toolenv.Middleware {
 					return fromEntry(e)
 				}
 			}
-			res, _ := flight.do(tool+"\x00"+args, func() *toolenv.Result {
+			res, _ := flight.do(ctx, tool+"\x00"+args, func() *toolenv.Result {
 				res := next.Invoke(ctx, call)
 				if cacheable(res) {
 					e := &store.Entry{Tool: tool, Args: args, Status: res.Status, Body: res.Body, Error: res.Error, Origin: string(res.Source)}
@@ -94,17 +94,42 @@ type group struct {
 
 type flightCall struct {
 	done chan struct{}
-	res  *toolenv.Result // a snapshot nobody mutates; waiters clone it
+	res  *toolenv.Result // a snapshot nobody mutates; waiters clone it; nil if fn panicked
+	// abandoned says the call failed because its caller's context ended:
+	// its result belongs to that caller alone.
+	abandoned bool
 }
 
-func (g *group) do(key string, fn func() *toolenv.Result) (res *toolenv.Result, shared bool) {
-	g.mu.Lock()
-	if g.m == nil {
-		g.m = map[string]*flightCall{}
-	}
-	if c, ok := g.m[key]; ok {
+// do runs fn for key, or waits for the run already in flight and shares
+// its result. A waiter depends on its own ctx only: it stops waiting when
+// ctx ends, and when the run it waited for failed because that caller's
+// context ended, it runs fn again rather than inherit the failure. ctx is
+// the context fn runs under.
+func (g *group) do(ctx context.Context, key string, fn func() *toolenv.Result) (res *toolenv.Result, shared bool) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return toolenv.ResultOf(err), false
+		}
+		g.mu.Lock()
+		if g.m == nil {
+			g.m = map[string]*flightCall{}
+		}
+		c, ok := g.m[key]
+		if !ok {
+			break
+		}
 		g.mu.Unlock()
-		<-c.done
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return toolenv.Errorf(toolenv.StatusOf(ctx.Err()), "", "gave up waiting for the same call already in flight: %v", ctx.Err()), true
+		}
+		switch {
+		case c.res == nil:
+			return toolenv.Errorf(toolenv.StatusInternal, "this is a bug in toolenv; the server log has the details", "the same call in flight failed unexpectedly"), true
+		case c.abandoned:
+			continue // that caller went away; try again for this one
+		}
 		return c.res.Clone(), true
 	}
 	c := &flightCall{done: make(chan struct{})}
@@ -117,6 +142,7 @@ func (g *group) do(key string, fn func() *toolenv.Result) (res *toolenv.Result, 
 		close(c.done)
 	}()
 	res = fn()
+	c.abandoned = !res.OK() && ctx.Err() != nil
 	c.res = res.Clone()
 	return res, false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -207,5 +208,153 @@ func TestRecoverTimeoutLimit(t *testing.T) {
 	}
 	if s, _ := st.Stats(ctx); s.Entries != 0 {
 		t.Fatal("oversized result was cached")
+	}
+}
+
+// blockingBackend answers once release is closed, or fails with the
+// context's error when the call's context ends first. started receives
+// one value per call as it begins.
+type blockingBackend struct {
+	calls   atomic.Int64
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingBackend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	b.calls.Add(1)
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+		body, _ := toolenv.Canonical(call.Args)
+		return &toolenv.Result{Status: toolenv.StatusOK, Body: body, Source: toolenv.SourceSimulator}
+	case <-ctx.Done():
+		return toolenv.ResultOf(ctx.Err())
+	}
+}
+
+// TestSingleFlightCallersKeepTheirOwnContext checks that a caller waiting
+// for the same call in flight depends on its own context only: it stops
+// waiting when its context ends, and it is not failed by the context of
+// the caller whose call it was waiting for.
+func TestSingleFlightCallersKeepTheirOwnContext(t *testing.T) {
+	const wait = 10 * time.Second // a guard against hangs, never reached when the code is right
+	tests := []struct {
+		name string
+		// cancelLeader ends the first caller's context while both wait;
+		// cancelWaiter ends the second caller's.
+		cancelLeader, cancelWaiter bool
+		wantWaiter                 toolenv.Status
+		wantCalls                  int64
+	}{
+		{"leader gives up, waiter still gets an answer", true, false, toolenv.StatusOK, 2},
+		{"waiter gives up without waiting for the leader", false, true, toolenv.StatusCanceled, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &blockingBackend{started: make(chan struct{}, 4), release: make(chan struct{})}
+			p, reg, _ := newPipeline(t, b, toolenv.Policy{Cache: true}, Options{})
+			leaderCtx, cancelLeader := context.WithCancel(context.Background())
+			defer cancelLeader()
+			waiterCtx, cancelWaiter := context.WithCancel(context.Background())
+			defer cancelWaiter()
+
+			leader := make(chan *toolenv.Result, 1)
+			go func() { leader <- p.Invoke(leaderCtx, call(t, reg, "get_weather", `{"city":"Oslo"}`)) }()
+			select {
+			case <-b.started:
+			case <-time.After(wait):
+				t.Fatal("the first call never reached the backend")
+			}
+			waiter := make(chan *toolenv.Result, 1)
+			go func() { waiter <- p.Invoke(waiterCtx, call(t, reg, "get_weather", `{"city":"Oslo"}`)) }()
+			time.Sleep(50 * time.Millisecond) // let the second caller join the flight
+
+			if tt.cancelWaiter {
+				cancelWaiter()
+				select {
+				case res := <-waiter:
+					if res.Status != tt.wantWaiter {
+						t.Fatalf("waiter = %+v, want %s", res, tt.wantWaiter)
+					}
+				case <-time.After(wait):
+					t.Fatal("the waiter ignored its own canceled context and kept waiting for the other call")
+				}
+				close(b.release)
+				if res := <-leader; !res.OK() {
+					t.Fatalf("leader = %+v", res)
+				}
+			}
+			if tt.cancelLeader {
+				cancelLeader()
+				if res := <-leader; res.Status != toolenv.StatusCanceled {
+					t.Fatalf("leader = %+v, want canceled", res)
+				}
+				// The waiter's own call goes on.
+				select {
+				case <-b.started:
+				case res := <-waiter:
+					t.Fatalf("waiter got the other caller's failure: %+v", res)
+				case <-time.After(wait):
+					t.Fatal("the waiter's call never reached the backend")
+				}
+				close(b.release)
+				select {
+				case res := <-waiter:
+					if res.Status != tt.wantWaiter {
+						t.Fatalf("waiter = %+v, want %s", res, tt.wantWaiter)
+					}
+				case <-time.After(wait):
+					t.Fatal("waiter never answered")
+				}
+			}
+			if n := b.calls.Load(); n != tt.wantCalls {
+				t.Fatalf("backend calls = %d, want %d", n, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// countingHandler counts the log records whose message is msg.
+type countingHandler struct {
+	msg string
+	n   *atomic.Int64
+}
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestSingleFlightPanicStaysWithItsCall checks that a backend panic is
+// one internal error for each caller of that call and one panic in the
+// log: the callers that waited for it must not panic in turn.
+func TestSingleFlightPanicStaysWithItsCall(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	panicky := toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result {
+		started <- struct{}{}
+		<-release
+		panic("boom")
+	})
+	var panics atomic.Int64
+	log := slog.New(countingHandler{msg: "panic while invoking a tool", n: &panics})
+	p, reg, _ := newPipeline(t, panicky, toolenv.Policy{Cache: true}, Options{Logger: log})
+	results := make(chan *toolenv.Result, 2)
+	go func() { results <- p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"Oslo"}`)) }()
+	<-started
+	go func() { results <- p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"Oslo"}`)) }()
+	time.Sleep(50 * time.Millisecond) // let the second caller join the flight
+	close(release)
+	for i := 0; i < 2; i++ {
+		if res := <-results; res.Status != toolenv.StatusInternal {
+			t.Fatalf("result %d = %+v, want internal", i, res)
+		}
+	}
+	if n := panics.Load(); n != 1 {
+		t.Fatalf("%d panics logged for one backend panic", n)
 	}
 }
