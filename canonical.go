@@ -221,6 +221,17 @@ func CanonicalNumber(lit string) (string, error) {
 	return out, nil
 }
 
+// IsJSONNumber reports whether lit is a JSON number literal, the form
+// json.Number must hold for encoding/json to write it. CanonicalNumber is
+// more forgiving: it also reads "007", which JSON does not allow.
+func IsJSONNumber(lit string) bool {
+	if _, err := CanonicalNumber(lit); err != nil {
+		return false
+	}
+	d := strings.TrimPrefix(lit, "-")
+	return !(len(d) > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9')
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {

@@ -124,3 +124,23 @@ func FuzzCanonicalNumber(f *testing.F) {
 		}
 	})
 }
+
+func TestIsJSONNumber(t *testing.T) {
+	tests := []struct {
+		lit  string
+		want bool
+	}{
+		{"0", true}, {"-0", true}, {"7", true}, {"0.5", true}, {"-0.5e3", true}, {"10", true}, {"1E+2", true},
+		{"007", false}, {"-01", false}, {"00", false}, {"", false}, {"+1", false}, {".5", false}, {"1.", false}, {"0x1", false},
+	}
+	for _, tt := range tests {
+		if got := IsJSONNumber(tt.lit); got != tt.want {
+			t.Errorf("IsJSONNumber(%q) = %v, want %v", tt.lit, got, tt.want)
+		}
+		// It agrees with encoding/json about what json.Number may hold.
+		_, err := json.Marshal(json.Number(tt.lit))
+		if tt.lit != "" && (err == nil) != tt.want {
+			t.Errorf("IsJSONNumber(%q) = %v, but encoding/json says %v", tt.lit, tt.want, err)
+		}
+	}
+}

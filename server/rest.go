@@ -231,8 +231,12 @@ func convertParam(ps *toolenv.Schema, vs []string) any {
 	one := func(t, v string) any {
 		switch t {
 		case "integer", "number":
-			if _, err := toolenv.CanonicalNumber(v); err == nil {
+			if toolenv.IsJSONNumber(v) {
 				return json.Number(v)
+			}
+			// "07" in a URL means 7; json.Number("07") is not JSON.
+			if c, err := toolenv.CanonicalNumber(v); err == nil {
+				return json.Number(c)
 			}
 		case "boolean":
 			if b, err := strconv.ParseBool(v); err == nil {

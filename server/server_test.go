@@ -141,6 +141,8 @@ func TestVirtual(t *testing.T) {
 			200, "Too many requests error...", "asked to fail", "toolenv"},
 		{"API-level errors pass through", `{"category":"News_Media","tool_name":"newsapi","api_name":"search","tool_input":{"q":"a","fail":"upstream_error"},"strip":"","toolbench_key":""}`,
 			200, "asked to fail with upstream_error", "", "upstream"},
+		{"a number string with leading zeros reaches the backend unchanged", `{"category":"News_Media","tool_name":"newsapi","api_name":"search","tool_input":{"q":"zip","limit":"02134"},"strip":"","toolbench_key":""}`,
+			200, "", `"limit":"02134"`, "simulator"},
 		{"chat_with_user", `{"category":"x","tool_name":"y","api_name":"chat_with_user","tool_input":"","strip":"","toolbench_key":""}`,
 			200, "", "Chat with user.", "toolenv"},
 		{"malformed body", `{"category": `, 400, "not a /virtual request", "", "toolenv"},
@@ -241,6 +243,8 @@ func TestRESTRoutes(t *testing.T) {
 		{"POST", "/demo/books/9780441172719", "", 405, "not allowed"},
 		{"GET", "/tools/toolbench/search_for_newsapi?q=a&fail=unauthorized", "", 401, "asked to fail"},
 		{"GET", "/nothing/here", "", 404, "no route"},
+		{"GET", "/tools/toolbench/search_for_newsapi?q=zip&limit=02134", "", 200, `"limit":2134`},
+		{"GET", "/tools/demo/weather_forecast?city=Paris&days=03", "", 200, `"days":3`},
 	}
 	for _, tt := range tests {
 		var resp *http.Response

@@ -322,11 +322,13 @@ func toNumber(v any) (json.Number, bool) {
 	return "", false
 }
 
-// parseNumber accepts a JSON number literal (and a leading '+').
+// parseNumber accepts a JSON number literal (and a leading '+'). A
+// string with leading zeros ("007", a zip code, an id) is not one: as a
+// number it would lose its zeros.
 func parseNumber(s string) (json.Number, error) {
 	s = strings.TrimPrefix(s, "+")
-	if _, err := toolenv.CanonicalNumber(s); err != nil {
-		return "", err
+	if !toolenv.IsJSONNumber(s) {
+		return "", fmt.Errorf("%q is not a JSON number", s)
 	}
 	return json.Number(s), nil
 }

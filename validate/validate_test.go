@@ -58,6 +58,8 @@ func TestArgs(t *testing.T) {
 		{"nested object", `{"city":"x","at":{"lat":"north"}}`, false, []string{CodeWrongType, CodeMissingRequired}, "", false}, // sorted by param: at.lat, at.lon
 		{"array items", `{"city":"x","tags":["a",3]}`, false, []string{CodeWrongType}, "", false},
 		{"null for required strict", `{"city":null}`, false, []string{CodeMissingRequired}, "", false},
+		{"leading zeros are not coerced: the zeros would be lost", `{"city":"x","days":"007"}`, true, nil, `{"city":"x","days":"007"}`, true},
+		{"a leading plus is", `{"city":"x","days":"+7"}`, true, nil, `{"city":"x","days":7}`, false},
 	}
 	var v Validator
 	s := schema(t, weather)
@@ -84,6 +86,9 @@ func TestArgs(t *testing.T) {
 			}
 			if (len(out.Warnings) > 0) != tt.wantWarn {
 				t.Fatalf("warnings = %v", out.Warnings)
+			}
+			if _, err := json.Marshal(out.Args); err != nil {
+				t.Fatalf("coerced args are not JSON encoding/json can write: %v", err)
 			}
 			after, _ := toolenv.Canonical(in)
 			if string(before) != string(after) {
