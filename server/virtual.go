@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/toolbench"
 )
 
 // VirtualRequest is StableToolBench's /virtual request body (its server's
@@ -139,12 +141,15 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		writeVirtual(w, http.StatusBadRequest, res)
 		return
 	}
-	if res != nil {
-		writeVirtual(w, http.StatusOK, res)
+	// StableToolBench's special API, recognised as its server does: by the
+	// normalised name, before tool_input is read (its input is a message
+	// to the user, not JSON).
+	if isChatWithUser(req) {
+		writeVirtual(w, http.StatusOK, &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"Chat with user."`), Source: toolenv.SourcePipeline})
 		return
 	}
-	if req.APIName == "chat_with_user" { // StableToolBench's special API
-		writeVirtual(w, http.StatusOK, &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"Chat with user."`), Source: toolenv.SourcePipeline})
+	if res != nil {
+		writeVirtual(w, http.StatusOK, res)
 		return
 	}
 	tool, err := s.index.Resolve(req.Category, req.ToolName, req.APIName)
@@ -165,6 +170,18 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		call.Meta = map[string]string{"toolbench_key": req.ToolbenchKey}
 	}
 	writeVirtual(w, http.StatusOK, s.invoke(r.Context(), call))
+}
+
+// isChatWithUser reports whether req names StableToolBench's
+// chat_with_user once its server's normalisation is applied.
+func isChatWithUser(req *VirtualRequest) bool {
+	if req.APIName == "chat_with_user" {
+		return true
+	}
+	if !strings.Contains(strings.ToLower(req.APIName), "chat") { // the hot path: no normalising
+		return false
+	}
+	return toolbench.Normalize(req.Category, req.ToolName, req.APIName).API == "chat_with_user"
 }
 
 // VirtualResponse renders a Result in StableToolBench's wire format,
