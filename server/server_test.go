@@ -149,6 +149,8 @@ func TestVirtual(t *testing.T) {
 			200, "", "Chat with user.", "toolenv"},
 		{"chat_with_user by its function name", `{"category":"x","tool_name":"y","api_name":"chat_with_user_for_y","tool_input":"","strip":"","toolbench_key":""}`,
 			200, "", "Chat with user.", "toolenv"},
+		{"tool_input that is a JSON string inside the string", `{"category":"News_Media","tool_name":"newsapi","api_name":"search","tool_input":"\"go\"","strip":"","toolbench_key":""}`,
+			200, "not a JSON string", "", "toolenv"},
 		{"malformed body", `{"category": `, 400, "not a /virtual request", "", "toolenv"},
 		{"missing names", `{"tool_input": {}}`, 400, "category tool_name api_name", "", "toolenv"},
 		{"huge body", `{"category":"a","tool_name":"b","api_name":"c","tool_input":"` + strings.Repeat("x", 5000) + `"}`, 413, "over the server's limit", "", "toolenv"},

@@ -109,6 +109,8 @@ func toolInputArgs(ti any) (map[string]any, error) {
 
 func kindOf(raw []byte) string {
 	switch raw[0] {
+	case '"':
+		return "a JSON string"
 	case '[':
 		return "an array"
 	case 't', 'f':
