@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -88,9 +89,16 @@ func normSegs(segs []string) []string {
 	return out
 }
 
-// match finds the route for method and path, with its path parameters.
-func (br *boundRoutes) match(method, path string) (*boundRoute, map[string]string, bool) {
-	segs := splitPath(path)
+// match finds the route for method and the escaped path (the request's
+// path as sent, so that an escaped '/' stays inside its segment), with its
+// path parameters decoded.
+func (br *boundRoutes) match(method, escapedPath string) (*boundRoute, map[string]string, bool) {
+	segs := splitPath(escapedPath)
+	for i, s := range segs {
+		if u, err := url.PathUnescape(s); err == nil {
+			segs[i] = u
+		}
+	}
 	var best *boundRoute
 	var bestParams map[string]string
 	methodMismatch := false
@@ -128,7 +136,7 @@ func (br *boundRoutes) match(method, path string) (*boundRoute, map[string]strin
 
 // serve handles r if it matches a bound route, reporting whether it did.
 func (br *boundRoutes) serve(s *Server, w http.ResponseWriter, r *http.Request) bool {
-	rt, params, wrongMethod := br.match(r.Method, r.URL.Path)
+	rt, params, wrongMethod := br.match(r.Method, r.URL.EscapedPath())
 	if rt == nil {
 		if wrongMethod {
 			writeError(w, http.StatusMethodNotAllowed, toolenv.Errorf(toolenv.StatusBadRequest, "see the collection's openapi.json for each route's method", "%s is not allowed on %s", r.Method, r.URL.Path))

@@ -361,3 +361,56 @@ func FuzzDecodeVirtualRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestBoundRoutePathParameters checks that a path parameter is one
+// segment of the request's path as sent, decoded after the split: an
+// escaped slash stays inside its parameter.
+func TestBoundRoutePathParameters(t *testing.T) {
+	in := toolenv.ObjectSchema()
+	in.SetProp("name", &toolenv.Schema{Type: "string"})
+	in.Required = []string{"name"}
+	files := toolenv.NewCollection("files", "openapi", []*toolenv.Tool{
+		{Name: "get_file", Input: in, Binding: &toolenv.Binding{Method: "GET", Path: "/files/{name}"}},
+		{Name: "get_file_meta", Input: in, Binding: &toolenv.Binding{Method: "GET", Path: "/files/{name}/meta"}},
+	})
+	files.Policy = toolenv.Policy{Validation: toolenv.ValidationStrict}
+	reg := invoke.NewRegistry()
+	if err := reg.Add(files, toolenv.HandlerFunc(echoBackend)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Options{Pipeline: invoke.New(reg, invoke.Options{}), Registry: reg}))
+	defer srv.Close()
+	tests := []struct {
+		path     string
+		code     int
+		tool     string
+		wantName string
+	}{
+		{"/files/report.txt", 200, "get_file", "report.txt"},
+		{"/files/a%2Fb", 200, "get_file", "a/b"},
+		{"/files/AC%2FDC/meta", 200, "get_file_meta", "AC/DC"},
+		{"/files/caf%C3%A9%20menu", 200, "get_file", "café menu"},
+		{"/files/a/b", 404, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			resp, body := get(t, srv.URL+tt.path)
+			if resp.StatusCode != tt.code {
+				t.Fatalf("HTTP %d, want %d: %s", resp.StatusCode, tt.code, body)
+			}
+			if tt.code != 200 {
+				return
+			}
+			var got struct {
+				Tool string         `json:"tool"`
+				Args map[string]any `json:"args"`
+			}
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Tool != tt.tool || got.Args["name"] != tt.wantName {
+				t.Fatalf("got %s(name=%v), want %s(name=%q)", got.Tool, got.Args["name"], tt.tool, tt.wantName)
+			}
+		})
+	}
+}
