@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/terms"
 )
@@ -224,6 +225,13 @@ func field(m map[string]*Field, order *[]string, path string, side Side) *Field 
 	return f
 }
 
+// decodeOrdered decodes JSON keeping the order of object members (the
+// order a response template documents its fields in is a signal): a
+// repeated key stays where it first stood, with its last value.
+func decodeOrdered(data []byte) (any, error) {
+	return pyfmt.OrderedDecoder{MaxDepth: 64, Unique: true}.Decode(data)
+}
+
 // templateTypes are the type names ToolBench writes as template_response
 // values.
 var templateTypes = map[string]string{
@@ -239,13 +247,13 @@ func addValue(v any, prefix string, side Side, m map[string]*Field, order *[]str
 		return
 	}
 	switch x := v.(type) {
-	case *object:
-		for _, k := range x.keys {
-			path := k
+	case pyfmt.Dict:
+		for _, it := range x {
+			path := it.Key
 			if prefix != "" {
-				path = prefix + "." + k
+				path = prefix + "." + it.Key
 			}
-			addValue(x.vals[k], path, side, m, order, template, depth+1)
+			addValue(it.Value, path, side, m, order, template, depth+1)
 		}
 		return
 	case []any:
@@ -253,7 +261,7 @@ func addValue(v any, prefix string, side Side, m map[string]*Field, order *[]str
 			if i >= 5 {
 				break
 			}
-			if _, isObj := e.(*object); isObj {
+			if _, isObj := e.(pyfmt.Dict); isObj {
 				addValue(e, prefix+"[]", side, m, order, template, depth+1)
 				continue
 			}
@@ -311,7 +319,7 @@ func jsonType(v any) string {
 		return "number"
 	case []any:
 		return "array"
-	case *object:
+	case pyfmt.Dict:
 		return "object"
 	}
 	return ""
@@ -338,7 +346,7 @@ func addValueTo(f *Field, v any) {
 		return
 	}
 	switch v.(type) {
-	case *object, map[string]any, []any, nil:
+	case pyfmt.Dict, map[string]any, []any, nil:
 		return
 	}
 	s := valueString(v)
@@ -365,11 +373,12 @@ func valueString(v any) string {
 // ({"error": "", "response": "<JSON text>"}) so the response's own fields
 // are profiled.
 func unwrapText(v any) any {
-	o, ok := v.(*object)
-	if !ok || len(o.keys) > 2 {
+	o, ok := v.(pyfmt.Dict)
+	if !ok || len(o) > 2 {
 		return v
 	}
-	s, ok := o.vals["response"].(string)
+	r, _ := o.Get("response")
+	s, ok := r.(string)
 	if !ok {
 		return v
 	}
