@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 // maxFieldRenames bounds the response fields renamed per tool and step.
@@ -103,8 +104,8 @@ func documentedFields(t *toolenv.Tool) []field {
 	if json.Unmarshal(raw, &s) == nil {
 		raw = json.RawMessage(s)
 	}
-	v, ok := orderedDecode(raw)
-	if !ok {
+	v, _, err := pyfmt.OrderedDecoder{MaxDepth: 64}.DecodePrefix(string(raw))
+	if err != nil {
 		return nil
 	}
 	walkValue(v, "", 0, &out)
@@ -133,77 +134,25 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-// orderedValue is a decoded JSON value whose objects keep key order.
-type orderedValue struct {
-	keys  []string
-	vals  []*orderedValue
-	items []*orderedValue
-	kind  byte // 'o' object, 'a' array, 's' scalar
-}
-
-func orderedDecode(raw []byte) (*orderedValue, bool) {
-	d := json.NewDecoder(strings.NewReader(string(raw)))
-	d.UseNumber()
-	v, ok := decodeOrdered(d, 0)
-	return v, ok
-}
-
-func decodeOrdered(d *json.Decoder, depth int) (*orderedValue, bool) {
-	if depth > 64 {
-		return nil, false
-	}
-	tok, err := d.Token()
-	if err != nil {
-		return nil, false
-	}
-	switch tok {
-	case json.Delim('{'):
-		v := &orderedValue{kind: 'o'}
-		for d.More() {
-			kt, err := d.Token()
-			if err != nil {
-				return nil, false
-			}
-			k, _ := kt.(string)
-			child, ok := decodeOrdered(d, depth+1)
-			if !ok {
-				return nil, false
-			}
-			v.keys, v.vals = append(v.keys, k), append(v.vals, child)
-		}
-		_, err := d.Token()
-		return v, err == nil
-	case json.Delim('['):
-		v := &orderedValue{kind: 'a'}
-		for d.More() {
-			child, ok := decodeOrdered(d, depth+1)
-			if !ok {
-				return nil, false
-			}
-			v.items = append(v.items, child)
-		}
-		_, err := d.Token()
-		return v, err == nil
-	}
-	return &orderedValue{kind: 's'}, true
-}
-
-func walkValue(v *orderedValue, path string, depth int, out *[]field) {
-	if v == nil || depth > 2 {
+// walkValue lists the fields of a JSON value as an OrderedDecoder reads
+// it: the keys of its objects in document order (a repeated key each
+// time), following the first item of arrays.
+func walkValue(v any, path string, depth int, out *[]field) {
+	if depth > 2 {
 		return
 	}
-	switch v.kind {
-	case 'a':
-		if len(v.items) > 0 {
-			walkValue(v.items[0], path+"[]", depth+1, out)
+	switch x := v.(type) {
+	case []any:
+		if len(x) > 0 {
+			walkValue(x[0], path+"[]", depth+1, out)
 		}
-	case 'o':
-		for i, k := range v.keys {
-			if !validIdent(k) {
+	case pyfmt.Dict:
+		for _, it := range x {
+			if !validIdent(it.Key) {
 				continue
 			}
-			*out = append(*out, field{path: path, key: k})
-			walkValue(v.vals[i], joinPath(path, k), depth+1, out)
+			*out = append(*out, field{path: path, key: it.Key})
+			walkValue(it.Value, joinPath(path, it.Key), depth+1, out)
 		}
 	}
 }
