@@ -1,13 +1,13 @@
 package openapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -148,11 +148,12 @@ func (o *sourceOrder) resolve(from place, ref string) place {
 // reads as neither (the loader reports why).
 func parseKeyTree(data []byte) *keyTree {
 	if json.Valid(data) {
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		t, err := jsonKeyTree(dec, 0)
+		// json.Valid has bounded the nesting at encoding/json's limit
+		// (10000), so MaxDepth never rejects the document; the tree is
+		// cut at maxTreeDepth instead.
+		v, err := pyfmt.OrderedDecoder{MaxDepth: 10000, Unique: true}.Decode(data)
 		if err == nil {
-			return t
+			return jsonKeyTree(v, 0)
 		}
 	}
 	var n yaml.Node
@@ -165,53 +166,29 @@ func parseKeyTree(data []byte) *keyTree {
 // maxTreeDepth bounds the trees built, against hostile nesting.
 const maxTreeDepth = 256
 
-func jsonKeyTree(dec *json.Decoder, depth int) (*keyTree, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	return jsonValueTree(dec, tok, depth)
-}
-
-func jsonValueTree(dec *json.Decoder, tok json.Token, depth int) (*keyTree, error) {
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil, nil // a scalar
-	}
-	t := &keyTree{}
-	switch d {
-	case '{':
-		t.kids = map[string]*keyTree{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			k, _ := kt.(string)
-			kid, err := jsonKeyTree(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if _, dup := t.kids[k]; !dup {
-				t.keys = append(t.keys, k)
-			}
+// jsonKeyTree builds the key tree of a JSON value as the OrderedDecoder
+// above reads it; nil for a scalar.
+func jsonKeyTree(v any, depth int) *keyTree {
+	switch x := v.(type) {
+	case pyfmt.Dict:
+		t := &keyTree{kids: make(map[string]*keyTree, len(x))}
+		for _, it := range x {
+			t.keys = append(t.keys, it.Key)
 			if depth < maxTreeDepth {
-				t.kids[k] = kid
+				t.kids[it.Key] = jsonKeyTree(it.Value, depth+1)
 			}
 		}
-	case '[':
-		for dec.More() {
-			kid, err := jsonKeyTree(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if depth < maxTreeDepth {
-				t.items = append(t.items, kid)
+		return t
+	case []any:
+		t := &keyTree{}
+		if depth < maxTreeDepth {
+			for _, e := range x {
+				t.items = append(t.items, jsonKeyTree(e, depth+1))
 			}
 		}
+		return t
 	}
-	_, err := dec.Token() // the closing delimiter
-	return t, err
+	return nil
 }
 
 // yamlKeyTree builds the key tree of a YAML node. Trees are built once
