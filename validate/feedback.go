@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -57,15 +58,24 @@ func ParamHelp(tool *toolenv.Tool) string {
 		}
 		b.WriteString(")")
 		if p != nil && p.Description != "" {
-			d := p.Description
-			if len(d) > 120 {
-				d = d[:117] + "…"
-			}
 			b.WriteString(": ")
-			b.WriteString(d)
+			b.WriteString(shorten(p.Description, 120))
 		}
 	}
 	return b.String()
+}
+
+// shorten returns s if it has at most max bytes, else its first
+// max-3 bytes or fewer, cut on a character boundary, and "…".
+func shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max - 3
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 // Suggest returns the candidate closest to name (same letters ignoring

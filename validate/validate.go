@@ -425,11 +425,7 @@ func short(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	s := string(b)
-	if len(s) > 60 {
-		s = s[:57] + "…"
-	}
-	return s
+	return shorten(string(b), 60)
 }
 
 func article(t string) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -149,4 +150,28 @@ func FuzzArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLongTextIsCutOnCharacterBoundaries checks that shortened
+// descriptions and values in messages stay valid UTF-8 (ToolBench docs
+// are full of accents and CJK), so no U+FFFD reaches the client.
+func TestLongTextIsCutOnCharacterBoundaries(t *testing.T) {
+	for _, text := range []string{strings.Repeat("é", 100), "x" + strings.Repeat("日本", 50), strings.Repeat("a", 200)} {
+		t.Run(text[:4], func(t *testing.T) {
+			in := toolenv.ObjectSchema()
+			in.SetProp("q", &toolenv.Schema{Type: "string", Description: text, Enum: []any{"a"}})
+			tool := &toolenv.Tool{Name: "f", Input: in}
+			var v Validator
+			out := v.Args(in, map[string]any{"q": text}, false)
+			msg, hint := Feedback(toolenv.FeedbackHelpful, tool, out.Problems)
+			for what, s := range map[string]string{"message": msg, "hint": hint} {
+				if !utf8.ValidString(s) {
+					t.Errorf("%s is not valid UTF-8: %q", what, s)
+				}
+				if !strings.Contains(s, "…") {
+					t.Errorf("%s was not shortened: %q", what, s)
+				}
+			}
+		})
+	}
 }
