@@ -108,16 +108,10 @@ func levelRank(l string) int {
 	return 2
 }
 
-// specInfo loads a collection's documented tools as an OpenAPI document.
+// specInfo loads a collection's documented tools (openapi.Document
+// leaves hidden ones out) as an OpenAPI document.
 func specInfo(c *toolenv.Collection, name string) (*load.SpecInfo, error) {
-	shown := *c
-	shown.Tools = nil
-	for _, t := range c.Tools {
-		if t.Meta[MetaHidden] != "true" {
-			shown.Tools = append(shown.Tools, t)
-		}
-	}
-	raw, err := json.Marshal(openapi.Document(&shown, ""))
+	raw, err := json.Marshal(openapi.Document(c, ""))
 	if err != nil {
 		return nil, fmt.Errorf("openapi document of %s %s: %w", c.Name, c.Version, err)
 	}

@@ -107,7 +107,7 @@ func (d *Docs) Lookup(coll, name string) (*APIDoc, error) {
 	if t == nil || t.Meta[MetaDocsTool] == "true" {
 		names := make([]string, 0, len(l.Current.Tools))
 		for _, x := range l.Current.Tools {
-			if x.Meta[MetaHidden] != "true" && x.Meta[MetaDocsTool] != "true" {
+			if !x.Hidden() && x.Meta[MetaDocsTool] != "true" {
 				names = append(names, x.Name)
 			}
 		}

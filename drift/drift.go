@@ -103,7 +103,7 @@ func Drift(in *Lineage, opts Options) (*Drifted, error) {
 	}
 	env := applyEnv{from: fromVersion, to: to}
 	for _, t := range from.Tools {
-		if t.Meta[MetaStub] == "true" || t.Meta[MetaHidden] == "true" {
+		if t.Meta[MetaStub] == "true" || t.Hidden() {
 			continue
 		}
 		work := t.Clone()

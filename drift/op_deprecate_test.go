@@ -21,7 +21,7 @@ func TestDeprecation(t *testing.T) {
 			t.Errorf("%+v: the old tool must stay, listed", tc)
 		}
 		old, succ := c.Tool(tc.Tool), c.Tool(tc.Name)
-		if old == nil || succ == nil || old.Deprecated == nil || old.Deprecated.Successor != tc.Name || old.Meta[MetaHidden] == "true" {
+		if old == nil || succ == nil || old.Deprecated == nil || old.Deprecated.Successor != tc.Name || old.Hidden() {
 			t.Fatalf("%s: stub %+v, successor %v", tc.Tool, old, succ)
 		}
 	}

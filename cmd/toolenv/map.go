@@ -72,11 +72,7 @@ func defaultIndexPath() string { return filepath.Join(filepath.Dir(defaultStoreP
 func indexableTools(env *environment) []*toolenv.Tool {
 	var out []*toolenv.Tool
 	for _, c := range env.registry.Collections() {
-		for _, t := range c.Tools {
-			if t.Meta["hidden"] != "true" {
-				out = append(out, t)
-			}
-		}
+		out = append(out, c.Listed()...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

@@ -288,7 +288,7 @@ has no gold call sequences).`,
 func exampleTasks(c *toolenv.Collection) []*toolenv.Task {
 	var out []*toolenv.Task
 	for _, t := range c.Tools {
-		if t.Meta["hidden"] == "true" || t.Deprecated != nil {
+		if t.Hidden() || t.Deprecated != nil {
 			continue
 		}
 		if len(t.Examples) > 0 && t.Examples[0].Args != nil {

@@ -106,7 +106,7 @@ func (f *Failover) Alternatives(tool string) []*mapping.Mapping {
 			continue
 		}
 		t := f.tools.Tool(m.To)
-		if t == nil || t.Deprecated != nil || t.Meta["hidden"] == "true" {
+		if t == nil || t.Deprecated != nil || t.Hidden() {
 			continue
 		}
 		a := f.health.Availability(m.To)

@@ -128,7 +128,7 @@ func TestRepairKeepsGoodCallsAndSaysWhatItDid(t *testing.T) {
 	// A call written for the current version passes untouched.
 	cur := reg.Collection("world")
 	for _, tl := range cur.Tools {
-		if tl.Deprecated != nil || tl.Meta["hidden"] == "true" || len(tl.Examples) == 0 {
+		if tl.Deprecated != nil || tl.Hidden() || len(tl.Examples) == 0 {
 			continue
 		}
 		call, res := reg.NewCall("world", tl.Name, tl.Examples[0].Args)

@@ -28,7 +28,7 @@ func FromDrift(m *drift.Manifest, old, cur []*toolenv.Tool, oldName, newName str
 		curByName[tl.Name] = tl
 	}
 	for _, ot := range old {
-		if ot.Meta["hidden"] == "true" {
+		if ot.Hidden() {
 			continue
 		}
 		p := structural.NewProfile(ot, nil)
@@ -149,11 +149,11 @@ func FromSELMeta(sel, slot *toolenv.Collection) (*Truth, error) {
 	t := New(fmt.Sprintf("%s → %s (SEL meta)", sel.Name, slot.Name))
 	t.Fixed = map[string]map[string]any{}
 	for _, st := range sel.Tools {
-		if st.Meta["hidden"] == "true" {
+		if st.Hidden() {
 			continue
 		}
 		target := slot.Tool(st.Meta["op"])
-		if target == nil || target.Meta["hidden"] == "true" {
+		if target == nil || target.Hidden() {
 			continue
 		}
 		from := st.ID

@@ -43,13 +43,13 @@ func mapSides(ctx context.Context, old, cur []*toolenv.Tool, opts structural.Opt
 	oldName, newName := "", ""
 	for _, t := range old {
 		oldName = t.Collection
-		if t.Meta["hidden"] != "true" {
+		if !t.Hidden() {
 			tools = append(tools, t)
 		}
 	}
 	for _, t := range cur {
 		newName = t.Collection
-		if t.Meta["hidden"] != "true" && t.Deprecated == nil {
+		if !t.Hidden() && t.Deprecated == nil {
 			tools = append(tools, t)
 		}
 	}
