@@ -331,7 +331,8 @@ func procCPU(p *os.Process) int64 {
 }
 
 // startChild runs this program with args and waits for the line on its
-// stdout or stderr that starts with marker and holds the URL it serves.
+// stdout or stderr that starts with marker and holds the URL it serves. A
+// child that exits first is reported at once, with the last lines it wrote.
 func startChild(ctx context.Context, args []string, marker string) (url string, proc *os.Process, stop func(), err error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -344,22 +345,34 @@ func startChild(ctx context.Context, args []string, marker string) (url string, 
 	if err := cmd.Start(); err != nil {
 		return "", nil, nil, fmt.Errorf("bench: start %v: %w", args, err)
 	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		pw.Close()
+		close(exited)
+	}()
 	stop = func() {
 		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(5 * time.Second):
 			cmd.Process.Kill()
+			<-exited
 		}
-		pw.Close()
 	}
 	found := make(chan string, 1)
+	scanned := make(chan struct{})
+	var tail []string // the child's last lines, for the error when it fails
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
+			if len(tail) == 20 {
+				tail = tail[1:]
+			}
+			tail = append(tail, line)
 			if i := strings.Index(line, marker); i >= 0 {
 				if j := strings.Index(line[i:], "http://"); j >= 0 {
 					u := strings.Fields(line[i+j:])[0]
@@ -370,13 +383,18 @@ func startChild(ctx context.Context, args []string, marker string) (url string, 
 				}
 			}
 		}
+		io.Copy(io.Discard, pr) // never block the child on a line too long to scan
 	}()
 	select {
 	case u := <-found:
 		return u, cmd.Process, stop, nil
+	case <-exited:
+		<-scanned
+		return "", nil, nil, fmt.Errorf("bench: %v exited before serving (%v):\n%s", args, waitErr, strings.Join(tail, "\n"))
 	case <-time.After(60 * time.Second):
 		stop()
-		return "", nil, nil, fmt.Errorf("bench: %v did not start serving within 60s", args)
+		<-scanned
+		return "", nil, nil, fmt.Errorf("bench: %v did not start serving within 60s:\n%s", args, strings.Join(tail, "\n"))
 	}
 }
 

@@ -270,3 +270,36 @@ func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {
 		t.Fatalf("table: %s", stdout)
 	}
 }
+
+// TestBenchChildThatFailsToStart checks that a server child which exits
+// at once is reported at once, with what it said.
+func TestBenchChildThatFailsToStart(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad flag", []string{"serve", "--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{"store that cannot be opened", []string{"serve", "--addr", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "file", "store.db")}, "open store"},
+	}
+	// The second case's store sits below a regular file.
+	if err := os.WriteFile(strings.TrimSuffix(tests[1].args[4], string(filepath.Separator)+"store.db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, _, stop, err := startChild(context.Background(), tt.args, "serving ")
+			if err == nil {
+				stop()
+				t.Fatal("a child that exited was reported as serving")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want it to hold the child's own message %q", err, tt.want)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("reported after %s: the child had exited at once", d.Round(time.Second))
+			}
+		})
+	}
+}
