@@ -74,12 +74,13 @@ func newBenchCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure /virtual cache hits against a bare net/http handler returning the same bytes",
-		Long: `Start toolenv in-process on loopback with a fresh store holding a recorded answer
-for one call of every tool, then drive POST /virtual with a closed-loop load
-generator (--connections concurrent connections for --duration) and report
-requests/s and latency percentiles. With --baseline (default) it measures, in the
-same run and the same way, a minimal net/http handler that returns the same
-response bytes, and reports toolenv's share of its throughput.
+		Long: `Start "toolenv serve" as a child process on loopback, with a fresh store holding a
+recorded answer for one call of every tool, then drive POST /virtual with a
+closed-loop load generator (--connections concurrent connections for --duration)
+and report requests/s, latency percentiles and the server's CPU time per request.
+With --baseline (default) it measures, in the same run and the same way, a minimal
+net/http handler (another child process) that returns the same response bytes,
+alternating the two over --rounds, and reports toolenv's share of its throughput.
 With --toolbench it first reports how long loading the docs takes and the
 resident memory afterwards.`,
 		Example: `  toolenv bench
@@ -92,10 +93,10 @@ resident memory afterwards.`,
 	fs := cmd.Flags()
 	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs to serve (default: the demo collection)")
 	fs.IntVar(&connections, "connections", 64, "concurrent connections")
-	fs.DurationVar(&duration, "duration", 10*time.Second, "measured time per target")
-	fs.DurationVar(&warmup, "warmup", 2*time.Second, "unmeasured warm-up per target")
+	fs.DurationVar(&duration, "duration", 10*time.Second, "measured time per target, split over --rounds")
+	fs.DurationVar(&warmup, "warmup", 2*time.Second, "unmeasured warm-up per target and round")
 	fs.BoolVar(&baseline, "baseline", true, "also measure a bare net/http handler returning the same bytes")
-	fs.StringVar(&target, "target", "", "benchmark a running toolenv at this base URL instead of an in-process one (its cache must already hold the answers)")
+	fs.StringVar(&target, "target", "", "benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)")
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	fs.IntVar(&maxTools, "max-tools", 2000, "use at most this many tools' calls")
 	fs.IntVar(&rounds, "rounds", 3, "alternate the targets over this many rounds (splitting --duration) and report each one's median round")

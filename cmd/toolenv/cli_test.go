@@ -303,3 +303,21 @@ func TestBenchChildThatFailsToStart(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchHelpSaysHowItRuns checks that bench's help describes what it
+// does: its servers are child processes, and --duration is split over
+// the rounds.
+func TestBenchHelpSaysHowItRuns(t *testing.T) {
+	code, out, _ := run(t, context.Background(), "bench", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"child process", "split over --rounds"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "in-process") {
+		t.Errorf("help says the servers run in-process; they are child processes:\n%s", out)
+	}
+}
