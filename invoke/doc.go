@@ -5,7 +5,7 @@
 //
 // New assembles the standard pipeline:
 //
-//	Recover → Observe → Timeout → [BeforeValidate…] → Validate →
+//	Observe → Recover → Timeout → [BeforeValidate…] → Validate →
 //	[AfterValidate…: drift, faults, failover] → Cache → Limit → Registry → backend
 //
 // Front-ends resolve a tool with Registry.Resolve, build a toolenv.Call and

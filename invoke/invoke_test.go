@@ -358,3 +358,43 @@ func TestSingleFlightPanicStaysWithItsCall(t *testing.T) {
 		t.Fatalf("%d panics logged for one backend panic", n)
 	}
 }
+
+// recordingObserver keeps the status of every call it is told about.
+type recordingObserver struct {
+	mu       sync.Mutex
+	statuses []toolenv.Status
+}
+
+func (o *recordingObserver) Observe(_ *toolenv.Call, res *toolenv.Result, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.statuses = append(o.statuses, res.Status)
+}
+
+// TestObserverSeesEveryCall checks that metrics count every call with the
+// status its client got, a backend panic included.
+func TestObserverSeesEveryCall(t *testing.T) {
+	tests := []struct {
+		name    string
+		backend toolenv.Handler
+		want    toolenv.Status
+	}{
+		{"answer", &countingBackend{source: toolenv.SourceSimulator}, toolenv.StatusOK},
+		{"failure", &countingBackend{source: toolenv.SourceUpstream, status: toolenv.StatusNotFound}, toolenv.StatusNotFound},
+		{"panic", toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result { panic("boom") }), toolenv.StatusInternal},
+		{"no result", toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result { return nil }), toolenv.StatusInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := &recordingObserver{}
+			p, reg, _ := newPipeline(t, tt.backend, toolenv.Policy{}, Options{Observer: obs})
+			res := p.Invoke(context.Background(), call(t, reg, "get_time", `{}`))
+			if res.Status != tt.want {
+				t.Fatalf("result = %+v, want %s", res, tt.want)
+			}
+			if len(obs.statuses) != 1 || obs.statuses[0] != tt.want {
+				t.Fatalf("observed %v, want [%s]", obs.statuses, tt.want)
+			}
+		})
+	}
+}

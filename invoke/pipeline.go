@@ -38,7 +38,9 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	mws := []toolenv.Middleware{Recover(log), Observe(opts.Observer, log), Timeout(opts.Timeout)}
+	// Observe is outside Recover so that metrics count a panicked call
+	// with the internal error its client got.
+	mws := []toolenv.Middleware{Observe(opts.Observer, log), Recover(log), Timeout(opts.Timeout)}
 	mws = append(mws, opts.BeforeValidate...)
 	mws = append(mws, Validate(opts.Validator))
 	mws = append(mws, opts.AfterValidate...)
