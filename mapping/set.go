@@ -29,6 +29,21 @@ type Set struct {
 	byTool map[string][]*Mapping
 }
 
+// CollectionsOf returns the collections tools belong to, each once and
+// sorted: what Collections names for mappings made over them.
+func CollectionsOf(tools []*toolenv.Tool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tools {
+		if !seen[t.Collection] {
+			seen[t.Collection] = true
+			out = append(out, t.Collection)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Add appends mappings and invalidates the lookup index.
 func (s *Set) Add(ms ...*Mapping) {
 	s.Mappings = append(s.Mappings, ms...)

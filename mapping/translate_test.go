@@ -209,6 +209,32 @@ func TestSetRoundTripAndAlternatives(t *testing.T) {
 	}
 }
 
+func TestCollectionsOf(t *testing.T) {
+	tools := func(colls ...string) []*toolenv.Tool {
+		var out []*toolenv.Tool
+		for i, c := range colls {
+			out = append(out, &toolenv.Tool{ID: fmt.Sprintf("%s/t%d", c, i), Collection: c})
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		tools []*toolenv.Tool
+		want  []string
+	}{
+		{"none", nil, nil},
+		{"one", tools("bird-sel"), []string{"bird-sel"}},
+		{"each once, sorted", tools("sel", "rest", "sel", "", "rest"), []string{"", "rest", "sel"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CollectionsOf(tt.tools); fmt.Sprint(got) != fmt.Sprint(tt.want) || (got == nil) != (tt.want == nil) {
+				t.Errorf("CollectionsOf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestSetValidate(t *testing.T) {
 	bad := []*Mapping{
 		{From: "a/x", To: "a/x", Provenance: Structural},

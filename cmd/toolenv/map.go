@@ -105,7 +105,7 @@ func mapStructural(ctx context.Context, env *environment, tools []*toolenv.Tool,
 	if err != nil {
 		return nil, err
 	}
-	set := &mapping.Set{Version: mapping.SetVersion, Collections: collectionNames(tools), Mappings: ms}
+	set := &mapping.Set{Version: mapping.SetVersion, Collections: mapping.CollectionsOf(tools), Mappings: ms}
 	set.Clusters = graph.Clusters(ms, clusterScore(opts), 12)
 	set.Sort()
 	return &structuralRun{Matcher: m, Graph: g, Set: set, Elapsed: time.Since(start)}, nil
@@ -121,19 +121,6 @@ func clusterScore(o structural.Options) float64 {
 		return o.MinScore
 	}
 	return 0.6
-}
-
-func collectionNames(tools []*toolenv.Tool) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range tools {
-		if !seen[t.Collection] {
-			seen[t.Collection] = true
-			out = append(out, t.Collection)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // outputPaths returns a tool's response field paths as the structural
@@ -361,7 +348,7 @@ versions of one API).`,
 			if len(between) == 2 {
 				for _, c := range between {
 					if env.registry.Collection(c) == nil {
-						return toolenv.Errorw(toolenv.StatusNotFound, "", "--between %s: no such collection loaded (loaded: %v)", c, collectionNames(tools))
+						return toolenv.Errorw(toolenv.StatusNotFound, "", "--between %s: no such collection loaded (loaded: %v)", c, mapping.CollectionsOf(tools))
 					}
 				}
 				ev, err := structural.Gather(ctx, env.store, tools, 5)

@@ -115,7 +115,7 @@ func repairAdapter(ctx context.Context, f *mapFlags, env *environment) (*repair.
 		}
 		c := env.registry.Collection(docs.Name)
 		if c == nil {
-			return nil, usagef("--repair-from %s: collection %q is not loaded (loaded: %v)", dir, docs.Name, collectionNames(indexableTools(env)))
+			return nil, usagef("--repair-from %s: collection %q is not loaded (loaded: %v)", dir, docs.Name, mapping.CollectionsOf(indexableTools(env)))
 		}
 		v := docs.Version
 		if v == "" {

@@ -97,7 +97,7 @@ func Build(ctx context.Context, path string, tools []*toolenv.Tool, opts BuildOp
 		docs[i] = docOf(t, outs)
 	}
 
-	meta := Meta{Format: Format, Tools: len(sorted), Collections: sortedCollections(sorted), Built: time.Now().UTC().Truncate(time.Second)}
+	meta := Meta{Format: Format, Tools: len(sorted), Collections: mapping.CollectionsOf(sorted), Built: time.Now().UTC().Truncate(time.Second)}
 	embedStart := time.Now()
 	vecs, err := embedAll(ctx, emb, docs, opts.Progress)
 	embedElapsed := time.Since(embedStart)

@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -290,19 +289,6 @@ func decodeVector(b []byte) ([]float32, error) {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v, nil
-}
-
-func sortedCollections(tools []*toolenv.Tool) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range tools {
-		if !seen[t.Collection] {
-			seen[t.Collection] = true
-			out = append(out, t.Collection)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // document renders the parts of a tool the index searches.
