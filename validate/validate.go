@@ -2,6 +2,7 @@ package validate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -196,7 +197,9 @@ func (c *checker) value(s *toolenv.Schema, val any, path string) (any, bool) {
 			c.softFail(path, CodeWrongType, "integer", "argument `%s` must be an integer, got %s", path, n)
 			return val, changed
 		}
-		if f, err := n.Float64(); err == nil {
+		// A number beyond float64 reads as ±Inf with ErrRange, which still
+		// compares right with the bounds.
+		if f, err := n.Float64(); err == nil || errors.Is(err, strconv.ErrRange) {
 			if s.Minimum != nil && f < *s.Minimum {
 				c.softFail(path, CodeOutOfRange, fmt.Sprintf(">= %v", *s.Minimum), "argument `%s` is %s, below the minimum %v", path, n, *s.Minimum)
 			}

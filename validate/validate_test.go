@@ -59,6 +59,8 @@ func TestArgs(t *testing.T) {
 		{"nested object", `{"city":"x","at":{"lat":"north"}}`, false, []string{CodeWrongType, CodeMissingRequired}, "", false}, // sorted by param: at.lat, at.lon
 		{"array items", `{"city":"x","tags":["a",3]}`, false, []string{CodeWrongType}, "", false},
 		{"null for required strict", `{"city":null}`, false, []string{CodeMissingRequired}, "", false},
+		{"a number beyond float64 is still above the maximum", `{"city":"x","days":1e400}`, false, []string{CodeOutOfRange}, "", false},
+		{"and one below it under the minimum", `{"city":"x","days":-1e400}`, false, []string{CodeOutOfRange}, "", false},
 		{"leading zeros are not coerced: the zeros would be lost", `{"city":"x","days":"007"}`, true, nil, `{"city":"x","days":"007"}`, true},
 		{"a leading plus is", `{"city":"x","days":"+7"}`, true, nil, `{"city":"x","days":7}`, false},
 	}
