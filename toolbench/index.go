@@ -32,8 +32,11 @@ func NewIndex(collections ...*toolenv.Collection) *Index {
 			return
 		}
 		ix.exact[k] = t
-		ix.byTool[[2]string{tool, api}] = append(ix.byTool[[2]string{tool, api}], t)
-		ix.toolAPI[tool] = append(ix.toolAPI[tool], api)
+		ta := [2]string{tool, api}
+		if len(ix.byTool[ta]) == 0 { // the same API in another category is listed once
+			ix.toolAPI[tool] = append(ix.toolAPI[tool], api)
+		}
+		ix.byTool[ta] = append(ix.byTool[ta], t)
 	}
 	for _, c := range collections {
 		for _, t := range c.Tools {
@@ -93,8 +96,17 @@ func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
 	if t, ok := ix.exact[[3]string{n.Category, n.Tool, n.API}]; ok {
 		return t, nil
 	}
-	if ts := ix.byTool[[2]string{n.Tool, n.API}]; len(ts) == 1 {
+	switch ts := ix.byTool[[2]string{n.Tool, n.API}]; {
+	case len(ts) == 1:
 		return ts[0], nil
+	case len(ts) > 1:
+		cats := make([]string, len(ts))
+		for i, t := range ts {
+			cats[i] = firstNonEmpty(t.Meta["std_category"], t.Category, t.Collection)
+		}
+		sort.Strings(cats)
+		return nil, toolenv.Errorw(toolenv.StatusUnknownTool, "send one of these as category: "+strings.Join(cats, ", "),
+			"tool %q has the API %q in %d categories, and %q (standardized from %q) is none of them", n.Tool, n.API, len(ts), n.Category, category)
 	}
 	apis, ok := ix.toolAPI[n.Tool]
 	if !ok {

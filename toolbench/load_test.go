@@ -190,3 +190,60 @@ func BenchmarkLoadQueries(b *testing.B) {
 		NewIndex(c)
 	}
 }
+
+// TestResolveExplainsWhatIsWrong checks the errors of requests that do
+// not resolve, against the real query files: an API that exists in
+// several categories (demo_project's "me" is in Events and Media) is not
+// reported as missing when the category names none of them.
+func TestResolveExplainsWhatIsWrong(t *testing.T) {
+	src, err := Load(queryDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(NewCollection(src.Docs, CollectionOptions{}))
+	tests := []struct {
+		name                    string
+		category, tool, api     string
+		wantTitle               string // resolved API (standardized), or "" for an error
+		wantInError, notInError []string
+	}{
+		{"right category", "Media", "demo_project", "me", "me", nil, nil},
+		{"in two categories, neither sent", "Data", "currency_converter_v2", "convert", "", []string{"Finance", "Financial"}, []string{"has no API"}},
+		{"ambiguous across categories", "Data", "demo_project", "me", "", []string{"Events", "Media", `"me"`}, []string{"has no API"}},
+		{"missing API", "Media", "demo_project", "mee", "", []string{`has no API "mee"`, `did you mean "me"`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tool, err := ix.Resolve(tt.category, tt.tool, tt.api)
+			if tt.wantTitle != "" {
+				if err != nil || tool.Meta["api_name"] != tt.wantTitle || tool.Meta["std_category"] != tt.category {
+					t.Fatalf("Resolve = %v, %v; want API %q in %s", tool, err, tt.wantTitle, tt.category)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Resolve = %s, want an error", tool.ID)
+			}
+			msg := err.Error()
+			for _, w := range tt.wantInError {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			for _, w := range tt.notInError {
+				if strings.Contains(msg, w) {
+					t.Errorf("error %q says %q", msg, w)
+				}
+			}
+			if _, list, ok := strings.Cut(msg, "has the APIs "); ok {
+				seen := map[string]bool{}
+				for _, a := range strings.Split(strings.TrimSuffix(list, ")"), ", ") {
+					if seen[a] {
+						t.Errorf("error %q lists the API %s twice", msg, a)
+					}
+					seen[a] = true
+				}
+			}
+		})
+	}
+}
