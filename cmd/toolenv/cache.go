@@ -184,10 +184,11 @@ func importCache(ctx context.Context, st *store.Store, dir string, ix *toolbench
 
 func newCacheExportCmd(e *env) *cobra.Command {
 	var (
-		storePath string
-		format    string
-		docs      []string
-		tool      string
+		storePath  string
+		format     string
+		docs       []string
+		tool       string
+		collection string
 	)
 	cmd := &cobra.Command{
 		Use:   "export [OUT]",
@@ -243,7 +244,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
+				coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: collection})
 				byID := map[string]*toolenv.Tool{}
 				for _, t := range coll.Tools {
 					byID[t.ID] = t
@@ -281,6 +282,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 	fs.StringVar(&format, "format", "jsonl", "jsonl or stabletoolbench")
 	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs (needed for --format stabletoolbench)")
 	fs.StringVar(&tool, "tool", "", "export only this tool ID")
+	fs.StringVar(&collection, "collection", "toolbench", "with --format stabletoolbench: the collection name the entries were imported under")
 	return cmd
 }
 

@@ -321,3 +321,49 @@ func TestBenchHelpSaysHowItRuns(t *testing.T) {
 		t.Errorf("help says the servers run in-process; they are child processes:\n%s", out)
 	}
 }
+
+// TestCacheExportOfAnotherCollection checks that entries imported under
+// --collection NAME can be exported in StableToolBench's layout by naming
+// the same collection.
+func TestCacheExportOfAnotherCollection(t *testing.T) {
+	docs := shareddata.Require(t, "stabletoolbench", "solvable_queries", "test_instruction", "G1_instruction.json")
+	src, err := toolbench.Load(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := src.Docs[0]
+	cat, tool, api := toolbench.StandardizeCategory(d.CategoryName), toolbench.Standardize(d.ToolName), toolbench.APIName(d.APIName)
+	cacheDir := t.TempDir()
+	file := filepath.Join(cacheDir, cat, tool+"_for_"+cat, api+".json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	if err := os.WriteFile(file, []byte(`{"{'x': 'y'}": {"error": "", "response": "recorded"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(t.TempDir(), "store.db")
+	tests := []struct {
+		name       string
+		collection []string // --collection for import and export
+	}{
+		{"default collection", nil},
+		{"named collection", []string{"--collection", "stb"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := store + tt.name
+			args := append([]string{"cache", "import", cacheDir, "--toolbench", docs, "--store", store}, tt.collection...)
+			if code, out, errs := run(t, context.Background(), args...); code != 0 || !strings.Contains(out, "1 imported") {
+				t.Fatalf("import: %d %s %s", code, out, errs)
+			}
+			out := t.TempDir()
+			args = append([]string{"cache", "export", out, "--format", "stabletoolbench", "--toolbench", docs, "--store", store}, tt.collection...)
+			code, _, errs := run(t, context.Background(), args...)
+			if code != 0 {
+				t.Fatalf("export exited %d: %s", code, errs)
+			}
+			data, err := os.ReadFile(filepath.Join(out, cat, tool+"_for_"+cat, api+".json"))
+			if err != nil || !strings.Contains(string(data), "recorded") {
+				t.Fatalf("exported file: %s %v (%s)", data, err, errs)
+			}
+		})
+	}
+}
