@@ -129,9 +129,18 @@ func ReadCache(dir string, fn func(*CacheRecord) error) (files int, problems []C
 // WriteCache writes records in StableToolBench's layout under dir, one
 // file per API, keys in Python repr (dict keys sorted). Files are written
 // atomically.
+//
+// The category, tool and API names become folder and file names, so each
+// must be one non-empty name, not "." or "..", without a separator: a
+// record that breaks this is an error and nothing is written.
 func WriteCache(dir string, recs []*CacheRecord) (files int, err error) {
 	byFile := map[string]map[string]any{}
 	for _, r := range recs {
+		for _, name := range []string{r.Category, r.Tool, r.API} {
+			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || !filepath.IsLocal(name) {
+				return 0, fmt.Errorf("write cache: %s/%s/%s: %q cannot be a folder or file name in StableToolBench's layout (check the --toolbench docs' category, tool and API names)", r.Category, r.Tool, r.API, name)
+			}
+		}
 		p := filepath.Join(dir, r.Category, r.Tool+"_for_"+r.Category, r.API+".json")
 		if byFile[p] == nil {
 			byFile[p] = map[string]any{}

@@ -74,3 +74,42 @@ func TestReadWriteCacheRoundTrip(t *testing.T) {
 		t.Fatalf("exported keys = %v", raw)
 	}
 }
+
+// TestWriteCacheStaysInItsFolder checks that names from the docs that are
+// not one folder or file name (".." as a category, an empty tool) are
+// refused rather than written outside the export folder or at the wrong
+// depth.
+func TestWriteCacheStaysInItsFolder(t *testing.T) {
+	tests := []struct {
+		name string
+		rec  CacheRecord
+	}{
+		{"parent folder as category", CacheRecord{Category: "..", Tool: "x", API: "y"}},
+		{"current folder as category", CacheRecord{Category: ".", Tool: "x", API: "y"}},
+		{"empty category", CacheRecord{Category: "", Tool: "x", API: "y"}},
+		{"empty API", CacheRecord{Category: "Data", Tool: "x", API: ""}},
+		{"separator in the API", CacheRecord{Category: "Data", Tool: "x", API: "a/../../b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			out := filepath.Join(root, "out")
+			rec := tt.rec
+			rec.Args = map[string]any{}
+			n, err := WriteCache(out, []*CacheRecord{&rec})
+			if err == nil || n != 0 {
+				t.Fatalf("WriteCache = %d, %v; want an error naming the record", n, err)
+			}
+			var written []string
+			filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					written = append(written, p)
+				}
+				return nil
+			})
+			if len(written) > 0 {
+				t.Fatalf("wrote %v", written)
+			}
+		})
+	}
+}
