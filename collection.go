@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 )
 
 // Collection is a named set of tools and the backend that executes them.
@@ -241,11 +243,12 @@ func WriteJSONFile(path string, v any) error {
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the same
-// folder and a rename.
+// folder and a rename. The file gets the mode os.WriteFile(path, data,
+// 0o644) would give it.
 func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 	if err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	_, werr := f.Write(data)
@@ -260,6 +263,19 @@ func WriteFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// createTemp is os.CreateTemp with mode 0o644 (under the umask) instead
+// of 0o600, since the file is renamed into place for others to read.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
 }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {

@@ -72,3 +72,40 @@ func TestReadTasksSkipsBrokenLines(t *testing.T) {
 		t.Fatalf("number not kept exactly: %#v", tasks[0].Gold[0].Args["n"])
 	}
 }
+
+// TestWriteFileAtomicMode checks that atomically written files (collection
+// folders, exported caches, reports) get the mode os.WriteFile(0o644) would
+// give them, not the owner-only mode of a temporary file, so that other
+// users and containers can read what toolenv wrote.
+func TestWriteFileAtomicMode(t *testing.T) {
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref")
+	if err := os.WriteFile(ref, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(ref)
+	want := st.Mode().Perm()
+	tests := []struct {
+		name  string
+		write func(path string) error
+	}{
+		{"WriteFileAtomic", func(p string) error { return WriteFileAtomic(p, []byte("x")) }},
+		{"WriteJSONFile", func(p string) error { return WriteJSONFile(p, map[string]int{"a": 1}) }},
+		{"WriteTasks", func(p string) error { return WriteTasks(p, nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(dir, tt.name)
+			if err := tt.write(p); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := st.Mode().Perm(); got != want {
+				t.Fatalf("mode %v, want %v", got, want)
+			}
+		})
+	}
+}
