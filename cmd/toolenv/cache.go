@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -27,7 +29,14 @@ func newCacheCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func openStore(ctx context.Context, path string, e *env) (*store.Store, error) {
+// openStore opens the store at path; with mustExist (commands that only
+// read it) a path with no file is an error rather than a new empty store.
+func openStore(ctx context.Context, path string, mustExist bool, e *env) (*store.Store, error) {
+	if mustExist && path != ":memory:" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, toolenv.Errorw(toolenv.StatusNotFound, "pass --store PATH: the one serve and cache import used", "no store at %s", path)
+		}
+	}
 	st, err := store.Open(ctx, path, store.Options{Logger: e.logger()})
 	if err != nil {
 		return nil, fmt.Errorf("%w (pass --store PATH to use another file)", err)
@@ -65,7 +74,7 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := openStore(ctx, storePath, e)
+			st, err := openStore(ctx, storePath, false, e)
 			if err != nil {
 				return err
 			}
@@ -198,7 +207,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := openStore(ctx, storePath, e)
+			st, err := openStore(ctx, storePath, true, e)
 			if err != nil {
 				return err
 			}
@@ -296,7 +305,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 		Short: "Count the cache's entries by origin, status and tool",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd.Context(), storePath, e)
+			st, err := openStore(cmd.Context(), storePath, true, e)
 			if err != nil {
 				return err
 			}

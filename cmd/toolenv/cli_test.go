@@ -367,3 +367,28 @@ func TestCacheExportOfAnotherCollection(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheCommandsDoNotCreateAStore checks that reading commands given a
+// store path that does not exist (a typo) say so, rather than create an
+// empty store and report it.
+func TestCacheCommandsDoNotCreateAStore(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"stats", []string{"cache", "stats"}},
+		{"export", []string{"cache", "export"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			missing := filepath.Join(t.TempDir(), "sub", "typo.db")
+			code, _, errs := run(t, context.Background(), append(tt.args, "--store", missing)...)
+			if code != 3 || !strings.Contains(errs, "no store at "+missing) {
+				t.Errorf("exit %d, stderr %q; want a failure saying there is no store", code, errs)
+			}
+			if _, err := os.Stat(missing); err == nil {
+				t.Errorf("%s created %s", tt.name, missing)
+			}
+		})
+	}
+}
