@@ -377,27 +377,16 @@ func ArgsFromString(s string) (map[string]any, string) {
 	if t == "" || t == "null" || t == "None" {
 		return map[string]any{}, ""
 	}
-	v, err := decodeJSON(t)
+	// Models add trailing commas; ToolBench accepted Python dicts.
+	v, _, err := pyfmt.DecodeRepaired(t, pythonSyntax)
 	if err != nil {
-		// Models add trailing commas; ToolBench accepted Python dicts.
-		if fixed := trailingComma.ReplaceAllString(t, "$1"); fixed != t {
-			v, err = decodeJSON(fixed)
-		}
-	}
-	if err != nil {
-		pv, perr := parsePython(t)
-		if perr != nil {
-			return nil, "the arguments are not valid JSON: " + err.Error()
-		}
-		v = pv
+		return nil, "the arguments are not valid JSON: " + err.Error()
 	}
 	if m, ok := v.(map[string]any); ok {
 		return m, ""
 	}
 	return nil, fmt.Sprintf("the arguments are a %T, not an object", v)
 }
-
-var trailingComma = regexp.MustCompile(`,(\s*[}\]])`)
 
 func nativeCall(tc llm.ToolCall) Call {
 	c := Call{Name: tc.Function.Name, ID: tc.ID}

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/structural"
-	"github.com/toolenv/toolenv/toolbench"
 )
 
 // answer is a model's mapping answer once read.
@@ -35,8 +34,6 @@ type rawMapping struct {
 // ErrNoJSON is wrapped when a model's text holds no JSON value at all.
 var ErrNoJSON = errors.New("the answer holds no JSON object")
 
-var trailingComma = regexp.MustCompile(`,(\s*[}\]])`)
-
 // parseAnswer reads a mapping answer from model text: the first JSON
 // object or array in it, after code fences and prose are set aside,
 // repaired of trailing commas or read as a Python literal when it must
@@ -46,33 +43,16 @@ func parseAnswer(text string) (a *answer, repaired bool, err error) {
 	if raw == "" {
 		return nil, false, ErrNoJSON
 	}
-	v, err := decode(raw)
+	// Python literals as toolbench.ParsePyLiteral reads them.
+	v, repaired, err := pyfmt.DecodeRepaired(raw, pyfmt.ParseOptions{FloatValues: true})
 	if err != nil {
-		fixed := trailingComma.ReplaceAllString(raw, "$1")
-		if v, err = decode(fixed); err != nil {
-			py, perr := toolbench.ParsePyLiteral(raw)
-			if perr != nil {
-				return nil, false, fmt.Errorf("the answer's JSON does not parse: %w", err)
-			}
-			v = py
-		}
-		repaired = true
+		return nil, false, fmt.Errorf("the answer's JSON does not parse: %w", err)
 	}
 	if strings.TrimSpace(text) != raw {
 		repaired = true
 	}
 	a, err = readAnswer(v)
 	return a, repaired, err
-}
-
-func decode(s string) (any, error) {
-	var v any
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // extractJSON returns the first balanced JSON object or array in text
