@@ -261,10 +261,7 @@ func disambiguate(name, k string, used map[string]bool) string {
 	}
 	for salt := uint32(0); ; salt++ {
 		prefix := fmt.Sprintf("x%05x_", (h+salt)&0xfffff)
-		cand := prefix + name
-		if len(cand) > 64 {
-			cand = prefix + name[len(cand)-64:]
-		}
+		cand := prefix + lastChars(name, 64-len(prefix))
 		if !used[cand] {
 			return cand
 		}

@@ -32,11 +32,7 @@ type CacheRecord struct {
 
 // FunctionName is ToolBench's function name for the record's API.
 func (r *CacheRecord) FunctionName() string {
-	name := r.API + "_for_" + r.Tool
-	if len(name) > 64 {
-		name = name[len(name)-64:]
-	}
-	return name
+	return lastChars(r.API+"_for_"+r.Tool, 64)
 }
 
 // CacheProblem is an entry or file that could not be read; reading goes

@@ -3,6 +3,7 @@ package toolbench
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Standardize is ToolBench's standardize(): every character that is not an
@@ -81,11 +82,20 @@ func StandardizeCategory(c string) string {
 // FunctionName is the name ToolBench gives an API's function:
 // "<api>_for_<tool>", keeping the last 64 characters as ToolBench does.
 func FunctionName(api, tool string) string {
-	name := APIName(api) + "_for_" + Standardize(tool)
-	if len(name) > 64 {
-		name = name[len(name)-64:]
+	return lastChars(APIName(api)+"_for_"+Standardize(tool), 64)
+}
+
+// lastChars is Python's s[-n:]: the last n characters (not bytes) of s.
+func lastChars(s string, n int) string {
+	if len(s) <= n {
+		return s // n bytes hold at most n characters
 	}
-	return name
+	i := len(s)
+	for k := 0; k < n && i > 0; k++ {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return s[i:]
 }
 
 // isStandard reports whether Standardize(s) == s: lower-case ASCII

@@ -1,6 +1,10 @@
 package toolbench
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestNames(t *testing.T) {
 	tests := []struct{ fn, in, want string }{
@@ -61,4 +65,25 @@ func FuzzStandardize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFunctionNameCountsCharacters checks that function names keep their
+// last 64 characters, as ToolBench's Python slice name[-64:] does, not
+// their last 64 bytes (which cut CJK names short, mid-character).
+func TestFunctionNameCountsCharacters(t *testing.T) {
+	tests := []struct{ api, tool, want string }{
+		{"天气预报", "中文工具", "天气预报_for_中文工具"},
+		{strings.Repeat("天气", 20), "中文工具", strings.Repeat("天气", 20) + "_for_中文工具"},                         // 49 characters, 137 bytes
+		{strings.Repeat("天气", 40), "中文工具", string([]rune(strings.Repeat("天气", 40) + "_for_中文工具")[89-64:])}, // 89 characters
+	}
+	for _, tt := range tests {
+		got := FunctionName(tt.api, tt.tool)
+		if got != tt.want || !utf8.ValidString(got) {
+			t.Errorf("FunctionName(%q, %q) = %q, want %q", tt.api, tt.tool, got, tt.want)
+		}
+		rec := &CacheRecord{Tool: Standardize(tt.tool), API: APIName(tt.api)}
+		if got := rec.FunctionName(); got != tt.want {
+			t.Errorf("CacheRecord.FunctionName = %q, want %q", got, tt.want)
+		}
+	}
 }
