@@ -145,6 +145,9 @@ func FuzzArgs(f *testing.F) {
 		if _, err := toolenv.Canonical(out.Args); err != nil {
 			t.Fatalf("coerced args are not JSON: %v", err)
 		}
+		if _, err := json.Marshal(out.Args); err != nil {
+			t.Fatalf("coerced args are not JSON encoding/json can write: %v", err)
+		}
 		if len(out.Problems) == 0 {
 			// Valid output must stay valid: checking it again finds nothing.
 			if again := v.Args(&s, out.Args, lenient); len(again.Problems) > 0 {
