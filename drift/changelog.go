@@ -3,6 +3,8 @@ package drift
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -36,7 +38,7 @@ func writeStep(b *bytes.Buffer, s *Step) {
 		return
 	}
 	fmt.Fprintf(b, "%d tools changed.\n\n| change | count |\n| --- | --- |\n", len(s.Tools))
-	for _, op := range sortedKeys(counts) {
+	for _, op := range slices.Sorted(maps.Keys(counts)) {
 		fmt.Fprintf(b, "| %s | %d |\n", op, counts[op])
 	}
 	for _, tc := range s.Tools {

@@ -3,7 +3,9 @@ package drift
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,7 +195,7 @@ func selectOperators(names []string, rates map[string]float64) ([]Operator, map[
 		want[n] = true
 	}
 	out := map[string]float64{}
-	for _, n := range sortedKeys(rates) {
+	for _, n := range slices.Sorted(maps.Keys(rates)) {
 		r := rates[n]
 		if _, ok := byName[n]; !ok {
 			return nil, nil, fmt.Errorf("drift: --rate names unknown operator %q (known: %s)", n, known)

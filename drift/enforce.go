@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -162,7 +164,7 @@ func (e *Enforcer) check(l *Lineage, i int, t *toolenv.Tool, args map[string]any
 	probs := e.v.Args(t.Input, args, lenient).Problems
 	if lenient && i == len(l.versions)-1 {
 		fates := e.fates[t.ID]
-		for _, k := range sortedKeys(args) {
+		for _, k := range slices.Sorted(maps.Keys(args)) {
 			if _, old := fates[k]; old && t.Input.Prop(k) == nil {
 				probs = append(probs, toolenv.Problem{Param: k, Code: validate.CodeUnknownParam, Message: fmt.Sprintf("unknown argument `%s`", k)})
 			}
@@ -318,7 +320,7 @@ func FeedbackLevel(level string) toolenv.Middleware {
 // argDiff describes how a call's arguments changed in translation.
 func argDiff(old, nw map[string]any) string {
 	var gone, added, changed []string
-	for _, k := range sortedKeys(old) {
+	for _, k := range slices.Sorted(maps.Keys(old)) {
 		v, ok := nw[k]
 		switch {
 		case !ok:
@@ -327,7 +329,7 @@ func argDiff(old, nw map[string]any) string {
 			changed = append(changed, k)
 		}
 	}
-	for _, k := range sortedKeys(nw) {
+	for _, k := range slices.Sorted(maps.Keys(nw)) {
 		if _, ok := old[k]; !ok {
 			added = append(added, k)
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"sort"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -187,14 +186,4 @@ func seedFor(seed uint64, to, tool, op string) *rand.Rand {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%s\x00%s", to, tool, op)
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

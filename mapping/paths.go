@@ -1,6 +1,8 @@
 package mapping
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -103,7 +105,7 @@ func leaves(v any, prefix []seg) []leaf {
 			return []leaf{{segs: clone(prefix), value: x}}
 		}
 		var out []leaf
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			out = append(out, leaves(x[k], append(prefix, seg{key: k}))...)
 		}
 		return out

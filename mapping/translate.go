@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,7 +94,7 @@ func TranslateFrom(m *Mapping, args map[string]any, from, to *toolenv.Tool) (*Tr
 		}
 		tr.Notes = append(tr.Notes, "dropped "+path+": "+m.To+" has no counterpart")
 	}
-	for _, k := range sortedKeys(m.Fixed) {
+	for _, k := range slices.Sorted(maps.Keys(m.Fixed)) {
 		SetPath(tr.Args, k, m.Fixed[k])
 		tr.Notes = append(tr.Notes, fmt.Sprintf("set %s = %v", k, m.Fixed[k]))
 	}
@@ -170,7 +172,7 @@ func argPaths(args map[string]any) []string {
 	var out []string
 	var walk func(m map[string]any, prefix string)
 	walk = func(m map[string]any, prefix string) {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			p := k
 			if prefix != "" {
 				p = prefix + "." + k
@@ -200,7 +202,7 @@ func schemaAt(s *toolenv.Schema, path string) *toolenv.Schema {
 // coerceAll converts the values of args to the types s declares, where
 // nothing is lost, noting each change.
 func coerceAll(s *toolenv.Schema, args map[string]any, prefix string, tr *Translation) {
-	for _, k := range sortedKeys(args) {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		ps := s.Prop(k)
 		if ps == nil {
 			continue
@@ -319,15 +321,6 @@ func sameValue(a, b any) bool {
 	ca, err1 := toolenv.Canonical(a)
 	cb, err2 := toolenv.Canonical(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ca, cb)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // TranslateResponse rewrites body, a response of m.To, into the shape

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -231,7 +233,7 @@ func (b *builder) addParam(t *toolenv.Tool, pr param, exs *examples) (why string
 	p := pr.p
 	sr, sat := p.Schema, pr.at.child("schema")
 	if sr == nil { // the content form: one media type with a schema
-		for _, mt := range sortedKeys(p.Content) {
+		for _, mt := range slices.Sorted(maps.Keys(p.Content)) {
 			if m := p.Content[mt]; m != nil && m.Schema != nil {
 				sr, sat = m.Schema, pr.at.child("content", mt, "schema")
 				break
@@ -295,7 +297,7 @@ func typed(s *toolenv.Schema) bool {
 // else form encodings (whose fields are properties too); "" when there
 // is no schema-bearing one.
 func jsonMediaType(content openapi3.Content) string {
-	keys := sortedKeys(content)
+	keys := slices.Sorted(maps.Keys(content))
 	for _, pass := range []func(string) bool{
 		func(k string) bool { return k == "application/json" },
 		func(k string) bool { return strings.Contains(strings.SplitN(k, ";", 2)[0], "json") },
@@ -627,15 +629,6 @@ func containsValue(list []any, v any) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // orderedKeys returns m's keys in source order.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -310,26 +312,13 @@ func perfectModel(t *testing.T, tasksFile string, python bool) llmtest.Func {
 		var calls []string
 		for _, g := range tk.Gold {
 			var args []string
-			for _, k := range sortedKeys(g.Args) {
+			for _, k := range slices.Sorted(maps.Keys(g.Args)) {
 				args = append(args, k+"="+pyLiteral(g.Args[k]))
 			}
 			calls = append(calls, g.Name+"("+strings.Join(args, ", ")+")")
 		}
 		return llmtest.Reply{Content: "[" + strings.Join(calls, ", ") + "]"}
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && ks[j] < ks[j-1]; j-- {
-			ks[j], ks[j-1] = ks[j-1], ks[j]
-		}
-	}
-	return ks
 }
 
 // TestEvalDirectWithAPerfectModel drives the direct agent with a model

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,7 +96,7 @@ func slotRows(calls []toolenv.GoldCall, predicted bool) (map[string][]string, []
 			order = append(order, c.Name)
 		}
 		row := []string{}
-		for _, k := range sortedKeys(c.Args) {
+		for _, k := range slices.Sorted(maps.Keys(c.Args)) {
 			row = append(row, k+" = "+nestfulValue(c.Args[k], predicted))
 		}
 		rows[c.Name] = row
@@ -121,15 +123,6 @@ func unionKeys(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // callStrings writes each call as NESTful's "name(a = 1, b = x)".

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -435,22 +437,13 @@ func signature(m *mapping.Mapping) string {
 	for _, p := range out {
 		b.WriteString("|o:" + p.From + "=" + p.To)
 	}
-	for _, k := range sortedKeys(o.Fixed) {
+	for _, k := range slices.Sorted(maps.Keys(o.Fixed)) {
 		c, _ := toolenv.Canonical(o.Fixed[k])
 		b.WriteString("|f:" + k + "=" + string(c))
 	}
-	for _, k := range sortedKeys(o.When) {
+	for _, k := range slices.Sorted(maps.Keys(o.When)) {
 		c, _ := toolenv.Canonical(o.When[k])
 		b.WriteString("|w:" + k + "=" + string(c))
 	}
 	return b.String()
-}
-
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
