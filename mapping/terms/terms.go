@@ -257,33 +257,34 @@ func hasVowel(s string) bool { return strings.ContainsAny(s, "aeiouy") }
 // Jaccard is |a ∩ b| / |a ∪ b| of two word lists taken as sets; 0 when
 // both are empty.
 func Jaccard(a, b []string) float64 {
-	if len(a) == 0 && len(b) == 0 {
-		return 0
-	}
-	sa := toSet(a)
-	sb := toSet(b)
-	inter := 0
-	for w := range sa {
-		if sb[w] {
-			inter++
-		}
-	}
-	return float64(inter) / float64(len(sa)+len(sb)-inter)
-}
-
-// Dice is 2|a ∩ b| / (|a| + |b|) of two word lists taken as sets.
-func Dice(a, b []string) float64 {
 	sa, sb := toSet(a), toSet(b)
 	if len(sa)+len(sb) == 0 {
 		return 0
 	}
-	inter := 0
+	inter := common(sa, sb)
+	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+// Dice is 2|a ∩ b| / (|a| + |b|) of two word lists taken as sets.
+func Dice(a, b []string) float64 { return dice(toSet(a), toSet(b)) }
+
+// dice is the Dice coefficient of two sets; 0 when both are empty.
+func dice(sa, sb map[string]bool) float64 {
+	if len(sa)+len(sb) == 0 {
+		return 0
+	}
+	return 2 * float64(common(sa, sb)) / float64(len(sa)+len(sb))
+}
+
+// common counts the members of sa that sb holds.
+func common(sa, sb map[string]bool) int {
+	n := 0
 	for w := range sa {
 		if sb[w] {
-			inter++
+			n++
 		}
 	}
-	return 2 * float64(inter) / float64(len(sa)+len(sb))
+	return n
 }
 
 func toSet(ws []string) map[string]bool {
@@ -297,19 +298,7 @@ func toSet(ws []string) map[string]bool {
 // Trigram is the Dice coefficient of the character trigrams of a and b
 // (lower-cased, letters and digits only, padded), a measure that
 // tolerates spelling changes ("colour"/"color", "nbr"/"number" less so).
-func Trigram(a, b string) float64 {
-	ta, tb := trigrams(a), trigrams(b)
-	if len(ta)+len(tb) == 0 {
-		return 0
-	}
-	inter := 0
-	for g := range ta {
-		if tb[g] {
-			inter++
-		}
-	}
-	return 2 * float64(inter) / float64(len(ta)+len(tb))
-}
+func Trigram(a, b string) float64 { return dice(trigrams(a), trigrams(b)) }
 
 func trigrams(s string) map[string]bool {
 	var b strings.Builder
