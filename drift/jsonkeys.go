@@ -109,12 +109,7 @@ func (r *keyRenamer) object(path string, depth int) bool {
 	if path == r.path {
 		hasTo = r.objectHas(r.to)
 	}
-	r.out.WriteByte('{')
-	r.pos++
-	r.space()
-	if r.pos < len(r.data) && r.data[r.pos] == '}' {
-		r.out.WriteByte('}')
-		r.pos++
+	if r.open('{', '}') {
 		return true
 	}
 	for {
@@ -145,21 +140,8 @@ func (r *keyRenamer) object(path string, depth int) bool {
 		if !r.value(child, depth+1) {
 			return false
 		}
-		r.space()
-		if r.pos >= len(r.data) {
-			return false
-		}
-		switch r.data[r.pos] {
-		case ',':
-			r.out.WriteByte(',')
-			r.pos++
-			r.space()
-		case '}':
-			r.out.WriteByte('}')
-			r.pos++
-			return true
-		default:
-			return false
+		if more, ok := r.next('}'); !more {
+			return ok
 		}
 	}
 }
@@ -177,33 +159,51 @@ func (r *keyRenamer) objectHas(k string) bool {
 }
 
 func (r *keyRenamer) array(path string, depth int) bool {
-	r.out.WriteByte('[')
-	r.pos++
-	r.space()
-	if r.pos < len(r.data) && r.data[r.pos] == ']' {
-		r.out.WriteByte(']')
-		r.pos++
+	if r.open('[', ']') {
 		return true
 	}
 	for {
 		if !r.value(path+"[]", depth+1) {
 			return false
 		}
-		r.space()
-		if r.pos >= len(r.data) {
-			return false
-		}
-		switch r.data[r.pos] {
-		case ',':
-			r.out.WriteByte(',')
-			r.pos++
-			r.space()
-		case ']':
-			r.out.WriteByte(']')
-			r.pos++
-			return true
-		default:
-			return false
+		if more, ok := r.next(']'); !more {
+			return ok
 		}
 	}
+}
+
+// open copies the opening bracket of a container; empty says the
+// closing one follows at once (copied too).
+func (r *keyRenamer) open(opener, closer byte) (empty bool) {
+	r.out.WriteByte(opener)
+	r.pos++
+	r.space()
+	if r.pos < len(r.data) && r.data[r.pos] == closer {
+		r.out.WriteByte(closer)
+		r.pos++
+		return true
+	}
+	return false
+}
+
+// next copies what follows a member or an item: a comma, after which
+// another follows (more), or the closing bracket, which ends the
+// container (ok); anything else is malformed (neither).
+func (r *keyRenamer) next(closer byte) (more, ok bool) {
+	r.space()
+	if r.pos >= len(r.data) {
+		return false, false
+	}
+	switch r.data[r.pos] {
+	case ',':
+		r.out.WriteByte(',')
+		r.pos++
+		r.space()
+		return true, true
+	case closer:
+		r.out.WriteByte(closer)
+		r.pos++
+		return false, true
+	}
+	return false, false
 }
