@@ -23,24 +23,14 @@ func copyArgs(args map[string]any) map[string]any {
 func (c *Change) forwardArgs(args map[string]any) {
 	switch c.Op {
 	case OpRenameParam:
-		if v, ok := args[c.Param]; ok {
-			delete(args, c.Param)
-			args[c.To] = v
-		}
+		renameArg(args, c.Param, c.To)
 	case OpRetype:
 		if v, ok := args[c.Param]; ok {
 			args[c.Param] = convertValue(v, c.FromType, c.ToType)
 		}
 	case OpEnumCase:
-		if v, ok := args[c.Param]; ok {
-			d, k := c.values(), canonKey(v)
-			for i := range d.fromKey {
-				if d.fromKey[i] == k {
-					args[c.Param] = d.to[i]
-					break
-				}
-			}
-		}
+		d := c.values()
+		mapEnumArg(args, c.Param, d.fromKey, d.to)
 	case OpMakeRequired, OpFlipDefault:
 		// An absent argument meant the old default: say so explicitly,
 		// since the new version has no default (or another one).
@@ -68,24 +58,14 @@ func (c *Change) forwardArgs(args map[string]any) {
 func (c *Change) backwardArgs(args map[string]any, keepDefaults bool) {
 	switch c.Op {
 	case OpRenameParam:
-		if v, ok := args[c.To]; ok {
-			delete(args, c.To)
-			args[c.Param] = v
-		}
+		renameArg(args, c.To, c.Param)
 	case OpRetype:
 		if v, ok := args[c.Param]; ok {
 			args[c.Param] = convertValue(v, c.ToType, c.FromType)
 		}
 	case OpEnumCase:
-		if v, ok := args[c.Param]; ok {
-			d, k := c.values(), canonKey(v)
-			for i := range d.toKey {
-				if d.toKey[i] == k {
-					args[c.Param] = d.from[i]
-					break
-				}
-			}
-		}
+		d := c.values()
+		mapEnumArg(args, c.Param, d.toKey, d.from)
 	case OpMakeOptional:
 		if _, ok := args[c.Param]; !ok {
 			args[c.Param] = c.values().new
@@ -112,6 +92,30 @@ func (c *Change) backwardArgs(args map[string]any, keepDefaults bool) {
 			if v, ok := obj[m.Key]; ok {
 				args[m.Param] = v
 			}
+		}
+	}
+}
+
+// renameArg moves the argument from to to, when there is one.
+func renameArg(args map[string]any, from, to string) {
+	if v, ok := args[from]; ok {
+		delete(args, from)
+		args[to] = v
+	}
+}
+
+// mapEnumArg replaces the argument param by vals[i] when its canonical
+// JSON is keys[i]: an enum value by the one it has in the other version.
+func mapEnumArg(args map[string]any, param string, keys []string, vals []any) {
+	v, ok := args[param]
+	if !ok {
+		return
+	}
+	k := canonKey(v)
+	for i := range keys {
+		if keys[i] == k {
+			args[param] = vals[i]
+			return
 		}
 	}
 }
