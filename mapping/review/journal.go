@@ -1,8 +1,6 @@
 package review
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,28 +56,17 @@ func openJournal(path string) (*journal, []error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open review journal: %w", err)
 	}
-	j := &journal{path: path, f: f}
-	var problems []error
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
+	all, problems, err := toolenv.ReadJSONLines(f, path, "an annotation", 16<<20, func(a *Annotation) error {
+		if a.Mapping == nil {
+			return errors.New("not an annotation: it has no mapping")
 		}
-		var a Annotation
-		if err := toolenv.DecodeJSON(b, &a); err != nil || a.Mapping == nil {
-			problems = append(problems, fmt.Errorf("%s:%d: skipped, not an annotation: %v", path, line, err))
-			continue
-		}
-		j.all = append(j.all, &a)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("read review journal %s: %w", path, err)
 	}
+	j := &journal{path: path, f: f, all: all}
 	// A torn last line must not glue onto the next record.
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
