@@ -108,13 +108,9 @@ func (c *compiler) query(q *sqlplan.Query, main bool) ([]string, bool, error) {
 			if it.Star || q.Where != nil || len(q.GroupBy) > 0 {
 				return nil, false, fail("no FROM", "")
 			}
-			op, err := c.scalar(nil, it.Expr, "")
+			l, err := c.resultLabel(nil, it.Expr, "")
 			if err != nil {
 				return nil, false, err
-			}
-			l, ok := labelOf(op)
-			if !ok {
-				return nil, false, fail("constant result", "%s", render(it.Expr))
 			}
 			answer = append(answer, l)
 		}
@@ -151,13 +147,9 @@ func (c *compiler) query(q *sqlplan.Query, main bool) ([]string, bool, error) {
 			if it.Star {
 				return nil, false, fail("bare column with aggregate", "* next to an aggregate")
 			}
-			op, err := c.scalar(sc, it.Expr, cur)
+			l, err := c.resultLabel(sc, it.Expr, cur)
 			if err != nil {
 				return nil, false, err
-			}
-			l, ok := labelOf(op)
-			if !ok {
-				return nil, false, fail("constant result", "%s", render(it.Expr))
 			}
 			answer = append(answer, l)
 		}
@@ -196,6 +188,20 @@ func selectHasAggregate(q *sqlplan.Query) bool {
 		}
 	}
 	return false
+}
+
+// resultLabel compiles a selected expression of an answer made of
+// values and returns the label of its result; a constant is no answer.
+func (c *compiler) resultLabel(sc *scope, e sqlplan.Expr, cur string) (string, error) {
+	op, err := c.scalar(sc, e, cur)
+	if err != nil {
+		return "", err
+	}
+	l, ok := labelOf(op)
+	if !ok {
+		return "", fail("constant result", "%s", render(e))
+	}
+	return l, nil
 }
 
 // operand is a compiled scalar: a "$label$" or a JSON number.
