@@ -34,12 +34,7 @@ func (b *Backend) retrieve(ss *session, a *args) (*result, error) {
 		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: "retrieve_data: `key_names` must list at least one column",
 			Problems: []toolenv.Problem{{Param: "key_names", Code: "wrong_type", Message: "empty or not a list", Expected: "a list of column names"}}}
 	}
-	q := src.q
-	if q.distinct || (distinct && q.limit >= 0) {
-		q = q.wrap(&ss.seq)
-	} else {
-		q = q.clone()
-	}
+	q := src.q.derive(src.q.distinct || (distinct && src.q.limit >= 0), &ss.seq)
 	cols := make([]qcol, len(keys))
 	for i, k := range keys {
 		c, err := column(q, src, k, fmt.Sprintf("key_names[%d]", i))
@@ -68,18 +63,13 @@ func (b *Backend) unique(ss *session, a *args) (*result, error) {
 	if err := a.err("select_unique_values"); err != nil {
 		return nil, err
 	}
-	q := src.q
 	if src.kind == kindList {
 		if keyName != "" && keyName != src.listCol {
 			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "leave out key_name for a list", "select_unique_values: $%s$ is a list of %s", src.label, src.listCol)
 		}
 		keyName = src.listCol
 	}
-	if q.limit >= 0 || q.distinct {
-		q = q.wrap(&ss.seq)
-	} else {
-		q = q.clone()
-	}
+	q := src.q.derive(src.q.limit >= 0 || src.q.distinct, &ss.seq)
 	c, err := column(q, src, keyName, "key_name")
 	if err != nil {
 		return nil, err
@@ -97,12 +87,7 @@ func (b *Backend) get(ss *session, a *args) (*result, error) {
 	if err := a.err("get"); err != nil {
 		return nil, err
 	}
-	q := src.q
-	if q.distinct {
-		q = q.wrap(&ss.seq)
-	} else {
-		q = q.clone()
-	}
+	q := src.q.derive(src.q.distinct, &ss.seq)
 	c, err := column(q, src, keyName, "key_name")
 	if err != nil {
 		return nil, err

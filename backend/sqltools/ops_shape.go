@@ -19,12 +19,7 @@ func (b *Backend) sort(ss *session, a *args) (*result, error) {
 	if err := a.err("sort_data"); err != nil {
 		return nil, err
 	}
-	q := src.q
-	if q.sealed() {
-		q = q.wrap(&ss.seq)
-	} else {
-		q = q.clone()
-	}
+	q := src.q.open(&ss.seq)
 	col, err := column(q, src, keyName, "key_name")
 	if err != nil {
 		return nil, err
@@ -231,12 +226,7 @@ func (b *Backend) transform(ss *session, a *args) (*result, error) {
 		}
 		opArgs = m
 	}
-	q := src.q
-	if q.distinct {
-		q = q.wrap(&ss.seq)
-	} else {
-		q = q.clone()
-	}
+	q := src.q.derive(src.q.distinct, &ss.seq)
 	col, err := column(q, src, keyName, "key_name")
 	if err != nil {
 		return nil, err

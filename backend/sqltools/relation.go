@@ -199,8 +199,13 @@ func (q *query) wrap(seq *int) *query {
 
 // open returns q itself or, if its row set is sealed, a wrapped copy: a
 // query whose rows may be filtered and sorted further.
-func (q *query) open(seq *int) *query {
-	if q.sealed() {
+func (q *query) open(seq *int) *query { return q.derive(q.sealed(), seq) }
+
+// derive returns a query to build on: q wrapped as a subquery when wrap
+// (what is added next must not change what q's own clauses mean), else
+// a copy of q.
+func (q *query) derive(wrap bool, seq *int) *query {
+	if wrap {
 		return q.wrap(seq)
 	}
 	return q.clone()
