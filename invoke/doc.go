@@ -6,7 +6,7 @@
 // New assembles the standard pipeline:
 //
 //	Observe → Recover → Timeout → [BeforeValidate…] → Validate →
-//	[AfterValidate…: drift, faults, failover] → Cache → Limit → Registry → backend
+//	[AfterValidate…: drift, faults, failover] → Limit → Cache → Limit → Registry → backend
 //
 // Front-ends resolve a tool with Registry.Resolve, build a toolenv.Call and
 // invoke the pipeline; nothing here knows any wire format.

@@ -209,6 +209,18 @@ func TestRecoverTimeoutLimit(t *testing.T) {
 	if s, _ := st.Stats(ctx); s.Entries != 0 {
 		t.Fatal("oversized result was cached")
 	}
+	// An entry already in the store (imported, or stored under a higher
+	// limit) is not served past the limit either.
+	small := toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result {
+		return &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"small"`), Source: toolenv.SourceSimulator}
+	})
+	p, reg, st = newPipeline(t, small, toolenv.Policy{Cache: true}, Options{MaxResultBytes: 100})
+	if _, err := st.Put(ctx, &store.Entry{Tool: "demo/get_time", Args: "{}", Body: json.RawMessage(`"` + strings.Repeat("y", 500) + `"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Invoke(ctx, call(t, reg, "get_time", `{}`)); res.Status != toolenv.StatusTooLarge {
+		t.Fatalf("oversized cached entry served: %+v", res.Status)
+	}
 }
 
 // blockingBackend answers once release is closed, or fails with the

@@ -44,6 +44,9 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	mws = append(mws, opts.BeforeValidate...)
 	mws = append(mws, Validate(opts.Validator))
 	mws = append(mws, opts.AfterValidate...)
-	mws = append(mws, CacheMiddleware(opts.Cache, log), Limit(opts.MaxResultBytes))
+	// Limit runs on both sides of the cache: below it, so an oversized
+	// answer is never stored; above it, so an entry stored before the limit
+	// was lowered (or imported) is not served either.
+	mws = append(mws, Limit(opts.MaxResultBytes), CacheMiddleware(opts.Cache, log), Limit(opts.MaxResultBytes))
 	return toolenv.Chain(reg, mws...)
 }

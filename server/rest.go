@@ -163,14 +163,14 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv
 // as that argument.
 func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string, bound bool) (map[string]any, *toolenv.Result) {
 	args := map[string]any{}
-	for k, v := range pathParams {
-		args[k] = convertParam(tool.Input.Prop(k), []string{v})
-	}
 	for k, vs := range r.URL.Query() {
 		if strings.HasPrefix(k, "_") { // toolenv's own options (_feedback)
 			continue
 		}
 		args[k] = convertParam(tool.Input.Prop(k), vs)
+	}
+	for k, v := range pathParams { // the path names the resource: it wins over a query parameter of the same name
+		args[k] = convertParam(tool.Input.Prop(k), []string{v})
 	}
 	if bound && tool.Binding != nil {
 		for name, in := range tool.Binding.In {

@@ -152,7 +152,9 @@ func TestVirtual(t *testing.T) {
 		{"tool_input that is a JSON string inside the string", `{"category":"News_Media","tool_name":"newsapi","api_name":"search","tool_input":"\"go\"","strip":"","toolbench_key":""}`,
 			200, "not a JSON string", "", "toolenv"},
 		{"malformed body", `{"category": `, 400, "not a /virtual request", "", "toolenv"},
-		{"missing names", `{"tool_input": {}}`, 400, "category tool_name api_name", "", "toolenv"},
+		{"missing names", `{"tool_input": {}}`, 400, "tool_name api_name", "", "toolenv"},
+		{"no category, unambiguous tool and API (StableToolBench accepts \"\")", `{"category":"","tool_name":"newsapi","api_name":"search","tool_input":{"q":"nocat"}}`,
+			200, "", `"q":"nocat"`, "simulator"},
 		{"huge body", `{"category":"a","tool_name":"b","api_name":"c","tool_input":"` + strings.Repeat("x", 5000) + `"}`, 413, "over the server's limit", "", "toolenv"},
 	}
 	for _, tt := range tests {
@@ -345,7 +347,7 @@ func FuzzDecodeVirtualRequest(f *testing.F) {
 		req, args, res := DecodeVirtualRequest(body)
 		switch {
 		case res == nil:
-			if req == nil || args == nil || req.Category == "" || req.ToolName == "" || req.APIName == "" {
+			if req == nil || args == nil || req.ToolName == "" || req.APIName == "" {
 				t.Fatalf("accepted an incomplete request: %+v %v", req, args)
 			}
 			if _, err := toolenv.Canonical(args); err != nil {

@@ -51,7 +51,7 @@ func DecodeVirtualRequest(body []byte) (*VirtualRequest, map[string]any, *toolen
 		name     string
 		dst      *string
 		required bool
-	}{{"category", &req.Category, true}, {"tool_name", &req.ToolName, true}, {"api_name", &req.APIName, true},
+	}{{"category", &req.Category, false}, {"tool_name", &req.ToolName, true}, {"api_name", &req.APIName, true},
 		{"strip", &req.Strip, false}, {"toolbench_key", &req.ToolbenchKey, false}} {
 		switch x := obj[f.name].(type) {
 		case string:
@@ -68,7 +68,7 @@ func DecodeVirtualRequest(body []byte) (*VirtualRequest, map[string]any, *toolen
 		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "category, tool_name, api_name, strip and toolbench_key are strings", "%v must be strings", notString)
 	}
 	if len(missing) > 0 {
-		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "category, tool_name and api_name are required strings", "the request lacks %v", missing)
+		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "tool_name and api_name are required strings (category too, unless the tool and API are unambiguous)", "the request lacks %v", missing)
 	}
 	args, err := toolInputArgs(obj["tool_input"])
 	if err != nil {

@@ -206,6 +206,16 @@ func (c *checker) value(s *toolenv.Schema, val any, path string) (any, bool) {
 			if s.Maximum != nil && f > *s.Maximum {
 				c.softFail(path, CodeOutOfRange, fmt.Sprintf("<= %v", *s.Maximum), "argument `%s` is %s, above the maximum %v", path, n, *s.Maximum)
 			}
+			// Keywords the Schema type keeps in Extra (2020-12 forms).
+			if lo, ok := extraNumber(s, "exclusiveMinimum"); ok && f <= lo {
+				c.softFail(path, CodeOutOfRange, fmt.Sprintf("> %v", lo), "argument `%s` is %s; it must be greater than %v", path, n, lo)
+			}
+			if hi, ok := extraNumber(s, "exclusiveMaximum"); ok && f >= hi {
+				c.softFail(path, CodeOutOfRange, fmt.Sprintf("< %v", hi), "argument `%s` is %s; it must be less than %v", path, n, hi)
+			}
+			if m, ok := extraNumber(s, "multipleOf"); ok && m > 0 && !multipleOf(n, m) {
+				c.softFail(path, CodeOutOfRange, fmt.Sprintf("a multiple of %v", m), "argument `%s` is %s, not a multiple of %v", path, n, m)
+			}
 		}
 	case "boolean":
 		switch x := val.(type) {
@@ -304,6 +314,47 @@ func (v *Validator) pattern(p string) *regexp.Regexp {
 	}
 	v.patterns.Store(p, re)
 	return re
+}
+
+// extraNumber reads a numeric keyword the Schema keeps in Extra. OpenAPI
+// 3.0's boolean exclusiveMinimum/exclusiveMaximum are not numbers and are
+// ignored here (its importer turns them into the 2020-12 form).
+func extraNumber(s *toolenv.Schema, key string) (float64, bool) {
+	raw, ok := s.Extra[key]
+	if !ok {
+		return 0, false
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return 0, false
+	}
+	return f, true
+}
+
+// multipleOf reports whether n is an integer multiple of m, exactly for
+// decimal literals (0.3 is a multiple of 0.1).
+func multipleOf(n json.Number, m float64) bool {
+	x, _, err := big.ParseFloat(string(n), 10, 512, big.ToNearestEven)
+	if err != nil {
+		return true // not a finite number: other checks report it
+	}
+	d, _, err := big.ParseFloat(strconv.FormatFloat(m, 'g', -1, 64), 10, 512, big.ToNearestEven)
+	if err != nil || d.Sign() == 0 {
+		return true
+	}
+	q := new(big.Float).SetPrec(512).Quo(x, d)
+	r, acc := q.Int(nil)
+	if acc == big.Exact {
+		return true
+	}
+	// Decimal fractions are not exact in binary: accept a quotient within
+	// a hair of an integer.
+	diff := new(big.Float).Sub(q, new(big.Float).SetInt(r))
+	diff.Abs(diff)
+	if diff.Cmp(big.NewFloat(0.5)) > 0 {
+		diff.Sub(big.NewFloat(1), diff)
+	}
+	return diff.Cmp(big.NewFloat(1e-9)) < 0
 }
 
 func toNumber(v any) (json.Number, bool) {

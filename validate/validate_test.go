@@ -101,6 +101,35 @@ func TestArgs(t *testing.T) {
 	}
 }
 
+func TestExclusiveBoundsAndMultipleOf(t *testing.T) {
+	s := schema(t, `{"type":"object","properties":{
+	 "p":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1},
+	 "step":{"type":"number","multipleOf":0.1},
+	 "even":{"type":"integer","multipleOf":2}}}`)
+	var v Validator
+	tests := []struct {
+		args string
+		want []string
+	}{
+		{`{"p":0.5,"step":0.3,"even":4}`, nil},
+		{`{"p":0}`, []string{CodeOutOfRange}},
+		{`{"p":1}`, []string{CodeOutOfRange}},
+		{`{"step":0.25}`, []string{CodeOutOfRange}},
+		{`{"even":3}`, []string{CodeOutOfRange}},
+		{`{"even":1e30}`, nil},
+	}
+	for _, tt := range tests {
+		out := v.Args(s, args(t, tt.args), false)
+		var codes []string
+		for _, p := range out.Problems {
+			codes = append(codes, p.Code)
+		}
+		if strings.Join(codes, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s: problems %+v, want %v", tt.args, out.Problems, tt.want)
+		}
+	}
+}
+
 func TestSuggestAndFeedback(t *testing.T) {
 	if got := Suggest("Days", []string{"city", "days"}); got != "days" {
 		t.Errorf("Suggest = %q", got)

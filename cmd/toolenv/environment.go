@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -153,11 +154,15 @@ func openEnvironment(ctx context.Context, f *envFlags, e *env, obs invoke.Observ
 			return nil, err
 		}
 		colls = append(colls, c)
-		if tasks, problems, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile)); err == nil {
+		tasks, problems, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
+		switch {
+		case err == nil:
 			env.tasks[c.Name] = tasks
 			for _, p := range problems {
 				log.Warn("task skipped", "err", p)
 			}
+		case !errors.Is(err, fs.ErrNotExist):
+			log.Warn("the collection's tasks cannot be read; serving its tools without them", "dir", dir, "err", err)
 		}
 		log.Info("loaded collection", "dir", dir, "collection", c.Name, "kind", c.Kind, "tools", len(c.Tools))
 	}
