@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 	"testing"
@@ -34,5 +35,22 @@ func TestAlignmentsFollowNestedThenRenamedObject(t *testing.T) {
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("alignments:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestConvertValueKeepsLiteralsJSONCanWrite: translating a string back to
+// a number only happens for a literal encoding/json can write.
+func TestConvertValueKeepsLiteralsJSONCanWrite(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want any
+	}{{"7", json.Number("7")}, {"-2.5", json.Number("-2.5")}, {"007", "007"}, {"+5", "+5"}, {"1e3", json.Number("1e3")}, {"x", "x"}} {
+		got := convertValue(tt.in, "string", "integer")
+		if got != tt.want {
+			t.Errorf("convertValue(%q) = %#v, want %#v", tt.in, got, tt.want)
+		}
+		if _, err := json.Marshal(got); err != nil {
+			t.Errorf("convertValue(%q) = %#v, which encoding/json cannot write: %v", tt.in, got, err)
+		}
 	}
 }

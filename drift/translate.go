@@ -150,7 +150,9 @@ func convertValue(v any, from, to string) any {
 	}
 	switch to {
 	case "integer", "number":
-		if _, err := toolenv.CanonicalNumber(s); err == nil && !strings.HasPrefix(s, "+") {
+		// Only a literal JSON itself can write: "007" stays a string (its
+		// zeros would be lost, and encoding/json refuses such a Number).
+		if toolenv.IsJSONNumber(s) {
 			return json.Number(s)
 		}
 	case "boolean":
