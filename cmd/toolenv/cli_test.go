@@ -243,7 +243,9 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltBird()
+	os.Exit(code)
 }
 
 func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,10 +30,13 @@ func builtBird(t *testing.T) string {
 	t.Helper()
 	data := shareddata.Require(t, "bird")
 	birdOnce.Do(func() {
-		// One folder per user, rebuilt by every test process, so that
-		// test runs do not leave a build behind each.
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("toolenv-eval-bird-%d", os.Getuid()))
-		os.RemoveAll(dir)
+		// One build per test process, in a folder of its own (test
+		// processes may run at once), removed by TestMain at the end.
+		dir, err := os.MkdirTemp("", "toolenv-eval-bird-")
+		if err != nil {
+			birdErr = err.Error()
+			return
+		}
 		code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", dir, "--log-level", "warn")
 		if code != 0 {
 			birdErr = stderr
@@ -46,6 +48,13 @@ func builtBird(t *testing.T) string {
 		t.Fatalf("toolenv build bird: %s", birdErr)
 	}
 	return birdDir
+}
+
+// removeBuiltBird removes the shared BIRD build, if one was made.
+func removeBuiltBird() {
+	if birdDir != "" {
+		os.RemoveAll(birdDir)
+	}
 }
 
 func readSummary(t *testing.T, dir string) *eval.Summary {
