@@ -1,0 +1,33 @@
+package fidelity
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// FuzzVerdicts feeds any judge reply to the verdict readers and any
+// payload to the text and envelope writers: no panic, a rating only in
+// 1–10, an envelope that is JSON-shaped, args that decode to an object.
+func FuzzVerdicts(f *testing.F) {
+	f.Add("Rating: [[8]]", `{"a": 1}`)
+	f.Add("```json\n{‘‘overall_eval’’: 1, ‘‘reason’’: ‘‘x’’}\n```", `"{\"a\": [1, 2]}"`)
+	f.Add(`{'overall_eval': '0', 'reason': None}`, `"text"`)
+	f.Add("[[1e400]] [9999999999999999999]", `[1, 2,`)
+	f.Fuzz(func(t *testing.T, reply, body string) {
+		if r, ok := ParseRating(reply); ok && (r < 1 || r > 10) {
+			t.Fatalf("rating %v accepted", r)
+		}
+		if v, ok := ParseDocVerdict(reply); !ok && (v.Follows || v.Reason != "") {
+			t.Fatalf("a verdict from nothing: %+v", v)
+		}
+		_ = Text(json.RawMessage(body), reply)
+		env := Envelope(json.RawMessage(body), reply)
+		if !strings.HasPrefix(env, `{"error": `) || !strings.HasSuffix(env, "}") {
+			t.Fatalf("envelope %q", env)
+		}
+		if args, err := decodeArgs(json.RawMessage(body)); err == nil && args == nil {
+			t.Fatal("decoded args are nil")
+		}
+	})
+}

@@ -1,0 +1,161 @@
+package fidelity
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/toolenv/toolenv/eval/bleu"
+	"github.com/toolenv/toolenv/internal/promptfile"
+)
+
+// Settings say what was measured and how; they head the summary.
+type Settings struct {
+	// Simulator describes the simulator under test ("synthesizer" or the
+	// LLM endpoint's model and prompt).
+	Simulator string `json:"simulator"`
+	// BLEU names the tokenisation and smoothing.
+	BLEUTokens    string `json:"bleu_tokens"`
+	BLEUSmoothing string `json:"bleu_smoothing"`
+	// Embedder names the embedding model ("" when not measured) and
+	// says whether it is the offline one.
+	Embedder        string `json:"embedder,omitempty"`
+	EmbedderOffline bool   `json:"embedder_offline,omitempty"`
+	// Judge is the judge model ("" when not judged).
+	Judge   string              `json:"judge,omitempty"`
+	Prompts []promptfile.Prompt `json:"prompts,omitempty"`
+	// Sample and Seed are the per-tool sample size (0: all) and its seed.
+	Sample int   `json:"sample,omitempty"`
+	Seed   int64 `json:"seed"`
+	// Sources are the inputs (the store, pairs files, documentation).
+	Sources []string `json:"sources"`
+}
+
+// Stat is a mean over the pairs that have the value.
+type Stat struct {
+	Mean float64 `json:"mean"`
+	N    int     `json:"n"`
+}
+
+func mean(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	return Stat{Mean: bleu.Fsum(xs) / float64(len(xs)), N: len(xs)}
+}
+
+// Scores aggregate a set of pairs. BLEU and cosine are on the paper's
+// 0–100 scale; the rating is 1–10; documentation following and status
+// agreement are percentages.
+type Scores struct {
+	Pairs int `json:"pairs"`
+	// BLEU is the mean sentence BLEU × 100 (the paper's figure);
+	// CorpusBLEU NLTK's corpus_bleu of all the pairs × 100.
+	BLEU       Stat    `json:"bleu"`
+	CorpusBLEU float64 `json:"corpus_bleu"`
+	Cosine     Stat    `json:"cosine"`
+	// EmbedFailed counts pairs whose embeddings failed.
+	EmbedFailed int  `json:"embed_failed,omitempty"`
+	Rating      Stat `json:"rating"`
+	// RatingUnparseable counts replies with no rating; RatingFailed
+	// judges that could not be asked. Likewise for DocFollowing.
+	RatingUnparseable int  `json:"rating_unparseable,omitempty"`
+	RatingFailed      int  `json:"rating_failed,omitempty"`
+	DocFollowing      Stat `json:"doc_following"`
+	DocUnparseable    int  `json:"doc_unparseable,omitempty"`
+	DocFailed         int  `json:"doc_failed,omitempty"`
+	// StatusAgreement is the percentage of pairs where the simulator
+	// succeeded exactly when the real API did.
+	StatusAgreement Stat `json:"status_agreement"`
+	// Sources counts the simulated answers by source (simulator,
+	// synthesizer, ...).
+	Sources map[string]int `json:"sources"`
+}
+
+// ToolScores are the scores of one tool.
+type ToolScores struct {
+	Tool string `json:"tool"`
+	Scores
+}
+
+// Summary is what summary.json holds: the settings, the overall scores
+// and each tool's.
+type Summary struct {
+	Settings Settings     `json:"settings"`
+	Overall  Scores       `json:"overall"`
+	Tools    []ToolScores `json:"tools"`
+	// Skipped says which inputs were left out and why.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Summarize aggregates scored pairs per tool (sorted by tool ID) and
+// overall.
+func Summarize(settings Settings, scored []*Scored, skipped []string) *Summary {
+	s := &Summary{Settings: settings, Skipped: skipped, Tools: []ToolScores{}}
+	opts := BLEUOptions{Tokens: settings.BLEUTokens}
+	if sm, err := bleu.ParseSmoothing(settings.BLEUSmoothing); err == nil {
+		opts.Smoothing = sm
+	}
+	s.Overall = aggregate(scored, opts)
+	byTool := map[string][]*Scored{}
+	for _, x := range scored {
+		byTool[x.Tool] = append(byTool[x.Tool], x)
+	}
+	for _, t := range slices.Sorted(maps.Keys(byTool)) {
+		s.Tools = append(s.Tools, ToolScores{Tool: t, Scores: aggregate(byTool[t], opts)})
+	}
+	return s
+}
+
+func aggregate(scored []*Scored, o BLEUOptions) Scores {
+	sc := Scores{Pairs: len(scored), Sources: map[string]int{}}
+	var b, cos, rating, doc, agree []float64
+	tok, err := bleu.ParseTokenizer(o.Tokens)
+	if err != nil {
+		tok = bleu.Chars
+	}
+	refs := make([][][]string, 0, len(scored))
+	hyps := make([][]string, 0, len(scored))
+	for _, x := range scored {
+		b = append(b, 100*x.BLEU)
+		refs = append(refs, [][]string{tok(x.Real)})
+		hyps = append(hyps, tok(x.Simulated))
+		if x.Cosine != nil {
+			cos = append(cos, 100**x.Cosine)
+		} else if x.EmbedError != "" {
+			sc.EmbedFailed++
+		}
+		if r := x.Rating; r != nil {
+			switch {
+			case r.Parsed:
+				rating = append(rating, r.Score)
+			case r.Error != "":
+				sc.RatingFailed++
+			default:
+				sc.RatingUnparseable++
+			}
+		}
+		if d := x.Doc; d != nil {
+			switch {
+			case d.Parsed && d.Follows:
+				doc = append(doc, 100)
+			case d.Parsed:
+				doc = append(doc, 0)
+			case d.Error != "":
+				sc.DocFailed++
+			default:
+				sc.DocUnparseable++
+			}
+		}
+		if (x.RealStatus == "ok") == (x.SimStatus == "ok") {
+			agree = append(agree, 100)
+		} else {
+			agree = append(agree, 0)
+		}
+		sc.Sources[string(x.Source)]++
+	}
+	sc.BLEU, sc.Cosine, sc.Rating, sc.DocFollowing, sc.StatusAgreement = mean(b), mean(cos), mean(rating), mean(doc), mean(agree)
+	if c, err := bleu.Corpus(refs, hyps, bleu.Options{Smoothing: o.Smoothing}); err == nil {
+		sc.CorpusBLEU = 100 * c
+	}
+	return sc
+}
