@@ -145,6 +145,7 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
 	fs.IntVar(&ef.examples, "examples", 3, "direct, nestful style: in-context examples")
 	f.register(fs)
 	cmd.AddCommand(newEvalMergeCmd(e), newEvalCompareCmd(e), newEvalReportCmd(e), newEvalSTBCmd(e))
+	cmd.AddCommand(newEvalFidelityCmd(e))
 	return cmd
 }
 
