@@ -190,7 +190,7 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 			return err
 		}
 	}
-	simHandler := toolenv.Chain(simReg, invoke.Recover(log), invoke.Timeout(f.timeout))
+	simHandler := toolenv.Chain(simReg, invoke.Recover(log), invoke.Timeout(f.timeout), invoke.Limit(f.maxResultBytes))
 
 	// The real answers.
 	var (

@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"encoding/json"
+	toolenv "github.com/toolenv/toolenv"
 	"strings"
 	"testing"
 )
@@ -21,7 +22,15 @@ func FuzzVerdicts(f *testing.F) {
 		if v, ok := ParseDocVerdict(reply); !ok && (v.Follows || v.Reason != "") {
 			t.Fatalf("a verdict from nothing: %+v", v)
 		}
-		_ = Text(json.RawMessage(body), reply)
+		text := Text(json.RawMessage(body), reply)
+		// Laying JSON out anew keeps its value.
+		if b := strings.TrimSpace(body); json.Valid([]byte(b)) && b != "" && b[0] != '"' && b != "null" {
+			want, err1 := toolenv.CanonicalizeJSON([]byte(b))
+			got, err2 := toolenv.CanonicalizeJSON([]byte(text))
+			if err1 == nil && (err2 != nil || string(got) != string(want)) {
+				t.Fatalf("Text(%q) = %q changes the value", body, text)
+			}
+		}
 		env := Envelope(json.RawMessage(body), reply)
 		if !strings.HasPrefix(env, `{"error": `) || !strings.HasSuffix(env, "}") {
 			t.Fatalf("envelope %q", env)

@@ -68,14 +68,15 @@ func TestTextAndEnvelope(t *testing.T) {
 	for _, tc := range []struct {
 		body, err, want string
 	}{
-		{`{"b": 1,  "a": [1, 2]}`, "", `{"b":1,"a":[1,2]}`},
+		{`{"b": 1,  "a": [1,2]}`, "", `{"b": 1, "a": [1, 2]}`},
+		{"{\n  \"s\": \"a,b:\\\"c\\\\\",\n  \"t\":null\n}", "", `{"s": "a,b:\"c\\", "t": null}`},
 		{`"plain text"`, "", "plain text"},
-		{`"{\"city\": \"Paris\"}"`, "", `{"city":"Paris"}`},
+		{`"{\"city\":\"Paris\"}"`, "", `{"city": "Paris"}`},
 		{`"{\"cut at 1000 chars"`, "", `{"cut at 1000 chars`},
 		{`""`, "not found", "not found"},
 		{``, "timeout", "timeout"},
 		{`null`, "", ""},
-		{`{"name": "Zoë"}`, "", `{"name":"Zoë"}`},
+		{`{"name":"Zoë"}`, "", `{"name": "Zoë"}`},
 	} {
 		if got := Text(json.RawMessage(tc.body), tc.err); got != tc.want {
 			t.Errorf("Text(%s, %q) = %q, want %q", tc.body, tc.err, got, tc.want)

@@ -248,7 +248,11 @@ const maxPairsShown = 2000
 // settings, a chart per tool, the tables and every pair (up to 2,000)
 // with the real and the simulated response side by side.
 func HTML(w io.Writer, s *Summary, scored []*Scored) error {
-	d := pageData{Lines: settingsLines(s), Chart: barChart("Fidelity per tool (0–100)", s), Head: scoreHead, Overall: scoreCells(&s.Overall), Skipped: s.Skipped}
+	var lines []string
+	for _, l := range settingsLines(s) {
+		lines = append(lines, strings.ReplaceAll(l, "`", ""))
+	}
+	d := pageData{Lines: lines, Chart: barChart("Fidelity per tool (0–100)", s), Head: scoreHead, Overall: scoreCells(&s.Overall), Skipped: s.Skipped}
 	for i := range s.Tools {
 		d.Tools = append(d.Tools, append([]string{s.Tools[i].Tool}, scoreCells(&s.Tools[i].Scores)...))
 	}

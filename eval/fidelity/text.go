@@ -13,8 +13,10 @@ import (
 // StableToolBench responses are text, often JSON in a string), any other
 // JSON value as written, members in their order and non-ASCII kept — and
 // the error message when there is no payload. JSON (also JSON inside a
-// string) is compacted: the whitespace between its tokens is layout, not
-// content, and a simulator writes it differently from the API.
+// string) is laid out anew as Python's json.dumps lays it out by default
+// (", " and ": " between members, nothing else between tokens): the
+// whitespace between tokens is layout, not content, and a simulator
+// writes it differently from the API.
 func Text(body json.RawMessage, errMsg string) string {
 	b := bytes.TrimSpace(body)
 	if len(b) == 0 || string(b) == `""` || string(b) == "null" {
@@ -31,9 +33,31 @@ func Text(body json.RawMessage, errMsg string) string {
 		}
 		b = []byte(inner)
 	}
-	var out bytes.Buffer
-	if json.Compact(&out, b) != nil {
+	var compact bytes.Buffer
+	if json.Compact(&compact, b) != nil {
 		return string(b)
+	}
+	return pySeparators(compact.Bytes())
+}
+
+// pySeparators puts a space after every comma and colon of compact JSON
+// that is not inside a string.
+func pySeparators(compact []byte) string {
+	var out strings.Builder
+	out.Grow(len(compact) + len(compact)/8)
+	inString, escaped := false, false
+	for _, c := range compact {
+		out.WriteByte(c)
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ',' || c == ':'):
+			out.WriteByte(' ')
+		}
 	}
 	return out.String()
 }
