@@ -30,7 +30,7 @@ type fixture struct {
 
 const duneBody = `{"isbn": "9780441172719", "title": "Dune", "author": "Frank Herbert", "year": 1965}`
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	c, err := demo.Collection()
 	if err != nil {
@@ -59,7 +59,7 @@ func newFixture(t *testing.T) *fixture {
 
 // backend builds the virtual backend serve builds, over a held-out view
 // of the store.
-func (f *fixture) backend(t *testing.T, model llm.Options, url string) toolenv.Handler {
+func (f *fixture) backend(t testing.TB, model llm.Options, url string) toolenv.Handler {
 	t.Helper()
 	opts := virtual.Options{Examples: HoldOut(f.st), Tools: f.coll.Tools, Model: "mirror", Prompt: "sft"}
 	if url != "" {
