@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/fidelity"
@@ -188,5 +189,36 @@ func TestEvalFidelityUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestEvalFidelityInterrupted cancels the run while the second pair is
+// being simulated: the first pair's scores are written, the exit code is
+// 130.
+func TestEvalFidelityInterrupted(t *testing.T) {
+	db := fidelityStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sim := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		if n == 0 {
+			return mirrorModel(n, req)
+		}
+		cancel()
+		return llmtest.Reply{Delay: 10 * time.Second}
+	})
+	defer sim.Close()
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := run(t, ctx, "eval", "fidelity", "--demo", "--store", db, "--out", out, "--retries", "0", "--concurrency", "1",
+		"--llm-url", sim.URL(), "--llm-model", "mirror")
+	if code != 130 || !strings.Contains(stderr, "interrupted") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var s fidelity.Summary
+	raw, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Overall.Pairs != 1 || s.Overall.Sources["simulator"] != 1 {
+		t.Errorf("after the interrupt: %+v", s.Overall)
 	}
 }

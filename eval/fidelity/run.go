@@ -78,8 +78,9 @@ type Scored struct {
 
 // Run answers every pair with the simulator and scores the answer. The
 // results are in the pairs' order. A pair whose tool is not loaded is
-// an error (Resolve drops them first). It stops early, returning what it
-// scored, when ctx ends.
+// an error (Resolve drops them first). When ctx ends it stops, returning
+// the pairs it finished before (a pair still being scored is left out)
+// with ctx's error.
 func Run(ctx context.Context, cfg Config, pairs []*Pair) ([]*Scored, error) {
 	bo := DefaultBLEU
 	if cfg.BLEU != nil {
@@ -115,6 +116,9 @@ func Run(ctx context.Context, cfg Config, pairs []*Pair) ([]*Scored, error) {
 			defer wg.Done()
 			for i := range next {
 				s := score(ctx, &cfg, pairs[i], tok, bo.Smoothing, log)
+				if ctx.Err() != nil {
+					continue // interrupted: some of its scores may be missing
+				}
 				mu.Lock()
 				out[i] = s
 				done++
@@ -138,7 +142,7 @@ feed:
 	if err := ctx.Err(); err != nil {
 		var kept []*Scored
 		for _, s := range out {
-			if s != nil && s.SimStatus != toolenv.StatusCanceled {
+			if s != nil {
 				kept = append(kept, s)
 			}
 		}
