@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -398,18 +399,9 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 	}
 
 	// Records of every model and judge exchange, for --replay.
-	recPath := ef.records
-	if recPath == "" {
-		recPath = filepath.Join(ef.out, "records.db")
-	}
-	if ef.replay {
-		if _, err := os.Stat(recPath); err != nil {
-			return usagef("--replay: no records at %s (run once without --replay, or pass --records)", recPath)
-		}
-	}
-	records, err := store.Open(ctx, recPath, store.Options{Logger: log})
+	records, err := openRecords(ctx, ef.records, ef.out, ef.replay, log)
 	if err != nil {
-		return fmt.Errorf("open the records: %w", err)
+		return err
 	}
 	defer records.Close()
 	// One connection per concurrent episode stays open: the default
@@ -437,7 +429,7 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 	info := &eval.RunInfo{
 		Agent: a.Name(), Model: ef.modelName, ModelURL: ef.modelURL, Tasks: ef.tasks, TaskCount: len(tasks), Runs: ef.runs,
 		Concurrency: ef.concurrency, Seed: ef.seed, Shard: shard, Temperature: cfg.Temperature, MaxTokens: ef.maxTokens,
-		AgentOptions: agentOpts, Env: envName, Replay: ef.replay, Records: recPath, Skipped: lt.problems,
+		AgentOptions: agentOpts, Env: envName, Replay: ef.replay, Records: records.Path(), Skipped: lt.problems,
 		Command: argv, Version: version, Started: time.Now().UTC(),
 	}
 	info.Prompts = append(info.Prompts, agent.Prompts()...)
@@ -708,4 +700,22 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 	passrate.Flags().IntVar(&times, "evaluate-times", 0, "eval_pass_rate.py's --evaluate_times (0: the rounds recorded)")
 	cmd.AddCommand(convert, passrate)
 	return cmd
+}
+
+// openRecords opens the records of an evaluation's model exchanges: path,
+// else out/records.db. With replay they must exist already.
+func openRecords(ctx context.Context, path, out string, replay bool, log *slog.Logger) (*store.Store, error) {
+	if path == "" {
+		path = filepath.Join(out, "records.db")
+	}
+	if replay {
+		if _, err := os.Stat(path); err != nil {
+			return nil, usagef("--replay: no records at %s (run once without --replay, or pass --records)", path)
+		}
+	}
+	records, err := store.Open(ctx, path, store.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open the records: %w", err)
+	}
+	return records, nil
 }

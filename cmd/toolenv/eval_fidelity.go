@@ -20,7 +20,6 @@ import (
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mapping/embed"
-	"github.com/toolenv/toolenv/store"
 )
 
 // fidelityFlags are toolenv eval fidelity's own flags; the environment
@@ -138,18 +137,9 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 	}
 
 	// Records of every simulator, embedding and judge exchange.
-	recPath := ff.records
-	if recPath == "" {
-		recPath = filepath.Join(ff.out, "records.db")
-	}
-	if ff.replay {
-		if _, err := os.Stat(recPath); err != nil {
-			return usagef("--replay: no records at %s (run once without --replay, or pass --records)", recPath)
-		}
-	}
-	records, err := store.Open(ctx, recPath, store.Options{Logger: log})
+	records, err := openRecords(ctx, ff.records, ff.out, ff.replay, log)
 	if err != nil {
-		return fmt.Errorf("open the records: %w", err)
+		return err
 	}
 	defer records.Close()
 	newClient := func(url, keyEnv string, timeout time.Duration) *llm.Client {
@@ -267,7 +257,7 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 		return err
 	}
 	run := map[string]any{
-		"command": argv, "version": version, "records": recPath, "replay": ff.replay,
+		"command": argv, "version": version, "records": records.Path(), "replay": ff.replay,
 		"started": started, "finished": time.Now().UTC(), "pairs": len(pairs), "scored": len(scored), "interrupted": runErr != nil,
 	}
 	if err := toolenv.WriteJSONFile(filepath.Join(ff.out, "run.json"), run); err != nil {
