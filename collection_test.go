@@ -109,3 +109,21 @@ func TestWriteFileAtomicMode(t *testing.T) {
 		})
 	}
 }
+
+func TestToolNameFallbacks(t *testing.T) {
+	tests := []struct {
+		tool              Tool
+		title, groupOrCol string
+	}{
+		{Tool{Name: "f", Title: "Get F", Collection: "c", Group: "G"}, "Get F", "G"},
+		{Tool{Name: "f", Collection: "c"}, "f", "c"},
+	}
+	for _, tt := range tests {
+		if got := tt.tool.TitleOrName(); got != tt.title {
+			t.Errorf("TitleOrName = %q, want %q", got, tt.title)
+		}
+		if got := tt.tool.GroupOrCollection(); got != tt.groupOrCol {
+			t.Errorf("GroupOrCollection = %q, want %q", got, tt.groupOrCol)
+		}
+	}
+}

@@ -94,6 +94,23 @@ type Deprecation struct {
 	Message string `json:"message,omitempty"`
 }
 
+// TitleOrName returns the API's documented name, else its function name.
+func (t *Tool) TitleOrName() string {
+	if t.Title != "" {
+		return t.Title
+	}
+	return t.Name
+}
+
+// GroupOrCollection returns the name of the tool the API belongs to (its
+// Group), else its collection's name.
+func (t *Tool) GroupOrCollection() string {
+	if t.Group != "" {
+		return t.Group
+	}
+	return t.Collection
+}
+
 // MetaHidden is the Tool.Meta key that, set to "true", keeps a tool out of
 // the listings shown to agents (tools lists, OpenAPI, MCP tools/list) while
 // it stays callable: the hidden initialisation step of SLOT/SEL tasks.

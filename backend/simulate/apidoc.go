@@ -9,22 +9,6 @@ import (
 	"github.com/toolenv/toolenv/toolbench"
 )
 
-// apiName returns the API's documented name ("Songkick concert").
-func apiName(t *toolenv.Tool) string {
-	if t.Title != "" {
-		return t.Title
-	}
-	return t.Name
-}
-
-// toolName returns the documented name of the tool the API belongs to.
-func toolName(t *toolenv.Tool) string {
-	if t.Group != "" {
-		return t.Group
-	}
-	return t.Collection
-}
-
 // category returns the standardized category, as StableToolBench's
 // server passes it on ("Artificial_Intelligence_Machine_Learning").
 func category(t *toolenv.Tool) string {
@@ -109,12 +93,12 @@ func toolbenchType(p *toolenv.Schema) string {
 // fake_response_function_with_trained_simulator).
 func mirrorDoc(t *toolenv.Tool) pyfmt.Dict {
 	return pyfmt.Dict{
-		{Key: "api_name", Value: apiName(t)},
+		{Key: "api_name", Value: t.TitleOrName()},
 		{Key: "api_description", Value: t.Description},
 		{Key: "required_parameters", Value: params(t, true)},
 		{Key: "optional_parameters", Value: params(t, false)},
 		{Key: "tool_description", Value: t.GroupDescription},
-		{Key: "tool_name", Value: toolName(t)},
+		{Key: "tool_name", Value: t.GroupOrCollection()},
 		{Key: "tool_category", Value: category(t)},
 	}
 }
@@ -128,7 +112,7 @@ func gptDoc(t *toolenv.Tool) pyfmt.Dict {
 	return pyfmt.Dict{
 		{Key: "tool_description", Value: t.GroupDescription},
 		{Key: "api_info", Value: []any{pyfmt.Dict{
-			{Key: "name", Value: apiName(t)},
+			{Key: "name", Value: t.TitleOrName()},
 			{Key: "description", Value: t.Description},
 			{Key: "required_parameters", Value: params(t, true)},
 			{Key: "optional_parameters", Value: params(t, false)},
@@ -160,8 +144,8 @@ func argsJSON(t *toolenv.Tool, args map[string]any) string {
 func mirrorRequest(t *toolenv.Tool, args map[string]any) pyfmt.Dict {
 	return pyfmt.Dict{
 		{Key: "category", Value: category(t)},
-		{Key: "tool_name", Value: toolName(t)},
-		{Key: "api_name", Value: apiName(t)},
+		{Key: "tool_name", Value: t.GroupOrCollection()},
+		{Key: "api_name", Value: t.TitleOrName()},
 		{Key: "tool_input", Value: argsJSON(t, args)},
 		{Key: "strip", Value: "filter"},
 	}

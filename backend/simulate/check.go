@@ -118,7 +118,7 @@ var promptExampleMarks = []string{`"languages":["en","fr-fr","pt-br"]`, `'langua
 // checkPromptExample: the system prompt's own example answer is not an
 // answer for another API.
 func checkPromptExample(in *checkInput) string {
-	if strings.EqualFold(toolName(in.doc), "TTSKraken") {
+	if strings.EqualFold(in.doc.GroupOrCollection(), "TTSKraken") {
 		return ""
 	}
 	text := strings.Join(strings.Fields(string(in.body)), "")
@@ -174,7 +174,7 @@ func checkOtherAPI(in *checkInput) string {
 	if len(in.neighbours) == 0 {
 		return ""
 	}
-	own := map[string]bool{toolbench.Standardize(apiName(in.doc)): true, toolbench.Standardize(in.doc.Name): true}
+	own := map[string]bool{toolbench.Standardize(in.doc.TitleOrName()): true, toolbench.Standardize(in.doc.Name): true}
 	if o, ok := in.value.(pyfmt.Dict); ok {
 		for _, k := range identityKeys {
 			v, ok := o.Get(k)
@@ -183,7 +183,7 @@ func checkOtherAPI(in *checkInput) string {
 				continue
 			}
 			for _, n := range in.neighbours {
-				if toolbench.Standardize(s) == toolbench.Standardize(apiName(n)) || toolbench.Standardize(s) == toolbench.Standardize(n.Name) {
+				if toolbench.Standardize(s) == toolbench.Standardize(n.TitleOrName()) || toolbench.Standardize(s) == toolbench.Standardize(n.Name) {
 					return fmt.Sprintf("the response names another API of the tool as its source (%s: %q)", k, s)
 				}
 			}
@@ -203,7 +203,7 @@ func checkOtherAPI(in *checkInput) string {
 			continue
 		}
 		if f := keyF1(ns, in.value); f > best {
-			best, bestName = f, apiName(n)
+			best, bestName = f, n.TitleOrName()
 		}
 	}
 	if best >= otherF1 && best-ownF1 >= otherLead {

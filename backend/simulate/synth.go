@@ -100,7 +100,7 @@ func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolen
 			return e.body, "example"
 		}
 	}
-	g := &generator{seed: toolID + "\x00" + string(canon), args: argIndex(args), title: apiName(doc), maxList: s.opts.MaxList, pools: valuePools(exs)}
+	g := &generator{seed: toolID + "\x00" + string(canon), args: argIndex(args), title: doc.TitleOrName(), maxList: s.opts.MaxList, pools: valuePools(exs)}
 	if sh := toolShape(doc); sh != nil {
 		return encodeJSON(g.value(sh, "", "")), "template"
 	}
@@ -114,7 +114,7 @@ func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolen
 	}
 	return encodeJSON(pyfmt.Dict{
 		{Key: "status", Value: "ok"},
-		{Key: "api", Value: apiName(doc)},
+		{Key: "api", Value: doc.TitleOrName()},
 		{Key: "input", Value: argsObject(doc, args)},
 		{Key: "note", Value: "offline synthesized placeholder: no response format is documented for this API"},
 	}), "generic"

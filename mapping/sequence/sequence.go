@@ -300,22 +300,8 @@ func (s *Sequencer) mappingInfo(seq []string, cands []*toolenv.Tool) string {
 
 // pairOf names a tool as the prompts do: ["tool_name", "api_name"].
 func pairOf(t *toolenv.Tool) string {
-	b, _ := json.Marshal([]string{toolName(t), apiName(t)})
+	b, _ := json.Marshal([]string{t.GroupOrCollection(), t.TitleOrName()})
 	return string(b)
-}
-
-func toolName(t *toolenv.Tool) string {
-	if t.Group != "" {
-		return t.Group
-	}
-	return t.Collection
-}
-
-func apiName(t *toolenv.Tool) string {
-	if t.Title != "" {
-		return t.Title
-	}
-	return t.Name
 }
 
 // renderInput is the INPUT block: the utterance and the candidate APIs.
@@ -331,7 +317,7 @@ func renderInput(query string, tools []*toolenv.Tool) string {
 		if r := []rune(d); len(r) > 160 {
 			d = string(r[:160]) + "…"
 		}
-		fmt.Fprintf(&b, "- tool_name: %q, api_name: %q, description: %q, parameters: [%s]\n", toolName(t), apiName(t), d, strings.Join(params, ", "))
+		fmt.Fprintf(&b, "- tool_name: %q, api_name: %q, description: %q, parameters: [%s]\n", t.GroupOrCollection(), t.TitleOrName(), d, strings.Join(params, ", "))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -454,10 +440,10 @@ func resolve(seq [][2]string, cands []*toolenv.Tool) (names, unknown []string) {
 	byPair := map[string]string{}
 	byAPI := map[string][]string{}
 	for _, t := range cands {
-		byPair[norm(toolName(t))+"\x00"+norm(apiName(t))] = t.Name
-		byAPI[norm(apiName(t))] = append(byAPI[norm(apiName(t))], t.Name)
+		byPair[norm(t.GroupOrCollection())+"\x00"+norm(t.TitleOrName())] = t.Name
+		byAPI[norm(t.TitleOrName())] = append(byAPI[norm(t.TitleOrName())], t.Name)
 		byAPI[norm(t.Name)] = append(byAPI[norm(t.Name)], t.Name)
-		if std := toolbench.APIName(apiName(t)); std != norm(apiName(t)) {
+		if std := toolbench.APIName(t.TitleOrName()); std != norm(t.TitleOrName()) {
 			byAPI[std] = append(byAPI[std], t.Name)
 		}
 	}
