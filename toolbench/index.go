@@ -1,6 +1,7 @@
 package toolbench
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -45,9 +46,9 @@ func NewIndex(collections ...*toolenv.Collection) *Index {
 				add(cat, tool, api, t)
 				continue
 			}
-			cat = StandardizeCategory(firstNonEmpty(t.Category, c.Name))
-			tool = Standardize(firstNonEmpty(t.Group, c.Name))
-			add(cat, tool, APIName(firstNonEmpty(t.Title, t.Name)), t)
+			cat = StandardizeCategory(cmp.Or(t.Category, c.Name))
+			tool = Standardize(cmp.Or(t.Group, c.Name))
+			add(cat, tool, APIName(t.TitleOrName()), t)
 			add(cat, tool, APIName(t.Name), t)
 		}
 	}
@@ -102,7 +103,7 @@ func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
 	case len(ts) > 1:
 		cats := make([]string, len(ts))
 		for i, t := range ts {
-			cats[i] = firstNonEmpty(t.Meta["std_category"], t.Category, t.Collection)
+			cats[i] = cmp.Or(t.Meta["std_category"], t.Category, t.Collection)
 		}
 		sort.Strings(cats)
 		return nil, toolenv.Errorw(toolenv.StatusUnknownTool, "send one of these as category: "+strings.Join(cats, ", "),
@@ -126,13 +127,4 @@ func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
 		hint = fmt.Sprintf("did you mean %q? ", s) + hint
 	}
 	return nil, toolenv.Errorw(toolenv.StatusUnknownTool, hint, "tool %q has no API %q (standardized from %q)", n.Tool, n.API, api)
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,8 +181,8 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 			entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Body: resp, Origin: "bench"})
 			ti, _ := json.Marshal(args)
 			body, _ := json.Marshal(map[string]any{
-				"category": firstNonEmpty(t.Category, c.Name), "tool_name": firstNonEmpty(t.Meta["std_tool"], t.Group, c.Name),
-				"api_name": firstNonEmpty(t.Meta["api_name"], t.Title, t.Name), "tool_input": string(ti), "strip": "", "toolbench_key": "",
+				"category": cmp.Or(t.Category, c.Name), "tool_name": cmp.Or(t.Meta["std_tool"], t.Group, c.Name),
+				"api_name": cmp.Or(t.Meta["api_name"], t.Title, t.Name), "tool_input": string(ti), "strip": "", "toolbench_key": "",
 			})
 			bodies = append(bodies, body)
 		}
@@ -493,13 +494,4 @@ func sampleArgs(t *toolenv.Tool) map[string]any {
 		args[n] = v
 	}
 	return args
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
