@@ -40,7 +40,8 @@ func freeAddr(t *testing.T) string {
 }
 
 // serveInBackground starts "toolenv serve" with args and waits until it
-// answers; the returned stop ends it and returns its exit code.
+// answers; the returned stop ends it, fails the test (with serve's
+// stderr) if serve exited with an error, and returns its exit code.
 func serveInBackground(t *testing.T, args ...string) (base string, stop func() int) {
 	t.Helper()
 	addr := freeAddr(t)
@@ -69,7 +70,14 @@ func serveInBackground(t *testing.T, args ...string) (base string, stop func() i
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return base, func() int { cancel(); wg.Wait(); return code }
+	return base, func() int {
+		cancel()
+		wg.Wait()
+		if code != 0 {
+			t.Errorf("serve exit code %d:\n%s", code, stderr.String())
+		}
+		return code
+	}
 }
 
 func postVirtual(t *testing.T, base string, body map[string]any) (map[string]any, http.Header) {

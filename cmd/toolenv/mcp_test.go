@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -198,35 +196,8 @@ func TestMCPStdioInProcess(t *testing.T) {
 
 // TestMCPOverServe connects the SDK's client to /mcp of "toolenv serve".
 func TestMCPOverServe(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var stderr bytes.Buffer
-	go func() {
-		done <- Run(ctx, []string{"serve", "--addr", addr, "--store", ":memory:", "--log-level", "warn"}, strings.NewReader(""), io.Discard, &stderr)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exit code %d:\n%s", code, stderr.String())
-		}
-	}()
-	base := "http://" + addr
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not come up:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	base, stop := serveInBackground(t, "--store", ":memory:")
+	defer stop()
 	cs1 := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
 	defer cs1.Close()
 	cs2 := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,36 +36,8 @@ func TestLoadOpenAPIFlagValue(t *testing.T) {
 // own routes, lists them over MCP, and checks that a bad document stops
 // serve with exit code 2 and a message naming the problem.
 func TestServeOpenAPI(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var stderr bytes.Buffer
-	go func() {
-		done <- Run(ctx, []string{"serve", "--addr", addr, "--store", ":memory:", "--log-level", "warn",
-			"--openapi", petstoreSpec, "--openapi", "books=" + librarySpec}, strings.NewReader(""), io.Discard, &stderr)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exit code %d:\n%s", code, stderr.String())
-		}
-	}()
-	base := "http://" + addr
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not come up:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	base, stop := serveInBackground(t, "--store", ":memory:", "--openapi", petstoreSpec, "--openapi", "books="+librarySpec)
+	defer stop()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
 		if err != nil {
