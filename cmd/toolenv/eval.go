@@ -692,6 +692,9 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 				for _, pr := range problems {
 					e.logger().Warn("label", "problem", pr)
 				}
+				if len(r.PerRound) == 0 {
+					return fmt.Errorf("%s: %w: its %d queries have no label in any round (pass --evaluate-times N to score N rounds anyway)", p, stb.ErrNoLabels, r.Tasks)
+				}
 				fmt.Fprintf(e.stdout, "%s: %d queries. %s\n", filepath.Base(p), r.Tasks, stb.FormatSolveRate(r))
 			}
 			return nil
