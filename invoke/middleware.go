@@ -90,7 +90,10 @@ func Timeout(d time.Duration) toolenv.Middleware {
 // Validate checks each call's arguments against its tool's input schema
 // under the collection's policy, coercing them in lenient mode, and
 // rejects invalid calls with per-argument problems at the feedback level
-// the call or collection asks for.
+// the call or collection asks for. A collection whose policy says
+// "lenient" rejects nothing: a missing required argument becomes a
+// warning and the call goes on, as StableToolBench passes it on (see
+// LenientCache, which runs first).
 func Validate(v *validate.Validator) toolenv.Middleware {
 	if v == nil {
 		v = &validate.Validator{}
@@ -101,7 +104,13 @@ func Validate(v *validate.Validator) toolenv.Middleware {
 				return toolenv.Errorf(toolenv.StatusUnknownTool, "", "call names no tool")
 			}
 			policy := policyOf(call)
-			out := v.Args(call.Tool.Input, call.Args, policy.Validation != toolenv.ValidationStrict)
+			lenient := policy.Validation != toolenv.ValidationStrict
+			out := v.Args(call.Tool.Input, call.Args, lenient)
+			if policy.Validation == toolenv.ValidationLenient {
+				var missing []string
+				out.Problems, missing = lenientMissing(out.Problems)
+				out.Warnings = append(out.Warnings, missing...)
+			}
 			if len(out.Problems) > 0 {
 				level := call.Options.Feedback
 				if level == "" {

@@ -42,7 +42,9 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	// with the internal error its client got.
 	mws := []toolenv.Middleware{Observe(opts.Observer, log), Recover(log), Timeout(opts.Timeout)}
 	mws = append(mws, opts.BeforeValidate...)
-	mws = append(mws, Validate(opts.Validator))
+	// Lenient (ToolBench) collections look the cache up before validation,
+	// as StableToolBench does; strict ones only after it (below).
+	mws = append(mws, LenientCache(opts.Cache, opts.Validator, log), Validate(opts.Validator))
 	mws = append(mws, opts.AfterValidate...)
 	// Limit runs on both sides of the cache: below it, so an oversized
 	// answer is never stored; above it, so an entry stored before the limit

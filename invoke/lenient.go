@@ -1,0 +1,193 @@
+package invoke
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/validate"
+)
+
+// LenientCache serves calls to lenient, cacheable collections (ToolBench
+// documentation) from c before their arguments are validated, as
+// StableToolBench's server looks its cache up before anything else: a
+// recorded answer is found even when the call lacks a required argument
+// or names a parameter as the documentation does rather than by its
+// standardized name. It tries, in order, the canonical key of the
+// arguments as sent, of the arguments as lenient validation coerces them,
+// each of those with the parameters under their documented names (a
+// property's "x-name"), and the arguments sent under documented names
+// moved to the standardized ones (as sent and coerced). On a miss the
+// call goes on down the pipeline with its lookup done (the cache below
+// still stores the answer). Strict collections, collections that do not
+// cache, and calls that ask for no cache pass through untouched.
+func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Middleware {
+	if c == nil {
+		return nil
+	}
+	if v == nil {
+		v = &validate.Validator{}
+	}
+	return func(next toolenv.Handler) toolenv.Handler {
+		return toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+			if call.Tool == nil || call.Options.NoCache {
+				return next.Invoke(ctx, call)
+			}
+			policy := policyOf(call)
+			if !policy.Cache || policy.Validation != toolenv.ValidationLenient {
+				return next.Invoke(ctx, call)
+			}
+			tool := call.Tool.ID
+			tried := make(map[string]bool, 6)
+			lookup := func(args map[string]any) *toolenv.Result {
+				canon, err := toolenv.Canonical(args)
+				if err != nil || tried[string(canon)] {
+					return nil
+				}
+				tried[string(canon)] = true
+				e, ok, err := c.Get(ctx, tool, string(canon))
+				if err != nil {
+					log.Warn("cache read failed; calling the backend", "tool", tool, "err", err)
+					return nil
+				}
+				if !ok {
+					return nil
+				}
+				return fromEntry(e)
+			}
+			sent := call.Args
+			if sent == nil {
+				sent = map[string]any{}
+			}
+			if res := lookup(sent); res != nil {
+				return res
+			}
+			coerce := func(args map[string]any) map[string]any {
+				return v.Args(call.Tool.Input, args, true).Args
+			}
+			coerced := coerce(sent)
+			std := standardNames(call.Tool.Input, sent)
+			candidates := []map[string]any{
+				coerced,
+				documentedNames(call.Tool.Input, sent),
+				documentedNames(call.Tool.Input, coerced),
+				std,
+			}
+			if std != nil {
+				candidates = append(candidates, coerce(std))
+			}
+			for _, args := range candidates {
+				if args == nil { // no such renaming
+					continue
+				}
+				if res := lookup(args); res != nil {
+					return res
+				}
+			}
+			// Looked up under every key: the cache below only stores.
+			looked := call.Clone()
+			looked.Options.NoCache = true
+			return next.Invoke(ctx, looked)
+		})
+	}
+}
+
+// documentedName returns the name a property's documentation gave it
+// ("x-name"), or "" when it has none.
+func documentedName(p *toolenv.Schema) string {
+	if p == nil {
+		return ""
+	}
+	raw, ok := p.Extra["x-name"]
+	if !ok {
+		return ""
+	}
+	var name string
+	if json.Unmarshal(raw, &name) != nil {
+		return ""
+	}
+	return name
+}
+
+// documentedNames returns args with every parameter that has a documented
+// name under that name, or nil when none has (or the names would clash).
+func documentedNames(s *toolenv.Schema, args map[string]any) map[string]any {
+	if s == nil || len(args) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(args))
+	renamed := false
+	for k, val := range args {
+		name := k
+		if doc := documentedName(s.Properties[k]); doc != "" && doc != k {
+			name, renamed = doc, true
+		}
+		if _, clash := out[name]; clash {
+			return nil
+		}
+		out[name] = val
+	}
+	if !renamed {
+		return nil
+	}
+	return out
+}
+
+// standardNames returns args with every argument named as a parameter's
+// documentation names it moved to the parameter's standardized name, or
+// nil when none is (or the names would clash).
+func standardNames(s *toolenv.Schema, args map[string]any) map[string]any {
+	if s == nil || len(args) == 0 {
+		return nil
+	}
+	var byDoc map[string]string
+	for name, p := range s.Properties {
+		if doc := documentedName(p); doc != "" && doc != name {
+			if byDoc == nil {
+				byDoc = map[string]string{}
+			}
+			byDoc[doc] = name
+		}
+	}
+	renamed := false
+	for k := range args {
+		if std, ok := byDoc[k]; ok {
+			if _, sent := args[std]; !sent {
+				renamed = true
+			}
+		}
+	}
+	if !renamed {
+		return nil
+	}
+	out := make(map[string]any, len(args))
+	for k, val := range args {
+		name := k
+		if std, ok := byDoc[k]; ok {
+			if _, sent := args[std]; !sent {
+				name = std
+			}
+		}
+		if _, clash := out[name]; clash {
+			return nil
+		}
+		out[name] = val
+	}
+	return out
+}
+
+// lenientMissing turns the missing required arguments validation found in
+// a lenient call into warnings: StableToolBench passes such a call on (to
+// the real API, then its simulator) rather than rejecting it.
+func lenientMissing(problems []toolenv.Problem) (rest []toolenv.Problem, warnings []string) {
+	for _, p := range problems {
+		if p.Code == validate.CodeMissingRequired {
+			warnings = append(warnings, fmt.Sprintf("%s: no recorded answer matched, so the call was passed on without it (answered by the API or simulated), as StableToolBench does", p.Message))
+			continue
+		}
+		rest = append(rest, p)
+	}
+	return rest, warnings
+}

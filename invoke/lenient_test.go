@@ -1,0 +1,122 @@
+package invoke
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/store"
+)
+
+// quoteTool is a ToolBench-style tool: standardized parameter names with
+// the documented ones in x-name, a required argument.
+func quoteTool() *toolenv.Tool {
+	in := toolenv.ObjectSchema()
+	in.SetProp("symbol", &toolenv.Schema{Type: "string", Extra: map[string]json.RawMessage{"x-name": json.RawMessage(`"Symbol"`)}})
+	in.SetProp("is_id", &toolenv.Schema{Type: "integer", Extra: map[string]json.RawMessage{"x-name": json.RawMessage(`"id"`)}})
+	in.SetProp("limit", &toolenv.Schema{Type: "integer"})
+	in.Required = []string{"symbol"}
+	return &toolenv.Tool{Name: "get_quote", Input: in}
+}
+
+func newQuotePipeline(t *testing.T, b *countingBackend, validation string, recorded map[string]string) (toolenv.Handler, *Registry) {
+	t.Helper()
+	c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
+	c.Policy = toolenv.Policy{Validation: validation, Cache: true, Feedback: toolenv.FeedbackTerse}
+	reg := NewRegistry()
+	if err := reg.Add(c, b); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), ":memory:", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	for args, body := range recorded {
+		if _, err := st.Put(context.Background(), &store.Entry{Tool: "tb/get_quote", Args: args, Status: toolenv.StatusOK, Body: json.RawMessage(body), Origin: "import"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return New(reg, Options{Cache: st}), reg
+}
+
+func quoteCall(t *testing.T, reg *Registry, args string) *toolenv.Call {
+	t.Helper()
+	var m map[string]any
+	if err := toolenv.DecodeJSON([]byte(args), &m); err != nil {
+		t.Fatal(err)
+	}
+	c, res := reg.NewCall("tb", "get_quote", m)
+	if res != nil {
+		t.Fatalf("resolve: %+v", res)
+	}
+	return c
+}
+
+// TestLenientLooksUpTheCacheFirst: in a lenient (ToolBench) collection an
+// answer recorded for a call that lacks a required argument, or that names
+// a parameter as the documentation does, is served, as StableToolBench's
+// server serves it; a call that matches nothing is passed on with a
+// warning instead of being rejected. A strict collection keeps rejecting
+// first.
+func TestLenientLooksUpTheCacheFirst(t *testing.T) {
+	ctx := context.Background()
+	recorded := map[string]string{
+		`{}`:                         `"recorded without the required symbol"`,
+		`{"Symbol":"AAPL"}`:          `"recorded under the documented name"`,
+		`{"Symbol":"MSFT","id":7}`:   `"recorded with id"`,
+		`{"limit":"5","symbol":"X"}`: `"recorded with a string 5"`,
+		`{"limit":5,"symbol":"X"}`:   `"recorded with a number 5"`,
+		`{"symbol":"IBM"}`:           `"recorded standardized"`,
+	}
+	b := &countingBackend{source: toolenv.SourceSimulator}
+	p, reg := newQuotePipeline(t, b, toolenv.ValidationLenient, recorded)
+	tests := []struct {
+		name, args, want string
+	}{
+		{"missing required, recorded so", `{}`, `"recorded without the required symbol"`},
+		{"documented name sent", `{"Symbol":"AAPL"}`, `"recorded under the documented name"`},
+		{"standardized name sent, recorded documented", `{"symbol":"AAPL"}`, `"recorded under the documented name"`},
+		{"standardized is_id sent, recorded id", `{"symbol":"MSFT","is_id":7}`, `"recorded with id"`},
+		{"is_id as a string, recorded id as a number", `{"is_id":"7","symbol":"MSFT"}`, `"recorded with id"`},
+		{"string kept apart from number", `{"symbol":"X","limit":"5"}`, `"recorded with a string 5"`},
+		{"number kept apart from string", `{"symbol":"X","limit":5}`, `"recorded with a number 5"`},
+		{"documented name sent, recorded standardized", `{"Symbol":"IBM"}`, `"recorded standardized"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := p.Invoke(ctx, quoteCall(t, reg, tt.args))
+			if !res.OK() || res.Source != toolenv.SourceCache || string(res.Body) != tt.want {
+				t.Errorf("%s: %+v %s; want the recorded %s", tt.args, res, res.Body, tt.want)
+			}
+		})
+	}
+	if n := b.calls.Load(); n != 0 {
+		t.Fatalf("%d calls reached the backend; every one was recorded", n)
+	}
+
+	// Nothing recorded: simulated with a warning, not rejected, and kept.
+	res := p.Invoke(ctx, quoteCall(t, reg, `{"limit":3}`))
+	if !res.OK() || res.Source != toolenv.SourceSimulator || b.calls.Load() != 1 ||
+		!strings.Contains(strings.Join(res.Warnings, "\n"), "missing required argument `symbol`") {
+		t.Fatalf("miss without the required argument: %+v; want it simulated with a warning", res)
+	}
+	again := p.Invoke(ctx, quoteCall(t, reg, `{"limit":"3"}`))
+	if again.Source != toolenv.SourceCache || b.calls.Load() != 1 {
+		t.Fatalf("the simulated answer was not kept under the coerced key: %+v", again)
+	}
+
+	// Strict: validation first, as before.
+	sb := &countingBackend{source: toolenv.SourceSimulator}
+	sp, sreg := newQuotePipeline(t, sb, toolenv.ValidationStrict, recorded)
+	res = sp.Invoke(ctx, quoteCall(t, sreg, `{}`))
+	if res.Status != toolenv.StatusInvalidArguments || sb.calls.Load() != 0 {
+		t.Fatalf("strict collection served a call without its required argument: %+v", res)
+	}
+	res = sp.Invoke(ctx, quoteCall(t, sreg, `{"Symbol":"AAPL"}`))
+	if res.Status != toolenv.StatusInvalidArguments {
+		t.Fatalf("strict collection served an undocumented argument: %+v", res)
+	}
+}
