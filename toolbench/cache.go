@@ -28,6 +28,10 @@ type CacheRecord struct {
 	Response json.RawMessage
 	// File is the file the entry came from.
 	File string
+	// NonFinite says Response held NaN, Infinity or -Infinity (which
+	// Python's json.dump writes and JSON cannot hold); they were read as
+	// null.
+	NonFinite bool
 }
 
 // FunctionName is ToolBench's function name for the record's API.
@@ -72,19 +76,24 @@ func ReadCache(dir string, fn func(*CacheRecord) error) (files int, problems []C
 			problems = append(problems, CacheProblem{File: path, Err: err.Error()})
 			continue
 		}
-		var entries map[string]json.RawMessage
-		if err := json.Unmarshal(data, &entries); err != nil {
-			problems = append(problems, CacheProblem{File: path, Err: "not a JSON object: " + err.Error()})
-			continue
+		entries, brokenKey, ferr := readCacheFile(data)
+		if ferr != nil {
+			if len(entries) == 0 && brokenKey == "" {
+				problems = append(problems, CacheProblem{File: path, Err: ferr.Error()})
+				continue
+			}
+			// The entries before the break are kept.
+			problems = append(problems, CacheProblem{File: path, Key: brokenKey, Err: ferr.Error() + "; the entries before it were read"})
 		}
 		files++
-		keys := make([]string, 0, len(entries))
-		for k := range entries {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			rec := &CacheRecord{Category: cat, Tool: tool, API: api, Key: k, File: path}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
+		for _, fe := range entries {
+			k := fe.Key
+			if fe.Err != nil {
+				problems = append(problems, CacheProblem{File: path, Key: k, Err: fe.Err.Error()})
+				continue
+			}
+			rec := &CacheRecord{Category: cat, Tool: tool, API: api, Key: k, File: path, NonFinite: fe.NonFinite}
 			v, err := ParsePyLiteral(k)
 			if err == nil {
 				m, ok := v.(map[string]any)
@@ -101,7 +110,7 @@ func ReadCache(dir string, fn func(*CacheRecord) error) (files int, problems []C
 				Error    any             `json:"error"`
 				Response json.RawMessage `json:"response"`
 			}
-			if err := toolenv.DecodeJSON(entries[k], &val); err != nil || val.Response == nil {
+			if err := toolenv.DecodeJSON(fe.Value, &val); err != nil || val.Response == nil {
 				problems = append(problems, CacheProblem{File: path, Key: k, Err: "value is not {\"error\", \"response\"}"})
 				continue
 			}

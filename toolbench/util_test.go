@@ -2,6 +2,7 @@ package toolbench
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -17,6 +18,9 @@ func readJSON(path string, v any) error {
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}

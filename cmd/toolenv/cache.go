@@ -46,12 +46,19 @@ func openStore(ctx context.Context, path string, mustExist bool, e *env) (*store
 
 // importReport is what cache import found.
 type importReport struct {
-	Files      int                      `json:"files"`
-	Entries    int                      `json:"entries"`
-	Imported   int                      `json:"imported"`
-	Kept       int                      `json:"kept_existing"`
-	Unresolved map[string]int           `json:"unresolved_apis,omitempty"`
-	Problems   []toolbench.CacheProblem `json:"problems,omitempty"`
+	Files      int            `json:"files"`
+	Entries    int            `json:"entries"`
+	Imported   int            `json:"imported"`
+	Kept       int            `json:"kept_existing"`
+	Unresolved map[string]int `json:"unresolved_apis,omitempty"`
+	// Skipped counts the entries that could not be read (each is in
+	// Problems with its key and the reason).
+	Skipped int `json:"skipped_entries"`
+	// NonFiniteAsNull counts the answers that held NaN, Infinity or
+	// -Infinity (Python's json.dump writes them; JSON cannot hold them):
+	// they were imported with those values as null.
+	NonFiniteAsNull int                      `json:"nonfinite_as_null"`
+	Problems        []toolbench.CacheProblem `json:"problems,omitempty"`
 }
 
 func newCacheImportCmd(e *env) *cobra.Command {
@@ -96,8 +103,11 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 			if asJSON {
 				return writeJSONTo(e.stdout, rep)
 			}
-			fmt.Fprintf(e.stdout, "read %d files, %d entries: %d imported, %d already cached (kept; --overwrite replaces them), %d problems\n",
-				rep.Files, rep.Entries, rep.Imported, rep.Kept, len(rep.Problems))
+			fmt.Fprintf(e.stdout, "read %d files, %d entries: %d imported, %d already cached (kept; --overwrite replaces them), %d entries skipped, %d problems\n",
+				rep.Files, rep.Entries, rep.Imported, rep.Kept, rep.Skipped, len(rep.Problems))
+			if rep.NonFiniteAsNull > 0 {
+				fmt.Fprintf(e.stdout, "%d answers held NaN or Infinity (Python's json.dump writes them, JSON cannot hold them): imported with those values as null\n", rep.NonFiniteAsNull)
+			}
 			if len(rep.Unresolved) > 0 {
 				fmt.Fprintf(e.stdout, "%d APIs are not in the --toolbench docs; their entries were keyed by path:\n", len(rep.Unresolved))
 				printTop(e.stdout, rep.Unresolved, 10)
@@ -151,6 +161,9 @@ func importCache(ctx context.Context, st *store.Store, dir string, ix *toolbench
 	}
 	files, problems, err := toolbench.ReadCache(dir, func(r *toolbench.CacheRecord) error {
 		rep.Entries++
+		if r.NonFinite {
+			rep.NonFiniteAsNull++
+		}
 		toolID := toolenv.ToolID(collection, r.FunctionName())
 		args := r.Args
 		if ix != nil {
@@ -185,6 +198,11 @@ func importCache(ctx context.Context, st *store.Store, dir string, ix *toolbench
 	}
 	rep.Files = files
 	rep.Problems = append(rep.Problems, problems...)
+	for _, p := range rep.Problems {
+		if p.Key != "" {
+			rep.Skipped++
+		}
+	}
 	if len(rep.Unresolved) == 0 {
 		rep.Unresolved = nil
 	}

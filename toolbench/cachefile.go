@@ -1,0 +1,213 @@
+package toolbench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// cacheFileEntry is one member of a StableToolBench cache file as read:
+// its key and its value as JSON, with Python's non-finite floats made
+// null.
+type cacheFileEntry struct {
+	Key   string
+	Value json.RawMessage
+	// NonFinite says the value held NaN, Infinity or -Infinity.
+	NonFinite bool
+	// Err is why the value cannot be read; Value is nil then.
+	Err error
+}
+
+// readCacheFile reads a cache file's top-level object the way Python's
+// json.load reads it, member by member: NaN, Infinity and -Infinity are
+// read (as null); a member whose value is not JSON is returned with its
+// Err and the others still are; a repeated key keeps its last value (in
+// its first place). A file that is not an object, or whose structure
+// breaks (cut short), returns the members before the break and an error
+// saying where it broke (with the key of the member it broke in, if any).
+func readCacheFile(data []byte) (entries []cacheFileEntry, brokenKey string, err error) {
+	s := &jscan{b: data}
+	s.b = bytes.TrimPrefix(s.b, []byte("\xef\xbb\xbf"))
+	s.ws()
+	if !s.eat('{') {
+		return nil, "", fmt.Errorf("not a JSON object (at byte %d)", s.i)
+	}
+	at := map[string]int{}
+	s.ws()
+	if s.eat('}') {
+		return nil, "", s.trailing()
+	}
+	for {
+		s.ws()
+		if s.i >= len(s.b) {
+			return entries, "", errors.New("the file ends before the object closes (cut short?)")
+		}
+		if s.b[s.i] != '"' {
+			return entries, "", fmt.Errorf("expected a key string at byte %d", s.i)
+		}
+		start := s.i
+		if !s.skipString() {
+			return entries, "", fmt.Errorf("the key at byte %d never ends (cut short?)", start)
+		}
+		var key string
+		if err := json.Unmarshal(s.b[start:s.i], &key); err != nil {
+			return entries, "", fmt.Errorf("the key at byte %d is not a JSON string: %v", start, err)
+		}
+		s.ws()
+		if !s.eat(':') {
+			return entries, key, fmt.Errorf("expected ':' after the key at byte %d", s.i)
+		}
+		s.ws()
+		vstart := s.i
+		if !s.skipValue() {
+			return entries, key, fmt.Errorf("the file ends inside this entry's value (from byte %d; cut short?)", vstart)
+		}
+		e := cacheFileEntry{Key: key}
+		e.Value, e.NonFinite, e.Err = pythonJSON(bytes.TrimRight(s.b[vstart:s.i], " \t\n\r"))
+		if i, seen := at[key]; seen {
+			entries[i] = e
+		} else {
+			at[key] = len(entries)
+			entries = append(entries, e)
+		}
+		s.ws()
+		switch {
+		case s.eat(','):
+		case s.eat('}'):
+			return entries, "", s.trailing()
+		case s.i >= len(s.b):
+			return entries, "", errors.New("the file ends before the object closes (cut short?)")
+		default:
+			return entries, "", fmt.Errorf("expected ',' or '}' at byte %d", s.i)
+		}
+	}
+}
+
+// pythonJSON checks that raw is one JSON value as Python's json.loads
+// reads it and returns it as standard JSON: NaN, Infinity and -Infinity
+// outside strings become null (nonFinite says some did).
+func pythonJSON(raw []byte) (out json.RawMessage, nonFinite bool, err error) {
+	out = raw
+	if bytes.Contains(raw, []byte("NaN")) || bytes.Contains(raw, []byte("Infinity")) {
+		var b bytes.Buffer
+		s := &jscan{b: raw}
+		last := 0
+		for s.i < len(s.b) {
+			switch c := s.b[s.i]; {
+			case c == '"':
+				if !s.skipString() {
+					s.i = len(s.b)
+				}
+				continue
+			case bytes.HasPrefix(s.b[s.i:], []byte("NaN")):
+				b.Write(s.b[last:s.i])
+				b.WriteString("null")
+				s.i += 3
+			case bytes.HasPrefix(s.b[s.i:], []byte("-Infinity")):
+				b.Write(s.b[last:s.i])
+				b.WriteString("null")
+				s.i += 9
+			case bytes.HasPrefix(s.b[s.i:], []byte("Infinity")):
+				b.Write(s.b[last:s.i])
+				b.WriteString("null")
+				s.i += 8
+			default:
+				s.i++
+				continue
+			}
+			last, nonFinite = s.i, true
+		}
+		if nonFinite {
+			b.Write(s.b[last:])
+			out = b.Bytes()
+		}
+	}
+	if !json.Valid(out) {
+		var v any
+		err := json.Unmarshal(out, &v)
+		if err == nil {
+			err = errors.New("not one JSON value")
+		}
+		return nil, false, fmt.Errorf("the value is not JSON: %v", err)
+	}
+	return out, nonFinite, nil
+}
+
+// jscan walks JSON text without decoding it.
+type jscan struct {
+	b []byte
+	i int
+}
+
+func (s *jscan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jscan) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// trailing is the error for anything but space after the object.
+func (s *jscan) trailing() error {
+	s.ws()
+	if s.i < len(s.b) {
+		return fmt.Errorf("unexpected data after the object at byte %d", s.i)
+	}
+	return nil
+}
+
+// skipString moves past the string starting at s.i; false if it never
+// ends.
+func (s *jscan) skipString() bool {
+	for j := s.i + 1; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			s.i = j + 1
+			return true
+		}
+	}
+	return false
+}
+
+// skipValue moves past the value starting at s.i without checking it
+// (pythonJSON does): to the ',' or '}' that ends it at the top level.
+// False if the text ends first (a value cut short).
+func (s *jscan) skipValue() bool {
+	depth := 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			if !s.skipString() {
+				return false
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return true
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return true
+			}
+		}
+		s.i++
+	}
+	return false
+}
