@@ -61,14 +61,15 @@ func TestBuildBothDatabases(t *testing.T) {
 	if rep.Questions != 287 {
 		t.Fatalf("%d questions, want 287", rep.Questions)
 	}
-	targets := map[string]float64{nl2api.Slot: 75, nl2api.Sel: 75, nl2api.Rest: 95}
-	for flavor, min := range targets {
+	// The figures the README states may not drop (issue 9).
+	floors := map[string]int{nl2api.Slot: 278, nl2api.Sel: 278, nl2api.Rest: 287}
+	for flavor, min := range floors {
 		f := rep.Flavor(flavor)
 		if f == nil {
 			t.Fatalf("no %s report", flavor)
 		}
-		if f.Percent < min {
-			t.Errorf("%s keeps %d of %d (%.1f%%), under the %v%% target", flavor, f.Kept, f.Questions, f.Percent, min)
+		if f.Kept < min {
+			t.Errorf("%s keeps %d of %d (%.1f%%), fewer than the %d the README states", flavor, f.Kept, f.Questions, f.Percent, min)
 		}
 		rejected := 0
 		for _, g := range f.Rejections {

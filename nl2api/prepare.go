@@ -123,18 +123,14 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 		c.reject(all, &rejection{Stage: "database", Reason: "database unavailable", Detail: c.db.err.Error()})
 		return
 	}
-	plan, err := sqlplan.Build(c.q.SQL, c.db.cat)
-	if err != nil {
-		c.reject(all, planRejection("plan", err))
-		return
-	}
-	c.plan = plan
-	c.ordered = len(plan.OrderBy) > 0 && len(plan.Compound) == 0
+	// The gold SQL runs first: a question whose SQL SQLite itself rejects
+	// (BIRD and Spider have some) has no answer to verify against, and
+	// says so, whatever our parser makes of it.
 	qctx, cancel := context.WithTimeout(ctx, opt.CallTimeout)
 	rows, err := c.db.db.Query(qctx, c.q.SQL, nil, maxGoldRows)
 	cancel()
 	if err != nil {
-		c.reject(all, &rejection{Stage: "gold", Reason: "gold SQL fails", Detail: err.Error()})
+		c.reject(all, &rejection{Stage: "gold", Reason: "gold SQL fails in SQLite", Detail: err.Error()})
 		return
 	}
 	if rows.Truncated {
@@ -142,6 +138,13 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 		return
 	}
 	c.gold = &answer.Table{Columns: rows.Columns, Rows: rows.Rows}
+	plan, err := sqlplan.Build(c.q.SQL, c.db.cat)
+	if err != nil {
+		c.reject(all, planRejection("plan", err))
+		return
+	}
+	c.plan = plan
+	c.ordered = len(plan.OrderBy) > 0 && len(plan.Compound) == 0
 	if opt.wants(Slot) || opt.wants(Sel) {
 		sp, err := decompose.Slot(plan, c.q.DB, c.db.describe)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/internal/ident"
 )
 
 // InitTool is the name of the hidden initialisation tool.
@@ -142,7 +143,7 @@ func joinQuery(db *rodb.DB, specs []TableSpec) (*query, error) {
 	}
 	byAlias := map[string]src{}
 	prefixes := map[string]bool{}
-	colNames := map[string]bool{}
+	var starts []StartTable
 	q := &query{limit: -1}
 	var from sqlb
 	for i := range specs {
@@ -213,50 +214,61 @@ func joinQuery(db *rodb.DB, specs []TableSpec) (*query, error) {
 				from.text(sides[0] + " = " + sides[1])
 			}
 		}
+		st := StartTable{Prefix: sp.Prefix}
 		for _, c := range t.Columns {
-			name := sp.Prefix + "_" + c.Name
-			if !labelRE.MatchString(name) {
-				name = sp.Prefix + "_" + sanitize(c.Name)
-			}
-			if colNames[name] {
-				return nil, bad("two columns would be named %q; choose other prefixes", name)
-			}
-			colNames[name] = true
-			q.cols = append(q.cols, qcol{name: name, expr: frag{sql: rodb.Quote(internal) + "." + rodb.Quote(c.Name)}, kind: c.Kind()})
+			st.Columns = append(st.Columns, c.Name)
+		}
+		starts = append(starts, st)
+		for _, c := range t.Columns {
+			q.cols = append(q.cols, qcol{expr: frag{sql: rodb.Quote(internal) + "." + rodb.Quote(c.Name)}, kind: c.Kind()})
 		}
 	}
 	q.from = from.done()
+	i := 0
+	for _, names := range StartColumnNames(starts) {
+		for _, n := range names {
+			q.cols[i].name = n
+			i++
+		}
+	}
 	return q, nil
 }
 
-// sanitize turns a column name into letters, digits and underscores
-// (BIRD has columns like "Free Meal Count (K-12)").
-func sanitize(s string) string {
-	var b strings.Builder
-	last := byte('_')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		ok := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-		if !ok {
-			c = '_'
+// StartTable is one table of a starting table, for StartColumnNames:
+// the prefix of its columns and their names in the database.
+type StartTable struct {
+	Prefix  string
+	Columns []string
+}
+
+// StartColumnNames returns the starting-table names of the columns of
+// tables joined in this order: <prefix>_<column>, the column written as
+// an ASCII identifier (ident.Column: ä→ae, ß→ss, other characters an
+// underscore). A name that another column already has (compared without
+// case, as SQLite compares names) gets _2, _3, …, in table then column
+// order, so that "e-mail" beside "e_mail", or table order's item_id
+// beside table order_item's id, stay two columns. The backend and the
+// builder both name columns with it.
+func StartColumnNames(tables []StartTable) [][]string {
+	used := map[string]bool{}
+	out := make([][]string, len(tables))
+	for i, t := range tables {
+		for _, c := range t.Columns {
+			base := t.Prefix + "_" + ident.Column(c)
+			name := base
+			for n := 2; used[strings.ToLower(name)]; n++ {
+				name = fmt.Sprintf("%s_%d", base, n)
+			}
+			used[strings.ToLower(name)] = true
+			out[i] = append(out[i], name)
 		}
-		if c == '_' && last == '_' {
-			continue
-		}
-		b.WriteByte(c)
-		last = c
 	}
-	return strings.TrimRight(b.String(), "_")
+	return out
 }
 
 // SanitizeColumn is the form a column name takes in starting-table
-// column names: letters, digits and single underscores.
-func SanitizeColumn(name string) string {
-	if labelRE.MatchString(name) {
-		return name
-	}
-	return sanitize(name)
-}
+// column names before duplicates are numbered: an ASCII identifier.
+func SanitizeColumn(name string) string { return ident.Column(name) }
 
 func tableNames(db *rodb.DB) []string {
 	var out []string

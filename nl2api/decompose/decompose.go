@@ -89,6 +89,9 @@ type scope struct {
 	label  string
 	q      *sqlplan.Query
 	prefix map[*sqlplan.Source]string
+	// names maps each source's columns (lower-cased) to their
+	// starting-table names.
+	names map[*sqlplan.Source]map[string]string
 	// aggCols maps an aggregate (by its key) to the per-group column
 	// holding it, once the data is grouped.
 	aggCols map[string]string

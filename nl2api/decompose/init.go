@@ -23,7 +23,7 @@ func (c *compiler) init(q *sqlplan.Query, main bool) (*scope, sqlplan.Expr, erro
 		c.subs++
 		label = fmt.Sprintf("subquery_table_%d", c.subs)
 	}
-	sc := &scope{label: label, q: q, prefix: map[*sqlplan.Source]string{}, aggCols: map[string]string{}}
+	sc := &scope{label: label, q: q, prefix: map[*sqlplan.Source]string{}, names: map[*sqlplan.Source]map[string]string{}, aggCols: map[string]string{}}
 	alias := map[*sqlplan.Source]string{}
 	for i, s := range q.From {
 		alias[s] = fmt.Sprintf("T%d", i+1)
@@ -70,9 +70,19 @@ func (c *compiler) init(q *sqlplan.Query, main bool) (*scope, sqlplan.Expr, erro
 		joins[i] = js
 	}
 	prefixes := rolePrefixes(q.From, joins2pairs(q.From, alias, func(i int) [][2]string { return joins[i].on }))
+	var starts []sqltools.StartTable
+	for i, s := range q.From {
+		st := sqltools.StartTable{Prefix: prefixes[i]}
+		for _, col := range s.Table.Columns {
+			st.Columns = append(st.Columns, col.Name)
+		}
+		starts = append(starts, st)
+	}
+	startNames := sqltools.StartColumnNames(starts)
 	var tables []any
 	for i, s := range q.From {
 		sc.prefix[s] = prefixes[i]
+		sc.names[s] = map[string]string{}
 		t := map[string]any{"name": s.Table.Name, "alias": alias[s], "prefix": prefixes[i]}
 		if i > 0 {
 			t["join"] = joins[i].kind
@@ -85,8 +95,9 @@ func (c *compiler) init(q *sqlplan.Query, main bool) (*scope, sqlplan.Expr, erro
 			}
 		}
 		tables = append(tables, t)
-		for _, col := range s.Table.Columns {
-			name := prefixes[i] + "_" + sqltools.SanitizeColumn(col.Name)
+		for j, col := range s.Table.Columns {
+			name := startNames[i][j]
+			sc.names[s][strings.ToLower(col.Name)] = name
 			desc := c.describe(s.Table.Name, col.Name)
 			if prefixes[i] != s.Table.Name {
 				desc = strings.ReplaceAll(prefixes[i], "_", " ") + ": " + desc
@@ -194,11 +205,13 @@ func (sc *scope) colName(r *sqlplan.ColumnRef) (string, error) {
 	if r.Outer {
 		return "", fail("correlated subquery", "%s", r.Column)
 	}
-	p, ok := sc.prefix[r.Source]
+	names, ok := sc.names[r.Source]
 	if !ok {
 		return "", fail("column of another query", "%s", r.Column)
 	}
-	return p + "_" + sqltools.SanitizeColumn(r.Column), nil
+	n, ok := names[strings.ToLower(r.Column)]
+	if !ok {
+		return "", fail("unknown column", "%s", r.Column)
+	}
+	return n, nil
 }
-
-func sanitizeColumn(s string) string { return sqltools.SanitizeColumn(s) }

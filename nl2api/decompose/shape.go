@@ -2,6 +2,7 @@ package decompose
 
 import (
 	"github.com/toolenv/toolenv/nl2api/sqlplan"
+	"strings"
 )
 
 // aggKey identifies an aggregate expression.
@@ -164,7 +165,7 @@ func (c *compiler) output(sc *scope, q *sqlplan.Query, cur string) ([]string, bo
 					continue
 				}
 				for _, col := range s.Table.Columns {
-					cols = append(cols, colExpr{col: sc.prefix[s] + "_" + sanitize(col.Name), kind: col.Kind})
+					cols = append(cols, colExpr{col: sc.names[s][strings.ToLower(col.Name)], kind: col.Kind})
 				}
 			}
 			continue
@@ -214,8 +215,4 @@ func (c *compiler) output(sc *scope, q *sqlplan.Query, cur string) ([]string, bo
 	}
 	l := c.emit("retrieve_data", "SELECT_COL", args)
 	return []string{l}, len(q.OrderBy) > 0, nil
-}
-
-func sanitize(s string) string {
-	return sanitizeColumn(s)
 }

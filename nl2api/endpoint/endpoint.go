@@ -130,11 +130,13 @@ func Merge(instances []*Instance) []*Endpoint {
 		}
 		e := in.Endpoint
 		byKey[e.Key] = e
-		name := e.Name
+		// Names are made unique after they are cut to 64 bytes: two long
+		// names may share their first 56.
+		name := limitName(e.Name)
 		for n := 2; names[name]; n++ {
-			name = fmt.Sprintf("%s_v%d", e.Name, n)
+			name = limitName(fmt.Sprintf("%s_v%d", e.Name, n))
 		}
-		e.Name = limitName(name)
+		e.Name = name
 		names[e.Name] = true
 		e.Path = "/v1/bird/" + e.DB + "/" + strings.TrimPrefix(e.Name, "get_")
 		out = append(out, e)

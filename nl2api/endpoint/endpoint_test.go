@@ -123,3 +123,29 @@ func ExampleMake() {
 	// The name of the superhero (superhero.superhero_name): the rows where it equals this value.
 	// map[superhero_name:Hulk]
 }
+
+// Names are unique after they are cut to 64 bytes: two different
+// templates whose names are equal and long used to end up with the same
+// cut name (the build then failed with "tool name ... is used twice").
+func TestMergeLongNamesUniqueAfterCut(t *testing.T) {
+	long := strings.Repeat("very_long_column_name_", 4)
+	var ins []*endpoint.Instance
+	for i := 0; i < 4; i++ {
+		in := &endpoint.Instance{Endpoint: &endpoint.Endpoint{DB: "db", Name: "get_" + long, Key: fmt.Sprintf("template %d", i)}}
+		ins = append(ins, in)
+	}
+	ins = append(ins, &endpoint.Instance{Endpoint: &endpoint.Endpoint{DB: "db", Name: "get_" + long + "_v2", Key: "other"}})
+	seen := map[string]bool{}
+	for _, e := range endpoint.Merge(ins) {
+		if len(e.Name) > 64 {
+			t.Errorf("name %q is %d bytes", e.Name, len(e.Name))
+		}
+		if seen[e.Name] {
+			t.Errorf("name %q is used twice", e.Name)
+		}
+		seen[e.Name] = true
+	}
+	if len(seen) != 5 {
+		t.Errorf("%d endpoints, want 5", len(seen))
+	}
+}
