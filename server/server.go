@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/invoke"
+	"github.com/toolenv/toolenv/server/guard"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -32,6 +34,10 @@ type Options struct {
 	BaseURL string
 	// MCP, when set, is served at /mcp (streamable HTTP).
 	MCP http.Handler
+	// Guard checks every request before its route (Host, Origin,
+	// tokens, content type); nil means guard.New(guard.Policy{}):
+	// loopback names only, no token.
+	Guard *guard.Guard
 }
 
 // SessionHeader carries a session id (SLOT/SEL task sessions) on REST and
@@ -47,6 +53,10 @@ type Server struct {
 	reqID atomic.Uint64
 	idPre string
 	bound *boundRoutes
+	// guarded is mux behind the guard; patterns lists mux's routes.
+	guard    *guard.Guard
+	guarded  http.Handler
+	patterns []string
 }
 
 // New returns a server over opts.Pipeline and opts.Registry. The
@@ -61,35 +71,59 @@ func New(opts Options) *Server {
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	s := &Server{opts: opts, log: log, mux: http.NewServeMux(), idPre: hex.EncodeToString(b[:])}
+	s := &Server{opts: opts, log: log, mux: http.NewServeMux(), idPre: hex.EncodeToString(b[:]), guard: opts.Guard}
+	if s.guard == nil {
+		s.guard, _ = guard.New(guard.Policy{Logger: log}) // the zero policy always compiles
+	}
 	s.index = toolbench.NewIndex(opts.Registry.Collections()...)
 	s.bound = newBoundRoutes(opts.Registry.Collections(), log)
 	s.routes()
+	s.guarded = s.guard.Handler(s.mux)
 	return s
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("POST /virtual", s.handleVirtual)
-	s.mux.HandleFunc("GET /healthz", s.handleHealth)
-	s.mux.HandleFunc("GET /collections", s.handleCollections)
-	s.mux.HandleFunc("GET /collections/{name}/tools", s.handleTools)
-	s.mux.HandleFunc("GET /collections/{name}/openapi.json", s.handleOpenAPI)
-	s.mux.HandleFunc("GET /openapi.json", s.handleOpenAPI)
-	s.mux.HandleFunc("GET /tools/{collection}/{name}", s.handleToolCall)
-	s.mux.HandleFunc("POST /tools/{collection}/{name}", s.handleToolCall)
+	s.handle("POST /virtual", http.HandlerFunc(s.handleVirtual))
+	s.handle("GET /healthz", http.HandlerFunc(s.handleHealth))
+	s.handle("GET /collections", http.HandlerFunc(s.handleCollections))
+	s.handle("GET /collections/{name}/tools", http.HandlerFunc(s.handleTools))
+	s.handle("GET /collections/{name}/openapi.json", http.HandlerFunc(s.handleOpenAPI))
+	s.handle("GET /openapi.json", http.HandlerFunc(s.handleOpenAPI))
+	s.handle("GET /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
+	s.handle("POST /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
 	if s.opts.Metrics != nil {
-		s.mux.Handle("GET /metrics", s.opts.Metrics.Handler())
+		s.handle("GET /metrics", s.opts.Metrics.Handler())
 	}
 	if s.opts.MCP != nil {
-		s.mux.Handle("/mcp", s.opts.MCP)
-		s.mux.Handle("/mcp/", s.opts.MCP)
+		mcp := mcpAuth(s.guard, s.opts.MCP)
+		s.handle("/mcp", mcp)
+		s.handle("/mcp/", mcp)
 	}
-	s.mux.HandleFunc("/", s.handleFallback)
+	s.handle("/", http.HandlerFunc(s.handleFallback))
 }
 
-// ServeHTTP implements http.Handler.
+func (s *Server) handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	s.patterns = append(s.patterns, pattern)
+}
+
+// Routes lists the server's routes: the ServeMux patterns ("POST
+// /virtual", "/mcp", "/" for the tools' own bound routes and 404s) and
+// then each bound route ("GET /demo/books/{isbn}"). Every one of them is
+// behind the guard.
+func (s *Server) Routes() []string {
+	out := append([]string(nil), s.patterns...)
+	if s.bound != nil {
+		for _, rt := range s.bound.routes {
+			out = append(out, rt.method+" /"+strings.Join(rt.segs, "/"))
+		}
+	}
+	return out
+}
+
+// ServeHTTP implements http.Handler: the guard's checks, then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	s.guarded.ServeHTTP(w, r)
 }
 
 // handleFallback serves tools at their own bound routes, else 404.

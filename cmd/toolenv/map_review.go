@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +11,7 @@ import (
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/probe"
 	"github.com/toolenv/toolenv/mapping/review"
+	"github.com/toolenv/toolenv/server/guard"
 )
 
 func newMapReviewCmd(e *env) *cobra.Command {
@@ -87,22 +86,7 @@ func serveReview(ctx context.Context, e *env, r *review.Reviewer, addr, journal 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (pass --addr HOST:PORT)", addr, err)
 	}
-	srv := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stdout, "reviewing at http://%s (annotations in %s); Ctrl-C stops\n", ln.Addr(), journal)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			return err
-		}
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	fmt.Fprintf(e.stdout, "reviewing at %s (annotations in %s); Ctrl-C stops\n", r.LoginLink("http://"+ln.Addr().String()+"/"), journal)
+	fmt.Fprintln(e.stdout, "the link works once: it logs your browser in")
+	return guard.Serve(ctx, ln, r.Handler(), guard.Limits{Logger: e.logger(), ShutdownTimeout: 5 * time.Second})
 }

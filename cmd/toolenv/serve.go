@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/server"
+	"github.com/toolenv/toolenv/server/guard"
 )
 
 func newServeCmd(e *env) *cobra.Command {
@@ -65,7 +63,6 @@ func runServe(ctx context.Context, e *env, f *envFlags, addr, baseURL string, ma
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server running there? pass --addr)", addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	tools := 0
 	for _, c := range env.registry.Collections() {
 		tools += len(c.Tools)
@@ -73,21 +70,9 @@ func runServe(ctx context.Context, e *env, f *envFlags, addr, baseURL string, ma
 	}
 	log.Info("toolenv is serving", "url", "http://"+ln.Addr().String(), "collections", len(env.registry.Collections()), "tools", tools, "store", env.store.Path())
 	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics); Ctrl-C stops\n", tools, ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serve: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
+	if err := guard.Serve(ctx, ln, srv, guard.Limits{Logger: log}); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
+	log.Info("stopped")
 	return nil
 }

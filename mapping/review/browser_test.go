@@ -200,7 +200,7 @@ func TestReviewPageWithTheKeyboardAlone(t *testing.T) {
 	r := open(t, journal)
 	srv := httptest.NewServer(r.Handler())
 	defer srv.Close()
-	w.open(srv.URL)
+	w.open(r.LoginLink(srv.URL + "/"))
 	w.until("the proposals of the first query", `document.querySelectorAll('#proposals .proposal').length === 3`)
 	w.until("focus on the first proposal", `document.activeElement && document.activeElement.dataset.id === document.querySelectorAll('#proposals .proposal')[0].dataset.id`)
 	var annotator string

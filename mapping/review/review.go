@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolenv/toolenv/server/guard"
+
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/probe"
@@ -29,6 +31,10 @@ type Options struct {
 	Annotator string
 	// Logger logs annotations at debug level; nil discards.
 	Logger *slog.Logger
+	// Guard checks every request to the page and its API; nil means
+	// loopback names only, and a login: a bearer token or the cookie a
+	// one-time login link (Reviewer.LoginLink) sets.
+	Guard *guard.Guard
 }
 
 // Reviewer holds the review's queries and its journal. It is safe for
@@ -97,6 +103,12 @@ func New(opts Options) (*Reviewer, []error, error) {
 	r := &Reviewer{opts: opts, byID: map[string]*Query{}, j: j, log: opts.Logger}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.opts.Guard == nil {
+		if r.opts.Guard, err = guard.New(guard.Policy{Login: true, Logger: r.log}); err != nil {
+			j.close()
+			return nil, nil, err
+		}
 	}
 	for _, res := range opts.Probe.Queries {
 		if _, dup := r.byID[res.Query.ID]; dup {

@@ -196,9 +196,10 @@ func TestHTTP(t *testing.T) {
 	r := open(t, filepath.Join(t.TempDir(), "j.jsonl"))
 	srv := httptest.NewServer(r.Handler())
 	defer srv.Close()
+	c := login(t, r, srv.URL)
 	get := func(path string) (*http.Response, []byte) {
 		t.Helper()
-		resp, err := http.Get(srv.URL + path)
+		resp, err := c.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +229,7 @@ func TestHTTP(t *testing.T) {
 	post := func(v any) (*http.Response, []byte) {
 		t.Helper()
 		b, _ := json.Marshal(v)
-		resp, err := http.Post(srv.URL+"/api/annotations", "application/json", bytes.NewReader(b))
+		resp, err := c.Post(srv.URL+"/api/annotations", "application/json", bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +244,7 @@ func TestHTTP(t *testing.T) {
 	if resp, body := post(map[string]any{"query": "q1", "proposal": "nope", "verdict": "accept"}); resp.StatusCode != 400 || !bytes.Contains(body, []byte("no proposal")) {
 		t.Fatalf("bad post: %d %s", resp.StatusCode, body)
 	}
-	resp, err := http.Post(srv.URL+"/api/annotations", "application/json", strings.NewReader("{not json"))
+	resp, err := c.Post(srv.URL+"/api/annotations", "application/json", strings.NewReader("{not json"))
 	if err != nil || resp.StatusCode != 400 {
 		t.Fatalf("garbage post: %v %v", resp, err)
 	}

@@ -28,23 +28,56 @@ const maxBody = 1 << 20
 //	GET  /api/export?set=1  the agreed mappings as a mappings file
 //
 // The page loads nothing from anywhere else (a content security policy
-// says so).
+// says so). Every route is behind Options.Guard: by default a browser
+// gets in by opening a one-time link from LoginLink, a program with a
+// bearer token.
 func (r *Reviewer) Handler() http.Handler {
+	mux, _ := r.mux()
+	guarded := r.opts.Guard.Handler(mux)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		guarded.ServeHTTP(w, req)
+	})
+}
+
+// LoginLink returns a one-time link to the page at base (the server's
+// URL): opening it logs the browser in (a cookie) and the link stops
+// working.
+func (r *Reviewer) LoginLink(base string) string { return r.opts.Guard.LoginLink(base) }
+
+// Routes lists the route patterns Handler serves, every one behind the
+// guard.
+func (r *Reviewer) Routes() []string {
+	_, routes := r.mux()
+	return routes
+}
+
+func (r *Reviewer) mux() (*http.ServeMux, []string) {
 	mux := http.NewServeMux()
+	var routes []string
+	handle := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, h)
+		routes = append(routes, pattern)
+	}
 	static, _ := fs.Sub(assets, "assets")
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, req *http.Request) {
+	handle("GET /{$}", func(w http.ResponseWriter, req *http.Request) {
 		b, _ := fs.ReadFile(static, "index.html")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(b)
 	})
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /api/config", func(w http.ResponseWriter, req *http.Request) {
+	handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)).ServeHTTP)
+	handle("GET /api/config", func(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"annotator": r.opts.Annotator, "queries": len(r.queries), "model": r.opts.Probe.Model})
 	})
-	mux.HandleFunc("GET /api/queries", func(w http.ResponseWriter, req *http.Request) {
+	handle("GET /api/queries", func(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, http.StatusOK, r.Queries())
 	})
-	mux.HandleFunc("GET /api/query", func(w http.ResponseWriter, req *http.Request) {
+	handle("GET /api/query", func(w http.ResponseWriter, req *http.Request) {
 		q := r.Query(req.URL.Query().Get("id"))
 		if q == nil {
 			writeError(w, http.StatusNotFound, "no such query; GET /api/queries lists them")
@@ -52,7 +85,7 @@ func (r *Reviewer) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, q)
 	})
-	mux.HandleFunc("POST /api/annotations", func(w http.ResponseWriter, req *http.Request) {
+	handle("POST /api/annotations", func(w http.ResponseWriter, req *http.Request) {
 		var in struct {
 			Query     string           `json:"query"`
 			Proposal  string           `json:"proposal"`
@@ -78,7 +111,7 @@ func (r *Reviewer) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusCreated, a)
 	})
-	mux.HandleFunc("GET /api/export", func(w http.ResponseWriter, req *http.Request) {
+	handle("GET /api/export", func(w http.ResponseWriter, req *http.Request) {
 		e := r.Export()
 		w.Header().Set("Content-Disposition", `attachment; filename="reviewed-mappings.json"`)
 		if req.URL.Query().Get("set") != "" {
@@ -87,13 +120,7 @@ func (r *Reviewer) Handler() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, e)
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		mux.ServeHTTP(w, req)
-	})
+	return mux, routes
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,0 +1,229 @@
+package guard
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// readingHandler reads the body as the real handlers do (a read error is
+// a 400), then, for /slow, takes longer than the body deadline to answer.
+var readingHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.URL.Path == "/slow" {
+		time.Sleep(600 * time.Millisecond)
+	}
+	fmt.Fprintf(w, "read %d bytes", len(b))
+})
+
+// startLimited serves readingHandler on loopback within l.
+func startLimited(t *testing.T, l Limits) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, readingHandler, l) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// closedWithin reports whether the server ends the connection (EOF,
+// reset, or an answer followed by EOF) within wait, while the client
+// keeps trickling bytes. It returns what the server wrote.
+func trickle(t *testing.T, c net.Conn, head string, wait time.Duration) (string, bool) {
+	t.Helper()
+	if _, err := io.WriteString(c, head); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // one byte every 50 ms: a slowloris client
+		defer wg.Done()
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				if _, err := c.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	c.SetReadDeadline(time.Now().Add(wait))
+	got, err := io.ReadAll(c)
+	close(stop)
+	wg.Wait()
+	var ne net.Error
+	timedOut := err != nil && asNetErr(err, &ne) && ne.Timeout()
+	return string(got), !timedOut
+}
+
+func asNetErr(err error, ne *net.Error) bool {
+	e, ok := err.(net.Error)
+	if ok {
+		*ne = e
+	}
+	return ok
+}
+
+func TestSlowBodyIsCut(t *testing.T) {
+	addr := startLimited(t, Limits{BodyTimeout: 300 * time.Millisecond, HeaderTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// 10,000 bytes announced; at one byte per 50 ms they would take 8
+	// minutes.
+	got, closed := trickle(t, c, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n", 20*time.Second)
+	if !closed {
+		t.Fatalf("a body sent at 20 bytes/s held its connection (server wrote %q)", got)
+	}
+	if !strings.Contains(got, "400") || !strings.Contains(got, "timeout") {
+		t.Fatalf("the client is not told why: %q", got)
+	}
+}
+
+// TestSlowBodyHeldWithoutDeadline is the control: with the body deadline
+// off, the same client holds its connection (what a server without Limits
+// did).
+func TestSlowBodyHeldWithoutDeadline(t *testing.T) {
+	addr := startLimited(t, Limits{BodyTimeout: -1})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got, closed := trickle(t, c, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n", time.Second); closed {
+		t.Fatalf("the connection was closed without a deadline: %q", got)
+	}
+}
+
+func TestSlowHeadersAreCut(t *testing.T) {
+	addr := startLimited(t, Limits{HeaderTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, closed := trickle(t, c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", 20*time.Second)
+	if !closed {
+		t.Fatalf("headers sent at 20 bytes/s held their connection (server wrote %q)", got)
+	}
+}
+
+func TestBodyDeadlineIsLiftedOnceRead(t *testing.T) {
+	// The handler answers after twice the body deadline: the answer must
+	// arrive (event streams and slow tools are not cut).
+	addr := startLimited(t, Limits{BodyTimeout: 300 * time.Millisecond})
+	resp, err := http.Post("http://"+addr+"/slow", "application/json", strings.NewReader(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "read 7 bytes" {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	// Keep-alive still works on that connection's successor.
+	resp, err = http.Post("http://"+addr+"/x", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
+}
+
+// TestSlowlorisIsBounded opens many more slow connections than the cap:
+// those over the cap are answered 503 at once, the goroutines held stay
+// bounded by the cap, every slow connection is closed by the deadlines,
+// and the server answers normally afterwards.
+func TestSlowlorisIsBounded(t *testing.T) {
+	const maxConns, clients = 20, 200
+	addr := startLimited(t, Limits{MaxConns: maxConns, BodyTimeout: 400 * time.Millisecond, HeaderTimeout: 400 * time.Millisecond})
+	base := runtime.NumGoroutine()
+	conns := make([]net.Conn, 0, clients)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range clients {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		io.WriteString(c, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\nx")
+	}
+	// Goroutines: at most a few per accepted connection, plus the
+	// drains of refused ones (bounded by 64), whatever the number of
+	// clients.
+	if g := runtime.NumGoroutine() - base; g > 3*maxConns+64+10 {
+		t.Fatalf("%d slow clients hold %d goroutines (cap %d)", clients, g, maxConns)
+	}
+	busy, cut := 0, 0
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			got, err := io.ReadAll(bufio.NewReader(c))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.HasPrefix(string(got), "HTTP/1.1 503"):
+				busy++
+			case err == nil || !isTimeout(err):
+				cut++ // answered 400 and closed, or closed
+			}
+		}()
+	}
+	wg.Wait()
+	// Over the cap a client gets the 503, or (when more than 64 are being
+	// refused at once) just a closed connection.
+	if busy+cut != clients || busy == 0 {
+		t.Fatalf("of %d slow clients %d were refused at the cap and %d cut by the deadlines; the rest held on", clients, busy, cut)
+	}
+	resp, err := http.Post("http://"+addr+"/x", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("after the attack: %s", resp.Status)
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
