@@ -17,6 +17,10 @@ type Registry struct {
 	mu    sync.RWMutex
 	colls map[string]*registered
 	tools map[string]*toolenv.Tool
+
+	subMu  sync.Mutex // held while listeners run, so they see changes in order
+	subs   map[int]func(name string)
+	nextID int
 }
 
 type registered struct {
@@ -40,16 +44,85 @@ func (r *Registry) Add(c *toolenv.Collection, backend toolenv.Handler) error {
 		return fmt.Errorf("add collection %s: no backend", c.Name)
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, dup := r.colls[c.Name]; dup {
-		return fmt.Errorf("add collection %s: a collection of that name is already loaded (collection names must be unique; rename one in its collection.json)", c.Name)
+		r.mu.Unlock()
+		return fmt.Errorf("add collection %s: a collection of that name is already loaded (collection names must be unique; rename one in its collection.json, or hot-load a new version with Replace)", c.Name)
 	}
 	c.Reindex()
 	r.colls[c.Name] = &registered{c: c, backend: backend}
 	for _, t := range c.Tools {
 		r.tools[t.ID] = t
 	}
+	r.mu.Unlock()
+	r.notify(c.Name)
 	return nil
+}
+
+// Replace hot-loads c: it takes the place of the loaded collection of the
+// same name (a new version of it, a drifted one) with its backend, or is
+// added when none is loaded. The swap is atomic: a call resolved before
+// it finishes on the old version, every later one meets the new. Replace
+// returns the old backend, which the caller closes once calls in flight
+// are done (nil when c was not loaded). Subscribers are told when the
+// swap is done, before Replace returns.
+func (r *Registry) Replace(c *toolenv.Collection, backend toolenv.Handler) (old toolenv.Handler, err error) {
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("replace collection: %w", err)
+	}
+	if backend == nil {
+		return nil, fmt.Errorf("replace collection %s: no backend", c.Name)
+	}
+	c.Reindex()
+	r.mu.Lock()
+	if prev := r.colls[c.Name]; prev != nil {
+		old = prev.backend
+		for _, t := range prev.c.Tools {
+			if r.tools[t.ID] == t {
+				delete(r.tools, t.ID)
+			}
+		}
+	}
+	r.colls[c.Name] = &registered{c: c, backend: backend}
+	for _, t := range c.Tools {
+		r.tools[t.ID] = t
+	}
+	r.mu.Unlock()
+	r.notify(c.Name)
+	return old, nil
+}
+
+// Subscribe calls fn with a collection's name after every Add and Replace, so
+// that views built from the registry (indexes, listings, MCP tool lists)
+// follow a hot-loaded version. Calls are made one at a time, in the order
+// of the changes; fn must not call Subscribe or the function it returns.
+// The returned function ends the subscription.
+func (r *Registry) Subscribe(fn func(name string)) (cancel func()) {
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	if r.subs == nil {
+		r.subs = map[int]func(string){}
+	}
+	id := r.nextID
+	r.nextID++
+	r.subs[id] = fn
+	return func() {
+		r.subMu.Lock()
+		delete(r.subs, id)
+		r.subMu.Unlock()
+	}
+}
+
+func (r *Registry) notify(name string) {
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	ids := make([]int, 0, len(r.subs))
+	for id := range r.subs {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids) // in subscription order
+	for _, id := range ids {
+		r.subs[id](name)
+	}
 }
 
 // Collection returns the named collection, or nil.

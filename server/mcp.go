@@ -9,18 +9,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/openai"
-	"github.com/toolenv/toolenv/validate"
 )
 
 // MCPOptions configure NewMCPServer.
@@ -36,10 +34,23 @@ type MCPOptions struct {
 	// Name and Version identify the server to clients; default
 	// "toolenv" and "dev".
 	Name, Version string
-	// PageSize is how many tools one tools/list page holds; 0 means all
-	// of them in one page (some clients do not follow nextCursor).
+	// PageSize is how many tools one tools/list page holds: 0 means
+	// DefaultMCPPageSize, a negative size all of them in one page (for
+	// clients that do not follow nextCursor).
 	PageSize int
+	// SearchAbove is the number of listed tools above which the server
+	// also offers the search_tools tool, so that a client can find tools
+	// among tens of thousands without listing them: 0 means
+	// DefaultMCPSearchAbove, a negative number never.
+	SearchAbove int
+	// Search answers search_tools; nil means an index of the listed
+	// tools built in the background (NewIndexSearch with its defaults).
+	Search ToolSearch
 }
+
+// DefaultMCPSearchAbove is the number of listed tools above which
+// search_tools is offered unless MCPOptions.SearchAbove says otherwise.
+const DefaultMCPSearchAbove = 1000
 
 // NewMCPServer returns an MCP server offering every tool of the
 // registry's collections (hidden tools are callable but not listed). A tool's input schema is its Input, its
@@ -51,6 +62,13 @@ type MCPOptions struct {
 // protocol error. A tool may also be called by its ID
 // ("collection/name") or prefixed name ("collection__name"); an unknown
 // name is a JSON-RPC invalid-params error that suggests the closest name.
+//
+// tools/list pages by tool name (MCPOptions.PageSize per page, the next
+// page's cursor in nextCursor). Above MCPOptions.SearchAbove listed tools
+// the list also holds search_tools, which finds tools by what they do.
+// When a collection of the registry is replaced (a new version hot-loaded
+// with invoke.Registry.Replace), the server offers the new tools at once
+// and sends every session notifications/tools/list_changed.
 //
 // Serve it with NewMCPHandler (streamable HTTP) or its Run method with
 // any SDK transport (stdio).
@@ -68,72 +86,87 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	colls := opts.Registry.Collections()
-	entries := mcpEntries(colls, opts.Naming)
-	listed := 0
-	for _, e := range entries {
-		if !e.tool.Hidden() {
-			listed++
-		}
+	switch {
+	case opts.PageSize == 0:
+		opts.PageSize = DefaultMCPPageSize
+	case opts.PageSize < 0:
+		opts.PageSize = 0 // one page
 	}
-	pageSize := opts.PageSize
-	if pageSize <= 0 {
-		pageSize = max(listed, 1)
+	switch {
+	case opts.SearchAbove == 0:
+		opts.SearchAbove = DefaultMCPSearchAbove
+	case opts.SearchAbove < 0:
+		opts.SearchAbove = 0 // never
 	}
 	var idPre [4]byte
 	_, _ = rand.Read(idPre[:])
 	f := &mcpFrontend{
-		pipeline: opts.Pipeline, log: log,
-		byName: make(map[string]*mcpEntry, len(entries)),
-		alias:  make(map[string]string, 2*len(entries)),
-		idPre:  "mcp-" + hex.EncodeToString(idPre[:]) + "-",
+		pipeline: opts.Pipeline, log: log, registry: opts.Registry, naming: opts.Naming,
+		pageSize: opts.PageSize, searchAbove: opts.SearchAbove, search: opts.Search,
+		idPre: "mcp-" + hex.EncodeToString(idPre[:]) + "-",
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
+	if f.search == nil && f.searchAbove > 0 {
+		own := NewIndexSearch(IndexSearchOptions{Logger: log})
+		f.search = own
+		runtime.AddCleanup(f, func(s *IndexSearch) { s.Close() }, own)
+	}
+	cat := f.rebuild()
+	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       sdkLogger(log),
-		Instructions: mcpInstructions(colls, listed),
-		PageSize:     pageSize,
-		// The tool list never changes; no logging capability either.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Instructions: cat.instructions,
+		// Tools are listed and called through f.route, from the catalog;
+		// the list changes when a collection is hot-loaded. No logging
+		// capability.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	for i := range entries {
-		e := &entries[i]
-		tool, err := mcpTool(e)
-		if err != nil {
-			return nil, fmt.Errorf("mcp server: tool %s: %w", e.tool.ID, err)
-		}
-		f.byName[e.name] = e
-		f.alias[e.tool.ID] = e.name
-		f.alias[mcpFit(mcpSanitize(e.coll.Name)+mcpNameSep+mcpSanitize(e.tool.Name))] = e.name
-		if e.tool.Hidden() {
-			continue // callable (resolveNames answers it), never listed
-		}
-		srv.AddTool(tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return f.call(ctx, req, e), nil
-		})
-	}
-	for a, n := range f.alias { // an alias never hides a real name
-		if _, real := f.byName[a]; real && a != n {
-			delete(f.alias, a)
-		}
-	}
-	srv.AddReceivingMiddleware(f.resolveNames)
-	return srv, nil
+	f.srv.AddReceivingMiddleware(f.route)
+	followRegistry(f, opts.Registry, func(f *mcpFrontend) { f.rebuild(); f.notifyListChanged() })
+	return f.srv, nil
 }
 
-// mcpFrontend adapts tools/call requests onto the pipeline.
+// mcpFrontend adapts tools/list and tools/call requests onto the
+// registry and the pipeline.
 type mcpFrontend struct {
-	pipeline toolenv.Handler
-	log      *slog.Logger
-	byName   map[string]*mcpEntry
-	alias    map[string]string // tool ID or prefixed name → MCP name
-	sessions mcpSessions
-	reqID    atomic.Uint64
-	idPre    string
+	pipeline    toolenv.Handler
+	log         *slog.Logger
+	registry    *invoke.Registry
+	naming      MCPNaming
+	pageSize    int // 0: one page
+	searchAbove int // 0: no search_tools
+	search      ToolSearch
+	srv         *mcp.Server
+	catalog     atomic.Pointer[mcpCatalog]
+	sessions    mcpSessions
+	reqID       atomic.Uint64
+	idPre       string
 }
 
-// mcpTool is the MCP definition of one tool. The input schema is
-// marshalled once here, so tools/list copies bytes instead of walking
-// schemas.
+// rebuild makes the catalog of the registry's collections as they are
+// now and installs it.
+func (f *mcpFrontend) rebuild() *mcpCatalog {
+	cat := newMCPCatalog(f.registry.Collections(), f.naming, f.searchAbove)
+	if cat.search != nil {
+		f.search.Update(cat.tools())
+	}
+	f.catalog.Store(cat)
+	return cat
+}
+
+// notifyListChanged sends every session notifications/tools/list_changed
+// through the SDK, which knows which sessions want it (those of the
+// current protocol only when subscribed): adding and removing a
+// placeholder tool is the SDK's one way to announce a change of a tool
+// list it does not hold. The placeholder is never listed or called (the
+// catalog answers tools/list and tools/call).
+func (f *mcpFrontend) notifyListChanged() {
+	const placeholder = "toolenv_tools_changed"
+	f.srv.AddTool(&mcp.Tool{Name: placeholder, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, errors.New("not a tool") })
+	f.srv.RemoveTools(placeholder)
+}
+
+// mcpTool is the MCP definition of one tool, rendered when a tools/list
+// page holds it.
 func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 	in := e.tool.Input
 	if in == nil {
@@ -190,53 +223,8 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcp
 	return out
 }
 
-// resolveNames is receiving middleware: it maps a tools/call naming a
-// tool by its ID or prefixed name to the tool's MCP name, answers calls
-// to hidden tools (which the SDK does not know, so that tools/list leaves
-// them out), and answers an unknown name with an invalid-params error
-// that suggests the closest listed one (the SDK's own error names no
-// alternative).
-func (f *mcpFrontend) resolveNames(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
-		}
-		ctr, ok := req.(*mcp.CallToolRequest)
-		if !ok || ctr.Params == nil {
-			return next(ctx, method, req)
-		}
-		name := ctr.Params.Name
-		if real, ok := f.alias[name]; ok {
-			ctr.Params.Name = real
-		}
-		e, known := f.byName[ctr.Params.Name]
-		switch {
-		case !known:
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: f.unknownTool(name)}
-		case e.tool.Hidden():
-			return f.call(ctx, ctr, e), nil
-		}
-		return next(ctx, method, req)
-	}
-}
-
-func (f *mcpFrontend) unknownTool(name string) string {
-	names := make([]string, 0, len(f.byName))
-	for n, e := range f.byName {
-		if !e.tool.Hidden() {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	msg := fmt.Sprintf("unknown tool %q", name)
-	if s := validate.Suggest(name, names); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", s)
-	}
-	return msg + fmt.Sprintf(" (this server has %d tools; tools/list names them)", len(names))
-}
-
 // mcpInstructions tells clients what the server holds.
-func mcpInstructions(colls []*toolenv.Collection, tools int) string {
+func mcpInstructions(colls []*toolenv.Collection, tools int, search *mcpEntry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "toolenv serves %d documented APIs as tools", tools)
 	if len(colls) > 0 {
@@ -248,7 +236,11 @@ func mcpInstructions(colls []*toolenv.Collection, tools int) string {
 			fmt.Fprintf(&b, "%s (%d)", c.Name, len(c.Listed()))
 		}
 	}
-	b.WriteString(". A call that fails returns an error result with a hint and each argument's problem; fix the call and retry. " +
+	b.WriteString(". ")
+	if search != nil {
+		fmt.Fprintf(&b, "tools/list pages them; %s finds tools by what they do, without listing them all. ", search.name)
+	}
+	b.WriteString("A call that fails returns an error result with a hint and each argument's problem; fix the call and retry. " +
 		"Each result's _meta says where the answer came from (toolenv/source) and its status (toolenv/status).")
 	return b.String()
 }

@@ -27,27 +27,33 @@ func stableToolBench(tb testing.TB) *toolenv.Collection {
 
 // TestMCPListsStableToolBench lists every StableToolBench API through the
 // SDK's client: each is offered once, under its ToolBench function name,
-// in a single page.
+// over pages of DefaultMCPPageSize tools, beside search_tools.
 func TestMCPListsStableToolBench(t *testing.T) {
 	c := stableToolBench(t)
 	fx := newMCPFixture(t, c)
 	cs := connectMemory(t, fx.server)
-	list, err := cs.ListTools(context.Background(), nil)
+	first, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != len(c.Tools) || list.NextCursor != "" {
-		t.Fatalf("tools/list: %d tools (next cursor %q), want all %d in one page", len(list.Tools), list.NextCursor, len(c.Tools))
+	if len(first.Tools) != DefaultMCPPageSize || first.NextCursor == "" {
+		t.Fatalf("first tools/list page: %d tools (next cursor %q), want %d and a cursor", len(first.Tools), first.NextCursor, DefaultMCPPageSize)
 	}
 	if len(c.Tools) < 1900 {
 		t.Errorf("loaded only %d StableToolBench APIs", len(c.Tools))
 	}
 	names := map[string]bool{}
-	for _, tl := range list.Tools {
+	for tl, err := range cs.Tools(context.Background(), nil) { // follows the cursors
+		if err != nil {
+			t.Fatal(err)
+		}
 		if names[tl.Name] || mcpSanitize(tl.Name) != tl.Name {
 			t.Errorf("tool name %q is repeated or invalid", tl.Name)
 		}
 		names[tl.Name] = true
+	}
+	if len(names) != len(c.Tools)+1 || !names[mcpSearchTool] {
+		t.Errorf("%d tools over all pages, want the %d APIs and %s", len(names), len(c.Tools), mcpSearchTool)
 	}
 	for _, tool := range c.Tools {
 		if !names[tool.Name] {
@@ -56,18 +62,19 @@ func TestMCPListsStableToolBench(t *testing.T) {
 	}
 }
 
-// BenchmarkMCPListTools measures one tools/list of the 1,920
-// StableToolBench APIs through the SDK's client, in memory and over
-// streamable HTTP on loopback (the figure in docs/frontends.md).
+// BenchmarkMCPListTools measures listing the 1,920 StableToolBench APIs
+// (two tools/list pages, search_tools among them) through the SDK's
+// client, in memory and over streamable HTTP on loopback (the figure in
+// docs/frontends.md).
 func BenchmarkMCPListTools(b *testing.B) {
 	c := stableToolBench(b)
 	fx := newMCPFixture(b, c)
 	b.Run("in-memory", func(b *testing.B) {
-		benchList(b, connectMemory(b, fx.server), len(c.Tools))
+		benchList(b, connectMemory(b, fx.server), len(c.Tools)+1)
 	})
 	b.Run("streamable-http", func(b *testing.B) {
 		srv := fx.httpServer(b)
-		benchList(b, connectHTTP(b, srv.URL), len(c.Tools))
+		benchList(b, connectHTTP(b, srv.URL), len(c.Tools)+1)
 	})
 }
 
@@ -75,9 +82,15 @@ func benchList(b *testing.B, cs *mcp.ClientSession, n int) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		list, err := cs.ListTools(ctx, nil)
-		if err != nil || len(list.Tools) != n {
-			b.Fatalf("%v, %d tools", err, len(list.Tools))
+		got := 0
+		for _, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			got++
+		}
+		if got != n {
+			b.Fatalf("%d tools listed, want %d", got, n)
 		}
 	}
 }
@@ -89,7 +102,7 @@ func BenchmarkNewMCPServer(b *testing.B) {
 	fx := newMCPFixture(b, c)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := NewMCPServer(MCPOptions{Pipeline: fx.pipeline, Registry: fx.reg}); err != nil {
+		if _, err := NewMCPServer(MCPOptions{Pipeline: fx.pipeline, Registry: fx.reg, SearchAbove: -1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -118,8 +131,8 @@ func BenchmarkMCPCallTool(b *testing.B) {
 	b.Run("streamable-http", func(b *testing.B) { run(b, connectHTTP(b, fx.httpServer(b).URL)) })
 }
 
-// BenchmarkMCPListToolsWire measures the server's side of tools/list for
-// the 1,920 StableToolBench APIs: a plain HTTP client posts the JSON-RPC
+// BenchmarkMCPListToolsWire measures the server's side of one tools/list
+// page (1,000 of the 1,920 StableToolBench APIs): a plain HTTP client posts the JSON-RPC
 // request to /mcp and reads the answer's bytes without decoding them
 // (the SDK client's own decoding and checks are most of
 // BenchmarkMCPListTools).

@@ -49,6 +49,14 @@ type mcpFixture struct {
 
 func newMCPFixture(t testing.TB, colls ...*toolenv.Collection) *mcpFixture {
 	t.Helper()
+	return newMCPFixtureWith(t, MCPOptions{}, colls...)
+}
+
+// newMCPFixtureWith is newMCPFixture with options for the MCP server (its
+// Pipeline and Registry are the fixture's; a search index, when offered,
+// lives in a temporary folder).
+func newMCPFixtureWith(t testing.TB, opts MCPOptions, colls ...*toolenv.Collection) *mcpFixture {
+	t.Helper()
 	if len(colls) == 0 {
 		c, err := demo.Collection()
 		if err != nil {
@@ -75,7 +83,13 @@ func newMCPFixture(t testing.TB, colls ...*toolenv.Collection) *mcpFixture {
 	}
 	log := &callLog{}
 	p := invoke.New(reg, invoke.Options{Cache: st, Observer: log})
-	srv, err := NewMCPServer(MCPOptions{Pipeline: p, Registry: reg, Version: "test"})
+	opts.Pipeline, opts.Registry, opts.Version = p, reg, "test"
+	if opts.Search == nil {
+		search := NewIndexSearch(IndexSearchOptions{Dir: t.TempDir()})
+		t.Cleanup(func() { search.Close() })
+		opts.Search = search
+	}
+	srv, err := NewMCPServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

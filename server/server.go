@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/invoke"
@@ -49,18 +51,25 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	mux   *http.ServeMux
-	index *toolbench.Index
+	views atomic.Pointer[views]
 	reqID atomic.Uint64
 	idPre string
-	bound *boundRoutes
 	// guarded is mux behind the guard; patterns lists mux's routes.
 	guard    *guard.Guard
 	guarded  http.Handler
 	patterns []string
 }
 
-// New returns a server over opts.Pipeline and opts.Registry. The
-// collections must all be registered before New.
+// views are the indexes built from the registry's collections; they are
+// rebuilt whole when a collection is hot-loaded (invoke.Registry.Replace).
+type views struct {
+	index *toolbench.Index
+	bound *boundRoutes
+}
+
+// New returns a server over opts.Pipeline and opts.Registry. It serves the
+// registry's collections as they are at each request: a collection added
+// or replaced later (hot-loaded) is served from then on.
 func New(opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 1 << 20
@@ -75,11 +84,29 @@ func New(opts Options) *Server {
 	if s.guard == nil {
 		s.guard, _ = guard.New(guard.Policy{Logger: log}) // the zero policy always compiles
 	}
-	s.index = toolbench.NewIndex(opts.Registry.Collections()...)
-	s.bound = newBoundRoutes(opts.Registry.Collections(), log)
+	s.rebuildViews()
+	followRegistry(s, opts.Registry, (*Server).rebuildViews)
 	s.routes()
 	s.guarded = s.guard.Handler(s.mux)
 	return s
+}
+
+// followRegistry calls rebuild(owner) after every change of reg's
+// collections, for as long as owner is reachable: the subscription holds
+// owner weakly and ends when owner is collected.
+func followRegistry[T any](owner *T, reg *invoke.Registry, rebuild func(*T)) {
+	wp := weak.Make(owner)
+	cancel := reg.Subscribe(func(string) {
+		if o := wp.Value(); o != nil {
+			rebuild(o)
+		}
+	})
+	runtime.AddCleanup(owner, func(cancel func()) { cancel() }, cancel)
+}
+
+func (s *Server) rebuildViews() {
+	colls := s.opts.Registry.Collections()
+	s.views.Store(&views{index: toolbench.NewIndex(colls...), bound: newBoundRoutes(colls, s.log)})
 }
 
 func (s *Server) routes() {
@@ -113,8 +140,8 @@ func (s *Server) handle(pattern string, h http.Handler) {
 // behind the guard.
 func (s *Server) Routes() []string {
 	out := append([]string(nil), s.patterns...)
-	if s.bound != nil {
-		for _, rt := range s.bound.routes {
+	if b := s.views.Load().bound; b != nil {
+		for _, rt := range b.routes {
 			out = append(out, rt.method+" /"+strings.Join(rt.segs, "/"))
 		}
 	}
@@ -128,7 +155,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // handleFallback serves tools at their own bound routes, else 404.
 func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
-	if s.bound != nil && s.bound.serve(s, w, r) {
+	if b := s.views.Load().bound; b != nil && b.serve(s, w, r) {
 		return
 	}
 	writeError(w, http.StatusNotFound, toolenv.Errorf(toolenv.StatusUnknownTool,

@@ -154,7 +154,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		writeVirtual(w, http.StatusOK, res)
 		return
 	}
-	tool, err := s.index.Resolve(req.Category, req.ToolName, req.APIName)
+	tool, err := s.views.Load().index.Resolve(req.Category, req.ToolName, req.APIName)
 	if err != nil {
 		res := toolenv.ResultOf(err)
 		writeVirtual(w, http.StatusOK, res)

@@ -90,6 +90,8 @@ type environment struct {
 	llm      *llm.Client
 	closers  []io.Closer
 	log      *slog.Logger
+	// storeFlag is where --store said the store is.
+	storeFlag string
 	// tasks gathered from the sources (StableToolBench queries, the demo,
 	// collection folders), by collection.
 	tasks map[string][]*toolenv.Task
@@ -108,7 +110,7 @@ func (env *environment) Close() error {
 // collection's backend and the pipeline. obs may be nil.
 func openEnvironment(ctx context.Context, f *envFlags, e *env, obs invoke.Observer) (*environment, error) {
 	log := e.logger()
-	env := &environment{registry: invoke.NewRegistry(), log: log, tasks: map[string][]*toolenv.Task{}}
+	env := &environment{registry: invoke.NewRegistry(), log: log, tasks: map[string][]*toolenv.Task{}, storeFlag: f.store}
 	ok := false
 	defer func() {
 		if !ok {

@@ -6,36 +6,86 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/toolenv/toolenv/server"
 )
 
 // newMCPHTTPHandler returns the MCP streamable-HTTP handler serve mounts
 // at /mcp: every loaded tool, named by the auto scheme.
-func newMCPHTTPHandler(ctx context.Context, env *environment, e *env, names string) (http.Handler, error) {
+func newMCPHTTPHandler(ctx context.Context, env *environment, e *env, names string, lf mcpListFlags) (http.Handler, error) {
 	naming, err := server.ParseMCPNaming(names)
 	if err != nil {
 		return nil, usagef("--mcp-names: %v", err)
 	}
-	srv, err := newMCPServer(env, naming)
+	srv, err := newMCPServer(env, naming, lf)
 	if err != nil {
 		return nil, err
 	}
 	return server.NewMCPHandler(srv, server.MCPHTTPOptions{Logger: env.log}), nil
 }
 
-func newMCPServer(env *environment, naming server.MCPNaming) (*mcp.Server, error) {
+// mcpListFlags say how tools/list pages and when search_tools is offered.
+type mcpListFlags struct {
+	pageSize    int
+	searchAbove int
+}
+
+func (lf *mcpListFlags) register(fs *pflag.FlagSet, prefix string) {
+	fs.IntVar(&lf.pageSize, prefix+"page-size", server.DefaultMCPPageSize, "tools per MCP tools/list page (the next page's cursor in nextCursor); -1: every tool in one page")
+	fs.IntVar(&lf.searchAbove, prefix+"search-above", server.DefaultMCPSearchAbove, "offer the MCP search_tools tool when more tools than this are listed; -1: never")
+}
+
+func newMCPServer(env *environment, naming server.MCPNaming, lf mcpListFlags) (*mcp.Server, error) {
+	if lf.pageSize == 0 || lf.searchAbove == 0 {
+		return nil, usagef("the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
+	}
+	search, err := newToolSearch(env)
+	if err != nil {
+		return nil, err
+	}
 	return server.NewMCPServer(server.MCPOptions{
-		Pipeline: env.pipeline, Registry: env.registry, Logger: env.log, Naming: naming, Version: version,
+		Pipeline: env.pipeline, Registry: env.registry, Logger: env.log, Naming: naming, Version: version, Search: search,
+		PageSize: lf.pageSize, SearchAbove: lf.searchAbove,
 	})
 }
+
+// newToolSearch is the index behind the MCP search_tools tool: its files
+// sit in a "search" folder beside the store file (reused while the tools
+// stay the same), or in a temporary folder removed at exit when the store
+// is not a file.
+func newToolSearch(env *environment) (*server.IndexSearch, error) {
+	dir := ""
+	if p := env.storeFlag; p != "" && p != ":memory:" && !strings.Contains(p, "://") {
+		dir = filepath.Join(filepath.Dir(p), "search")
+	} else {
+		tmp, err := os.MkdirTemp("", "toolenv-search-")
+		if err != nil {
+			return nil, fmt.Errorf("tool search index: %w", err)
+		}
+		env.closers = append(env.closers, closerFunc(func() error { return os.RemoveAll(tmp) }))
+		dir = tmp
+	}
+	search := server.NewIndexSearch(server.IndexSearchOptions{Dir: dir, Logger: env.log})
+	env.closers = append(env.closers, search)
+	return search, nil
+}
+
+// closerFunc is a function as an io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 func newMCPCmd(e *env) *cobra.Command {
 	var (
 		f     envFlags
 		names string
+		lf    mcpListFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -60,22 +110,23 @@ state); a call's _meta "toolenv/session" names another.`,
 			if err != nil {
 				return usagef("--names: %v", err)
 			}
-			return runMCP(cmd.Context(), e, &f, naming)
+			return runMCP(cmd.Context(), e, &f, naming, lf)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&names, "names", "auto", "tool naming: auto (own names, <collection>__<name> where names collide) or prefixed (always <collection>__<name>)")
+	lf.register(fs, "")
 	f.register(fs)
 	return cmd
 }
 
-func runMCP(ctx context.Context, e *env, f *envFlags, naming server.MCPNaming) error {
+func runMCP(ctx context.Context, e *env, f *envFlags, naming server.MCPNaming, lf mcpListFlags) error {
 	env, err := openEnvironment(ctx, f, e, nil)
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	srv, err := newMCPServer(env, naming)
+	srv, err := newMCPServer(env, naming, lf)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ func newServeCmd(e *env) *cobra.Command {
 		baseURL  string
 		maxBody  int64
 		mcpNames string
+		mcpList  mcpListFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -31,7 +32,7 @@ LLM simulator if configured, else the offline synthesizer).`,
   toolenv serve --toolbench DIR --llm-url http://127.0.0.1:8000/v1 --llm-model MirrorAPI`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd.Context(), e, &f, addr, baseURL, maxBody, mcpNames)
+			return runServe(cmd.Context(), e, &f, addr, baseURL, maxBody, mcpNames, mcpList)
 		},
 	}
 	fs := cmd.Flags()
@@ -39,11 +40,12 @@ LLM simulator if configured, else the offline synthesizer).`,
 	fs.StringVar(&baseURL, "base-url", "", "public URL of the server, written into OpenAPI documents (default: the request's host)")
 	fs.Int64Var(&maxBody, "max-body", 1<<20, "largest request body accepted, in bytes")
 	fs.StringVar(&mcpNames, "mcp-names", "auto", "MCP tool names at /mcp: auto (own names, <collection>__<name> where names collide) or prefixed")
+	mcpList.register(fs, "mcp-")
 	f.register(fs)
 	return cmd
 }
 
-func runServe(ctx context.Context, e *env, f *envFlags, addr, baseURL string, maxBody int64, mcpNames string) error {
+func runServe(ctx context.Context, e *env, f *envFlags, addr, baseURL string, maxBody int64, mcpNames string, mcpList mcpListFlags) error {
 	log := e.logger()
 	metrics := server.NewMetrics()
 	env, err := openEnvironment(ctx, f, e, metrics)
@@ -51,7 +53,7 @@ func runServe(ctx context.Context, e *env, f *envFlags, addr, baseURL string, ma
 		return err
 	}
 	defer env.Close()
-	mcpHandler, err := newMCPHTTPHandler(ctx, env, e, mcpNames)
+	mcpHandler, err := newMCPHTTPHandler(ctx, env, e, mcpNames, mcpList)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,9 @@ import (
 type BuildOptions struct {
 	// Embedder makes the vectors; nil means the offline embed.Hash.
 	Embedder Embedder
+	// NoVectors builds a lexical (BM25) index only, embedding nothing:
+	// for a server that has no embedding model and many tools.
+	NoVectors bool
 	// Mappings and clusters to store with the index (structural ones,
 	// typically); may be nil.
 	Mappings *mapping.Set
@@ -99,16 +102,22 @@ func Build(ctx context.Context, path string, tools []*toolenv.Tool, opts BuildOp
 
 	meta := Meta{Format: Format, Tools: len(sorted), Collections: mapping.CollectionsOf(sorted), Built: time.Now().UTC().Truncate(time.Second)}
 	embedStart := time.Now()
-	vecs, err := embedAll(ctx, emb, docs, opts.Progress)
+	var vecs [][]float32
+	if !opts.NoVectors {
+		vecs, err = embedAll(ctx, emb, docs, opts.Progress)
+	}
 	embedElapsed := time.Since(embedStart)
-	if err != nil {
+	switch {
+	case opts.NoVectors:
+		meta.VectorNote = "built without vectors (no embedding model configured): lexical (BM25) search only"
+	case err != nil:
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}
 		meta.VectorNote = fmt.Sprintf("no vectors: the embedder %s failed (%v); the index serves lexical (BM25) search only — rebuild when the endpoint is up", emb.Name(), err)
 		log.Warn("embeddings unavailable; building a lexical-only index", "embedder", emb.Name(), "err", err)
 		vecs = nil
-	} else {
+	default:
 		meta.Embedder = emb.Name()
 		if len(vecs) > 0 {
 			meta.Dims = len(vecs[0])

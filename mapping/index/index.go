@@ -62,6 +62,8 @@ type Index struct {
 	set   *mapping.Set
 	emb   Embedder
 	log   *slog.Logger
+	// resolve, when set, supplies the tools (OpenOptions.Tools).
+	resolve func(id string) *toolenv.Tool
 }
 
 const schema = `
@@ -98,6 +100,11 @@ type OpenOptions struct {
 	Embedder Embedder
 	// Logger logs fallbacks; nil discards.
 	Logger *slog.Logger
+	// Tools, when set, returns the tool of an ID: the caller already
+	// holds the indexed tools (a server), so Open does not decode a
+	// second copy of each from the file. A tool it does not know is left
+	// out of the index's results.
+	Tools func(id string) *toolenv.Tool
 }
 
 // ErrNoIndex is wrapped by Open when there is no index file.
@@ -112,7 +119,7 @@ func Open(ctx context.Context, path string, opts OpenOptions) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	ix := &Index{db: db, path: path, log: opts.Logger, emb: opts.Embedder}
+	ix := &Index{db: db, path: path, log: opts.Logger, emb: opts.Embedder, resolve: opts.Tools}
 	if ix.log == nil {
 		ix.log = slog.New(slog.DiscardHandler)
 	}
@@ -163,24 +170,36 @@ func (ix *Index) load(ctx context.Context) error {
 		return fmt.Errorf("index format %d, this toolenv reads format %d; rebuild it with `toolenv map index`", ix.meta.Format, Format)
 	}
 	ix.byID, ix.rowOf, ix.idOf = map[string]*toolenv.Tool{}, map[string]int64{}, map[int64]string{}
-	rows, err = ix.db.QueryContext(ctx, `SELECT rowid, id, doc FROM tools ORDER BY id`)
+	if ix.resolve != nil {
+		rows, err = ix.db.QueryContext(ctx, `SELECT rowid, id FROM tools ORDER BY id`)
+	} else {
+		rows, err = ix.db.QueryContext(ctx, `SELECT rowid, id, doc FROM tools ORDER BY id`)
+	}
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
 		var row int64
 		var id, doc string
-		if err := rows.Scan(&row, &id, &doc); err != nil {
+		dest := []any{&row, &id, &doc}
+		if ix.resolve != nil {
+			dest = dest[:2]
+		}
+		if err := rows.Scan(dest...); err != nil {
 			rows.Close()
 			return err
 		}
-		var t toolenv.Tool
-		if err := toolenv.DecodeJSON([]byte(doc), &t); err != nil {
+		t := &toolenv.Tool{}
+		if ix.resolve != nil {
+			if t = ix.resolve(id); t == nil {
+				continue
+			}
+		} else if err := toolenv.DecodeJSON([]byte(doc), t); err != nil {
 			rows.Close()
 			return fmt.Errorf("tool %s: %w", id, err)
 		}
-		ix.tools = append(ix.tools, &t)
-		ix.byID[id], ix.rowOf[id], ix.idOf[row] = &t, row, id
+		ix.tools = append(ix.tools, t)
+		ix.byID[id], ix.rowOf[id], ix.idOf[row] = t, row, id
 	}
 	rows.Close()
 	if err := ix.loadVectors(ctx); err != nil {

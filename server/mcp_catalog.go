@@ -1,0 +1,212 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/validate"
+)
+
+// DefaultMCPPageSize is how many tools one tools/list page holds unless
+// MCPOptions.PageSize says otherwise: the go-sdk's own default.
+const DefaultMCPPageSize = mcp.DefaultPageSize
+
+// mcpCatalog is what the MCP server offers at one moment: every tool of
+// the registry's collections under its MCP name. It is immutable; when a
+// collection is hot-loaded a new catalog replaces it whole, so a request
+// always sees one consistent generation.
+//
+// The catalog holds no rendered MCP tool definitions: tools/list renders
+// the tools of the requested page only (input schema and description), so
+// a server of 50,000 tools keeps no second copy of their schemas.
+type mcpCatalog struct {
+	entries []mcpEntry           // every tool, in registry order
+	listed  []*mcpEntry          // the listed tools sorted by MCP name: tools/list order
+	byName  map[string]*mcpEntry // by MCP name
+	byID    map[string]*mcpEntry // by tool ID ("collection/name"), an alias
+	// alias holds the prefixed names ("<collection>__<name>") that are
+	// not simply collection + "__" + name (sanitized or shortened ones);
+	// the others resolve through byID.
+	alias        map[string]*mcpEntry
+	instructions string
+	search       *mcpEntry // the search_tools tool, or nil
+}
+
+// newMCPCatalog names the tools of colls. searchAbove is the number of
+// listed tools above which the catalog offers search_tools (0: never).
+func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove int) *mcpCatalog {
+	cat := &mcpCatalog{entries: mcpEntries(colls, naming)}
+	cat.byName = make(map[string]*mcpEntry, len(cat.entries))
+	cat.byID = make(map[string]*mcpEntry, len(cat.entries))
+	cat.alias = map[string]*mcpEntry{}
+	cat.listed = make([]*mcpEntry, 0, len(cat.entries))
+	for i := range cat.entries {
+		e := &cat.entries[i]
+		cat.byName[e.name] = e
+		cat.byID[e.tool.ID] = e
+		plain := e.coll.Name + mcpNameSep + e.tool.Name
+		if p := mcpFit(mcpSanitize(e.coll.Name) + mcpNameSep + mcpSanitize(e.tool.Name)); p != plain {
+			cat.alias[p] = e
+		}
+		if !e.tool.Hidden() {
+			cat.listed = append(cat.listed, e)
+		}
+	}
+	if searchAbove > 0 && len(cat.listed) > searchAbove {
+		name := mcpSearchTool
+		for i := 2; cat.byName[name] != nil; i++ {
+			name = fmt.Sprintf("%s_%d", mcpSearchTool, i)
+		}
+		cat.search = &mcpEntry{name: name}
+		cat.byName[name] = cat.search
+		cat.listed = append(cat.listed, cat.search)
+	}
+	sort.Slice(cat.listed, func(i, j int) bool { return cat.listed[i].name < cat.listed[j].name })
+	cat.instructions = mcpInstructions(colls, len(cat.listed), cat.search)
+	return cat
+}
+
+// resolve finds the tool a tools/call names: its MCP name, its ID, or its
+// prefixed name. The MCP name wins over an alias.
+func (cat *mcpCatalog) resolve(name string) *mcpEntry {
+	if e := cat.byName[name]; e != nil {
+		return e
+	}
+	if e := cat.byID[name]; e != nil {
+		return e
+	}
+	if e := cat.alias[name]; e != nil {
+		return e
+	}
+	// "<collection>__<name>": the collection may itself hold "__".
+	for i := strings.Index(name, mcpNameSep); i > 0; {
+		if e := cat.byID[name[:i]+"/"+name[i+len(mcpNameSep):]]; e != nil {
+			return e
+		}
+		j := strings.Index(name[i+1:], mcpNameSep)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return nil
+}
+
+// unknownTool is the error text for a name that resolves to nothing,
+// with the closest listed name (never a hidden one).
+func (cat *mcpCatalog) unknownTool(name string) string {
+	names := make([]string, len(cat.listed))
+	for i, e := range cat.listed {
+		names[i] = e.name
+	}
+	msg := fmt.Sprintf("unknown tool %q", name)
+	if s := validate.Suggest(name, names); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	msg += fmt.Sprintf(" (this server has %d tools; tools/list names them", len(names))
+	if cat.search != nil {
+		msg += ", " + cat.search.name + " finds them by what they do"
+	}
+	return msg + ")"
+}
+
+// mcpCursorPrefix versions the cursor format.
+const mcpCursorPrefix = "after:"
+
+// encodeMCPCursor makes the opaque cursor of the page that follows the
+// tool named last.
+func encodeMCPCursor(last string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(mcpCursorPrefix + last))
+}
+
+// decodeMCPCursor reads a cursor made by encodeMCPCursor.
+func decodeMCPCursor(cursor string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || !strings.HasPrefix(string(raw), mcpCursorPrefix) {
+		return "", fmt.Errorf("cursor %q was not issued by this server: pass the nextCursor of the previous tools/list page, or none for the first page", cursor)
+	}
+	return string(raw[len(mcpCursorPrefix):]), nil
+}
+
+// page returns the listed tools of one tools/list page: those named after
+// the cursor's tool, in name order. A cursor stays valid when the catalog
+// changes between pages (tools are paged by name, as the go-sdk pages).
+func (cat *mcpCatalog) page(cursor string, size int) ([]*mcpEntry, string, error) {
+	start := 0
+	if cursor != "" {
+		last, err := decodeMCPCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		start = sort.Search(len(cat.listed), func(i int) bool { return cat.listed[i].name > last })
+	}
+	end := len(cat.listed)
+	if size > 0 && end-start > size {
+		end = start + size
+	}
+	var next string
+	if end < len(cat.listed) {
+		next = encodeMCPCursor(cat.listed[end-1].name)
+	}
+	return cat.listed[start:end], next, nil
+}
+
+// listTools answers tools/list from the current catalog, rendering the
+// page's tools only.
+func (f *mcpFrontend) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
+	cat := f.catalog.Load()
+	var cursor string
+	if req != nil && req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	entries, next, err := cat.page(cursor, f.pageSize)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(entries)), NextCursor: next}
+	for _, e := range entries {
+		var t *mcp.Tool
+		if e == cat.search {
+			t = searchToolDef(e.name)
+		} else if t, err = mcpTool(e); err != nil {
+			f.log.Error("tool does not render for tools/list; left out", "tool", e.tool.ID, "err", err)
+			continue
+		}
+		res.Tools = append(res.Tools, t)
+	}
+	return res, nil
+}
+
+// route is receiving middleware: it answers tools/list and tools/call
+// from the catalog (the go-sdk's own tool set stays empty) and passes
+// everything else on.
+func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			lr, _ := req.(*mcp.ListToolsRequest)
+			return f.listTools(lr)
+		case "tools/call":
+			ctr, ok := req.(*mcp.CallToolRequest)
+			if !ok || ctr.Params == nil {
+				return next(ctx, method, req)
+			}
+			cat := f.catalog.Load()
+			e := cat.resolve(ctr.Params.Name)
+			switch {
+			case e == nil:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: cat.unknownTool(ctr.Params.Name)}
+			case e == cat.search:
+				return f.searchTools(ctx, ctr, cat), nil
+			}
+			return f.call(ctx, ctr, e), nil
+		}
+		return next(ctx, method, req)
+	}
+}

@@ -1,0 +1,268 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/virtual"
+	"github.com/toolenv/toolenv/demo"
+)
+
+func demoCollection(t testing.TB) *toolenv.Collection {
+	t.Helper()
+	c, err := demo.Collection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func listNames(t *testing.T, cs *mcp.ClientSession, cursor string) ([]string, string) {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: cursor})
+	if err != nil {
+		t.Fatalf("tools/list (cursor %q): %v", cursor, err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names, res.NextCursor
+}
+
+// TestMCPPages pages tools/list: pages of the configured size in name
+// order, a cursor on every page but the last, cursors that survive a
+// change of the list, a clear error for a cursor the server never issued,
+// and one page when the size is negative.
+func TestMCPPages(t *testing.T) {
+	c := demoCollection(t)
+	fx := newMCPFixtureWith(t, MCPOptions{PageSize: 4}, c)
+	cs := connectMemory(t, fx.server)
+	p1, cur := listNames(t, cs, "")
+	if len(p1) != 4 || cur == "" {
+		t.Fatalf("page 1: %v, cursor %q; want 4 tools and a cursor", p1, cur)
+	}
+	p2, end := listNames(t, cs, cur)
+	if len(p2) != len(c.Tools)-4 || end != "" {
+		t.Fatalf("page 2: %v, cursor %q; want the other %d tools and no cursor", p2, end, len(c.Tools)-4)
+	}
+	all := append(p1, p2...)
+	if !slices.IsSorted(all) {
+		t.Errorf("pages are not in name order: %v", all)
+	}
+	for _, tool := range c.Tools {
+		if !slices.Contains(all, tool.Name) {
+			t.Errorf("%s is on no page", tool.Name)
+		}
+	}
+	if _, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Cursor: "bm9wZQ"}); err == nil || !strings.Contains(err.Error(), "not issued by this server") {
+		t.Errorf("a foreign cursor: %v, want an invalid-params error that says so", err)
+	}
+
+	// A new version adds a tool that sorts after page 1: the old cursor
+	// still leads to it.
+	v2 := cloneCollection(c)
+	extra := v2.Tool("current_weather").Clone()
+	extra.Name = "zz_weather_alerts"
+	v2.Tools = append(v2.Tools, extra)
+	if _, err := fx.reg.Replace(v2, mustVirtual(t, v2)); err != nil {
+		t.Fatal(err)
+	}
+	p2, _ = listNames(t, cs, cur)
+	if !slices.Contains(p2, "zz_weather_alerts") {
+		t.Errorf("page 2 after a hot-load: %v, want the new tool", p2)
+	}
+
+	one := newMCPFixtureWith(t, MCPOptions{PageSize: -1}, demoCollection(t))
+	names, cur := listNames(t, connectMemory(t, one.server), "")
+	if len(names) != len(c.Tools) || cur != "" {
+		t.Errorf("PageSize -1: %d tools, cursor %q; want all in one page", len(names), cur)
+	}
+}
+
+// cloneCollection is a new version of c: the same collection with its
+// tools copied.
+func cloneCollection(c *toolenv.Collection) *toolenv.Collection {
+	tools := make([]*toolenv.Tool, len(c.Tools))
+	for i, t := range c.Tools {
+		tools[i] = t.Clone()
+	}
+	out := toolenv.NewCollection(c.Name, c.Kind, tools)
+	out.Version, out.Policy, out.Backend, out.Description = c.Version, c.Policy, c.Backend, c.Description
+	return out
+}
+
+func mustVirtual(t testing.TB, c *toolenv.Collection) toolenv.Handler {
+	t.Helper()
+	b, err := virtual.Build(virtual.Options{Tools: c.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func callSearch(t *testing.T, cs *mcp.ClientSession, args map[string]any) (*searchAnswer, *mcp.CallToolResult) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpSearchTool, Arguments: args})
+	if err != nil {
+		t.Fatalf("search_tools %v: %v", args, err)
+	}
+	if res.IsError {
+		return nil, res
+	}
+	var ans searchAnswer
+	if err := json.Unmarshal([]byte(resultText(t, res)), &ans); err != nil {
+		t.Fatal(err)
+	}
+	return &ans, res
+}
+
+// TestMCPSearchTools offers search_tools above the threshold and finds
+// tools by what they do; hidden tools stay hidden; bad arguments are an
+// error result that says what to send.
+func TestMCPSearchTools(t *testing.T) {
+	c := demoCollection(t)
+	c.Tool("exchange_rates").Meta = map[string]string{toolenv.MetaHidden: "true"}
+	fx := newMCPFixtureWith(t, MCPOptions{SearchAbove: 3}, c)
+	cs := connectMemory(t, fx.server)
+	names, _ := listNames(t, cs, "")
+	if !slices.Contains(names, mcpSearchTool) {
+		t.Fatalf("%d listed tools above a threshold of 3, and no %s: %v", len(names)-1, mcpSearchTool, names)
+	}
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, mcpSearchTool) {
+		t.Errorf("instructions do not mention %s: %q", mcpSearchTool, ins)
+	}
+	ans, res := callSearch(t, cs, map[string]any{"query": "weather forecast for the next days in a city", "limit": 2})
+	if ans == nil {
+		t.Fatalf("search failed: %s", resultText(t, res))
+	}
+	if len(ans.Tools) == 0 || len(ans.Tools) > 2 || ans.Tools[0].Name != "weather_forecast" {
+		t.Fatalf("hits %+v, want weather_forecast first and at most 2", ans.Tools)
+	}
+	if h := ans.Tools[0]; h.Collection != "demo" || !strings.Contains(string(h.InputSchema), `"city"`) || h.Description == "" {
+		t.Errorf("hit %+v lacks what a client needs to call it", h)
+	}
+	// The hit is callable as returned.
+	call, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ans.Tools[0].Name, Arguments: map[string]any{"city": "Oslo"}})
+	if err != nil || call.IsError {
+		t.Fatalf("calling a search hit: %v %+v", err, call)
+	}
+	ans, _ = callSearch(t, cs, map[string]any{"query": "currency exchange rates euro dollar"})
+	for _, h := range ans.Tools {
+		if h.Name == "exchange_rates" {
+			t.Error("search_tools revealed a hidden tool")
+		}
+	}
+	for _, bad := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{}, `needs "query"`},
+		{map[string]any{"query": "  "}, `needs "query"`},
+		{map[string]any{"query": "x", "limit": 0}, `"limit" must be an integer from 1 to 50`},
+		{map[string]any{"query": "x", "limit": 2.5}, `"limit" must be an integer`},
+		{map[string]any{"query": "x", "collection": "nope"}, `the collections are demo`},
+		{map[string]any{"query": "x", "top_k": 3}, `not "top_k"`},
+	} {
+		if ans, res := callSearch(t, cs, bad.args); ans != nil || !strings.Contains(resultText(t, res), bad.want) {
+			t.Errorf("search_tools %v: %v, want an error result saying %q", bad.args, res.Content, bad.want)
+		}
+	}
+
+	below := newMCPFixture(t, demoCollection(t))
+	bcs := connectMemory(t, below.server)
+	if names, _ := listNames(t, bcs, ""); slices.Contains(names, mcpSearchTool) {
+		t.Error("search_tools is offered below the threshold")
+	}
+	if _, err := bcs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpSearchTool, Arguments: map[string]any{"query": "x"}}); err == nil {
+		t.Error("search_tools answered below the threshold")
+	}
+}
+
+// TestMCPHotLoadNotifies replaces the served collection with a new
+// version (a tool renamed, as drift renames): MCP clients over both
+// transports receive notifications/tools/list_changed, the list and
+// calls follow the new version, and so do the HTTP front-ends.
+func TestMCPHotLoadNotifies(t *testing.T) {
+	c := demoCollection(t)
+	fx := newMCPFixture(t, c)
+	srv := fx.httpServer(t)
+	changed := map[string]chan struct{}{"http": make(chan struct{}, 8), "memory": make(chan struct{}, 8)}
+	client := func(name string) *mcp.Client {
+		return mcp.NewClient(&mcp.Implementation{Name: "toolenv-test", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed[name] <- struct{}{} },
+		})
+	}
+	ctx := context.Background()
+	httpCS, err := client("http").Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer httpCS.Close()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := fx.server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memCS, err := client("memory").Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { memCS.Close(); ss.Wait() }()
+
+	v2 := cloneCollection(c)
+	v2.Version = "v2"
+	renamed := v2.Tool("current_weather")
+	renamed.Name = "weather_now"
+	if _, err := fx.reg.Replace(v2, mustVirtual(t, v2)); err != nil {
+		t.Fatal(err)
+	}
+	for name, ch := range changed {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s client: no notifications/tools/list_changed after the hot-load", name)
+		}
+	}
+	for name, cs := range map[string]*mcp.ClientSession{"http": httpCS, "memory": memCS} {
+		names, _ := listNames(t, cs, "")
+		if !slices.Contains(names, "weather_now") || slices.Contains(names, "current_weather") {
+			t.Errorf("%s: tools/list after the hot-load: %v", name, names)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "weather_now", Arguments: map[string]any{"city": "Oslo"}})
+		if err != nil || res.IsError || res.Meta[MCPMetaTool] != "demo/weather_now" {
+			t.Errorf("%s: calling the new name: %v %+v", name, err, res)
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "current_weather", Arguments: map[string]any{"city": "Oslo"}}); err == nil || !strings.Contains(err.Error(), `unknown tool "current_weather"`) {
+			t.Errorf("%s: the old name: %v, want unknown", name, err)
+		}
+	}
+	// The HTTP front-ends serve the new version too.
+	resp, err := http.Get(srv.URL + "/collections/demo/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"weather_now"`) || strings.Contains(string(body), `"current_weather"`) {
+		t.Errorf("GET /collections/demo/tools after the hot-load lists the old version")
+	}
+	req, _ := json.Marshal(map[string]any{"category": renamed.Category, "tool_name": renamed.GroupOrCollection(), "api_name": "weather_now", "tool_input": map[string]any{"city": "Oslo"}})
+	resp, err = http.Post(srv.URL+"/virtual", "application/json", strings.NewReader(string(req)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("X-Toolenv-Status") != "ok" {
+		t.Errorf("/virtual of the new name: %s %s", resp.Header.Get("X-Toolenv-Status"), body)
+	}
+}

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/mapping/index"
+)
+
+// IndexSearchOptions configure NewIndexSearch.
+type IndexSearchOptions struct {
+	// Dir holds the index files, one per set of tools (named by a hash of
+	// what is indexed, so a restart over the same tools reuses its
+	// index); empty means the user cache folder's toolenv/search, else a
+	// temporary folder.
+	Dir string
+	// Embedder, when set, adds vectors to the index and hybrid search
+	// (BM25 and cosine fused); nil means BM25 only.
+	Embedder index.Embedder
+	// Keep is how many index files Dir keeps (the newest); default 8.
+	Keep int
+	// Logger logs builds; nil discards.
+	Logger *slog.Logger
+}
+
+// IndexSearch is the ToolSearch of toolenv's tool index
+// (mapping/index): every Update builds (or reuses) an index file of the
+// tools in the background, and Search waits for it.
+type IndexSearch struct {
+	opts IndexSearchOptions
+	log  *slog.Logger
+
+	mu  sync.Mutex
+	cur *searchGen
+}
+
+// searchGen is the index of one Update.
+type searchGen struct {
+	done  chan struct{}
+	ix    *index.Index
+	err   error
+	start time.Time
+	use   sync.RWMutex // held for reading by searches, for writing by close
+}
+
+var _ ToolSearch = (*IndexSearch)(nil)
+
+// NewIndexSearch returns an IndexSearch; it indexes nothing until Update.
+func NewIndexSearch(opts IndexSearchOptions) *IndexSearch {
+	if opts.Keep <= 0 {
+		opts.Keep = 8
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &IndexSearch{opts: opts, log: log}
+}
+
+// Update starts indexing tools in the background; the previous index
+// serves no more searches once the new one is ready.
+func (s *IndexSearch) Update(tools []*toolenv.Tool) {
+	g := &searchGen{done: make(chan struct{}), start: time.Now()}
+	byID := make(map[string]*toolenv.Tool, len(tools))
+	for _, t := range tools {
+		byID[t.ID] = t
+	}
+	s.mu.Lock()
+	prev := s.cur
+	s.cur = g
+	s.mu.Unlock()
+	go func() {
+		defer close(g.done)
+		g.ix, g.err = s.open(tools, byID)
+		if g.err != nil {
+			s.log.Error("tool search index failed; search_tools answers with the error", "err", g.err)
+		} else {
+			s.log.Info("tool search index ready", "tools", len(tools), "path", g.ix.Path(), "elapsed", time.Since(g.start).Round(time.Millisecond))
+		}
+		if prev != nil {
+			<-prev.done
+			prev.close()
+		}
+	}()
+}
+
+func (g *searchGen) close() {
+	g.use.Lock()
+	defer g.use.Unlock()
+	if g.ix != nil {
+		g.ix.Close()
+		g.ix = nil
+		g.err = errors.New("the tool index was replaced; search again")
+	}
+}
+
+// open reuses the index file of exactly these tools, or builds it.
+func (s *IndexSearch) open(tools []*toolenv.Tool, byID map[string]*toolenv.Tool) (*index.Index, error) {
+	dir := s.opts.Dir
+	if dir == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(d, "toolenv", "search")
+		} else {
+			dir = filepath.Join(os.TempDir(), "toolenv-search")
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("tool search: %w", err)
+	}
+	emb := ""
+	if s.opts.Embedder != nil {
+		emb = s.opts.Embedder.Name()
+	}
+	path := filepath.Join(dir, fingerprint(tools, emb)+".db")
+	resolve := func(id string) *toolenv.Tool { return byID[id] }
+	ctx := context.Background()
+	if ix, err := index.Open(ctx, path, index.OpenOptions{Embedder: s.opts.Embedder, Tools: resolve, Logger: s.log}); err == nil {
+		now := time.Now()
+		os.Chtimes(path, now, now) // the newest is kept
+		return ix, nil
+	}
+	if len(tools) == 0 {
+		return nil, errors.New("there are no listed tools to search")
+	}
+	if _, err := index.Build(ctx, path, tools, index.BuildOptions{Embedder: s.opts.Embedder, NoVectors: s.opts.Embedder == nil, Logger: s.log}); err != nil {
+		return nil, fmt.Errorf("tool search: %w", err)
+	}
+	s.prune(dir, path)
+	return index.Open(ctx, path, index.OpenOptions{Embedder: s.opts.Embedder, Tools: resolve, Logger: s.log})
+}
+
+// prune removes all but the newest Keep index files of dir.
+func (s *IndexSearch) prune(dir, keep string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.db"))
+	type file struct {
+		path string
+		mod  time.Time
+	}
+	var fs []file
+	for _, p := range files {
+		if st, err := os.Stat(p); err == nil && p != keep {
+			fs = append(fs, file{p, st.ModTime()})
+		}
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].mod.After(fs[j].mod) })
+	for i := s.opts.Keep - 1; i < len(fs); i++ {
+		os.Remove(fs[i].path)
+	}
+}
+
+// Search implements ToolSearch.
+func (s *IndexSearch) Search(ctx context.Context, query string, k int, collection string) ([]string, []string, error) {
+	s.mu.Lock()
+	g := s.cur
+	s.mu.Unlock()
+	if g == nil {
+		return nil, nil, errors.New("no tools are indexed yet")
+	}
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("the tool index is still being built (since %s ago): %w", time.Since(g.start).Round(time.Second), ctx.Err())
+	}
+	g.use.RLock()
+	defer g.use.RUnlock()
+	if g.err != nil {
+		return nil, nil, g.err
+	}
+	opts := index.SearchOptions{}
+	if s.opts.Embedder == nil {
+		opts.Mode = index.Lexical
+	}
+	if collection != "" {
+		opts.Collections = []string{collection}
+	}
+	res, err := g.ix.Search(ctx, query, k, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		ids[i] = h.ID
+	}
+	return ids, res.Notes, nil
+}
+
+// Close closes the current index.
+func (s *IndexSearch) Close() error {
+	s.mu.Lock()
+	g := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if g != nil {
+		<-g.done
+		g.close()
+	}
+	return nil
+}
+
+// fingerprint names an index by what it indexes: the index format, the
+// embedder, and every part of each tool the index reads.
+func fingerprint(tools []*toolenv.Tool, embedder string) string {
+	sorted := append([]*toolenv.Tool(nil), tools...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	h := sha256.New()
+	put := func(h hash.Hash, s string) {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	put(h, strconv.Itoa(index.Format))
+	put(h, embedder)
+	for _, t := range sorted {
+		for _, s := range []string{t.ID, t.Collection, t.Name, t.Title, t.Description, t.Group, t.Category, t.GroupDescription} {
+			put(h, s)
+		}
+		for _, n := range t.Input.Names() {
+			put(h, n)
+			put(h, t.Input.Properties[n].Description)
+		}
+		if t.Output != nil {
+			for _, n := range t.Output.Names() {
+				put(h, n)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
