@@ -161,7 +161,9 @@ func (f *mcpFrontend) rebuild() *mcpCatalog {
 func (f *mcpFrontend) notifyListChanged() {
 	const placeholder = "toolenv_tools_changed"
 	f.srv.AddTool(&mcp.Tool{Name: placeholder, InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, errors.New("not a tool") })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, errors.New("not a tool")
+		})
 	f.srv.RemoveTools(placeholder)
 }
 
