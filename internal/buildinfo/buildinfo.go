@@ -1,0 +1,96 @@
+// Package buildinfo says which toolenv made a result: its version from
+// the module build information (or a version set at link time), the VCS
+// revision it was built from, and the Go toolchain.
+package buildinfo
+
+import (
+	"runtime"
+	"runtime/debug"
+	"sync"
+)
+
+// Linked is a version set at link time with
+// -ldflags "-X github.com/toolenv/toolenv/internal/buildinfo.Linked=v1.2.3";
+// it wins over the module's version.
+var Linked string
+
+// Info describes the running toolenv.
+type Info struct {
+	// Version is the module version ("v1.2.3", a pseudo-version, or
+	// "(devel)" for a build from a checkout), or Linked when set.
+	Version string `json:"version"`
+	// Revision is the VCS commit the binary was built from, when known;
+	// Modified says the checkout had uncommitted changes.
+	Revision string `json:"revision,omitempty"`
+	Time     string `json:"time,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	// Go is the toolchain version.
+	Go string `json:"go"`
+}
+
+var (
+	once sync.Once
+	info Info
+)
+
+// Read returns the build information of the running program.
+func Read() Info {
+	once.Do(func() {
+		info = Info{Version: "(devel)", Go: runtime.Version()}
+		bi, ok := debug.ReadBuildInfo()
+		if ok {
+			if v := bi.Main.Version; v != "" {
+				info.Version = v
+			}
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					info.Revision = s.Value
+				case "vcs.time":
+					info.Time = s.Value
+				case "vcs.modified":
+					info.Modified = s.Value == "true"
+				}
+			}
+		}
+		if Linked != "" {
+			info.Version = Linked
+		}
+	})
+	return info
+}
+
+// Version returns a one-word version: the module version, followed by
+// the short revision (and "+dirty") for a build from a checkout:
+// "(devel)-a44554c+dirty".
+func Version() string {
+	i := Read()
+	v := i.Version
+	if v == "(devel)" && i.Revision != "" {
+		r := i.Revision
+		if len(r) > 12 {
+			r = r[:12]
+		}
+		v = "(devel)-" + r
+		if i.Modified {
+			v += "+dirty"
+		}
+	}
+	return v
+}
+
+// String is the line toolenv version prints.
+func (i Info) String() string {
+	s := "toolenv " + i.Version
+	if i.Revision != "" {
+		s += " (" + i.Revision
+		if i.Time != "" {
+			s += ", " + i.Time
+		}
+		if i.Modified {
+			s += ", modified"
+		}
+		s += ")"
+	}
+	return s + " " + i.Go
+}
