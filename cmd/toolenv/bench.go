@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/loadgen"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
@@ -147,8 +148,8 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 		return err
 	}
 	defer os.RemoveAll(dir)
-	f := envFlags{store: filepath.Join(dir, "store.db"), toolbench: docs, timeout: time.Minute}
-	env, err := openEnvironment(ctx, &f, e, nil)
+	storePath := filepath.Join(dir, "store.db")
+	env, err := environment.Open(ctx, &environment.Config{Store: storePath, ToolBench: docs, Timeout: time.Minute, Logger: e.logger()})
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 	var entries []*store.Entry
 	var bodies [][]byte
 	var v validate.Validator
-	for _, c := range env.registry.Collections() {
+	for _, c := range env.Registry.Collections() {
 		for _, t := range c.Tools {
 			if len(bodies) >= maxTools {
 				break
@@ -187,7 +188,7 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 			bodies = append(bodies, body)
 		}
 	}
-	if _, err := env.store.PutMany(ctx, entries, true); err != nil {
+	if _, err := env.Store.PutMany(ctx, entries, true); err != nil {
 		return err
 	}
 	rep.Tools, rep.Requests = len(entries), len(bodies)
@@ -198,7 +199,7 @@ func runBench(ctx context.Context, e *env, docs []string, connections int, durat
 	var toolenvProc *os.Process
 	if base == "" {
 		env.Close() // the child opens the same store
-		args := []string{"serve", "--addr", "127.0.0.1:0", "--store", f.store, "--log-level", "warn"}
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--store", storePath, "--log-level", "warn"}
 		for _, d := range docs {
 			args = append(args, "--toolbench", d)
 		}

@@ -11,9 +11,6 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
-	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/backend/sqlrest"
-	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/nl2api"
 )
@@ -148,14 +145,4 @@ func toAny(s []string) []any {
 		out[i] = v
 	}
 	return out
-}
-
-// newSQLToolsBackend serves SLOT and SEL collections built by "build bird".
-func newSQLToolsBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *environment, e *env) (toolenv.Handler, error) {
-	return sqltools.Open(ctx, c, sqltools.Options{Logger: env.log})
-}
-
-// newSQLRestBackend serves REST collections built by "build bird".
-func newSQLRestBackend(ctx context.Context, c *toolenv.Collection, f *envFlags, env *environment, e *env) (toolenv.Handler, error) {
-	return sqlrest.Open(ctx, c, sqlrest.Options{Logger: env.log})
 }

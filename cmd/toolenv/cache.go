@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
@@ -123,7 +124,7 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&storePath, "store", defaultStorePath(), "cache database")
+	fs.StringVar(&storePath, "store", environment.Default().Store, "cache database")
 	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs the cache belongs to (as for serve); recommended")
 	fs.StringVar(&collection, "collection", "toolbench", "collection name the entries belong to")
 	fs.BoolVar(&overwrite, "overwrite", false, "replace entries already in the store")
@@ -305,7 +306,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&storePath, "store", defaultStorePath(), "cache database")
+	fs.StringVar(&storePath, "store", environment.Default().Store, "cache database")
 	fs.StringVar(&format, "format", "jsonl", "jsonl or stabletoolbench")
 	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs (needed for --format stabletoolbench)")
 	fs.StringVar(&tool, "tool", "", "export only this tool ID")
@@ -349,7 +350,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storePath, "store", defaultStorePath(), "cache database")
+	cmd.Flags().StringVar(&storePath, "store", environment.Default().Store, "cache database")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

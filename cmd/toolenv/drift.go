@@ -12,6 +12,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -158,7 +159,7 @@ func driftSource(ctx context.Context, f *driftFlags) (*drift.Lineage, []*toolenv
 		c.Version = "v1"
 		return drift.NewLineage(c), src.Tasks(c), "", nil
 	case f.openapi != "":
-		c, err := loadOpenAPI(ctx, f.openapi)
+		c, err := environment.LoadOpenAPI(ctx, f.openapi)
 		if err != nil {
 			return nil, nil, "", err
 		}

@@ -16,10 +16,12 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/report"
 	"github.com/toolenv/toolenv/eval/stb"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/store"
@@ -74,7 +76,7 @@ type evalFlags struct {
 
 func newEvalCmd(e *env) *cobra.Command {
 	var (
-		f  envFlags
+		cf *configFlags
 		ef evalFlags
 	)
 	cmd := &cobra.Command{
@@ -101,7 +103,11 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
   toolenv eval --tasks out/bird/slot --agent react --model URL --model-name M --shard 0/4 --out runs/r   # then: toolenv eval merge --out runs/r runs/r`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runEval(cmd.Context(), e, &f, &ef, os.Args)
+			cfg, err := cf.resolve(e)
+			if err != nil {
+				return err
+			}
+			return runEval(cmd.Context(), e, &cfg, &ef, os.Args)
 		},
 	}
 	fs := cmd.Flags()
@@ -144,7 +150,7 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
 	fs.StringVar(&ef.style, "style", "", "direct: prompt style nestful or bfcl (default: nestful for SLOT/SEL, bfcl otherwise)")
 	fs.BoolVar(&ef.native, "native-tools", false, "direct: offer the tools natively (tools field) instead of in the prompt")
 	fs.IntVar(&ef.examples, "examples", 3, "direct, nestful style: in-context examples")
-	f.register(fs)
+	cf = bindConfig(fs, bindEnv)
 	cmd.AddCommand(newEvalMergeCmd(e), newEvalCompareCmd(e), newEvalReportCmd(e), newEvalSTBCmd(e))
 	cmd.AddCommand(newEvalFidelityCmd(e))
 	return cmd
@@ -305,7 +311,7 @@ func filterTasks(ts []*toolenv.Task, ef *evalFlags) []*toolenv.Task {
 	return out
 }
 
-func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []string) error {
+func runEval(ctx context.Context, e *env, envCfg *environment.Config, ef *evalFlags, argv []string) error {
 	log := e.logger()
 	ef.tasks = append(ef.tasks, ef.skew.env...)
 	tools, err := skewTaskTools(&ef.skew, taskTools)
@@ -361,19 +367,19 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 		runEnv = agent.NewRemote(ef.envURL, agent.RemoteOptions{TaskTools: tools, Collections: colls})
 		envName = ef.envURL
 	} else {
-		f.collections = append(f.collections, collDirs...)
-		f.toolbench = append(f.toolbench, queries...)
-		envx, err := openEnvironment(ctx, f, e, nil)
+		envCfg.Collections = append(envCfg.Collections, collDirs...)
+		envCfg.ToolBench = append(envCfg.ToolBench, queries...)
+		envx, err := environment.Open(ctx, envCfg)
 		if err != nil {
 			return err
 		}
 		defer envx.Close()
 		lt = &loadedTasks{colls: map[string]*toolenv.Collection{}}
 		var colls []*toolenv.Collection
-		for _, c := range envx.registry.Collections() {
+		for _, c := range envx.Collections() {
 			lt.colls[c.Name] = c
 			colls = append(colls, c)
-			for _, t := range envx.tasks[c.Name] {
+			for _, t := range envx.Tasks[c.Name] {
 				if t.Collection == "" {
 					t.Collection = c.Name
 				}
@@ -387,7 +393,7 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 				}
 			}
 		}
-		runEnv = agent.NewLocal(envx.pipeline, colls, agent.LocalOptions{TaskTools: tools})
+		runEnv = agent.NewLocal(envx.Pipeline, colls, agent.LocalOptions{TaskTools: tools})
 	}
 	sortTasks(lt.tasks)
 	tasks := filterTasks(lt.tasks, ef)
@@ -430,7 +436,7 @@ func runEval(ctx context.Context, e *env, f *envFlags, ef *evalFlags, argv []str
 		Agent: a.Name(), Model: ef.modelName, ModelURL: ef.modelURL, Tasks: ef.tasks, TaskCount: len(tasks), Runs: ef.runs,
 		Concurrency: ef.concurrency, Seed: ef.seed, Shard: shard, Temperature: cfg.Temperature, MaxTokens: ef.maxTokens,
 		AgentOptions: agentOpts, Env: envName, Replay: ef.replay, Records: records.Path(), Skipped: lt.problems,
-		Command: argv, Version: version, Started: time.Now().UTC(),
+		Command: argv, Version: buildinfo.Version(), Started: time.Now().UTC(),
 	}
 	info.Prompts = append(info.Prompts, agent.Prompts()...)
 	judging := needModel && !ef.noJudge && ef.agentName != "direct" && (!ef.noSoPR || ef.fac)

@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/virtual"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/bleu"
 	"github.com/toolenv/toolenv/eval/fidelity"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
@@ -46,7 +48,7 @@ type fidelityFlags struct {
 
 func newEvalFidelityCmd(e *env) *cobra.Command {
 	var (
-		f  envFlags
+		cf *configFlags
 		ff fidelityFlags
 	)
 	cmd := &cobra.Command{
@@ -79,7 +81,11 @@ DIR/summary.json, DIR/report.md, DIR/report.html and DIR/pairs.jsonl.`,
   toolenv eval fidelity --pairs recorded.jsonl --collection out/bird/rest --llm-url URL --llm-model M --out runs/f --replay`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runEvalFidelity(cmd.Context(), e, &f, &ff, os.Args)
+			cfg, err := cf.resolve(e)
+			if err != nil {
+				return err
+			}
+			return runEvalFidelity(cmd.Context(), e, &cfg, &ff, os.Args)
 		},
 	}
 	fs := cmd.Flags()
@@ -103,17 +109,17 @@ DIR/summary.json, DIR/report.md, DIR/report.html and DIR/pairs.jsonl.`,
 	fs.DurationVar(&ff.judgeTimeout, "judge-timeout", 120*time.Second, "timeout of one judge or embeddings request")
 	fs.StringVar(&ff.bleuTokens, "bleu-tokens", "chars", "BLEU tokens: chars (Python's list(text), the MirrorAPI pipeline's) or words (str.split())")
 	fs.StringVar(&ff.bleuSmoothing, "bleu-smoothing", "method3", "NLTK smoothing: none, method1 ... method5, method7 (method3 is the MirrorAPI pipeline's)")
-	f.register(fs)
+	cf = bindConfig(fs, bindEnv)
 	return cmd
 }
 
-func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags, argv []string) error {
+func runEvalFidelity(ctx context.Context, e *env, envCfg *environment.Config, ff *fidelityFlags, argv []string) error {
 	log := e.logger()
 	started := time.Now().UTC()
 	if ff.out == "" {
 		return usagef("--out is required: the folder for the scores and the reports")
 	}
-	if f.upstreamURL != "" || f.upstreamDirect {
+	if envCfg.Upstream.URL != "" || envCfg.Upstream.Direct {
 		return usagef("--upstream-url and --upstream-direct do not apply: the real answers are the recorded ones, and the simulator under test must answer alone")
 	}
 	if ff.sample < 0 || ff.concurrency < 1 {
@@ -150,25 +156,25 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 		return llm.New(url, llm.Options{APIKey: key, Timeout: timeout, MaxRetries: retries(ff.retries), Recorder: records, Replay: ff.replay, Logger: log})
 	}
 
-	envx, err := openEnvironment(ctx, f, e, nil)
+	envx, err := environment.Open(ctx, envCfg)
 	if err != nil {
 		return err
 	}
 	defer envx.Close()
-	colls := envx.registry.Collections()
+	colls := envx.Collections()
 
 	// The simulator under test: the virtual backend of every loaded
 	// collection, as serve builds it but without upstream and cache, its
 	// recorded examples seen through a hold-out of the pair being scored.
 	simulator := "offline synthesizer"
 	var simLLM *llm.Client
-	if f.llmURL != "" {
-		simLLM = newClient(f.llmURL, f.llmKeyEnv, f.llmTimeout)
-		simulator = fmt.Sprintf("%s at %s, prompt %s (synthesizer when it cannot answer)", f.llmModel, f.llmURL, f.simPrompt)
+	if envCfg.Simulator.URL != "" {
+		simLLM = newClient(envCfg.Simulator.URL, envCfg.Simulator.KeyEnv, envCfg.Simulator.Timeout)
+		simulator = fmt.Sprintf("%s at %s, prompt %s (synthesizer when it cannot answer)", envCfg.Simulator.Model, envCfg.Simulator.URL, envCfg.Simulator.Prompt)
 	}
 	simReg := invoke.NewRegistry()
 	for _, c := range colls {
-		opts := virtual.Options{Model: f.llmModel, Prompt: f.simPrompt, Examples: fidelity.HoldOut(envx.store), Tools: c.Tools, Logger: log}
+		opts := virtual.Options{Model: envCfg.Simulator.Model, Prompt: envCfg.Simulator.Prompt, Examples: fidelity.HoldOut(envx.Store), Tools: c.Tools, Logger: log}
 		if simLLM != nil {
 			opts.LLM = simLLM
 		}
@@ -180,7 +186,7 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 			return err
 		}
 	}
-	simHandler := toolenv.Chain(simReg, invoke.Recover(log), invoke.Timeout(f.timeout), invoke.Limit(f.maxResultBytes))
+	simHandler := toolenv.Chain(simReg, invoke.Recover(log), invoke.Timeout(envCfg.Timeout), invoke.Limit(envCfg.MaxResultBytes))
 
 	// The real answers.
 	var (
@@ -189,12 +195,12 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 		sources []string
 	)
 	if !ff.noStore {
-		ps, err := fidelity.StorePairs(ctx, envx.store)
+		ps, err := fidelity.StorePairs(ctx, envx.Store)
 		if err != nil {
 			return err
 		}
 		pairs = append(pairs, ps...)
-		sources = append(sources, fmt.Sprintf("store %s (%d real answers)", f.store, len(ps)))
+		sources = append(sources, fmt.Sprintf("store %s (%d real answers)", envCfg.Store, len(ps)))
 	}
 	for _, path := range ff.pairs {
 		ps, problems, err := fidelity.ReadPairs(path)
@@ -217,20 +223,20 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 		pairs = append(pairs, ps...)
 		sources = append(sources, fmt.Sprintf("documented examples (%d)", len(ps)))
 	}
-	pairs, unknown := fidelity.Resolve(pairs, envx.registry, colls, ff.tools)
+	pairs, unknown := fidelity.Resolve(pairs, envx.Registry, colls, ff.tools)
 	for _, t := range slices.Sorted(maps.Keys(unknown)) {
 		skipped = append(skipped, fmt.Sprintf("%d pair(s) of %s: not a tool of the loaded collections (load it with --toolbench, --collection or --openapi)", unknown[t], t))
 	}
 	pairs = fidelity.Sample(pairs, ff.sample, ff.seed)
 	if len(pairs) == 0 {
-		return usagef("no real answers to score for the loaded collections: the store %s holds none of origin upstream or import (pass --pairs FILE, or --doc-examples)%s", f.store, skippedHint(skipped))
+		return usagef("no real answers to score for the loaded collections: the store %s holds none of origin upstream or import (pass --pairs FILE, or --doc-examples)%s", envCfg.Store, skippedHint(skipped))
 	}
 
 	settings := fidelity.Settings{
 		Simulator: simulator, BLEUTokens: ff.bleuTokens, BLEUSmoothing: smoothing.String(),
 		Sample: ff.sample, Seed: ff.seed, Sources: sources,
 	}
-	cfg := fidelity.Config{Simulator: simHandler, Tools: envx.registry, Concurrency: ff.concurrency, Logger: log,
+	cfg := fidelity.Config{Simulator: simHandler, Tools: envx.Registry, Concurrency: ff.concurrency, Logger: log,
 		BLEU: &fidelity.BLEUOptions{Tokens: ff.bleuTokens, Smoothing: smoothing}}
 	if ff.embedURL != "" {
 		cfg.Embedder = embed.Remote{Client: newClient(ff.embedURL, ff.embedKeyEnv, ff.judgeTimeout), Model: ff.embedModel}
@@ -257,7 +263,7 @@ func runEvalFidelity(ctx context.Context, e *env, f *envFlags, ff *fidelityFlags
 		return err
 	}
 	run := map[string]any{
-		"command": argv, "version": version, "records": records.Path(), "replay": ff.replay,
+		"command": argv, "version": buildinfo.Version(), "config": envCfg.Redacted(), "records": records.Path(), "replay": ff.replay,
 		"started": started, "finished": time.Now().UTC(), "pairs": len(pairs), "scored": len(scored), "interrupted": runErr != nil,
 	}
 	if err := toolenv.WriteJSONFile(filepath.Join(ff.out, "run.json"), run); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mapping"
@@ -65,17 +65,8 @@ func (f *embedFlags) embedder(e *env) (index.Embedder, error) {
 }
 
 // defaultIndexPath is map.db beside the default store.
-func defaultIndexPath() string { return filepath.Join(filepath.Dir(defaultStorePath()), "map.db") }
-
-// indexableTools returns the tools of every loaded collection that an
-// agent can call (hidden setup tools are left out), sorted by ID.
-func indexableTools(env *environment) []*toolenv.Tool {
-	var out []*toolenv.Tool
-	for _, c := range env.registry.Collections() {
-		out = append(out, c.Listed()...)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+func defaultIndexPath() string {
+	return filepath.Join(filepath.Dir(environment.Default().Store), "map.db")
 }
 
 // structuralRun is the structural mapper's output over a set of tools.
@@ -88,9 +79,9 @@ type structuralRun struct {
 
 // mapStructural maps tools with the structural mapper and its operation
 // graph, with evidence from the store, and clusters the result.
-func mapStructural(ctx context.Context, env *environment, tools []*toolenv.Tool, opts structural.Options, e *env) (*structuralRun, error) {
+func mapStructural(ctx context.Context, env *environment.Environment, tools []*toolenv.Tool, opts structural.Options, e *env) (*structuralRun, error) {
 	start := time.Now()
-	ev, err := structural.Gather(ctx, env.store, tools, 5)
+	ev, err := structural.Gather(ctx, env.Store, tools, 5)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +132,7 @@ func outputPaths(m *structural.Matcher) func(*toolenv.Tool) []string {
 
 func newMapIndexCmd(e *env) *cobra.Command {
 	var (
-		f          envFlags
+		cf         *configFlags
 		ef         embedFlags
 		indexPath  string
 		mappingsTo string
@@ -169,12 +160,12 @@ index is built for lexical search only, and says so.`,
 			if err != nil {
 				return err
 			}
-			env, err := openEnvironment(ctx, &f, e, nil)
+			env, err := cf.open(ctx, e)
 			if err != nil {
 				return err
 			}
 			defer env.Close()
-			tools := indexableTools(env)
+			tools := env.ListedTools()
 			var set *mapping.Set
 			var outputs func(*toolenv.Tool) []string
 			var run *structuralRun
@@ -207,7 +198,7 @@ index is built for lexical search only, and says so.`,
 			return nil
 		},
 	}
-	f.register(cmd.Flags())
+	cf = bindConfig(cmd.Flags(), bindEnv)
 	ef.register(cmd.Flags())
 	cmd.Flags().StringVar(&indexPath, "index", defaultIndexPath(), "the index file to write (SQLite)")
 	cmd.Flags().StringVar(&mappingsTo, "mappings-out", "", "also write the structural mappings and clusters to this JSON file")
@@ -316,7 +307,7 @@ func newMapSearchCmd(e *env) *cobra.Command {
 
 func newMapMatchCmd(e *env) *cobra.Command {
 	var (
-		f       envFlags
+		cf      *configFlags
 		out     string
 		between []string
 		opts    structural.Options
@@ -338,20 +329,20 @@ versions of one API).`,
 			if len(between) != 0 && len(between) != 2 {
 				return usagef("--between takes exactly two collection names (given %d)", len(between))
 			}
-			env, err := openEnvironment(ctx, &f, e, nil)
+			env, err := cf.open(ctx, e)
 			if err != nil {
 				return err
 			}
 			defer env.Close()
-			tools := indexableTools(env)
+			tools := env.ListedTools()
 			var set *mapping.Set
 			if len(between) == 2 {
 				for _, c := range between {
-					if env.registry.Collection(c) == nil {
+					if env.Registry.Collection(c) == nil {
 						return toolenv.Errorw(toolenv.StatusNotFound, "", "--between %s: no such collection loaded (loaded: %v)", c, mapping.CollectionsOf(tools))
 					}
 				}
-				ev, err := structural.Gather(ctx, env.store, tools, 5)
+				ev, err := structural.Gather(ctx, env.Store, tools, 5)
 				if err != nil {
 					return err
 				}
@@ -390,7 +381,7 @@ versions of one API).`,
 			return nil
 		},
 	}
-	f.register(cmd.Flags())
+	cf = bindConfig(cmd.Flags(), bindEnv)
 	cmd.Flags().StringVar(&out, "out", "", "write the mappings to this JSON file")
 	cmd.Flags().StringArrayVar(&between, "between", nil, "map collection A onto collection B one-to-one (give twice)")
 	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mapping/index"
@@ -31,7 +32,7 @@ func (f *modelFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", "model name (required)")
 	fs.StringVar(&f.keyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the endpoint's API key")
 	fs.DurationVar(&f.timeout, "llm-timeout", 120*time.Second, "timeout of one model request")
-	fs.StringVar(&f.store, "store", defaultStorePath(), "database the model's answers are recorded in (with --record or --replay)")
+	fs.StringVar(&f.store, "store", environment.Default().Store, "database the model's answers are recorded in (with --record or --replay)")
 	fs.BoolVar(&f.record, "record", false, "record every model exchange in --store")
 	fs.BoolVar(&f.replay, "replay", false, "answer every model request from --store, with no network")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/progress"
@@ -57,26 +57,21 @@ func (r *workRun) rate(n int) float64 {
 
 // workEnv opens an environment of the given collection folders with
 // default flags changed by set.
-func workEnv(ctx context.Context, e *env, dirs []string, set func(*envFlags)) (*environment, error) {
-	var f envFlags
-	fs := pflag.NewFlagSet("work", pflag.ContinueOnError)
-	f.register(fs)
-	if err := fs.Parse(nil); err != nil {
-		return nil, err
-	}
-	f.store = ":memory:"
-	f.collections = dirs
+func workEnv(ctx context.Context, e *env, dirs []string, set func(*environment.Config)) (*environment.Environment, error) {
+	cfg := environment.Default()
+	cfg.Store, cfg.Collections = ":memory:", dirs
 	if set != nil {
-		set(&f)
+		set(&cfg)
 	}
 	quiet := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: e.getenv, logJSON: e.logJSON}
 	quiet.logLevel.Set(max(e.logLevel.Level(), slog.LevelWarn)) // environment chatter only at warn
-	return openEnvironment(ctx, &f, quiet, nil)
+	cfg.Logger, cfg.Getenv = quiet.logger(), e.getenv
+	return environment.Open(ctx, &cfg)
 }
 
 // runTasks runs an agent over tasks in env and scores each episode: all
 // calls succeeded, and (NL2SQL) the answer equals the gold one.
-func runTasks(ctx context.Context, env *environment, ag agent.Agent, model agent.Model, tasks []*toolenv.Task, r *workRun, bar *progress.Bar) {
+func runTasks(ctx context.Context, env *environment.Environment, ag agent.Agent, model agent.Model, tasks []*toolenv.Task, r *workRun, bar *progress.Bar) {
 	start := time.Now()
 	tt := func(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error) {
 		if ts, err := taskTools(c, t); err == nil && len(ts) > 0 {
@@ -84,7 +79,7 @@ func runTasks(ctx context.Context, env *environment, ag agent.Agent, model agent
 		}
 		return agent.TaskTools(c, t), nil
 	}
-	local := agent.NewLocal(env.pipeline, env.registry.Collections(), agent.LocalOptions{TaskTools: tt})
+	local := agent.NewLocal(env.Pipeline, env.Registry.Collections(), agent.LocalOptions{TaskTools: tt})
 	if r.Statuses == nil {
 		r.Statuses = map[string]int{}
 	}
@@ -99,7 +94,7 @@ func runTasks(ctx context.Context, env *environment, ag agent.Agent, model agent
 			bar.Add(1)
 			continue
 		}
-		o := ag.Run(ctx, &agent.Episode{Task: t, Session: s, Model: model, ModelName: "replay", Collection: env.registry.Collection(t.Collection)})
+		o := ag.Run(ctx, &agent.Episode{Task: t, Session: s, Model: model, ModelName: "replay", Collection: env.Registry.Collection(t.Collection)})
 		s.Close(ctx)
 		allOK := len(o.Results) > 0
 		for _, res := range o.Results {
@@ -131,9 +126,9 @@ func runTasks(ctx context.Context, env *environment, ag agent.Agent, model agent
 
 // countingEnv wraps an environment's pipeline to count calls a mapping
 // re-routed (repaired or failed over).
-func countRerouted(env *environment, n *int) {
-	inner := env.pipeline
-	env.pipeline = toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+func countRerouted(env *environment.Environment, n *int) {
+	inner := env.Pipeline
+	env.Pipeline = toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 		res := inner.Invoke(ctx, call)
 		if res.Meta[repair.MetaRepaired] == "true" || res.Meta[failover.MetaTo] != "" {
 			*n++
@@ -240,7 +235,7 @@ has no gold call sequences).`,
 			var runs []*workRun
 			for _, ag := range agents {
 				for _, rep := range []bool{false, true} {
-					env, err := workEnv(ctx, e, []string{dir}, func(f *envFlags) { f.driftMode = drift.ModeStrict; f.mapping.repair = rep })
+					env, err := workEnv(ctx, e, []string{dir}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep })
 					if err != nil {
 						return err
 					}
@@ -409,13 +404,13 @@ has only descriptions, types and values to go on.`,
 				down, failover bool
 			}{{"primary up", false, false}, {"primary down, no failover", true, false}, {"primary down + failover", true, true}} {
 				setting := s.name
-				env, err := workEnv(ctx, e, []string{primary, alternative}, func(f *envFlags) {
+				env, err := workEnv(ctx, e, []string{primary, alternative}, func(c *environment.Config) {
 					if s.down {
-						f.faults = ffile
+						c.Faults = ffile
 					}
 					if s.failover {
-						f.mapping.failover = mfile
-						f.mapping.failoverScore = 0.5
+						c.Failover.Mappings = mfile
+						c.Failover.MinScore = 0.5
 					}
 				})
 				if err != nil {

@@ -5,88 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/toolenv/toolenv/server"
+	"github.com/toolenv/toolenv/environment"
 )
 
-// newMCPHTTPHandler returns the MCP streamable-HTTP handler serve mounts
-// at /mcp: every loaded tool, named by the auto scheme.
-func newMCPHTTPHandler(ctx context.Context, env *environment, e *env, names string, lf mcpListFlags) (http.Handler, error) {
-	naming, err := server.ParseMCPNaming(names)
-	if err != nil {
-		return nil, usagef("--mcp-names: %v", err)
-	}
-	srv, err := newMCPServer(env, naming, lf)
-	if err != nil {
-		return nil, err
-	}
-	return server.NewMCPHandler(srv, server.MCPHTTPOptions{Logger: env.log}), nil
-}
-
-// mcpListFlags say how tools/list pages and when search_tools is offered.
-type mcpListFlags struct {
-	pageSize    int
-	searchAbove int
-}
-
-func (lf *mcpListFlags) register(fs *pflag.FlagSet, prefix string) {
-	fs.IntVar(&lf.pageSize, prefix+"page-size", server.DefaultMCPPageSize, "tools per MCP tools/list page (the next page's cursor in nextCursor); -1: every tool in one page")
-	fs.IntVar(&lf.searchAbove, prefix+"search-above", server.DefaultMCPSearchAbove, "offer the MCP search_tools tool when more tools than this are listed; -1: never")
-}
-
-func newMCPServer(env *environment, naming server.MCPNaming, lf mcpListFlags) (*mcp.Server, error) {
-	if lf.pageSize == 0 || lf.searchAbove == 0 {
-		return nil, usagef("the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
-	}
-	search, err := newToolSearch(env)
-	if err != nil {
-		return nil, err
-	}
-	return server.NewMCPServer(server.MCPOptions{
-		Pipeline: env.pipeline, Registry: env.registry, Logger: env.log, Naming: naming, Version: version, Search: search,
-		PageSize: lf.pageSize, SearchAbove: lf.searchAbove,
-	})
-}
-
-// newToolSearch is the index behind the MCP search_tools tool: its files
-// sit in a "search" folder beside the store file (reused while the tools
-// stay the same), or in a temporary folder removed at exit when the store
-// is not a file.
-func newToolSearch(env *environment) (*server.IndexSearch, error) {
-	dir := ""
-	if p := env.storeFlag; p != "" && p != ":memory:" && !strings.Contains(p, "://") {
-		dir = filepath.Join(filepath.Dir(p), "search")
-	} else {
-		tmp, err := os.MkdirTemp("", "toolenv-search-")
-		if err != nil {
-			return nil, fmt.Errorf("tool search index: %w", err)
-		}
-		env.closers = append(env.closers, closerFunc(func() error { return os.RemoveAll(tmp) }))
-		dir = tmp
-	}
-	search := server.NewIndexSearch(server.IndexSearchOptions{Dir: dir, Logger: env.log})
-	env.closers = append(env.closers, search)
-	return search, nil
-}
-
-// closerFunc is a function as an io.Closer.
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
-
 func newMCPCmd(e *env) *cobra.Command {
-	var (
-		f     envFlags
-		names string
-		lf    mcpListFlags
-	)
+	var cf *configFlags
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve collections of APIs as MCP tools over stdio",
@@ -103,43 +29,42 @@ always uses <collection>__<name>. A tool can also be called by its ID
 state); a call's _meta "toolenv/session" names another.`,
 		Example: `  toolenv mcp
   toolenv mcp --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction
-  toolenv mcp --openapi petstore.yaml --names prefixed --store :memory:`,
+  toolenv mcp --openapi petstore.yaml --names prefixed --store :memory:
+  toolenv mcp --config examples/bird.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			naming, err := server.ParseMCPNaming(names)
+			cfg, err := cf.resolve(e)
 			if err != nil {
-				return usagef("--names: %v", err)
+				return err
 			}
-			return runMCP(cmd.Context(), e, &f, naming, lf)
+			return runMCP(cmd.Context(), e, &cfg)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&names, "names", "auto", "tool naming: auto (own names, <collection>__<name> where names collide) or prefixed (always <collection>__<name>)")
-	lf.register(fs, "")
-	f.register(fs)
+	cf = bindConfig(cmd.Flags(), bindMCP)
 	return cmd
 }
 
-func runMCP(ctx context.Context, e *env, f *envFlags, naming server.MCPNaming, lf mcpListFlags) error {
-	env, err := openEnvironment(ctx, f, e, nil)
+func runMCP(ctx context.Context, e *env, cfg *environment.Config) error {
+	env, err := environment.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	srv, err := newMCPServer(env, naming, lf)
+	srv, err := env.MCPServer()
 	if err != nil {
 		return err
 	}
 	tools := 0
-	for _, c := range env.registry.Collections() {
+	for _, c := range env.Collections() {
 		tools += len(c.Tools)
 	}
-	env.log.Info("toolenv is serving MCP over stdio", "collections", len(env.registry.Collections()), "tools", tools, "names", naming.String(), "store", env.store.Path())
+	log := env.Logger()
+	log.Info("toolenv is serving MCP over stdio", "collections", len(env.Collections()), "tools", tools, "names", cfg.MCP.Names, "store", env.Store.Path())
 	t := &mcp.IOTransport{Reader: stdinCloser(e.stdin), Writer: writeNopCloser{e.stdout}}
 	err = srv.Run(ctx, t)
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
-		env.log.Info("MCP client disconnected")
+		log.Info("MCP client disconnected")
 		return nil
 	case ctx.Err() != nil:
 		return nil // interrupted: a clean stop

@@ -17,21 +17,6 @@ const (
 	librarySpec  = "../../openapi/testdata/library.json"
 )
 
-func TestLoadOpenAPIFlagValue(t *testing.T) {
-	ctx := context.Background()
-	c, err := loadOpenAPI(ctx, petstoreSpec)
-	if err != nil || c.Name != "petstore" || len(c.Tools) != 8 {
-		t.Fatalf("%v %v", c, err)
-	}
-	c, err = loadOpenAPI(ctx, "books="+librarySpec)
-	if err != nil || c.Name != "books" {
-		t.Fatalf("NAME=FILE: %v %v", c, err)
-	}
-	if _, err := loadOpenAPI(ctx, "missing.yaml"); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
-		t.Errorf("err = %v", err)
-	}
-}
-
 // TestServeOpenAPI serves two imported documents and calls them at their
 // own routes, lists them over MCP, and checks that a bad document stops
 // serve with exit code 2 and a message naming the problem.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 )
 
 // env is what every command gets: its streams and a logger. Commands read
@@ -108,6 +109,7 @@ func newRootCmd(e *env) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(e),
 		newServeCmd(e),
+		newConfigCmd(e),
 		newMCPCmd(e),
 		newCacheCmd(e),
 		newBenchCmd(e),
@@ -120,18 +122,24 @@ func newRootCmd(e *env) *cobra.Command {
 	return root
 }
 
-// version is the program version, set at build time with
-// -ldflags "-X main.version=...".
-var version = "dev"
-
 func newVersionCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Short: "Print toolenv's version, the commit it was built from and the Go toolchain",
+		Long: `Print toolenv's version from the module build information: a release version, or
+a pseudo-version for a build from a checkout, with the VCS revision it was built
+from (and whether the checkout was modified) and the Go toolchain. Every report,
+manifest and evaluation summary records the same version.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(e.stdout, "toolenv", version)
+			if asJSON {
+				return writeJSON(e.stdout, buildinfo.Read())
+			}
+			fmt.Fprintln(e.stdout, buildinfo.Read())
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the build information as JSON")
+	return cmd
 }

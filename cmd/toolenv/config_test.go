@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfigPrint: config print shows defaults, then the file, then the
+// flags given; a flag that disagrees with the file wins and says so at
+// debug level; relative paths in the file resolve against its folder.
+func TestConfigPrint(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "toolenv.yaml")
+	os.WriteFile(file, []byte("store: cache.db\ncollections: [out/bird/rest]\ndrift:\n  mode: compat\nsimulator:\n  timeout: 30s\n"), 0o644)
+	code, out, errs := run(t, context.Background(), "config", "print", "--config", file, "--drift-mode", "strict", "--log-level", "debug")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"store: " + filepath.Join(dir, "cache.db") + "\n",
+		"collections:\n  - " + filepath.Join(dir, "out/bird/rest") + "\n",
+		"drift:\n  mode: strict\n",
+		"  timeout: 30s\n",
+		"key_env: OPENAI_API_KEY\n",
+		"addr: 127.0.0.1:8080\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config print lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "level=DEBUG") || !strings.Contains(errs, "flag=--drift-mode key=drift.mode") || !strings.Contains(errs, "file_value=compat flag_value=strict") {
+		t.Errorf("no debug line for the override:\n%s", errs)
+	}
+	// The printed configuration is a configuration file that gives the
+	// same configuration.
+	printed := filepath.Join(dir, "printed.json")
+	_, js, _ := run(t, context.Background(), "config", "print", "--config", file, "--drift-mode", "strict", "--format", "json")
+	os.WriteFile(printed, []byte(js), 0o644)
+	if code, again, errs := run(t, context.Background(), "config", "print", "--config", printed); code != 0 || again != out {
+		t.Errorf("exit %d %s; printed JSON loads to\n%s\nwant\n%s", code, errs, again, out)
+	}
+}
+
+// TestConfigBadFiles: every bad file stops the command before it does
+// anything, with an exit code and a message saying what to fix.
+func TestConfigBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"serve", "--config", filepath.Join(dir, "none.yaml")}, 3, []string{"none.yaml does not exist"}},
+		{[]string{"serve", "--config", write("a.yaml", "colections: [x]\n")}, 2, []string{"a.yaml:1:1: colections: unknown key (did you mean collections?"}},
+		{[]string{"mcp", "--config", write("b.yaml", "drift:\n  mode: lenient\n")}, 2, []string{`drift.mode: "lenient" is not one of`}},
+		{[]string{"eval", "--config", write("c.json", `{"timeout": 30}`), "--tasks", ".", "--out", dir}, 2, []string{"c.json:1:13: timeout: want a duration with a unit"}},
+		{[]string{"config", "print", "--config", write("d.yaml", "llm-url: http://x\n")}, 2, []string{"did you mean simulator.url? it is what --llm-url sets"}},
+		{[]string{"config", "print", "--format", "toml"}, 2, []string{"--format"}},
+	} {
+		code, _, errs := run(t, context.Background(), tc.args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d: %s", tc.args, code, tc.code, errs)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, errs, w)
+			}
+		}
+	}
+}
+
+// TestConfigInlineSecret: a key written into the file is used, with a
+// warning that names the variable form; config print never shows it.
+func TestConfigInlineSecret(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(file, []byte("simulator:\n  url: http://127.0.0.1:9/v1\n  model: m\n  api_key: sk-secret-value\n"), 0o644)
+	code, out, errs := run(t, context.Background(), "config", "print", "--config", file)
+	if code != 0 || strings.Contains(out+errs, "sk-secret-value") {
+		t.Fatalf("exit %d; the secret is shown:\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "level=WARN") || !strings.Contains(errs, "simulator.api_key holds a credential written inline") || !strings.Contains(errs, "simulator.key_env: NAME") {
+		t.Errorf("no warning naming the variable form:\n%s", errs)
+	}
+}
+
+func TestConfigSchema(t *testing.T) {
+	code, out, _ := run(t, context.Background(), "config", "schema")
+	want, err := os.ReadFile("../../docs/toolenv.schema.json")
+	if code != 0 || err != nil || out != string(want) {
+		t.Errorf("exit %d, %v; config schema differs from docs/toolenv.schema.json", code, err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := run(t, context.Background(), "version")
+	if code != 0 || !strings.HasPrefix(out, "toolenv ") || !strings.Contains(out, " go1.") {
+		t.Errorf("exit %d: %q", code, out)
+	}
+	code, out, _ = run(t, context.Background(), "version", "--json")
+	if code != 0 || !strings.Contains(out, `"version": "`) || !strings.Contains(out, `"go": "go1.`) {
+		t.Errorf("exit %d: %q", code, out)
+	}
+}

@@ -1,0 +1,186 @@
+package environment
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/toolenv/toolenv/internal/configfile"
+	"github.com/toolenv/toolenv/invoke"
+)
+
+// Config says what an environment serves and how it answers. The same
+// fields are the flags of toolenv serve, mcp and eval and the keys of a
+// configuration file (--config toolenv.yaml); the struct tags are the one
+// place that says so (see the package documentation for how to add a
+// field).
+//
+// The zero Config is valid: the embedded demo collection, an in-memory
+// store, the offline synthesizer, no timeout and no limit on results.
+// Default returns the values the CLI starts from instead.
+type Config struct {
+	// Store is the cache and records database: a SQLite file, or
+	// ":memory:" ("" means ":memory:").
+	Store string `json:"store" flag:"store" path:"file" help:"cache and records database (SQLite); \":memory:\" keeps nothing"`
+	// ToolBench are StableToolBench query files, folders of them, or
+	// toolenv/tools/<Category>/<tool>.json trees, served as one collection.
+	ToolBench []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs: a StableToolBench query file, a folder of them, or a toolenv/tools/<Category>/<tool>.json tree (repeatable)"`
+	// OpenAPI are OpenAPI 3.0/3.1 documents, each served as a collection;
+	// NAME=FILE names the collection.
+	OpenAPI []string `json:"openapi" flag:"openapi" path:"named" help:"an OpenAPI 3.0/3.1 document (JSON or YAML) to serve as a collection; NAME=FILE names the collection (repeatable)"`
+	// Collections are toolenv collection folders (collection.json +
+	// tools.json): built NL2SQL flavors, drifted versions, ...
+	Collections []string `json:"collections" flag:"collection" path:"file" help:"a toolenv collection folder (collection.json + tools.json), e.g. a built NL2SQL flavor or a drifted version (repeatable)"`
+	// Demo also serves the embedded demo collection, which is served
+	// anyway when no other source is given.
+	Demo bool `json:"demo" flag:"demo" help:"also serve the embedded demo collection (it is served anyway when nothing else is given)"`
+
+	// Simulator is the LLM that answers documented APIs.
+	Simulator SimulatorConfig `json:"simulator" help:"the LLM that simulates documented APIs (MirrorAPI); without a URL the offline synthesizer answers"`
+	// Upstream are the real APIs tried before simulating.
+	Upstream UpstreamConfig `json:"upstream" help:"real APIs tried before simulating"`
+
+	// Timeout bounds one tool call; 0 means none.
+	Timeout time.Duration `json:"timeout" flag:"timeout" default:"2m" help:"overall timeout of one tool call"`
+	// MaxResultBytes rejects larger answers; 0 means no limit.
+	MaxResultBytes int `json:"max_result_bytes" flag:"max-result-bytes" default:"8388608" help:"reject responses larger than this"`
+
+	// Drift configures drifted collections.
+	Drift DriftConfig `json:"drift" help:"drifted collections (toolenv drift) and the documentation tool"`
+	// Feedback is how much a rejected call is told when it does not ask
+	// (none, terse, helpful); "" keeps each collection's policy.
+	Feedback string `json:"feedback" flag:"feedback" enum:",none,terse,helpful" help:"how much a rejected call is told, for calls that do not ask (?_feedback=): none, terse or helpful (default: each collection's policy)"`
+	// Faults are operational faults to inject: a JSON file or inline JSON
+	// (see docs/drift.md).
+	Faults string `json:"faults" flag:"faults" path:"file" help:"operational faults to inject: a JSON file or inline JSON (latency, timeouts, rate limits, 5xx, flaky windows per collection/tool; see docs/drift.md)"`
+	// Failover re-routes failed calls to mapped alternatives.
+	Failover FailoverConfig `json:"failover" help:"re-route calls whose backend fails to mapped alternatives (docs/mapping.md)"`
+	// Repair translates calls written against older documentation.
+	Repair RepairConfig `json:"repair" help:"repair calls written against older documentation (docs/mapping.md)"`
+
+	// Server configures the HTTP front-ends (Handler).
+	Server ServerConfig `json:"server" help:"the HTTP front-ends (toolenv serve)"`
+	// MCP configures the MCP server.
+	MCP MCPConfig `json:"mcp" help:"the MCP server (at /mcp, or toolenv mcp over stdio)"`
+
+	// Logger logs loading and calls; nil discards.
+	Logger *slog.Logger `json:"-"`
+	// Getenv looks up the environment variables the *KeyEnv fields name;
+	// nil means os.Getenv. No variable is read unless a field names it.
+	Getenv func(string) string `json:"-"`
+	// Observer is told about every call, besides the environment's
+	// metrics; nil means none.
+	Observer invoke.Observer `json:"-"`
+	// Version is reported to MCP clients; "" means the module's version.
+	Version string `json:"-"`
+}
+
+// SimulatorConfig configures the LLM simulator of documented APIs.
+type SimulatorConfig struct {
+	// URL is an OpenAI-compatible endpoint; "" means the offline
+	// synthesizer answers.
+	URL string `json:"url" flag:"llm-url" help:"OpenAI-compatible endpoint of the API simulator, e.g. http://127.0.0.1:8000/v1 (vLLM serving MirrorAPI); empty: the offline synthesizer answers"`
+	// Model is the model name the endpoint serves (required with URL).
+	Model string `json:"model" flag:"llm-model" help:"model name of the simulator"`
+	// KeyEnv names the environment variable holding the API key.
+	KeyEnv string `json:"key_env" flag:"llm-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the simulator's API key"`
+	// APIKey is the API key itself, for Go programs; it wins over KeyEnv.
+	// A configuration file should name a variable with key_env instead.
+	APIKey string `json:"api_key,omitempty" secret:"simulator.key_env" help:"the simulator's API key itself"`
+	// Prompt is sft (MirrorAPI), cot (MirrorAPI chain of thought) or stb
+	// (StableToolBench's GPT prompt); "" means sft.
+	Prompt string `json:"prompt" flag:"sim-prompt" default:"sft" enum:",sft,cot,stb" help:"simulator prompt: sft (MirrorAPI), cot (MirrorAPI chain of thought) or stb (StableToolBench's GPT prompt)"`
+	// Timeout bounds one simulator request; 0 means the client's default
+	// (120 s).
+	Timeout time.Duration `json:"timeout" flag:"llm-timeout" default:"60s" help:"timeout of one simulator request"`
+}
+
+// UpstreamConfig configures the real APIs tried before simulating.
+type UpstreamConfig struct {
+	// URL is a StableToolBench/RapidAPI proxy.
+	URL string `json:"url" flag:"upstream-url" help:"StableToolBench/RapidAPI proxy URL to try before simulating (e.g. http://host:8080/rapidapi)"`
+	// KeyEnv names the environment variable holding the proxy's
+	// toolbench_key.
+	KeyEnv string `json:"key_env" flag:"upstream-key-env" default:"TOOLBENCH_KEY" help:"environment variable holding the proxy's toolbench_key"`
+	// ToolbenchKey is the key itself, for Go programs; it wins over
+	// KeyEnv.
+	ToolbenchKey string `json:"toolbench_key,omitempty" secret:"upstream.key_env" help:"the proxy's toolbench_key itself"`
+	// Direct calls each tool's own documented URL.
+	Direct bool `json:"direct" flag:"upstream-direct" help:"call each tool's own documented URL before simulating"`
+	// Timeout bounds one upstream request; 0 means 15 s.
+	Timeout time.Duration `json:"timeout" flag:"upstream-timeout" default:"15s" help:"timeout of one upstream request"`
+}
+
+// DriftConfig configures drifted collections.
+type DriftConfig struct {
+	// Mode overrides the mode of drifted collections: strict or compat;
+	// "" keeps each collection's policy.
+	Mode string `json:"mode" flag:"drift-mode" enum:",strict,compat" help:"mode of drifted collections, overriding their policy: strict (reject calls written against older versions) or compat (translate them, with a deprecation warning)"`
+	// DocsTool adds the documentation tool to every collection.
+	DocsTool bool `json:"docs_tool" flag:"docs-tool" help:"add the tool get_api_documentation to every collection: it returns the current documentation of an API (old names resolve) and what changed"`
+}
+
+// FailoverConfig configures failover to mapped alternatives.
+type FailoverConfig struct {
+	// Mappings is a mappings file or a tool index (.db); "" disables
+	// failover.
+	Mappings string `json:"mappings" flag:"failover" path:"file" help:"re-route calls whose backend fails (down, rate-limited, timed out, gone) to mapped alternatives: a mappings file (toolenv map match/index --mappings-out) or a tool index (.db)"`
+	// MinScore is the lowest mapping score used (reviewed mappings need
+	// none).
+	MinScore float64 `json:"min_score" flag:"failover-min-score" default:"0.6" help:"lowest mapping score failover uses (reviewed mappings need none)"`
+}
+
+// RepairConfig configures drift repair.
+type RepairConfig struct {
+	// Base repairs calls written against the base version of each
+	// drifted collection loaded.
+	Base bool `json:"base" flag:"repair" help:"repair calls written against the documentation of a drifted collection's base version, through the structural mapping between the two versions' documentation"`
+	// From are older collection folders whose documentation calls may
+	// be written against.
+	From []string `json:"from" flag:"repair-from" path:"file" help:"repair calls written against this older collection folder's documentation (repeatable; matched to a loaded collection by name)"`
+}
+
+// ServerConfig configures the HTTP front-ends. Open never listens: Addr
+// is for the program that does (toolenv serve).
+type ServerConfig struct {
+	// Addr is where toolenv serve listens.
+	Addr string `json:"addr" flag:"addr" default:"127.0.0.1:8080" help:"address to listen on"`
+	// BaseURL is the public URL written into OpenAPI documents; "" means
+	// the request's host.
+	BaseURL string `json:"base_url" flag:"base-url" help:"public URL of the server, written into OpenAPI documents (default: the request's host)"`
+	// MaxBody bounds request bodies; 0 means 1 MiB.
+	MaxBody int64 `json:"max_body" flag:"max-body" default:"1048576" help:"largest request body accepted, in bytes"`
+}
+
+// MCPConfig configures the MCP server.
+type MCPConfig struct {
+	// Names is the tool naming: auto (own names, <collection>__<name>
+	// where names collide) or prefixed; "" means auto.
+	Names string `json:"names" flag:"mcp-names" default:"auto" enum:",auto,prefixed" help:"MCP tool names: auto (own names, <collection>__<name> where names collide) or prefixed (always <collection>__<name>)"`
+	// PageSize is how many tools one tools/list page holds; 0 means
+	// server.DefaultMCPPageSize, -1 every tool in one page.
+	PageSize int `json:"page_size" flag:"mcp-page-size" default:"1000" help:"tools per MCP tools/list page (the next page's cursor in nextCursor); -1: every tool in one page"`
+	// SearchAbove is the number of listed tools above which the
+	// search_tools tool is offered; 0 means server.DefaultMCPSearchAbove,
+	// -1 never.
+	SearchAbove int `json:"search_above" flag:"mcp-search-above" default:"1000" help:"offer the MCP search_tools tool when more tools than this are listed; -1: never"`
+}
+
+// Default returns the configuration toolenv's commands start from: the
+// defaults of their flags, with the store in the user's cache folder.
+func Default() Config {
+	var c Config
+	configfile.Defaults(&c)
+	c.Store = defaultStorePath()
+	return c
+}
+
+// defaultStorePath is $XDG_CACHE_HOME/toolenv/store.db (or the OS's user
+// cache folder), else ./.toolenv/store.db.
+func defaultStorePath() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "toolenv", "store.db")
+	}
+	return filepath.Join(".toolenv", "store.db")
+}

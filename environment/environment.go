@@ -1,0 +1,189 @@
+package environment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/internal/buildinfo"
+	"github.com/toolenv/toolenv/internal/configfile"
+	"github.com/toolenv/toolenv/invoke"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/server"
+	"github.com/toolenv/toolenv/store"
+)
+
+// Environment is one loaded environment: its collections, their backends,
+// the one pipeline every call goes through and the front-ends over it.
+// Open builds it; Close releases it. It is safe for concurrent use.
+type Environment struct {
+	// Config is the configuration the environment was opened with.
+	Config Config
+	// Registry holds the collections and their backends.
+	Registry *invoke.Registry
+	// Pipeline is the one call path: every front-end invokes it.
+	Pipeline toolenv.Handler
+	// Store is the cache and records database.
+	Store *store.Store
+	// Metrics counts the calls through Pipeline; Handler serves them at
+	// /metrics.
+	Metrics *server.Metrics
+	// Tasks are the tasks that came with the sources (StableToolBench
+	// queries, the demo, tasks.jsonl of collection folders), by
+	// collection name.
+	Tasks map[string][]*toolenv.Task
+
+	log     *slog.Logger
+	getenv  func(string) string
+	llm     *llm.Client
+	closers []io.Closer
+
+	frontOnce sync.Once
+	mcpServer *mcp.Server
+	handler   http.Handler
+	frontErr  error
+}
+
+// Open loads every source cfg names, builds each collection's backend and
+// the pipeline (see the package documentation for its order). A nil cfg
+// serves the demo collection from an in-memory store. Problems with cfg
+// are *toolenv.Error values with StatusInvalidArguments.
+func Open(ctx context.Context, cfg *Config) (*Environment, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Store == "" {
+		c.Store = ":memory:"
+	}
+	if c.Version == "" {
+		c.Version = buildinfo.Version()
+	}
+	env := &Environment{Config: c, Registry: invoke.NewRegistry(), Metrics: server.NewMetrics(),
+		Tasks: map[string][]*toolenv.Task{}, log: c.Logger, getenv: c.Getenv}
+	if env.log == nil {
+		env.log = slog.New(slog.DiscardHandler)
+	}
+	if env.getenv == nil {
+		env.getenv = os.Getenv
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			env.Close()
+		}
+	}()
+	if err := env.check(); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, c.Store, store.Options{Logger: env.log})
+	if err != nil {
+		return nil, fmt.Errorf("%w (set %s to use another file)", err, env.option("store"))
+	}
+	env.Store = st
+	env.closers = append(env.closers, st)
+	if c.Simulator.URL != "" {
+		env.llm = llm.New(c.Simulator.URL, llm.Options{APIKey: env.secret(c.Simulator.APIKey, c.Simulator.KeyEnv), Timeout: c.Simulator.Timeout, Logger: env.log})
+	}
+	colls, err := env.loadSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, col := range colls {
+		backend, err := env.newBackend(ctx, col)
+		if err != nil {
+			return nil, fmt.Errorf("collection %s: %w", col.Name, err)
+		}
+		if err := env.Registry.Add(col, backend); err != nil {
+			return nil, err
+		}
+	}
+	before, after, err := env.middleware(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var obs invoke.Observer = env.Metrics
+	if c.Observer != nil {
+		obs = observers{env.Metrics, c.Observer}
+	}
+	env.Pipeline = invoke.New(env.Registry, invoke.Options{
+		Logger: env.log, Observer: obs, Timeout: c.Timeout, Cache: st, MaxResultBytes: c.MaxResultBytes,
+		BeforeValidate: before, AfterValidate: after,
+	})
+	ok = true
+	return env, nil
+}
+
+// check rejects values no component would accept, before anything is
+// loaded.
+func (env *Environment) check() error {
+	c := &env.Config
+	if c.Simulator.URL != "" && c.Simulator.Model == "" {
+		return invalid("%s needs %s (the model name the endpoint serves)", env.option("simulator.url"), env.option("simulator.model"))
+	}
+	switch c.Drift.Mode {
+	case "", drift.ModeStrict, drift.ModeCompat:
+	default:
+		return invalid("%s %q: want strict or compat", env.option("drift.mode"), c.Drift.Mode)
+	}
+	switch c.Feedback {
+	case "", toolenv.FeedbackNone, toolenv.FeedbackTerse, toolenv.FeedbackHelpful:
+	default:
+		return invalid("%s %q: want none, terse or helpful", env.option("feedback"), c.Feedback)
+	}
+	if _, err := server.ParseMCPNaming(c.MCP.Names); err != nil {
+		return invalid("%s: %v", env.option("mcp.names"), err)
+	}
+	return nil
+}
+
+// option names a configuration key for a message, with its flag.
+func (env *Environment) option(key string) string { return configfile.Option(&env.Config, key) }
+
+// secret returns a credential: the value given, else the named
+// environment variable's.
+func (env *Environment) secret(value, keyEnv string) string {
+	if value != "" || keyEnv == "" {
+		return value
+	}
+	return env.getenv(keyEnv)
+}
+
+// invalid is an error in the configuration.
+func invalid(format string, args ...any) error {
+	return toolenv.Errorw(toolenv.StatusInvalidArguments, "", format, args...)
+}
+
+// Collections returns the collections served, in the order loaded.
+func (env *Environment) Collections() []*toolenv.Collection { return env.Registry.Collections() }
+
+// Logger returns the environment's logger.
+func (env *Environment) Logger() *slog.Logger { return env.log }
+
+// Close releases the backends and the store, last opened first.
+func (env *Environment) Close() error {
+	var errs []error
+	for i := len(env.closers) - 1; i >= 0; i-- {
+		errs = append(errs, env.closers[i].Close())
+	}
+	env.closers = nil
+	return errors.Join(errs...)
+}
+
+// observers tells several observers about each call.
+type observers []invoke.Observer
+
+func (o observers) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.Duration) {
+	for _, x := range o {
+		x.Observe(call, res, elapsed)
+	}
+}

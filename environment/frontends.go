@@ -1,0 +1,86 @@
+package environment
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolenv/toolenv/server"
+)
+
+// Handler returns the HTTP handler of every front-end over the pipeline:
+// /virtual, REST, listings, OpenAPI, /mcp (streamable HTTP), /metrics and
+// /healthz (see package server). Mount it on any server: the environment
+// never listens itself. It is built once, on the first call.
+func (env *Environment) Handler() (http.Handler, error) {
+	env.frontends()
+	return env.handler, env.frontErr
+}
+
+// MCPServer returns the MCP server offering every tool (hidden tools are
+// callable but not listed), as Config.MCP names them. Handler serves it at
+// /mcp; run it over stdio with its Run method and an mcp.IOTransport. It
+// is built once, on the first call.
+func (env *Environment) MCPServer() (*mcp.Server, error) {
+	env.frontends()
+	return env.mcpServer, env.frontErr
+}
+
+// toolSearch is the index behind the MCP search_tools tool: its files
+// sit in a "search" folder beside the store file (reused while the tools
+// stay the same), or in a temporary folder removed by Close when the store
+// is not a file.
+func (env *Environment) toolSearch() (*server.IndexSearch, error) {
+	dir := ""
+	if p := env.Config.Store; p != "" && p != ":memory:" && !strings.Contains(p, "://") {
+		dir = filepath.Join(filepath.Dir(p), "search")
+	} else {
+		tmp, err := os.MkdirTemp("", "toolenv-search-")
+		if err != nil {
+			return nil, fmt.Errorf("tool search index: %w", err)
+		}
+		env.closers = append(env.closers, closerFunc(func() error { return os.RemoveAll(tmp) }))
+		dir = tmp
+	}
+	search := server.NewIndexSearch(server.IndexSearchOptions{Dir: dir, Logger: env.log})
+	env.closers = append(env.closers, search)
+	return search, nil
+}
+
+// closerFunc is a function as an io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// frontends builds the MCP server and the HTTP handler, once.
+func (env *Environment) frontends() {
+	env.frontOnce.Do(func() {
+		c := &env.Config
+		naming, err := server.ParseMCPNaming(c.MCP.Names)
+		if err != nil {
+			env.frontErr = invalid("%s: %v", env.option("mcp.names"), err)
+			return
+		}
+		search, err := env.toolSearch()
+		if err != nil {
+			env.frontErr = err
+			return
+		}
+		env.mcpServer, err = server.NewMCPServer(server.MCPOptions{
+			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Naming: naming, Version: c.Version, Search: search,
+			PageSize: c.MCP.PageSize, SearchAbove: c.MCP.SearchAbove,
+		})
+		if err != nil {
+			env.frontErr = err
+			return
+		}
+		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log})
+		env.handler = server.New(server.Options{
+			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Metrics: env.Metrics,
+			MaxBodyBytes: c.Server.MaxBody, BaseURL: c.Server.BaseURL, MCP: mcpHandler,
+		})
+	})
+}
