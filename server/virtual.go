@@ -23,7 +23,19 @@ type VirtualRequest struct {
 	APIName      string `json:"api_name"`
 	Strip        string `json:"strip"`
 	ToolbenchKey string `json:"toolbench_key"`
+	// Meta asks for toolenv's account of the answer in the response
+	// (request field "toolenv_meta": true): see VirtualMetaField.
+	Meta bool `json:"toolenv_meta,omitempty"`
 }
+
+// VirtualMetaField is the response member that carries, when the request
+// asks for it with "toolenv_meta": true, where the answer came from
+// (status, source, origin, warnings and details such as the synthesizer's
+// rule), the facts REST sends in X-Toolenv-* headers. It is never sent
+// unasked: StableToolBench's client (rapidapi.py) shows the model
+// json.dumps of the whole response object, so any member added by default
+// would change every observation.
+const VirtualMetaField = "toolenv"
 
 // toolInputParseError is StableToolBench's own error text for a tool_input
 // that is not JSON; toolenv adds what was wrong after it.
@@ -63,6 +75,9 @@ func DecodeVirtualRequest(body []byte) (*VirtualRequest, map[string]any, *toolen
 		if f.required && *f.dst == "" {
 			missing = append(missing, f.name)
 		}
+	}
+	if m, ok := obj["toolenv_meta"].(bool); ok {
+		req.Meta = m
 	}
 	if len(notString) > 0 {
 		return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "category, tool_name, api_name, strip and toolbench_key are strings", "%v must be strings", notString)
@@ -146,18 +161,21 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	// StableToolBench's special API, recognised as its server does: by the
 	// normalised name, before tool_input is read (its input is a message
 	// to the user, not JSON).
+	reply := writeVirtual200
+	if req.Meta {
+		reply = writeVirtualMeta
+	}
 	if isChatWithUser(req) {
-		writeVirtual(w, http.StatusOK, &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"Chat with user."`), Source: toolenv.SourcePipeline})
+		reply(w, &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"Chat with user."`), Source: toolenv.SourcePipeline})
 		return
 	}
 	if res != nil {
-		writeVirtual(w, http.StatusOK, res)
+		reply(w, res)
 		return
 	}
 	tool, err := s.views.Load().index.Resolve(req.Category, req.ToolName, req.APIName)
 	if err != nil {
-		res := toolenv.ResultOf(err)
-		writeVirtual(w, http.StatusOK, res)
+		reply(w, toolenv.ResultOf(err))
 		return
 	}
 	call := &toolenv.Call{
@@ -171,7 +189,30 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	if req.ToolbenchKey != "" {
 		call.Meta = map[string]string{"toolbench_key": req.ToolbenchKey}
 	}
-	writeVirtual(w, http.StatusOK, s.invoke(r.Context(), call))
+	reply(w, s.invoke(r.Context(), call))
+}
+
+func writeVirtual200(w http.ResponseWriter, res *toolenv.Result) { writeVirtual(w, http.StatusOK, res) }
+
+// writeVirtualMeta writes a /virtual answer with its VirtualMetaField.
+func writeVirtualMeta(w http.ResponseWriter, res *toolenv.Result) {
+	out := VirtualResponse(res)
+	meta := struct {
+		Status   toolenv.Status    `json:"status"`
+		Source   toolenv.Source    `json:"source,omitempty"`
+		Warnings []string          `json:"warnings,omitempty"`
+		Faults   []string          `json:"faults,omitempty"`
+		Details  map[string]string `json:"meta,omitempty"`
+	}{res.Status, res.Source, res.Warnings, res.Faults, res.Meta}
+	raw, err := toolenv.MarshalJSONNoHTML(meta)
+	if err == nil {
+		out = append(append(append(out[:len(out)-1], `,"`+VirtualMetaField+`":`...), raw...), '}')
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	setResultHeaders(h, res)
+	w.WriteHeader(http.StatusOK)
+	w.Write(out)
 }
 
 // isChatWithUser reports whether req names StableToolBench's

@@ -26,7 +26,9 @@
 // response shape (ToolBench's template_response, interpreted in
 // shape.go, or the output JSON Schema) with values recorded at the same
 // place in other responses of the API, values echoed from arguments of
-// the same name, or plausible made-up values (generate.go); with no shape,
-// it answers the most similar recorded call, else a generic placeholder.
+// the same name, or plausible made-up values (generate.go); with no shape
+// (or an empty one, "{}"), it answers the most similar recorded call's
+// response with that call's argument values replaced by this call's
+// wherever they appear (adapt.go), else a generic placeholder.
 // Its results are marked: Source synthesizer, a warning, never cached.
 package simulate

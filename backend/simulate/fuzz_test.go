@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -112,6 +113,30 @@ func FuzzTemplate(f *testing.F) {
 		}
 		if again := encodeJSON((&generator{seed: "fuzz", args: map[string]any{}, title: "API", maxList: 5}).value(sh, "", "")); string(again) != string(body) {
 			t.Fatalf("not deterministic: %s vs %s", body, again)
+		}
+	})
+}
+
+// FuzzAdaptBody: adapting a recorded answer to other arguments never
+// panics, keeps a JSON body JSON, is deterministic, and leaves a body in
+// which no argument appears as it was.
+func FuzzAdaptBody(f *testing.F) {
+	f.Add([]byte(`{"city": "Paris", "text": "{'city': 'Paris'}"}`), "Paris", "O'Brien")
+	f.Add([]byte(`"7 of 17"`), "7", "8")
+	f.Add([]byte(`{"Paris": [1, "Paris\\"]}`), `Paris\`, `"`)
+	f.Add([]byte(`[]`), "", "x")
+	f.Fuzz(func(t *testing.T, body []byte, old, new string) {
+		subs := substitutions(map[string]any{"a": old}, map[string]any{"a": new})
+		out, n := adaptBody(body, subs)
+		again, m := adaptBody(body, subs)
+		if !bytes.Equal(out, again) || n != m {
+			t.Fatalf("not deterministic: %s / %s", out, again)
+		}
+		if json.Valid(body) && !json.Valid(out) {
+			t.Fatalf("%s became %s, not JSON", body, out)
+		}
+		if n == 0 && !bytes.Equal(out, body) {
+			t.Fatalf("no replacement, yet %s became %s", body, out)
 		}
 	})
 }

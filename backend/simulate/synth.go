@@ -18,6 +18,10 @@ const (
 	// "template" (the documented response shape filled in), "nearest"
 	// (the most similar recorded call's response) or "generic".
 	MetaSynthRule = "synth_rule"
+	// MetaSynthFrom is, for the "nearest" rule, the canonical arguments
+	// of the recorded call whose response was adapted (its argument
+	// values replaced by this call's wherever they appear).
+	MetaSynthFrom = "synth_from"
 	// MetaCacheable is the Result.Meta key that keeps a result out of
 	// the cache when "false" (the key invoke's cache middleware reads).
 	MetaCacheable = "cacheable"
@@ -78,15 +82,19 @@ func (s *Synthesizer) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.R
 	if doc == nil {
 		doc = call.Tool
 	}
-	body, rule := s.synthesize(ctx, call.Tool.ID, doc, call.Args)
+	body, rule, from := s.synthesize(ctx, call.Tool.ID, doc, call.Args)
 	r := &toolenv.Result{Status: toolenv.StatusOK, Body: body, Source: toolenv.SourceSynthesizer, Warnings: []string{SynthWarning}}
 	r.SetMeta(MetaSynthRule, rule)
+	if from != "" {
+		r.SetMeta(MetaSynthFrom, from)
+	}
 	r.SetMeta(MetaCacheable, "false")
 	return r
 }
 
-// synthesize makes the answer and says which rule made it.
-func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolenv.Tool, args map[string]any) (json.RawMessage, string) {
+// synthesize makes the answer and says which rule made it (and, for
+// "nearest", the arguments of the recorded call it adapted).
+func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolenv.Tool, args map[string]any) (body json.RawMessage, rule, from string) {
 	canon, err := toolenv.Canonical(args)
 	if err != nil {
 		canon = []byte("{}")
@@ -97,18 +105,21 @@ func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolen
 	}
 	for _, e := range exs {
 		if e.canon == string(canon) && len(e.body) > 0 {
-			return e.body, "example"
+			return e.body, "example", ""
 		}
 	}
 	g := &generator{seed: toolID + "\x00" + string(canon), args: argIndex(args), title: doc.TitleOrName(), maxList: s.opts.MaxList, pools: valuePools(exs)}
-	if sh := toolShape(doc); sh != nil {
-		return encodeJSON(g.value(sh, "", "")), "template"
+	if sh := toolShape(doc); informative(sh) {
+		return encodeJSON(g.value(sh, "", "")), "template", ""
 	}
 	if len(exs) > 0 {
 		rankExamples(exs, args)
 		for _, e := range exs {
 			if len(e.body) > 0 {
-				return e.body, "nearest"
+				// Another call's answer, with its argument values
+				// replaced by this call's wherever they appear.
+				body, _ := adaptBody(e.body, substitutions(e.args, args))
+				return body, "nearest", e.canon
 			}
 		}
 	}
@@ -117,7 +128,25 @@ func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolen
 		{Key: "api", Value: doc.TitleOrName()},
 		{Key: "input", Value: argsObject(doc, args)},
 		{Key: "note", Value: "offline synthesized placeholder: no response format is documented for this API"},
-	}), "generic"
+	}), "generic", ""
+}
+
+// informative reports whether a documented shape says anything about the
+// response: an empty object or list template (ToolBench writes "{}" where
+// it knows nothing) does not.
+func informative(sh *shape) bool {
+	if sh == nil {
+		return false
+	}
+	switch sh.kind {
+	case kindObject:
+		return len(sh.fields) > 0
+	case kindArray:
+		return sh.length > 0 || informative(sh.elem)
+	case kindAny, kindNull:
+		return false
+	}
+	return true
 }
 
 // argIndex maps normalised argument names to their values, so that a

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	toolenv "github.com/toolenv/toolenv"
 )
 
 // TestEvalSTBPassRateNoLabels: a results file with nothing to score exits
@@ -69,4 +75,105 @@ func TestCacheImportNonFinite(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"response":{"price":null,"high":null}`) {
 		t.Fatalf("export exit %d: %s %s; want the NaN answer with nulls", code, stdout, stderr)
 	}
+}
+
+// TestSynthesizedAnswersSaySo: with no simulator, a call that misses the
+// cache of an API documented without a response template was answered
+// with another call's recorded answer verbatim, and an API whose template
+// is "{}" with {}. The answer now carries this call's arguments where the
+// record carried its own, and every front-end says it is synthesized:
+// REST and /virtual in X-Toolenv-Source, MCP in _meta, and /virtual in a
+// "toolenv" member when the request asks with "toolenv_meta" (never
+// unasked: StableToolBench's client shows the model the whole object).
+func TestSynthesizedAnswersSaySo(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tools, cache, st := filepath.Join(dir, "tools"), filepath.Join(dir, "cache"), filepath.Join(dir, "store.db")
+	writeTestFile(t, filepath.Join(tools, "Data", "weather_now.json"), `{"tool_name": "Weather Now", "tool_description": "Weather.",
+ "api_list": [
+  {"name": "forecast", "description": "The forecast.", "method": "GET",
+   "required_parameters": [{"name": "city", "type": "STRING", "description": "", "default": ""}],
+   "optional_parameters": [{"name": "days", "type": "NUMBER", "description": "", "default": ""}]},
+  {"name": "alerts", "description": "Alerts.", "method": "GET", "template_response": {},
+   "required_parameters": [{"name": "city", "type": "STRING", "description": "", "default": ""}], "optional_parameters": []}]}`)
+	writeTestFile(t, filepath.Join(cache, "Data", "weather_now_for_Data", "forecast.json"),
+		`{"{'city': 'Paris', 'days': 3}": {"error": "", "response": {"city": "Paris", "summary": "Sunny in Paris for 3 days"}}}`)
+	if code, _, stderr := run(t, ctx, "cache", "import", cache, "--toolbench", tools, "--store", st); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	base, stop := serveInBackground(t, "--toolbench", tools, "--store", st)
+	defer stop()
+
+	post := func(body string) (map[string]json.RawMessage, http.Header) {
+		t.Helper()
+		resp, err := http.Post(base+"/virtual", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return m, resp.Header
+	}
+	const london = `{"category": "Data", "tool_name": "weather_now", "api_name": "forecast", "tool_input": "{\"city\": \"London\", \"days\": 5}", "strip": "", "toolbench_key": ""`
+	m, h := post(london + "}")
+	if len(m) != 2 || !sameJSON(m["response"], json.RawMessage(`{"city":"London","summary":"Sunny in London for 5 days"}`)) {
+		t.Errorf("/virtual answered %v; want the recorded answer adapted to London and 5 days, and only error and response", m)
+	}
+	if h.Get("X-Toolenv-Source") != "synthesizer" || !strings.Contains(h.Get("X-Toolenv-Warning"), "synthesized") {
+		t.Errorf("/virtual headers %v; want it marked synthesized", h)
+	}
+	m, _ = post(london + `, "toolenv_meta": true}`)
+	var meta struct {
+		Source   string            `json:"source"`
+		Warnings []string          `json:"warnings"`
+		Meta     map[string]string `json:"meta"`
+	}
+	if err := json.Unmarshal(m["toolenv"], &meta); err != nil || meta.Source != "synthesizer" || meta.Meta["synth_rule"] != "nearest" ||
+		meta.Meta["synth_from"] != `{"city":"Paris","days":3}` || len(meta.Warnings) == 0 {
+		t.Errorf("/virtual with toolenv_meta: %s (%v); want the source, rule and the record it came from", m["toolenv"], err)
+	}
+	m, _ = post(`{"category": "Data", "tool_name": "weather_now", "api_name": "alerts", "tool_input": {"city": "Oslo"}}`)
+	if string(m["response"]) == "{}" || !strings.Contains(string(m["response"]), "Oslo") {
+		t.Errorf("an API whose template is {} answered %s", m["response"])
+	}
+
+	resp, err := http.Get(base + "/tools/toolbench/forecast_for_weather_now?city=Rome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("X-Toolenv-Source") != "synthesizer" || !strings.Contains(string(body), "Rome") || strings.Contains(string(body), "Paris") {
+		t.Errorf("REST: %s from %q; want Rome's answer marked synthesized", body, resp.Header.Get("X-Toolenv-Source"))
+	}
+
+	cs := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast_for_weather_now", Arguments: map[string]any{"city": "Lima"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Meta["toolenv/source"] != "synthesizer" || !strings.Contains(callText(t, res), "Lima") {
+		t.Errorf("MCP: %s with _meta %v; want Lima's answer marked synthesized", callText(t, res), res.Meta)
+	}
+}
+
+func writeTestFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	x, errA := toolenv.CanonicalizeJSON(a)
+	y, errB := toolenv.CanonicalizeJSON(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
