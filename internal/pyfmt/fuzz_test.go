@@ -121,3 +121,29 @@ func finite(v any) bool {
 	}
 	return true
 }
+
+// FuzzReprJSON: the one-pass ReprJSON accepts exactly the JSON values
+// encoding/json accepts and writes what Repr writes of json.loads's dict
+// (OrderedDecoder with Unique), repeated keys included.
+func FuzzReprJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"b": 1, "a": "x"}`, `{"a": 1, "a": 2, "b": 3}`, `{"x": [1.0, 1e5, -0, 1E-7, 12345678901234567890]}`,
+		`{"s": "it's \"q\" \\ \n \u00e9 \ud83d\ude00 \ud800 \u200f \u00a0"}`, `[true, false, null, {}]`, `"plain"`,
+		`{"a": {"b": {"c": [[]]}}}`, ` {"k" : 1 } `, `{"a":1,}`, `01`, `NaN`, "\"\xff\xfe\"", `{"a": 1} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ReprJSON(data)
+		v, refErr := OrderedDecoder{Unique: true}.Decode(data)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("ReprJSON error %v, encoding/json error %v, for %q", err, refErr, data)
+		}
+		if err != nil {
+			return
+		}
+		if want := Repr(v); got != want {
+			t.Fatalf("ReprJSON(%q) = %s, want %s", data, got, want)
+		}
+	})
+}

@@ -1,0 +1,335 @@
+package pyfmt
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ReprJSON returns str(json.loads(data)) as Python writes it: the JSON
+// value in Python's repr, object members in the order they were written
+// (a repeated key keeps its first place and its last value, as json.loads
+// builds a dict), ints with their exact digits, floats as Python prints
+// them. It is what StableToolBench keys its cache with: str(tool_input).
+// It reads data in one pass; an error means data is not one JSON value
+// (NaN and Infinity, which json.loads also reads, are errors here).
+func ReprJSON(data []byte) (string, error) {
+	r := &reprReader{s: data}
+	var b strings.Builder
+	b.Grow(len(data) + 8)
+	r.ws()
+	if err := r.value(&b, 0); err != nil {
+		if errors.Is(err, errRepeatedKey) {
+			v, err := OrderedDecoder{Unique: true}.Decode(data)
+			if err != nil {
+				return "", err
+			}
+			return Repr(v), nil
+		}
+		return "", err
+	}
+	r.ws()
+	if r.i != len(r.s) {
+		return "", errors.New("unexpected data after the JSON value")
+	}
+	return b.String(), nil
+}
+
+// errRepeatedKey sends ReprJSON to the slow path that merges repeated
+// keys as json.loads does.
+var errRepeatedKey = errors.New("repeated object key")
+
+var errBadJSON = errors.New("not valid JSON")
+
+type reprReader struct {
+	s []byte
+	i int
+}
+
+func (r *reprReader) ws() {
+	for r.i < len(r.s) {
+		switch r.s[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+func (r *reprReader) value(b *strings.Builder, depth int) error {
+	if depth > maxDepth {
+		return errors.New("JSON nested too deeply")
+	}
+	if r.i >= len(r.s) {
+		return errBadJSON
+	}
+	switch c := r.s[r.i]; {
+	case c == '{':
+		r.i++
+		b.WriteByte('{')
+		var keys []string
+		r.ws()
+		if r.i < len(r.s) && r.s[r.i] == '}' {
+			r.i++
+			b.WriteByte('}')
+			return nil
+		}
+		for {
+			r.ws()
+			k, err := r.str()
+			if err != nil {
+				return err
+			}
+			for _, seen := range keys {
+				if seen == k {
+					return errRepeatedKey
+				}
+			}
+			keys = append(keys, k)
+			if len(keys) > 1 {
+				b.WriteString(", ")
+			}
+			b.WriteString(ReprString(k))
+			b.WriteString(": ")
+			r.ws()
+			if r.i >= len(r.s) || r.s[r.i] != ':' {
+				return errBadJSON
+			}
+			r.i++
+			r.ws()
+			if err := r.value(b, depth+1); err != nil {
+				return err
+			}
+			r.ws()
+			if r.i >= len(r.s) {
+				return errBadJSON
+			}
+			if r.s[r.i] == '}' {
+				r.i++
+				b.WriteByte('}')
+				return nil
+			}
+			if r.s[r.i] != ',' {
+				return errBadJSON
+			}
+			r.i++
+		}
+	case c == '[':
+		r.i++
+		b.WriteByte('[')
+		r.ws()
+		if r.i < len(r.s) && r.s[r.i] == ']' {
+			r.i++
+			b.WriteByte(']')
+			return nil
+		}
+		for n := 0; ; n++ {
+			if n > 0 {
+				b.WriteString(", ")
+			}
+			r.ws()
+			if err := r.value(b, depth+1); err != nil {
+				return err
+			}
+			r.ws()
+			if r.i >= len(r.s) {
+				return errBadJSON
+			}
+			if r.s[r.i] == ']' {
+				r.i++
+				b.WriteByte(']')
+				return nil
+			}
+			if r.s[r.i] != ',' {
+				return errBadJSON
+			}
+			r.i++
+		}
+	case c == '"':
+		s, err := r.str()
+		if err != nil {
+			return err
+		}
+		b.WriteString(ReprString(s))
+		return nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := r.i
+		if !r.number() {
+			return errBadJSON
+		}
+		b.WriteString(Number(string(r.s[start:r.i])))
+		return nil
+	}
+	for _, w := range [...]struct{ json, py string }{{"true", "True"}, {"false", "False"}, {"null", "None"}} {
+		if strings.HasPrefix(string(r.s[r.i:min(len(r.s), r.i+len(w.json))]), w.json) {
+			r.i += len(w.json)
+			b.WriteString(w.py)
+			return nil
+		}
+	}
+	return errBadJSON
+}
+
+// number moves past a JSON number, reporting whether it is one.
+func (r *reprReader) number() bool {
+	digits := func() int {
+		n := 0
+		for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
+			r.i++
+			n++
+		}
+		return n
+	}
+	if r.s[r.i] == '-' {
+		r.i++
+	}
+	if r.i < len(r.s) && r.s[r.i] == '0' {
+		r.i++
+	} else if digits() == 0 {
+		return false
+	}
+	if r.i < len(r.s) && r.s[r.i] == '.' {
+		r.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if r.i < len(r.s) && (r.s[r.i] == 'e' || r.s[r.i] == 'E') {
+		r.i++
+		if r.i < len(r.s) && (r.s[r.i] == '+' || r.s[r.i] == '-') {
+			r.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// str reads a JSON string as encoding/json decodes it (invalid UTF-8 and
+// lone surrogates become U+FFFD).
+func (r *reprReader) str() (string, error) {
+	if r.i >= len(r.s) || r.s[r.i] != '"' {
+		return "", errBadJSON
+	}
+	r.i++
+	start := r.i
+	// The common case: no escapes, valid UTF-8.
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		if c == '"' {
+			s := r.s[start:r.i]
+			r.i++
+			return fixUTF8(string(s)), nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		r.i++
+	}
+	var b strings.Builder
+	b.Write(r.s[start:r.i])
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		switch {
+		case c == '"':
+			r.i++
+			return fixUTF8(b.String()), nil
+		case c < 0x20:
+			return "", errBadJSON
+		case c == '\\':
+			if r.i+1 >= len(r.s) {
+				return "", errBadJSON
+			}
+			r.i++
+			switch e := r.s[r.i]; e {
+			case '"', '\\', '/':
+				b.WriteByte(e)
+				r.i++
+			case 'b':
+				b.WriteByte('\b')
+				r.i++
+			case 'f':
+				b.WriteByte('\f')
+				r.i++
+			case 'n':
+				b.WriteByte('\n')
+				r.i++
+			case 'r':
+				b.WriteByte('\r')
+				r.i++
+			case 't':
+				b.WriteByte('\t')
+				r.i++
+			case 'u':
+				r.i++
+				u, ok := r.hex4()
+				if !ok {
+					return "", errBadJSON
+				}
+				if utf16.IsSurrogate(u) {
+					// A pair makes one character; a lone half is U+FFFD.
+					save := r.i
+					if r.i+1 < len(r.s) && r.s[r.i] == '\\' && r.s[r.i+1] == 'u' {
+						r.i += 2
+						if u2, ok := r.hex4(); ok {
+							if dec := utf16.DecodeRune(u, u2); dec != utf8.RuneError {
+								b.WriteRune(dec)
+								continue
+							}
+						}
+					}
+					r.i = save
+					b.WriteRune(utf8.RuneError)
+					continue
+				}
+				b.WriteRune(u)
+			default:
+				return "", errBadJSON
+			}
+		default:
+			b.WriteByte(c)
+			r.i++
+		}
+	}
+	return "", errBadJSON
+}
+
+func (r *reprReader) hex4() (rune, bool) {
+	if r.i+4 > len(r.s) {
+		return 0, false
+	}
+	var v rune
+	for _, c := range r.s[r.i : r.i+4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			v |= rune(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	r.i += 4
+	return v, true
+}
+
+// fixUTF8 replaces each byte of invalid UTF-8 with U+FFFD, as
+// encoding/json decodes a string.
+func fixUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteRune(r) // RuneError for an invalid byte
+		i += size
+	}
+	return b.String()
+}
