@@ -131,22 +131,44 @@ func ReadCache(dir string, fn func(*CacheRecord) error) (files int, problems []C
 	return files, problems, nil
 }
 
+// CachePath returns where StableToolBench's server looks for the cache
+// entries of a /virtual request naming category, tool and api
+// (prepare_tool_name_and_url in its server/main.py): the folder of the
+// standardized category, the tool's folder (tool as sent when it already
+// ends in "_for_<category>", else standardized with that suffix added),
+// and the file named for the standardized API name cut at its first
+// "_for_<tool>".
+func CachePath(category, tool, api string) (catDir, toolDir, file string) {
+	catDir = StandardizeCategory(category)
+	a, _, _ := strings.Cut(APIName(api), "_for_"+tool)
+	toolDir = tool
+	if !strings.HasSuffix(tool, "_for_"+catDir) {
+		toolDir = Standardize(tool) + "_for_" + catDir
+	}
+	return catDir, toolDir, a + ".json"
+}
+
 // WriteCache writes records in StableToolBench's layout under dir, one
-// file per API, keys in Python repr (dict keys sorted). Files are written
-// atomically.
+// file per API, each in the file StableToolBench's server reads for a
+// request naming the record's Category, Tool and API (CachePath). A
+// record's key is its Key when it has one (the key exactly as recorded:
+// StableToolBench finds an entry only under the client's own key order
+// and value types), else the Python repr of its Args with the dict keys
+// sorted. Files are written atomically.
 //
-// The category, tool and API names become folder and file names, so each
-// must be one non-empty name, not "." or "..", without a separator: a
-// record that breaks this is an error and nothing is written.
+// The folder and file names must each be one non-empty name, not "." or
+// "..", without a separator: a record that breaks this is an error and
+// nothing is written.
 func WriteCache(dir string, recs []*CacheRecord) (files int, err error) {
 	byFile := map[string]map[string]any{}
 	for _, r := range recs {
-		for _, name := range []string{r.Category, r.Tool, r.API} {
+		catDir, toolDir, file := CachePath(r.Category, r.Tool, r.API)
+		for _, name := range []string{catDir, toolDir, strings.TrimSuffix(file, ".json")} {
 			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || !filepath.IsLocal(name) {
 				return 0, fmt.Errorf("write cache: %s/%s/%s: %q cannot be a folder or file name in StableToolBench's layout (check the --toolbench docs' category, tool and API names)", r.Category, r.Tool, r.API, name)
 			}
 		}
-		p := filepath.Join(dir, r.Category, r.Tool+"_for_"+r.Category, r.API+".json")
+		p := filepath.Join(dir, catDir, toolDir, file)
 		if byFile[p] == nil {
 			byFile[p] = map[string]any{}
 		}
@@ -154,7 +176,11 @@ func WriteCache(dir string, recs []*CacheRecord) (files int, err error) {
 		if len(resp) == 0 {
 			resp = json.RawMessage(`""`)
 		}
-		byFile[p][PyRepr(r.Args)] = map[string]any{"error": r.Error, "response": resp}
+		key := r.Key
+		if key == "" {
+			key = PyRepr(r.Args)
+		}
+		byFile[p][key] = map[string]any{"error": r.Error, "response": resp}
 	}
 	paths := make([]string, 0, len(byFile))
 	for p := range byFile {

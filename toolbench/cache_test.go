@@ -70,8 +70,12 @@ func TestReadWriteCacheRoundTrip(t *testing.T) {
 	var raw map[string]json.RawMessage
 	data, _ := os.ReadFile(filepath.Join(out, "Data", "theclique_for_Data", "songkick_concert.json"))
 	json.Unmarshal(data, &raw)
-	if _, ok := raw["{'flag': True, 'id_conc': 'x', 'is_id': 5.0}"]; !ok {
-		t.Fatalf("exported keys = %v", raw)
+	// Keys are written back exactly as recorded (StableToolBench finds an
+	// entry only under the client's own key order).
+	for _, key := range []string{"{'id_conc': 'x', 'is_id': 5.0, 'flag': True}", "{'id_conc': '40698227-lumineers'}"} {
+		if _, ok := raw[key]; !ok || len(raw) != 2 {
+			t.Fatalf("exported keys = %v, want %s among the 2 recorded", raw, key)
+		}
 	}
 }
 
@@ -88,7 +92,7 @@ func TestWriteCacheStaysInItsFolder(t *testing.T) {
 		{"current folder as category", CacheRecord{Category: ".", Tool: "x", API: "y"}},
 		{"empty category", CacheRecord{Category: "", Tool: "x", API: "y"}},
 		{"empty API", CacheRecord{Category: "Data", Tool: "x", API: ""}},
-		{"separator in the API", CacheRecord{Category: "Data", Tool: "x", API: "a/../../b"}},
+		{"separator in a tool name kept as sent", CacheRecord{Category: "Data", Tool: "../x_for_Data", API: "y"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,5 +115,32 @@ func TestWriteCacheStaysInItsFolder(t *testing.T) {
 				t.Fatalf("wrote %v", written)
 			}
 		})
+	}
+}
+
+// TestWriteCacheWhereStableToolBenchLooks: a record is written to the file
+// StableToolBench's server reads for a request with its names (names
+// standardized, an API name cut at "_for_<tool>"), under its key exactly
+// as recorded.
+func TestWriteCacheWhereStableToolBenchLooks(t *testing.T) {
+	out := t.TempDir()
+	recs := []*CacheRecord{
+		{Category: "News, Media", Tool: "Weather API", API: "a/../../b", Key: "{'b': 1, 'a': 2}", Response: json.RawMessage(`"x"`)},
+		{Category: "Data", Tool: "weather_api", API: "list_for_weather_api", Args: map[string]any{"b": 1, "a": 2}, Response: json.RawMessage(`"y"`)},
+	}
+	if n, err := WriteCache(out, recs); n != 2 || err != nil {
+		t.Fatal(n, err)
+	}
+	for file, key := range map[string]string{
+		filepath.Join(out, "News_Media", "weather_api_for_News_Media", "a_b.json"): "{'b': 1, 'a': 2}",
+		filepath.Join(out, "Data", "weather_api_for_Data", "list.json"):            "{'a': 2, 'b': 1}",
+	} {
+		var m map[string]json.RawMessage
+		if err := readJSON(file, &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m[key]; !ok || len(m) != 1 {
+			t.Errorf("%s holds %v, want the key %s", file, m, key)
+		}
 	}
 }

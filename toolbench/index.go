@@ -44,6 +44,12 @@ func NewIndex(collections ...*toolenv.Collection) *Index {
 			cat, tool, api := t.Meta["std_category"], t.Meta["std_tool"], t.Meta["api_name"]
 			if tool != "" && api != "" {
 				add(cat, tool, api, t)
+				// StableToolBench's server cuts the API name at its first
+				// "_for_<tool>" (and so names its cache file): the cut
+				// name reaches the API too.
+				if cut, _, found := strings.Cut(api, "_for_"+tool); found && cut != "" {
+					add(cat, tool, cut, t)
+				}
 				continue
 			}
 			cat = StandardizeCategory(cmp.Or(t.Category, c.Name))

@@ -289,7 +289,9 @@ func newCacheExportCmd(e *env) *cobra.Command {
 					if err := toolenv.DecodeJSON([]byte(en.Args), &a); err != nil {
 						return fmt.Errorf("export: entry %s %s: %w", en.Tool, en.Args, err)
 					}
-					recs = append(recs, &toolbench.CacheRecord{Category: t.Meta["std_category"], Tool: t.Meta["std_tool"], API: t.Meta["api_name"], Args: a, Error: en.Error, Response: en.Body})
+					// The names a StableToolBench client sends: the file is
+					// the one its server reads for them (toolbench.CachePath).
+					recs = append(recs, &toolbench.CacheRecord{Category: t.Category, Tool: t.Meta["std_tool"], API: t.Meta["api_name"], Args: a, Error: en.Error, Response: en.Body})
 					return nil
 				})
 				if err != nil {
