@@ -179,6 +179,33 @@ func TestResolveNormalisation(t *testing.T) {
 	}
 }
 
+// TestResolveAPINamedForItsTool: an API whose standardized name holds
+// "_for_<tool>" ("List for Weather API" of the tool "Weather API") is
+// what a StableToolBench client names, and its server cuts the name at
+// "_for_<tool>"; toolenv's Normalize cuts it the same way, and the index
+// must then still find the API (it answered "no API \"list\"").
+func TestResolveAPINamedForItsTool(t *testing.T) {
+	docs := []APIDoc{
+		{CategoryName: "Data", ToolName: "Weather API", APIName: "List for Weather API"},
+		{CategoryName: "Data", ToolName: "Weather API", APIName: "Get for weather_api_v2"},
+	}
+	c := NewCollection(docs, CollectionOptions{})
+	ix := NewIndex(c)
+	for _, tt := range []struct{ api, want string }{
+		{"list_for_weather_api", "list_for_weather_api_for_weather_api"},
+		{"List for Weather API", "list_for_weather_api_for_weather_api"},
+		{"get_for_weather_api_v2", "get_for_weather_api_v2_for_weather_api"},
+	} {
+		tool, err := ix.Resolve("Data", "weather_api", tt.api)
+		if err != nil || tool.Name != tt.want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s", tt.api, tool, err, tt.want)
+		}
+	}
+	if _, _, file := CachePath("Data", "weather_api", "list_for_weather_api"); file != "list.json" {
+		t.Errorf("CachePath file %q, want list.json (StableToolBench's server cuts the name at _for_weather_api)", file)
+	}
+}
+
 func BenchmarkLoadQueries(b *testing.B) {
 	dir := queryDir(b)
 	for i := 0; i < b.N; i++ {
