@@ -3,7 +3,6 @@ package toolbench
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -56,97 +55,7 @@ const descriptionMax = 256
 // name is kept in the property's "x-name" and the declared ToolBench type
 // in "x-toolbench-type". Meta carries the function description ToolBench
 // shows models and the standardized names the /virtual front-end resolves.
-func (d *APIDoc) Tool() *toolenv.Tool {
-	stdTool := Standardize(d.ToolName)
-	name := FunctionName(d.APIName, d.ToolName)
-	in := toolenv.ObjectSchema()
-	var optional []any
-	addParams := func(params []ParamDoc, required bool) {
-		for _, p := range params {
-			pn := ParamName(p.Name)
-			if pn == "" {
-				pn = "is_"
-			}
-			typ, ok := typeMap[p.Type]
-			if !ok {
-				typ = "string"
-			}
-			ps := &toolenv.Schema{Type: typ, Description: p.Description, Extra: map[string]json.RawMessage{}}
-			if pyStr(p.Default) != "" {
-				raw, _ := toolenv.MarshalJSONNoHTML(p.Default)
-				ps.Extra["example_value"] = raw
-			}
-			if pn != p.Name {
-				raw, _ := toolenv.MarshalJSONNoHTML(p.Name)
-				ps.Extra["x-name"] = raw
-			}
-			tt, _ := toolenv.MarshalJSONNoHTML(p.Type)
-			ps.Extra["x-toolbench-type"] = tt
-			if _, dup := in.Properties[pn]; dup {
-				continue // two documented names standardize alike; ToolBench keeps the last, we keep the first
-			}
-			in.SetProp(pn, ps)
-			if required {
-				in.Required = append(in.Required, pn)
-			} else {
-				optional = append(optional, pn)
-			}
-		}
-	}
-	addParams(d.RequiredParameters, true)
-	addParams(d.OptionalParameters, false)
-	if optional == nil {
-		optional = []any{}
-	}
-	opt, _ := toolenv.MarshalJSONNoHTML(optional)
-	in.Extra = map[string]json.RawMessage{"optional": opt}
-	if in.Required == nil {
-		in.Required = []string{}
-	}
-
-	fdesc := fmt.Sprintf("This is the subfunction for tool \"%s\", you can use this tool.", stdTool)
-	if desc := strings.TrimSpace(d.APIDescription); desc != "" {
-		desc = strings.ReplaceAll(desc, d.APIName, name)
-		if r := []rune(desc); len(r) > descriptionMax {
-			desc = string(r[:descriptionMax])
-		}
-		fdesc += fmt.Sprintf("The description of this function is: \"%s\"", desc)
-	}
-	t := &toolenv.Tool{
-		Name:             name,
-		Title:            d.APIName,
-		Description:      d.APIDescription,
-		Category:         d.CategoryName,
-		Group:            d.ToolName,
-		GroupDescription: d.ToolDescription,
-		Input:            in,
-		Meta: map[string]string{
-			"function_description": fdesc,
-			"std_category":         StandardizeCategory(d.CategoryName),
-			"std_tool":             stdTool,
-			"api_name":             APIName(d.APIName),
-			"toolbench_name":       name,
-		},
-	}
-	if len(d.TemplateResponse) > 0 && string(d.TemplateResponse) != "null" {
-		t.OutputExample = append(json.RawMessage(nil), d.TemplateResponse...)
-	}
-	method := strings.ToUpper(d.Method)
-	if method == "" {
-		method = "GET"
-	}
-	t.Binding = &toolenv.Binding{Method: method}
-	if d.URL != "" {
-		if u, err := url.Parse(d.URL); err == nil && u.Host != "" {
-			t.Binding.BaseURL = u.Scheme + "://" + u.Host
-			t.Binding.Path = u.EscapedPath()
-		}
-	}
-	if d.Host != "" {
-		t.Meta["host"] = d.Host
-	}
-	return t
-}
+func (d *APIDoc) Tool() *toolenv.Tool { return newBuilder().tool(d) }
 
 // pyStr mimics Python's str() closely enough to tell ToolBench's
 // "len(str(default)) != 0" test: only an empty string is empty.
@@ -238,8 +147,9 @@ func NewCollection(docs []APIDoc, opts CollectionOptions) *toolenv.Collection {
 	sort.SliceStable(uniq, func(i, j int) bool { return uniq[i].Key() < uniq[j].Key() })
 	used := map[string]bool{}
 	tools := make([]*toolenv.Tool, 0, len(uniq))
+	b := newBuilder()
 	for i := range uniq {
-		t := uniq[i].Tool()
+		t := b.tool(&uniq[i])
 		if used[t.Name] {
 			t.Name = disambiguate(t.Name, uniq[i].Key(), used)
 		}

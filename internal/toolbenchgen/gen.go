@@ -12,6 +12,10 @@ import (
 	"github.com/toolenv/toolenv/toolbench"
 )
 
+// Version changes whenever the generator's output for the same Options
+// does; a set kept on disk is named with it.
+const Version = 1
+
 // Options say how large a set to generate.
 type Options struct {
 	// APIs is how many APIs the set holds (default 1,000). ToolBench's
@@ -154,27 +158,35 @@ func (g *generator) tool(r *rand.Rand, i, left int) *ToolFile {
 	}
 	n := min(max(apisPerTool.n(r), 1), left)
 	apiSeen := map[string]bool{}
+	var pool []toolbench.ParamDoc // the tool's parameters so far: its APIs share some
 	for range n {
 		api := apiName(r, apiNameLen.n(r))
 		for base, k := api, 2; toolbench.APIName(api) == "" || apiSeen[toolbench.APIName(api)]; k++ {
 			api = base + " " + strconv.Itoa(k)
 		}
 		apiSeen[toolbench.APIName(api)] = true
-		doc.APIList = append(doc.APIList, apiDoc(r, host, api))
+		a := apiDoc(r, host, api, pool, doc.APIList)
+		pool = append(append(pool, a.RequiredParameters...), a.OptionalParameters...)
+		doc.APIList = append(doc.APIList, a)
 	}
 	return &ToolFile{Category: cat, Name: std, Doc: doc}
 }
 
-func apiDoc(r *rand.Rand, host, name string) APIDoc {
+func apiDoc(r *rand.Rand, host, name string, pool []toolbench.ParamDoc, prev []APIDoc) APIDoc {
 	a := APIDoc{
 		Name:               name,
 		URL:                "https://" + host + "/" + urlPath(name),
 		Description:        text(r, apiDescLen.n(r)),
 		Method:             "GET",
-		RequiredParameters: params(r, requiredN.n(r), nil),
+		RequiredParameters: params(r, requiredN.n(r), nil, pool),
 		TestEndpoint:       "",
 	}
-	a.OptionalParameters = params(r, optionalN.n(r), a.RequiredParameters)
+	a.OptionalParameters = params(r, optionalN.n(r), a.RequiredParameters, pool)
+	if len(prev) > 0 && r.Float64() < sameInputShare {
+		// The same parameters as another API of the tool.
+		p := prev[r.IntN(len(prev))]
+		a.RequiredParameters, a.OptionalParameters = p.RequiredParameters, p.OptionalParameters
+	}
 	if u := r.Float64(); u < templateShare.object {
 		a.TemplateResponse = template(r, templateLen.n(r))
 	} else if u >= templateShare.object+templateShare.absent {
@@ -186,13 +198,38 @@ func apiDoc(r *rand.Rand, host, name string) APIDoc {
 	return a
 }
 
-func params(r *rand.Rand, n int, before []toolbench.ParamDoc) []toolbench.ParamDoc {
+// params documents n parameters, none named like one of before; some are
+// the same as a parameter of pool (the tool's other APIs).
+func params(r *rand.Rand, n int, before, pool []toolbench.ParamDoc) []toolbench.ParamDoc {
 	out := make([]toolbench.ParamDoc, 0, n)
 	seen := map[string]bool{}
 	for _, p := range before {
 		seen[toolbench.ParamName(p.Name)] = true
 	}
 	for range n {
+		if len(pool) > 0 && r.Float64() < sharedShare {
+			if p := pool[r.IntN(len(pool))]; !seen[toolbench.ParamName(p.Name)] {
+				seen[toolbench.ParamName(p.Name)] = true
+				out = append(out, p)
+				continue
+			}
+		}
+		if r.Float64() < commonShare {
+			// A common name, with a description and example it often has.
+			c := commonParams[commonRank.pick(r)]
+			if !seen[toolbench.ParamName(c.name)] {
+				seen[toolbench.ParamName(c.name)] = true
+				p := toolbench.ParamDoc{Name: c.name, Type: c.typ, Description: commonDesc(c.name, r.IntN(3)), Default: pickOf(r, c.examples)}
+				if r.IntN(6) == 0 { // or words of its own
+					p.Description = text(r, paramDescLen.n(r))
+				}
+				if r.IntN(6) == 0 {
+					p.Default = example(r, c.typ, defaultLen.n(r))
+				}
+				out = append(out, p)
+				continue
+			}
+		}
 		name := paramName(r, paramNameLen.n(r))
 		for base, k := name, 2; seen[toolbench.ParamName(name)]; k++ {
 			name = base + strconv.Itoa(k)
@@ -203,6 +240,27 @@ func params(r *rand.Rand, n int, before []toolbench.ParamDoc) []toolbench.ParamD
 	}
 	return out
 }
+
+// commonDesc is the k-th description a common parameter comes with: the
+// same words wherever it appears, of a length drawn like any other.
+func commonDesc(name string, k int) string {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * 1099511628211
+	}
+	r := rand.New(rand.NewPCG(h, uint64(k)))
+	return text(r, paramDescLen.n(r))
+}
+
+// commonRank draws an index of commonParams with weight 1/(rank+1).
+var commonRank = func() weighted[int] {
+	idx := make([]int, len(commonParams))
+	w := make([]float64, len(commonParams))
+	for i := range idx {
+		idx[i], w[i] = i, 1/float64(i+1)
+	}
+	return newWeighted(idx, w)
+}()
 
 // example is a parameter's example value: mostly a string, as in the
 // data (numbers too are usually written as strings there).
@@ -366,9 +424,19 @@ var shortParams = []string{"q", "id", "ip", "to", "url", "lat", "lng", "page", "
 // paramName is a parameter name of about n bytes: "q", "page",
 // "channel_id", "seriesId", "adminDivision2".
 func paramName(r *rand.Rand, n int) string {
-	if n <= 6 {
+	if n <= 2 {
 		for range 16 {
-			if w := pickOf(r, shortParams); len(w) >= n-1 && len(w) <= n+1 {
+			if w := pickOf(r, shortParams); len(w) <= 3 {
+				return w
+			}
+		}
+	}
+	if n <= 8 {
+		for range 8 { // a word of about that length
+			if w := pickOf(r, nouns); len(w) >= n-1 && len(w) <= n+1 {
+				if r.IntN(3) == 0 {
+					w = w[:max(1, n/2)] + title(pickOf(r, []string{"id", "no", "code", "type", "name", "key"}))
+				}
 				return w
 			}
 		}

@@ -5,23 +5,32 @@ import (
 	"sort"
 )
 
-// quantiles is an empirical distribution: the values at the cumulative
+// quantiles is an empirical distribution of a length or count: the
+// share of zeros (a point mass: many parameters have no description at
+// all), and the quantiles of the other values at the cumulative
 // probabilities p (ascending, from 0 to 1). Sampling interpolates
 // linearly between neighbouring knots, which keeps both the body and the
 // long tail of the measured data.
 type quantiles struct {
-	p []float64
-	v []float64
+	zero float64
+	p    []float64
+	v    []float64
 }
 
 // measuredAt are the probabilities every distribution below was measured
 // at: minimum, p10, p25, median, p75, p90, p99, maximum.
 var measuredAt = []float64{0, .10, .25, .50, .75, .90, .99, 1}
 
-func q(v ...float64) quantiles { return quantiles{p: measuredAt, v: v} }
+// q is a distribution with no zeros; qz one with a share of zeros and the
+// quantiles of the rest.
+func q(v ...float64) quantiles                { return quantiles{p: measuredAt, v: v} }
+func qz(zero float64, v ...float64) quantiles { return quantiles{zero: zero, p: measuredAt, v: v} }
 
 // sample draws a value.
 func (d quantiles) sample(r *rand.Rand) float64 {
+	if d.zero > 0 && r.Float64() < d.zero {
+		return 0
+	}
 	u := r.Float64()
 	i := sort.SearchFloat64s(d.p, u)
 	if i == 0 {
@@ -35,34 +44,46 @@ func (d quantiles) sample(r *rand.Rand) float64 {
 	return d.v[i-1] + f*(d.v[i]-d.v[i-1])
 }
 
-// n draws a non-negative integer (rounded to nearest).
+// n draws a non-negative integer: the sample's floor, so that a count
+// between two measured knots keeps the lower one (the data are whole
+// numbers; rounding up would inflate the mean).
 func (d quantiles) n(r *rand.Rand) int {
-	x := d.sample(r)
-	if x < 0 {
-		return 0
-	}
-	return int(x + 0.5)
+	return max(int(d.sample(r)), 0)
 }
 
 // The shape of StableToolBench's 1,920 distinct test APIs (measured over
 // solvable_queries/test_instruction/*.json, each API counted once by
-// category, tool and API name; lengths in bytes of the JSON strings).
+// category, tool and API name; lengths in bytes of the JSON strings;
+// zeros counted apart).
 var (
-	toolNameLen   = q(3, 7, 10, 14, 19, 26, 43, 59)
-	apiNameLen    = q(2, 7, 11, 15, 21, 28, 47, 115)
-	apiDescLen    = q(0, 3, 24, 45, 91, 201, 1022, 8018)
-	requiredN     = q(0, 0, 0, 1, 1, 2, 5, 14)
-	optionalN     = q(0, 0, 0, 0, 1, 2, 11, 46)
-	paramNameLen  = q(1, 3, 4, 6, 9, 12, 20, 26)
-	paramDescLen  = q(0, 0, 0, 14, 55, 140, 460, 2076)
-	defaultLen    = q(0, 0, 0, 2, 7, 12, 64, 304)
-	templateLen   = q(8, 18, 18, 62, 175, 409, 883, 977) // object templates, as json.dumps writes them
-	apisPerTool   = q(1, 1, 1, 2, 6, 10, 10, 19)
-	toolDescLen   = q(0, 20, 40, 80, 150, 260, 700, 2000) // tool files only; not in query files, so an estimate
+	toolNameLen  = q(3, 7, 10, 14, 19, 26, 43, 59)
+	apiNameLen   = q(2, 7, 11, 15, 21, 28, 47, 115)
+	apiDescLen   = qz(0.017, 1, 9, 25, 46, 91, 202, 1032, 8018)
+	requiredN    = qz(0.328, 1, 1, 1, 1, 2, 3, 6, 14)
+	optionalN    = qz(0.738, 1, 1, 1, 2, 3, 7, 16, 46)
+	paramNameLen = q(1, 3, 4, 6, 9, 12, 20, 26)
+	paramDescLen = qz(0.436, 2, 13, 24, 47, 102, 201, 573, 2076)
+	defaultLen   = qz(0.386, 1, 1, 2, 5, 10, 19, 81, 304)
+	templateLen  = q(8, 18, 18, 62, 175, 409, 883, 977) // object templates, as json.dumps writes them
+	apisPerTool  = q(1, 1, 1, 2, 6, 10, 10, 19)
+	toolDescLen  = qz(0.05, 10, 20, 40, 80, 150, 260, 700, 2000) // tool files only; not in query files, so an estimate
+	// templateShare is the share of APIs whose template response is an
+	// object, and of those with none.
 	templateShare = struct{ object, absent float64 }{0.604, 0.333}
 	// The other templates are JSON text cut at 1,000 characters, a
 	// string: StableToolBench's cut of overlong ones.
 	templateCut = 1000
+	// commonShare is the share of parameters named with one of the
+	// common names (id, page, limit…: 40 % of the parameters carry one
+	// of the 40 most frequent names), whose descriptions and examples
+	// repeat from API to API.
+	commonShare = 0.25
+	// sharedShare is the share of a tool's parameters that repeat one of
+	// its other APIs' (the same name, type, description and example).
+	sharedShare = 0.30
+	// sameInputShare is the share of APIs that take exactly the
+	// parameters of another API of their tool.
+	sameInputShare = 0.12
 )
 
 // weighted is a discrete distribution.

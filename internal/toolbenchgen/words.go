@@ -39,3 +39,56 @@ var (
 		"json", "id", "query", "string", "field", "maximum", "minimum", "filter", "sort", "limit", "offset",
 	}
 )
+
+// commonParam is a parameter name many APIs use, with the type and
+// examples it comes with (written for this package).
+type commonParam struct {
+	name     string
+	typ      string
+	examples []string
+}
+
+// commonParams are the common parameter names, most frequent first;
+// they are drawn with weights 1/rank.
+var commonParams = []commonParam{
+	{"id", "STRING", []string{"", "1", "42"}},
+	{"page", "NUMBER", []string{"1", "", "2"}},
+	{"limit", "NUMBER", []string{"10", "20", ""}},
+	{"url", "STRING", []string{"https://example.com", ""}},
+	{"symbol", "STRING", []string{"AAPL", "BTC", ""}},
+	{"type", "STRING", []string{"", "all"}},
+	{"format", "STRING", []string{"json", ""}},
+	{"q", "STRING", []string{"", "music"}},
+	{"name", "STRING", []string{"", "John"}},
+	{"count", "NUMBER", []string{"10", ""}},
+	{"offset", "NUMBER", []string{"0", ""}},
+	{"cursor", "STRING", []string{""}},
+	{"keyword", "STRING", []string{"", "shoes"}},
+	{"year", "NUMBER", []string{"2023", "2022", ""}},
+	{"from", "STRING", []string{"USD", "en", ""}},
+	{"lat", "NUMBER", []string{"40.7128", ""}},
+	{"phone", "STRING", []string{""}},
+	{"username", "STRING", []string{"", "nasa"}},
+	{"domain", "STRING", []string{"example.com", ""}},
+	{"to", "STRING", []string{"EUR", "fr", ""}},
+	{"text", "STRING", []string{"", "Hello world"}},
+	{"lang", "STRING", []string{"en", ""}},
+	{"size", "NUMBER", []string{"10", ""}},
+	{"country", "STRING", []string{"US", ""}},
+	{"category", "STRING", []string{""}},
+	{"sort", "STRING", []string{"asc", ""}},
+	{"language", "STRING", []string{"en", ""}},
+	{"query", "STRING", []string{""}},
+	{"location", "STRING", []string{"London", ""}},
+	{"lon", "NUMBER", []string{"-74.0060", ""}},
+	{"per_page", "NUMBER", []string{"10", ""}},
+	{"skip", "NUMBER", []string{"0", ""}},
+	{"city", "STRING", []string{"Paris", ""}},
+	{"sortBy", "STRING", []string{""}},
+	{"email", "STRING", []string{""}},
+	{"date", "DATE (YYYY-MM-DD)", []string{"2023-01-01", ""}},
+	{"currency", "STRING", []string{"USD", ""}},
+	{"user_id", "STRING", []string{""}},
+	{"order", "STRING", []string{"desc", ""}},
+	{"status", "STRING", []string{""}},
+}
