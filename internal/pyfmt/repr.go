@@ -87,14 +87,22 @@ func sortedDict(m map[string]any) Dict {
 // \uNNNN, \UNNNNNNNN), printable non-ASCII kept. Invalid UTF-8 is written
 // as U+FFFD, which json.loads would have made of it.
 func ReprString(s string) string {
-	quote := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		quote = '"'
-	}
 	var b strings.Builder
 	b.Grow(len(s) + 2)
+	writeReprString(&b, s)
+	return b.String()
+}
+
+// writeReprString writes ReprString(s) to b.
+func writeReprString[S string | []byte](b *strings.Builder, s S) {
+	quote := byte('\'')
+	if indexByteIn(s, '\'') >= 0 && indexByteIn(s, '"') < 0 {
+		quote = '"'
+	}
 	b.WriteByte(quote)
-	for _, r := range s { // invalid UTF-8 ranges as utf8.RuneError
+	for i := 0; i < len(s); {
+		r, size := decodeRuneIn(s, i) // invalid UTF-8 as utf8.RuneError
+		i += size
 		switch {
 		case r == rune(quote) || r == '\\':
 			b.WriteByte('\\')
@@ -106,21 +114,48 @@ func ReprString(s string) string {
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			writeEscape(b, `\x`, uint32(r), 2)
 		case r < utf8.RuneSelf:
-			b.WriteRune(r)
+			b.WriteByte(byte(r))
 		case isPrintable(r):
 			b.WriteRune(r)
 		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			writeEscape(b, `\x`, uint32(r), 2)
 		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
+			writeEscape(b, `\u`, uint32(r), 4)
 		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
+			writeEscape(b, `\U`, uint32(r), 8)
 		}
 	}
 	b.WriteByte(quote)
-	return b.String()
+}
+
+func indexByteIn[S string | []byte](s S, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeRuneIn decodes the rune at s[i:] as utf8.DecodeRune does.
+func decodeRuneIn[S string | []byte](s S, i int) (rune, int) {
+	if s[i] < utf8.RuneSelf {
+		return rune(s[i]), 1
+	}
+	var buf [utf8.UTFMax]byte
+	n := copy(buf[:], s[i:min(len(s), i+utf8.UTFMax)])
+	return utf8.DecodeRune(buf[:n])
+}
+
+// writeEscape writes prefix and v in n lower-case hex digits.
+func writeEscape(b *strings.Builder, prefix string, v uint32, n int) {
+	const hex = "0123456789abcdef"
+	b.WriteString(prefix)
+	for k := n - 1; k >= 0; k-- {
+		b.WriteByte(hex[(v>>(4*uint(k)))&0xf])
+	}
 }
 
 // isPrintable approximates Python's str.isprintable for one non-ASCII

@@ -1,6 +1,7 @@
 package pyfmt
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"unicode/utf16"
@@ -69,7 +70,7 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 	case c == '{':
 		r.i++
 		b.WriteByte('{')
-		var keys []string
+		var keys [][]byte
 		r.ws()
 		if r.i < len(r.s) && r.s[r.i] == '}' {
 			r.i++
@@ -78,12 +79,15 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 		}
 		for {
 			r.ws()
-			k, err := r.str()
+			k, err := r.strBytes()
 			if err != nil {
 				return err
 			}
+			if !utf8.Valid(k) {
+				k = []byte(fixUTF8(string(k))) // compared as json.loads decoded them
+			}
 			for _, seen := range keys {
-				if seen == k {
+				if bytes.Equal(seen, k) {
 					return errRepeatedKey
 				}
 			}
@@ -91,7 +95,7 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 			if len(keys) > 1 {
 				b.WriteString(", ")
 			}
-			b.WriteString(ReprString(k))
+			writeReprString(b, k)
 			b.WriteString(": ")
 			r.ws()
 			if r.i >= len(r.s) || r.s[r.i] != ':' {
@@ -148,18 +152,18 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 			r.i++
 		}
 	case c == '"':
-		s, err := r.str()
+		s, err := r.strBytes()
 		if err != nil {
 			return err
 		}
-		b.WriteString(ReprString(s))
+		writeReprString(b, s)
 		return nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		start := r.i
 		if !r.number() {
 			return errBadJSON
 		}
-		b.WriteString(Number(string(r.s[start:r.i])))
+		writeNumber(b, r.s[start:r.i])
 		return nil
 	}
 	for _, w := range [...]struct{ json, py string }{{"true", "True"}, {"false", "False"}, {"null", "None"}} {
@@ -211,37 +215,48 @@ func (r *reprReader) number() bool {
 // str reads a JSON string as encoding/json decodes it (invalid UTF-8 and
 // lone surrogates become U+FFFD).
 func (r *reprReader) str() (string, error) {
+	s, err := r.strBytes()
+	if err != nil {
+		return "", err
+	}
+	return fixUTF8(string(s)), nil
+}
+
+// strBytes reads a JSON string: the text between the quotes when it has no
+// escapes (invalid UTF-8 left as it is), else the decoded text (lone
+// surrogates as U+FFFD).
+func (r *reprReader) strBytes() ([]byte, error) {
 	if r.i >= len(r.s) || r.s[r.i] != '"' {
-		return "", errBadJSON
+		return nil, errBadJSON
 	}
 	r.i++
 	start := r.i
-	// The common case: no escapes, valid UTF-8.
+	// The common case: no escapes.
 	for r.i < len(r.s) {
 		c := r.s[r.i]
 		if c == '"' {
 			s := r.s[start:r.i]
 			r.i++
-			return fixUTF8(string(s)), nil
+			return s, nil
 		}
 		if c == '\\' || c < 0x20 {
 			break
 		}
 		r.i++
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	b.Write(r.s[start:r.i])
 	for r.i < len(r.s) {
 		c := r.s[r.i]
 		switch {
 		case c == '"':
 			r.i++
-			return fixUTF8(b.String()), nil
+			return b.Bytes(), nil
 		case c < 0x20:
-			return "", errBadJSON
+			return nil, errBadJSON
 		case c == '\\':
 			if r.i+1 >= len(r.s) {
-				return "", errBadJSON
+				return nil, errBadJSON
 			}
 			r.i++
 			switch e := r.s[r.i]; e {
@@ -267,7 +282,7 @@ func (r *reprReader) str() (string, error) {
 				r.i++
 				u, ok := r.hex4()
 				if !ok {
-					return "", errBadJSON
+					return nil, errBadJSON
 				}
 				if utf16.IsSurrogate(u) {
 					// A pair makes one character; a lone half is U+FFFD.
@@ -287,14 +302,30 @@ func (r *reprReader) str() (string, error) {
 				}
 				b.WriteRune(u)
 			default:
-				return "", errBadJSON
+				return nil, errBadJSON
 			}
 		default:
 			b.WriteByte(c)
 			r.i++
 		}
 	}
-	return "", errBadJSON
+	return nil, errBadJSON
+}
+
+// writeNumber writes Number(lit) without allocating for the common ints.
+func writeNumber(b *strings.Builder, lit []byte) {
+	plainInt := len(lit) > 0 && lit[0] != '-' && (lit[0] != '0' || len(lit) == 1)
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			plainInt = false
+			break
+		}
+	}
+	if plainInt {
+		b.Write(lit)
+		return
+	}
+	b.WriteString(Number(string(lit)))
 }
 
 func (r *reprReader) hex4() (rune, bool) {
@@ -332,4 +363,20 @@ func fixUTF8(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// UnquoteJSON decodes one JSON string (with its quotes, nothing around
+// them): its escapes decoded, a lone surrogate as U+FFFD, and invalid
+// UTF-8 left as it is (encoding/json would make each such byte U+FFFD).
+// The result may share data's memory.
+func UnquoteJSON(data []byte) ([]byte, error) {
+	r := &reprReader{s: data}
+	s, err := r.strBytes()
+	if err != nil {
+		return nil, err
+	}
+	if r.i != len(r.s) {
+		return nil, errors.New("unexpected data after the JSON string")
+	}
+	return s, nil
 }

@@ -1,0 +1,98 @@
+package toolbench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/toolenv/toolenv/internal/pyfmt"
+)
+
+func TestToolInputKey(t *testing.T) {
+	tests := []struct {
+		body, want string
+		ok         bool
+	}{
+		{`{"category": "D", "tool_input": "{\"b\": 1, \"a\": \"2\"}"}`, `{'b': 1, 'a': '2'}`, true},
+		{`{"tool_input": {"b": 1.0, "a": [true, null]}, "api_name": "x"}`, `{'b': 1.0, 'a': [True, None]}`, true},
+		{`{"tool_input": ""}`, `{}`, true},
+		{`{"tool_input": " \n"}`, `{}`, true},
+		{`{"api_name": "x"}`, `{}`, true},
+		{`{"tool_input": "{\"q\": 1, \"q\": 2}"}`, `{'q': 2}`, true},
+		{`{"tool_input": {"a": 1}, "tool_input": {"b": 2}}`, `{'b': 2}`, true},
+		{`{"tool\u005finput": {"é": "O'Brien"}}`, `{'é': "O'Brien"}`, true},
+		{`{"tool_input": "[1]"}`, ``, false},
+		{`{"tool_input": 5}`, ``, false},
+		{`{"tool_input": "{\"a\": NaN}"}`, ``, false},
+		{`[]`, ``, false},
+		{`{"tool_input": }`, ``, false},
+	}
+	for _, tt := range tests {
+		got, ok := ToolInputKey([]byte(tt.body))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ToolInputKey(%s) = %q, %v; want %q, %v", tt.body, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// FuzzToolInputKey: the key of any body is what json.loads and str()
+// make of its tool_input (checked against the ordered decoder and Repr),
+// and reading never panics.
+func FuzzToolInputKey(f *testing.F) {
+	for _, s := range []string{
+		`{"tool_input": "{\"b\": 1, \"a\": \"2\"}"}`, `{"tool_input": {"x": [1, {"y": "z"}]}}`, `{"tool_input": ""}`,
+		`{"a": 1, "tool_input": {"k": 1}, "tool_input": "{\"k\": 2}"}`, `{"tool_input": "{\"k\": 1e5}"}`, `{}`, `{"tool_input": null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		key, ok := ToolInputKey(body)
+		v, err := pyfmt.OrderedDecoder{Unique: true}.Decode(body)
+		d, isObj := v.(pyfmt.Dict)
+		if err != nil || !isObj {
+			return
+		}
+		ti, present := d.Get("tool_input")
+		var want string
+		wantOK := true
+		switch x := ti.(type) {
+		case nil:
+			want = "{}"
+		case pyfmt.Dict:
+			want = pyfmt.Repr(x)
+		case string:
+			s := bytes.TrimSpace([]byte(x))
+			if len(s) == 0 {
+				want = "{}"
+				break
+			}
+			inner, err := pyfmt.OrderedDecoder{Unique: true}.Decode(s)
+			if _, isDict := inner.(pyfmt.Dict); err != nil || !isDict {
+				wantOK = false
+				break
+			}
+			want = pyfmt.Repr(inner)
+		default:
+			wantOK = false
+		}
+		if !present {
+			want, wantOK = "{}", true
+		}
+		if ok != wantOK || (ok && key != want) {
+			t.Fatalf("ToolInputKey(%q) = %q, %v; want %q, %v", body, key, ok, want, wantOK)
+		}
+		if ok && strings.TrimSpace(key) == "" {
+			t.Fatal("empty key")
+		}
+	})
+}
+
+func BenchmarkToolInputKey(b *testing.B) {
+	body := []byte(`{"category": "Finance", "tool_name": "stock_quotes", "api_name": "get_quote", "tool_input": "{\"symbol\": \"AAPL\", \"interval\": \"1d\", \"limit\": 5}", "strip": "", "toolbench_key": ""}`)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, ok := ToolInputKey(body); !ok {
+			b.Fatal("no key")
+		}
+	}
+}
