@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/validate"
 )
 
@@ -98,7 +99,9 @@ func Drift(in *Lineage, opts Options) (*Drifted, error) {
 	refs := referencedParams(opts.Tasks)
 	style := pickStyle(rules, opts.Seed, to)
 	v := &validate.Validator{}
-	step := Step{From: fromVersion, To: to, Seed: opts.Seed, Rates: map[string]float64{}}
+	step := Step{From: fromVersion, To: to, Seed: opts.Seed, Rates: map[string]float64{},
+		Provenance: buildinfo.Provenance(nil, map[string]any{"seed": opts.Seed, "operators": opts.Operators, "rates": opts.Rates,
+			"version": opts.Version, "validation": opts.Validation, "mode": opts.Mode, "feedback": opts.Feedback, "tasks": len(opts.Tasks)})}
 	for _, op := range ops {
 		step.Operators = append(step.Operators, op.Name)
 		step.Rates[op.Name] = rates[op.Name]

@@ -52,6 +52,8 @@ type Step struct {
 	// Tools are the tools the step changed, sorted by their name in From.
 	// A tool that is not listed is the same in both versions.
 	Tools []ToolChange `json:"tools"`
+	// Provenance is the toolenv that made the step and its options.
+	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 
 	byTo map[string]int // Tools by their name in To (Check builds it)
 }

@@ -22,7 +22,7 @@ import (
 type Config struct {
 	// Store is the cache and records database: a SQLite file, or
 	// ":memory:" ("" means ":memory:").
-	Store string `json:"store" flag:"store" path:"file" help:"cache and records database (SQLite); \":memory:\" keeps nothing"`
+	Store string `json:"store" flag:"store" path:"file" help:"cache and records database (SQLite); \":memory:\" keeps nothing (default: toolenv/store.db in the user's cache folder)"`
 	// ToolBench are StableToolBench query files, folders of them, or
 	// toolenv/tools/<Category>/<tool>.json trees, served as one collection.
 	ToolBench []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs: a StableToolBench query file, a folder of them, or a toolenv/tools/<Category>/<tool>.json tree (repeatable)"`

@@ -50,3 +50,7 @@ func (c *Config) Print(format string) ([]byte, error) {
 // Redacted returns the configuration as Print does, as a value that
 // marshals to JSON in field order: what reports record.
 func (c *Config) Redacted() any { return configfile.Redacted(c) }
+
+// Reference returns the Markdown table of every configuration key, with
+// its flag, type, default and description (docs/config.md holds it).
+func Reference() string { return configfile.Reference(&Config{}) }

@@ -34,9 +34,12 @@ type RunInfo struct {
 	// versions and hashes.
 	Prompts []promptfile.Prompt `json:"prompts"`
 	// Skipped lists task-file lines that could not be read.
-	Skipped  []string  `json:"skipped,omitempty"`
-	Command  []string  `json:"command,omitempty"`
-	Version  string    `json:"toolenv_version"`
+	Skipped []string `json:"skipped,omitempty"`
+	Command []string `json:"command,omitempty"`
+	Version string   `json:"toolenv_version"`
+	// Config is the effective configuration of the environment the tools
+	// ran in (in-process runs), credentials hidden.
+	Config   any       `json:"config,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitempty"`
 	// Ran, Resumed and Interrupted say how this call went.

@@ -14,6 +14,9 @@ type Summary struct {
 	Format   int     `json:"format"`
 	Episodes int     `json:"episodes"`
 	Groups   []Group `json:"groups"`
+	// Provenance is the toolenv and the configuration that made the run
+	// (from its RunInfo, when known).
+	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 }
 
 // Stat is a metric measured once per run: the mean over runs and the

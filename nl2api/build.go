@@ -115,7 +115,7 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	timed("parser coverage", t0)
 	rep.fill(qs, dbList, cands, built, variants, &opt)
 	rep.Seconds = time.Since(start).Seconds()
-	if err := rep.write(opt.Out); err != nil {
+	if err := rep.write(opt.Out, &opt); err != nil {
 		return nil, err
 	}
 	return rep, nil

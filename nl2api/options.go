@@ -46,6 +46,9 @@ type Options struct {
 	// CallTimeout bounds each verification call and gold query (default
 	// 10s).
 	CallTimeout time.Duration
+	// Command is the command line that asked for the build, recorded in
+	// the report's provenance (may be nil).
+	Command []string
 }
 
 // Progress reports build progress: Done of Total items of a stage.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/nl2api/bird"
 )
 
@@ -23,6 +24,8 @@ type Report struct {
 	Variants  []VariantReport  `json:"variants,omitempty"`
 	Timings   []Timing         `json:"timings"`
 	Seconds   float64          `json:"seconds"`
+	// Provenance is the toolenv that made the build and its options.
+	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 }
 
 // DatabaseReport is one database of the build.
@@ -128,7 +131,9 @@ func (r *Report) fill(qs []bird.Question, dbs []*database, cands []*candidate, b
 	r.Variants = variants
 }
 
-func (r *Report) write(out string) error {
+func (r *Report) write(out string, opt *Options) error {
+	r.Provenance = buildinfo.Provenance(opt.Command, map[string]any{"data": opt.Data, "out": opt.Out, "dbs": opt.DBs, "flavors": opt.Flavors,
+		"obfuscate": opt.Obfuscate, "seed": opt.Seed, "shrink": opt.Shrink, "workers": opt.Workers, "call_timeout": opt.CallTimeout.String()})
 	if err := toolenv.WriteJSONFile(filepath.Join(out, "report.json"), r); err != nil {
 		return err
 	}
@@ -156,7 +161,11 @@ func (r *Report) Summary() [][]string {
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# BIRD → SLOT / SEL / REST build report\n\n")
-	fmt.Fprintf(&b, "Data: `%s` · output: `%s` · %d questions · %.1f s\n\n", r.Data, r.Out, r.Questions, r.Seconds)
+	fmt.Fprintf(&b, "Data: `%s` · output: `%s` · %d questions · %.1f s", r.Data, r.Out, r.Questions, r.Seconds)
+	if r.Provenance != nil {
+		fmt.Fprintf(&b, " · toolenv `%s`", r.Provenance.Version)
+	}
+	b.WriteString("\n\n")
 	b.WriteString("## Kept tasks (verified against the gold SQL)\n\n")
 	b.WriteString("| flavor | collection | kept | of | % | by database | tools | gold calls |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, f := range r.Flavors {

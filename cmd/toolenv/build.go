@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -105,6 +106,7 @@ func runBuildBird(ctx context.Context, e *env, opt nl2api.Options) error {
 			done = p.Done
 		}
 	}
+	opt.Command = os.Args
 	rep, err := nl2api.Build(ctx, opt)
 	mu.Lock()
 	if bar != nil {

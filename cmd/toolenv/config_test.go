@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,67 @@ func TestVersion(t *testing.T) {
 	code, out, _ = run(t, context.Background(), "version", "--json")
 	if code != 0 || !strings.Contains(out, `"version": "`) || !strings.Contains(out, `"go": "go1.`) {
 		t.Errorf("exit %d: %q", code, out)
+	}
+}
+
+// TestResultsRecordVersionAndConfig: the build report, the drift manifest
+// and the evaluation summary each say which toolenv made them and with
+// which configuration.
+func TestResultsRecordVersionAndConfig(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	type prov struct {
+		Provenance *struct {
+			Version string         `json:"version"`
+			Go      string         `json:"go"`
+			Command []string       `json:"command"`
+			Config  map[string]any `json:"config"`
+		} `json:"provenance"`
+	}
+	read := func(path string) prov {
+		t.Helper()
+		var p prov
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Provenance == nil || p.Provenance.Version == "" || p.Provenance.Config == nil {
+			t.Fatalf("%s records no provenance: %.300s", path, b)
+		}
+		return p
+	}
+	bird := builtBird(t)
+	if p := read(filepath.Join(bird, "report.json")); p.Provenance.Config["data"] == "" || !strings.HasPrefix(p.Provenance.Go, "go1.") {
+		t.Errorf("build report provenance %+v", p.Provenance)
+	}
+	v2 := filepath.Join(dir, "demo-v2")
+	if code, _, errs := run(t, ctx, "drift", "--demo", "--out", v2, "--seed", "3"); code != 0 {
+		t.Fatal(errs)
+	}
+	var m struct{ Steps []prov }
+	b, _ := os.ReadFile(filepath.Join(v2, "manifest.json"))
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Steps) != 1 || m.Steps[0].Provenance == nil || m.Steps[0].Provenance.Config["seed"] != 3.0 {
+		t.Errorf("manifest step provenance: %v %.400s", err, b)
+	}
+	cfg := filepath.Join(dir, "env.yaml")
+	os.WriteFile(cfg, []byte("store: ':memory:'\nfeedback: helpful\nsimulator:\n  api_key: sk-never-recorded\n"), 0o644)
+	out := filepath.Join(dir, "run")
+	if code, _, errs := run(t, ctx, "eval", "--config", cfg, "--env", v2, "--agent", "oracle", "--out", out, "--log-level", "error"); code != 0 {
+		t.Fatalf("eval: %s", errs)
+	}
+	p := read(filepath.Join(out, "summary.json"))
+	if p.Provenance.Config["feedback"] != "helpful" || p.Provenance.Config["store"] != ":memory:" {
+		t.Errorf("summary provenance config %v", p.Provenance.Config)
+	}
+	for _, f := range []string{"summary.json", "run.json", "report.md", "report.html"} {
+		if b, _ := os.ReadFile(filepath.Join(out, f)); strings.Contains(string(b), "sk-never-recorded") {
+			t.Errorf("%s records the inline key", f)
+		}
+	}
+	if md, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(md), ", toolenv `") {
+		t.Errorf("report.md does not name the toolenv version")
 	}
 }

@@ -438,6 +438,9 @@ func runEval(ctx context.Context, e *env, envCfg *environment.Config, ef *evalFl
 		AgentOptions: agentOpts, Env: envName, Replay: ef.replay, Records: records.Path(), Skipped: lt.problems,
 		Command: argv, Version: buildinfo.Version(), Started: time.Now().UTC(),
 	}
+	if ef.envURL == "" {
+		info.Config = envCfg.Redacted()
+	}
 	info.Prompts = append(info.Prompts, agent.Prompts()...)
 	judging := needModel && !ef.noJudge && ef.agentName != "direct" && (!ef.noSoPR || ef.fac)
 	if judging {

@@ -259,6 +259,7 @@ func runEvalFidelity(ctx context.Context, e *env, envCfg *environment.Config, ff
 		return runErr
 	}
 	s := fidelity.Summarize(settings, scored, skipped)
+	s.Provenance = buildinfo.Provenance(argv, envCfg.Redacted())
 	if err := fidelity.Write(ff.out, s, scored); err != nil {
 		return err
 	}

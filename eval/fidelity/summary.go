@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	toolenv "github.com/toolenv/toolenv"
 	"maps"
 	"slices"
 
@@ -85,6 +86,9 @@ type Summary struct {
 	Tools    []ToolScores `json:"tools"`
 	// Skipped says which inputs were left out and why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Provenance is the toolenv and the configuration that made the
+	// scores, when the caller records them.
+	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 }
 
 // Summarize aggregates scored pairs per tool (sorted by tool ID) and

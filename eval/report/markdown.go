@@ -143,6 +143,9 @@ func runLine(info *eval.RunInfo) string {
 	if info.Replay {
 		s += ", replayed from records"
 	}
+	if info.Version != "" {
+		s += fmt.Sprintf(", toolenv `%s`", info.Version)
+	}
 	return s + "."
 }
 

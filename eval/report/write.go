@@ -18,6 +18,9 @@ var Files = []string{"summary.json", "report.md", "report.html"}
 // the page (skipped task lines, unreadable journal lines).
 func Write(dir string, info *eval.RunInfo, eps []*eval.Episode, problems []error) (*eval.Summary, error) {
 	s := eval.Summarize(eps)
+	if info != nil {
+		s.Provenance = &toolenv.Provenance{Version: info.Version, Command: info.Command, Config: info.Config}
+	}
 	if err := toolenv.WriteJSONFile(filepath.Join(dir, "summary.json"), s); err != nil {
 		return nil, fmt.Errorf("write summary: %w", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+
+	toolenv "github.com/toolenv/toolenv"
 )
 
 // Linked is a version set at link time with
@@ -93,4 +95,12 @@ func (i Info) String() string {
 		s += ")"
 	}
 	return s + " " + i.Go
+}
+
+// Provenance returns the provenance of a result made now by this
+// program: its version, revision and toolchain, with the command line and
+// the effective configuration given (either may be nil).
+func Provenance(command []string, config any) *toolenv.Provenance {
+	i := Read()
+	return &toolenv.Provenance{Version: Version(), Revision: i.Revision, Go: i.Go, Command: command, Config: config}
 }

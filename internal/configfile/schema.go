@@ -2,6 +2,7 @@ package configfile
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 )
@@ -105,4 +106,54 @@ func schemaField(f *Field) *Object {
 		s.set("default", d)
 	}
 	return s
+}
+
+// Reference returns a Markdown table of the fields of the struct v points
+// to: key, flag, type, default and description, in declaration order.
+func Reference(v any) string {
+	var b strings.Builder
+	b.WriteString("| key | flag | type | default | what it does |\n|---|---|---|---|---|\n")
+	for _, f := range Fields(v) {
+		flag, def := "", f.Default
+		if f.Flag != "" {
+			flag = "`--" + f.Flag + "`"
+		}
+		if def != "" {
+			def = "`" + def + "`"
+		}
+		help := strings.ReplaceAll(f.Help, "|", "\\|")
+		if help != "" && !strings.HasSuffix(help, ".") {
+			help += "."
+		}
+		if f.Enum != nil {
+			var vals []string
+			for _, e := range f.Enum {
+				if e != "" {
+					vals = append(vals, "`"+e+"`")
+				}
+			}
+			help += " One of " + strings.Join(vals, ", ") + "."
+		}
+		if f.Secret != "" {
+			help += " A credential: name its variable with `" + f.Secret + "` instead."
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Key, flag, shortType(f), def, help)
+	}
+	return b.String()
+}
+
+func shortType(f *Field) string {
+	switch {
+	case f.Type == durationType:
+		return "duration"
+	case f.Type.Kind() == reflect.Slice:
+		return "list"
+	case f.Type.Kind() == reflect.Int, f.Type.Kind() == reflect.Int64:
+		return "integer"
+	case f.Type.Kind() == reflect.Float64:
+		return "number"
+	case f.Type.Kind() == reflect.Bool:
+		return "boolean"
+	}
+	return "string"
 }
