@@ -119,6 +119,22 @@ const MetaHidden = "hidden"
 // Hidden reports whether t is kept out of listings (Meta["hidden"]).
 func (t *Tool) Hidden() bool { return t.Meta[MetaHidden] == "true" }
 
+// MetaLabelArg is the Tool.Meta key naming the argument through which
+// the tool takes a NESTful output label (the SLOT/SEL tools store their
+// result under it: "label"). A tool without it takes no label, whatever
+// its arguments are called: an API parameter that happens to be called
+// "label" is the API's own and never receives toolenv's label.
+const MetaLabelArg = "label_arg"
+
+// LabelArg returns the argument that carries a NESTful label into t
+// (Meta["label_arg"]), or "" when t takes none.
+func (t *Tool) LabelArg() string {
+	if t == nil {
+		return ""
+	}
+	return t.Meta[MetaLabelArg]
+}
+
 // Listed returns the tools of c that listings show: all but hidden ones.
 func (c *Collection) Listed() []*Tool {
 	out := make([]*Tool, 0, len(c.Tools))

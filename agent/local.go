@@ -157,36 +157,44 @@ func (s *localSession) invoke(ctx context.Context, name string, args map[string]
 	return res
 }
 
-// WithLabel returns args with the NESTful label added as the "label"
-// argument when the tool takes one (the NL2SQL SLOT/SEL tools store their
-// result under it) and the arguments do not already name one.
+// WithLabel returns args with the NESTful label added as the argument
+// the tool takes labels through (t.LabelArg(): the NL2SQL SLOT/SEL tools
+// store their result under it), unless the arguments already hold it. A
+// tool that takes no label gets args unchanged, even when one of its own
+// parameters is called "label".
 func WithLabel(t *toolenv.Tool, args map[string]any, label string) map[string]any {
-	if label == "" || t == nil || t.Input.Prop("label") == nil {
+	name := t.LabelArg()
+	if label == "" || name == "" {
 		return args
 	}
-	if _, ok := args["label"]; ok {
+	if _, ok := args[name]; ok {
 		return args
 	}
 	out := make(map[string]any, len(args)+1)
 	for k, v := range args {
 		out[k] = v
 	}
-	out["label"] = label
+	out[name] = label
 	return out
 }
 
-// SplitLabel moves a "label" argument into the call's NESTful label when
-// the tool takes a label argument (the NL2SQL SLOT/SEL tools), so that a
-// model that writes the label among the arguments is scored like one that
-// writes it beside them.
+// SplitLabel moves the label argument (t.LabelArg()) into the call's
+// NESTful label when the tool takes labels (the NL2SQL SLOT/SEL tools),
+// so that a model that writes the label among the arguments is scored
+// like one that writes it beside them. An argument of a tool that takes
+// no label is the API's own and stays where it is, whatever its name.
 func SplitLabel(t *toolenv.Tool, c toolenv.GoldCall) toolenv.GoldCall {
-	l, ok := c.Args["label"].(string)
-	if !ok || t == nil || t.Input.Prop("label") == nil {
+	name := t.LabelArg()
+	if name == "" {
+		return c
+	}
+	l, ok := c.Args[name].(string)
+	if !ok {
 		return c
 	}
 	args := make(map[string]any, len(c.Args))
 	for k, v := range c.Args {
-		if k != "label" {
+		if k != name {
 			args[k] = v
 		}
 	}

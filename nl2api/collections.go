@@ -146,12 +146,18 @@ func restTool(e *endpoint.Endpoint) *toolenv.Tool {
 		in.Required = append(in.Required, p.Name)
 	}
 	in.AdditionalProperties = json.RawMessage("false")
+	var nonEmpty []string
+	for _, p := range e.Params {
+		if p.NonEmpty {
+			nonEmpty = append(nonEmpty, p.Name)
+		}
+	}
 	out := toolenv.ObjectSchema()
 	out.Description = "The rows the query returns; columns: " + strings.Join(e.Columns, ", ")
 	out.SetProp("columns", &toolenv.Schema{Type: "array", Items: &toolenv.Schema{Type: "string"}, Description: "result column names"})
 	out.SetProp("row_count", &toolenv.Schema{Type: "integer", Description: "number of rows"})
 	out.SetProp("rows", &toolenv.Schema{Type: "array", Items: &toolenv.Schema{Type: "array"}, Description: "the rows, each a list of values in column order"})
-	return &toolenv.Tool{
+	t := &toolenv.Tool{
 		Name:        e.Name,
 		Title:       titleOf(strings.TrimPrefix(e.Name, "get_")),
 		Description: e.Description,
@@ -161,6 +167,11 @@ func restTool(e *endpoint.Endpoint) *toolenv.Tool {
 		Binding:     &toolenv.Binding{Method: "GET", Path: e.Path},
 		Meta:        map[string]string{sqlrest.MetaSQL: e.Template, sqlrest.MetaDatabase: e.DB},
 	}
+	if len(nonEmpty) > 0 {
+		raw, _ := json.Marshal(nonEmpty)
+		t.Meta[sqlrest.MetaNonEmpty] = string(raw)
+	}
+	return t
 }
 
 func titleOf(name string) string {

@@ -145,6 +145,9 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 	}
 	c.plan = plan
 	c.ordered = len(plan.OrderBy) > 0 && len(plan.Compound) == 0
+	if c.ordered {
+		c.gold.Ties = ties(ctx, c.db.db, c.q.SQL, len(rows.Rows), opt)
+	}
 	if opt.wants(Slot) || opt.wants(Sel) {
 		sp, err := decompose.Slot(plan, c.q.DB, c.db.describe)
 		if err != nil {
@@ -166,6 +169,57 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 			c.rest = in
 		}
 	}
+}
+
+// ties returns the ties of an ordered gold answer of n rows: the ORDER BY
+// values of its rows and, where its LIMIT or OFFSET cuts through rows of
+// equal keys, every row of those keys (sqlplan.RankQuery computes them
+// with SQLite). It is nil when the ORDER BY decides every row, or when
+// the query cannot be ranked.
+func ties(ctx context.Context, db *rodb.DB, sql string, n int, opt *Options) *answer.Ties {
+	r, ok := sqlplan.RankQuery(sql)
+	if !ok || n == 0 {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, opt.CallTimeout)
+	full, err := db.Query(qctx, r.SQL, nil, maxGoldRows)
+	cancel()
+	if err != nil || len(full.Rows) < int(r.Offset)+n {
+		return nil
+	}
+	w := len(full.Columns) - r.Keys
+	key := func(i int) []any { return full.Rows[i][w:] }
+	same := func(a, b []any) bool {
+		ok, _ := answer.Equal(&answer.Table{Rows: [][]any{a}}, &answer.Table{Rows: [][]any{b}}, answer.Options{Ordered: true})
+		return ok
+	}
+	t := &answer.Ties{}
+	tied := false
+	for i := 0; i < n; i++ {
+		t.Keys = append(t.Keys, key(int(r.Offset)+i))
+		if i > 0 && same(t.Keys[i], t.Keys[i-1]) {
+			tied = true
+		}
+	}
+	var cut [][]any
+	if first := int(r.Offset); first > 0 && same(key(first-1), t.Keys[0]) {
+		cut = append(cut, t.Keys[0])
+	}
+	if next := int(r.Offset) + n; next < len(full.Rows) && same(key(next), t.Keys[n-1]) {
+		cut = append(cut, t.Keys[n-1])
+	}
+	for _, k := range cut {
+		for i := range full.Rows {
+			if same(key(i), k) {
+				t.Pool = append(t.Pool, full.Rows[i][:w])
+				t.PoolKeys = append(t.PoolKeys, key(i))
+			}
+		}
+	}
+	if !tied && len(cut) == 0 {
+		return nil
+	}
+	return t
 }
 
 func planRejection(stage string, err error) *rejection {

@@ -62,7 +62,8 @@ func seeded(seed int64, purpose string) *rand.Rand {
 
 // Obfuscate returns a copy of c whose visible tools are named FUNC_n and
 // whose top-level arguments are named ARG_n (descriptions kept; hidden
-// tools and the `label` argument keep their names), tasks rewritten to
+// tools and the label argument of SLOT/SEL tools keep their names; an API
+// parameter called "label" is renamed like any other), tasks rewritten to
 // match, and the mapping. The numbering is a seeded shuffle.
 func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toolenv.Collection, []*toolenv.Task, *Obfuscation) {
 	name := c.Name + "-obfuscated"
@@ -75,7 +76,7 @@ func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toole
 		}
 		visible = append(visible, t)
 		for _, a := range t.Input.Names() {
-			if a != "label" {
+			if a != t.LabelArg() {
 				argSet[a] = true
 			}
 		}
@@ -111,7 +112,7 @@ func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toole
 			amap := map[string]string{}
 			for _, a := range t.Input.Names() {
 				pub := a
-				if a != "label" {
+				if a != t.LabelArg() {
 					pub = argName[a]
 					amap[pub] = a
 				}

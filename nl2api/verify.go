@@ -41,12 +41,12 @@ func Verify(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *to
 	if err != nil {
 		return "no answer", err.Error()
 	}
-	var gold answer.Table
-	if err := toolenv.DecodeJSON(t.Answer, &gold); err != nil {
+	gold, err := answer.Gold(t.Answer)
+	if err != nil {
 		return "bad gold answer", err.Error()
 	}
 	ordered, _ := t.Meta[sqltools.MetaOrdered].(bool)
-	if ok, why := answer.Equal(&gold, got, answer.Options{Ordered: ordered}); !ok {
+	if ok, why := answer.Equal(gold, got, answer.Options{Ordered: ordered}); !ok {
 		return "answer differs", why
 	}
 	return "", ""

@@ -24,7 +24,15 @@ const (
 	MetaSQL      = "sql"      // the SQL template with :name placeholders
 	MetaDatabase = "database" // the database it runs on
 	MetaArgMap   = "arg_map"  // obfuscation: public argument name → template parameter
+	// MetaNonEmpty lists (JSON) the template parameters compared for
+	// equality with text: an empty value for one of them is refused.
+	MetaNonEmpty = "non_empty"
 )
+
+// EncodingHint is the hint given for an empty value where one is
+// required: over HTTP, an unencoded '#' ends the URL's query, '&' ends
+// the value and '+' reads as a space.
+const EncodingHint = "percent-encode the query string: a raw '#' ends the URL (send %23), '&' ends the value (send %26), '+' reads as a space (send %2B), '%' must be %25"
 
 // Config is the backend configuration stored in collection.json.
 type Config struct {
@@ -72,6 +80,7 @@ type param struct {
 	name     string // template parameter
 	typ      string
 	required bool
+	nonEmpty bool
 }
 
 // Open returns the backend of collection c. A database that cannot be
@@ -119,10 +128,19 @@ func endpointOf(t *toolenv.Tool) (*endpoint, error) {
 			return nil, fmt.Errorf("tool %s: meta.arg_map: %w", t.Name, err)
 		}
 	}
+	var nonEmpty []string
+	if raw := t.Meta[MetaNonEmpty]; raw != "" {
+		if err := toolenv.DecodeJSON([]byte(raw), &nonEmpty); err != nil {
+			return nil, fmt.Errorf("tool %s: meta.%s: %w", t.Name, MetaNonEmpty, err)
+		}
+	}
 	for _, name := range t.Input.Names() {
 		p := param{public: name, name: name, typ: t.Input.Prop(name).Type, required: t.Input.IsRequired(name)}
 		if n, ok := argMap[name]; ok {
 			p.name = n
+		}
+		for _, n := range nonEmpty {
+			p.nonEmpty = p.nonEmpty || n == p.name
 		}
 		e.params = append(e.params, p)
 	}
@@ -182,6 +200,11 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 			problems = append(problems, *prob)
 			continue
 		}
+		if s, isStr := bv.(string); isStr && s == "" && p.nonEmpty {
+			problems = append(problems, toolenv.Problem{Param: p.public, Code: "empty", Expected: "a non-empty string",
+				Message: fmt.Sprintf("argument `%s` is empty; no row has an empty value here (was the value cut at an unencoded '#' or '&'?)", p.public)})
+			continue
+		}
 		args = append(args, sql.Named(p.name, bv))
 	}
 	if len(problems) > 0 {
@@ -189,8 +212,13 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		for i, p := range problems {
 			msgs[i] = p.Message
 		}
-		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: call.Tool.Name + ": " + strings.Join(msgs, "; "), Problems: problems,
-			Hint: "fix the arguments listed in problems and call again"}
+		hint := "fix the arguments listed in problems and call again"
+		for _, p := range problems {
+			if p.Code == "empty" {
+				hint = EncodingHint
+			}
+		}
+		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: call.Tool.Name + ": " + strings.Join(msgs, "; "), Problems: problems, Hint: hint}
 	}
 	db, err := b.dbs.Get(e.db)
 	if err != nil {

@@ -36,8 +36,9 @@ type Config struct {
 
 // Options tune a Backend. The zero value is ready to use.
 type Options struct {
-	// MaxRows caps the rows a list or rows result may hold (default
-	// 10000); a bigger result fails with too_large.
+	// MaxRows caps the rows (values) a list or rows result shows
+	// (default 10000). A bigger result shows its first MaxRows, its full
+	// size and a note; the session keeps it whole under its label.
 	MaxRows int
 	// PreviewRows is how many rows a table result shows (default 5).
 	PreviewRows int
@@ -284,7 +285,7 @@ func (s *toolSpec) args(in map[string]any) (map[string]any, error) {
 		if s.argMap != nil {
 			if n, ok := s.argMap[k]; ok {
 				name = n
-			} else if k != "label" {
+			} else if k != LabelArg {
 				problems = append(problems, toolenv.Problem{Param: k, Code: "unknown_param", Message: fmt.Sprintf("unknown argument `%s`", k)})
 				continue
 			}
@@ -307,7 +308,7 @@ func (s *toolSpec) args(in map[string]any) (map[string]any, error) {
 
 // labelArg reads and checks the optional label argument.
 func labelArg(a *args) (string, error) {
-	v, ok := a.raw("label")
+	v, ok := a.raw(LabelArg)
 	if !ok {
 		return "", nil
 	}
@@ -393,19 +394,28 @@ func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error
 		if err != nil {
 			return nil, err
 		}
+		// The row cap bounds what a call shows, not what the session
+		// holds: a bigger result shows its first page and its size, and
+		// stays usable under its label.
+		total := int64(len(rows.Rows))
+		var shown *int
+		note := ""
 		if rows.Truncated {
-			return nil, &toolenv.Error{Status: toolenv.StatusTooLarge,
-				Message: fmt.Sprintf("the result has more than %d rows, the most a call may return", b.opt.MaxRows),
-				Hint:    "filter the data first, or pass a limit"}
+			if total, err = count(ctx, db, r.q); err != nil {
+				return nil, err
+			}
+			n := len(rows.Rows)
+			shown = &n
+			note = fmt.Sprintf("showing the first %d of %d; the whole result is kept as $%s$: filter, group, aggregate or limit it", n, total, r.label)
 		}
 		if r.kind == kindRows {
-			return marshal(rowsBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: len(rows.Rows), Rows: rows.Rows})
+			return marshal(rowsBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: total, Shown: shown, Note: note, Rows: rows.Rows})
 		}
 		vals := make([]any, len(rows.Rows))
 		for i, row := range rows.Rows {
 			vals[i] = row[0]
 		}
-		return marshal(listBody{Label: r.label, Type: r.kind, KeyName: r.listCol, Count: len(vals), Values: vals})
+		return marshal(listBody{Label: r.label, Type: r.kind, KeyName: r.listCol, Count: total, Shown: shown, Note: note, Values: vals})
 	}
 	return nil, fmt.Errorf("render: unknown kind %s", r.kind)
 }

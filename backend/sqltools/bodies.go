@@ -27,18 +27,25 @@ type (
 		Type  kind   `json:"type"`
 		Value any    `json:"value"`
 	}
+	// A list or rows result over the row cap shows its first Shown
+	// values (rows) beside the full Count (RowCount); the whole result
+	// stays in the session under its label.
 	listBody struct {
 		Label   string `json:"label"`
 		Type    kind   `json:"type"`
 		KeyName string `json:"key_name"`
-		Count   int    `json:"count"`
+		Count   int64  `json:"count"`
+		Shown   *int   `json:"shown,omitempty"`
+		Note    string `json:"note,omitempty"`
 		Values  []any  `json:"values"`
 	}
 	rowsBody struct {
 		Label    string   `json:"label"`
 		Type     kind     `json:"type"`
 		Columns  []string `json:"columns"`
-		RowCount int      `json:"row_count"`
+		RowCount int64    `json:"row_count"`
+		Shown    *int     `json:"shown,omitempty"`
+		Note     string   `json:"note,omitempty"`
 		Rows     [][]any  `json:"rows"`
 	}
 )

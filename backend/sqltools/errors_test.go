@@ -31,7 +31,6 @@ func TestErrors(t *testing.T) {
 		{"value list too long", true, "filter_data", `{"data_source": "$starting_table$", "key_name": "superhero_id", "condition": "in", "value": [` + strings.Repeat("1,", 1500) + `1]}`, toolenv.StatusInvalidArguments, "at most 1000"},
 		{"huge string", true, "filter_data", `{"data_source": "$starting_table$", "key_name": "superhero_full_name", "condition": "equal_to", "value": "` + strings.Repeat("x", 20000) + `"}`, toolenv.StatusInvalidArguments, "characters"},
 		{"bad label", true, "sort_data", `{"data_source": "$starting_table$", "key_name": "superhero_id", "ascending": true, "label": "x; DROP TABLE superhero"}`, toolenv.StatusInvalidArguments, "label"},
-		{"too many rows", true, "retrieve_data", `{"data_source": "$starting_table$", "key_names": ["superhero_id"]}`, toolenv.StatusTooLarge, "limit"},
 		{"aggregate needs a column", true, "aggregate_data", `{"data_source": "$starting_table$", "aggregation_type": "sum"}`, toolenv.StatusInvalidArguments, "key_name"},
 		{"grouped data is not a table", true, "sort_data", `{"data_source": "$G$", "key_name": "superhero_id", "ascending": true}`, toolenv.StatusInvalidArguments, "grouped"},
 		{"combine unrelated filters", true, "combine_filters", `{"data_sources": ["$F1$", "$starting_table$"], "operation": "or"}`, toolenv.StatusInvalidArguments, "filter_data"},

@@ -222,6 +222,11 @@ func joinQuery(db *rodb.DB, specs []TableSpec) (*query, error) {
 		for _, c := range t.Columns {
 			q.cols = append(q.cols, qcol{expr: frag{sql: rodb.Quote(internal) + "." + rodb.Quote(c.Name)}, kind: c.Kind()})
 		}
+		// The joined rows are ordered, and identified, by the row keys of
+		// the tables in join order.
+		for _, k := range t.RowKey(internal) {
+			q.tie = append(q.tie, okey{expr: frag{sql: k}})
+		}
 	}
 	q.from = from.done()
 	i := 0

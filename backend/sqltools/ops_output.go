@@ -34,7 +34,7 @@ func (b *Backend) retrieve(ss *session, a *args) (*result, error) {
 		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: "retrieve_data: `key_names` must list at least one column",
 			Problems: []toolenv.Problem{{Param: "key_names", Code: "wrong_type", Message: "empty or not a list", Expected: "a list of column names"}}}
 	}
-	q := src.q.derive(src.q.distinct || (distinct && src.q.limit >= 0), &ss.seq)
+	q := src.q.derive(src.q.distinct || (distinct && src.q.limit >= 0) || src.q.linked(), &ss.seq)
 	cols := make([]qcol, len(keys))
 	for i, k := range keys {
 		c, err := column(q, src, k, fmt.Sprintf("key_names[%d]", i))
@@ -44,7 +44,9 @@ func (b *Backend) retrieve(ss *session, a *args) (*result, error) {
 		cols[i] = *c
 	}
 	q.cols = cols
-	q.distinct = distinct
+	if distinct {
+		q.distinctRows()
+	}
 	if limit >= 0 && (q.limit < 0 || int(limit) < q.limit) {
 		q.limit = int(limit)
 	}
@@ -69,13 +71,13 @@ func (b *Backend) unique(ss *session, a *args) (*result, error) {
 		}
 		keyName = src.listCol
 	}
-	q := src.q.derive(src.q.limit >= 0 || src.q.distinct, &ss.seq)
+	q := src.q.derive(src.q.limit >= 0 || src.q.distinct || src.q.linked(), &ss.seq)
 	c, err := column(q, src, keyName, "key_name")
 	if err != nil {
 		return nil, err
 	}
 	q.cols = []qcol{*c}
-	q.distinct = true
+	q.distinctRows()
 	return &result{kind: kindList, q: q, db: ss.db, listCol: keyName}, nil
 }
 
@@ -87,7 +89,7 @@ func (b *Backend) get(ss *session, a *args) (*result, error) {
 	if err := a.err("get"); err != nil {
 		return nil, err
 	}
-	q := src.q.derive(src.q.distinct, &ss.seq)
+	q := src.q.derive(src.q.distinct || src.q.linked(), &ss.seq)
 	c, err := column(q, src, keyName, "key_name")
 	if err != nil {
 		return nil, err

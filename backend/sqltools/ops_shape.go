@@ -24,7 +24,7 @@ func (b *Backend) sort(ss *session, a *args) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.order = append([]okey{{expr: col.expr, desc: !asc}}, q.order...)
+	q.sortBy(col.expr, !asc)
 	return &result{kind: kindTable, q: q, db: ss.db}, nil
 }
 
@@ -66,6 +66,10 @@ func groupedQuery(g *groupInfo) *query {
 	q.groupBy = nil
 	for _, k := range g.keys {
 		q.groupBy = append(q.groupBy, q.col(k).expr)
+	}
+	q.tie = nil // a group is identified by its keys
+	for _, k := range q.groupBy {
+		q.tie = append(q.tie, okey{expr: k})
 	}
 	aggs := map[string]aggCol{}
 	for _, ac := range g.aggs {
@@ -136,7 +140,7 @@ func (b *Backend) aggregate(ss *session, a *args) (*result, error) {
 			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "sort the per-group table instead (sort_data)", "aggregate_data: %s is not available per group", typ)
 		}
 		q := scope.clone()
-		q.order = append([]okey{{expr: col.expr, desc: typ == "argmax"}}, q.order...)
+		q.sortBy(col.expr, typ == "argmax")
 		q.limit = 1
 		return &result{kind: kindTable, q: q, db: ss.db}, nil
 	}
@@ -159,7 +163,7 @@ func (b *Backend) aggregate(ss *session, a *args) (*result, error) {
 		return &result{kind: kindTable, q: groupedQuery(g), group: g, db: ss.db}, nil
 	}
 	q := scope.clone()
-	q.order = nil
+	q.order, q.tie = nil, nil
 	q.cols = []qcol{{name: "value", expr: expr, kind: k, agg: true}}
 	return &result{kind: kindValue, q: q, db: ss.db}, nil
 }

@@ -16,16 +16,24 @@ const (
 	MetaOrdered      = "ordered"       // bool: row order is part of the answer
 )
 
+// LabelArg is the argument through which every SLOT and SEL tool takes
+// the label its result is stored under; the tools declare it in
+// Meta[toolenv.MetaLabelArg].
+const LabelArg = "label"
+
 // CallArgs returns the arguments of a gold call as a tool call takes
-// them: the NESTful label becomes the `label` argument when tool declares
-// one (SLOT and SEL tools do; REST tools do not).
+// them: the NESTful label becomes the argument the tool declares for it
+// (tool.LabelArg(): SLOT and SEL tools take it as `label`). A tool that
+// declares none (REST) gets the gold arguments unchanged, even when one
+// of its own parameters is called "label": toolenv's label never shares
+// a namespace with an API's arguments.
 func CallArgs(g toolenv.GoldCall, tool *toolenv.Tool) map[string]any {
 	args := make(map[string]any, len(g.Args)+1)
 	for k, v := range g.Args {
 		args[k] = v
 	}
-	if g.Label != "" && tool != nil && tool.Input.Prop("label") != nil {
-		args["label"] = g.Label
+	if name := tool.LabelArg(); g.Label != "" && name != "" {
+		args[name] = g.Label
 	}
 	return args
 }

@@ -78,12 +78,20 @@ type okey struct {
 // query is one SELECT level. Every stored result is a query; operations
 // derive new queries, adding a level (wrap) only when SQL requires it:
 // filtering or sorting after a LIMIT, DISTINCT or GROUP BY.
+//
+// Every query has a defined row order: its sort keys, then tie, the
+// identity of its rows (the joined tables' rowids or primary keys, the
+// group keys of grouped rows, the columns of distinct rows). Two results
+// read from the same data therefore list their rows in the same order,
+// whatever index SQLite chooses to scan, and the values of one row stay
+// together however many calls read them.
 type query struct {
 	from     frag
 	cols     []qcol
 	where    []frag
 	groupBy  []frag
 	order    []okey
+	tie      []okey
 	limit    int // -1: none
 	distinct bool
 }
@@ -94,7 +102,24 @@ func (q *query) clone() *query {
 	c.where = append([]frag(nil), q.where...)
 	c.groupBy = append([]frag(nil), q.groupBy...)
 	c.order = append([]okey(nil), q.order...)
+	c.tie = append([]okey(nil), q.tie...)
 	return &c
+}
+
+// sortBy puts key first among q's sort keys; rows equal in every key
+// keep their identity order (tie).
+func (q *query) sortBy(key frag, desc bool) {
+	q.order = append([]okey{{expr: key, desc: desc}}, q.order...)
+}
+
+// distinctRows makes q's rows distinct: identical rows become one, and
+// the rows' identity is their values.
+func (q *query) distinctRows() {
+	q.distinct = true
+	q.tie = q.tie[:0]
+	for _, c := range q.cols {
+		q.tie = append(q.tie, okey{expr: c.expr})
+	}
 }
 
 // col returns the visible column name, or nil.
@@ -137,6 +162,9 @@ func (q *query) sql(hidden bool) frag {
 		for i, k := range q.order {
 			b.text(", ").frag(k.expr).text(fmt.Sprintf(" AS %s", rodb.Quote(hiddenOrder(i))))
 		}
+		for i, k := range q.tie {
+			b.text(", ").frag(k.expr).text(fmt.Sprintf(" AS %s", rodb.Quote(hiddenTie(i))))
+		}
 	}
 	if q.from.sql != "" {
 		b.text(" FROM ").frag(q.from)
@@ -159,10 +187,19 @@ func (q *query) sql(hidden bool) frag {
 			b.frag(g)
 		}
 	}
-	if len(q.order) > 0 {
+	if len(q.order)+len(q.tie) > 0 {
 		b.text(" ORDER BY ")
 		for i, k := range q.order {
 			if i > 0 {
+				b.text(", ")
+			}
+			b.frag(k.expr)
+			if k.desc {
+				b.text(" DESC")
+			}
+		}
+		for i, k := range q.tie {
+			if i > 0 || len(q.order) > 0 {
 				b.text(", ")
 			}
 			b.frag(k.expr)
@@ -179,20 +216,32 @@ func (q *query) sql(hidden bool) frag {
 
 func hiddenOrder(i int) string { return fmt.Sprintf("__o%d", i+1) }
 
+func hiddenTie(i int) string { return fmt.Sprintf("__t%d", i+1) }
+
 // wrap returns a query selecting every visible column from q as a
-// subquery, keeping q's order through hidden sort columns.
+// subquery, keeping q's order and row identity through hidden columns
+// (distinct rows are identified by their visible columns).
 func (q *query) wrap(seq *int) *query {
 	*seq++
 	alias := fmt.Sprintf("s%d", *seq)
-	inner := q.sql(len(q.order) > 0 && !q.distinct)
+	hidden := !q.distinct && len(q.order)+len(q.tie) > 0
+	inner := q.sql(hidden)
 	w := &query{from: fmtFrag("(%s) AS "+rodb.Quote(alias), inner), limit: -1}
+	ref := func(name string) frag { return frag{sql: rodb.Quote(alias) + "." + rodb.Quote(name)} }
 	for _, c := range q.cols {
-		w.cols = append(w.cols, qcol{name: c.name, expr: frag{sql: rodb.Quote(alias) + "." + rodb.Quote(c.name)}, kind: c.kind})
+		w.cols = append(w.cols, qcol{name: c.name, expr: ref(c.name), kind: c.kind})
 	}
-	if !q.distinct {
-		for i, k := range q.order {
-			w.order = append(w.order, okey{expr: frag{sql: rodb.Quote(alias) + "." + rodb.Quote(hiddenOrder(i))}, desc: k.desc})
+	if q.distinct {
+		for _, c := range q.cols {
+			w.tie = append(w.tie, okey{expr: ref(c.name)})
 		}
+		return w
+	}
+	for i, k := range q.order {
+		w.order = append(w.order, okey{expr: ref(hiddenOrder(i)), desc: k.desc})
+	}
+	for i, k := range q.tie {
+		w.tie = append(w.tie, okey{expr: ref(hiddenTie(i)), desc: k.desc})
 	}
 	return w
 }
@@ -209,6 +258,23 @@ func (q *query) derive(wrap bool, seq *int) *query {
 		return q.wrap(seq)
 	}
 	return q.clone()
+}
+
+// linked reports whether q's columns depend on one another: in a
+// per-group query, a bare column takes its value from the row holding a
+// min or max aggregate of the same SELECT (SQLite's rule), which a
+// projection without the aggregate would lose. Projections of a linked
+// query wrap it.
+func (q *query) linked() bool {
+	if len(q.groupBy) == 0 {
+		return false
+	}
+	for _, c := range q.cols {
+		if c.agg {
+			return true
+		}
+	}
+	return false
 }
 
 // countSQL counts q's rows.

@@ -149,7 +149,7 @@ func InitToolDef(databases []string) *toolenv.Tool {
 			"tables", &toolenv.Schema{Type: "array", Items: table, Description: "the tables, the first one first"}, true,
 			"label", labelProp(), false,
 		),
-		Meta: map[string]string{toolenv.MetaHidden: "true", MetaOp: InitTool},
+		Meta: map[string]string{toolenv.MetaHidden: "true", MetaOp: InitTool, toolenv.MetaLabelArg: LabelArg},
 	}
 }
 
@@ -207,7 +207,7 @@ func SlotTools(cols []Column) []*toolenv.Tool {
 			"label", labelProp(), false)},
 	}
 	for _, t := range tools {
-		t.Meta = map[string]string{MetaOp: t.Name}
+		t.Meta = map[string]string{MetaOp: t.Name, toolenv.MetaLabelArg: LabelArg}
 	}
 	return tools
 }
@@ -218,7 +218,7 @@ func SelTools(cols []Column) []*toolenv.Tool {
 	cols = withRowCount(cols)
 	var tools []*toolenv.Tool
 	add := func(name, op, desc string, fixed map[string]any, input *toolenv.Schema) {
-		meta := map[string]string{MetaOp: op}
+		meta := map[string]string{MetaOp: op, toolenv.MetaLabelArg: LabelArg}
 		if len(fixed) > 0 {
 			raw, _ := json.Marshal(fixed)
 			meta[MetaFixed] = string(raw)
@@ -324,7 +324,7 @@ func Getters(cols []Column) []*toolenv.Tool {
 		raw, _ := json.Marshal(map[string]any{"key_name": c.Name})
 		out = append(out, &toolenv.Tool{Name: GetterName(c.Name), Description: desc,
 			Input: object("data_source", sourceProp("the table to read"), true, "label", labelProp(), false),
-			Meta:  map[string]string{MetaOp: "get_column", MetaFixed: string(raw)}})
+			Meta:  map[string]string{MetaOp: "get_column", MetaFixed: string(raw), toolenv.MetaLabelArg: LabelArg}})
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func Gold(t *toolenv.Task) (tab *Table, ok bool, err error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, false, nil
 	}
-	tab, err = nlanswer.FromBodies(raw)
+	tab, err = nlanswer.Gold(raw)
 	if err != nil {
 		return nil, true, fmt.Errorf("task %s: gold answer: %w", t.ID, err)
 	}

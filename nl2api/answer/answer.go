@@ -16,6 +16,22 @@ import (
 type Table struct {
 	Columns []string `json:"columns"`
 	Rows    [][]any  `json:"rows"`
+	// Ties, on a gold answer whose ORDER BY does not decide every row,
+	// says which rows are ties: Equal then accepts any answer SQL could
+	// equally have returned (another pick among the rows tied at a
+	// LIMIT, another order among equal keys).
+	Ties *Ties `json:"ties,omitempty"`
+}
+
+// Ties describes the ties of an ordered answer.
+type Ties struct {
+	// Keys holds each answer row's ORDER BY values, in row order.
+	Keys [][]any `json:"keys"`
+	// Pool holds, for a key whose rows the LIMIT (or OFFSET) cut
+	// through, every row the query ranks with that key: the rows a
+	// correct answer may hold in those places. PoolKeys are their keys.
+	Pool     [][]any `json:"pool,omitempty"`
+	PoolKeys [][]any `json:"pool_keys,omitempty"`
 }
 
 // body is the union of the result bodies answers are built from.
@@ -26,6 +42,25 @@ type body struct {
 	Values  []any    `json:"values"`
 	Value   any      `json:"value"`
 	KeyName string   `json:"key_name"`
+	// Shown is set when the result showed only a page of its rows.
+	Shown *int `json:"shown"`
+}
+
+// Gold reads a gold answer as a task stores it ({"columns", "rows"} and
+// its ties, when it has some).
+func Gold(raw json.RawMessage) (*Table, error) {
+	t, err := FromBodies(raw)
+	if err != nil {
+		return nil, err
+	}
+	var ties struct {
+		Ties *Ties `json:"ties"`
+	}
+	if err := toolenv.DecodeJSON(raw, &ties); err != nil {
+		return nil, err
+	}
+	t.Ties = ties.Ties
+	return t, nil
 }
 
 // FromBodies assembles an answer from result bodies, in column order: a
@@ -38,6 +73,9 @@ func FromBodies(bodies ...json.RawMessage) (*Table, error) {
 		var b body
 		if err := toolenv.DecodeJSON(raw, &b); err != nil {
 			return nil, fmt.Errorf("answer step %d: %w", i, err)
+		}
+		if b.Shown != nil {
+			return nil, fmt.Errorf("answer step %d: the result showed only its first %d rows; an answer must be whole (filter or limit it first)", i, *b.Shown)
 		}
 		switch {
 		case b.Type == "value":
@@ -108,6 +146,9 @@ func Equal(gold, got *Table, opt Options) (bool, string) {
 	gw, tw := width(gold), width(got)
 	if len(gold.Rows) > 0 && gw != tw {
 		return false, fmt.Sprintf("%d columns, want %d", tw, gw)
+	}
+	if t := gold.Ties; t != nil && len(t.Keys) == len(gold.Rows) && len(t.Pool) == len(t.PoolKeys) {
+		return equalTies(gold, got, opt)
 	}
 	a, b := normRows(gold.Rows), normRows(got.Rows)
 	if !opt.Ordered {
@@ -251,4 +292,127 @@ func show(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// equalTies compares with a gold answer that has ties. Its rows fall into
+// runs of equal keys; a run's places may hold any of the run's candidate
+// rows (the pool's rows of that key when the LIMIT cut through it, else
+// the run's own rows), each at most once. Ordered, each run's places are
+// compared with its candidates; unordered, every place of every run.
+func equalTies(gold, got *Table, opt Options) (bool, string) {
+	keys, pkeys := normRows(gold.Ties.Keys), normRows(gold.Ties.PoolKeys)
+	rows, pool, cand := normRows(gold.Rows), normRows(gold.Ties.Pool), normRows(got.Rows)
+	sameKey := func(a, b []any) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equalValue(a[i], b[i], opt.Tolerance) {
+				return false
+			}
+		}
+		return true
+	}
+	sameRow := sameKey
+	type run struct {
+		from, to   int
+		candidates [][]any
+	}
+	var runs []run
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && sameKey(keys[j], keys[i]) {
+			j++
+		}
+		r := run{from: i, to: j}
+		for p := range pool {
+			if sameKey(pkeys[p], keys[i]) {
+				r.candidates = append(r.candidates, pool[p])
+			}
+		}
+		if r.candidates == nil {
+			r.candidates = rows[i:j]
+		}
+		runs = append(runs, r)
+		i = j
+	}
+	take := func(avail [][]any, used []bool, row []any) bool {
+		for k, c := range avail {
+			if !used[k] && sameRow(c, row) {
+				used[k] = true
+				return true
+			}
+		}
+		return false
+	}
+	if opt.Ordered {
+		for _, r := range runs {
+			used := make([]bool, len(r.candidates))
+			for i := r.from; i < r.to; i++ {
+				if !take(r.candidates, used, cand[i]) {
+					return false, fmt.Sprintf("row %d: %s is not among the rows the query ranks there (%s)", i+1, showRow(cand[i]), showRows(r.candidates, 3))
+				}
+			}
+		}
+		return true, ""
+	}
+	// Unordered: runs whose candidates are their own rows first, then the
+	// runs the LIMIT cut, filled from what is left.
+	left := make([]bool, len(cand))
+	for _, r := range runs {
+		if r.to-r.from != len(r.candidates) {
+			continue
+		}
+		for _, want := range r.candidates {
+			found := false
+			for i, row := range cand {
+				if !left[i] && sameRow(row, want) {
+					left[i], found = true, true
+					break
+				}
+			}
+			if !found {
+				return false, fmt.Sprintf("no row %s in the answer", showRow(want))
+			}
+		}
+	}
+	for _, r := range runs {
+		if r.to-r.from == len(r.candidates) {
+			continue
+		}
+		used := make([]bool, len(r.candidates))
+		for n := 0; n < r.to-r.from; n++ {
+			found := false
+			for i, row := range cand {
+				if !left[i] && take(r.candidates, used, row) {
+					left[i], found = true, true
+					break
+				}
+			}
+			if !found {
+				return false, fmt.Sprintf("too few rows among the tied ones (%s)", showRows(r.candidates, 3))
+			}
+		}
+	}
+	return true, ""
+}
+
+func showRow(r []any) string {
+	parts := make([]string, len(r))
+	for i, v := range r {
+		parts[i] = show(v)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func showRows(rows [][]any, n int) string {
+	var parts []string
+	for i, r := range rows {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("… %d in all", len(rows)))
+			break
+		}
+		parts = append(parts, showRow(r))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -106,3 +106,40 @@ func ExampleEqual() {
 	// unordered: true
 	// ordered: false row 1 column 1: "Stamina", want "Agility"
 }
+
+// A gold answer with ties accepts every answer SQL could equally have
+// given: another pick among rows tied at the LIMIT, another order among
+// equal keys; and nothing else.
+func TestEqualTies(t *testing.T) {
+	// SELECT name FROM t ORDER BY h DESC LIMIT 3 over h: 9, 7, 7, 7, 5.
+	gold := &answer.Table{Columns: []string{"name"}, Rows: [][]any{{"a"}, {"b"}, {"c"}},
+		Ties: &answer.Ties{Keys: [][]any{{9}, {7}, {7}}, Pool: [][]any{{"b"}, {"c"}, {"d"}}, PoolKeys: [][]any{{7}, {7}, {7}}}}
+	for _, c := range []struct {
+		rows    [][]any
+		ordered bool
+		ok      bool
+	}{
+		{[][]any{{"a"}, {"b"}, {"c"}}, true, true},
+		{[][]any{{"a"}, {"d"}, {"b"}}, true, true},
+		{[][]any{{"a"}, {"c"}, {"d"}}, true, true},
+		{[][]any{{"d"}, {"a"}, {"c"}}, false, true},
+		{[][]any{{"b"}, {"a"}, {"c"}}, true, false},  // a ranks first
+		{[][]any{{"a"}, {"d"}, {"d"}}, true, false},  // d once only
+		{[][]any{{"a"}, {"e"}, {"b"}}, true, false},  // e is no tied row
+		{[][]any{{"b"}, {"c"}, {"d"}}, false, false}, // a is missing
+		{[][]any{{"a"}, {"b"}}, true, false},
+	} {
+		ok, why := answer.Equal(gold, &answer.Table{Rows: c.rows}, answer.Options{Ordered: c.ordered})
+		if ok != c.ok {
+			t.Errorf("%v ordered=%v: %v (%s), want %v", c.rows, c.ordered, ok, why, c.ok)
+		}
+	}
+	// Ties inside the answer (no LIMIT): equal keys may come in any order.
+	gold = &answer.Table{Rows: [][]any{{"x", 1}, {"y", 2}, {"z", 2}, {"w", 3}}, Ties: &answer.Ties{Keys: [][]any{{1}, {2}, {2}, {3}}}}
+	if ok, why := answer.Equal(gold, &answer.Table{Rows: [][]any{{"x", 1}, {"z", 2}, {"y", 2}, {"w", 3}}}, answer.Options{Ordered: true}); !ok {
+		t.Errorf("swapped ties: %s", why)
+	}
+	if ok, _ := answer.Equal(gold, &answer.Table{Rows: [][]any{{"y", 2}, {"x", 1}, {"z", 2}, {"w", 3}}}, answer.Options{Ordered: true}); ok {
+		t.Error("rows of different keys swapped were accepted")
+	}
+}

@@ -26,7 +26,10 @@ type Param struct {
 	Type        string `json:"type"` // "string", "integer" or "number"
 	Description string `json:"description"`
 	// Column is the table.column the parameter is compared with.
-	Column   string `json:"column,omitempty"`
+	Column string `json:"column,omitempty"`
+	// NonEmpty marks text compared for equality (=, IN): an empty value
+	// is refused (it is what a value cut at an unencoded '#' becomes).
+	NonEmpty bool `json:"non_empty,omitempty"`
 	pos, end int
 	base     string
 }

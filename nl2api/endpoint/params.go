@@ -69,7 +69,10 @@ func (m *maker) cond(q *sqlplan.Query, e sqlplan.Expr) {
 				if _, isLit := l.(*sqlplan.Literal); isLit {
 					l, r, op = r, l, flip[op]
 				}
-				if lit, ok := r.(*sqlplan.Literal); ok && lit.Kind != sqlplan.LitNull {
+				// An empty string stays in the template: it is part of
+				// what the endpoint means ("is empty"), and an empty
+				// value for an equality parameter is refused.
+				if lit, ok := r.(*sqlplan.Literal); ok && lit.Kind != sqlplan.LitNull && lit.Value != "" {
 					if subject, ok := m.subject(l); ok {
 						name := subject.base
 						if s := opSuffix[op]; s != "" {
@@ -109,7 +112,7 @@ func (m *maker) cond(q *sqlplan.Query, e sqlplan.Expr) {
 					phrase = "is none of these values"
 				}
 				for i, it := range p.List {
-					if lit, ok := it.(*sqlplan.Literal); ok && lit.Kind != sqlplan.LitNull {
+					if lit, ok := it.(*sqlplan.Literal); ok && lit.Kind != sqlplan.LitNull && lit.Value != "" {
 						m.add(fmt.Sprintf("%s_%d", subject.base, i+1), lit, subject, phrase)
 					}
 				}
@@ -312,7 +315,8 @@ func (m *maker) add(name string, lit *sqlplan.Literal, s subject, phrase string)
 		m.values = map[string]any{}
 	}
 	m.values[name] = lit.Value
-	m.params = append(m.params, Param{Name: name, Type: typ, Description: desc.String(), Column: s.column, pos: lit.Pos, end: lit.End, base: s.base})
+	nonEmpty := typ == "string" && (phrase == opPhrase["="] || phrase == "is one of these values")
+	m.params = append(m.params, Param{Name: name, Type: typ, Description: desc.String(), Column: s.column, NonEmpty: nonEmpty, pos: lit.Pos, end: lit.End, base: s.base})
 }
 
 func upperFirst(s string) string {

@@ -62,7 +62,8 @@ var roleText = map[string]string{
 	"d": "day it happened (YYYY-MM-DD)", "u": "unique position", "pair_a": "contact", "pair_b": "alternative contact",
 	"long_a": "census figure", "long_b": "other census figure", "item_id": "item number", "fk": "parent reference",
 	"ctext": "kind", "cint": "quantity", "rowid": "record code", "wk": "key", "wn": "sequence number", "wv": "value",
-	"bcat": "class", "bnum": "measurement",
+	"bcat": "class", "bnum": "measurement", "proto0": "tag", "proto1": "sitting", "proto2": "implement", "proto3": "title",
+	"proto4": "remark", "proto5": "choice", "proto6": "sequence", "proto7": "count of arguments",
 }
 
 func formatOf(typ string) string {

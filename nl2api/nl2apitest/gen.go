@@ -122,6 +122,7 @@ type database struct {
 	main   *table // P
 	child  *table // C, referencing P
 	wr     *table // WITHOUT ROWID
+	proto  *table // columns named like toolenv's protocol fields
 	big    *table // over the row cap (optional)
 }
 
@@ -276,8 +277,29 @@ func makeDatabase(r *rand.Rand, name string, withBig bool, bigRows int) *databas
 		}
 	}
 	r.Shuffle(len(w.rows), func(i, j int) { w.rows[i], w.rows[j] = w.rows[j], w.rows[i] })
-	d.main, d.child, d.wr = p, c, w
-	d.tables = []*table{p, c, w}
+	// Proto: every column named after a toolenv protocol field, or
+	// starting with the underscore toolenv's own query options use.
+	pr := &table{name: tn.from(tableNames), encoding: "utf-8"}
+	for i, n := range []string{"label", "session", "tool", "name", "_feedback", "select", "order", "args"} {
+		typ := "TEXT"
+		if n == "order" || n == "args" {
+			typ = "INTEGER"
+		}
+		pr.cols = append(pr.cols, &column{name: n, typ: typ, role: fmt.Sprintf("proto%d", i)})
+	}
+	for i := 0; i < 20; i++ {
+		row := make([]any, len(pr.cols))
+		for j, col := range pr.cols {
+			if col.typ == "INTEGER" {
+				row[j] = int64(r.IntN(5))
+			} else {
+				row[j] = fmt.Sprintf("%s%d", pick(r, nastyStrings), r.IntN(3))
+			}
+		}
+		pr.rows = append(pr.rows, row)
+	}
+	d.main, d.child, d.wr, d.proto = p, c, w, pr
+	d.tables = []*table{p, c, w, pr}
 	if withBig {
 		bn := &namer{r: r, used: map[string]bool{}}
 		b := &table{name: tn.from(tableNames), encoding: "utf-8-bom"}

@@ -174,6 +174,12 @@ func (qb *questions) all() {
 		fmt.Sprintf("SELECT %s, AVG(%s) FROM %s GROUP BY %s HAVING COUNT(*) > 1", pc("cat"), pc("x"), P, pc("cat")), all, "")
 	qb.add("pair_columns", "Both contacts of the rows with this count.",
 		fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s = %d", pc("pair_a"), pc("pair_b"), P, pc("n"), r.IntN(6)), all, "")
+	pr := d.proto
+	row := pr.rows[r.IntN(len(pr.rows))]
+	qb.add("protocol_params", "The name of the entry with these tag, sitting, implement, remark and sequence.",
+		fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s AND %s = %s AND %s = %s AND %s = %s AND %s >= %s AND %s <= %s",
+			col(pr, "proto3"), qb.id(pr.name), col(pr, "proto0"), lit(row[0]), col(pr, "proto1"), lit(row[1]), col(pr, "proto2"), lit(row[2]),
+			col(pr, "proto4"), lit(row[4]), col(pr, "proto6"), lit(row[6]), col(pr, "proto7"), lit(row[7])), all, "")
 	if b := d.big; b != nil {
 		qb.add("big_distinct", "The classes of the measurements.",
 			fmt.Sprintf("SELECT DISTINCT %s FROM %s", col(b, "bcat"), qb.id(b.name)), all, "")

@@ -177,3 +177,44 @@ func allExprs(q *sqlplan.Query) []sqlplan.Expr {
 	}
 	return out
 }
+
+func TestRankQuery(t *testing.T) {
+	for _, c := range []struct {
+		in, want      string
+		limit, offset int64
+		ok            bool
+	}{
+		{"SELECT name FROM t ORDER BY h DESC LIMIT 3", `SELECT name, (h) AS "__toolenv_rank_1" FROM t ORDER BY h DESC`, 3, 0, true},
+		{"SELECT a AS x, COUNT(*) FROM t GROUP BY a ORDER BY x DESC, 2 LIMIT 2 OFFSET 1;",
+			`SELECT a AS x, COUNT(*), (a) AS "__toolenv_rank_1", (COUNT(*)) AS "__toolenv_rank_2" FROM t GROUP BY a ORDER BY x DESC, 2`, 2, 1, true},
+		{"SELECT * FROM t ORDER BY h", `SELECT *, (h) AS "__toolenv_rank_1" FROM t ORDER BY h`, -1, 0, true},
+		{"SELECT DISTINCT a FROM t ORDER BY a LIMIT 1", "", 0, 0, false},
+		{"SELECT a FROM t LIMIT 1", "", 0, 0, false},
+		{"SELECT a FROM t UNION SELECT b FROM u ORDER BY 1", "", 0, 0, false},
+	} {
+		r, ok := sqlplan.RankQuery(c.in)
+		if ok != c.ok {
+			t.Errorf("%s: ok %v", c.in, ok)
+			continue
+		}
+		if ok && (r.SQL != c.want || r.Limit != c.limit || r.Offset != c.offset) {
+			t.Errorf("%s:\n got %s %d %d\nwant %s %d %d", c.in, r.SQL, r.Limit, r.Offset, c.want, c.limit, c.offset)
+		}
+	}
+}
+
+// RankQuery never panics, and what it returns parses.
+func FuzzRankQuery(f *testing.F) {
+	for _, s := range []string{"SELECT a FROM t ORDER BY b DESC LIMIT 1", "SELECT a AS x FROM t ORDER BY x, 1 LIMIT 2, 3;", "SELECT * FROM t ORDER BY 9", "SELECT a FROM t ORDER BY (SELECT 1) LIMIT -1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, ok := sqlplan.RankQuery(s)
+		if !ok {
+			return
+		}
+		if _, err := sqlplan.Parse(r.SQL); err != nil {
+			t.Fatalf("%q → %q does not parse: %v", s, r.SQL, err)
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -48,7 +49,42 @@ type DB struct {
 type Table struct {
 	Name    string
 	Columns []*Column
-	byName  map[string]*Column
+	// WithoutRowID says the table was created WITHOUT ROWID: its rows are
+	// identified by their primary key only.
+	WithoutRowID bool
+	byName       map[string]*Column
+}
+
+// RowKey returns SQL expressions, over the table under alias (quoted by
+// the caller's scope), that identify each of its rows and order them:
+// the rowid, under the first of rowid, _rowid_ and oid that no column
+// takes as its name; for a WITHOUT ROWID table (or one whose columns take
+// all three names) the primary key columns in key order; failing that,
+// every column.
+func (t *Table) RowKey(alias string) []string {
+	q := Quote(alias) + "."
+	if !t.WithoutRowID {
+		for _, n := range []string{"rowid", "_rowid_", "oid"} {
+			if t.Column(n) == nil {
+				return []string{q + n}
+			}
+		}
+	}
+	var pk []*Column
+	for _, c := range t.Columns {
+		if c.PK {
+			pk = append(pk, c)
+		}
+	}
+	sort.SliceStable(pk, func(i, j int) bool { return pk[i].pkSeq < pk[j].pkSeq })
+	if len(pk) == 0 {
+		pk = t.Columns
+	}
+	out := make([]string, len(pk))
+	for i, c := range pk {
+		out[i] = q + Quote(c.Name)
+	}
+	return out
 }
 
 // Column is a column of a table.
@@ -60,6 +96,8 @@ type Column struct {
 	PK bool
 	// NotNull says the column is declared NOT NULL.
 	NotNull bool
+
+	pkSeq int // position in the primary key, from 1
 }
 
 // Kind returns the JSON Schema type of a declared SQLite type, following
@@ -187,12 +225,17 @@ func (d *DB) readSchema(ctx context.Context) error {
 				crows.Close()
 				return fmt.Errorf("read columns of %s: %w", n, err)
 			}
-			c.NotNull, c.PK = notnull != 0, pk != 0
+			c.NotNull, c.PK, c.pkSeq = notnull != 0, pk != 0, pk
 			cc := c
 			t.Columns = append(t.Columns, &cc)
 			t.byName[strings.ToLower(c.Name)] = &cc
 		}
 		crows.Close()
+		// pragma_table_list (SQLite 3.37) says whether a table has rowids.
+		var wr int
+		if err := d.db.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`, n).Scan(&wr); err == nil {
+			t.WithoutRowID = wr != 0
+		}
 		d.tables = append(d.tables, t)
 		d.byName[strings.ToLower(n)] = t
 	}
