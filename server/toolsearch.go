@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -134,7 +133,7 @@ func (s *IndexSearch) open(tools []*toolenv.Tool, byID map[string]*toolenv.Tool)
 	if len(tools) == 0 {
 		return nil, errors.New("there are no listed tools to search")
 	}
-	if _, err := index.Build(ctx, path, tools, index.BuildOptions{Embedder: s.opts.Embedder, NoVectors: s.opts.Embedder == nil, Logger: s.log}); err != nil {
+	if _, err := index.Build(ctx, path, tools, index.BuildOptions{Embedder: s.opts.Embedder, NoVectors: s.opts.Embedder == nil, NoDocs: true, Logger: s.log}); err != nil {
 		return nil, fmt.Errorf("tool search: %w", err)
 	}
 	s.prune(dir, path)
@@ -215,24 +214,27 @@ func fingerprint(tools []*toolenv.Tool, embedder string) string {
 	sorted := append([]*toolenv.Tool(nil), tools...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
 	h := sha256.New()
-	put := func(h hash.Hash, s string) {
-		h.Write([]byte(strconv.Itoa(len(s))))
-		h.Write([]byte{':'})
-		h.Write([]byte(s))
+	var buf []byte // reused: hashing 50,000 tools makes no garbage
+	put := func(s string) {
+		buf = strconv.AppendInt(buf[:0], int64(len(s)), 10)
+		buf = append(append(buf, ':'), s...)
+		h.Write(buf)
 	}
-	put(h, strconv.Itoa(index.Format))
-	put(h, embedder)
+	put(strconv.Itoa(index.Format))
+	put(embedder)
 	for _, t := range sorted {
 		for _, s := range []string{t.ID, t.Collection, t.Name, t.Title, t.Description, t.Group, t.Category, t.GroupDescription} {
-			put(h, s)
+			put(s)
 		}
-		for _, n := range t.Input.Names() {
-			put(h, n)
-			put(h, t.Input.Properties[n].Description)
+		for _, n := range t.Input.Order {
+			if p := t.Input.Properties[n]; p != nil {
+				put(n)
+				put(p.Description)
+			}
 		}
 		if t.Output != nil {
 			for _, n := range t.Output.Names() {
-				put(h, n)
+				put(n)
 			}
 		}
 	}

@@ -3,8 +3,10 @@ package toolbench
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -55,7 +57,7 @@ const descriptionMax = 256
 // name is kept in the property's "x-name" and the declared ToolBench type
 // in "x-toolbench-type". Meta carries the function description ToolBench
 // shows models and the standardized names the /virtual front-end resolves.
-func (d *APIDoc) Tool() *toolenv.Tool { return newBuilder().tool(d) }
+func (d *APIDoc) Tool() *toolenv.Tool { return newBuilder(1).tool(d) }
 
 // pyStr mimics Python's str() closely enough to tell ToolBench's
 // "len(str(default)) != 0" test: only an empty string is empty.
@@ -134,27 +136,47 @@ func NewCollection(docs []APIDoc, opts CollectionOptions) *toolenv.Collection {
 	if name == "" {
 		name = "toolbench"
 	}
-	seen := map[string]bool{}
-	var uniq []APIDoc
-	for _, d := range docs {
-		k := d.Key()
+	// Keys computed once: sorting compares each many times.
+	keys := make([]string, 0, len(docs))
+	uniq := make([]*APIDoc, 0, len(docs))
+	seen := make(map[string]bool, len(docs))
+	for i := range docs {
+		k := docs[i].Key()
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		uniq = append(uniq, d)
+		keys, uniq = append(keys, k), append(uniq, &docs[i])
 	}
-	sort.SliceStable(uniq, func(i, j int) bool { return uniq[i].Key() < uniq[j].Key() })
-	used := map[string]bool{}
-	tools := make([]*toolenv.Tool, 0, len(uniq))
-	b := newBuilder()
-	for i := range uniq {
-		t := b.tool(&uniq[i])
+	order := make([]int, len(uniq))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return keys[order[i]] < keys[order[j]] })
+	// Tools are built on every core, each worker sharing within its own
+	// run of APIs (a tool's APIs are neighbours in key order); names are
+	// then made unique in order.
+	tools := make([]*toolenv.Tool, len(order))
+	chunks := min(runtime.GOMAXPROCS(0), max(1, len(order)/2000))
+	var wg sync.WaitGroup
+	for w := range chunks {
+		lo, hi := w*len(order)/chunks, (w+1)*len(order)/chunks
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := newBuilder(hi - lo)
+			for i := lo; i < hi; i++ {
+				tools[i] = b.tool(uniq[order[i]])
+			}
+		}()
+	}
+	wg.Wait()
+	used := make(map[string]bool, len(tools))
+	for i, t := range tools {
 		if used[t.Name] {
-			t.Name = disambiguate(t.Name, uniq[i].Key(), used)
+			t.Name = disambiguate(t.Name, keys[order[i]], used)
 		}
 		used[t.Name] = true
-		tools = append(tools, t)
 	}
 	c := toolenv.NewCollection(name, "toolbench", tools)
 	c.Description = "ToolBench/StableToolBench APIs served virtually: cache, then the real upstream if configured, then the simulator"

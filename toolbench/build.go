@@ -33,13 +33,14 @@ type paramKey struct {
 	name, typ, desc, example, xname, tbType string
 }
 
-func newBuilder() *builder {
+// newBuilder returns a builder sized for about n docs.
+func newBuilder(n int) *builder {
 	return &builder{
-		strs:   map[string]string{},
-		raws:   map[string]json.RawMessage{},
-		extras: map[string]map[string]json.RawMessage{},
-		params: map[paramKey]*toolenv.Schema{},
-		inputs: map[string]*toolenv.Schema{},
+		strs:   make(map[string]string, n/2),
+		raws:   make(map[string]json.RawMessage, n/4),
+		extras: make(map[string]map[string]json.RawMessage, n/4),
+		params: make(map[paramKey]*toolenv.Schema, n),
+		inputs: make(map[string]*toolenv.Schema, n/2),
 	}
 }
 

@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -61,66 +64,103 @@ type Source struct {
 // kind at any depth (the toolenv/tools/<Category>/<tool>.json layout among
 // them).
 func Load(paths ...string) (*Source, error) {
-	src := &Source{Queries: map[string][]Query{}}
+	var files []string
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("load toolbench docs: %w", err)
 		}
 		if !st.IsDir() {
-			if err := src.readFile(p); err != nil {
-				return nil, err
-			}
+			files = append(files, p)
 			continue
 		}
-		files, err := jsonFiles(p)
+		fs, err := jsonFiles(p)
 		if err != nil {
 			return nil, fmt.Errorf("load toolbench docs from %s: %w", p, err)
 		}
-		if len(files) == 0 {
+		if len(fs) == 0 {
 			return nil, fmt.Errorf("load toolbench docs: %s holds no .json files (want query files or the toolenv/tools/<Category>/<tool>.json layout)", p)
 		}
-		for _, f := range files {
-			if err := src.readFile(f); err != nil {
-				return nil, err
+		files = append(files, fs...)
+	}
+	// The files are read and decoded on every core (decoding is most of
+	// loading a large set), then gathered in order.
+	parsed := make([]parsedFile, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				parsed[i] = parseFile(files[i])
 			}
+		}()
+	}
+	wg.Wait()
+	src := &Source{Queries: map[string][]Query{}}
+	n := 0
+	for _, pf := range parsed {
+		if pf.err != nil {
+			return nil, pf.err // the first failing file, in order
 		}
+		n += len(pf.docs)
+	}
+	src.Docs = make([]APIDoc, 0, n)
+	for _, pf := range parsed {
+		src.Files++
+		if pf.group != "" {
+			src.Queries[pf.group] = append(src.Queries[pf.group], pf.queries...)
+		}
+		src.Docs = append(src.Docs, pf.docs...)
 	}
 	return src, nil
 }
 
-func (src *Source) readFile(path string) error {
+// parsedFile is what one file holds.
+type parsedFile struct {
+	docs    []APIDoc
+	group   string // a query file's group, its queries
+	queries []Query
+	err     error
+}
+
+func parseFile(path string) parsedFile {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("load toolbench docs: %w", err)
+		return parsedFile{err: fmt.Errorf("load toolbench docs: %w", err)}
 	}
-	src.Files++
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	var out parsedFile
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '[':
 		var qs []Query
 		if err := toolenv.DecodeJSON(trimmed, &qs); err != nil {
-			return fmt.Errorf("load toolbench docs: %s is not a StableToolBench query file: %w", path, err)
+			return parsedFile{err: fmt.Errorf("load toolbench docs: %s is not a StableToolBench query file: %w", path, err)}
 		}
-		group := strings.TrimSuffix(filepath.Base(path), ".json")
-		src.Queries[group] = append(src.Queries[group], qs...)
+		out.group, out.queries = strings.TrimSuffix(filepath.Base(path), ".json"), qs
 		for _, q := range qs {
-			src.Docs = append(src.Docs, q.APIList...)
+			out.docs = append(out.docs, q.APIList...)
 		}
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		var tf ToolFile
 		if err := toolenv.DecodeJSON(trimmed, &tf); err != nil {
-			return fmt.Errorf("load toolbench docs: %s is not a ToolBench tool file: %w", path, err)
+			return parsedFile{err: fmt.Errorf("load toolbench docs: %s is not a ToolBench tool file: %w", path, err)}
 		}
 		if tf.ToolName == "" {
 			tf.ToolName = tf.Title
 		}
 		if tf.ToolName == "" || tf.APIList == nil {
-			return fmt.Errorf("load toolbench docs: %s has no tool_name or no api_list: not a ToolBench tool file", path)
+			return parsedFile{err: fmt.Errorf("load toolbench docs: %s has no tool_name or no api_list: not a ToolBench tool file", path)}
 		}
 		category := filepath.Base(filepath.Dir(path))
+		out.docs = make([]APIDoc, 0, len(tf.APIList))
 		for _, a := range tf.APIList {
-			src.Docs = append(src.Docs, APIDoc{
+			out.docs = append(out.docs, APIDoc{
 				CategoryName: category, ToolName: tf.ToolName, APIName: a.Name, APIDescription: a.Description,
 				RequiredParameters: a.RequiredParameters, OptionalParameters: a.OptionalParameters,
 				Method: a.Method, TemplateResponse: a.TemplateResponse, URL: a.URL,
@@ -128,9 +168,9 @@ func (src *Source) readFile(path string) error {
 			})
 		}
 	default:
-		return fmt.Errorf("load toolbench docs: %s is neither a query file (JSON array) nor a tool file (JSON object)", path)
+		return parsedFile{err: fmt.Errorf("load toolbench docs: %s is neither a query file (JSON array) nor a tool file (JSON object)", path)}
 	}
-	return nil
+	return out
 }
 
 // Tasks turns the queries into tasks over collection c (made from the

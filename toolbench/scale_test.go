@@ -2,12 +2,14 @@ package toolbench_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/toolbenchgen"
 	"github.com/toolenv/toolenv/toolbench"
 )
@@ -66,5 +68,42 @@ func BenchmarkLoadToolBenchScale(b *testing.B) {
 			}
 			b.ReportMetric(float64(live)/(1<<20), "live-MiB")
 		})
+	}
+}
+
+// TestNewCollectionSharesWithoutChanging checks that the tools
+// NewCollection builds (sharing equal parts, on several cores) are
+// exactly the tools each doc makes on its own.
+func TestNewCollectionSharesWithoutChanging(t *testing.T) {
+	docs := toolbenchgen.Docs(toolbenchgen.Options{APIs: 9000, Seed: 5})
+	c := toolbench.NewCollection(docs, toolbench.CollectionOptions{})
+	if len(c.Tools) != len(docs) {
+		t.Fatalf("%d tools from %d docs", len(c.Tools), len(docs))
+	}
+	byKey := map[string]*toolbench.APIDoc{}
+	for i := range docs {
+		byKey[docs[i].Key()] = &docs[i]
+	}
+	shared := 0
+	inputs := map[*toolenv.Schema]bool{}
+	for _, got := range c.Tools {
+		d := byKey[got.Meta["std_category"]+"\x00"+got.Meta["std_tool"]+"\x00"+got.Meta["api_name"]]
+		if d == nil {
+			t.Fatalf("tool %s: no doc", got.ID)
+		}
+		want := d.Tool()
+		want.Name, want.ID, want.Collection = got.Name, got.ID, got.Collection
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		if string(gj) != string(wj) {
+			t.Fatalf("tool %s differs from its doc's own:\n got %s\nwant %s", got.ID, gj, wj)
+		}
+		if inputs[got.Input] {
+			shared++
+		}
+		inputs[got.Input] = true
+	}
+	if shared < len(docs)/5 {
+		t.Errorf("only %d of %d tools share an input schema with another", shared, len(docs))
 	}
 }

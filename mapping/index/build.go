@@ -26,6 +26,9 @@ type BuildOptions struct {
 	// NoVectors builds a lexical (BM25) index only, embedding nothing:
 	// for a server that has no embedding model and many tools.
 	NoVectors bool
+	// NoDocs leaves the tools' JSON out of the file: the index can then
+	// only be opened over the caller's own tools (OpenOptions.Tools).
+	NoDocs bool
 	// Mappings and clusters to store with the index (structural ones,
 	// typically); may be nil.
 	Mappings *mapping.Set
@@ -89,21 +92,24 @@ func Build(ctx context.Context, path string, tools []*toolenv.Tool, opts BuildOp
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return fail(fmt.Errorf("create tables (does this SQLite have FTS5?): %w", err))
 	}
-	docs := make([]document, len(sorted))
-	for i, t := range sorted {
+	docFor := func(t *toolenv.Tool) document {
 		var outs []string
 		if opts.Outputs != nil {
 			outs = opts.Outputs(t)
 		} else if t.Output != nil {
 			outs = t.Output.Names()
 		}
-		docs[i] = docOf(t, outs)
+		return docOf(t, outs)
 	}
-
-	meta := Meta{Format: Format, Tools: len(sorted), Collections: mapping.CollectionsOf(sorted), Built: time.Now().UTC().Truncate(time.Second)}
+	meta := Meta{Format: Format, Tools: len(sorted), Collections: mapping.CollectionsOf(sorted), Built: time.Now().UTC().Truncate(time.Second), NoDocs: opts.NoDocs}
 	embedStart := time.Now()
 	var vecs [][]float32
 	if !opts.NoVectors {
+		// Embedding goes in batches: every document first.
+		docs := make([]document, len(sorted))
+		for i, t := range sorted {
+			docs[i] = docFor(t)
+		}
 		vecs, err = embedAll(ctx, emb, docs, opts.Progress)
 	}
 	embedElapsed := time.Since(embedStart)
@@ -142,12 +148,14 @@ func Build(ctx context.Context, path string, tools []*toolenv.Tool, opts BuildOp
 	insTool, insFTS, insVec := stmts[0], stmts[1], stmts[2]
 	for i, t := range sorted {
 		row := int64(i + 1)
-		raw, err := toolenv.MarshalJSONNoHTML(t)
-		if err != nil {
-			tx.Rollback()
-			return fail(fmt.Errorf("tool %s: %w", t.ID, err))
+		raw := []byte{}
+		if !opts.NoDocs {
+			if raw, err = toolenv.MarshalJSONNoHTML(t); err != nil {
+				tx.Rollback()
+				return fail(fmt.Errorf("tool %s: %w", t.ID, err))
+			}
 		}
-		d := docs[i]
+		d := docFor(t) // made again rather than kept: 50,000 of them weigh
 		if _, err := insTool.ExecContext(ctx, row, t.ID, t.Collection, string(raw)); err != nil {
 			tx.Rollback()
 			return fail(err)

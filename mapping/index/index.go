@@ -47,6 +47,8 @@ type Meta struct {
 	Mappings    int       `json:"mappings"`
 	Clusters    int       `json:"clusters"`
 	Built       time.Time `json:"built"`
+	// NoDocs says the file holds no tool documents (BuildOptions.NoDocs).
+	NoDocs bool `json:"no_docs,omitempty"`
 }
 
 // Index is an open index. It is safe for concurrent searches.
@@ -168,6 +170,9 @@ func (ix *Index) load(ctx context.Context) error {
 	}
 	if ix.meta.Format != Format {
 		return fmt.Errorf("index format %d, this toolenv reads format %d; rebuild it with `toolenv map index`", ix.meta.Format, Format)
+	}
+	if ix.meta.NoDocs && ix.resolve == nil {
+		return errors.New("this index was built without tool documents, for a server's own tools (search_tools); rebuild it with `toolenv map index` to search it on its own")
 	}
 	ix.byID, ix.rowOf, ix.idOf = map[string]*toolenv.Tool{}, map[string]int64{}, map[int64]string{}
 	if ix.resolve != nil {

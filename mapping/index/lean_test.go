@@ -16,12 +16,15 @@ import (
 func TestLexicalOnlyWithCallersTools(t *testing.T) {
 	tools := world(t)
 	path := filepath.Join(t.TempDir(), "lean.db")
-	rep, err := Build(context.Background(), path, tools, BuildOptions{NoVectors: true})
+	rep, err := Build(context.Background(), path, tools, BuildOptions{NoVectors: true, NoDocs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Embedder != "" || rep.Dims != 0 || !strings.Contains(rep.VectorNote, "lexical") {
 		t.Fatalf("report = %+v, want no vectors and a note saying so", rep.Meta)
+	}
+	if _, err := Open(context.Background(), path, OpenOptions{}); err == nil || !strings.Contains(err.Error(), "without tool documents") {
+		t.Errorf("opening an index without documents on its own: %v, want an error saying why", err)
 	}
 	byID := map[string]*toolenv.Tool{}
 	for _, tl := range tools {
