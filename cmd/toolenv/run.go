@@ -118,6 +118,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newEvalCmd(e),
 		newDriftCmd(e),
 		newPerturbCmd(e),
+		newMirrorCmd(e),
 	)
 	return root
 }

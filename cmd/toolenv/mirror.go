@@ -1,0 +1,401 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqlrest"
+	"github.com/toolenv/toolenv/backend/upstream"
+	"github.com/toolenv/toolenv/invoke"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/mirror"
+	"github.com/toolenv/toolenv/mirror/sqlstore"
+	"github.com/toolenv/toolenv/toolbench"
+)
+
+// mirrorFlags are the flags every "toolenv mirror" command shares: where
+// the dataset lives, which APIs it mirrors, how they are reached and the
+// model behind the model-facing stages.
+type mirrorFlags struct {
+	out         string
+	store       string
+	dataset     string
+	collections []string
+	toolbench   []string
+	openapi     []string
+
+	upstreamURL     string
+	upstreamKeyEnv  string
+	upstreamDirect  bool
+	upstreamTimeout time.Duration
+	baseURL         string
+	maxResultBytes  int
+
+	llmURL       string
+	llmModel     string
+	llmKeyEnv    string
+	llmTimeout   time.Duration
+	judgeModel   string
+	explainModel string
+	replay       bool
+
+	seed int64
+	opts mirror.RunOptions
+}
+
+func (f *mirrorFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.out, "out", "", "the dataset's folder: its store (mirror.db), report and exported files (data/)")
+	fs.StringVar(&f.store, "store", "", "the store (SQLite file); default OUT/mirror.db")
+	fs.StringVar(&f.dataset, "dataset", "mirror", "the dataset's name within the store")
+	fs.StringArrayVar(&f.collections, "collection", nil, "a collection folder to mirror, e.g. a built NL2SQL REST flavor; NAME=DIR renames it (repeatable)")
+	fs.StringArrayVar(&f.toolbench, "toolbench", nil, "ToolBench docs to mirror (a StableToolBench query file, a folder of them, or a tools tree; repeatable)")
+	fs.StringArrayVar(&f.openapi, "openapi", nil, "an OpenAPI document to mirror; NAME=FILE names the collection (repeatable)")
+	fs.StringVar(&f.upstreamURL, "upstream-url", "", "StableToolBench/RapidAPI proxy URL that answers documented (virtual) APIs")
+	fs.StringVar(&f.upstreamKeyEnv, "upstream-key-env", "TOOLBENCH_KEY", "environment variable holding the proxy's toolbench_key")
+	fs.BoolVar(&f.upstreamDirect, "upstream-direct", false, "call each documented API at its own URL (its binding's base URL)")
+	fs.DurationVar(&f.upstreamTimeout, "upstream-timeout", 15*time.Second, "timeout of one upstream request")
+	fs.StringVar(&f.baseURL, "base-url", "", "call every documented API at this base URL instead (e.g. a running \"toolenv serve\"); implies --upstream-direct")
+	fs.IntVar(&f.maxResultBytes, "max-result-bytes", 4<<20, "answers larger than this are recorded as too large")
+	fs.StringVar(&f.llmURL, "llm-url", "", "OpenAI-compatible endpoint of the model that writes requests, checks documentation, synthesizes and explains; empty: the schema-driven sampler, and no model stages")
+	fs.StringVar(&f.llmModel, "llm-model", "", "model name at --llm-url")
+	fs.StringVar(&f.llmKeyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the model's API key")
+	fs.DurationVar(&f.llmTimeout, "llm-timeout", 120*time.Second, "timeout of one model request")
+	fs.StringVar(&f.judgeModel, "judge-model", "", "model name for the documentation check (default --llm-model; the paper used gpt-4o)")
+	fs.StringVar(&f.explainModel, "explain-model", "", "model name for rationales (default --llm-model; the paper used o1-preview)")
+	fs.BoolVar(&f.replay, "replay", false, "answer every model request from the store's records, with no network (a request never made before is an error)")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of every seeded choice (sampler, failures kept, split, rationale sample, export order)")
+
+	o := &f.opts
+	fs.IntVar(&o.Generate.PerAPI, "per-api", 200, "distinct requests per API (the paper's 200)")
+	fs.IntVar(&o.Generate.Invalid, "invalid", 0, "deliberately invalid requests per API from the sampler (default per-api/10; negative: none)")
+	fs.BoolVar(&o.Generate.Sampler, "sampler", false, "write requests with the schema-driven sampler even when a model is set")
+	fs.BoolVar(&o.HarvestRound, "harvest", true, "sampler: a second round of requests with values the first round's responses held")
+	fs.IntVar(&o.Generate.Workers, "gen-workers", 4, "APIs whose requests a model writes at once")
+	fs.IntVar(&o.Collect.Workers, "workers", 32, "calls in flight at once")
+	fs.IntVar(&o.Collect.Attempts, "attempts", 3, "attempts of a call that failed for a passing reason (the paper's 3)")
+	fs.Float64Var(&o.Collect.Rate, "rate", 0, "most calls per second to one API (0: no limit)")
+	fs.IntVar(&o.Collect.Burst, "burst", 1, "calls one API may get at once under --rate")
+	fs.IntVar(&o.Collect.BreakAfter, "break-after", 5, "connection failures in a row that open an API's circuit breaker (its requests wait for a later run)")
+	fs.DurationVar(&o.Collect.BreakFor, "break-for", 30*time.Second, "how long an open breaker stays open")
+	fs.DurationVar(&o.Collect.CallTimeout, "call-timeout", 30*time.Second, "timeout of one call attempt")
+	fs.IntVar(&o.Collect.Limit, "limit", 0, "collect at most this many pairs in this run (0: all)")
+	fs.IntVar(&o.Filter.KeepFailures, "keep-failures", 10000, "parameter-related failures kept (the paper's ~10,000), spread over the APIs")
+	fs.BoolVar(&o.Filter.NoDocCheck, "no-doc-check", false, "skip the documentation-following check (Table 8)")
+	fs.BoolVar(&o.Filter.DocUnparsedDrop, "doc-unparsed-drop", false, "drop pairs whose documentation check gave no readable verdict")
+	fs.IntVar(&o.Filter.Workers, "llm-workers", 4, "model requests in flight at once")
+	fs.IntVar(&o.Synth.Below, "synth-below", 20, "APIs with fewer kept pairs are long-tail and get synthesized pairs")
+	fs.IntVar(&o.Synth.Target, "synth-target", 0, "kept pairs synthesis tops a long-tail API up to (default --synth-below)")
+	fs.IntVar(&o.Synth.Examples, "synth-examples", 10, "real examples per synthesis request (the paper's 10)")
+	fs.IntVar(&o.Split.OODSuccess, "ood-success", 200, "successful pairs of held-out APIs in the OOD test set")
+	fs.IntVar(&o.Split.OODFailure, "ood-failure", 100, "failed pairs of held-out APIs in the OOD failure set")
+	fs.IntVar(&o.Split.IDSize, "id-size", 100, "successful pairs in each ID test set (high, medium, low)")
+	fs.IntVar(&o.Explain.Success, "explain-success", 43597, "successful training pairs sampled for rationales (the paper's 43,597)")
+	fs.IntVar(&o.Explain.Failure, "explain-failure", 2000, "failed training pairs sampled for rationales (the paper's 2,000)")
+	fs.IntVar(&o.Explain.MaxTokens, "max-tokens", 2560, "length filter on a CoT sample's output, in approximate tokens (the paper's 2,560)")
+	fs.BoolVar(&o.Export.NoCoT, "no-cot", false, "export SFT samples only")
+}
+
+// seeds spreads --seed over the stages.
+func (f *mirrorFlags) seeds() {
+	o := &f.opts
+	o.Generate.Seed, o.Filter.Seed, o.Synth.Seed, o.Split.Seed, o.Explain.Seed, o.Export.Seed = f.seed, f.seed, f.seed, f.seed, f.seed, f.seed
+	o.Synth.Workers, o.Explain.Workers = o.Filter.Workers, o.Filter.Workers
+}
+
+// openMirror loads the collections, builds the call path and opens the
+// store and the model: the Engine every mirror command runs.
+func openMirror(ctx context.Context, f *mirrorFlags, e *env) (*mirror.Engine, func(), error) {
+	if f.out == "" {
+		return nil, nil, usagef("--out is required: the dataset's folder")
+	}
+	f.seeds()
+	log := e.logger()
+	var closers []io.Closer
+	cleanup := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i].Close()
+		}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			cleanup()
+		}
+	}()
+	colls, tasks, sources, err := loadMirrorSources(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := invoke.NewRegistry()
+	var tools []*toolenv.Tool
+	for _, c := range colls {
+		h, err := mirrorBackend(ctx, c, f, e)
+		if err != nil {
+			return nil, nil, fmt.Errorf("collection %s: %w", c.Name, err)
+		}
+		if cl, isCloser := h.(io.Closer); isCloser {
+			closers = append(closers, cl)
+		}
+		if err := reg.Add(c, h); err != nil {
+			return nil, nil, err
+		}
+		for _, t := range c.Tools {
+			if !t.Hidden() && t.Deprecated == nil {
+				tools = append(tools, t)
+			}
+		}
+	}
+	path := f.store
+	if path == "" {
+		path = filepath.Join(f.out, "mirror.db")
+	}
+	st, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, st)
+	eng := &mirror.Engine{
+		Store: st, Dataset: f.dataset, Tools: tools, Tasks: tasks,
+		Invoker:  invoke.New(reg, invoke.Options{Logger: log, MaxResultBytes: f.maxResultBytes}),
+		Logger:   log,
+		Progress: e.stderr,
+	}
+	if f.llmURL != "" || f.replay {
+		if f.llmModel == "" {
+			return nil, nil, usagef("--llm-url needs --llm-model (the model name the endpoint serves)")
+		}
+		base := f.llmURL
+		if base == "" {
+			base = "http://replay.invalid/v1"
+		}
+		eng.Model = llm.New(base, llm.Options{APIKey: e.getenv(f.llmKeyEnv), Timeout: f.llmTimeout, Logger: log, Recorder: st, Reuse: true, Replay: f.replay})
+		eng.ModelName, eng.JudgeModel, eng.ExplainModel = f.llmModel, f.judgeModel, f.explainModel
+	}
+	f.opts.Export.Out = filepath.Join(f.out, "data")
+	f.opts.Export.Card = mirror.CardInfo{Name: f.dataset, Sources: sources, Model: f.llmModel,
+		Seeds: map[string]int64{"seed (sampler, failures kept, split, rationale sample, export order)": f.seed}}
+	ok = true
+	return eng, cleanup, nil
+}
+
+// loadMirrorSources reads the collections the flags name.
+func loadMirrorSources(ctx context.Context, f *mirrorFlags) ([]*toolenv.Collection, []*toolenv.Task, []string, error) {
+	var colls []*toolenv.Collection
+	var tasks []*toolenv.Task
+	var sources []string
+	for _, spec := range f.collections {
+		dir := spec
+		name := ""
+		if n, d, cut := strings.Cut(spec, "="); cut && n != "" && !exists(spec) {
+			name, dir = n, d
+		}
+		c, err := toolenv.ReadCollection(dir)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		ts, _, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, nil, err
+		}
+		if name != "" && name != c.Name {
+			renameCollection(c, ts, name)
+		}
+		colls = append(colls, c)
+		tasks = append(tasks, ts...)
+		sources = append(sources, fmt.Sprintf("%s: %d tools from %s (%s)", c.Name, len(c.Tools), dir, c.Kind))
+	}
+	if len(f.toolbench) > 0 {
+		src, err := toolbench.Load(f.toolbench...)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
+		colls = append(colls, c)
+		sources = append(sources, fmt.Sprintf("%s: %d APIs from %s", c.Name, len(c.Tools), strings.Join(f.toolbench, ", ")))
+	}
+	for _, path := range f.openapi {
+		c, err := loadOpenAPI(ctx, path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		colls = append(colls, c)
+		sources = append(sources, fmt.Sprintf("%s: %d operations from %s", c.Name, len(c.Tools), path))
+	}
+	if len(colls) == 0 {
+		return nil, nil, nil, usagef("name the APIs to mirror: --collection DIR (e.g. out/bird/rest), --toolbench or --openapi")
+	}
+	seen := map[string]bool{}
+	for _, c := range colls {
+		if seen[c.Name] {
+			return nil, nil, nil, usagef("two collections are named %q: rename one with --collection NAME=DIR", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return colls, tasks, sources, nil
+}
+
+// renameCollection gives a collection, its tools and its tasks another
+// name, so that two builds of the same kind can be mirrored together.
+func renameCollection(c *toolenv.Collection, tasks []*toolenv.Task, name string) {
+	c.Name = name
+	for _, t := range c.Tools {
+		t.Collection = name
+		t.ID = toolenv.ToolID(name, t.Name)
+	}
+	c.Reindex()
+	for _, t := range tasks {
+		t.Collection = name
+	}
+}
+
+// mirrorBackend is how a collection's calls reach the real API: a live
+// collection's own backend, and for documented (virtual) APIs the
+// upstream backend alone — never the simulator or the synthesizer, whose
+// answers are not real.
+func mirrorBackend(ctx context.Context, c *toolenv.Collection, f *mirrorFlags, e *env) (toolenv.Handler, error) {
+	if c.Policy.Sessions {
+		return nil, usagef("its tools keep per-session state (SLOT/SEL); mirror a stateless flavor such as REST")
+	}
+	switch c.Backend.Type {
+	case "sqlrest":
+		return sqlrest.Open(ctx, c, sqlrest.Options{Logger: e.logger()})
+	case "", "virtual":
+		if f.baseURL != "" {
+			for _, t := range c.Tools {
+				if t.Binding == nil {
+					t.Binding = &toolenv.Binding{Method: "GET", Path: "/" + t.Name}
+				}
+				t.Binding.BaseURL = strings.TrimRight(f.baseURL, "/")
+			}
+		}
+		b, err := upstream.New(upstream.Config{ProxyURL: f.upstreamURL, ToolbenchKey: e.getenv(f.upstreamKeyEnv), Direct: f.upstreamDirect || f.baseURL != "",
+			Timeout: f.upstreamTimeout, MaxBody: int64(f.maxResultBytes), Logger: e.logger()})
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		if !b.Configured() {
+			return nil, usagef("its APIs are documented only: give --upstream-url (a RapidAPI proxy), --upstream-direct (each API's own URL) or --base-url")
+		}
+		return b, nil
+	}
+	return nil, usagef("backend %q cannot be mirrored yet (mirror supports live REST collections and documented APIs reached upstream)", c.Backend.Type)
+}
+
+func newMirrorCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mirror",
+		Short: "Make MirrorAPI training data and MirrorAPI-Bench from real API calls",
+		Long: `MirrorAPI's data engine: write requests for every API of a collection, call the
+real API for each through toolenv's own call path, filter the answers with the
+MirrorAPI paper's Appendix D rules (and its documentation check), synthesize more
+for long-tail APIs, split off MirrorAPI-Bench (OOD and ID high/medium/low), ask
+for chain-of-thought rationales, and export SFT and CoT fine-tuning data with a
+dataset card. Every stage resumes where an interrupt or a crash left it; every
+model request is recorded in the store, so --replay runs again with no network.
+
+"toolenv mirror run" runs every stage; the other commands run one each. Without
+--llm-url the schema-driven sampler writes the requests and the model stages
+(documentation check, synthesis, rationales) are skipped. See docs/mirror.md.`,
+	}
+	cmd.AddCommand(newMirrorRunCmd(e))
+	for _, stage := range mirror.Stages {
+		cmd.AddCommand(newMirrorStageCmd(e, stage))
+	}
+	cmd.AddCommand(newMirrorReportCmd(e))
+	return cmd
+}
+
+func newMirrorRunCmd(e *env) *cobra.Command {
+	var f mirrorFlags
+	cmd := &cobra.Command{
+		Use:   "run --collection DIR --out DIR",
+		Short: "Run every stage: generate, collect, filter, synthesize, split, explain, export",
+		Example: `  toolenv build bird --data ../shared/data/bird --out out/bird
+  toolenv build bird --data ../shared/data/spider-de --out out/spider-de
+  toolenv mirror run --collection out/bird/rest --collection spider-rest=out/spider-de/rest --out out/mirror
+  toolenv mirror run --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction \
+      --upstream-url http://rapidapi-proxy:8080/rapidapi --llm-url https://api.openai.com/v1 --llm-model gpt-4o --out out/mirror-stb
+  toolenv mirror run ... --replay     # the same run again from the records, no network`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMirror(cmd.Context(), &f, e, nil)
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func newMirrorStageCmd(e *env, stage string) *cobra.Command {
+	var f mirrorFlags
+	short := map[string]string{
+		mirror.StageGenerate:   "Write requests for every API (the model's two stages, or the schema-driven sampler)",
+		mirror.StageCollect:    "Call the real API for every request that has no answer yet",
+		mirror.StageFilter:     "Keep the answers Appendix D's rules and the documentation check accept",
+		mirror.StageSynthesize: "Ask the model for more pairs of long-tail APIs",
+		mirror.StageSplit:      "Split off MirrorAPI-Bench: OOD success/failure and ID high/medium/low",
+		mirror.StageExplain:    "Ask the model for rationales of a sample of training pairs (Table 9)",
+		mirror.StageExport:     "Write SFT and CoT training data, the benchmark files and the dataset card",
+	}[stage]
+	cmd := &cobra.Command{
+		Use:   stage + " --collection DIR --out DIR",
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMirror(cmd.Context(), &f, e, []string{stage})
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func newMirrorReportCmd(e *env) *cobra.Command {
+	var f mirrorFlags
+	cmd := &cobra.Command{
+		Use:   "report --collection DIR --out DIR",
+		Short: "Write the dataset's report (funnel, losses per rule, splits, per category) again",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMirror(cmd.Context(), &f, e, []string{})
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// runMirror runs the stages only names (nil: all) and writes the report.
+func runMirror(ctx context.Context, f *mirrorFlags, e *env, only []string) error {
+	eng, cleanup, err := openMirror(ctx, f, e)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	f.opts.Only = only
+	if only != nil && !slices.Contains(only, mirror.StageExport) {
+		f.opts.Export.Out = ""
+	}
+	start := time.Now()
+	rep, err := eng.Run(ctx, f.opts)
+	if rep != nil && rep.Summary != nil {
+		rep.Settings = map[string]any{"per_api": f.opts.Generate.PerAPI, "seed": f.seed, "workers": f.opts.Collect.Workers,
+			"keep_failures": f.opts.Filter.KeepFailures, "model": f.llmModel, "replay": f.replay, "elapsed": time.Since(start).Round(time.Millisecond).String()}
+		if werr := mirror.WriteReport(f.out, rep); werr != nil && err == nil {
+			err = werr
+		}
+		fmt.Fprint(e.stdout, mirror.FunnelText(rep.Summary))
+		fmt.Fprintf(e.stdout, "report: %s (%s)\n", filepath.Join(f.out, "report.md"), time.Since(start).Round(time.Millisecond))
+	}
+	if errors.Is(err, mirror.ErrInterrupted) {
+		return &toolenv.Error{Status: toolenv.StatusCanceled, Message: "mirror", Err: err}
+	}
+	return err
+}

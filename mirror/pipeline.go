@@ -1,0 +1,122 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The stages, in the order Run runs them.
+const (
+	StageGenerate   = "generate"
+	StageCollect    = "collect"
+	StageFilter     = "filter"
+	StageSynthesize = "synthesize"
+	StageSplit      = "split"
+	StageExplain    = "explain"
+	StageExport     = "export"
+)
+
+// Stages lists the stages in order.
+var Stages = []string{StageGenerate, StageCollect, StageFilter, StageSynthesize, StageSplit, StageExplain, StageExport}
+
+// RunOptions configure a whole run.
+type RunOptions struct {
+	Generate GenerateOptions
+	Collect  CollectOptions
+	Filter   FilterOptions
+	Synth    SynthOptions
+	Split    SplitOptions
+	Explain  ExplainOptions
+	Export   ExportOptions
+	// HarvestRound, with the sampler, generates and collects a second
+	// round whose requests use the values the first round's responses
+	// held (Generate.Harvest), topping each API up to PerAPI.
+	HarvestRound bool
+	// Only runs these stages (nil: all).
+	Only []string
+}
+
+// ErrInterrupted is returned by Run when its context ended: what was
+// done is stored, and running again continues from there.
+var ErrInterrupted = errors.New("interrupted: what was done is stored; run the same command again to continue")
+
+// Run runs the stages in order and returns what each did. It stops at
+// the first error (or an interrupt), returning the report so far.
+func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Report, error) {
+	rep := &Report{}
+	want := func(stage string) bool { return opts.Only == nil || slices.Contains(opts.Only, stage) }
+	step := func(stage string, fn func() (any, error)) error {
+		key, _, _ := strings.Cut(stage, " ")
+		if !want(key) {
+			return nil
+		}
+		start := time.Now()
+		stats, err := fn()
+		sr := StageReport{Stage: stage, Elapsed: time.Since(start).Round(time.Millisecond).String(), Stats: stats}
+		if err != nil {
+			sr.Error = err.Error()
+		}
+		rep.Stages = append(rep.Stages, sr)
+		if err == nil && ctx.Err() != nil {
+			err = ErrInterrupted
+		}
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", stage, ErrInterrupted)
+		}
+		return err
+	}
+	sampler := e.Model == nil || opts.Generate.Sampler
+	first := opts.Generate
+	if sampler && opts.HarvestRound {
+		first.NoRandom = true
+	}
+	err := step(StageGenerate, func() (any, error) { return e.Generate(ctx, first) })
+	if err == nil {
+		err = step(StageCollect, func() (any, error) {
+			st, err := e.Collect(ctx, opts.Collect)
+			if err == nil && st.Interrupted {
+				err = ErrInterrupted
+			}
+			return st, err
+		})
+	}
+	if err == nil && sampler && opts.HarvestRound && want(StageGenerate) {
+		g := opts.Generate
+		g.Harvest = true
+		err = step(StageGenerate+" (harvest)", func() (any, error) { return e.Generate(ctx, g) })
+		if err == nil {
+			err = step(StageCollect+" (harvest)", func() (any, error) {
+				st, err := e.Collect(ctx, opts.Collect)
+				if err == nil && st.Interrupted {
+					err = ErrInterrupted
+				}
+				return st, err
+			})
+		}
+	}
+	if err == nil {
+		err = step(StageFilter, func() (any, error) { return e.Filter(ctx, opts.Filter) })
+	}
+	if err == nil {
+		err = step(StageSynthesize, func() (any, error) { return e.Synthesize(ctx, opts.Synth) })
+	}
+	if err == nil {
+		err = step(StageSplit, func() (any, error) { return e.Split(ctx, opts.Split) })
+	}
+	if err == nil {
+		err = step(StageExplain, func() (any, error) { return e.Explain(ctx, opts.Explain) })
+	}
+	if err == nil && opts.Export.Out != "" {
+		err = step(StageExport, func() (any, error) { return e.Export(ctx, opts.Export) })
+	}
+	sum, serr := e.Summary(context.WithoutCancel(ctx))
+	if serr != nil && err == nil {
+		err = serr
+	}
+	rep.Summary = sum
+	return rep, err
+}
