@@ -28,7 +28,9 @@ func UserTurn(t *toolenv.Tool, args map[string]any) string {
 func DocRepr(t *toolenv.Tool) string { return pyfmt.Repr(mirrorDoc(t)) }
 
 // RequestRepr is the request part of UserTurn.
-func RequestRepr(t *toolenv.Tool, args map[string]any) string { return pyfmt.Repr(mirrorRequest(t, args)) }
+func RequestRepr(t *toolenv.Tool, args map[string]any) string {
+	return pyfmt.Repr(mirrorRequest(t, args))
+}
 
 // RequestJSON is the request of a call in the training form, as Python's
 // json.dumps writes it.
