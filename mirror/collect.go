@@ -250,6 +250,8 @@ const (
 	outcomeUnknown                 // the tool is not loaded; left pending
 )
 
+func (c *collector) coll(t *toolenv.Tool) *toolenv.Collection { return c.e.collection(t.Collection) }
+
 func (c *collector) limiter(tool string) *rate.Limiter {
 	if c.opts.Rate <= 0 {
 		return nil
@@ -302,7 +304,7 @@ func (c *collector) call(ctx context.Context, r *Request) (*Pair, outcome) {
 		}
 		at := c.opts.Now()
 		actx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
-		call := &toolenv.Call{Tool: t, Args: cloneArgs(args), Frontend: "mirror", RequestID: "mirror-" + strconv.FormatInt(r.Seq, 10),
+		call := &toolenv.Call{Tool: t, Collection: c.coll(t), Args: cloneArgs(args), Frontend: "mirror", RequestID: "mirror-" + strconv.FormatInt(r.Seq, 10),
 			Options: toolenv.CallOptions{NoCache: true}}
 		start := time.Now()
 		res := c.e.Invoker.Invoke(actx, call)

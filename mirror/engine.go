@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -29,6 +30,10 @@ type Engine struct {
 	Dataset string
 	// Tools are the APIs to mirror.
 	Tools []*toolenv.Tool
+	// Collections are the tools' collections, so that a call carries its
+	// collection's policy (validation, feedback) from the start of the
+	// pipeline; optional.
+	Collections []*toolenv.Collection
 	// Tasks are the collections' tasks; their gold calls give the
 	// sampler known argument values.
 	Tasks []*toolenv.Task
@@ -49,7 +54,36 @@ type Engine struct {
 	// not a terminal); nil shows none.
 	Progress io.Writer
 
-	byID map[string]*toolenv.Tool
+	mu     sync.Mutex
+	nTools int
+	byID   map[string]*toolenv.Tool
+	byName map[string]*toolenv.Collection
+}
+
+// index (re)builds the lookups when Tools or Collections changed.
+func (e *Engine) index() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.byID != nil && e.nTools == len(e.Tools) && len(e.byName) == len(e.Collections) {
+		return
+	}
+	byID := make(map[string]*toolenv.Tool, len(e.Tools))
+	for _, t := range e.Tools {
+		byID[t.ID] = t
+	}
+	byName := make(map[string]*toolenv.Collection, len(e.Collections))
+	for _, c := range e.Collections {
+		byName[c.Name] = c
+	}
+	e.byID, e.byName, e.nTools = byID, byName, len(e.Tools)
+}
+
+// collection returns the collection named name, or nil.
+func (e *Engine) collection(name string) *toolenv.Collection {
+	e.index()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.byName[name]
 }
 
 func (e *Engine) log() *slog.Logger {
@@ -69,12 +103,9 @@ func (e *Engine) bar(total int, desc string) *progress.Bar {
 
 // tool returns the tool of an ID, or nil.
 func (e *Engine) tool(id string) *toolenv.Tool {
-	if e.byID == nil || len(e.byID) != len(e.Tools) {
-		e.byID = make(map[string]*toolenv.Tool, len(e.Tools))
-		for _, t := range e.Tools {
-			e.byID[t.ID] = t
-		}
-	}
+	e.index()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	return e.byID[id]
 }
 

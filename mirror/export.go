@@ -406,7 +406,7 @@ type benchPair struct {
 	API      string          `json:"api"`
 	Category string          `json:"category,omitempty"`
 	Class    string          `json:"class,omitempty"`
-	CalledAt time.Time       `json:"called_at"`
+	Origin   string          `json:"origin"`
 }
 
 // benchMessages is a line of a benchmark's prompt file: the SFT-mode
@@ -444,7 +444,7 @@ func (e *Engine) exportBench(ctx context.Context, dir, split string) (int, error
 			resp = json.RawMessage(`""`)
 		}
 		bp := benchPair{Tool: p.Tool, Args: json.RawMessage(p.Args), Response: resp, Error: p.Error, Status: p.Status, Split: split,
-			API: t.TitleOrName(), Category: Category(t), Class: p.Class, CalledAt: p.CalledAt}
+			API: t.TitleOrName(), Category: Category(t), Class: p.Class, Origin: p.Origin}
 		if err := pf.writeJSON(bp); err != nil {
 			return err
 		}

@@ -456,28 +456,48 @@ func paramName(t *toolenv.Tool, name string) string {
 // open in text, forgiving code fences, prose around it and typographic
 // quotes.
 func firstJSON(text string, open byte) (any, bool) {
-	for _, s := range []string{text, quoteFixer.Replace(text)} {
-		for i := strings.IndexByte(s, open); i >= 0; {
-			if v, _, err := pyfmt.DecodeOrderedPrefix(s[i:]); err == nil {
+	texts := []string{text, quoteFixer.Replace(text)}
+	// The value at the first opening bracket, as written and with the
+	// quotes fixed, before any value nested further in (a JSON string
+	// inside a dict with typographic quotes is itself valid JSON).
+	for _, s := range texts {
+		if i := strings.IndexByte(s, open); i >= 0 {
+			if v, ok := valueAt(s, i, open); ok {
 				return v, true
 			}
-			if v, _, err := pyfmt.ParsePrefix(s[i:], pyfmt.ParseOptions{}); err == nil {
-				return v, true
-			}
-			close := byte('}')
-			if open == '[' {
-				close = ']'
-			}
-			if j := strings.LastIndexByte(s, close); j > i {
-				if v, _, err := pyfmt.DecodeRepaired(s[i:j+1], pyfmt.ParseOptions{}); err == nil {
-					return v, true
-				}
-			}
+		}
+	}
+	for _, s := range texts {
+		i := strings.IndexByte(s, open)
+		for i >= 0 {
 			next := strings.IndexByte(s[i+1:], open)
 			if next < 0 {
 				break
 			}
 			i += 1 + next
+			if v, ok := valueAt(s, i, open); ok {
+				return v, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// valueAt reads the JSON or Python value opening at s[i].
+func valueAt(s string, i int, open byte) (any, bool) {
+	if v, _, err := pyfmt.DecodeOrderedPrefix(s[i:]); err == nil {
+		return v, true
+	}
+	if v, _, err := pyfmt.ParsePrefix(s[i:], pyfmt.ParseOptions{}); err == nil {
+		return v, true
+	}
+	close := byte('}')
+	if open == '[' {
+		close = ']'
+	}
+	if j := strings.LastIndexByte(s, close); j > i {
+		if v, _, err := pyfmt.DecodeRepaired(s[i:j+1], pyfmt.ParseOptions{}); err == nil {
+			return v, true
 		}
 	}
 	return nil, false

@@ -19,17 +19,16 @@ import (
 type SplitOptions struct {
 	OODSuccess int
 	OODFailure int
-	// OODPerAPI is the most pairs one held-out API gives each OOD set;
-	// default 6 (the paper's 200 pairs come from 38 APIs).
+	// OODPerAPI is how many pairs one held-out API gives each OOD set
+	// before the next API is held out; default 6 (the paper's 200 pairs
+	// come from 38 APIs). When OODMaxAPIs stops the drawing of APIs short,
+	// the held-out APIs give more each.
 	OODPerAPI int
 	// OODMaxAPIs bounds the share of APIs held out; default 0.2, so a
 	// small dataset keeps most of its APIs for training.
 	OODMaxAPIs float64
 	IDSize     int
-	// IDPerAPI is the most pairs one API gives an ID set; default 2 (the
-	// paper's 100 pairs come from 81 to 97 APIs).
-	IDPerAPI int
-	Seed     int64
+	Seed       int64
 }
 
 func (o *SplitOptions) defaults() {
@@ -47,9 +46,6 @@ func (o *SplitOptions) defaults() {
 	}
 	if o.IDSize == 0 {
 		o.IDSize = 100
-	}
-	if o.IDPerAPI <= 0 {
-		o.IDPerAPI = 2
 	}
 }
 
@@ -169,6 +165,26 @@ func (e *Engine) Split(ctx context.Context, opts SplitOptions) (*SplitStats, err
 		needS -= s
 		needF -= f
 	}
+	// If the bound on held-out APIs stopped the draw short, the held-out
+	// APIs give more pairs each, round-robin.
+	for _, kind := range []string{"succ", "bad"} {
+		for more := true; more && ((kind == "succ" && needS > 0) || (kind == "bad" && needF > 0)); {
+			more = false
+			for _, api := range st.HeldOutAPIs {
+				c, p := byTool[api], plans[api]
+				switch {
+				case kind == "succ" && needS > 0 && p.succ < c.ok:
+					p.succ++
+					needS--
+					more = true
+				case kind == "bad" && needF > 0 && p.bad < c.bad:
+					p.bad++
+					needF--
+					more = true
+				}
+			}
+		}
+	}
 	sort.Strings(st.HeldOutAPIs)
 
 	// ID: the training APIs by terciles of their examples.
@@ -199,15 +215,16 @@ func (e *Engine) Split(ctx context.Context, opts SplitOptions) (*SplitStats, err
 		if g >= len(idSplits) {
 			break
 		}
-		// Round-robin in seeded order: one pair per API per round, an API
-		// always keeping one training example.
+		// Round-robin in seeded order: one pair per API per round (so the
+		// set spreads over as many APIs as it can), an API always keeping
+		// one training example.
 		seeded := append([]string(nil), names...)
 		sort.Slice(seeded, func(i, j int) bool { return Hash(seeded[i], idSplits[g])^mix < Hash(seeded[j], idSplits[g])^mix })
 		for _, api := range seeded {
 			plans[api] = &plan{split: idSplits[g]}
 		}
 		need := max(opts.IDSize, 0)
-		for round := 0; need > 0 && round < opts.IDPerAPI; round++ {
+		for round := 0; need > 0; round++ {
 			progressed := false
 			for _, api := range seeded {
 				if need == 0 {

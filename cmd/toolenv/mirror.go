@@ -165,7 +165,7 @@ func openMirror(ctx context.Context, f *mirrorFlags, e *env) (*mirror.Engine, fu
 	}
 	closers = append(closers, st)
 	eng := &mirror.Engine{
-		Store: st, Dataset: f.dataset, Tools: tools, Tasks: tasks,
+		Store: st, Dataset: f.dataset, Tools: tools, Tasks: tasks, Collections: colls,
 		Invoker:  invoke.New(reg, invoke.Options{Logger: log, MaxResultBytes: f.maxResultBytes}),
 		Logger:   log,
 		Progress: e.stderr,

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/mirror"
+)
+
+func readMirrorReport(t *testing.T, dir string) *mirror.Report {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Summary *mirror.Summary `json:"summary"`
+		Stages  []struct {
+			Stage string `json:"stage"`
+			Error string `json:"error"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	rep := &mirror.Report{Summary: r.Summary}
+	for _, s := range r.Stages {
+		rep.Stages = append(rep.Stages, mirror.StageReport{Stage: s.Stage, Error: s.Error})
+	}
+	return rep
+}
+
+// TestMirrorBIRDAndSpider runs "toolenv mirror run" with no model on the
+// live REST collections of a BIRD build and a spider-de build, then
+// scores the offline synthesizer on an exported benchmark split with
+// "toolenv eval fidelity".
+func TestMirrorBIRDAndSpider(t *testing.T) {
+	bird := builtBird(t)
+	spiderData := shareddata.Require(t, "spider-de")
+	ctx := context.Background()
+	spider := filepath.Join(t.TempDir(), "spider")
+	if code, _, stderr := run(t, ctx, "build", "bird", "--data", spiderData, "--out", spider, "--flavors", "rest", "--log-level", "warn"); code != 0 {
+		t.Fatalf("build spider-de: %s", stderr)
+	}
+	out := filepath.Join(t.TempDir(), "mirror")
+	code, stdout, stderr := run(t, ctx, "mirror", "run", "--collection", filepath.Join(bird, "rest"), "--collection", "spider-rest="+filepath.Join(spider, "rest"),
+		"--out", out, "--per-api", "12", "--ood-success", "20", "--ood-failure", "10", "--id-size", "10", "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("mirror run: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "| generated |") {
+		t.Fatalf("no funnel on stdout:\n%s", stdout)
+	}
+	rep := readMirrorReport(t, out)
+	s := rep.Summary
+	if s.Requests == 0 || s.Real != s.Requests || s.Pending != 0 || s.Kept == 0 || s.KeptFailures == 0 || s.RealOK < s.Real/2 {
+		t.Fatalf("summary: requests %d, real %d (ok %d), pending %d, kept %d (failures %d)", s.Requests, s.Real, s.RealOK, s.Pending, s.Kept, s.KeptFailures)
+	}
+	collections := map[string]bool{}
+	for _, a := range s.APIs {
+		collections[strings.SplitN(a.Tool, "/", 2)[0]] = true
+	}
+	if !collections["bird-rest"] || !collections["spider-rest"] {
+		t.Fatalf("APIs of %v, want both builds", collections)
+	}
+	sizes := map[string]int{}
+	for _, sp := range s.Splits {
+		sizes[sp.Split] = sp.Samples
+	}
+	if sizes["ood_success"] != 20 || sizes["ood_failure"] != 10 || sizes["id_high"] != 10 || sizes["id_low"] != 10 || sizes["train"] == 0 {
+		t.Fatalf("splits %v", sizes)
+	}
+	for _, f := range []string{"report.md", "report.html", "data/train.openai.jsonl", "data/train.sharegpt.jsonl", "data/README.md", "data/bench/ood_success.jsonl", "data/bench/id_low.messages.jsonl"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// Running again adds nothing and changes nothing.
+	before, _ := os.ReadFile(filepath.Join(out, "data", "train.openai.jsonl"))
+	if code, _, stderr := run(t, ctx, "mirror", "run", "--collection", filepath.Join(bird, "rest"), "--collection", "spider-rest="+filepath.Join(spider, "rest"),
+		"--out", out, "--per-api", "12", "--ood-success", "20", "--ood-failure", "10", "--id-size", "10", "--log-level", "warn"); code != 0 {
+		t.Fatalf("second run: %s", stderr)
+	}
+	if again := readMirrorReport(t, out).Summary; again.Requests != s.Requests || again.Real != s.Real {
+		t.Fatalf("the second run changed the dataset: %d/%d requests, %d/%d pairs", again.Requests, s.Requests, again.Real, s.Real)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "data", "train.openai.jsonl"))
+	if string(before) != string(after) {
+		t.Fatal("the second run exported other training data")
+	}
+
+	// Close the loop: score the simulator on a split of BIRD's APIs.
+	birdOut := filepath.Join(t.TempDir(), "mirror-bird")
+	if code, _, stderr := run(t, ctx, "mirror", "run", "--collection", filepath.Join(bird, "rest"), "--out", birdOut, "--per-api", "6",
+		"--ood-success", "10", "--ood-failure", "5", "--id-size", "8", "--log-level", "warn"); code != 0 {
+		t.Fatalf("mirror run (BIRD): %s", stderr)
+	}
+	fid := filepath.Join(t.TempDir(), "fidelity")
+	code, _, stderr = run(t, ctx, "eval", "fidelity", "--pairs", filepath.Join(birdOut, "data", "bench", "id_high.jsonl"), "--collection", filepath.Join(bird, "rest"),
+		"--store", filepath.Join(t.TempDir(), "empty.db"), "--out", fid, "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("eval fidelity on the exported split: exit %d\n%s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(fid, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs struct {
+		Overall struct {
+			Pairs int `json:"pairs"`
+		} `json:"overall"`
+	}
+	json.Unmarshal(raw, &fs)
+	if fs.Overall.Pairs != 8 {
+		t.Fatalf("eval fidelity scored %d pairs of id_high, want 8:\n%s", fs.Overall.Pairs, raw)
+	}
+}
+
+// TestMirrorBadInput checks that mistakes get a clear error and exit 2.
+func TestMirrorBadInput(t *testing.T) {
+	bird := builtBird(t)
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "m")
+	rest := filepath.Join(bird, "rest")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no out", []string{"mirror", "run", "--collection", rest}, 2, "--out is required"},
+		{"no collection", []string{"mirror", "run", "--out", out}, 2, "name the APIs to mirror"},
+		{"the same name twice", []string{"mirror", "run", "--collection", rest, "--collection", rest, "--out", out}, 2, "rename one with --collection NAME=DIR"},
+		{"a stateful flavor", []string{"mirror", "generate", "--collection", filepath.Join(bird, "slot"), "--out", out}, 2, "per-session state"},
+		{"model without name", []string{"mirror", "generate", "--collection", rest, "--out", out, "--llm-url", "http://127.0.0.1:1/v1"}, 2, "--llm-model"},
+		{"documented APIs without upstream", []string{"mirror", "generate", "--toolbench", shareddata.Require(t, "stabletoolbench", "solvable_queries", "test_instruction", "G1_tool.json"), "--out", out}, 2, "--upstream-url"},
+		{"missing folder", []string{"mirror", "generate", "--collection", filepath.Join(bird, "nope"), "--out", out}, 1, "nope"},
+		{"replay with nothing recorded", []string{"mirror", "generate", "--collection", rest, "--out", out, "--replay", "--llm-model", "m", "--per-api", "2"}, 1, "replay"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := run(t, ctx, append(tc.args, "--log-level", "error")...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tc.name, code, stderr, tc.code, tc.want)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package mirror_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
+)
+
+// model is the stand-in for a hosted model: an OpenAI-compatible server
+// on loopback (llmtest) that answers each of the engine's prompts the way
+// chat models answer them — mostly as asked, sometimes in a code fence,
+// with the prompt's typographic quotes or as a Python dict, sometimes
+// with the wrong API, garbage or a refusal. Which answer a request gets
+// depends only on the request, so a replay sees the same answers.
+type model struct {
+	srv   *llmtest.Server
+	mu    sync.Mutex
+	kinds map[string]int // requests per prompt kind
+	down  bool           // answer every request with HTTP 503
+}
+
+func newModel(t interface{ Cleanup(func()) }) *model {
+	m := &model{kinds: map[string]int{}}
+	m.srv = llmtest.New(m.answer)
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *model) count(kind string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.kinds[kind]
+}
+
+func hashOf(parts ...string) uint32 {
+	h := fnv.New32a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	x := h.Sum32() // FNV's low bits mix poorly: finish as MurmurHash3 does
+	x ^= x >> 16
+	x *= 0x85ebca6b
+	x ^= x >> 13
+	x *= 0xc2b2ae35
+	x ^= x >> 16
+	return x
+}
+
+func (m *model) answer(n int, req *llm.Request) llmtest.Reply {
+	var system, user, prev string
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case "system":
+			system = msg.Content
+		case "user":
+			user = msg.Content
+		case "assistant":
+			prev = msg.Content
+		}
+	}
+	seed := ""
+	if req.Seed != nil {
+		seed = strconv.FormatInt(*req.Seed, 10)
+	}
+	h := hashOf(user, prev, seed)
+	kind := "other"
+	var text string
+	switch {
+	case strings.HasPrefix(system, "We have a bunch of APIs"):
+		kind, text = "doc", docAnswer(user, h)
+	case strings.Contains(user, "Can you write a call to test if the API is reachable"):
+		kind, text = "call", callAnswer(user, prev, h)
+	case strings.Contains(user, "realistic situations in which someone would use this API"):
+		kind, text = "scenarios", scenarioAnswer(user, seed)
+	case strings.Contains(user, "new request-response pairs for this API"):
+		kind, text = "synthesize", synthAnswer(user, h)
+	case strings.HasPrefix(user, "I have an API and call this API with a specific request"):
+		kind, text = "explain", explainAnswer(user, h)
+	}
+	m.mu.Lock()
+	m.kinds[kind]++
+	down := m.down
+	m.mu.Unlock()
+	if down {
+		return llmtest.Reply{Status: 503}
+	}
+	return llmtest.Reply{Content: text}
+}
+
+var countRE = regexp.MustCompile(`JSON list of (\d+)`)
+
+func scenarioAnswer(user, seed string) string {
+	n := 3
+	if m := countRE.FindStringSubmatch(user); m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	var list []string
+	for i := range n {
+		city := cities[int(hashOf(user, seed, strconv.Itoa(i)))%len(cities)]
+		days := 1 + int(hashOf(seed, strconv.Itoa(i)))%5
+		trip, _ := strconv.Atoi(seed)
+		list = append(list, fmt.Sprintf("You are a travel planner preparing a %d-day trip to %s for a group of students (trip %d). You need the weather for each day to decide which museums to visit indoors and when to walk outside. You will check the forecast before booking.", days, city, trip*n+i))
+	}
+	b, _ := json.MarshalIndent(list, "", "  ")
+	return "Here are the scenarios:\n```json\n" + string(b) + "\n```"
+}
+
+var docRE = regexp.MustCompile(`"api_name": "([^"]*)"`)
+
+func callAnswer(user, scenario string, h uint32) string {
+	api := ""
+	if m := docRE.FindStringSubmatch(user); m != nil {
+		api = m[1]
+	}
+	var city string
+	days := 1
+	for _, c := range cities {
+		if strings.Contains(scenario, c) {
+			city = c
+		}
+	}
+	if m := regexp.MustCompile(`a (\d)-day trip`).FindStringSubmatch(scenario); m != nil {
+		days, _ = strconv.Atoi(m[1])
+	}
+	if m := regexp.MustCompile(`\(trip (\d+)\)`).FindStringSubmatch(scenario); m != nil {
+		trip, _ := strconv.Atoi(m[1])
+		h = uint32(trip) // every variant in turn, one per trip
+	}
+	input := fmt.Sprintf(`{"city": "%s", "days": %d}`, city, days)
+	if !strings.Contains(user, `"name": "city"`) {
+		input = fmt.Sprintf(`{"q": "%s"}`, strings.ToLower(city))
+	}
+	switch h % 20 {
+	case 0:
+		return "I think the API is reachable."
+	case 1:
+		return "I'm sorry, but I can't help with writing API calls."
+	case 2:
+		return fmt.Sprintf(`{"category": "Weather", "tool_name": "weather_service", "api_name": "Another API", "tool_input": %q, "strip": "filter"}`, input)
+	case 3, 4:
+		return "Sure! Here is the call:\n```json\n" + fmt.Sprintf(`{"category": "Weather", "tool_name": "weather_service", "api_name": %q, "tool_input": %q, "strip": "filter"}`, api, input) + "\n```"
+	case 5:
+		return fmt.Sprintf("{‘‘category’’:‘‘Weather’’, ‘‘tool_name’’:‘‘weather_service’’, ‘‘api_name’’:‘‘%s’’, ‘‘tool_input’’:‘%s’, ‘‘strip’’:‘‘filter’’,}", api, input)
+	case 6:
+		return fmt.Sprintf(`{'category': 'Weather', 'tool_name': 'weather_service', 'api_name': '%s', 'tool_input': %s, 'strip': 'filter'}`, api, strings.ReplaceAll(input, `"`, "'"))
+	}
+	return fmt.Sprintf(`{"category": "Weather", "tool_name": "weather_service", "api_name": %q, "tool_input": %q, "strip": "filter"}`, api, input)
+}
+
+func docAnswer(user string, h uint32) string {
+	switch {
+	case h%17 == 0:
+		return "Looks fine to me."
+	case strings.Contains(user, `"days": []`) || h%7 == 3:
+		return `{"overall_eval": 0, "reason": "The documentation promises a forecast per day, the response holds none."}`
+	case h%5 == 0:
+		return "{‘‘overall_eval’’:1, ‘‘reason’’:‘‘The response follows the documentation.’’}"
+	}
+	return "```json\n{\"overall_eval\": 1, \"reason\": \"The response is a forecast as documented.\"}\n```"
+}
+
+var examplesRE = regexp.MustCompile(`(?s)returned:\n(\[.*\])\n\nWrite`)
+
+func synthAnswer(user string, h uint32) string {
+	if h%11 == 0 {
+		return "I cannot produce more examples without more context."
+	}
+	n := 3
+	if m := countRE.FindStringSubmatch(user); m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	var exs []map[string]any
+	if m := examplesRE.FindStringSubmatch(user); m != nil {
+		json.Unmarshal([]byte(m[1]), &exs)
+	}
+	if len(exs) == 0 {
+		return "[]"
+	}
+	var out []map[string]any
+	out = append(out, exs[0]) // a duplicate of a real pair
+	if len(exs) > 1 {
+		c := map[string]any{"request": exs[1]["request"], "error": "", "response": map[string]any{"changed": true}}
+		out = append(out, c) // the same request, another answer
+	}
+	for i := 0; len(out) < n; i++ {
+		city := cities[int(h+uint32(i))%len(cities)]
+		days := 1 + i%5
+		req := map[string]any{"city": city, "days": days}
+		var resp any = map[string]any{"city": city, "days": []any{map[string]any{"day": 1, "min": 7, "max": 17, "summary": "rain"}}}
+		if _, isForecast := exs[0]["request"].(map[string]any)["city"]; !isForecast {
+			req = map[string]any{"q": fmt.Sprintf("%s-%d", strings.ToLower(city), i)}
+			resp = exs[0]["response"]
+		}
+		out = append(out, map[string]any{"request": req, "error": "", "response": resp})
+	}
+	out = append(out, map[string]any{"note": "not a pair"})
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
+var responseRE = regexp.MustCompile(`(?s)API Response: (.*)$`)
+
+func explainAnswer(user string, h uint32) string {
+	switch h % 25 {
+	case 0:
+		return "I'm sorry, I can't explain this API."
+	case 1:
+		return strings.Repeat("The API reads the city and the number of days, then looks each day up in a table of forecasts and formats it. ", 200)
+	case 2, 3, 4, 5:
+		resp := ""
+		if m := responseRE.FindStringSubmatch(user); m != nil {
+			resp = m[1]
+		}
+		return "The API returns exactly this: " + resp
+	}
+	return "The API takes the city and the number of days, looks the city up in its forecast store and returns one entry per day with the lowest and highest temperature and a short summary; an unknown city gives an empty list of days, and a call without a city is refused with a message naming the missing parameter."
+}
