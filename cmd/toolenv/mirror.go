@@ -4,23 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/backend/sqlrest"
-	"github.com/toolenv/toolenv/backend/upstream"
-	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
-	"github.com/toolenv/toolenv/toolbench"
 )
 
 // mirrorFlags are the flags every "toolenv mirror" command shares: where
@@ -118,42 +111,18 @@ func openMirror(ctx context.Context, f *mirrorFlags, e *env) (*mirror.Engine, fu
 	if f.out == "" {
 		return nil, nil, usagef("--out is required: the dataset's folder")
 	}
+	if f.llmURL != "" && f.llmModel == "" || f.replay && f.llmModel == "" {
+		return nil, nil, usagef("--llm-url and --replay need --llm-model (the model name the endpoint serves)")
+	}
 	f.seeds()
 	log := e.logger()
-	var closers []io.Closer
-	cleanup := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i].Close()
-		}
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			cleanup()
-		}
-	}()
-	colls, tasks, sources, err := loadMirrorSources(ctx, f)
+	src, err := mirror.OpenSources(ctx, mirror.SourceConfig{
+		Collections: f.collections, ToolBench: f.toolbench, OpenAPI: f.openapi,
+		UpstreamURL: f.upstreamURL, ToolbenchKey: e.getenv(f.upstreamKeyEnv), Direct: f.upstreamDirect, BaseURL: f.baseURL,
+		Timeout: f.upstreamTimeout, MaxResultBytes: f.maxResultBytes, Logger: log,
+	})
 	if err != nil {
 		return nil, nil, err
-	}
-	reg := invoke.NewRegistry()
-	var tools []*toolenv.Tool
-	for _, c := range colls {
-		h, err := mirrorBackend(ctx, c, f, e)
-		if err != nil {
-			return nil, nil, fmt.Errorf("collection %s: %w", c.Name, err)
-		}
-		if cl, isCloser := h.(io.Closer); isCloser {
-			closers = append(closers, cl)
-		}
-		if err := reg.Add(c, h); err != nil {
-			return nil, nil, err
-		}
-		for _, t := range c.Tools {
-			if !t.Hidden() && t.Deprecated == nil {
-				tools = append(tools, t)
-			}
-		}
 	}
 	path := f.store
 	if path == "" {
@@ -161,19 +130,15 @@ func openMirror(ctx context.Context, f *mirrorFlags, e *env) (*mirror.Engine, fu
 	}
 	st, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{Logger: log})
 	if err != nil {
+		src.Close()
 		return nil, nil, err
 	}
-	closers = append(closers, st)
+	cleanup := func() { st.Close(); src.Close() }
 	eng := &mirror.Engine{
-		Store: st, Dataset: f.dataset, Tools: tools, Tasks: tasks, Collections: colls,
-		Invoker:  invoke.New(reg, invoke.Options{Logger: log, MaxResultBytes: f.maxResultBytes}),
-		Logger:   log,
-		Progress: e.stderr,
+		Store: st, Dataset: f.dataset, Tools: src.Tools, Tasks: src.Tasks, Collections: src.Collections, Invoker: src.Invoker,
+		Logger: log, Progress: e.stderr,
 	}
 	if f.llmURL != "" || f.replay {
-		if f.llmModel == "" {
-			return nil, nil, usagef("--llm-url needs --llm-model (the model name the endpoint serves)")
-		}
 		base := f.llmURL
 		if base == "" {
 			base = "http://replay.invalid/v1"
@@ -182,113 +147,9 @@ func openMirror(ctx context.Context, f *mirrorFlags, e *env) (*mirror.Engine, fu
 		eng.ModelName, eng.JudgeModel, eng.ExplainModel = f.llmModel, f.judgeModel, f.explainModel
 	}
 	f.opts.Export.Out = filepath.Join(f.out, "data")
-	f.opts.Export.Card = mirror.CardInfo{Name: f.dataset, Sources: sources, Model: f.llmModel,
+	f.opts.Export.Card = mirror.CardInfo{Name: f.dataset, Sources: src.Described, Model: f.llmModel,
 		Seeds: map[string]int64{"seed (sampler, failures kept, split, rationale sample, export order)": f.seed}}
-	ok = true
 	return eng, cleanup, nil
-}
-
-// loadMirrorSources reads the collections the flags name.
-func loadMirrorSources(ctx context.Context, f *mirrorFlags) ([]*toolenv.Collection, []*toolenv.Task, []string, error) {
-	var colls []*toolenv.Collection
-	var tasks []*toolenv.Task
-	var sources []string
-	for _, spec := range f.collections {
-		dir := spec
-		name := ""
-		if n, d, cut := strings.Cut(spec, "="); cut && n != "" && !exists(spec) {
-			name, dir = n, d
-		}
-		c, err := toolenv.ReadCollection(dir)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		ts, _, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, nil, nil, err
-		}
-		if name != "" && name != c.Name {
-			renameCollection(c, ts, name)
-		}
-		colls = append(colls, c)
-		tasks = append(tasks, ts...)
-		sources = append(sources, fmt.Sprintf("%s: %d tools from %s (%s)", c.Name, len(c.Tools), dir, c.Kind))
-	}
-	if len(f.toolbench) > 0 {
-		src, err := toolbench.Load(f.toolbench...)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		c := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
-		colls = append(colls, c)
-		sources = append(sources, fmt.Sprintf("%s: %d APIs from %s", c.Name, len(c.Tools), strings.Join(f.toolbench, ", ")))
-	}
-	for _, path := range f.openapi {
-		c, err := loadOpenAPI(ctx, path)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		colls = append(colls, c)
-		sources = append(sources, fmt.Sprintf("%s: %d operations from %s", c.Name, len(c.Tools), path))
-	}
-	if len(colls) == 0 {
-		return nil, nil, nil, usagef("name the APIs to mirror: --collection DIR (e.g. out/bird/rest), --toolbench or --openapi")
-	}
-	seen := map[string]bool{}
-	for _, c := range colls {
-		if seen[c.Name] {
-			return nil, nil, nil, usagef("two collections are named %q: rename one with --collection NAME=DIR", c.Name)
-		}
-		seen[c.Name] = true
-	}
-	return colls, tasks, sources, nil
-}
-
-// renameCollection gives a collection, its tools and its tasks another
-// name, so that two builds of the same kind can be mirrored together.
-func renameCollection(c *toolenv.Collection, tasks []*toolenv.Task, name string) {
-	c.Name = name
-	for _, t := range c.Tools {
-		t.Collection = name
-		t.ID = toolenv.ToolID(name, t.Name)
-	}
-	c.Reindex()
-	for _, t := range tasks {
-		t.Collection = name
-	}
-}
-
-// mirrorBackend is how a collection's calls reach the real API: a live
-// collection's own backend, and for documented (virtual) APIs the
-// upstream backend alone — never the simulator or the synthesizer, whose
-// answers are not real.
-func mirrorBackend(ctx context.Context, c *toolenv.Collection, f *mirrorFlags, e *env) (toolenv.Handler, error) {
-	if c.Policy.Sessions {
-		return nil, usagef("its tools keep per-session state (SLOT/SEL); mirror a stateless flavor such as REST")
-	}
-	switch c.Backend.Type {
-	case "sqlrest":
-		return sqlrest.Open(ctx, c, sqlrest.Options{Logger: e.logger()})
-	case "", "virtual":
-		if f.baseURL != "" {
-			for _, t := range c.Tools {
-				if t.Binding == nil {
-					t.Binding = &toolenv.Binding{Method: "GET", Path: "/" + t.Name}
-				}
-				t.Binding.BaseURL = strings.TrimRight(f.baseURL, "/")
-			}
-		}
-		b, err := upstream.New(upstream.Config{ProxyURL: f.upstreamURL, ToolbenchKey: e.getenv(f.upstreamKeyEnv), Direct: f.upstreamDirect || f.baseURL != "",
-			Timeout: f.upstreamTimeout, MaxBody: int64(f.maxResultBytes), Logger: e.logger()})
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		if !b.Configured() {
-			return nil, usagef("its APIs are documented only: give --upstream-url (a RapidAPI proxy), --upstream-direct (each API's own URL) or --base-url")
-		}
-		return b, nil
-	}
-	return nil, usagef("backend %q cannot be mirrored yet (mirror supports live REST collections and documented APIs reached upstream)", c.Backend.Type)
 }
 
 func newMirrorCmd(e *env) *cobra.Command {
