@@ -40,13 +40,13 @@ const (
 )
 
 // CacheProbe is what the enforcer needs of the cache to find an answer
-// recorded under an alternative form of a translated call. *store.Store
+// recorded under an alternative form of a translated call. store.Store
 // implements it.
 type CacheProbe interface {
 	Get(ctx context.Context, tool, args string) (*store.Entry, bool, error)
 }
 
-var _ CacheProbe = (*store.Store)(nil)
+var _ CacheProbe = (store.Store)(nil)
 
 // EnforcerOptions configure an Enforcer.
 type EnforcerOptions struct {

@@ -27,7 +27,7 @@ import (
 type servedDemo struct {
 	url   string
 	l     *drift.Lineage
-	st    *store.Store
+	st    store.Store
 	param struct{ tool, old, new string } // a renamed parameter
 	tool  struct{ old, new string }       // a renamed tool
 }

@@ -2,21 +2,27 @@ package invoke
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/store"
 )
 
-// Cache is what the cache middleware needs of a store. *store.Store
+// Cache is what the cache middleware needs of a store. store.Store
 // implements it.
 type Cache interface {
-	Get(ctx context.Context, tool, args string) (*store.Entry, bool, error)
+	// GetExact returns the entry recorded under the exact key, else the
+	// canonical entry for args.
+	GetExact(ctx context.Context, tool, exact, args string) (*store.Entry, bool, error)
+	// Put stores an entry unless its key is taken, reporting whether it
+	// was stored.
 	Put(ctx context.Context, e *store.Entry) (bool, error)
 }
 
-var _ Cache = (*store.Store)(nil)
+var _ Cache = (store.Store)(nil)
 
 // MetaCacheable is the Result.Meta key a backend sets to "false" to keep a
 // successful result out of the cache (a simulated answer that failed its
@@ -27,19 +33,62 @@ const MetaCacheable = "cacheable"
 // came from.
 const MetaOrigin = "origin"
 
+// MetaStoreError is the Result.Meta key the cache middleware sets when
+// the store failed during the call: "read" (the call failed fast),
+// "write" (the answer was served but not kept, and the result carries a
+// warning) or "claim" (the fleet's claim on the key could not be taken;
+// the call failed fast). Metrics count it.
+const MetaStoreError = "store_error"
+
+// MetaStoredBy is the Result.Meta key set to "another_call" when this
+// call's answer lost the race to store its key (another process or
+// replica stored one first) and the stored answer was served instead.
+const MetaStoredBy = "stored_by"
+
+// CallMetaExactKey is the Call.Meta key a front-end sets to the client's
+// own text of the arguments (order and value types included; for
+// StableToolBench's /virtual, the Python repr of tool_input), so that the
+// cache keeps and finds an answer under that exact key before falling
+// back to the canonical one (see store.Entry.Exact).
+const CallMetaExactKey = "exact_key"
+
 // CacheMiddleware serves calls to collections whose policy enables caching
-// from c, keyed by tool ID and canonical arguments, and stores successful
-// answers from the real upstream and the simulator. Answers from the
-// offline synthesizer are not stored: they are deterministic anyway, and
-// must never pass for recorded ones once a simulator is configured.
-// Concurrent misses of the same key make one backend call.
+// from c, keyed by tool ID and exact or canonical arguments, and stores
+// successful answers from the real upstream and the simulator. Answers
+// from the offline synthesizer are not stored: they are deterministic
+// anyway, and must never pass for recorded ones once a simulator is
+// configured. Concurrent misses of the same key make one backend call.
 //
-// A store failure never fails a call: it is logged and the call goes on.
+// One key has one answer, however many processes share the store: when
+// another process stored an answer for the key first, that stored answer
+// is served. A store that cannot be read fails the call fast
+// (StatusUnavailable), since answering without it could contradict what
+// it holds; an answer that cannot be stored is served with a warning
+// saying so (and Meta[MetaStoreError] = "write").
 func CacheMiddleware(c Cache, log *slog.Logger) toolenv.Middleware {
+	return NewCacheMiddleware(c, CacheOptions{Logger: log})
+}
+
+// CacheOptions configure NewCacheMiddleware.
+type CacheOptions struct {
+	// Logger logs store failures; nil discards.
+	Logger *slog.Logger
+	// Fleet, when set, makes every process sharing the store answer a
+	// missing key once (see Fleet); otherwise concurrent misses are
+	// shared within this process only.
+	Fleet *Fleet
+}
+
+// NewCacheMiddleware is CacheMiddleware with options. It returns nil
+// (no middleware) when c is nil.
+func NewCacheMiddleware(c Cache, opts CacheOptions) toolenv.Middleware {
 	if c == nil {
 		return nil
 	}
-	var flight group
+	m := &cacheMW{c: c, log: opts.Logger, fleet: opts.Fleet.withDefaults()}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
 	return func(next toolenv.Handler) toolenv.Handler {
 		return toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 			if call.Tool == nil || !policyOf(call).Cache {
@@ -49,27 +98,110 @@ func CacheMiddleware(c Cache, log *slog.Logger) toolenv.Middleware {
 			if err != nil {
 				return toolenv.Errorf(toolenv.StatusInvalidArguments, "send arguments as a JSON object", "arguments cannot be encoded: %v", err)
 			}
-			tool, args := call.Tool.ID, string(canon)
+			k := cacheKey{tool: call.Tool.ID, args: string(canon), exact: call.Meta[CallMetaExactKey]}
 			if !call.Options.NoCache {
-				if e, ok, err := c.Get(ctx, tool, args); err != nil {
-					log.Warn("cache read failed; calling the backend", "tool", tool, "err", err)
-				} else if ok {
-					return fromEntry(e)
+				if res, ok := m.lookup(ctx, k); ok {
+					return res
 				}
 			}
-			res, _ := flight.do(ctx, tool+"\x00"+args, func() *toolenv.Result {
-				res := next.Invoke(ctx, call)
-				if cacheable(res) {
-					e := &store.Entry{Tool: tool, Args: args, Status: res.Status, Body: res.Body, Error: res.Error, Origin: string(res.Source)}
-					if _, err := c.Put(context.WithoutCancel(ctx), e); err != nil {
-						log.Warn("cache write failed; the answer is served but not kept", "tool", tool, "err", err)
-					}
+			res, _ := m.flight.do(ctx, k.tool+"\x00"+k.args, func() *toolenv.Result {
+				if m.fleet != nil {
+					return m.fleetAnswer(ctx, call, k, next)
 				}
+				res, _ := m.answer(ctx, call, k, next)
 				return res
 			})
 			return res
 		})
 	}
+}
+
+type cacheMW struct {
+	c      Cache
+	log    *slog.Logger
+	fleet  *Fleet
+	flight group
+}
+
+type cacheKey struct{ tool, args, exact string }
+
+// lookup reads the cache: a hit, or (true) a failure result when the
+// store cannot be read.
+func (m *cacheMW) lookup(ctx context.Context, k cacheKey) (*toolenv.Result, bool) {
+	e, ok, err := m.c.GetExact(ctx, k.tool, k.exact, k.args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return toolenv.ResultOf(ctx.Err()), true
+		}
+		m.log.Warn("cache read failed; the call fails fast", "tool", k.tool, "err", err)
+		return storeFailure("read", err), true
+	}
+	if !ok {
+		return nil, false
+	}
+	return fromEntry(e), true
+}
+
+// storeFailure is the result of a call the store failed: what the
+// client is told, without the store's address.
+func storeFailure(op string, err error) *toolenv.Result {
+	what := "the cache store failed"
+	if errors.Is(err, store.ErrUnavailable) {
+		what = "the cache store cannot be reached"
+	}
+	res := toolenv.Errorf(toolenv.StatusUnavailable, "retry shortly; the server's log has the cause",
+		"%s (%s), so the call was not answered: answering without it could contradict a recorded answer", what, op)
+	res.SetMeta(MetaStoreError, op)
+	return res
+}
+
+// answer calls the backend and stores a cacheable answer. It reports
+// whether the answer returned is in the store.
+func (m *cacheMW) answer(ctx context.Context, call *toolenv.Call, k cacheKey, next toolenv.Handler) (*toolenv.Result, bool) {
+	res := next.Invoke(ctx, call)
+	if !cacheable(res) {
+		return res, false
+	}
+	e := &store.Entry{Tool: k.tool, Args: k.args, Exact: k.exact, Status: res.Status, Body: res.Body, Error: res.Error, Origin: string(res.Source)}
+	wctx := context.WithoutCancel(ctx)
+	stored, err := m.c.Put(wctx, e)
+	switch {
+	case err != nil:
+		m.log.Warn("cache write failed; the answer is served but not kept", "tool", k.tool, "err", err)
+		res.Warnings = append(res.Warnings, "toolenv could not store this answer in its cache ("+storeErrText(err)+"): the next identical call may get a different answer")
+		res.SetMeta(MetaStoreError, "write")
+		return res, false
+	case stored || call.Options.NoCache:
+		return res, stored
+	}
+	// Another process stored an answer for this key first: serve that one,
+	// so that every caller of the key gets one answer.
+	won, ok, err := m.c.GetExact(wctx, k.tool, k.exact, k.args)
+	if err != nil || !ok {
+		m.log.Warn("the answer stored by another process cannot be read; serving this one", "tool", k.tool, "err", err)
+		return res, false
+	}
+	out := fromEntry(won)
+	out.SetMeta(MetaStoredBy, "another_call")
+	return out, true
+}
+
+// storeErrText names a store failure for a client, without the store's
+// address.
+func storeErrText(err error) string {
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		return "the store cannot be reached"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the store did not answer in time"
+	}
+	msg := strings.ToLower(err.Error())
+	for _, full := range []string{"database or disk is full", "disk full", "no space left on device", "file too large", "read-only"} {
+		if strings.Contains(msg, full) {
+			return "the store's disk is full or read-only"
+		}
+	}
+	return "the store refused the write"
 }
 
 func cacheable(res *toolenv.Result) bool {

@@ -22,6 +22,9 @@ type Options struct {
 	// Cache serves and stores answers for collections whose policy
 	// enables it; nil disables caching.
 	Cache Cache
+	// Fleet, when set, makes the processes sharing Cache's store answer
+	// each missing key once (replicas on one PostgreSQL).
+	Fleet *Fleet
 	// MaxResultBytes rejects larger results; 0 means no limit.
 	MaxResultBytes int
 	// BeforeValidate runs before validation (e.g. drift compat mode,
@@ -49,6 +52,6 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	// Limit runs on both sides of the cache: below it, so an oversized
 	// answer is never stored; above it, so an entry stored before the limit
 	// was lowered (or imported) is not served either.
-	mws = append(mws, Limit(opts.MaxResultBytes), CacheMiddleware(opts.Cache, log), Limit(opts.MaxResultBytes))
+	mws = append(mws, Limit(opts.MaxResultBytes), NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
 	return toolenv.Chain(reg, mws...)
 }

@@ -1,8 +1,9 @@
-package store
+package store_test
 
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,12 +15,14 @@ import (
 	"testing"
 	"time"
 
-	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/pgtest"
+	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/store/storetest"
 )
 
-func open(t *testing.T, path string) *Store {
+func open(t *testing.T, path string) store.Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, Options{})
+	s, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,78 +30,92 @@ func open(t *testing.T, path string) *Store {
 	return s
 }
 
-func TestPutGetFirstWins(t *testing.T) {
-	for _, path := range []string{":memory:", filepath.Join(t.TempDir(), "s.db")} {
-		t.Run(path, func(t *testing.T) {
-			ctx := context.Background()
-			s := open(t, path)
-			if _, ok, err := s.Get(ctx, "c/t", `{}`); ok || err != nil {
-				t.Fatalf("empty store: ok=%v err=%v", ok, err)
-			}
-			ok, err := s.Put(ctx, &Entry{Tool: "c/t", Args: `{"a":1}`, Body: json.RawMessage(`"first"`), Origin: "simulator"})
-			if !ok || err != nil {
-				t.Fatal(ok, err)
-			}
-			ok, err = s.Put(ctx, &Entry{Tool: "c/t", Args: `{"a":1}`, Body: json.RawMessage(`"second"`), Origin: "simulator"})
-			if ok || err != nil {
-				t.Fatalf("second put stored: %v %v", ok, err)
-			}
-			e, ok, err := s.Get(ctx, "c/t", `{"a":1}`)
-			if !ok || err != nil || string(e.Body) != `"first"` || e.Status != toolenv.StatusOK {
-				t.Fatalf("get = %+v %v %v", e, ok, err)
-			}
-			n, err := s.PutMany(ctx, []*Entry{{Tool: "c/t", Args: `{"a":1}`, Body: json.RawMessage(`"third"`)}}, true)
-			if n != 1 || err != nil {
-				t.Fatal(n, err)
-			}
-			e, _, _ = s.Get(ctx, "c/t", `{"a":1}`)
-			if string(e.Body) != `"third"` {
-				t.Fatalf("overwrite not visible through the memory cache: %s", e.Body)
-			}
-		})
-	}
+func TestSQLiteConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "store.db") })
 }
 
-func TestExamplesStatsEachDelete(t *testing.T) {
+func TestSQLiteConformanceWithoutMemoryCache(t *testing.T) {
+	// The suite opens stores with default options (the LRU on); the
+	// storetest helpers cannot switch it off, so run the key cases
+	// directly with it off.
 	ctx := context.Background()
-	s := open(t, filepath.Join(t.TempDir(), "s.db"))
-	var entries []*Entry
-	for i := 0; i < 5; i++ {
-		entries = append(entries, &Entry{Tool: "c/a", Args: fmt.Sprintf(`{"i":%d}`, i), Body: json.RawMessage(`{}`), Origin: "upstream"})
-	}
-	entries = append(entries, &Entry{Tool: "c/b", Args: `{}`, Body: json.RawMessage(`1`), Origin: "import"})
-	entries = append(entries, &Entry{Tool: "c/a", Args: `{"bad":1}`, Status: toolenv.StatusNotFound, Origin: "upstream"})
-	if n, err := s.PutMany(ctx, entries, false); n != 7 || err != nil {
-		t.Fatal(n, err)
-	}
-	ex, err := s.Examples(ctx, "c/a", 3)
-	if err != nil || len(ex) != 3 {
-		t.Fatalf("examples = %d, %v", len(ex), err)
-	}
-	for _, e := range ex {
-		if e.Status != toolenv.StatusOK {
-			t.Errorf("failed entry offered as example: %+v", e)
-		}
-	}
-	st, err := s.Stats(ctx)
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"), store.Options{MemoryBytes: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Entries != 7 || st.Tools != 2 || st.ByOrigin["upstream"] != 6 || st.ByStatus["not_found"] != 1 || st.TopTools[0].Tool != "c/a" || st.Bytes == 0 {
-		t.Fatalf("stats = %+v", st)
+	defer st.Close()
+	st.Put(ctx, &store.Entry{Tool: "c/t", Args: `{}`, Exact: "{}", Body: json.RawMessage(`1`)})
+	st.Put(ctx, &store.Entry{Tool: "c/t", Args: `{}`, Exact: "{ }", Body: json.RawMessage(`2`)})
+	for exact, want := range map[string]string{"{}": "1", "{ }": "2", "": "1", "{  }": "1"} {
+		if e, ok, err := st.GetExact(ctx, "c/t", exact, `{}`); !ok || err != nil || string(e.Body) != want {
+			t.Fatalf("exact %q: %+v %v %v, want %s", exact, e, ok, err, want)
+		}
 	}
-	var seen []string
-	if err := s.Each(ctx, func(e *Entry) error { seen = append(seen, e.Tool+e.Args); return nil }); err != nil {
+}
+
+func TestPostgresConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) string { return pgtest.DB(t) })
+}
+
+func TestMemoryStore(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t, ":memory:"), open(t, ":memory:")
+	if ok, err := a.Put(ctx, &store.Entry{Tool: "c/t", Args: `{}`, Body: json.RawMessage(`1`)}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, ok, _ := a.Get(ctx, "c/t", `{}`); !ok {
+		t.Fatal("memory store lost its entry")
+	}
+	if _, ok, _ := b.Get(ctx, "c/t", `{}`); ok {
+		t.Fatal("two :memory: stores share entries")
+	}
+}
+
+// TestLegacyStoreMigrates opens a store written by toolenv before schema
+// versions existed (cache without exact keys, a meta table): its entries
+// are kept and it gains exact keys.
+func TestLegacyStoreMigrates(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(seen) != 7 || seen[0] != `c/a{"bad":1}` {
-		t.Fatalf("each = %v", seen)
+	for _, q := range []string{
+		`CREATE TABLE cache (tool TEXT NOT NULL, args TEXT NOT NULL, status TEXT NOT NULL, body BLOB, error TEXT NOT NULL DEFAULT '', origin TEXT NOT NULL DEFAULT '', created INTEGER NOT NULL, PRIMARY KEY (tool, args)) WITHOUT ROWID`,
+		`CREATE TABLE records (key TEXT PRIMARY KEY, request BLOB NOT NULL, response BLOB NOT NULL, created INTEGER NOT NULL) WITHOUT ROWID`,
+		`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+		`INSERT INTO meta VALUES ('schema_version', '1')`,
+		`INSERT INTO cache VALUES ('c/t', '{"a":1}', 'ok', '"old"', '', 'upstream', 1700000000000)`,
+		`INSERT INTO records VALUES ('k', 'q', 'a', 1700000000000)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if n, err := s.Delete(ctx, "c/a"); n != 6 || err != nil {
-		t.Fatal(n, err)
+	db.Close()
+	st := open(t, path)
+	e, ok, err := st.GetExact(ctx, "c/t", "{'a': 1}", `{"a":1}`)
+	if !ok || err != nil || string(e.Body) != `"old"` || e.Origin != "upstream" || e.Created.UnixMilli() != 1700000000000 {
+		t.Fatalf("old entry after migration: %+v %v %v", e, ok, err)
 	}
-	if _, ok, _ := s.Get(ctx, "c/a", `{"i":1}`); ok {
-		t.Fatal("deleted entry still served")
+	if _, ok, _ := st.Lookup(ctx, "k"); !ok {
+		t.Fatal("old record lost")
+	}
+	if ok, err := st.Put(ctx, &store.Entry{Tool: "c/t", Args: `{"a":1}`, Exact: "{'a': '1'}", Body: json.RawMessage(`"new"`)}); !ok || err != nil {
+		t.Fatalf("exact entry beside a legacy one: %v %v", ok, err)
+	}
+	vs, err := st.Schema(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Version != v.Known {
+			t.Fatalf("schema after migration: %+v", vs)
+		}
+	}
+	if err := st.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -117,7 +134,7 @@ func TestConcurrentWritersAcrossStores(t *testing.T) {
 				s = b
 			}
 			for i := 0; i < 50; i++ {
-				if _, err := s.Put(ctx, &Entry{Tool: "c/t", Args: fmt.Sprintf(`{"w":%d,"i":%d}`, w, i), Body: json.RawMessage(`"x"`)}); err != nil {
+				if _, err := s.Put(ctx, &store.Entry{Tool: "c/t", Args: fmt.Sprintf(`{"w":%d,"i":%d}`, w, i), Body: json.RawMessage(`"x"`)}); err != nil {
 					errs <- err
 					return
 				}
@@ -142,28 +159,10 @@ func TestConcurrentWritersAcrossStores(t *testing.T) {
 	}
 }
 
-func TestRecords(t *testing.T) {
-	ctx := context.Background()
-	s := open(t, ":memory:")
-	if _, ok, _ := s.Lookup(ctx, "k"); ok {
-		t.Fatal("lookup on empty records")
-	}
-	if err := s.Record(ctx, "k", []byte(`{"q":1}`), []byte(`{"a":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Record(ctx, "k", []byte(`{"q":1}`), []byte(`{"a":2}`)); err != nil {
-		t.Fatal(err)
-	}
-	got, ok, err := s.Lookup(ctx, "k")
-	if !ok || err != nil || string(got) != `{"a":1}` {
-		t.Fatalf("lookup = %s %v %v", got, ok, err)
-	}
-}
-
 func TestOpenRejectsNonStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "junk.db")
 	os.WriteFile(path, []byte(strings.Repeat("not a database ", 100)), 0o644)
-	if _, err := Open(context.Background(), path, Options{}); err == nil || !strings.Contains(err.Error(), "--store") {
+	if _, err := store.Open(context.Background(), path, store.Options{}); err == nil || !strings.Contains(err.Error(), "--store") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -208,18 +207,19 @@ func TestSurvivesKill9(t *testing.T) {
 	}
 }
 
-// TestMain runs the child writer of TestSurvivesKill9 when asked to.
+// TestMain runs the child writer of TestSurvivesKill9 when asked to, and
+// otherwise the tests, stopping the shared PostgreSQL server at the end.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("TOOLENV_STORE_CHILD"); path != "" {
 		childWriter(path)
 		return
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m)
 }
 
 // childWriter writes until killed, printing each committed key.
 func childWriter(path string) {
-	s, err := Open(context.Background(), path, Options{})
+	s, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -227,7 +227,7 @@ func childWriter(path string) {
 	for i := 0; ; i++ {
 		args := fmt.Sprintf(`{"i":%d}`, i)
 		body := json.RawMessage(fmt.Sprintf(`"%s"`, strings.Repeat("x", 2000)))
-		if _, err := s.Put(context.Background(), &Entry{Tool: "c/t", Args: args, Body: body}); err != nil {
+		if _, err := s.Put(context.Background(), &store.Entry{Tool: "c/t", Args: args, Body: body}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -15,7 +15,7 @@ import (
 
 // ExampleSource gives recorded calls of a tool: the pool few-shot examples
 // (simulator) and neighbour values (synthesizer) are chosen from.
-// *store.Store implements it: its entries hold the canonical JSON of the
+// store.Store implements it: its entries hold the canonical JSON of the
 // arguments and the response.
 type ExampleSource interface {
 	// Examples returns up to limit successful recorded calls of the tool
@@ -23,7 +23,7 @@ type ExampleSource interface {
 	Examples(ctx context.Context, toolID string, limit int) ([]*store.Entry, error)
 }
 
-var _ ExampleSource = (*store.Store)(nil)
+var _ ExampleSource = (store.Store)(nil)
 
 // example is one candidate few-shot example.
 type example struct {

@@ -134,7 +134,7 @@ func TestSynthesizeTemplate(t *testing.T) {
 }
 
 // memExamples is an ExampleSource over a real SQLite store.
-func openStore(t *testing.T) *store.Store {
+func openStore(t *testing.T) store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "cache.db"), store.Options{})
 	if err != nil {
@@ -144,7 +144,7 @@ func openStore(t *testing.T) *store.Store {
 	return st
 }
 
-func putEntry(t *testing.T, st *store.Store, tool string, args map[string]any, body string) {
+func putEntry(t *testing.T, st store.Store, tool string, args map[string]any, body string) {
 	t.Helper()
 	c, err := toolenv.Canonical(args)
 	if err != nil {

@@ -32,7 +32,7 @@ func newCacheCmd(e *env) *cobra.Command {
 
 // openStore opens the store at path; with mustExist (commands that only
 // read it) a path with no file is an error rather than a new empty store.
-func openStore(ctx context.Context, path string, mustExist bool, e *env) (*store.Store, error) {
+func openStore(ctx context.Context, path string, mustExist bool, e *env) (store.Store, error) {
 	if mustExist && path != ":memory:" {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, toolenv.Errorw(toolenv.StatusNotFound, "pass --store PATH: the one serve and cache import used", "no store at %s", path)
@@ -143,7 +143,7 @@ func trimKey(k string) string {
 // entry is resolved to its tool and its arguments go through the same
 // lenient validation the pipeline applies, so that its key is the key a
 // live call computes.
-func importCache(ctx context.Context, st *store.Store, dir string, ix *toolbench.Index, coll *toolenv.Collection, collection string, overwrite bool, progressOut io.Writer) (*importReport, error) {
+func importCache(ctx context.Context, st store.Store, dir string, ix *toolbench.Index, coll *toolenv.Collection, collection string, overwrite bool, progressOut io.Writer) (*importReport, error) {
 	rep := &importReport{Unresolved: map[string]int{}}
 	var v validate.Validator
 	bar := progress.New(progressOut, -1, "importing cache entries")

@@ -716,7 +716,7 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 
 // openRecords opens the records of an evaluation's model exchanges: path,
 // else out/records.db. With replay they must exist already.
-func openRecords(ctx context.Context, path, out string, replay bool, log *slog.Logger) (*store.Store, error) {
+func openRecords(ctx context.Context, path, out string, replay bool, log *slog.Logger) (store.Store, error) {
 	if path == "" {
 		path = filepath.Join(out, "records.db")
 	}

@@ -25,7 +25,7 @@ import (
 type fixture struct {
 	coll *toolenv.Collection
 	reg  *invoke.Registry
-	st   *store.Store
+	st   store.Store
 }
 
 const duneBody = `{"isbn": "9780441172719", "title": "Dune", "author": "Frank Herbert", "year": 1965}`

@@ -59,7 +59,7 @@ func (p *Pair) status() toolenv.Status {
 
 // StorePairs returns the store's real answers (origin upstream or
 // import), in the store's order (tool, then arguments).
-func StorePairs(ctx context.Context, st *store.Store) ([]*Pair, error) {
+func StorePairs(ctx context.Context, st store.Store) ([]*Pair, error) {
 	var out []*Pair
 	err := st.Each(ctx, func(e *store.Entry) error {
 		if e.Origin != OriginUpstream && e.Origin != OriginImport {

@@ -8,13 +8,13 @@ import (
 	"github.com/toolenv/toolenv/store"
 )
 
-// ExampleSource gives recorded calls of a tool. *store.Store implements
+// ExampleSource gives recorded calls of a tool. store.Store implements
 // it with its cache entries.
 type ExampleSource interface {
 	Examples(ctx context.Context, tool string, limit int) ([]*store.Entry, error)
 }
 
-var _ ExampleSource = (*store.Store)(nil)
+var _ ExampleSource = (store.Store)(nil)
 
 // Gather reads up to perTool recorded calls of each tool from src as
 // evidence of the values its fields take. Entries whose arguments do not

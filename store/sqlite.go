@@ -1,0 +1,501 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// SQLite is the embedded store: one SQLite database file in WAL mode with
+// synchronous=NORMAL. Any number of goroutines and processes may read and
+// write it at once, and a process killed with SIGKILL loses no committed
+// entry and never corrupts the file. A sharded in-memory LRU in front of
+// the cache serves hot entries without touching SQLite.
+type SQLite struct {
+	path  string
+	w     *sql.DB // one connection: SQLite has one writer at a time
+	r     *sql.DB // a pool of readers (WAL lets them run beside the writer)
+	mem   *lru
+	log   *slog.Logger
+	extra []Migration
+	prune atomic.Int64 // unix ms of the last claims prune
+}
+
+var _ Store = (*SQLite)(nil)
+
+// OpenSQLite opens (creating if needed) the SQLite store at path and
+// migrates its schema (see Open). ":memory:" opens a private in-memory
+// store, for tests.
+func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error) {
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	s := &SQLite{path: path, log: opts.logger(), mem: newMem(opts), extra: opts.Migrations}
+	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy.Milliseconds())
+	if path == ":memory:" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		dsn := "file:mem" + hex.EncodeToString(b[:]) + "?mode=memory&cache=shared&" + pragmas
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		db.SetMaxOpenConns(1)
+		db.SetConnMaxIdleTime(0)
+		db.SetMaxIdleConns(1)
+		s.w, s.r = db, db
+	} else {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("open store %s: %w", path, err)
+			}
+		}
+		u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas +
+			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		w, err := sql.Open("sqlite", u+"&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+		w.SetMaxOpenConns(1)
+		r, err := sql.Open("sqlite", u)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+		r.SetMaxOpenConns(8)
+		r.SetMaxIdleConns(8)
+		s.w, s.r = w, r
+	}
+	m := &migrator{path: path, dialect: "sqlite", log: s.log}
+	if _, err := m.run(ctx, s.w, allMigrations(opts.Migrations), opts.NoMigrate); err != nil {
+		s.Close()
+		var se *SchemaError
+		if errors.As(err, &se) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open store %s: create tables: %w (is it a toolenv store? pass another --store path)", path, err)
+	}
+	return s, nil
+}
+
+// Kind returns "sqlite".
+func (s *SQLite) Kind() string { return "sqlite" }
+
+// Path returns the database file's path.
+func (s *SQLite) Path() string { return s.path }
+
+// SQL returns the database, for subsystems with tables of their own.
+func (s *SQLite) SQL() *DB { return &DB{Write: s.w, Read: s.r, Dialect: "sqlite"} }
+
+// Close closes the database.
+func (s *SQLite) Close() error {
+	var errs []error
+	if s.r != nil && s.r != s.w {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+const entryCols = `args, exact, status, body, error, origin, created`
+
+// Get returns the canonical entry for tool and canonical args.
+func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, error) {
+	key := memKey(tool, args)
+	if s.mem != nil {
+		if e, ok := s.mem.get(key); ok {
+			return e, true, nil
+		}
+	}
+	e, err := scanOne(tool, s.r.QueryRowContext(ctx, `SELECT `+entryCols+` FROM cache WHERE tool = ? AND args = ?`, tool, args))
+	if e == nil || err != nil {
+		return nil, false, wrapGet(tool, err)
+	}
+	if s.mem != nil {
+		s.mem.add(key, e)
+	}
+	return e, true, nil
+}
+
+// GetExact returns the entry recorded under exact, else the canonical
+// entry for args.
+func (s *SQLite) GetExact(ctx context.Context, tool, exact, args string) (*Entry, bool, error) {
+	if exact == "" {
+		return s.Get(ctx, tool, args)
+	}
+	key := exactMemKey(tool, exact)
+	if s.mem != nil {
+		if e, ok := s.mem.get(key); ok {
+			return e, true, nil
+		}
+	}
+	e, err := scanOne(tool, s.r.QueryRowContext(ctx, `
+SELECT `+entryCols+` FROM (
+	SELECT 0 AS pri, `+entryCols+` FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != ''
+	UNION ALL SELECT 1, `+entryCols+` FROM cache_exact WHERE tool = ?1 AND exact = ?2
+	UNION ALL SELECT 2, `+entryCols+` FROM cache WHERE tool = ?1 AND args = ?3
+) ORDER BY pri LIMIT 1`, tool, exact, args))
+	if e == nil || err != nil {
+		return nil, false, wrapGet(tool, err)
+	}
+	if s.mem != nil {
+		// Keep in memory only what the key itself names: a canonical
+		// answer found for an exact key must not hide an entry another
+		// process records under that exact key later.
+		if e.Exact == exact {
+			s.mem.add(key, e)
+		} else {
+			s.mem.add(memKey(tool, args), e)
+		}
+	}
+	return e, true, nil
+}
+
+func wrapGet(tool string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("cache get %s: %w", tool, err)
+}
+
+// scanOne scans one entry row of tool; a nil entry and error means no row.
+func scanOne(tool string, row *sql.Row) (*Entry, error) {
+	e := &Entry{Tool: tool}
+	var created int64
+	var body []byte
+	err := row.Scan(&e.Args, &e.Exact, &e.Status, &body, &e.Error, &e.Origin, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.Body, e.Created = body, time.UnixMilli(created).UTC()
+	return e, nil
+}
+
+// Put stores e unless its key is taken; see Store.Put.
+func (s *SQLite) Put(ctx context.Context, e *Entry) (bool, error) {
+	n, err := s.PutMany(ctx, []*Entry{e}, false)
+	return n == 1, err
+}
+
+// The statements of PutMany. An insert into cache without a conflict
+// target gives way to both of its keys: (tool, args), and (tool, exact)
+// for a non-empty exact.
+const (
+	sqlitePutCanonical = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`
+	// An exact entry takes its canonical slot unless its exact key is
+	// kept already in cache_exact (under other arguments).
+	sqlitePutCanonicalExact = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM cache_exact WHERE tool = ?1 AND exact = ?3)
+		ON CONFLICT DO NOTHING`
+	sqliteReplaceNoKey = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created) VALUES (?,?,?,?,?,?,?,?)
+		ON CONFLICT(tool, args) DO UPDATE SET exact='', status=excluded.status, body=excluded.body, error=excluded.error, origin=excluded.origin, created=excluded.created`
+	// An exact entry whose canonical slot is taken goes to cache_exact,
+	// unless its exact key holds the canonical slot of other arguments.
+	sqlitePutExact = `INSERT INTO cache_exact(tool, exact, args, status, body, error, origin, created)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != '')
+		ON CONFLICT DO NOTHING`
+	sqliteUpdateCanonicalExact = `UPDATE cache SET status=?, body=?, error=?, origin=?, created=? WHERE tool = ? AND exact = ? AND exact != ''`
+	sqliteUpdateExact          = `UPDATE cache_exact SET status=?, body=?, error=?, origin=?, created=? WHERE tool = ? AND exact = ?`
+)
+
+// PutMany stores entries in one transaction; see Store.PutMany.
+func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) (int, error) {
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("cache put: %w", err)
+	}
+	defer tx.Rollback()
+	stmts := map[string]*sql.Stmt{}
+	exec := func(q string, args ...any) (int64, error) {
+		st := stmts[q]
+		if st == nil {
+			var err error
+			if st, err = tx.PrepareContext(ctx, q); err != nil {
+				return 0, err
+			}
+			stmts[q] = st
+		}
+		res, err := st.ExecContext(ctx, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	n := 0
+	now := time.Now().UTC()
+	for _, e := range entries {
+		if err := normalize(e, now); err != nil {
+			return 0, err
+		}
+		ok, err := s.putOne(exec, e, overwrite)
+		if err != nil {
+			return 0, fmt.Errorf("cache put %s: %w", e.Tool, err)
+		}
+		if ok {
+			n++
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("cache put: commit: %w", err)
+	}
+	if s.mem != nil {
+		for _, e := range entries {
+			s.mem.remove(memKey(e.Tool, e.Args)) // the next Get reads what won
+			if e.Exact != "" {
+				s.mem.remove(exactMemKey(e.Tool, e.Exact))
+			}
+		}
+	}
+	return n, nil
+}
+
+func (s *SQLite) putOne(exec func(string, ...any) (int64, error), e *Entry, overwrite bool) (bool, error) {
+	body, created := []byte(e.Body), e.Created.UnixMilli()
+	if e.Exact == "" {
+		q := sqlitePutCanonical
+		if overwrite {
+			q = sqliteReplaceNoKey
+		}
+		k, err := exec(q, e.Tool, e.Args, "", string(e.Status), body, e.Error, e.Origin, created)
+		return k > 0, err
+	}
+	if overwrite {
+		for _, q := range []string{sqliteUpdateCanonicalExact, sqliteUpdateExact} {
+			k, err := exec(q, string(e.Status), body, e.Error, e.Origin, created, e.Tool, e.Exact)
+			if err != nil || k > 0 {
+				return k > 0, err
+			}
+		}
+	}
+	if k, err := exec(sqlitePutCanonicalExact, e.Tool, e.Args, e.Exact, string(e.Status), body, e.Error, e.Origin, created); err != nil || k > 0 {
+		return k > 0, err
+	}
+	k, err := exec(sqlitePutExact, e.Tool, e.Exact, e.Args, string(e.Status), body, e.Error, e.Origin, created)
+	return k > 0, err
+}
+
+// Delete removes the entries of a tool (all tools when tool is "").
+func (s *SQLite) Delete(ctx context.Context, tool string) (int64, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("cache delete: %w", err)
+	}
+	defer tx.Rollback()
+	var total int64
+	for _, table := range []string{"cache", "cache_exact"} {
+		var res sql.Result
+		if tool == "" {
+			res, err = tx.ExecContext(ctx, `DELETE FROM `+table)
+		} else {
+			res, err = tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE tool = ?`, tool)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("cache delete: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("cache delete: %w", err)
+	}
+	if s.mem != nil {
+		s.mem.clear()
+	}
+	return total, nil
+}
+
+// Examples returns up to limit successful canonical entries of tool,
+// oldest first.
+func (s *SQLite) Examples(ctx context.Context, tool string, limit int) ([]*Entry, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT tool, `+entryCols+` FROM cache WHERE tool = ? AND status = 'ok' ORDER BY created, args LIMIT ?`, tool, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cache examples %s: %w", tool, err)
+	}
+	defer rows.Close()
+	var out []*Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Each calls fn for every entry; see Store.Each.
+func (s *SQLite) Each(ctx context.Context, fn func(*Entry) error) error {
+	for _, q := range []string{
+		`SELECT tool, ` + entryCols + ` FROM cache ORDER BY tool, args`,
+		`SELECT tool, ` + entryCols + ` FROM cache_exact ORDER BY tool, exact`,
+	} {
+		if err := s.each(ctx, q, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *SQLite) each(ctx context.Context, q string, fn func(*Entry) error) error {
+	rows, err := s.r.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("cache scan: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cache scan: %w", err)
+	}
+	return nil
+}
+
+func scanEntry(rows *sql.Rows) (*Entry, error) {
+	var e Entry
+	var created int64
+	var body []byte
+	if err := rows.Scan(&e.Tool, &e.Args, &e.Exact, &e.Status, &body, &e.Error, &e.Origin, &created); err != nil {
+		return nil, fmt.Errorf("cache scan: %w", err)
+	}
+	e.Body, e.Created = body, time.UnixMilli(created).UTC()
+	return &e, nil
+}
+
+// Stats counts the store's contents.
+func (s *SQLite) Stats(ctx context.Context) (*Stats, error) {
+	st := &Stats{Path: s.path, Kind: s.Kind(), ByOrigin: map[string]int{}, ByStatus: map[string]int{}}
+	db := &sqlStats{db: s.r}
+	var canonical int64
+	db.row(ctx, `SELECT count(*) FROM cache`, &canonical)
+	db.row(ctx, `SELECT count(*) FROM cache_exact`, &st.ExactOnly)
+	db.row(ctx, `SELECT count(*) FROM (SELECT tool FROM cache UNION SELECT tool FROM cache_exact)`, &st.Tools)
+	db.row(ctx, `SELECT count(*) FROM records`, &st.Records)
+	db.row(ctx, `SELECT count(*) FROM claims`, &st.Claims)
+	var pages, size int64
+	db.row(ctx, `PRAGMA page_count`, &pages)
+	db.row(ctx, `PRAGMA page_size`, &size)
+	st.Entries, st.Bytes = canonical+st.ExactOnly, pages*size
+	const all = `(SELECT tool, status, origin FROM cache UNION ALL SELECT tool, status, origin FROM cache_exact)`
+	db.group(ctx, `SELECT origin, count(*) FROM `+all+` GROUP BY origin`, func(k string, n int) { st.ByOrigin[k] = n })
+	db.group(ctx, `SELECT status, count(*) FROM `+all+` GROUP BY status`, func(k string, n int) { st.ByStatus[k] = n })
+	db.group(ctx, `SELECT tool, count(*) AS n FROM `+all+` GROUP BY tool ORDER BY n DESC, tool LIMIT 10`, func(k string, n int) {
+		st.TopTools = append(st.TopTools, ToolCount{Tool: k, Entries: n})
+	})
+	if db.err != nil {
+		return nil, fmt.Errorf("cache stats: %w", db.err)
+	}
+	return st, nil
+}
+
+// sqlStats runs the queries of Stats, keeping the first error.
+type sqlStats struct {
+	db  *sql.DB
+	err error
+}
+
+func (q *sqlStats) row(ctx context.Context, query string, dst ...any) {
+	if q.err == nil {
+		q.err = q.db.QueryRowContext(ctx, query).Scan(dst...)
+	}
+}
+
+func (q *sqlStats) group(ctx context.Context, query string, into func(k string, n int)) {
+	if q.err != nil {
+		return
+	}
+	rows, err := q.db.QueryContext(ctx, query)
+	if err != nil {
+		q.err = err
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n int
+		if q.err = rows.Scan(&k, &n); q.err != nil {
+			return
+		}
+		into(k, n)
+	}
+	q.err = rows.Err()
+}
+
+// Lookup returns the recorded response for key (llm.Recorder).
+func (s *SQLite) Lookup(ctx context.Context, key string) ([]byte, bool, error) {
+	var resp []byte
+	err := s.r.QueryRowContext(ctx, `SELECT response FROM records WHERE key = ?`, key).Scan(&resp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("records lookup: %w", err)
+	}
+	return resp, true, nil
+}
+
+// Record stores a request and its response under key, keeping the first
+// record of a key (llm.Recorder).
+func (s *SQLite) Record(ctx context.Context, key string, req, resp []byte) error {
+	_, err := s.w.ExecContext(ctx,
+		`INSERT INTO records(key, request, response, created) VALUES (?,?,?,?) ON CONFLICT(key) DO NOTHING`,
+		key, req, resp, time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("records write: %w", err)
+	}
+	return nil
+}
+
+// Check runs SQLite's integrity check and returns an error describing any
+// corruption.
+func (s *SQLite) Check(ctx context.Context) error {
+	var res string
+	if err := s.r.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
+		return fmt.Errorf("integrity check: %w", err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("integrity check: %s", res)
+	}
+	return nil
+}
+
+// Schema returns every component's schema version.
+func (s *SQLite) Schema(ctx context.Context) ([]SchemaVersion, error) {
+	m := &migrator{path: s.path, dialect: "sqlite", log: s.log}
+	return m.schema(ctx, s.r, allMigrations(s.extra))
+}
