@@ -20,9 +20,14 @@ import (
 // store, the offline synthesizer, no timeout and no limit on results.
 // Default returns the values the CLI starts from instead.
 type Config struct {
-	// Store is the cache and records database: a SQLite file, or
-	// ":memory:" ("" means ":memory:").
-	Store string `json:"store" flag:"store" path:"file" help:"cache and records database (SQLite); \":memory:\" keeps nothing (default: toolenv/store.db in the user's cache folder)"`
+	// Store is the cache and records store: an SQLite file, ":memory:"
+	// ("" means ":memory:"), or a postgres:// DSN that replicas share
+	// (docs/store.md).
+	Store string `json:"store" flag:"store" path:"file" help:"cache and records store: an SQLite file (\":memory:\" keeps nothing) or postgres://user:password@host:port/db, shared by replicas; $TOOLENV_STORE when not given (default: toolenv/store.db in the user's cache folder)"`
+	// ClaimLease is how long replicas sharing a PostgreSQL store wait for
+	// one that died while answering a miss before another answers it; 0
+	// means 15s.
+	ClaimLease time.Duration `json:"claim_lease" flag:"claim-lease" default:"15s" help:"with a postgres:// store and a simulator or upstream: how long the replicas wait for one that died while answering a miss before another answers it"`
 	// ToolBench are StableToolBench query files, folders of them, or
 	// toolenv/tools/<Category>/<tool>.json trees, served as one collection.
 	ToolBench []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs: a StableToolBench query file, a folder of them, or a toolenv/tools/<Category>/<tool>.json tree (repeatable)"`

@@ -32,8 +32,8 @@ type Environment struct {
 	Registry *invoke.Registry
 	// Pipeline is the one call path: every front-end invokes it.
 	Pipeline toolenv.Handler
-	// Store is the cache and records database.
-	Store *store.Store
+	// Store is the cache and records store (SQLite or PostgreSQL).
+	Store store.Store
 	// Metrics counts the calls through Pipeline; Handler serves them at
 	// /metrics.
 	Metrics *server.Metrics
@@ -87,7 +87,11 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	}
 	st, err := store.Open(ctx, c.Store, store.Options{Logger: env.log})
 	if err != nil {
-		return nil, fmt.Errorf("%w (set %s to use another file)", err, env.option("store"))
+		var se *store.SchemaError
+		if errors.As(err, &se) {
+			return nil, err // it says what to do
+		}
+		return nil, fmt.Errorf("%w (set %s to use another store)", err, env.option("store"))
 	}
 	env.Store = st
 	env.closers = append(env.closers, st)
@@ -116,7 +120,7 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 		obs = observers{env.Metrics, c.Observer}
 	}
 	env.Pipeline = invoke.New(env.Registry, invoke.Options{
-		Logger: env.log, Observer: obs, Timeout: c.Timeout, Cache: st, MaxResultBytes: c.MaxResultBytes,
+		Logger: env.log, Observer: obs, Timeout: c.Timeout, Cache: st, Fleet: env.fleet(), MaxResultBytes: c.MaxResultBytes,
 		BeforeValidate: before, AfterValidate: after,
 	})
 	ok = true
@@ -186,4 +190,16 @@ func (o observers) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time
 	for _, x := range o {
 		x.Observe(call, res, elapsed)
 	}
+}
+
+// fleet returns the claims that make replicas sharing a PostgreSQL store
+// answer each miss once, when misses cost something (a simulator or an
+// upstream is configured); the offline synthesizer answers too cheaply to
+// be worth coordinating.
+func (env *Environment) fleet() *invoke.Fleet {
+	c := &env.Config
+	if env.Store.Kind() != "postgres" || (c.Simulator.URL == "" && c.Upstream.URL == "" && !c.Upstream.Direct) {
+		return nil
+	}
+	return &invoke.Fleet{Claims: env.Store, Lease: c.ClaimLease}
 }

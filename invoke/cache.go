@@ -14,6 +14,8 @@ import (
 // Cache is what the cache middleware needs of a store. store.Store
 // implements it.
 type Cache interface {
+	// Get returns the canonical entry for args.
+	Get(ctx context.Context, tool, args string) (*store.Entry, bool, error)
 	// GetExact returns the entry recorded under the exact key, else the
 	// canonical entry for args.
 	GetExact(ctx context.Context, tool, exact, args string) (*store.Entry, bool, error)
@@ -171,7 +173,7 @@ func (m *cacheMW) answer(ctx context.Context, call *toolenv.Call, k cacheKey, ne
 		res.Warnings = append(res.Warnings, "toolenv could not store this answer in its cache ("+storeErrText(err)+"): the next identical call may get a different answer")
 		res.SetMeta(MetaStoreError, "write")
 		return res, false
-	case stored || call.Options.NoCache:
+	case stored:
 		return res, stored
 	}
 	// Another process stored an answer for this key first: serve that one,

@@ -99,12 +99,11 @@ func (m *cacheMW) holdAndAnswer(ctx context.Context, call *toolenv.Call, k cache
 		}
 	}
 	// The previous holder may have stored the answer just before this
-	// process took the claim.
-	if !call.Options.NoCache {
-		if res, ok := m.lookup(ctx, k); ok {
-			release(nil)
-			return res
-		}
+	// process took the claim (even a call that skipped the lookup, such
+	// as a lenient call looked up already, must not pay for it twice).
+	if res, ok := m.lookup(ctx, k); ok {
+		release(nil)
+		return res
 	}
 	stop := m.renew(ctx, k, c)
 	res, inStore := m.answer(ctx, call, k, next)

@@ -41,16 +41,23 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 			}
 			tool := call.Tool.ID
 			tried := make(map[string]bool, 6)
+			// The first lookup tries the client's exact key (see
+			// CallMetaExactKey) before the canonical one.
+			exact := call.Meta[CallMetaExactKey]
 			lookup := func(args map[string]any) *toolenv.Result {
 				canon, err := toolenv.Canonical(args)
 				if err != nil || tried[string(canon)] {
 					return nil
 				}
 				tried[string(canon)] = true
-				e, ok, err := c.Get(ctx, tool, string(canon))
+				e, ok, err := c.GetExact(ctx, tool, exact, string(canon))
+				exact = ""
 				if err != nil {
-					log.Warn("cache read failed; calling the backend", "tool", tool, "err", err)
-					return nil
+					if ctx.Err() != nil {
+						return toolenv.ResultOf(ctx.Err())
+					}
+					log.Warn("cache read failed; the call fails fast", "tool", tool, "err", err)
+					return storeFailure("read", err)
 				}
 				if !ok {
 					return nil

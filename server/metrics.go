@@ -20,12 +20,14 @@ type Metrics struct {
 	latency *prometheus.HistogramVec
 	cache   *prometheus.CounterVec
 	faults  *prometheus.CounterVec
+	store   *prometheus.CounterVec
 }
 
 var _ invoke.Observer = (*Metrics)(nil)
 
 // NewMetrics returns the metrics: calls by collection, front-end, source
-// and status; latency by source; cache lookups by result; plus the Go
+// and status; latency by source; cache lookups by result; store failures
+// by operation; plus the Go
 // runtime and process collectors.
 func NewMetrics() *Metrics {
 	m := &Metrics{
@@ -43,8 +45,11 @@ func NewMetrics() *Metrics {
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolenv_faults_total", Help: "Operational faults injected (toolenv serve --faults), by collection and kind (latency, timeout, rate_limited, error, flaky).",
 		}, []string{"collection", "fault"}),
+		store: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolenv_store_errors_total", Help: "Calls the store failed, by operation: read and claim (the call failed fast), write (the answer was served with a warning but not kept).",
+		}, []string{"op"}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults,
+	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults, m.store,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -58,6 +63,9 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 	src := string(res.Source)
 	m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)).Inc()
 	m.latency.WithLabelValues(src).Observe(elapsed.Seconds())
+	if op := res.Meta[invoke.MetaStoreError]; op != "" {
+		m.store.WithLabelValues(op).Inc()
+	}
 	for _, f := range res.Faults {
 		kind, _, _ := strings.Cut(f, ":")
 		m.faults.WithLabelValues(coll, kind).Inc()

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -188,6 +189,15 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.ToolbenchKey != "" {
 		call.Meta = map[string]string{"toolbench_key": req.ToolbenchKey}
+	}
+	if call.Collection != nil && call.Collection.Policy.Cache {
+		// Recorded answers are found under the client's own key first.
+		if k := VirtualExactKey(body); k != "" {
+			if call.Meta == nil {
+				call.Meta = map[string]string{}
+			}
+			call.Meta[invoke.CallMetaExactKey] = k
+		}
 	}
 	reply(w, s.invoke(r.Context(), call))
 }

@@ -4,10 +4,18 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // Migration is one step of a component's schema. A component is a set of
@@ -287,7 +295,11 @@ func (m *migrator) run(ctx context.Context, db *sql.DB, ms []Migration, noMigrat
 		return nil, err
 	}
 	for _, step := range applied {
-		m.log.Info("store schema migrated", "store", m.path, "component", step.Component, "version", step.Version, "step", step.Name)
+		level := slog.LevelInfo
+		if have[step.Component] == 0 {
+			level = slog.LevelDebug // a new store's tables, not an upgrade
+		}
+		m.log.Log(ctx, level, "store schema migrated", "store", m.path, "component", step.Component, "version", step.Version, "step", step.Name)
 	}
 	return applied, nil
 }
@@ -333,4 +345,66 @@ func splitStatements(s string) []string {
 // allMigrations is the store's own steps plus the extra ones.
 func allMigrations(extra []Migration) []Migration {
 	return append(slices.Clone(builtinMigrations), extra...)
+}
+
+// ReadSchema returns every component's schema version in the store dsn
+// names (see Open), with the versions this program knows (the store's own
+// components and extra), without migrating or refusing anything: a store
+// that does not exist yet, or predates schema versions, has version 0.
+func ReadSchema(ctx context.Context, dsn string, extra []Migration) ([]SchemaVersion, error) {
+	ms := allMigrations(extra)
+	var db *sql.DB
+	m := &migrator{path: dsn, dialect: "sqlite", log: slog.New(slog.DiscardHandler)}
+	if IsPostgres(dsn) {
+		m.path, m.dialect = redactDSN(dsn), "postgres"
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %s", m.path, redactErr(err, dsn))
+		}
+		if cfg.ConnectTimeout == 0 {
+			cfg.ConnectTimeout = 5 * time.Second
+		}
+		db = stdlib.OpenDB(*cfg)
+	} else {
+		if dsn == ":memory:" {
+			return m.schemaOf(ctx, nil, ms)
+		}
+		if _, err := os.Stat(dsn); errors.Is(err, fs.ErrNotExist) {
+			return m.schemaOf(ctx, nil, ms)
+		}
+		var err error
+		if db, err = sql.Open("sqlite", "file:"+(&url.URL{Path: dsn}).EscapedPath()+"?mode=ro&_pragma=busy_timeout(5000)"); err != nil {
+			return nil, fmt.Errorf("store %s: %w", dsn, err)
+		}
+	}
+	defer db.Close()
+	return m.schemaOf(ctx, db, ms)
+}
+
+// schemaOf is schema for a database that may lack the versions table (or
+// be nil: no database yet).
+func (m *migrator) schemaOf(ctx context.Context, db *sql.DB, ms []Migration) ([]SchemaVersion, error) {
+	if db != nil {
+		q := `SELECT count(*) FROM sqlite_master WHERE name = 'toolenv_schema'`
+		if m.dialect == "postgres" {
+			q = `SELECT count(*) FROM pg_tables WHERE tablename = 'toolenv_schema' AND schemaname = current_schema()`
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return nil, fmt.Errorf("store %s: %w", m.path, err)
+		}
+		if n > 0 {
+			return m.schema(ctx, db, ms)
+		}
+	}
+	by, err := checkMigrations(ms)
+	if err != nil {
+		return nil, err
+	}
+	var out []SchemaVersion
+	for c, list := range by {
+		out = append(out, SchemaVersion{Component: c, Known: len(list)})
+	}
+	slices.SortFunc(out, func(a, b SchemaVersion) int { return cmp.Compare(a.Component, b.Component) })
+	return out, nil
 }

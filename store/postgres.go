@@ -86,6 +86,15 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, err
 	return s, nil
 }
 
+// Redact returns a store's location for messages and reports: a
+// postgres:// DSN without its password, anything else unchanged.
+func Redact(dsn string) string {
+	if !IsPostgres(dsn) {
+		return dsn
+	}
+	return redactDSN(dsn)
+}
+
 // redactDSN returns dsn without its password, for messages.
 func redactDSN(dsn string) string {
 	u, err := url.Parse(dsn)

@@ -23,7 +23,7 @@ func weatherTool(template string) *toolenv.Tool {
 	return t
 }
 
-func recordedStore(t *testing.T, tool string, entries map[string]string) *store.Store {
+func recordedStore(t *testing.T, tool string, entries map[string]string) store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), ":memory:", store.Options{})
 	if err != nil {

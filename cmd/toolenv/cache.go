@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
@@ -33,14 +32,15 @@ func newCacheCmd(e *env) *cobra.Command {
 // openStore opens the store at path; with mustExist (commands that only
 // read it) a path with no file is an error rather than a new empty store.
 func openStore(ctx context.Context, path string, mustExist bool, e *env) (store.Store, error) {
-	if mustExist && path != ":memory:" {
+	path = e.storeLocation(path)
+	if mustExist && path != ":memory:" && !store.IsPostgres(path) {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, toolenv.Errorw(toolenv.StatusNotFound, "pass --store PATH: the one serve and cache import used", "no store at %s", path)
 		}
 	}
 	st, err := store.Open(ctx, path, store.Options{Logger: e.logger()})
 	if err != nil {
-		return nil, fmt.Errorf("%w (pass --store PATH to use another file)", err)
+		return nil, storeOpenError(err)
 	}
 	return st, nil
 }
@@ -124,7 +124,7 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&storePath, "store", environment.Default().Store, "cache database")
+	fs.StringVar(&storePath, "store", "", storeFlagUsage)
 	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs the cache belongs to (as for serve); recommended")
 	fs.StringVar(&collection, "collection", "toolbench", "collection name the entries belong to")
 	fs.BoolVar(&overwrite, "overwrite", false, "replace entries already in the store")
@@ -185,7 +185,7 @@ func importCache(ctx context.Context, st store.Store, dir string, ix *toolbench.
 		if r.Error != "" {
 			status = toolenv.StatusUpstreamError
 		}
-		batch = append(batch, &store.Entry{Tool: toolID, Args: string(canon), Status: status, Body: r.Response, Error: r.Error, Origin: "import"})
+		batch = append(batch, &store.Entry{Tool: toolID, Args: string(canon), Exact: r.Key, Status: status, Body: r.Response, Error: r.Error, Origin: "import"})
 		if len(batch) >= 1000 {
 			return flush()
 		}
@@ -291,7 +291,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 					}
 					// The names a StableToolBench client sends: the file is
 					// the one its server reads for them (toolbench.CachePath).
-					recs = append(recs, &toolbench.CacheRecord{Category: t.Category, Tool: t.Meta["std_tool"], API: t.Meta["api_name"], Args: a, Error: en.Error, Response: en.Body})
+					recs = append(recs, &toolbench.CacheRecord{Category: t.Category, Tool: t.Meta["std_tool"], API: t.Meta["api_name"], Key: en.Exact, Args: a, Error: en.Error, Response: en.Body})
 					return nil
 				})
 				if err != nil {
@@ -308,7 +308,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&storePath, "store", environment.Default().Store, "cache database")
+	fs.StringVar(&storePath, "store", "", storeFlagUsage)
 	fs.StringVar(&format, "format", "jsonl", "jsonl or stabletoolbench")
 	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs (needed for --format stabletoolbench)")
 	fs.StringVar(&tool, "tool", "", "export only this tool ID")
@@ -352,7 +352,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storePath, "store", environment.Default().Store, "cache database")
+	cmd.Flags().StringVar(&storePath, "store", "", storeFlagUsage)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

@@ -41,6 +41,9 @@ func bindConfig(fs *pflag.FlagSet, opts configfile.BindOptions) *configFlags {
 func (c *configFlags) resolve(e *env) (environment.Config, error) {
 	log := e.logger()
 	cfg := environment.Default()
+	if v := e.getenv(storeEnv); v != "" {
+		cfg.Store = v // a file or flag given still wins
+	}
 	var file *configfile.File
 	if c.path != "" {
 		f, err := configfile.Load(c.path, &cfg)

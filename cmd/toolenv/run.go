@@ -112,6 +112,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newConfigCmd(e),
 		newMCPCmd(e),
 		newCacheCmd(e),
+		newStoreCmd(e),
 		newBenchCmd(e),
 		newBuildCmd(e),
 		newMapCmd(e),

@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,5 +89,18 @@ func TestSharedDatabasesAreSeparate(t *testing.T) {
 	var n int
 	if err := cb.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename = 'only_in_a'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("table of database a seen in b: n=%d err=%v", n, err)
+	}
+}
+
+// TestBinDirSaysWhatIsMissing: a TOOLENV_PG_BIN without PostgreSQL is an
+// error naming the folder (tests then skip, or fail under CI).
+func TestBinDirSaysWhatIsMissing(t *testing.T) {
+	t.Setenv("TOOLENV_PG_BIN", t.TempDir())
+	if _, err := BinDir(); err == nil || !strings.Contains(err.Error(), "TOOLENV_PG_BIN") {
+		t.Fatalf("err = %v", err)
+	}
+	t.Setenv("TOOLENV_PG_BIN", "")
+	if d, err := BinDir(); err == nil && !strings.HasSuffix(d, "bin") {
+		t.Fatalf("BinDir = %q", d)
 	}
 }
