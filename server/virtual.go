@@ -192,7 +192,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	}
 	if call.Collection != nil && call.Collection.Policy.Cache {
 		// Recorded answers are found under the client's own key first.
-		if k := VirtualExactKey(body); k != "" {
+		if k, ok := toolbench.ToolInputKey(body); ok {
 			if call.Meta == nil {
 				call.Meta = map[string]string{}
 			}
