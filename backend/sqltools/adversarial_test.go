@@ -241,3 +241,98 @@ func TestRowCapShowsAPage(t *testing.T) {
 		}
 	}
 }
+
+// set_operation combines rows as SQL's compound operators do; SEL lists
+// are put side by side only when a getter read them from one table.
+func TestSetOperation(t *testing.T) {
+	stmts := []string{`CREATE TABLE p (id INTEGER PRIMARY KEY, name TEXT, city TEXT, n INTEGER)`,
+		`INSERT INTO p VALUES (1, 'a#', 'X', 1), (2, 'b+', 'Y', 5), (3, 'c%', 'X', 7), (4, 'a#', 'X', 9), (5, 'd', 'Z', 2)`}
+	cols := []sqltools.Column{{Name: "p_name", Type: "string"}, {Name: "p_city", Type: "string"}, {Name: "p_n", Type: "integer"}}
+	oracle := func(h *harness, q string) map[string]int {
+		out := map[string]int{}
+		for _, r := range oracleAdv(t, h, q) {
+			out[fmt.Sprint(r...)]++
+		}
+		return out
+	}
+	for _, c := range []struct{ op, sql string }{
+		{"union", "SELECT name, city FROM p WHERE n < 3 UNION SELECT name, city FROM p WHERE city = 'X'"},
+		{"union_all", "SELECT name, city FROM p WHERE n < 3 UNION ALL SELECT name, city FROM p WHERE city = 'X'"},
+		{"intersect", "SELECT name, city FROM p WHERE n < 3 INTERSECT SELECT name, city FROM p WHERE city = 'X'"},
+		{"except", "SELECT name, city FROM p WHERE n < 3 EXCEPT SELECT name, city FROM p WHERE city = 'X'"},
+	} {
+		for _, flavor := range []string{sqltools.FlavorSlot, sqltools.FlavorSel} {
+			h := advHarness(t, flavor, cols, sqltools.Options{}, stmts...)
+			h.ok(sqltools.InitTool, `{"database": "adv", "tables": [{"name": "p"}]}`)
+			var l, r string
+			if flavor == sqltools.FlavorSlot {
+				h.ok("filter_data", `{"data_source": "$starting_table$", "key_name": "p_n", "condition": "less_than", "value": 3, "label": "A"}`)
+				h.ok("filter_data", `{"data_source": "$starting_table$", "key_name": "p_city", "condition": "equal_to", "value": "X", "label": "B"}`)
+				h.ok("retrieve_data", `{"data_source": "$A$", "key_names": ["p_name", "p_city"], "label": "RA"}`)
+				h.ok("retrieve_data", `{"data_source": "$B$", "key_names": ["p_name", "p_city"], "label": "RB"}`)
+				l, r = `"$RA$"`, `"$RB$"`
+				h.ok("set_operation", `{"left": `+l+`, "right": `+r+`, "operation": "`+c.op+`", "label": "S"}`)
+			} else {
+				h.ok("select_data_less_than", `{"data_source": "$starting_table$", "key_name": "p_n", "value": 3, "label": "A"}`)
+				h.ok("select_data_equal_to", `{"data_source": "$starting_table$", "key_name": "p_city", "value": "X", "label": "B"}`)
+				for _, x := range []string{"A", "B"} {
+					h.ok("get_p_name", `{"data_source": "$`+x+`$", "label": "N`+x+`"}`)
+					h.ok("get_p_city", `{"data_source": "$`+x+`$", "label": "C`+x+`"}`)
+				}
+				h.ok("set_"+c.op, `{"left": ["$NA$", "$CA$"], "right": ["$NB$", "$CB$"], "label": "S"}`)
+				if res := h.call("set_"+c.op, `{"left": ["$NA$", "$CB$"], "right": ["$NB$", "$CB$"]}`); res.OK() || !strings.Contains(res.Error, "do not belong together") {
+					t.Errorf("lists of two tables zipped: %s %s", res.Status, res.Error)
+				}
+			}
+			got := map[string]int{}
+			count := "aggregate_data"
+			if flavor == sqltools.FlavorSlot {
+				for _, row := range h.ok("retrieve_data", `{"data_source": "$S$", "key_names": ["p_name", "p_city"]}`)["rows"].([]any) {
+					got[fmt.Sprint(row.([]any)...)]++
+				}
+			} else {
+				names := h.ok("get_p_name", `{"data_source": "$S$"}`)["values"].([]any)
+				cities := h.ok("get_p_city", `{"data_source": "$S$"}`)["values"].([]any)
+				for i := range names {
+					got[fmt.Sprint(names[i], cities[i])]++
+				}
+				count = "aggregate_data_count"
+			}
+			if want := oracle(h, c.sql); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s %s: %v, want %v", flavor, c.op, got, want)
+			}
+			args := `{"data_source": "$S$", "aggregation_type": "count"}`
+			if flavor == sqltools.FlavorSel {
+				args = `{"data_source": "$S$"}`
+			}
+			if n := h.ok(count, args)["value"]; fmt.Sprint(n) != fmt.Sprint(len(oracleAdv(t, h, c.sql))) {
+				t.Errorf("%s %s: count %v", flavor, c.op, n)
+			}
+		}
+	}
+}
+
+// A negative substring start counts from the end, as SQL's SUBSTR does.
+func TestSubstringFromTheEnd(t *testing.T) {
+	h := advHarness(t, sqltools.FlavorSlot, []sqltools.Column{{Name: "w_s", Type: "string"}}, sqltools.Options{},
+		`CREATE TABLE w (s TEXT)`, `INSERT INTO w VALUES ('abcdef'), ('Straße'), ('ab'), (NULL)`)
+	h.ok(sqltools.InitTool, `{"database": "adv", "tables": [{"name": "w"}]}`)
+	for _, c := range []struct{ args, sql string }{
+		{`{"start_index": -3}`, "SUBSTR(s, -3)"},
+		{`{"start_index": -3, "end_index": -1}`, "SUBSTR(s, -3, 2)"},
+		{`{"start_index": 1, "end_index": 3}`, "SUBSTR(s, 2, 2)"},
+		{`{"start_index": -5}`, "SUBSTR(s, -5)"},
+	} {
+		h.ok("transform_data", `{"data_source": "$starting_table$", "key_name": "w_s", "operation_type": "substring", "operation_args": `+c.args+`, "label": "T"}`)
+		rows := h.ok("retrieve_data", `{"data_source": "$T$", "key_names": ["w_s"]}`)["rows"].([]any)
+		want := oracleAdv(t, h, "SELECT "+c.sql+", 0 FROM w")
+		for i := range rows {
+			if fmt.Sprint(rows[i].([]any)[0]) != fmt.Sprint(want[i][0]) {
+				t.Errorf("%s: row %d %v, want %v", c.args, i, rows[i], want[i][0])
+			}
+		}
+	}
+	if r := h.call("transform_data", `{"data_source": "$starting_table$", "key_name": "w_s", "operation_type": "substring", "operation_args": {"start_index": -3, "end_index": 2}}`); r.OK() {
+		t.Error("a negative start with a positive end was accepted")
+	}
+}

@@ -50,7 +50,10 @@ func (b *Backend) source(ss *session, a *args, param string, want ...kind) *resu
 		return nil
 	}
 	for _, k := range want {
-		if r.kind == k {
+		// The rows retrieve_data returns are a table too: they can be
+		// filtered, sorted, grouped and aggregated further (a query over a
+		// FROM-subquery, a count over a set operation).
+		if r.kind == k || (k == kindTable && r.kind == kindRows) {
 			return r
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 )
 
 // retrieve returns the values of chosen columns: the answer step.
@@ -95,7 +96,7 @@ func (b *Backend) get(ss *session, a *args) (*result, error) {
 		return nil, err
 	}
 	q.cols = []qcol{*c}
-	return &result{kind: kindList, q: q, db: ss.db, listCol: keyName}, nil
+	return &result{kind: kindList, q: q, db: ss.db, listCol: keyName, getterOf: src}, nil
 }
 
 // limitRows keeps the first rows of a table or list.
@@ -119,7 +120,7 @@ func (b *Backend) limitRows(ss *session, a *args) (*result, error) {
 }
 
 // CalculateOperations are calculate's operations.
-var CalculateOperations = []string{"add", "subtract", "multiply", "divide", "integer_divide"}
+var CalculateOperations = []string{"add", "subtract", "multiply", "divide", "integer_divide", "round"}
 
 // calculate does arithmetic on two values.
 func (b *Backend) calculate(ss *session, a *args) (*result, error) {
@@ -131,6 +132,7 @@ func (b *Backend) calculate(ss *session, a *args) (*result, error) {
 		return nil, err
 	}
 	sym, ok := arithmeticOps[op]
+	ok = ok || op == "round"
 	if !ok {
 		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("calculate: unknown operation %q", op),
 			Problems: []toolenv.Problem{{Param: "operation", Code: "not_in_enum", Message: "unknown operation", Expected: strings.Join(CalculateOperations, ", ")}}}
@@ -156,9 +158,113 @@ func (b *Backend) calculate(ss *session, a *args) (*result, error) {
 		expr = fmtFrag("CAST(%s AS REAL) / %s", ops[0], ops[1])
 	case "integer_divide":
 		expr = fmtFrag("CAST(%s AS INTEGER) / CAST(%s AS INTEGER)", ops[0], ops[1])
+	case "round":
+		expr = fmtFrag("round(%s, CAST(%s AS INTEGER))", ops[0], ops[1])
 	default:
 		expr = fmtFrag("%s "+sym+" %s", ops[0], ops[1])
 	}
 	q := &query{cols: []qcol{{name: "value", expr: expr, kind: "number"}}, limit: -1}
 	return &result{kind: kindValue, q: q, db: ss.db}, nil
+}
+
+// SetOperations are set_operation's operations, as SQL's compound
+// operators: union and intersect and except give distinct rows, union_all
+// keeps every row of both.
+var SetOperations = []string{"union", "union_all", "intersect", "except"}
+
+var setSQL = map[string]string{"union": "UNION", "union_all": "UNION ALL", "intersect": "INTERSECT", "except": "EXCEPT"}
+
+// setOp combines two results row by row with a set operation and returns
+// the rows as a table named after the left side's columns.
+func (b *Backend) setOp(ss *session, a *args) (*result, error) {
+	op := strings.ToLower(a.str("operation", true))
+	lraw, _ := a.required("left", "\"$label$\" of rows, a list or a table, or a list of \"$label$\" of lists of one table")
+	rraw, _ := a.required("right", "\"$label$\" of rows, a list or a table, or a list of \"$label$\" of lists of one table")
+	a.unknown("operation", "left", "right", "label")
+	if err := a.err("set_operation"); err != nil {
+		return nil, err
+	}
+	kw, ok := setSQL[op]
+	if !ok {
+		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("set_operation: unknown operation %q", op),
+			Problems: []toolenv.Problem{{Param: "operation", Code: "not_in_enum", Message: "unknown operation", Expected: strings.Join(SetOperations, ", ")}}}
+	}
+	left, err := b.relation(ss, lraw, "left")
+	if err != nil {
+		return nil, err
+	}
+	right, err := b.relation(ss, rraw, "right")
+	if err != nil {
+		return nil, err
+	}
+	if len(left.cols) != len(right.cols) {
+		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "retrieve as many columns on both sides", "set_operation: the left side has %d columns, the right side %d", len(left.cols), len(right.cols))
+	}
+	ss.seq++
+	alias := rodb.Quote(fmt.Sprintf("s%d", ss.seq))
+	compound := fmtFrag("SELECT * FROM (%s) "+kw+" SELECT * FROM (%s)", left.sql(false), right.sql(false))
+	q := &query{from: fmtFrag("(%s) AS "+alias, compound), limit: -1}
+	for _, c := range left.cols {
+		e := frag{sql: alias + "." + rodb.Quote(c.name)}
+		q.cols = append(q.cols, qcol{name: c.name, expr: e, kind: c.kind})
+		q.tie = append(q.tie, okey{expr: e}) // rows are identified by their values
+	}
+	return &result{kind: kindTable, q: q, db: ss.db}, nil
+}
+
+// relation reads one side of a set operation: "$label$" of rows, a list
+// or a table, or a list of "$label$" of lists a getter read from one
+// table, put side by side.
+func (b *Backend) relation(ss *session, v any, param string) (*query, error) {
+	bad := func(format string, args ...any) error {
+		return &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: "set_operation: " + fmt.Sprintf(format, args...),
+			Problems: []toolenv.Problem{{Param: param, Code: "wrong_type", Message: fmt.Sprintf(format, args...), Expected: "\"$label$\" or [\"$label$\", ...]"}}}
+	}
+	if label, ok := refLabel(v, true); ok {
+		r, err := lookup(ss, label)
+		if err != nil {
+			return nil, err
+		}
+		switch r.kind {
+		case kindRows, kindList, kindTable:
+			return r.q, nil
+		}
+		return nil, bad("$%s$ holds %s data; give rows, a list or a table", label, r.kind)
+	}
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return nil, bad("`%s` must be \"$label$\" or a list of them, got %s", param, describe(v))
+	}
+	var src *result
+	var names []string
+	for i, e := range list {
+		label, ok := refLabel(e, true)
+		if !ok {
+			return nil, bad("%s[%d] is %s, not a $label$", param, i, describe(e))
+		}
+		r, err := lookup(ss, label)
+		if err != nil {
+			return nil, err
+		}
+		if r.kind != kindList || r.getterOf == nil {
+			return nil, bad("%s[%d] ($%s$) is not a list a get_ tool read from a table; lists are put side by side only when they come from one table", param, i, label)
+		}
+		if src == nil {
+			src = r.getterOf
+		} else if r.getterOf != src {
+			return nil, bad("%s[%d] ($%s$) was read from $%s$, not $%s$: the rows of lists of different tables do not belong together", param, i, label, r.getterOf.label, src.label)
+		}
+		names = append(names, r.listCol)
+	}
+	q := src.q.derive(src.q.distinct || src.q.linked(), &ss.seq)
+	cols := make([]qcol, len(names))
+	for i, n := range names {
+		c, err := column(q, src, n, fmt.Sprintf("%s[%d]", param, i))
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = *c
+	}
+	q.cols = cols
+	return q, nil
 }

@@ -241,19 +241,30 @@ func (b *Backend) transform(ss *session, a *args) (*result, error) {
 	kind := col.kind
 	switch op {
 	case "substring":
-		start := oa.integer("start_index", -1)
-		end := oa.integer("end_index", -1)
+		if !oa.has("start_index") {
+			oa.fail("start_index", "missing_required", "integer", "substring needs start_index (0-based, inclusive; negative counts from the end)")
+		}
+		start := oa.integer("start_index", 0)
+		hasEnd := oa.has("end_index")
+		end := oa.integer("end_index", 0)
 		oa.unknown("start_index", "end_index")
-		if start < 0 {
-			oa.fail("start_index", "missing_required", "integer >= 0", "substring needs start_index (0-based, inclusive) >= 0")
-		}
-		if end >= 0 && end < start {
+		switch {
+		case hasEnd && end < start:
 			oa.fail("end_index", "out_of_range", "integer >= start_index", "end_index (exclusive) must not be below start_index")
+		case hasEnd && start < 0 && end >= 0:
+			oa.fail("end_index", "out_of_range", "a negative integer, or none", "with a negative start_index, end_index counts from the end too (negative), or is left out")
+		case hasEnd && start >= 0 && end < 0:
+			oa.fail("end_index", "out_of_range", "integer >= start_index", "with start_index >= 0, end_index must be >= start_index")
 		}
-		if end >= 0 {
-			expr = fmtFrag("substr(%s, %s, %s)", x, bound(start+1), bound(end-start))
+		// SQLite's substr counts from 1, and from the end when negative.
+		first := start + 1
+		if start < 0 {
+			first = start
+		}
+		if hasEnd {
+			expr = fmtFrag("substr(%s, %s, %s)", x, bound(first), bound(end-start))
 		} else {
-			expr = fmtFrag("substr(%s, %s)", x, bound(start+1))
+			expr = fmtFrag("substr(%s, %s)", x, bound(first))
 		}
 		kind = "string"
 	case "abs":

@@ -40,6 +40,11 @@ type result struct {
 	// listCol names the column of a list.
 	listCol string
 
+	// getterOf is the table a SEL getter read this list from: lists read
+	// from the same table can be put side by side as rows (their row
+	// order is the table's), lists of different tables cannot.
+	getterOf *result
+
 	// body is the response that was returned for it.
 	body []byte
 }

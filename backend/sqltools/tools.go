@@ -102,8 +102,8 @@ func operandProp(side string) *toolenv.Schema {
 
 func opArgsProp(cols []Column) *toolenv.Schema {
 	s := object(
-		"start_index", &toolenv.Schema{Type: "integer", Description: "substring: first character, 0-based, inclusive"}, false,
-		"end_index", &toolenv.Schema{Type: "integer", Description: "substring: end, 0-based, exclusive (omit to keep the rest)"}, false,
+		"start_index", &toolenv.Schema{Type: "integer", Description: "substring: first character, 0-based, inclusive; negative: counted from the end (-1 is the last character)"}, false,
+		"end_index", &toolenv.Schema{Type: "integer", Description: "substring: end, 0-based, exclusive (omit to keep the rest); negative (with a negative start_index): counted from the end"}, false,
 		"digits", &toolenv.Schema{Type: "integer", Description: "round: digits after the decimal point (default 0)"}, false,
 		"type", enumProp("cast: the type to convert to", []string{"integer", "real", "text"}), false,
 		"value", &toolenv.Schema{Type: "number", Description: "add, subtract, multiply, divide, integer_divide: the number to combine each value with"}, false,
@@ -122,7 +122,8 @@ const (
 	descTransform = "Rewrite column `key_name` of a table in place: substring, abs, year / month / day (numbers, from a date text like 2019-10-08), date (YYYY-MM-DD), lower, upper, length, round, cast, and add / subtract / multiply / divide (real division) / integer_divide with a number or another column. Nulls stay null. Returns a table."
 	descRetrieve  = "Return the values of columns `key_names` of a table, in the table's order: the answer. `distinct` drops duplicate rows, `limit` keeps the first rows (-1 or absent: all)."
 	descUnique    = "Return the distinct values of column `key_name` of a table, as a list (usable as the value of filter_data in / not_in)."
-	descCalculate = "Arithmetic on two values (numbers or \"$label$\" of single values): add, subtract, multiply, divide (real division), integer_divide (truncates toward zero). A null operand or division by zero gives null. Returns a value."
+	descCalculate = "Arithmetic on two values (numbers or \"$label$\" of single values): add, subtract, multiply, divide (real division), integer_divide (truncates toward zero), round (left rounded to right digits). A null operand or division by zero gives null. Returns a value."
+	descSetOp     = "Combine two results row by row as SQL's set operations do: union (rows of either, once each), union_all (every row of both), intersect (rows of both, once each), except (rows of the left that are not in the right). Both sides need as many columns. Returns a table whose columns are named after the left side's; retrieve, filter, sort or count it like any table."
 	descInit      = "Hidden setup step: join the task's tables into the starting table, whose columns are named <prefix>_<column>. The evaluation harness calls it with the task's meta.init arguments at the start of a session; agents do not."
 	descLimit     = "Keep the first `limit` rows of a table or values of a list."
 	descUniqueSEL = "Return the distinct values of a list (the result of a get_ tool), as a list."
@@ -199,6 +200,11 @@ func SlotTools(cols []Column) []*toolenv.Tool {
 		{Name: "select_unique_values", Description: descUnique, Input: object(
 			"data_source", sourceProp("the table to read"), true,
 			"key_name", columnProp("The column", cols), true,
+			"label", labelProp(), false)},
+		{Name: "set_operation", Description: descSetOp, Input: object(
+			"left", setSideProp("left"), true,
+			"right", setSideProp("right"), true,
+			"operation", enumProp("The set operation", SetOperations), true,
 			"label", labelProp(), false)},
 		{Name: "calculate", Description: descCalculate, Input: object(
 			"operation", enumProp("The operation", CalculateOperations), true,
@@ -299,6 +305,12 @@ func SelTools(cols []Column) []*toolenv.Tool {
 			"right", operandProp("right"), true,
 			"label", labelProp(), false))
 	}
+	for _, op := range SetOperations {
+		add("set_"+op, "set_operation", "Combine two results row by row: "+setPhrase(op)+" Both sides need as many columns. Returns a table whose columns are named after the left side's.", map[string]any{"operation": op}, object(
+			"left", setSideProp("left"), true,
+			"right", setSideProp("right"), true,
+			"label", labelProp(), false))
+	}
 	add("select_unique_values", "select_unique_values", descUniqueSEL, nil, object(
 		"data_source", sourceProp("a list (the result of a get_ tool)"), true,
 		"label", labelProp(), false))
@@ -373,7 +385,7 @@ func aggregatePhrase(t string) string {
 func transformPhrase(op string) string {
 	switch op {
 	case "substring":
-		return "keep characters start_index (0-based, inclusive) to end_index (exclusive)."
+		return "keep characters start_index (0-based, inclusive) to end_index (exclusive); a negative index counts from the end (start_index -3: the last three characters)."
 	case "year", "month", "day":
 		return "the " + op + " of a date text (e.g. 2019-10-08), as a number."
 	case "date":
@@ -395,8 +407,8 @@ func transformPhrase(op string) string {
 func transformArgs(op string, cols []Column) *toolenv.Schema {
 	switch op {
 	case "substring":
-		return object("start_index", &toolenv.Schema{Type: "integer", Description: "first character, 0-based, inclusive"}, true,
-			"end_index", &toolenv.Schema{Type: "integer", Description: "end, 0-based, exclusive (omit to keep the rest)"}, false)
+		return object("start_index", &toolenv.Schema{Type: "integer", Description: "first character, 0-based, inclusive; negative: counted from the end (-1 is the last character)"}, true,
+			"end_index", &toolenv.Schema{Type: "integer", Description: "end, 0-based, exclusive (omit to keep the rest); negative (with a negative start_index): counted from the end"}, false)
 	case "round":
 		return object("digits", &toolenv.Schema{Type: "integer", Description: "digits after the decimal point (default 0)"}, false)
 	case "cast":
@@ -408,10 +420,22 @@ func transformArgs(op string, cols []Column) *toolenv.Schema {
 	return nil
 }
 
+func setPhrase(op string) string {
+	return map[string]string{
+		"union": "the rows of either side, each once (SQL UNION).", "union_all": "every row of both sides (SQL UNION ALL).",
+		"intersect": "the rows found on both sides, each once (SQL INTERSECT).", "except": "the rows of the left side not found on the right, each once (SQL EXCEPT).",
+	}[op]
+}
+
+func setSideProp(side string) *toolenv.Schema {
+	return &toolenv.Schema{Description: fmt.Sprintf("The %s side: \"$label$\" of rows (retrieve_data), a list or a table; or a list of \"$label$\" of lists read by get_ tools from one table, whose values side by side form the rows.", side)}
+}
+
 func calculatePhrase(op string) string {
 	return map[string]string{
 		"add": "left + right.", "subtract": "left - right.", "multiply": "left * right.",
 		"divide": "left / right (real division).", "integer_divide": "left / right, truncated toward zero.",
+		"round": "left rounded to right digits after the decimal point.",
 	}[op]
 }
 

@@ -101,6 +101,9 @@ type scope struct {
 
 // query compiles q (main: the task's query) and returns the answer labels.
 func (c *compiler) query(q *sqlplan.Query, main bool) ([]string, bool, error) {
+	if len(q.Compound) > 0 && !q.Window && !q.With {
+		return c.compound(q, main)
+	}
 	if err := check(q); err != nil {
 		return nil, false, err
 	}
@@ -177,8 +180,113 @@ func check(q *sqlplan.Query) error {
 		return fail("WITH clause", "common table expressions are not decomposed")
 	}
 	for _, s := range q.From {
-		if s.Sub != nil {
-			return fail("subquery in FROM", "")
+		if s.Sub != nil && len(q.From) > 1 {
+			return fail("subquery in FROM joined with tables", "a FROM-subquery is decomposed only as the whole FROM clause")
+		}
+	}
+	return nil
+}
+
+// setOps maps SQL's compound operators to set_operation's operations.
+var setOps = map[string]string{"UNION": "union", "UNION ALL": "union_all", "INTERSECT": "intersect", "EXCEPT": "except"}
+
+// compound compiles a set operation: each part to rows on its own
+// starting table, set_operation calls folding them left to right (as
+// SQLite does), then the ORDER BY and LIMIT of the whole (SQLite attaches
+// them to the last part) on the combined table, and one retrieve_data.
+func (c *compiler) compound(q *sqlplan.Query, main bool) ([]string, bool, error) {
+	parts := []*sqlplan.Query{q}
+	for _, p := range q.Compound {
+		parts = append(parts, p.Query)
+	}
+	last := parts[len(parts)-1]
+	var sides []string
+	var names []any
+	for i, p := range parts {
+		cp := *p
+		cp.Compound = nil
+		if i == len(parts)-1 {
+			cp.OrderBy, cp.Limit, cp.Offset = nil, nil, nil
+		}
+		labels, _, err := c.query(&cp, main && i == 0)
+		if err != nil {
+			return nil, false, err
+		}
+		call := c.call(labels)
+		if call == nil || call.Name != "retrieve_data" {
+			return nil, false, fail("set operation over values", "each part of a set operation must select rows")
+		}
+		if i == 0 {
+			names, _ = call.Args["key_names"].([]any)
+		}
+		sides = append(sides, labels[0])
+	}
+	acc := ref(sides[0])
+	for i, part := range q.Compound {
+		op, ok := setOps[part.Op]
+		if !ok {
+			return nil, false, fail("set operation", "%s", part.Op)
+		}
+		acc = ref(c.emit("set_operation", "SET_DF", map[string]any{"left": acc, "right": ref(sides[i+1]), "operation": op}))
+	}
+	delete(c.state, acc)
+	if last.Offset != nil && *last.Offset > 0 {
+		return nil, false, fail("OFFSET", "")
+	}
+	for i := len(last.OrderBy) - 1; i >= 0; i-- {
+		o := last.OrderBy[i]
+		col, ok := compoundKey(last, o.Expr, names)
+		if !ok {
+			return nil, false, fail("ORDER BY of a set operation", "%s is not a result column", render(o.Expr))
+		}
+		acc = ref(c.emit("sort_data", "SORTED_DF", map[string]any{"data_source": acc, "key_name": col, "ascending": !o.Desc}))
+	}
+	args := map[string]any{"data_source": acc, "key_names": names}
+	if last.Limit != nil {
+		args["limit"] = *last.Limit
+	}
+	return []string{c.emit("retrieve_data", "SELECT_COL", args)}, len(last.OrderBy) > 0, nil
+}
+
+// compoundKey finds the result column an ORDER BY term of a set
+// operation names: by position, by alias, or as an expression of the
+// last part's select list.
+func compoundKey(last *sqlplan.Query, e sqlplan.Expr, names []any) (string, bool) {
+	at := func(i int) (string, bool) {
+		if i < 0 || i >= len(names) {
+			return "", false
+		}
+		s, ok := names[i].(string)
+		return s, ok
+	}
+	switch x := e.(type) {
+	case *sqlplan.Literal:
+		if n, ok := x.Value.(int64); ok {
+			return at(int(n) - 1)
+		}
+	case *sqlplan.AliasRef:
+		for i, it := range last.Select {
+			if strings.EqualFold(it.Alias, x.Name) {
+				return at(i)
+			}
+		}
+	}
+	for i, it := range last.Select {
+		if it.Expr != nil && render(it.Expr) == render(e) {
+			return at(i)
+		}
+	}
+	return "", false
+}
+
+// call returns the call that produced the only label of labels, or nil.
+func (c *compiler) call(labels []string) *toolenv.GoldCall {
+	if len(labels) != 1 {
+		return nil
+	}
+	for i := len(c.calls) - 1; i >= 0; i-- {
+		if c.calls[i].Label == labels[0] {
+			return &c.calls[i]
 		}
 	}
 	return nil

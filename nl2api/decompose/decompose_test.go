@@ -56,14 +56,16 @@ func TestSlotRejects(t *testing.T) {
 	cat := catalogs(t)["superhero"]
 	for _, tc := range []struct{ sql, reason string }{
 		{"SELECT superhero_name, RANK() OVER (ORDER BY height_cm) FROM superhero", "window function"},
-		{"SELECT id FROM superhero EXCEPT SELECT id FROM colour", "set operation"},
+		{"SELECT COUNT(*) FROM superhero EXCEPT SELECT COUNT(*) FROM colour", "set operation over values"},
 		{"SELECT superhero_name FROM superhero AS T1 WHERE NOT EXISTS (SELECT 1 FROM colour AS T2 WHERE T2.id = T1.eye_colour_id)", "correlated subquery"},
 		{"SELECT superhero_name FROM superhero AS T1 WHERE height_cm > (SELECT AVG(height_cm) FROM superhero AS T2 WHERE T2.eye_colour_id = T1.eye_colour_id)", "correlated subquery"},
 		{"SELECT superhero_name, COUNT(id) FROM superhero", "bare column with aggregate"},
 		{"SELECT superhero_name FROM superhero WHERE SUBSTR(full_name, 1, 3) = 'Bru' AND SUBSTR(full_name, 2, 2) = 'ru'", "column transformed two ways"},
 		{"SELECT CASE WHEN height_cm > 200 THEN 'tall' END FROM superhero", "CASE in the select list"},
 		{"SELECT superhero_name FROM superhero LIMIT 3 OFFSET 2", "OFFSET"},
-		{"SELECT x.n FROM (SELECT superhero_name AS n FROM superhero) AS x", "subquery in FROM"},
+		{"SELECT x.n FROM (SELECT superhero_name AS n FROM superhero) AS x JOIN colour AS c ON c.id = 1", "subquery in FROM joined with tables"},
+		{"SELECT x.n FROM (SELECT COUNT(*) AS n FROM superhero) AS x", "subquery in FROM"},
+		{"SELECT id FROM colour UNION SELECT id FROM superhero ORDER BY height_cm", "ORDER BY of a set operation"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			q, err := sqlplan.Build(tc.sql, cat)

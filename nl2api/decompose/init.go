@@ -18,6 +18,9 @@ func (c *compiler) init(q *sqlplan.Query, main bool) (*scope, sqlplan.Expr, erro
 	if len(q.From) == 0 {
 		return nil, nil, fail("no FROM", "")
 	}
+	if q.From[0].Sub != nil {
+		return c.derived(q, main)
+	}
 	label := sqltools.DefaultStartLabel
 	if !main {
 		c.subs++
@@ -214,4 +217,69 @@ func (sc *scope) colName(r *sqlplan.ColumnRef) (string, error) {
 		return "", fail("unknown column", "%s", r.Column)
 	}
 	return n, nil
+}
+
+// derived compiles the FROM-subquery that is q's whole FROM clause to
+// rows (on its own starting table), which then are the data the outer
+// query works on: its columns are the subquery's result columns.
+func (c *compiler) derived(q *sqlplan.Query, main bool) (*scope, sqlplan.Expr, error) {
+	src := q.From[0]
+	labels, _, err := c.query(src.Sub, main)
+	if err != nil {
+		return nil, nil, err
+	}
+	call := c.call(labels)
+	if call == nil || call.Name != "retrieve_data" {
+		return nil, nil, fail("subquery in FROM", "the subquery yields values, not rows")
+	}
+	keys, _ := call.Args["key_names"].([]any)
+	outs, err := resultNames(src.Sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(outs) != len(keys) {
+		return nil, nil, fail("subquery in FROM", "%d result columns, %d retrieved", len(outs), len(keys))
+	}
+	sc := &scope{label: labels[0], q: q, prefix: map[*sqlplan.Source]string{}, names: map[*sqlplan.Source]map[string]string{src: {}}, aggCols: map[string]string{}}
+	for i, n := range outs {
+		k, _ := keys[i].(string)
+		if _, dup := sc.names[src][strings.ToLower(n)]; !dup {
+			sc.names[src][strings.ToLower(n)] = k
+		}
+	}
+	// The rows are new data: their columns hold what the subquery
+	// selected, untransformed as far as the outer query is concerned.
+	delete(c.state, ref(labels[0]))
+	return sc, q.Where, nil
+}
+
+// resultNames are the names of a query's result columns, as an outer
+// query refers to them: the alias, else the column's name; "*" expanded.
+func resultNames(q *sqlplan.Query) ([]string, error) {
+	var out []string
+	for _, it := range q.Select {
+		switch {
+		case it.Star:
+			for _, s := range q.From {
+				if it.StarSource != nil && it.StarSource != s {
+					continue
+				}
+				if s.Table == nil {
+					return nil, fail("subquery in FROM", "* over a nested subquery")
+				}
+				for _, col := range s.Table.Columns {
+					out = append(out, col.Name)
+				}
+			}
+		case it.Alias != "":
+			out = append(out, it.Alias)
+		default:
+			if cr, ok := it.Expr.(*sqlplan.ColumnRef); ok {
+				out = append(out, cr.Column)
+			} else {
+				out = append(out, render(it.Expr))
+			}
+		}
+	}
+	return out, nil
 }

@@ -65,6 +65,22 @@ func (c *compiler) scalar(sc *scope, e sqlplan.Expr, cur string) (operand, error
 	case *sqlplan.ColumnRef:
 		return nil, fail("bare column with aggregate", "%s next to an aggregate without GROUP BY", render(x))
 	case *sqlplan.Func:
+		if x.Name == "round" && (len(x.Args) == 1 || len(x.Args) == 2) {
+			// ROUND(v[, digits]) of a value (an aggregate, arithmetic).
+			var digits any = json.Number("0")
+			if len(x.Args) == 2 {
+				l, ok := x.Args[1].(*sqlplan.Literal)
+				if !ok || l.Kind != sqlplan.LitInt {
+					return nil, fail("unsupported function", "%s", render(x))
+				}
+				digits, _ = number(l)
+			}
+			v, err := c.scalar(sc, x.Args[0], cur)
+			if err != nil {
+				return nil, err
+			}
+			return c.calculate("round", v, digits), nil
+		}
 		if !x.IsAggregate() {
 			return nil, fail("unsupported function", "%s() on a value", x.Name)
 		}

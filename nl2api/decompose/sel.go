@@ -24,9 +24,67 @@ func Sel(p *Plan) (*Plan, error) {
 	emit := func(name, label string, args map[string]any) {
 		out.Calls = append(out.Calls, toolenv.GoldCall{Name: name, Args: args, Label: label})
 	}
+	// Results later calls read as data (the rows of a FROM-subquery) stay
+	// tables in SEL: SEL has no rows result.
+	asData := map[string]bool{}
+	for _, call := range p.Calls {
+		for _, k := range []string{"data_source", "data_sources"} {
+			for _, l := range refs(call.Args[k]) {
+				asData[l] = true
+			}
+		}
+	}
+	alias := map[string]string{} // SLOT label → the SEL result standing for it
 	for _, call := range p.Calls {
 		a := copyArgs(call.Args)
+		for _, k := range []string{"data_source", "data_sources", "left", "right", "value"} {
+			a[k] = realias(a[k], alias)
+			if a[k] == nil {
+				delete(a, k)
+			}
+		}
+		if call.Name == "retrieve_data" && asData[call.Label] {
+			keys, _ := a["key_names"].([]any)
+			distinct, _ := a["distinct"].(bool)
+			limit, hasLimit := a["limit"]
+			src := a["data_source"]
+			if distinct {
+				for _, k := range keys {
+					g := next("GROUPED_DF")
+					emit("group_data_by", g, map[string]any{"data_source": src, "key_name": k})
+					src = ref(g)
+				}
+				ag := next("AGG_DF")
+				emit("aggregate_data_count", ag, map[string]any{"data_source": src})
+				src = ref(ag)
+			}
+			if hasLimit {
+				l := next("LIMITED_DF")
+				emit("limit_data", l, map[string]any{"data_source": src, "limit": limit})
+				src = ref(l)
+			}
+			alias[call.Label] = strings.Trim(src.(string), "$")
+			continue
+		}
 		switch call.Name {
+		case "set_operation":
+			op, _ := a["operation"].(string)
+			delete(a, "operation")
+			for _, side := range []string{"left", "right"} {
+				l, _ := a[side].(string)
+				if ls, ok := rename[strings.Trim(l, "$")]; ok {
+					if len(ls) == 1 {
+						a[side] = ref(ls[0])
+					} else {
+						var list []any
+						for _, x := range ls {
+							list = append(list, ref(x))
+						}
+						a[side] = list
+					}
+				}
+			}
+			emit("set_"+op, call.Label, a)
 		case "filter_data":
 			cond, _ := a["condition"].(string)
 			delete(a, "condition")
@@ -131,6 +189,42 @@ func Sel(p *Plan) (*Plan, error) {
 		}
 	}
 	return out, nil
+}
+
+// refs returns the labels a "$label$" argument (or a list of them)
+// refers to.
+func refs(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case string:
+		if l, ok := labelOf(x); ok {
+			out = append(out, l)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, refs(e)...)
+		}
+	}
+	return out
+}
+
+// realias rewrites "$label$" references through alias.
+func realias(v any, alias map[string]string) any {
+	switch x := v.(type) {
+	case string:
+		if l, ok := labelOf(x); ok {
+			if n, ok := alias[l]; ok {
+				return ref(n)
+			}
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = realias(e, alias)
+		}
+		return out
+	}
+	return v
 }
 
 func copyArgs(m map[string]any) map[string]any {

@@ -164,6 +164,16 @@ func (c *compiler) output(sc *scope, q *sqlplan.Query, cur string) ([]string, bo
 				if it.StarSource != nil && it.StarSource != s {
 					continue
 				}
+				if s.Table == nil { // a FROM-subquery: its result columns
+					names, err := resultNames(s.Sub)
+					if err != nil {
+						return nil, false, err
+					}
+					for _, n := range names {
+						cols = append(cols, colExpr{col: sc.names[s][strings.ToLower(n)]})
+					}
+					continue
+				}
 				for _, col := range s.Table.Columns {
 					cols = append(cols, colExpr{col: sc.names[s][strings.ToLower(col.Name)], kind: col.Kind})
 				}

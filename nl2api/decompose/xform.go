@@ -170,16 +170,35 @@ func (c *compiler) funcColumn(sc *scope, f *sqlplan.Func) (colExpr, error) {
 			return colExpr{}, err
 		}
 		start, ok := intArg(1)
-		if !ok || start < 1 {
+		if !ok {
 			return colExpr{}, fail("unsupported function", "SUBSTR with start %s", render(f))
 		}
-		args := map[string]any{"start_index": json.Number(fmt.Sprint(start - 1))}
+		// SQL counts from 1, and from the end when negative (-3: the last
+		// three characters); the tool counts from 0, and from the end
+		// when negative, as Python slices do. SUBSTR(x, 0, n) is SQLite's
+		// quirk for the first n-1 characters.
+		first := start - 1
+		if start < 0 {
+			first = start
+		} else if start == 0 {
+			first = 0
+		}
+		args := map[string]any{"start_index": json.Number(fmt.Sprint(first))}
 		if len(f.Args) == 3 {
 			n, ok := intArg(2)
 			if !ok || n < 0 {
 				return colExpr{}, fail("unsupported function", "SUBSTR with length %s", render(f))
 			}
-			args["end_index"] = json.Number(fmt.Sprint(start - 1 + n))
+			end := first + n
+			switch {
+			case start == 0:
+				end = max(n-1, 0)
+			case start < 0 && end >= 0:
+				end = 1 // "to the end": no end_index
+			}
+			if end != 1 || start >= 0 {
+				args["end_index"] = json.Number(fmt.Sprint(end))
+			}
 		} else if len(f.Args) != 2 {
 			return colExpr{}, fail("unsupported function", "%s", render(f))
 		}
