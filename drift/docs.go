@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/validate"
@@ -62,24 +65,37 @@ type APIDoc struct {
 
 // Docs answers documentation requests for collections, drifted or not.
 type Docs struct {
-	byCol map[string]*Lineage
+	byCol atomic.Pointer[map[string]*Lineage]
+	setMu sync.Mutex
 }
 
 // NewDocs returns the documentation of the collections of ls (NewLineage
 // for collections that were never drifted).
 func NewDocs(ls ...*Lineage) *Docs {
-	d := &Docs{byCol: map[string]*Lineage{}}
+	m := map[string]*Lineage{}
 	for _, l := range ls {
-		d.byCol[l.Current.Name] = l
+		m[l.Current.Name] = l
 	}
+	d := &Docs{}
+	d.byCol.Store(&m)
 	return d
+}
+
+// Set documents l from now on, in place of the collection of the same
+// name: a version hot-loaded into a running server.
+func (d *Docs) Set(l *Lineage) {
+	d.setMu.Lock()
+	defer d.setMu.Unlock()
+	m := maps.Clone(*d.byCol.Load())
+	m[l.Current.Name] = l
+	d.byCol.Store(&m)
 }
 
 // Lookup returns the current documentation of the API known as name in
 // collection coll: a current tool, or a tool of an older version followed
 // to its current name.
 func (d *Docs) Lookup(coll, name string) (*APIDoc, error) {
-	l := d.byCol[coll]
+	l := (*d.byCol.Load())[coll]
 	if l == nil {
 		return nil, toolenv.Errorw(toolenv.StatusNotFound, "", "no documentation for collection %q", coll)
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/store"
@@ -69,39 +71,82 @@ type Enforcer struct {
 	opts  EnforcerOptions
 	log   *slog.Logger
 	v     *validate.Validator
+	state atomic.Pointer[enforced]
+	setMu sync.Mutex // serialises Set and Remove
+}
+
+// enforced is what an Enforcer enforces; it is replaced whole by Set and
+// Remove, so calls never see half a change.
+type enforced struct {
 	byCol map[string]*Lineage
 	fates map[string]map[string]paramFate // current tool ID → old param name → fate
 }
 
 // NewEnforcer returns the enforcer of the drifted collections ls.
 func NewEnforcer(opts EnforcerOptions, ls ...*Lineage) *Enforcer {
-	e := &Enforcer{opts: opts, log: opts.Logger, v: opts.Validator, byCol: map[string]*Lineage{}, fates: map[string]map[string]paramFate{}}
+	e := &Enforcer{opts: opts, log: opts.Logger, v: opts.Validator}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	if e.v == nil {
 		e.v = &validate.Validator{}
 	}
+	st := &enforced{byCol: map[string]*Lineage{}, fates: map[string]map[string]paramFate{}}
 	for _, l := range ls {
-		e.byCol[l.Current.Name] = l
-		for _, t := range l.Current.Tools {
-			if f := l.paramFates(t.Name); len(f) > 0 {
-				e.fates[t.ID] = f
-			}
-		}
+		st.add(l)
 	}
+	e.state.Store(st)
 	return e
 }
 
+func (st *enforced) add(l *Lineage) {
+	st.byCol[l.Current.Name] = l
+	for _, t := range l.Current.Tools {
+		if f := l.paramFates(t.Name); len(f) > 0 {
+			st.fates[t.ID] = f
+		}
+	}
+}
+
+// change makes the next state from a copy of the current one without
+// collection name.
+func (e *Enforcer) change(name string, l *Lineage) {
+	e.setMu.Lock()
+	defer e.setMu.Unlock()
+	old := e.state.Load()
+	st := &enforced{byCol: make(map[string]*Lineage, len(old.byCol)+1), fates: make(map[string]map[string]paramFate, len(old.fates))}
+	for n, x := range old.byCol {
+		if n != name {
+			st.add(x)
+		}
+	}
+	if l != nil {
+		st.add(l)
+	}
+	e.state.Store(st)
+}
+
+// Set enforces l from now on, in place of the lineage of the collection of
+// the same name if there was one: a drifted version hot-loaded into a
+// running server (invoke.Registry.Replace).
+func (e *Enforcer) Set(l *Lineage) { e.change(l.Current.Name, l) }
+
+// Remove stops enforcing the collection named name (it was replaced by a
+// version that is not drifted).
+func (e *Enforcer) Remove(name string) { e.change(name, nil) }
+
 // Lineage returns the lineage of the drifted collection named name, or nil.
-func (e *Enforcer) Lineage(name string) *Lineage { return e.byCol[name] }
+func (e *Enforcer) Lineage(name string) *Lineage { return e.state.Load().byCol[name] }
 
 func (e *Enforcer) lineage(call *toolenv.Call) *Lineage {
 	if call.Tool == nil {
 		return nil
 	}
-	return e.byCol[call.Tool.Collection]
+	return e.state.Load().byCol[call.Tool.Collection]
 }
+
+// fatesOf returns the fates of the old parameters of a current tool.
+func (e *Enforcer) fatesOf(id string) map[string]paramFate { return e.state.Load().fates[id] }
 
 func (e *Enforcer) mode(l *Lineage) string {
 	if e.opts.Mode != "" {
@@ -163,7 +208,7 @@ func (e *Enforcer) check(l *Lineage, i int, t *toolenv.Tool, args map[string]any
 	}
 	probs := e.v.Args(t.Input, args, lenient).Problems
 	if lenient && i == len(l.versions)-1 {
-		fates := e.fates[t.ID]
+		fates := e.fatesOf(t.ID)
 		for _, k := range slices.Sorted(maps.Keys(args)) {
 			if _, old := fates[k]; old && t.Input.Prop(k) == nil {
 				probs = append(probs, toolenv.Problem{Param: k, Code: validate.CodeUnknownParam, Message: fmt.Sprintf("unknown argument `%s`", k)})

@@ -138,7 +138,7 @@ func (e *Enforcer) reject(call *toolenv.Call, l *Lineage, probs []toolenv.Proble
 // helpful —, a missing argument that an old name already supplies is
 // dropped, and type, enum and requiredness problems say since when.
 func (e *Enforcer) explain(call *toolenv.Call, l *Lineage, probs []toolenv.Problem, helpful bool) []toolenv.Problem {
-	fates := e.fates[call.Tool.ID]
+	fates := e.fatesOf(call.Tool.ID)
 	var notes map[string][]note
 	covered := map[string]bool{} // current params an old name in the call supplies
 	for k := range call.Args {

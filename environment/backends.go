@@ -37,7 +37,9 @@ func (env *Environment) newBackend(ctx context.Context, c *toolenv.Collection) (
 		return nil, err
 	}
 	if cl, ok := h.(io.Closer); ok {
+		env.closeMu.Lock()
 		env.closers = append(env.closers, cl)
+		env.closeMu.Unlock()
 	}
 	return h, nil
 }

@@ -37,6 +37,9 @@ type Config struct {
 	// Collections are toolenv collection folders (collection.json +
 	// tools.json): built NL2SQL flavors, drifted versions, ...
 	Collections []string `json:"collections" flag:"collection" path:"file" help:"a toolenv collection folder (collection.json + tools.json), e.g. a built NL2SQL flavor or a drifted version (repeatable)"`
+	// Watch, when positive, checks the Collections folders this often and
+	// hot-loads one whose collection changed (Environment.Watch).
+	Watch time.Duration `json:"watch" flag:"watch" help:"check the --collection folders this often and hot-load a changed one (a new or drifted version written over it), telling MCP clients; 0: never"`
 	// Demo also serves the embedded demo collection, which is served
 	// anyway when no other source is given.
 	Demo bool `json:"demo" flag:"demo" help:"also serve the embedded demo collection (it is served anyway when nothing else is given)"`

@@ -45,7 +45,14 @@ type Environment struct {
 	log     *slog.Logger
 	getenv  func(string) string
 	llm     *llm.Client
+	closeMu sync.Mutex // guards closers (Reload retires backends)
 	closers []io.Closer
+
+	// Hot-loading (hotload.go): Reload is one at a time; the drift
+	// enforcer and documentation learn each hot-loaded version.
+	reloadMu sync.Mutex
+	enforcer *drift.Enforcer
+	docs     *drift.Docs
 
 	frontOnce sync.Once
 	mcpServer *mcp.Server
@@ -175,6 +182,8 @@ func (env *Environment) Logger() *slog.Logger { return env.log }
 
 // Close releases the backends and the store, last opened first.
 func (env *Environment) Close() error {
+	env.closeMu.Lock()
+	defer env.closeMu.Unlock()
 	var errs []error
 	for i := len(env.closers) - 1; i >= 0; i-- {
 		errs = append(errs, env.closers[i].Close())

@@ -81,12 +81,13 @@ func (env *Environment) driftMiddleware() (before, after []toolenv.Middleware, e
 		for _, col := range env.Registry.Collections() {
 			drift.AddDocsTool(col)
 		}
-		before = append(before, drift.NewDocs(all...).Middleware())
+		env.docs = drift.NewDocs(all...)
+		before = append(before, env.docs.Middleware())
 	}
-	if len(lineages) > 0 {
-		enf := drift.NewEnforcer(drift.EnforcerOptions{Mode: c.Drift.Mode, Cache: env.Store, Logger: env.log}, lineages...)
-		before = append(before, enf.Before())
-		after = append(after, enf.After())
+	if len(lineages) > 0 || c.Watch > 0 { // a watched folder may become a drifted version
+		env.enforcer = drift.NewEnforcer(drift.EnforcerOptions{Mode: c.Drift.Mode, Cache: env.Store, Logger: env.log}, lineages...)
+		before = append(before, env.enforcer.Before())
+		after = append(after, env.enforcer.After())
 	}
 	return before, after, nil
 }

@@ -25,7 +25,7 @@ var (
 	bindServe = configfile.BindOptions{}
 	bindMCP   = configfile.BindOptions{Skip: []string{"server."}, Rename: map[string]string{
 		"mcp.names": "names", "mcp.page_size": "page-size", "mcp.search_above": "search-above"}}
-	bindEnv = configfile.BindOptions{Skip: []string{"server.", "mcp."}}
+	bindEnv = configfile.BindOptions{Skip: []string{"server.", "mcp.", "watch"}}
 )
 
 // bindConfig registers the environment flags and --config on fs.
