@@ -49,17 +49,31 @@ func (s *Server) collection(w http.ResponseWriter, name string) *toolenv.Collect
 // handleTools lists a collection's tools: ?format=toolenv (default),
 // openai (function-calling "tools" array) or mcp (MCP tools/list shape).
 // Hidden tools (a task's initialisation step) are left out unless
-// ?hidden=true.
+// ?hidden=true. Listings page (listPage): a collection of up to
+// ListPageSize tools comes whole, a larger one in pages of ?limit= tools,
+// the next page's cursor in X-Next-Cursor and a Link header (and in
+// "nextCursor" for format=mcp), the count in X-Total-Count.
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	c := s.collection(w, r.PathValue("name"))
 	if c == nil {
 		return
 	}
-	tools := c.Listed()
+	all := c.Listed()
 	if r.URL.Query().Get("hidden") == "true" {
-		tools = c.Tools
+		all = c.Tools
 	}
-	switch f := r.URL.Query().Get("format"); f {
+	f := r.URL.Query().Get("format")
+	if f != "" && f != "toolenv" && f != "openai" && f != "mcp" {
+		writeError(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "format is toolenv, openai or mcp", "unknown format %q", f))
+		return
+	}
+	tools, next, res := listPage(all, r.URL.Query())
+	if res != nil {
+		writeError(w, http.StatusBadRequest, res)
+		return
+	}
+	setPageHeaders(w, r, len(all), next)
+	switch f {
 	case "", "toolenv":
 		writeJSON(w, http.StatusOK, tools)
 	case "openai":
@@ -75,9 +89,11 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		for i, t := range tools {
 			out[i] = mcpTool{Name: t.Name, Title: t.Title, Description: openai.Description(t), InputSchema: t.Input}
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"tools": out})
-	default:
-		writeError(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "format is toolenv, openai or mcp", "unknown format %q", f))
+		body := map[string]any{"tools": out}
+		if next != "" {
+			body["nextCursor"] = next
+		}
+		writeJSON(w, http.StatusOK, body)
 	}
 }
 
