@@ -45,9 +45,12 @@ func BenchmarkVirtualCacheHit(b *testing.B) {
 			args[n] = "x"
 		}
 		canon, _ := toolenv.Canonical(v.Args(t.Input, args, true).Args)
-		entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Body: json.RawMessage(`"{'result': 'a recorded answer of moderate length, as StableToolBench caches them'}"`)})
 		ti, _ := json.Marshal(args)
 		body, _ := json.Marshal(map[string]any{"category": t.Category, "tool_name": t.Meta["std_tool"], "api_name": t.Meta["api_name"], "tool_input": string(ti), "strip": "", "toolbench_key": ""})
+		// Recorded as a first live call records it: under the client's
+		// exact key too.
+		exact, _ := toolbench.ToolInputKey(body)
+		entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Exact: exact, Body: json.RawMessage(`"{'result': 'a recorded answer of moderate length, as StableToolBench caches them'}"`)})
 		bodies = append(bodies, body)
 	}
 	if _, err := st.PutMany(context.Background(), entries, true); err != nil {
@@ -61,7 +64,9 @@ func BenchmarkVirtualCacheHit(b *testing.B) {
 		i := 0
 		w := httptest.NewRecorder()
 		for pb.Next() {
-			req := httptest.NewRequest(http.MethodPost, "/virtual", bytes.NewReader(bodies[i%len(bodies)]))
+			// A loopback Host and a JSON content type, as the guard asks.
+			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/virtual", bytes.NewReader(bodies[i%len(bodies)]))
+			req.Header.Set("Content-Type", "application/json")
 			w.Body.Reset()
 			w.Header().Del("X-Toolenv-Source")
 			srv.ServeHTTP(w, req)
