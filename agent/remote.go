@@ -46,6 +46,9 @@ type RemoteOptions struct {
 	// in-process one; the server only runs the calls. Collections not
 	// given are listed from the server.
 	Collections []*toolenv.Collection
+	// Token, when set, is sent as a bearer token on every request (the
+	// server's --auth-token-env).
+	Token string
 }
 
 // NewRemote returns an environment over the toolenv server at baseURL
@@ -73,6 +76,7 @@ func (r *Remote) collection(ctx context.Context, name string) (*toolenv.Collecti
 	if err != nil {
 		return nil, err
 	}
+	r.authorize(req)
 	resp, err := r.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("list the tools of %s at %s: %w (is the server running? check --env-url)", name, r.base, err)
@@ -103,9 +107,11 @@ func (r *Remote) Start(ctx context.Context, task *toolenv.Task) (Session, error)
 	if err != nil {
 		return nil, err
 	}
-	var id [8]byte
-	_, _ = rand.Read(id[:])
-	s := &remoteSession{env: r, coll: c, id: "eval-" + hex.EncodeToString(id[:])}
+	id, err := r.newSession(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: %w", task.ID, err)
+	}
+	s := &remoteSession{env: r, coll: c, id: id}
 	if r.opts.TaskTools != nil {
 		if s.tools, err = r.opts.TaskTools(c, task); err != nil {
 			return nil, err
@@ -129,9 +135,58 @@ type remoteSession struct {
 	tools []*toolenv.Tool
 }
 
-func (s *remoteSession) ID() string                      { return s.id }
-func (s *remoteSession) Tools() []*toolenv.Tool          { return s.tools }
-func (s *remoteSession) Close(ctx context.Context) error { return nil }
+// newSession asks the server for a task session (POST /sessions). A
+// server from before server-issued sessions has no such route: then the
+// client names one itself, as those servers expect.
+func (r *Remote) newSession(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/sessions", strings.NewReader("{}"))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	r.authorize(req)
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("open a session at %s: %w (is the server running? check --env-url)", r.base, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case resp.StatusCode == http.StatusCreated && resp.Header.Get(SessionHeader) != "":
+		return resp.Header.Get(SessionHeader), nil
+	case resp.StatusCode == http.StatusNotFound:
+		var id [16]byte
+		_, _ = rand.Read(id[:])
+		return "eval-" + hex.EncodeToString(id[:]), nil
+	}
+	return "", fmt.Errorf("open a session at %s: HTTP %d: %s", r.base, resp.StatusCode, strings.TrimSpace(string(body)))
+}
+
+func (r *Remote) authorize(req *http.Request) {
+	if r.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.opts.Token)
+	}
+}
+
+func (s *remoteSession) ID() string             { return s.id }
+func (s *remoteSession) Tools() []*toolenv.Tool { return s.tools }
+
+// Close ends the session on the server (DELETE /sessions/{id}), which
+// frees what it holds there.
+func (s *remoteSession) Close(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.env.base+"/sessions/"+url.PathEscape(s.id), nil)
+	if err != nil {
+		return err
+	}
+	s.env.authorize(req)
+	resp, err := s.env.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("end session at %s: %w", s.env.base, err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	return nil
+}
 
 func (s *remoteSession) Call(ctx context.Context, c Call) *toolenv.Result {
 	return s.post(ctx, c.Name, WithLabel(s.coll.Tool(c.Name), c.Args, c.Label))
@@ -153,6 +208,7 @@ func (s *remoteSession) post(ctx context.Context, name string, args map[string]a
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(SessionHeader, s.id)
+	s.env.authorize(req)
 	resp, err := s.env.http.Do(req)
 	if err != nil {
 		st := toolenv.StatusUnavailable

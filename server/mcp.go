@@ -46,6 +46,10 @@ type MCPOptions struct {
 	// Search answers search_tools; nil means an index of the listed
 	// tools built in the background (NewIndexSearch with its defaults).
 	Search ToolSearch
+	// Sessions checks the task sessions a tools/call names over HTTP
+	// (_meta "toolenv/session" or X-Toolenv-Session): the server's
+	// SessionIssuer. Nil: such names are scoped to the MCP session.
+	Sessions SessionIssuer
 }
 
 // DefaultMCPSearchAbove is the number of listed tools above which
@@ -110,6 +114,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		f.search = own
 		runtime.AddCleanup(f, func(s *IndexSearch) { s.Close() }, own)
 	}
+	f.sessions.issuer = opts.Sessions
 	cat := f.rebuild()
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       sdkLogger(log),
@@ -202,8 +207,14 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 
 // call runs one tools/call through the pipeline.
 func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcpEntry) *mcp.CallToolResult {
-	session := f.sessions.sessionOf(req)
-	args, res := mcpArgs(req.Params.Arguments)
+	session, release, res := f.sessions.sessionOf(ctx, req)
+	if res == nil {
+		defer release()
+	}
+	var args map[string]any
+	if res == nil {
+		args, res = mcpArgs(req.Params.Arguments)
+	}
 	if res == nil {
 		call := &toolenv.Call{
 			Tool: e.tool, Collection: e.coll, Args: args,
@@ -285,6 +296,14 @@ type MCPHTTPOptions struct {
 	// SessionTimeout closes sessions idle this long; 0 means 30 minutes,
 	// negative never.
 	SessionTimeout time.Duration
+	// MaxSessions caps the live sessions (default 4096; negative: no
+	// cap): opening one more closes the session idle longest that has no
+	// request in flight, or, when all have one, is refused with 503.
+	MaxSessions int
+	// OnSessionEnd, when set, is called with the id of every session the
+	// cap closes or the handler finds closed (idle, DELETE): the
+	// toolenv session of that id ends with it (DropSessions).
+	OnSessionEnd func(id string)
 }
 
 // NewMCPHandler serves srv over MCP's streamable HTTP transport (mount it
@@ -302,8 +321,15 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Logger:         sdkLogger(log),
 		SessionTimeout: timeout,
 	})
+	switch {
+	case opts.MaxSessions < 0:
+		return h
+	case opts.MaxSessions == 0:
+		opts.MaxSessions = 4096
+	}
+	return newMCPCap(h, srv, opts.MaxSessions, opts.OnSessionEnd)
 }

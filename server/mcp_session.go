@@ -1,14 +1,18 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"runtime"
 	"strings"
 	"sync"
 	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/server/session"
 )
 
 // The _meta keys a tools/call request may carry to adjust the call.
@@ -30,34 +34,65 @@ const (
 // one for its lifetime. The table holds sessions weakly: an entry goes
 // away when the SDK drops its session.
 type mcpSessions struct {
-	mu  sync.Mutex
-	ids map[weak.Pointer[mcp.ServerSession]]string
+	issuer SessionIssuer // checks named sessions over HTTP; nil: none are issued
+	mu     sync.Mutex
+	ids    map[weak.Pointer[mcp.ServerSession]]string
 }
 
-// sessionOf returns the toolenv session of a tools/call request: the
-// request's _meta "toolenv/session", else the X-Toolenv-Session header of
-// an HTTP request, else the MCP session's id, else the connection's own
-// generated id.
-func (s *mcpSessions) sessionOf(req *mcp.CallToolRequest) string {
+// sessionOf returns the toolenv session of a tools/call request, held
+// until release: the request's _meta "toolenv/session", else the
+// X-Toolenv-Session header of an HTTP request, else the MCP session's id
+// (issued by the server, bound to the token that opened it), else the
+// connection's own generated id.
+//
+// Over HTTP a named session must be one the server issued to the same
+// principal (POST /sessions); any other name is scoped to the MCP session
+// ("<mcp session>/<name>"), so a client cannot reach another's state by
+// naming it. Over stdio the connection is its one client and names are
+// taken as they are.
+func (s *mcpSessions) sessionOf(ctx context.Context, req *mcp.CallToolRequest) (id string, release func(), res *toolenv.Result) {
+	named := ""
 	if req.Params != nil {
 		if v, ok := req.Params.Meta[MCPMetaSession].(string); ok && strings.TrimSpace(v) != "" {
-			return v
+			named = v
 		}
 	}
-	if req.Extra != nil && req.Extra.Header != nil {
-		if v := req.Extra.Header.Get(SessionHeader); v != "" {
-			return v
+	if named == "" && req.Extra != nil && req.Extra.Header != nil {
+		named = req.Extra.Header.Get(SessionHeader)
+	}
+	own := ""
+	if ss := req.Session; ss != nil {
+		if own = ss.ID(); own == "" {
+			own = s.generated(ss)
 		}
 	}
-	ss := req.Session
-	if ss == nil {
-		return ""
+	if named == "" {
+		return own, noRelease, nil
 	}
-	if id := ss.ID(); id != "" {
-		return id
+	if req.Extra == nil { // stdio, in-memory: one client per connection
+		return named, noRelease, nil
 	}
-	return s.generated(ss)
+	principal := ""
+	if ti := req.Extra.TokenInfo; ti != nil {
+		principal = ti.UserID
+	}
+	if s.issuer != nil {
+		backend, release, err := s.issuer.Acquire(ctx, named, principal)
+		switch {
+		case err == nil:
+			return backend, release, nil
+		case !errors.Is(err, session.ErrUnknown) || strings.HasPrefix(named, session.Prefix):
+			return "", nil, sessionResult(err)
+		}
+	}
+	scope := own
+	if scope == "" {
+		scope = principal
+	}
+	return scope + "/" + named, noRelease, nil
 }
+
+func noRelease() {}
 
 func (s *mcpSessions) generated(ss *mcp.ServerSession) string {
 	key := weak.Make(ss)

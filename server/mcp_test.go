@@ -325,14 +325,22 @@ func TestMCPSessions(t *testing.T) {
 		ids[c.RequestID] = true
 	}
 
-	res, err := clients[0].cs.CallTool(ctx, &mcp.CallToolParams{
-		Meta: mcp.Meta{MCPMetaSession: "episode-7"}, Name: "exchange_rates", Arguments: map[string]any{},
-	})
-	if err != nil || res.Meta[MCPMetaSession] != "episode-7" {
-		t.Fatalf("_meta session override: err=%v _meta=%v", err, res.Meta)
-	}
-	if last := fx.log.all(); last[len(last)-1].Session != "episode-7" {
-		t.Errorf("pipeline session = %q", last[len(last)-1].Session)
+	// A session the client names: over HTTP it is scoped to the client's
+	// MCP session (so no other client reaches it by naming it); over an
+	// in-memory (or stdio) connection, its only client's, it is the name.
+	for _, c := range []struct {
+		cs   *mcp.ClientSession
+		want string
+	}{{clients[0].cs, clients[0].cs.ID() + "/episode-7"}, {clients[2].cs, "episode-7"}} {
+		res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{
+			Meta: mcp.Meta{MCPMetaSession: "episode-7"}, Name: "exchange_rates", Arguments: map[string]any{},
+		})
+		if err != nil || res.Meta[MCPMetaSession] != c.want {
+			t.Fatalf("_meta session override: err=%v _meta=%v, want %q", err, res.Meta, c.want)
+		}
+		if last := fx.log.all(); last[len(last)-1].Session != c.want {
+			t.Errorf("pipeline session = %q", last[len(last)-1].Session)
+		}
 	}
 }
 

@@ -152,11 +152,16 @@ func (s *Server) handleToolCall(w http.ResponseWriter, r *http.Request) {
 // the response body itself on success, an error object otherwise.
 func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv.Call) {
 	call.RequestID = s.newRequestID()
-	call.Session = r.Header.Get(SessionHeader)
+	release, res := s.callSession(w, r, call)
+	if res != nil {
+		writeError(w, 0, res)
+		return
+	}
+	defer release()
 	if fb := r.URL.Query().Get("_feedback"); fb != "" {
 		call.Options.Feedback = fb
 	}
-	res := s.invoke(r.Context(), call)
+	res = s.invoke(r.Context(), call)
 	setResultHeaders(w.Header(), res)
 	if !res.OK() {
 		writeError(w, 0, res)

@@ -16,6 +16,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/server/guard"
+	"github.com/toolenv/toolenv/server/session"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -40,6 +41,10 @@ type Options struct {
 	// tokens, content type); nil means guard.New(guard.Policy{}):
 	// loopback names only, no token.
 	Guard *guard.Guard
+	// Sessions issues and checks task-session ids; nil means a
+	// session.Table with its defaults whose ended sessions are dropped
+	// from the registry's backends.
+	Sessions SessionIssuer
 }
 
 // SessionHeader carries a session id (SLOT/SEL task sessions) on REST and
@@ -57,6 +62,7 @@ type Server struct {
 	// guarded is mux behind the guard; patterns lists mux's routes.
 	guard    *guard.Guard
 	guarded  http.Handler
+	sessions SessionIssuer
 	patterns []string
 }
 
@@ -86,6 +92,10 @@ func New(opts Options) *Server {
 	}
 	s.rebuildViews()
 	followRegistry(s, opts.Registry, (*Server).rebuildViews)
+	s.sessions = opts.Sessions
+	if s.sessions == nil {
+		s.sessions = session.New(session.Options{OnEnd: DropSessions(opts.Registry)})
+	}
 	s.routes()
 	s.guarded = s.guard.Handler(s.mux)
 	return s
@@ -118,6 +128,8 @@ func (s *Server) routes() {
 	s.handle("GET /openapi.json", http.HandlerFunc(s.handleOpenAPI))
 	s.handle("GET /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
 	s.handle("POST /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
+	s.handle("POST /sessions", http.HandlerFunc(s.handleNewSession))
+	s.handle("DELETE /sessions/{id}", http.HandlerFunc(s.handleEndSession))
 	if s.opts.Metrics != nil {
 		s.handle("GET /metrics", s.opts.Metrics.Handler())
 	}

@@ -226,9 +226,15 @@ func TestRESTRoutes(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"days":2`) || resp.Header.Get("X-Toolenv-Source") != "simulator" {
 		t.Fatalf("GET: %d %s %v", resp.StatusCode, body, resp.Header)
 	}
-	// Generic route, POST with a JSON body and a session.
-	resp, body = post(t, srv.URL+"/tools/demo/convert_currency", "application/json", `{"amount":10,"from":"EUR","to":"USD"}`, SessionHeader, "s1")
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"session":"s1"`) || !strings.Contains(string(body), `"frontend":"rest"`) {
+	// Generic route, POST with a JSON body and a session the server
+	// issued.
+	resp, _ = post(t, srv.URL+"/sessions", "application/json", `{}`)
+	sid := resp.Header.Get(SessionHeader)
+	if resp.StatusCode != 201 || sid == "" {
+		t.Fatalf("POST /sessions: %d", resp.StatusCode)
+	}
+	resp, body = post(t, srv.URL+"/tools/demo/convert_currency", "application/json", `{"amount":10,"from":"EUR","to":"USD"}`, SessionHeader, sid)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"session":"`+sid+`"`) || !strings.Contains(string(body), `"frontend":"rest"`) {
 		t.Fatalf("POST: %d %s", resp.StatusCode, body)
 	}
 	// Bound route with a path parameter.

@@ -185,8 +185,17 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		Args:       args,
 		Frontend:   "virtual",
 		RequestID:  s.newRequestID(),
-		Session:    r.Header.Get(SessionHeader),
 	}
+	release, res := s.callSession(w, r, call)
+	if res != nil {
+		code := http.StatusOK // as /virtual answers every failed call
+		if res.Status == toolenv.StatusUnavailable {
+			code = http.StatusServiceUnavailable
+		}
+		writeVirtual(w, code, res)
+		return
+	}
+	defer release()
 	if req.ToolbenchKey != "" {
 		call.Meta = map[string]string{"toolbench_key": req.ToolbenchKey}
 	}

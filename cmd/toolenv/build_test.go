@@ -36,7 +36,8 @@ func TestBuildBirdUsage(t *testing.T) {
 
 // TestBuildAndServeBird builds the superhero questions, serves the SLOT and
 // REST collections and answers a task over HTTP: the SLOT one in a session
-// (X-Toolenv-Session), the init step first, the REST one at its own path.
+// the server issues (the init step, sent without X-Toolenv-Session, gets
+// one; the following calls send it), the REST one at its own path.
 func TestBuildAndServeBird(t *testing.T) {
 	data := shareddata.Require(t, "bird")
 	out := t.TempDir()
@@ -50,12 +51,15 @@ func TestBuildAndServeBird(t *testing.T) {
 	base, stop := serveInBackground(t, "--store", ":memory:", "--collection", filepath.Join(out, "slot"), "--collection", filepath.Join(out, "rest"))
 	defer stop()
 
-	post := func(path, session string, args map[string]any) []byte {
+	session := ""
+	post := func(path string, args map[string]any) []byte {
 		t.Helper()
 		raw, _ := json.Marshal(args)
 		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(raw))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Toolenv-Session", session)
+		if session != "" {
+			req.Header.Set("X-Toolenv-Session", session)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -64,6 +68,11 @@ func TestBuildAndServeBird(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+		}
+		if session == "" {
+			if session = resp.Header.Get("X-Toolenv-Session"); session == "" {
+				t.Fatalf("%s: the first init call got no session", path)
+			}
 		}
 		return b
 	}
@@ -86,13 +95,13 @@ func TestBuildAndServeBird(t *testing.T) {
 	for _, g := range inits {
 		args := g.Args
 		args["label"] = g.Label
-		post("/tools/bird-slot/"+g.Name, "http-"+task.ID, args)
+		post("/tools/bird-slot/"+g.Name, args)
 	}
 	bodies := map[string]json.RawMessage{}
 	for _, g := range task.Gold {
 		args := g.Args
 		args["label"] = g.Label
-		bodies[g.Label] = post("/tools/bird-slot/"+g.Name, "http-"+task.ID, args)
+		bodies[g.Label] = post("/tools/bird-slot/"+g.Name, args)
 	}
 	var answerBodies []json.RawMessage
 	for _, l := range sqltools.AnswerLabels(task) {

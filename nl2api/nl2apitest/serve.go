@@ -172,6 +172,27 @@ func (s *Served) Call(ctx context.Context, c *toolenv.Collection, tool *toolenv.
 	return &Response{Status: resp.StatusCode, Body: data}, nil
 }
 
+// NewSession asks the server for a task session (POST /sessions) and
+// returns its id, to send as X-Toolenv-Session.
+func (s *Served) NewSession(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/sessions", strings.NewReader("{}"))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	id := resp.Header.Get(server.SessionHeader)
+	if resp.StatusCode != http.StatusCreated || id == "" {
+		return "", fmt.Errorf("POST /sessions: HTTP %d: %s", resp.StatusCode, body)
+	}
+	return id, nil
+}
+
 // queryValue is the query-string form of a JSON argument value.
 func queryValue(v any) string {
 	switch x := v.(type) {
@@ -197,6 +218,12 @@ func (s *Served) Replay(ctx context.Context, c *toolenv.Collection, t *toolenv.T
 	}
 	if !c.Policy.Sessions {
 		session = ""
+	} else if session != "" {
+		// Session ids are issued by the server; session only says that
+		// the task runs in one.
+		if session, err = s.NewSession(ctx); err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+		}
 	}
 	bodies := map[string]json.RawMessage{}
 	for i, g := range append(inits, t.Gold...) {

@@ -1,0 +1,291 @@
+// Package session issues and checks the ids of toolenv's task sessions
+// (SLOT/SEL state on a server): ids the server makes, 128 random bits
+// each, bound to the principal (bearer token) that asked for them, in a
+// table with a cap on live sessions that evicts the idlest one not in use,
+// and an idle timeout.
+//
+// Table keeps everything in memory: a session lives on the replica that
+// issued it. An implementation over a shared store can take its place
+// behind server.SessionIssuer.
+package session
+
+import (
+	"container/list"
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Prefix begins every id a Table issues.
+const Prefix = "ts-"
+
+// Errors a Table returns; wrapped, so test them with errors.Is.
+var (
+	// ErrUnknown: the id was never issued, was issued to another
+	// principal (the caller is not told which), ended, or was dropped
+	// after being idle or evicted at the cap.
+	ErrUnknown = errors.New("unknown session")
+	// ErrFull: the table holds its maximum of sessions and every one is
+	// in use.
+	ErrFull = errors.New("too many sessions")
+)
+
+// Options configure a Table. The zero value means the defaults.
+type Options struct {
+	// Max caps the live sessions (default 4096). A new session over the
+	// cap evicts the one idle longest that no call is using; when every
+	// session is in use, Issue fails with ErrFull.
+	Max int
+	// Idle drops sessions unused this long (default 30 min; negative:
+	// never).
+	Idle time.Duration
+	// ClientNamed accepts ids the server did not issue (the protocol
+	// before server-issued ids): each is registered on first use, scoped
+	// to the principal using it, and counts against Max like any other.
+	ClientNamed bool
+	// OnEnd is called (without locks held) with the session id a
+	// backend knows (see Acquire) whenever a session ends: evicted,
+	// idle, or ended by its client. Backends drop its state.
+	OnEnd func(id string)
+	// Now is the clock (default time.Now); tests inject their own.
+	Now func() time.Time
+}
+
+// Table is an in-memory session table, safe for concurrent use.
+type Table struct {
+	opts Options
+	mu   sync.Mutex
+	m    map[string]*entry // by key: the id, or principal+"\x00"+name for a client-named one
+	lru  *list.List        // front: most recently used
+	// stats
+	evicted, expired int
+}
+
+type entry struct {
+	key, id   string // id is what backends see
+	principal string
+	lastUsed  time.Time
+	inUse     int
+	elem      *list.Element
+}
+
+// New returns an empty table.
+func New(opts Options) *Table {
+	switch {
+	case opts.Max == 0:
+		opts.Max = 4096
+	case opts.Max < 0:
+		opts.Max = 0
+	}
+	switch {
+	case opts.Idle == 0:
+		opts.Idle = 30 * time.Minute
+	case opts.Idle < 0:
+		opts.Idle = 0
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Table{opts: opts, m: map[string]*entry{}, lru: list.New()}
+}
+
+// Idle returns the idle timeout (0: none).
+func (t *Table) Idle() time.Duration { return t.opts.Idle }
+
+// Max returns the cap on live sessions (0: none).
+func (t *Table) Max() int { return t.opts.Max }
+
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// NewID returns a fresh unguessable id: Prefix and 128 random bits.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return Prefix + strings.ToLower(b32.EncodeToString(b[:]))
+}
+
+// Issue makes a session for principal and returns its id. The session
+// is held (never evicted) until release is called: the caller's first
+// call, or nothing.
+func (t *Table) Issue(ctx context.Context, principal string) (id string, release func(), err error) {
+	id = NewID()
+	e, ended, err := t.add(id, id, principal, 1)
+	t.end(ended)
+	if err != nil {
+		return "", nil, err
+	}
+	return id, t.releaser(e), nil
+}
+
+// add registers a session under key, making room at the cap, with inUse
+// holds.
+func (t *Table) add(key, id, principal string, inUse int) (*entry, []string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.opts.Now()
+	ended := t.expireLocked(now)
+	if t.opts.Max > 0 && len(t.m) >= t.opts.Max {
+		victim := t.idlestLocked()
+		if victim == nil {
+			return nil, ended, fmt.Errorf("%w: all %d sessions are in use (retry later, end sessions you no longer need, or raise --max-sessions)", ErrFull, t.opts.Max)
+		}
+		t.removeLocked(victim)
+		t.evicted++
+		ended = append(ended, victim.id)
+	}
+	e := &entry{key: key, id: id, principal: principal, lastUsed: now, inUse: inUse}
+	e.elem = t.lru.PushFront(e)
+	t.m[key] = e
+	return e, ended, nil
+}
+
+// releaser returns the idempotent release of one hold on e.
+func (t *Table) releaser(e *entry) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.mu.Lock()
+			e.inUse--
+			e.lastUsed = t.opts.Now()
+			t.lru.MoveToFront(e.elem) // a no-op once e is removed
+			t.mu.Unlock()
+		})
+	}
+}
+
+// idlestLocked returns the least recently used session no call is using.
+func (t *Table) idlestLocked() *entry {
+	for el := t.lru.Back(); el != nil; el = el.Prev() {
+		if e := el.Value.(*entry); e.inUse == 0 {
+			return e
+		}
+	}
+	return nil
+}
+
+func (t *Table) expireLocked(now time.Time) []string {
+	if t.opts.Idle <= 0 {
+		return nil
+	}
+	var ended []string
+	for el := t.lru.Back(); el != nil; {
+		e := el.Value.(*entry)
+		if now.Sub(e.lastUsed) <= t.opts.Idle {
+			break
+		}
+		prev := el.Prev()
+		if e.inUse == 0 {
+			t.removeLocked(e)
+			t.expired++
+			ended = append(ended, e.id)
+		}
+		el = prev
+	}
+	return ended
+}
+
+func (t *Table) removeLocked(e *entry) {
+	t.lru.Remove(e.elem)
+	delete(t.m, e.key)
+}
+
+func (t *Table) end(ids []string) {
+	if t.opts.OnEnd == nil {
+		return
+	}
+	for _, id := range ids {
+		t.opts.OnEnd(id)
+	}
+}
+
+// clientKey is the table key of a client-named id.
+func clientKey(principal, name string) string { return principal + "\x00" + name }
+
+// backendID is the session id backends see for a client-named id: the
+// name itself without tokens (as before server-issued ids), else scoped
+// to the principal so that two tokens never share a session.
+func backendID(principal, name string) string {
+	if principal == "" {
+		return name
+	}
+	return principal + "/" + name
+}
+
+// Acquire checks that id belongs to principal and marks it in use (not
+// evictable) until release is called. It returns the id backends know
+// the session by (the id itself, or for a client-named id, its scoped
+// form).
+func (t *Table) Acquire(ctx context.Context, id, principal string) (backend string, release func(), err error) {
+	t.mu.Lock()
+	now := t.opts.Now()
+	ended := t.expireLocked(now)
+	e := t.m[id]
+	if e != nil && e.principal != principal {
+		e = nil
+	}
+	if e == nil && !strings.HasPrefix(id, Prefix) && t.opts.ClientNamed {
+		e = t.m[clientKey(principal, id)]
+		if e == nil {
+			t.mu.Unlock()
+			t.end(ended)
+			e, more, err := t.add(clientKey(principal, id), backendID(principal, id), principal, 1)
+			t.end(more)
+			if err != nil {
+				return "", nil, err
+			}
+			return e.id, t.releaser(e), nil
+		}
+	}
+	if e == nil {
+		t.mu.Unlock()
+		t.end(ended)
+		return "", nil, fmt.Errorf("%w %q", ErrUnknown, clip(id))
+	}
+	e.inUse++
+	e.lastUsed = now
+	t.lru.MoveToFront(e.elem)
+	t.mu.Unlock()
+	t.end(ended)
+	return e.id, t.releaser(e), nil
+}
+
+// End ends session id of principal.
+func (t *Table) End(ctx context.Context, id, principal string) error {
+	t.mu.Lock()
+	e := t.m[id]
+	if e == nil && t.opts.ClientNamed {
+		e = t.m[clientKey(principal, id)]
+	}
+	if e == nil || e.principal != principal {
+		t.mu.Unlock()
+		return fmt.Errorf("%w %q", ErrUnknown, clip(id))
+	}
+	t.removeLocked(e)
+	t.mu.Unlock()
+	t.end([]string{e.id})
+	return nil
+}
+
+// Stats are a table's counts.
+type Stats struct {
+	Live, Evicted, Expired int
+}
+
+// Stats returns the table's counts.
+func (t *Table) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Stats{Live: len(t.m), Evicted: t.evicted, Expired: t.expired}
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

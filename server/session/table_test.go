@@ -1,0 +1,221 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestIssuedIDsAreBoundToTheirPrincipal(t *testing.T) {
+	ctx := context.Background()
+	tb := New(Options{})
+	id, rel, err := tb.Issue(ctx, "token-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel()
+	if !strings.HasPrefix(id, Prefix) || len(id) < len(Prefix)+26 {
+		t.Fatalf("id %q is not 128 random bits", id)
+	}
+	got, release, err := tb.Acquire(ctx, id, "token-a")
+	if err != nil || got != id {
+		t.Fatalf("owner: %q %v", got, err)
+	}
+	release()
+	release() // idempotent
+	for _, c := range []struct{ id, principal string }{
+		{id, "token-b"}, // another token
+		{id, ""},        // no token
+		{"ts-aaaaaaaaaaaaaaaaaaaaaaaaaa", "token-a"}, // never issued
+		{"my-own-name", "token-a"},                   // client-named, not accepted
+	} {
+		if _, _, err := tb.Acquire(ctx, c.id, c.principal); !errors.Is(err, ErrUnknown) {
+			t.Errorf("Acquire(%q, %q) = %v, want ErrUnknown", c.id, c.principal, err)
+		}
+	}
+	if err := tb.End(ctx, id, "token-b"); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("another principal ended the session: %v", err)
+	}
+	if err := tb.End(ctx, id, "token-a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tb.Acquire(ctx, id, "token-a"); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("an ended session is still there: %v", err)
+	}
+	seen := map[string]bool{}
+	for range 1000 {
+		id := NewID()
+		if seen[id] {
+			t.Fatal("NewID repeated itself")
+		}
+		seen[id] = true
+	}
+}
+
+func TestCapEvictsTheIdlestSessionNotInUse(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: time.Unix(1e9, 0)}
+	var ended []string
+	tb := New(Options{Max: 3, Now: clk.now, OnEnd: func(id string) { ended = append(ended, id) }})
+	var ids []string
+	for range 3 {
+		id, rel, err := tb.Issue(ctx, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+		ids = append(ids, id)
+		clk.add(time.Second)
+	}
+	// ids[0] is taken by a call, then ids[1] and ids[2] are used after
+	// it: ids[0] is the idlest, but in use, so ids[1] goes.
+	_, rel0, err := tb.Acquire(ctx, ids[0], "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids[1:] {
+		clk.add(time.Second)
+		_, rel, err := tb.Acquire(ctx, id, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+	}
+	clk.add(time.Second)
+	if _, rel, err := tb.Issue(ctx, "p"); err != nil {
+		t.Fatal(err)
+	} else {
+		rel()
+	}
+	if len(ended) != 1 || ended[0] != ids[1] {
+		t.Fatalf("evicted %v, want the idlest not in use (%s)", ended, ids[1])
+	}
+	if _, _, err := tb.Acquire(ctx, ids[1], "p"); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("the evicted session answers: %v", err)
+	}
+	rel0()
+	if st := tb.Stats(); st.Live != 3 || st.Evicted != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	// Every session in use: a new one is refused with a clear error.
+	var rels []func()
+	for _, id := range tb.ids() {
+		_, r, err := tb.Acquire(ctx, id, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, r)
+	}
+	_, _, err = tb.Issue(ctx, "p")
+	if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "--max-sessions") {
+		t.Fatalf("full table: %v", err)
+	}
+	for _, r := range rels {
+		r()
+	}
+	if _, _, err := tb.Issue(ctx, "p"); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+}
+
+func (t *Table) ids() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for _, e := range t.m {
+		out = append(out, e.id)
+	}
+	return out
+}
+
+func TestIdleSessionsExpire(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: time.Unix(1e9, 0)}
+	var ended []string
+	tb := New(Options{Idle: time.Minute, Now: clk.now, OnEnd: func(id string) { ended = append(ended, id) }})
+	a, ra, _ := tb.Issue(ctx, "p")
+	b, rb, _ := tb.Issue(ctx, "p")
+	ra()
+	rb()
+	_, relB, _ := tb.Acquire(ctx, b, "p") // in use across the timeout
+	clk.add(2 * time.Minute)
+	if _, _, err := tb.Acquire(ctx, a, "p"); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("idle session answers: %v", err)
+	}
+	relB()
+	if _, rel, err := tb.Acquire(ctx, b, "p"); err != nil {
+		t.Fatalf("a session in use expired: %v", err)
+	} else {
+		rel()
+	}
+	if len(ended) != 1 || ended[0] != a {
+		t.Fatalf("ended %v", ended)
+	}
+}
+
+func TestClientNamedIDsAreScopedToTheirPrincipal(t *testing.T) {
+	ctx := context.Background()
+	tb := New(Options{ClientNamed: true, Max: 2})
+	a, ra, err := tb.Acquire(ctx, "episode-1", "token-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra()
+	b, rb, err := tb.Acquire(ctx, "episode-1", "token-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb()
+	if a == b {
+		t.Fatalf("two tokens share the client-named session %q", a)
+	}
+	none, rn, err := tb.Acquire(ctx, "episode-1", "")
+	if err != nil || none != "episode-1" {
+		t.Fatalf("without tokens the name is kept as is: %q %v", none, err)
+	}
+	rn()
+	if st := tb.Stats(); st.Live != 2 || st.Evicted != 1 {
+		t.Fatalf("client-named sessions are not capped: %+v", st)
+	}
+}
+
+// TestManyIssuesStayUnderTheCap issues 20,000 sessions into a table of
+// 100: it never holds more.
+func TestManyIssuesStayUnderTheCap(t *testing.T) {
+	ctx := context.Background()
+	tb := New(Options{Max: 100})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2500 {
+				_, rel, err := tb.Issue(ctx, "p"+string(rune('a'+w)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				rel()
+			}
+		}()
+	}
+	wg.Wait()
+	if st := tb.Stats(); st.Live != 100 || st.Evicted != 19900 {
+		t.Fatalf("%+v", st)
+	}
+}
