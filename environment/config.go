@@ -159,6 +159,22 @@ type ServerConfig struct {
 	BaseURL string `json:"base_url" flag:"base-url" help:"public URL of the server, written into OpenAPI documents (default: the request's host)"`
 	// MaxBody bounds request bodies; 0 means 1 MiB.
 	MaxBody int64 `json:"max_body" flag:"max-body" default:"1048576" help:"largest request body accepted, in bytes"`
+	// AuthTokenEnv names the environment variable holding the bearer
+	// token(s) clients must send (several: separated by commas); "" means
+	// none, which only a loopback Addr allows.
+	AuthTokenEnv string `json:"auth_token_env" flag:"auth-token-env" help:"environment variable holding the bearer token clients must send (Authorization: Bearer ...; several separated by commas, each its own client); required when --addr is not a loopback address"`
+	// AllowedHosts are Host names accepted besides loopback names and the
+	// address a client connected to: "example.org", "*.example.org", "*".
+	AllowedHosts []string `json:"allowed_hosts" flag:"allowed-host" help:"a Host name clients may use besides loopback names and the server's address (the public name behind a load balancer; *.example.org for subdomains; repeatable)"`
+	// MaxSessions caps the live task sessions and, separately, the live
+	// MCP sessions; 0 means 4096, -1 no cap.
+	MaxSessions int `json:"max_sessions" flag:"max-sessions" default:"4096" help:"most live sessions (SLOT/SEL task sessions, and MCP sessions); a new one evicts the idlest not in use, or is refused with 503 when all are in use; -1: no cap"`
+	// ClientSessionIDs accepts task-session ids the client names (the
+	// protocol before server-issued ids), scoped to its token.
+	ClientSessionIDs bool `json:"client_session_ids" flag:"client-session-ids" help:"also accept X-Toolenv-Session ids the client names itself (old clients), scoped to the caller's token; by default only ids the server issued (POST /sessions) are accepted"`
+	// MaxConns caps the connections open at once; 0 means 1024, -1 no
+	// cap.
+	MaxConns int `json:"max_conns" flag:"max-conns" default:"1024" help:"most connections open at once (over it: 503 at once); -1: no cap"`
 }
 
 // MCPConfig configures the MCP server.

@@ -19,6 +19,7 @@ import (
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/server"
+	"github.com/toolenv/toolenv/server/guard"
 	"github.com/toolenv/toolenv/store"
 )
 
@@ -57,6 +58,7 @@ type Environment struct {
 	frontOnce sync.Once
 	mcpServer *mcp.Server
 	handler   http.Handler
+	guard     *guard.Guard
 	frontErr  error
 }
 

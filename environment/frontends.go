@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolenv/toolenv/server"
+	"github.com/toolenv/toolenv/server/guard"
+	"github.com/toolenv/toolenv/server/session"
 )
 
 // Handler returns the HTTP handler of every front-end over the pipeline:
@@ -18,6 +20,15 @@ import (
 func (env *Environment) Handler() (http.Handler, error) {
 	env.frontends()
 	return env.handler, env.frontErr
+}
+
+// Guard returns the checks every request to Handler passes (Host,
+// Origin, bearer tokens from Config.Server.AuthTokenEnv, content type);
+// the program that listens asks guard.RequireToken before it serves a
+// non-loopback address. It is built with Handler.
+func (env *Environment) Guard() (*guard.Guard, error) {
+	env.frontends()
+	return env.guard, env.frontErr
 }
 
 // MCPServer returns the MCP server offering every tool (hidden tools are
@@ -69,18 +80,31 @@ func (env *Environment) frontends() {
 			env.frontErr = err
 			return
 		}
+		tokens, err := guard.TokensFromEnv(env.getenv, c.Server.AuthTokenEnv)
+		if err != nil {
+			env.frontErr = invalid("%s: %v", env.option("server.auth_token_env"), err)
+			return
+		}
+		env.guard, err = guard.New(guard.Policy{Tokens: tokens, AllowedHosts: c.Server.AllowedHosts, Open: []string{"/healthz"}, Logger: env.log})
+		if err != nil {
+			env.frontErr = invalid("%s: %v", env.option("server.allowed_hosts"), err)
+			return
+		}
+		drop := server.DropSessions(env.Registry)
+		sessions := session.New(session.Options{Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: drop})
 		env.mcpServer, err = server.NewMCPServer(server.MCPOptions{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Naming: naming, Version: c.Version, Search: search,
-			PageSize: c.MCP.PageSize, SearchAbove: c.MCP.SearchAbove,
+			PageSize: c.MCP.PageSize, SearchAbove: c.MCP.SearchAbove, Sessions: sessions,
 		})
 		if err != nil {
 			env.frontErr = err
 			return
 		}
-		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log})
+		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop})
 		env.handler = server.New(server.Options{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Metrics: env.Metrics,
 			MaxBodyBytes: c.Server.MaxBody, BaseURL: c.Server.BaseURL, MCP: mcpHandler,
+			Guard: env.guard, Sessions: sessions,
 		})
 	})
 }

@@ -18,6 +18,8 @@ func newMapReviewCmd(e *env) *cobra.Command {
 	var (
 		probePath, journal, addr, annotator string
 		exportTo, exportSet                 string
+		tokenEnv                            string
+		allowedHosts                        []string
 	)
 	cmd := &cobra.Command{
 		Use:   "review",
@@ -46,7 +48,15 @@ as a mappings file, usable by --failover) and exit.`,
 			if journal == "" {
 				journal = probePath + ".review.jsonl"
 			}
-			r, problems, err := review.New(review.Options{Probe: f, Journal: journal, Annotator: annotator, Logger: e.logger()})
+			tokens, err := guard.TokensFromEnv(e.getenv, tokenEnv)
+			if err != nil {
+				return usageError{err}
+			}
+			g, err := guard.New(guard.Policy{Login: true, Tokens: tokens, AllowedHosts: allowedHosts, Logger: e.logger()})
+			if err != nil {
+				return usageError{err}
+			}
+			r, problems, err := review.New(review.Options{Probe: f, Journal: journal, Annotator: annotator, Logger: e.logger(), Guard: g})
 			if err != nil {
 				return err
 			}
@@ -69,7 +79,7 @@ as a mappings file, usable by --failover) and exit.`,
 				fmt.Fprintf(e.stdout, "%d annotations: %d agreed mappings, %d rejected, %d conflicts\n", ex.Annotations, len(ex.Mappings), len(ex.Rejected), len(ex.Conflicts))
 				return nil
 			}
-			return serveReview(cmd.Context(), e, r, addr, journal)
+			return serveReview(cmd.Context(), e, r, addr, journal, len(tokens) > 0)
 		},
 	}
 	cmd.Flags().StringVar(&probePath, "probe", "", "the probe file to review (toolenv map probe --out)")
@@ -78,13 +88,19 @@ as a mappings file, usable by --failover) and exit.`,
 	cmd.Flags().StringVar(&annotator, "annotator", "", "default annotator name shown in the page")
 	cmd.Flags().StringVar(&exportTo, "export", "", "write the reviewed ground truth (JSON) here and exit")
 	cmd.Flags().StringVar(&exportSet, "export-set", "", "write the agreed mappings as a mappings file here and exit")
+	cmd.Flags().StringVar(&tokenEnv, "auth-token-env", "", "environment variable holding a bearer token programs may use instead of the login link (required when --addr is not a loopback address)")
+	cmd.Flags().StringArrayVar(&allowedHosts, "allowed-host", nil, "a Host name the page may be reached by besides loopback names and the server's address (repeatable)")
 	return cmd
 }
 
-func serveReview(ctx context.Context, e *env, r *review.Reviewer, addr, journal string) error {
+func serveReview(ctx context.Context, e *env, r *review.Reviewer, addr, journal string, tokens bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (pass --addr HOST:PORT)", addr, err)
+	}
+	if guard.Exposed(ln.Addr()) && !tokens {
+		ln.Close()
+		return usagef("%s is reachable from other machines: set a bearer token with --auth-token-env NAME (export NAME=$(openssl rand -hex 32)), or listen on a loopback address such as 127.0.0.1", ln.Addr())
 	}
 	fmt.Fprintf(e.stdout, "reviewing at %s (annotations in %s); Ctrl-C stops\n", r.LoginLink("http://"+ln.Addr().String()+"/"), journal)
 	fmt.Fprintln(e.stdout, "the link works once: it logs your browser in")

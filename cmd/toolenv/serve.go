@@ -51,10 +51,15 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	if err != nil {
 		return err
 	}
+	g, _ := env.Guard()
 	addr := cfg.Server.Addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is another server running there? pass --addr)", addr, err)
+	}
+	if err := guard.RequireToken(ln.Addr(), g); err != nil {
+		ln.Close()
+		return usageError{err}
 	}
 	tools := 0
 	for _, c := range env.Collections() {
@@ -63,7 +68,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	}
 	log.Info("toolenv is serving", "url", "http://"+ln.Addr().String(), "collections", len(env.Collections()), "tools", tools, "store", env.Store.Path(), "version", cfg.Version)
 	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics); Ctrl-C stops\n", tools, ln.Addr())
-	if err := guard.Serve(ctx, ln, h, guard.Limits{Logger: log}); err != nil {
+	if err := guard.Serve(ctx, ln, h, guard.Limits{MaxConns: cfg.Server.MaxConns, Logger: log}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")
