@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -178,4 +179,58 @@ func writeFile(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzPassRateFile: reading any pass-rate file never panics; a file read
+// is scored without panicking, and written back and read again it gives
+// the same labels in every round.
+func FuzzPassRateFile(f *testing.F) {
+	for _, s := range []string{
+		`{"1": {"is_solved": {"0": "AnswerStatus.Solved", " 1": "Solved", "01": null}}}`,
+		`{"1": {"query": "q", "is_solved": {"+2": "AnswerStatus.Unsure", "1_0": 1, "٣": true}}, "1": {}}`,
+		`{}`, ``, `[1]`, `{"1": {"is_solved": []}}`, `{"1": {"is_solved": {"0": "AnswerStatus.Solved", "0": "x"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "in.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pf, err := ReadPassRate(path)
+		if err != nil {
+			return
+		}
+		labels, _ := pf.Labels()
+		SolvePassRate(pf, 3)
+		out := filepath.Join(dir, "out.json")
+		if err := WritePassRate(out, pf); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadPassRate(out)
+		if err != nil {
+			t.Fatalf("written file does not read back: %v", err)
+		}
+		labels2, _ := again.Labels()
+		if fmt.Sprint(labels) != fmt.Sprint(labels2) {
+			t.Fatalf("labels changed in a write/read round trip:\n%v\n%v", labels, labels2)
+		}
+	})
+}
+
+// FuzzPyInt: Python's int() of a plain decimal is its value, with space
+// around, a sign, and underscores between digits; nothing panics.
+func FuzzPyInt(f *testing.F) {
+	for _, s := range []string{"0", " 1 ", "+2", "-3", "1_0", "01", "٣", "1__0", "_1", "", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := pyInt(s)
+		if v, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && v < 1<<40 && v > -(1<<40) && strings.TrimSpace(s) == strings.Trim(s, " \t\n\r\v\f") {
+			if !ok || n != v {
+				t.Fatalf("pyInt(%q) = %d, %v; want %d", s, n, ok, v)
+			}
+		}
+	})
 }
