@@ -64,10 +64,10 @@
 // choice for Go callers, documented on the field), enum (accepted values),
 // path ("file" or "named": relative paths in a file resolve against it)
 // and secret (a credential: names the key of the variable-name field to
-// use instead). After adding a field, regenerate the published schema and
-// reference with
+// use instead). After adding a field, regenerate the published schema
+// (docs/toolenv.schema.json) and the table of keys in docs/config.md with
 //
-//	go test ./environment -run TestPublishedSchema -update
+//	go test ./cmd/toolenv -run TestConfigSchema -update
 //
 // A flag that only one command has (eval's --agent, serve's own
 // listener) belongs to that command, not to Config.

@@ -8,29 +8,34 @@ import (
 	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/internal/configfile"
 )
 
-// configFlags are a command's environment flags (the fields of
-// environment.Config) and --config.
+// configFlags are a command's configuration flags (fields of
+// environment.Config and harness.Config, by their tags) and --config,
+// whose file (harness.File) holds them all.
 type configFlags struct {
 	path  string
 	flags *configfile.Flags
 }
 
-// Which environment flags a command has: every command that opens an
-// environment has the sources and backends; serve also has the HTTP
-// server's; mcp calls its naming flag --names.
+// Which configuration flags a command has: every command that opens an
+// environment has the sources and backends; serve also the HTTP server's
+// and the MCP server's (mcp calls its naming flag --names); eval also its
+// own.
 var (
-	bindServe = configfile.BindOptions{}
-	bindMCP   = configfile.BindOptions{Skip: []string{"server."}, Rename: map[string]string{
+	bindServe = configfile.BindOptions{Skip: []string{"eval."}}
+	bindMCP   = configfile.BindOptions{Skip: []string{"server.", "eval."}, Rename: map[string]string{
 		"mcp.names": "names", "mcp.page_size": "page-size", "mcp.search_above": "search-above"}}
-	bindEnv = configfile.BindOptions{Skip: []string{"server.", "mcp.", "watch"}}
+	bindEval = configfile.BindOptions{Skip: []string{"server.", "mcp.", "watch"}}
+	bindEnv  = configfile.BindOptions{Skip: []string{"server.", "mcp.", "eval.", "watch"}}
+	bindAll  = configfile.BindOptions{}
 )
 
-// bindConfig registers the environment flags and --config on fs.
+// bindConfig registers the configuration flags and --config on fs.
 func bindConfig(fs *pflag.FlagSet, opts configfile.BindOptions) *configFlags {
-	def := environment.Default()
+	def := harness.DefaultFile()
 	c := &configFlags{flags: configfile.Bind(fs, &def, opts)}
 	fs.StringVar(&c.path, "config", "", "configuration file, YAML or JSON (docs/config.md); flags given override it")
 	return c
@@ -38,9 +43,9 @@ func bindConfig(fs *pflag.FlagSet, opts configfile.BindOptions) *configFlags {
 
 // resolve returns the effective configuration: the defaults, then the
 // configuration file, then the flags given. It logs the file's warnings.
-func (c *configFlags) resolve(e *env) (environment.Config, error) {
+func (c *configFlags) resolve(e *env) (*harness.File, error) {
 	log := e.logger()
-	cfg := environment.Default()
+	cfg := harness.DefaultFile()
 	if v := e.getenv(storeEnv); v != "" {
 		cfg.Store = v // a file or flag given still wins
 	}
@@ -48,7 +53,10 @@ func (c *configFlags) resolve(e *env) (environment.Config, error) {
 	if c.path != "" {
 		f, err := configfile.Load(c.path, &cfg)
 		if err != nil {
-			return cfg, configError(err)
+			if errors.Is(err, configfile.ErrNotExist) {
+				return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
+			}
+			return nil, usageError{err}
 		}
 		for _, w := range f.Warnings {
 			log.Warn(w)
@@ -57,19 +65,19 @@ func (c *configFlags) resolve(e *env) (environment.Config, error) {
 	}
 	c.flags.Apply(&cfg, file, log)
 	if cfg.MCP.PageSize == 0 || cfg.MCP.SearchAbove == 0 {
-		return cfg, usagef("the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
+		return nil, usagef("the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
 	}
 	cfg.Logger, cfg.Getenv = log, e.getenv
-	return cfg, nil
+	return &cfg, nil
 }
 
-// configError makes a configuration file's problems a usage error (exit
-// 2), or a not-found error (exit 3) for a missing file.
-func configError(err error) error {
-	if errors.Is(err, configfile.ErrNotExist) {
-		return &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
+// open resolves the configuration and opens its environment.
+func (c *configFlags) open(ctx context.Context, e *env) (*environment.Environment, error) {
+	cfg, err := c.resolve(e)
+	if err != nil {
+		return nil, err
 	}
-	return usageError{err}
+	return environment.Open(ctx, &cfg.Config)
 }
 
 func newConfigCmd(e *env) *cobra.Command {
@@ -77,23 +85,23 @@ func newConfigCmd(e *env) *cobra.Command {
 		Use:   "config",
 		Short: "Show the effective configuration, or the configuration file's JSON Schema",
 		Long: `An environment's configuration (its sources, simulator, upstream, drift, faults,
-failover, repair, server) can be kept in a YAML or JSON file and given to serve,
-mcp, eval and the map commands with --config FILE; flags given on the command
-line override the file. See docs/config.md.`,
+failover, repair, server) and an evaluation's (its eval section) can be kept in a
+YAML or JSON file and given to serve, mcp, eval and the map commands with --config
+FILE; flags given on the command line override the file. See docs/config.md.`,
 	}
 	var format string
 	print := &cobra.Command{
 		Use:   "print",
 		Short: "Print the effective configuration: defaults, then --config, then the flags given",
-		Long: `Print the configuration serve would use with the same --config and flags, every
-key included. Credentials are shown as the name of the environment variable that
-holds them (the *_env keys), never their value.`,
+		Long: `Print the configuration the commands would use with the same --config and flags,
+every key included. Credentials are shown as the name of the environment variable
+that holds them (the *_env keys), never their value.`,
 		Example: `  toolenv config print
   toolenv config print --config examples/bird.yaml --drift-mode strict
   toolenv config print --collection out/bird/rest --format json > toolenv.json`,
 		Args: cobra.NoArgs,
 	}
-	cf := bindConfig(print.Flags(), bindServe)
+	cf := bindConfig(print.Flags(), bindAll)
 	print.Flags().StringVar(&format, "format", "yaml", "yaml or json")
 	print.RunE = func(cmd *cobra.Command, args []string) error {
 		if format != "yaml" && format != "json" {
@@ -103,7 +111,7 @@ holds them (the *_env keys), never their value.`,
 		if err != nil {
 			return err
 		}
-		out, err := cfg.Print(format)
+		out, err := configfile.Marshal(cfg, format)
 		if err != nil {
 			return err
 		}
@@ -115,7 +123,7 @@ holds them (the *_env keys), never their value.`,
 		Short: "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := environment.Schema()
+			s, err := fileSchema()
 			if err != nil {
 				return err
 			}
@@ -127,11 +135,7 @@ holds them (the *_env keys), never their value.`,
 	return cmd
 }
 
-// open resolves the configuration and opens its environment.
-func (c *configFlags) open(ctx context.Context, e *env) (*environment.Environment, error) {
-	cfg, err := c.resolve(e)
-	if err != nil {
-		return nil, err
-	}
-	return environment.Open(ctx, &cfg)
+// fileSchema is the JSON Schema of configuration files.
+func fileSchema() ([]byte, error) {
+	return configfile.Schema(&harness.File{}, environment.SchemaID, "toolenv configuration")
 }

@@ -2,83 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/agent"
-	"github.com/toolenv/toolenv/backend/sqltools"
-	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval"
-	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/report"
 	"github.com/toolenv/toolenv/eval/stb"
-	"github.com/toolenv/toolenv/internal/buildinfo"
-	"github.com/toolenv/toolenv/internal/progress"
-	"github.com/toolenv/toolenv/llm"
-	"github.com/toolenv/toolenv/store"
-	"github.com/toolenv/toolenv/toolbench"
 )
 
-// evalFlags are toolenv eval's own flags.
-type evalFlags struct {
-	tasks       []string
-	agentName   string
-	modelURL    string
-	modelName   string
-	keyEnv      string
-	runs        int
-	concurrency int
-	out         string
-	envURL      string
-	shard       string
-	resume      bool
-	retryErrors bool
-	replay      bool
-	records     string
-	seed        int64
-	temperature float64
-	maxTokens   int
-	timeout     time.Duration
-	retries     int
-	taskIDs     []string
-	groups      []string
-	limit       int
-
-	judgeURL    string
-	judgeModel  string
-	judgeKeyEnv string
-	noSoPR      bool
-	fac         bool
-	judgeRounds int
-	noJudge     bool
-
-	budget     int
-	maxSteps   int
-	tries      int
-	beam       int
-	maxQueries int
-	maxObs     int
-	style      string
-	native     bool
-	examples   int
-
-	skew evalSkewFlags // --env, --docs (drift_eval.go)
-}
-
 func newEvalCmd(e *env) *cobra.Command {
-	var (
-		cf *configFlags
-		ef evalFlags
-	)
+	var cf *configFlags
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Evaluate an agent and a model on tasks, with the papers' metrics",
@@ -107,423 +44,32 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
 			if err != nil {
 				return err
 			}
-			return runEval(cmd.Context(), e, &cfg, &ef, os.Args)
+			return runEval(cmd.Context(), e, cfg, os.Args)
 		},
 	}
-	fs := cmd.Flags()
-	registerEvalSkewFlags(fs, &ef.skew)
-	fs.StringArrayVar(&ef.tasks, "tasks", nil, "tasks: a collection folder (collection.json, tools.json, tasks.jsonl) or StableToolBench query files (repeatable)")
-	fs.StringVar(&ef.agentName, "agent", "react", "agent: direct, react, cot, dfsdt or oracle")
-	fs.StringVar(&ef.modelURL, "model", "", "OpenAI-compatible endpoint of the model, e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:11434/v1 (Ollama), https://api.openai.com/v1")
-	fs.StringVar(&ef.modelName, "model-name", "", "model name the endpoint serves")
-	fs.StringVar(&ef.keyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the model's API key (empty: none)")
-	fs.IntVar(&ef.runs, "runs", 1, "runs of every task")
-	fs.IntVar(&ef.concurrency, "concurrency", 4, "episodes run at once")
-	fs.StringVar(&ef.out, "out", "", "output folder")
-	fs.StringVar(&ef.envURL, "env-url", "", "run tools on a running toolenv server (e.g. http://127.0.0.1:8080) instead of in-process")
-	fs.StringVar(&ef.shard, "shard", "", "run only shard i/n of the tasks (task k goes to shard k mod n); join shards with toolenv eval merge")
-	fs.BoolVar(&ef.resume, "resume", false, "continue the run in --out, skipping finished episodes")
-	fs.BoolVar(&ef.retryErrors, "retry-errors", false, "with --resume, run again the episodes that ended with an error (model or environment unreachable)")
-	fs.BoolVar(&ef.replay, "replay", false, "serve every model and judge request from the records, with no network (a request never recorded is an error)")
-	fs.StringVar(&ef.records, "records", "", "database of recorded model and judge requests (default DIR/records.db)")
-	fs.Int64Var(&ef.seed, "seed", 1, "seed of the run: every episode's request seed and in-context examples derive from it")
-	fs.Float64Var(&ef.temperature, "temperature", 0, "sampling temperature sent with every agent request")
-	fs.IntVar(&ef.maxTokens, "max-tokens", 0, "completion token limit of every agent request (0: the server's)")
-	fs.DurationVar(&ef.timeout, "model-timeout", 120*time.Second, "timeout of one model request")
-	fs.IntVar(&ef.retries, "model-retries", 3, "retries of a model request that failed with a timeout, 429 or 5xx (with backoff)")
-	fs.StringSliceVar(&ef.taskIDs, "task-id", nil, "evaluate only these task ids (comma-separated or repeated)")
-	fs.StringSliceVar(&ef.groups, "group", nil, "evaluate only tasks of these groups (a database, a StableToolBench group)")
-	fs.IntVar(&ef.limit, "limit", 0, "evaluate only the first N tasks (after the filters)")
-	fs.StringVar(&ef.judgeURL, "judge-url", "", "endpoint of the SoPR/FAC judge (default: --model)")
-	fs.StringVar(&ef.judgeModel, "judge-model", "", "judge model name (default: --model-name); judging applies to react, cot and dfsdt")
-	fs.StringVar(&ef.judgeKeyEnv, "judge-api-key-env", "", "environment variable of the judge's API key (default: --api-key-env)")
-	fs.BoolVar(&ef.noJudge, "no-judge", false, "do not judge final answers (no SoPR, no FAC)")
-	fs.BoolVar(&ef.noSoPR, "no-sopr", false, "skip StableToolBench's Solvable Pass Rate")
-	fs.BoolVar(&ef.fac, "fac", false, "also judge MirrorAPI's Final Answer Completeness (its judge is a fine-tuned model; see docs/eval.md)")
-	fs.IntVar(&ef.judgeRounds, "judge-rounds", 1, "judgements of each answer (StableToolBench's --evaluate_times)")
-	fs.IntVar(&ef.budget, "budget", 10, "react: think-act-observe turns")
-	fs.IntVar(&ef.maxSteps, "max-steps", 12, "cot/dfsdt: ToolBench's single_chain_max_step (chain length in nodes)")
-	fs.IntVar(&ef.tries, "tries", 1, "cot: chains tried (CoT@N)")
-	fs.IntVar(&ef.beam, "beam", 2, "dfsdt: children per state (tree_beam_size)")
-	fs.IntVar(&ef.maxQueries, "max-queries", 200, "dfsdt: model calls per task (max_query_count)")
-	fs.IntVar(&ef.maxObs, "max-observation", 0, "characters of a tool's response shown to the model (0: 1024 for cot/dfsdt, 4096 for react)")
-	fs.StringVar(&ef.style, "style", "", "direct: prompt style nestful or bfcl (default: nestful for SLOT/SEL, bfcl otherwise)")
-	fs.BoolVar(&ef.native, "native-tools", false, "direct: offer the tools natively (tools field) instead of in the prompt")
-	fs.IntVar(&ef.examples, "examples", 3, "direct, nestful style: in-context examples")
-	cf = bindConfig(fs, bindEnv)
+	cf = bindConfig(cmd.Flags(), bindEval)
 	cmd.AddCommand(newEvalMergeCmd(e), newEvalCompareCmd(e), newEvalReportCmd(e), newEvalSTBCmd(e))
 	cmd.AddCommand(newEvalFidelityCmd(e))
 	return cmd
 }
 
-// newAgent builds the agent the flags name.
-func newAgent(ef *evalFlags) (agent.Agent, map[string]any, error) {
-	switch ef.agentName {
-	case "oracle":
-		return agent.Oracle{}, nil, nil
-	case "direct":
-		if ef.style != "" && ef.style != agent.StyleNestful && ef.style != agent.StyleBFCL {
-			return nil, nil, usagef("--style %q: want nestful or bfcl", ef.style)
-		}
-		ex := ef.examples
-		if ex == 0 {
-			ex = -1
-		}
-		return agent.Direct{Style: ef.style, NativeTools: ef.native, Examples: ex}, map[string]any{"style": ef.style, "native_tools": ef.native, "examples": ef.examples}, nil
-	case "react":
-		return agent.ReAct{Budget: ef.budget, MaxObservation: ef.maxObs}, map[string]any{"budget": ef.budget, "max_observation": ef.maxObs}, nil
-	case "cot":
-		return agent.CoT{MaxSteps: ef.maxSteps, Tries: ef.tries, MaxObservation: ef.maxObs}, map[string]any{"max_steps": ef.maxSteps, "tries": ef.tries, "max_observation": ef.maxObs}, nil
-	case "dfsdt":
-		return agent.DFSDT{MaxSteps: ef.maxSteps, Beam: ef.beam, MaxQueries: ef.maxQueries, MaxObservation: ef.maxObs},
-			map[string]any{"max_steps": ef.maxSteps, "beam": ef.beam, "max_queries": ef.maxQueries, "max_observation": ef.maxObs}, nil
-	}
-	return nil, nil, usagef("--agent %q: want direct, react, cot, dfsdt or oracle", ef.agentName)
-}
-
-// taskTools narrows an NL2SQL task's tools to its starting table.
-func taskTools(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error) {
-	if c.Backend.Type == sqltools.BackendType && t.Meta["columns"] != nil {
-		return sqltools.TaskTools(c, t)
-	}
-	return agent.TaskTools(c, t), nil
-}
-
-// loadedTasks are the tasks of an evaluation with their collections.
-type loadedTasks struct {
-	colls    map[string]*toolenv.Collection
-	tasks    []*toolenv.Task
-	problems []string
-}
-
-// sortTasks orders tasks by collection, then by id (numerically when the
-// ids end with numbers), so that runs, shards and seeds are stable.
-func sortTasks(ts []*toolenv.Task) {
-	sort.SliceStable(ts, func(i, j int) bool {
-		if ts[i].Collection != ts[j].Collection {
-			return ts[i].Collection < ts[j].Collection
-		}
-		return naturalLess(ts[i].ID, ts[j].ID)
-	})
-}
-
-func naturalLess(a, b string) bool {
-	ta, na := splitNum(a)
-	tb, nb := splitNum(b)
-	if ta != tb || na < 0 || nb < 0 {
-		return a < b
-	}
-	return na < nb
-}
-
-func splitNum(s string) (string, int) {
-	i := len(s)
-	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
-		i--
-	}
-	if i == len(s) || len(s)-i > 9 {
-		return s, -1
-	}
-	n := 0
-	for _, c := range s[i:] {
-		n = n*10 + int(c-'0')
-	}
-	return s[:i], n
-}
-
-// splitTaskSources sorts --tasks into collection folders and
-// StableToolBench query files.
-func splitTaskSources(paths []string) (collections, queries []string, err error) {
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, nil, usagef("--tasks %s: %v", p, err)
-		}
-		if st.IsDir() {
-			if _, err := os.Stat(filepath.Join(p, toolenv.CollectionFile)); err == nil {
-				collections = append(collections, p)
-				continue
-			}
-		}
-		queries = append(queries, p)
-	}
-	return collections, queries, nil
-}
-
-// loadTasksOnly reads tasks and collections without building backends
-// (for --env-url, where a server runs the tools).
-func loadTasksOnly(collDirs, queries []string) (*loadedTasks, error) {
-	lt := &loadedTasks{colls: map[string]*toolenv.Collection{}}
-	for _, d := range collDirs {
-		c, err := toolenv.ReadCollection(d)
-		if err != nil {
-			return nil, err
-		}
-		lt.colls[c.Name] = c
-		tasks, problems, err := toolenv.ReadTasks(filepath.Join(d, toolenv.TasksFile))
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range tasks {
-			if t.Collection == "" {
-				t.Collection = c.Name
-			}
-		}
-		lt.tasks = append(lt.tasks, tasks...)
-		for _, p := range problems {
-			lt.problems = append(lt.problems, p.Error())
-		}
-	}
-	if len(queries) > 0 {
-		src, err := toolbench.Load(queries...)
-		if err != nil {
-			return nil, err
-		}
-		c := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
-		lt.colls[c.Name] = c
-		lt.tasks = append(lt.tasks, src.Tasks(c)...)
-	}
-	return lt, nil
-}
-
-func filterTasks(ts []*toolenv.Task, ef *evalFlags) []*toolenv.Task {
-	ids := map[string]bool{}
-	for _, id := range ef.taskIDs {
-		ids[strings.TrimSpace(id)] = true
-	}
-	groups := map[string]bool{}
-	for _, g := range ef.groups {
-		groups[strings.TrimSpace(g)] = true
-	}
-	var out []*toolenv.Task
-	for _, t := range ts {
-		if len(ids) > 0 && !ids[t.ID] {
-			continue
-		}
-		if len(groups) > 0 && !groups[t.Group] {
-			continue
-		}
-		out = append(out, t)
-		if ef.limit > 0 && len(out) == ef.limit {
-			break
-		}
-	}
-	return out
-}
-
-func runEval(ctx context.Context, e *env, envCfg *environment.Config, ef *evalFlags, argv []string) error {
-	log := e.logger()
-	ef.tasks = append(ef.tasks, ef.skew.env...)
-	tools, err := skewTaskTools(&ef.skew, taskTools)
+func runEval(ctx context.Context, e *env, cfg *harness.File, argv []string) error {
+	ev, err := harness.Prepare(ctx, &cfg.Eval, &cfg.Config, harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: argv})
 	if err != nil {
 		return err
 	}
-	if len(ef.tasks) == 0 {
-		return usagef("--tasks is required: a collection folder (e.g. out/bird/slot) or StableToolBench query files")
-	}
-	if ef.out == "" {
-		return usagef("--out is required: the folder for the episodes and the reports")
-	}
-	a, agentOpts, err := newAgent(ef)
-	if err != nil {
-		return err
-	}
-	needModel := ef.agentName != "oracle"
-	if needModel && (ef.modelURL == "" || ef.modelName == "") {
-		return usagef("--agent %s needs --model (an OpenAI-compatible endpoint) and --model-name", ef.agentName)
-	}
-	var shard eval.Shard
-	if ef.shard != "" {
-		if shard, err = eval.ParseShard(ef.shard); err != nil {
-			return usagef("--shard: %v", err)
-		}
-	}
-	if ef.runs < 1 || ef.concurrency < 1 {
-		return usagef("--runs and --concurrency must be at least 1")
-	}
-	if err := os.MkdirAll(ef.out, 0o755); err != nil {
-		return err
-	}
-	collDirs, queries, err := splitTaskSources(ef.tasks)
-	if err != nil {
-		return err
-	}
-
-	// The environment: in-process (the full pipeline over each
-	// collection's backend) or a running server.
-	var (
-		lt      *loadedTasks
-		runEnv  agent.Env
-		envName = "in-process"
-	)
-	if ef.envURL != "" {
-		if lt, err = loadTasksOnly(collDirs, queries); err != nil {
-			return err
-		}
-		var colls []*toolenv.Collection
-		for _, c := range lt.colls {
-			colls = append(colls, c)
-		}
-		runEnv = agent.NewRemote(ef.envURL, agent.RemoteOptions{TaskTools: tools, Collections: colls})
-		envName = ef.envURL
-	} else {
-		envCfg.Collections = append(envCfg.Collections, collDirs...)
-		envCfg.ToolBench = append(envCfg.ToolBench, queries...)
-		envx, err := environment.Open(ctx, envCfg)
-		if err != nil {
-			return err
-		}
-		defer envx.Close()
-		lt = &loadedTasks{colls: map[string]*toolenv.Collection{}}
-		var colls []*toolenv.Collection
-		for _, c := range envx.Collections() {
-			lt.colls[c.Name] = c
-			colls = append(colls, c)
-			for _, t := range envx.Tasks[c.Name] {
-				if t.Collection == "" {
-					t.Collection = c.Name
-				}
-				lt.tasks = append(lt.tasks, t)
-			}
-		}
-		for _, d := range collDirs {
-			if _, problems, err := toolenv.ReadTasks(filepath.Join(d, toolenv.TasksFile)); err == nil {
-				for _, p := range problems {
-					lt.problems = append(lt.problems, p.Error())
-				}
-			}
-		}
-		runEnv = agent.NewLocal(envx.Pipeline, colls, agent.LocalOptions{TaskTools: tools})
-	}
-	sortTasks(lt.tasks)
-	tasks := filterTasks(lt.tasks, ef)
-	if len(tasks) == 0 {
-		return usagef("no tasks to evaluate in %s (check --tasks and the filters)", strings.Join(ef.tasks, ", "))
-	}
-	for _, p := range lt.problems {
-		log.Warn("task line skipped", "problem", p)
-	}
-
-	// Records of every model and judge exchange, for --replay.
-	records, err := openRecords(ctx, ef.records, ef.out, ef.replay, log)
-	if err != nil {
-		return err
-	}
-	defer records.Close()
-	// One connection per concurrent episode stays open: the default
-	// transport keeps only two idle connections per host.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 4 * ef.concurrency
-	tr.MaxIdleConnsPerHost = 2 * ef.concurrency
-	hc := &http.Client{Transport: tr}
-	newClient := func(url, keyEnv string) *llm.Client {
-		key := ""
-		if keyEnv != "" {
-			key = e.getenv(keyEnv)
-		}
-		return llm.New(url, llm.Options{APIKey: key, HTTPClient: hc, Timeout: ef.timeout, MaxRetries: retries(ef.retries), Recorder: records, Replay: ef.replay, Logger: log})
-	}
-	cfg := eval.Config{
-		Tasks: tasks, Collections: lt.colls, Env: runEnv, Agent: a, ModelName: ef.modelName,
-		Runs: ef.runs, Concurrency: ef.concurrency, Seed: ef.seed, MaxTokens: ef.maxTokens,
-		Out: ef.out, Resume: ef.resume, RetryErrors: ef.retryErrors, Shard: shard, Logger: log,
-	}
-	if needModel {
-		cfg.Model = newClient(ef.modelURL, ef.keyEnv)
-		cfg.Temperature = llm.Float(ef.temperature)
-	}
-	info := &eval.RunInfo{
-		Agent: a.Name(), Model: ef.modelName, ModelURL: ef.modelURL, Tasks: ef.tasks, TaskCount: len(tasks), Runs: ef.runs,
-		Concurrency: ef.concurrency, Seed: ef.seed, Shard: shard, Temperature: cfg.Temperature, MaxTokens: ef.maxTokens,
-		AgentOptions: agentOpts, Env: envName, Replay: ef.replay, Records: records.Path(), Skipped: lt.problems,
-		Command: argv, Version: buildinfo.Version(), Started: time.Now().UTC(),
-	}
-	if ef.envURL == "" {
-		info.Config = envCfg.Redacted()
-	}
-	info.Prompts = append(info.Prompts, agent.Prompts()...)
-	judging := needModel && !ef.noJudge && ef.agentName != "direct" && (!ef.noSoPR || ef.fac)
-	if judging {
-		ju, jm, jk := ef.judgeURL, ef.judgeModel, ef.judgeKeyEnv
-		if ju == "" {
-			ju = ef.modelURL
-		}
-		if jm == "" {
-			jm = ef.modelName
-		}
-		if jk == "" {
-			jk = ef.keyEnv
-		}
-		cfg.Judge = &judge.Judge{Model: newClient(ju, jk), ModelName: jm}
-		cfg.NoSoPR, cfg.FAC, cfg.JudgeRounds = ef.noSoPR, ef.fac, ef.judgeRounds
-		info.Judge = &eval.JudgeInfo{Model: jm, URL: ju, Rounds: max(ef.judgeRounds, 1), SoPR: !ef.noSoPR, FAC: ef.fac}
-		info.Prompts = append(info.Prompts, judge.Prompts()...)
-	}
-	if err := eval.WriteRunInfo(ef.out, info); err != nil {
-		return err
-	}
-
-	// The bar starts with the first finished episode, which tells the
-	// total (resumed episodes count as done); its description shows the
-	// completion rate so far when the tasks have gold answers.
-	var (
-		bar                 *progress.Bar
-		scored, completions int
-	)
-	cfg.Progress = func(done, total int, ep *eval.Episode) {
-		if bar == nil {
-			bar = progress.New(e.stderr, total, "eval "+a.Name())
-			if done > 1 {
-				bar.Add(done - 1)
-			}
-		}
-		if ep.Score.HasAnswer {
-			scored++
-			if ep.Score.Completed {
-				completions++
-			}
-			bar.Describe(fmt.Sprintf("eval %s (completed %d/%d)", a.Name(), completions, scored))
-		}
-		bar.Add(1)
-	}
-	fmt.Fprintf(e.stderr, "toolenv: evaluating %s on %d task(s) × %d run(s), %d at a time, episodes in %s\n", a.Name(), len(tasks), ef.runs, ef.concurrency, filepath.Join(ef.out, eval.JournalName(shard)))
-	res, runErr := eval.Run(ctx, cfg)
-	if bar != nil {
-		bar.Finish()
-	}
+	defer ev.Close()
+	ec := &cfg.Eval
+	fmt.Fprintf(e.stderr, "toolenv: evaluating %s on %d task(s) × %d run(s), %d at a time, episodes in %s\n", ev.Agent().Name(), len(ev.Tasks), ec.Runs, ec.Concurrency, ev.Journal)
+	res, err := ev.Run(ctx)
 	if res == nil {
-		if errors.Is(runErr, eval.ErrOutExists) {
-			return usageError{runErr}
-		}
-		return runErr
-	}
-	info.Finished, info.Ran, info.Resumed, info.Interrupted = time.Now().UTC(), res.Ran, res.Skipped, res.Interrupted
-	if err := eval.WriteRunInfo(ef.out, info); err != nil {
 		return err
 	}
-	var problems []error
-	for _, p := range lt.problems {
-		problems = append(problems, errors.New(p))
+	printOverview(e, ec.Out, ev.Info, res.Summary)
+	if err != nil && res.Interrupted {
+		fmt.Fprintf(e.stderr, "toolenv: interrupted; %d episode(s) are saved. Continue with the same command and --resume.\n", len(res.Episodes))
 	}
-	s, err := report.Write(ef.out, info, res.Episodes, problems)
-	if err != nil {
-		return err
-	}
-	printOverview(e, ef.out, info, s)
-	if runErr != nil {
-		if res.Interrupted {
-			fmt.Fprintf(e.stderr, "toolenv: interrupted; %d episode(s) are saved. Continue with the same command and --resume.\n", len(res.Episodes))
-		}
-		return runErr
-	}
-	return nil
-}
-
-func retries(n int) int {
-	if n <= 0 {
-		return -1
-	}
-	return n
+	return err
 }
 
 // printOverview prints the overview table and where the reports are.
@@ -712,22 +258,4 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 	passrate.Flags().IntVar(&times, "evaluate-times", 0, "eval_pass_rate.py's --evaluate_times (0: the rounds recorded)")
 	cmd.AddCommand(convert, passrate)
 	return cmd
-}
-
-// openRecords opens the records of an evaluation's model exchanges: path,
-// else out/records.db. With replay they must exist already.
-func openRecords(ctx context.Context, path, out string, replay bool, log *slog.Logger) (store.Store, error) {
-	if path == "" {
-		path = filepath.Join(out, "records.db")
-	}
-	if replay {
-		if _, err := os.Stat(path); err != nil {
-			return nil, usagef("--replay: no records at %s (run once without --replay, or pass --records)", path)
-		}
-	}
-	records, err := store.Open(ctx, path, store.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("open the records: %w", err)
-	}
-	return records, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/bleu"
 	"github.com/toolenv/toolenv/eval/fidelity"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/invoke"
@@ -85,7 +86,7 @@ DIR/summary.json, DIR/report.md, DIR/report.html and DIR/pairs.jsonl.`,
 			if err != nil {
 				return err
 			}
-			return runEvalFidelity(cmd.Context(), e, &cfg, &ff, os.Args)
+			return runEvalFidelity(cmd.Context(), e, &cfg.Config, &ff, os.Args)
 		},
 	}
 	fs := cmd.Flags()
@@ -143,7 +144,7 @@ func runEvalFidelity(ctx context.Context, e *env, envCfg *environment.Config, ff
 	}
 
 	// Records of every simulator, embedding and judge exchange.
-	records, err := openRecords(ctx, ff.records, ff.out, ff.replay, log)
+	records, err := harness.OpenRecords(ctx, ff.records, ff.out, ff.replay, log)
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func runEvalFidelity(ctx context.Context, e *env, envCfg *environment.Config, ff
 		if keyEnv != "" {
 			key = e.getenv(keyEnv)
 		}
-		return llm.New(url, llm.Options{APIKey: key, Timeout: timeout, MaxRetries: retries(ff.retries), Recorder: records, Replay: ff.replay, Logger: log})
+		return llm.New(url, llm.Options{APIKey: key, Timeout: timeout, MaxRetries: harness.Retries(ff.retries), Recorder: records, Replay: ff.replay, Logger: log})
 	}
 
 	envx, err := environment.Open(ctx, envCfg)

@@ -18,6 +18,7 @@ import (
 	"github.com/toolenv/toolenv/drift"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/answer"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/llm"
@@ -74,7 +75,7 @@ func workEnv(ctx context.Context, e *env, dirs []string, set func(*environment.C
 func runTasks(ctx context.Context, env *environment.Environment, ag agent.Agent, model agent.Model, tasks []*toolenv.Task, r *workRun, bar *progress.Bar) {
 	start := time.Now()
 	tt := func(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error) {
-		if ts, err := taskTools(c, t); err == nil && len(ts) > 0 {
+		if ts, err := harness.TaskTools(c, t); err == nil && len(ts) > 0 {
 			return ts, nil
 		}
 		return agent.TaskTools(c, t), nil

@@ -37,7 +37,7 @@ state); a call's _meta "toolenv/session" names another.`,
 			if err != nil {
 				return err
 			}
-			return runMCP(cmd.Context(), e, &cfg)
+			return runMCP(cmd.Context(), e, &cfg.Config)
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindMCP)

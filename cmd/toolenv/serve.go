@@ -32,7 +32,7 @@ in a configuration file (--config toolenv.yaml; flags given override it).`,
 			if err != nil {
 				return err
 			}
-			return runServe(cmd.Context(), e, &cfg)
+			return runServe(cmd.Context(), e, &cfg.Config)
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindServe)

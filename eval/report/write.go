@@ -19,7 +19,7 @@ var Files = []string{"summary.json", "report.md", "report.html"}
 func Write(dir string, info *eval.RunInfo, eps []*eval.Episode, problems []error) (*eval.Summary, error) {
 	s := eval.Summarize(eps)
 	if info != nil {
-		s.Provenance = &toolenv.Provenance{Version: info.Version, Command: info.Command, Config: info.Config}
+		s.Provenance = &toolenv.Provenance{Version: info.Version, Config: info.Config}
 	}
 	if err := toolenv.WriteJSONFile(filepath.Join(dir, "summary.json"), s); err != nil {
 		return nil, fmt.Errorf("write summary: %w", err)

@@ -1,0 +1,355 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/report"
+	"github.com/toolenv/toolenv/internal/buildinfo"
+	"github.com/toolenv/toolenv/internal/configfile"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/store"
+)
+
+// Options are what a program gives an evaluation besides its
+// configuration.
+type Options struct {
+	// Logger logs skipped task lines and failed episodes; nil discards.
+	Logger *slog.Logger
+	// Getenv looks up the variables the *KeyEnv fields name; nil means
+	// os.Getenv.
+	Getenv func(string) string
+	// Progress shows a progress bar (or, off a terminal, progress lines);
+	// nil shows none.
+	Progress io.Writer
+	// Command is the command line, recorded in run.json.
+	Command []string
+}
+
+// Evaluation is a prepared evaluation: its tasks loaded, its environment
+// open, its run.json written. Run runs it; Close releases it.
+type Evaluation struct {
+	// Info is what run.json records.
+	Info *eval.RunInfo
+	// Tasks are the tasks evaluated, in order.
+	Tasks []*toolenv.Task
+	// Journal is the episodes file.
+	Journal string
+
+	cfg      *Config
+	run      eval.Config
+	problems []string
+	agent    agent.Agent
+	progress io.Writer
+	closers  []io.Closer
+}
+
+// Prepare checks cfg, loads the tasks and opens their environment: the
+// environment envCfg describes (with the task folders added) in-process,
+// or the server at cfg.EnvURL. It writes run.json into cfg.Out. Problems
+// with cfg are *toolenv.Error values with StatusInvalidArguments.
+func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts Options) (_ *Evaluation, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	ev := &Evaluation{cfg: cfg, progress: opts.Progress}
+	defer func() {
+		if err != nil {
+			ev.Close()
+		}
+	}()
+	sources := append(append([]string(nil), cfg.Tasks...), cfg.Skew.Env...)
+	tools, err := skewTaskTools(&cfg.Skew, TaskTools)
+	if err != nil {
+		return nil, err
+	}
+	if len(sources) == 0 {
+		return nil, invalid("--tasks is required: a collection folder (e.g. out/bird/slot) or StableToolBench query files")
+	}
+	if cfg.Out == "" {
+		return nil, invalid("--out is required: the folder for the episodes and the reports")
+	}
+	a, agentOpts, err := NewAgent(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ev.agent = a
+	needModel := cfg.Agent != "oracle"
+	if needModel && (cfg.Model.URL == "" || cfg.Model.Name == "") {
+		return nil, invalid("--agent %s needs --model (an OpenAI-compatible endpoint) and --model-name", cfg.Agent)
+	}
+	var shard eval.Shard
+	if cfg.Shard != "" {
+		if shard, err = eval.ParseShard(cfg.Shard); err != nil {
+			return nil, invalid("--shard: %v", err)
+		}
+	}
+	if cfg.Runs < 1 || cfg.Concurrency < 1 {
+		return nil, invalid("--runs and --concurrency must be at least 1")
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	collDirs, queries, err := splitTaskSources(sources)
+	if err != nil {
+		return nil, err
+	}
+
+	// The environment: in-process (the full pipeline over each
+	// collection's backend) or a running server.
+	var (
+		lt      *loadedTasks
+		runEnv  agent.Env
+		envName = "in-process"
+	)
+	if cfg.EnvURL != "" {
+		if lt, err = loadTasksOnly(collDirs, queries); err != nil {
+			return nil, err
+		}
+		var colls []*toolenv.Collection
+		for _, c := range lt.colls {
+			colls = append(colls, c)
+		}
+		runEnv = agent.NewRemote(cfg.EnvURL, agent.RemoteOptions{TaskTools: tools, Collections: colls})
+		envName = cfg.EnvURL
+	} else {
+		ec := *envCfg
+		ec.Collections = append(append([]string(nil), ec.Collections...), collDirs...)
+		ec.ToolBench = append(append([]string(nil), ec.ToolBench...), queries...)
+		env, err := environment.Open(ctx, &ec)
+		if err != nil {
+			return nil, err
+		}
+		ev.closers = append(ev.closers, env)
+		lt = &loadedTasks{colls: map[string]*toolenv.Collection{}}
+		var colls []*toolenv.Collection
+		for _, c := range env.Collections() {
+			lt.colls[c.Name] = c
+			colls = append(colls, c)
+			for _, t := range env.Tasks[c.Name] {
+				if t.Collection == "" {
+					t.Collection = c.Name
+				}
+				lt.tasks = append(lt.tasks, t)
+			}
+		}
+		for _, d := range collDirs {
+			if _, problems, err := toolenv.ReadTasks(filepath.Join(d, toolenv.TasksFile)); err == nil {
+				for _, p := range problems {
+					lt.problems = append(lt.problems, p.Error())
+				}
+			}
+		}
+		runEnv = agent.NewLocal(env.Pipeline, colls, agent.LocalOptions{TaskTools: tools})
+	}
+	SortTasks(lt.tasks)
+	tasks := filterTasks(lt.tasks, cfg)
+	if len(tasks) == 0 {
+		return nil, invalid("no tasks to evaluate in %s (check --tasks and the filters)", strings.Join(sources, ", "))
+	}
+	for _, p := range lt.problems {
+		log.Warn("task line skipped", "problem", p)
+	}
+	ev.Tasks, ev.problems = tasks, lt.problems
+
+	// Records of every model and judge exchange, for --replay.
+	records, err := OpenRecords(ctx, cfg.Records, cfg.Out, cfg.Replay, log)
+	if err != nil {
+		return nil, err
+	}
+	ev.closers = append(ev.closers, records)
+	// One connection per concurrent episode stays open: the default
+	// transport keeps only two idle connections per host.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = 4 * cfg.Concurrency
+	tr.MaxIdleConnsPerHost = 2 * cfg.Concurrency
+	hc := &http.Client{Transport: tr}
+	newClient := func(url, key, keyEnv string) *llm.Client {
+		if key == "" && keyEnv != "" {
+			key = getenv(keyEnv)
+		}
+		return llm.New(url, llm.Options{APIKey: key, HTTPClient: hc, Timeout: cfg.Model.Timeout, MaxRetries: Retries(cfg.Model.Retries), Recorder: records, Replay: cfg.Replay, Logger: log})
+	}
+	ev.run = eval.Config{
+		Tasks: tasks, Collections: lt.colls, Env: runEnv, Agent: a, ModelName: cfg.Model.Name,
+		Runs: cfg.Runs, Concurrency: cfg.Concurrency, Seed: cfg.Seed, MaxTokens: cfg.Model.MaxTokens,
+		Out: cfg.Out, Resume: cfg.Resume, RetryErrors: cfg.RetryErrors, Shard: shard, Logger: log,
+	}
+	if needModel {
+		ev.run.Model = newClient(cfg.Model.URL, cfg.Model.APIKey, cfg.Model.KeyEnv)
+		ev.run.Temperature = llm.Float(cfg.Model.Temperature)
+	}
+	ev.Info = &eval.RunInfo{
+		Agent: a.Name(), Model: cfg.Model.Name, ModelURL: cfg.Model.URL, Tasks: sources, TaskCount: len(tasks), Runs: cfg.Runs,
+		Concurrency: cfg.Concurrency, Seed: cfg.Seed, Shard: shard, Temperature: ev.run.Temperature, MaxTokens: cfg.Model.MaxTokens,
+		AgentOptions: agentOpts, Env: envName, Replay: cfg.Replay, Records: records.Path(), Skipped: lt.problems,
+		Command: opts.Command, Version: buildinfo.Version(), Started: time.Now().UTC(),
+		Config: recorded(cfg, envCfg),
+	}
+	ev.Info.Prompts = append(ev.Info.Prompts, agent.Prompts()...)
+	j := &cfg.Judge
+	if needModel && !j.Off && cfg.Agent != "direct" && (!j.NoSoPR || j.FAC) {
+		ju, jm, jk, key := j.URL, j.Model, j.KeyEnv, j.APIKey
+		if ju == "" {
+			ju = cfg.Model.URL
+		}
+		if jm == "" {
+			jm = cfg.Model.Name
+		}
+		if jk == "" && key == "" {
+			jk, key = cfg.Model.KeyEnv, cfg.Model.APIKey
+		}
+		ev.run.Judge = &judge.Judge{Model: newClient(ju, key, jk), ModelName: jm}
+		ev.run.NoSoPR, ev.run.FAC, ev.run.JudgeRounds = j.NoSoPR, j.FAC, j.Rounds
+		ev.Info.Judge = &eval.JudgeInfo{Model: jm, URL: ju, Rounds: max(j.Rounds, 1), SoPR: !j.NoSoPR, FAC: j.FAC}
+		ev.Info.Prompts = append(ev.Info.Prompts, judge.Prompts()...)
+	}
+	ev.Journal = filepath.Join(cfg.Out, eval.JournalName(shard))
+	if err := eval.WriteRunInfo(cfg.Out, ev.Info); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// recorded is the configuration run.json and the summary record: the
+// environment's (for in-process runs) and the evaluation's, credentials
+// hidden, without where the files go and how the run was resumed or
+// replayed (run.json says so in its own fields): a replay records the
+// same configuration as the run it replays.
+func recorded(c *Config, envCfg *environment.Config) any {
+	cfg := *c
+	cfg.Out, cfg.Records, cfg.Replay, cfg.Resume, cfg.RetryErrors, cfg.Shard = "", "", false, false, false, ""
+	if cfg.EnvURL != "" || envCfg == nil {
+		return &configfile.Object{Keys: []string{"eval"}, Values: map[string]any{"eval": configfile.Redacted(&cfg)}}
+	}
+	return configfile.Redacted(&File{Config: *envCfg, Eval: cfg})
+}
+
+// Agent returns the agent evaluated.
+func (ev *Evaluation) Agent() agent.Agent { return ev.agent }
+
+// Result is what an evaluation did.
+type Result struct {
+	// Run is eval.Run's result: the episodes, how many ran or were
+	// resumed, whether it was interrupted.
+	*eval.Result
+	// Summary is the metrics written to summary.json.
+	Summary *eval.Summary
+}
+
+// Run runs the episodes and writes run.json again, the summary and the
+// reports. After an interrupt it still writes the reports of the
+// episodes finished and returns them with ctx's error.
+func (ev *Evaluation) Run(ctx context.Context) (*Result, error) {
+	cfg, a := ev.cfg, ev.agent
+	// The bar starts with the first finished episode, which tells the
+	// total (resumed episodes count as done); its description shows the
+	// completion rate so far when the tasks have gold answers.
+	var (
+		bar                 *progress.Bar
+		scored, completions int
+	)
+	if ev.progress != nil {
+		ev.run.Progress = func(done, total int, ep *eval.Episode) {
+			if bar == nil {
+				bar = progress.New(ev.progress, total, "eval "+a.Name())
+				if done > 1 {
+					bar.Add(done - 1)
+				}
+			}
+			if ep.Score.HasAnswer {
+				scored++
+				if ep.Score.Completed {
+					completions++
+				}
+				bar.Describe(fmt.Sprintf("eval %s (completed %d/%d)", a.Name(), completions, scored))
+			}
+			bar.Add(1)
+		}
+	}
+	res, runErr := eval.Run(ctx, ev.run)
+	if bar != nil {
+		bar.Finish()
+	}
+	if res == nil {
+		if errors.Is(runErr, eval.ErrOutExists) {
+			return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: runErr}
+		}
+		return nil, runErr
+	}
+	info := ev.Info
+	info.Finished, info.Ran, info.Resumed, info.Interrupted = time.Now().UTC(), res.Ran, res.Skipped, res.Interrupted
+	if err := eval.WriteRunInfo(cfg.Out, info); err != nil {
+		return nil, err
+	}
+	var problems []error
+	for _, p := range ev.problems {
+		problems = append(problems, errors.New(p))
+	}
+	s, err := report.Write(cfg.Out, info, res.Episodes, problems)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Result: res, Summary: s}, runErr
+}
+
+// Close releases the environment and the records.
+func (ev *Evaluation) Close() error {
+	var errs []error
+	for i := len(ev.closers) - 1; i >= 0; i-- {
+		errs = append(errs, ev.closers[i].Close())
+	}
+	ev.closers = nil
+	return errors.Join(errs...)
+}
+
+// Retries turns a retry count into llm.Options.MaxRetries: at least one
+// try, and none again for n <= 0.
+func Retries(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// OpenRecords opens the records of an evaluation's model exchanges: path,
+// else out/records.db. With replay they must exist already.
+func OpenRecords(ctx context.Context, path, out string, replay bool, log *slog.Logger) (store.Store, error) {
+	if path == "" {
+		path = filepath.Join(out, "records.db")
+	}
+	if replay {
+		if _, err := os.Stat(path); err != nil {
+			return nil, invalid("--replay: no records at %s (run once without --replay, or pass --records)", path)
+		}
+	}
+	records, err := store.Open(ctx, path, store.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open the records: %w", err)
+	}
+	return records, nil
+}
+
+// invalid is a mistake in the configuration.
+func invalid(format string, args ...any) error {
+	return toolenv.Errorw(toolenv.StatusInvalidArguments, "", format, args...)
+}
