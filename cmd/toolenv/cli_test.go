@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolenv/toolenv/internal/bench"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/toolbench"
 )
@@ -262,7 +263,7 @@ func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench exited %d: %s", code, stderr)
 	}
-	var rep benchReport
+	var rep bench.Report
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +300,7 @@ func TestBenchChildThatFailsToStart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			_, _, stop, err := startChild(context.Background(), tt.args, "serving ")
+			_, _, stop, err := bench.StartChild(context.Background(), "", tt.args, "serving ")
 			if err == nil {
 				stop()
 				t.Fatal("a child that exited was reported as serving")
