@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/cache"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
-	"github.com/toolenv/toolenv/validate"
 )
 
 func newCacheCmd(e *env) *cobra.Command {
@@ -45,23 +43,6 @@ func openStore(ctx context.Context, path string, mustExist bool, e *env) (store.
 	return st, nil
 }
 
-// importReport is what cache import found.
-type importReport struct {
-	Files      int            `json:"files"`
-	Entries    int            `json:"entries"`
-	Imported   int            `json:"imported"`
-	Kept       int            `json:"kept_existing"`
-	Unresolved map[string]int `json:"unresolved_apis,omitempty"`
-	// Skipped counts the entries that could not be read (each is in
-	// Problems with its key and the reason).
-	Skipped int `json:"skipped_entries"`
-	// NonFiniteAsNull counts the answers that held NaN, Infinity or
-	// -Infinity (Python's json.dump writes them; JSON cannot hold them):
-	// they were imported with those values as null.
-	NonFiniteAsNull int                      `json:"nonfinite_as_null"`
-	Problems        []toolbench.CacheProblem `json:"problems,omitempty"`
-}
-
 func newCacheImportCmd(e *env) *cobra.Command {
 	var (
 		storePath  string
@@ -87,17 +68,15 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 				return err
 			}
 			defer st.Close()
-			var ix *toolbench.Index
-			var coll *toolenv.Collection
+			opts := cache.ImportOptions{Collection: collection, Overwrite: overwrite, Progress: e.stderr}
 			if len(docs) > 0 {
 				src, err := toolbench.Load(docs...)
 				if err != nil {
 					return err
 				}
-				coll = toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: collection})
-				ix = toolbench.NewIndex(coll)
+				opts.Docs = toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: collection})
 			}
-			rep, err := importCache(ctx, st, args[0], ix, coll, collection, overwrite, e.stderr)
+			rep, err := cache.Import(ctx, st, args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -139,77 +118,6 @@ func trimKey(k string) string {
 	return k
 }
 
-// importCache reads a StableToolBench cache into st. With an index, each
-// entry is resolved to its tool and its arguments go through the same
-// lenient validation the pipeline applies, so that its key is the key a
-// live call computes.
-func importCache(ctx context.Context, st store.Store, dir string, ix *toolbench.Index, coll *toolenv.Collection, collection string, overwrite bool, progressOut io.Writer) (*importReport, error) {
-	rep := &importReport{Unresolved: map[string]int{}}
-	var v validate.Validator
-	bar := progress.New(progressOut, -1, "importing cache entries")
-	defer bar.Finish()
-	var batch []*store.Entry
-	flush := func() error {
-		n, err := st.PutMany(ctx, batch, overwrite)
-		if err != nil {
-			return err
-		}
-		rep.Imported += n
-		rep.Kept += len(batch) - n
-		bar.Add(len(batch))
-		batch = batch[:0]
-		return nil
-	}
-	files, problems, err := toolbench.ReadCache(dir, func(r *toolbench.CacheRecord) error {
-		rep.Entries++
-		if r.NonFinite {
-			rep.NonFiniteAsNull++
-		}
-		toolID := toolenv.ToolID(collection, r.FunctionName())
-		args := r.Args
-		if ix != nil {
-			tool, err := ix.Resolve(r.Category, r.Tool, r.API)
-			if err != nil {
-				rep.Unresolved[r.Category+"/"+r.Tool+"/"+r.API]++
-			} else {
-				toolID = tool.ID
-				args = v.Args(tool.Input, args, coll.Policy.Validation != toolenv.ValidationStrict).Args
-			}
-		}
-		canon, err := toolenv.Canonical(args)
-		if err != nil {
-			rep.Problems = append(rep.Problems, toolbench.CacheProblem{File: r.File, Key: r.Key, Err: err.Error()})
-			return nil
-		}
-		status := toolenv.StatusOK
-		if r.Error != "" {
-			status = toolenv.StatusUpstreamError
-		}
-		batch = append(batch, &store.Entry{Tool: toolID, Args: string(canon), Exact: r.Key, Status: status, Body: r.Response, Error: r.Error, Origin: "import"})
-		if len(batch) >= 1000 {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	rep.Files = files
-	rep.Problems = append(rep.Problems, problems...)
-	for _, p := range rep.Problems {
-		if p.Key != "" {
-			rep.Skipped++
-		}
-	}
-	if len(rep.Unresolved) == 0 {
-		rep.Unresolved = nil
-	}
-	return rep, nil
-}
-
 func newCacheExportCmd(e *env) *cobra.Command {
 	var (
 		storePath  string
@@ -242,22 +150,9 @@ func newCacheExportCmd(e *env) *cobra.Command {
 					defer f.Close()
 					w = f
 				}
-				bw := bufio.NewWriter(w)
-				enc := json.NewEncoder(bw)
-				enc.SetEscapeHTML(false)
-				n := 0
-				err := st.Each(ctx, func(en *store.Entry) error {
-					if tool != "" && en.Tool != tool {
-						return nil
-					}
-					n++
-					return enc.Encode(en)
-				})
+				n, err := cache.ExportJSONL(ctx, st, w, tool)
 				if err != nil {
-					return fmt.Errorf("export: %w", err)
-				}
-				if err := bw.Flush(); err != nil {
-					return fmt.Errorf("export: %w", err)
+					return err
 				}
 				fmt.Fprintf(e.stderr, "exported %d entries\n", n)
 				return nil
@@ -273,35 +168,11 @@ func newCacheExportCmd(e *env) *cobra.Command {
 					return err
 				}
 				coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: collection})
-				byID := map[string]*toolenv.Tool{}
-				for _, t := range coll.Tools {
-					byID[t.ID] = t
-				}
-				var recs []*toolbench.CacheRecord
-				skipped := 0
-				err = st.Each(ctx, func(en *store.Entry) error {
-					t := byID[en.Tool]
-					if t == nil || (tool != "" && en.Tool != tool) {
-						skipped++
-						return nil
-					}
-					var a map[string]any
-					if err := toolenv.DecodeJSON([]byte(en.Args), &a); err != nil {
-						return fmt.Errorf("export: entry %s %s: %w", en.Tool, en.Args, err)
-					}
-					// The names a StableToolBench client sends: the file is
-					// the one its server reads for them (toolbench.CachePath).
-					recs = append(recs, &toolbench.CacheRecord{Category: t.Category, Tool: t.Meta["std_tool"], API: t.Meta["api_name"], Key: en.Exact, Args: a, Error: en.Error, Response: en.Body})
-					return nil
-				})
+				r, err := cache.ExportStableToolBench(ctx, st, args[0], coll, tool)
 				if err != nil {
 					return err
 				}
-				files, err := toolbench.WriteCache(args[0], recs)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stderr, "exported %d entries into %d files under %s (%d entries of other tools skipped)\n", len(recs), files, args[0], skipped)
+				fmt.Fprintf(e.stderr, "exported %d entries into %d files under %s (%d entries of other tools skipped)\n", r.Entries, r.Files, args[0], r.Skipped)
 				return nil
 			}
 			return usagef("--format %q: want jsonl or stabletoolbench", format)
@@ -387,3 +258,6 @@ func writeJSONTo(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// importReport is what cache import --json prints.
+type importReport = cache.ImportReport

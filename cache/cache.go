@@ -1,0 +1,191 @@
+package cache
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/toolbench"
+	"github.com/toolenv/toolenv/validate"
+)
+
+// ImportReport is what Import found.
+type ImportReport struct {
+	Files      int            `json:"files"`
+	Entries    int            `json:"entries"`
+	Imported   int            `json:"imported"`
+	Kept       int            `json:"kept_existing"`
+	Unresolved map[string]int `json:"unresolved_apis,omitempty"`
+	// Skipped counts the entries that could not be read (each is in
+	// Problems with its key and the reason).
+	Skipped int `json:"skipped_entries"`
+	// NonFiniteAsNull counts the answers that held NaN, Infinity or
+	// -Infinity (Python's json.dump writes them; JSON cannot hold them):
+	// they were imported with those values as null.
+	NonFiniteAsNull int                      `json:"nonfinite_as_null"`
+	Problems        []toolbench.CacheProblem `json:"problems,omitempty"`
+}
+
+// ImportOptions configure Import.
+type ImportOptions struct {
+	// Docs, when set, are the ToolBench docs the cache belongs to: each
+	// entry is resolved to its tool and its arguments go through the same
+	// lenient validation the pipeline applies, so that its key is the key
+	// a live call computes. Without them, tool IDs come from the path.
+	Docs *toolenv.Collection
+	// Collection names the collection the entries belong to (default
+	// "toolbench").
+	Collection string
+	// Overwrite replaces entries already in the store.
+	Overwrite bool
+	// Progress shows progress; nil shows none.
+	Progress io.Writer
+}
+
+// Import reads the StableToolBench cache folder dir
+// (<category>/<tool>_for_<category>/<api>.json) into st, keeping each
+// entry's recorded key as its exact key.
+func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions) (*ImportReport, error) {
+	coll, collection, overwrite := opts.Docs, cmp.Or(opts.Collection, "toolbench"), opts.Overwrite
+	var ix *toolbench.Index
+	if coll != nil {
+		ix = toolbench.NewIndex(coll)
+	}
+	progressOut := opts.Progress
+	if progressOut == nil {
+		progressOut = io.Discard
+	}
+	rep := &ImportReport{Unresolved: map[string]int{}}
+	var v validate.Validator
+	bar := progress.New(progressOut, -1, "importing cache entries")
+	defer bar.Finish()
+	var batch []*store.Entry
+	flush := func() error {
+		n, err := st.PutMany(ctx, batch, overwrite)
+		if err != nil {
+			return err
+		}
+		rep.Imported += n
+		rep.Kept += len(batch) - n
+		bar.Add(len(batch))
+		batch = batch[:0]
+		return nil
+	}
+	files, problems, err := toolbench.ReadCache(dir, func(r *toolbench.CacheRecord) error {
+		rep.Entries++
+		if r.NonFinite {
+			rep.NonFiniteAsNull++
+		}
+		toolID := toolenv.ToolID(collection, r.FunctionName())
+		args := r.Args
+		if ix != nil {
+			tool, err := ix.Resolve(r.Category, r.Tool, r.API)
+			if err != nil {
+				rep.Unresolved[r.Category+"/"+r.Tool+"/"+r.API]++
+			} else {
+				toolID = tool.ID
+				args = v.Args(tool.Input, args, coll.Policy.Validation != toolenv.ValidationStrict).Args
+			}
+		}
+		canon, err := toolenv.Canonical(args)
+		if err != nil {
+			rep.Problems = append(rep.Problems, toolbench.CacheProblem{File: r.File, Key: r.Key, Err: err.Error()})
+			return nil
+		}
+		status := toolenv.StatusOK
+		if r.Error != "" {
+			status = toolenv.StatusUpstreamError
+		}
+		batch = append(batch, &store.Entry{Tool: toolID, Args: string(canon), Exact: r.Key, Status: status, Body: r.Response, Error: r.Error, Origin: "import"})
+		if len(batch) >= 1000 {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	rep.Files = files
+	rep.Problems = append(rep.Problems, problems...)
+	for _, p := range rep.Problems {
+		if p.Key != "" {
+			rep.Skipped++
+		}
+	}
+	if len(rep.Unresolved) == 0 {
+		rep.Unresolved = nil
+	}
+	return rep, nil
+}
+
+// ExportJSONL writes the store's entries (those of tool only, when it is
+// not "") to w as JSON lines, and returns how many it wrote.
+func ExportJSONL(ctx context.Context, st store.Store, w io.Writer, tool string) (int, error) {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	n := 0
+	err := st.Each(ctx, func(en *store.Entry) error {
+		if tool != "" && en.Tool != tool {
+			return nil
+		}
+		n++
+		return enc.Encode(en)
+	})
+	if err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return n, fmt.Errorf("export: %w", err)
+	}
+	return n, nil
+}
+
+// ExportReport is what ExportStableToolBench wrote.
+type ExportReport struct {
+	Entries, Files, Skipped int
+}
+
+// ExportStableToolBench writes the entries of the collection docs
+// describes (those of tool only, when it is not "") into dir in
+// StableToolBench's cache layout: each in the file its server reads for
+// the names a client sends (toolbench.CachePath), under its exact key
+// when it has one. Entries of other tools are skipped.
+func ExportStableToolBench(ctx context.Context, st store.Store, dir string, docs *toolenv.Collection, tool string) (*ExportReport, error) {
+	byID := map[string]*toolenv.Tool{}
+	for _, t := range docs.Tools {
+		byID[t.ID] = t
+	}
+	var recs []*toolbench.CacheRecord
+	skipped := 0
+	err := st.Each(ctx, func(en *store.Entry) error {
+		t := byID[en.Tool]
+		if t == nil || (tool != "" && en.Tool != tool) {
+			skipped++
+			return nil
+		}
+		var a map[string]any
+		if err := toolenv.DecodeJSON([]byte(en.Args), &a); err != nil {
+			return fmt.Errorf("export: entry %s %s: %w", en.Tool, en.Args, err)
+		}
+		recs = append(recs, &toolbench.CacheRecord{Category: t.Category, Tool: t.Meta["std_tool"], API: t.Meta["api_name"], Key: en.Exact, Args: a, Error: en.Error, Response: en.Body})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	files, err := toolbench.WriteCache(dir, recs)
+	if err != nil {
+		return nil, err
+	}
+	return &ExportReport{Entries: len(recs), Files: files, Skipped: skipped}, nil
+}
