@@ -353,3 +353,11 @@ func OpenRecords(ctx context.Context, path, out string, replay bool, log *slog.L
 func invalid(format string, args ...any) error {
 	return toolenv.Errorw(toolenv.StatusInvalidArguments, "", format, args...)
 }
+
+// Log is where one-line notes go (the Progress writer), or nowhere.
+func (o Options) Log() io.Writer {
+	if o.Progress == nil {
+		return io.Discard
+	}
+	return o.Progress
+}
