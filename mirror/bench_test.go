@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
+	"github.com/toolenv/toolenv/nl2api"
 )
 
 // benchTools makes n documented tools of two parameters each.
@@ -59,21 +64,154 @@ func fillStore(tb testing.TB, tools []*toolenv.Tool, n int) (*sqlstore.Store, st
 	return st, ds
 }
 
-// BenchmarkExport100k exports 100,000 training pairs (SFT samples, both
-// formats, with the dataset card): the issue's target is under 10 s.
-func BenchmarkExport100k(b *testing.B) {
-	tools := benchTools(500)
-	st, ds := fillStore(b, tools, 100_000)
-	e := &mirror.Engine{Store: st, Dataset: ds, Tools: tools}
+// BenchmarkExport exports 20,000 and 100,000 training pairs (SFT
+// samples, both formats, with the benchmark files and the dataset card):
+// the issue's target is under 10 s for 100,000, with memory that does not
+// grow with the pairs (peak-heap-MB is sampled while it runs).
+func BenchmarkExport(b *testing.B) {
+	for _, n := range []int{20_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			tools := benchTools(500)
+			st, ds := fillStore(b, tools, n)
+			e := &mirror.Engine{Store: st, Dataset: ds, Tools: tools}
+			runtime.GC()
+			peak := heapPeak()
+			b.ResetTimer()
+			cpu := cpuTime()
+			for range b.N {
+				out := b.TempDir()
+				stats, err := e.Export(context.Background(), mirror.ExportOptions{Out: out, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if stats.SFT != n {
+					b.Fatalf("exported %d SFT samples, want %d", stats.SFT, n)
+				}
+			}
+			b.ReportMetric((cpuTime() - cpu).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+// heapPeak samples the heap in use every 5 ms until the returned function
+// is called, which returns the largest value seen.
+func heapPeak() func() uint64 {
+	stop := make(chan struct{})
+	done := make(chan uint64)
+	go func() {
+		var max uint64
+		var ms runtime.MemStats
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > max {
+				max = ms.HeapInuse
+			}
+			select {
+			case <-stop:
+				done <- max
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 { close(stop); return <-done }
+}
+
+// cpuTime is the process's user and system CPU time so far: a figure the
+// other programs on a loaded machine do not change.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// instant answers the engine's prompts in-process, with no network: the
+// test model without its server.
+type instant struct{ m *model }
+
+func (i instant) Chat(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	rep := i.m.answer(0, req)
+	return &llm.Response{Choices: []llm.Choice{{Message: llm.Message{Role: "assistant", Content: rep.Content}, FinishReason: "stop"}}}, nil
+}
+
+// BenchmarkPipelinePerPair runs every stage over 100 APIs with an upstream
+// and a model that answer at once, and reports toolenv's own cost per
+// pair (the issue's target: under 1 ms).
+func BenchmarkPipelinePerPair(b *testing.B) {
+	for _, withModel := range []bool{false, true} {
+		name := "sampler"
+		if withModel {
+			name = "model"
+		}
+		b.Run(name, func(b *testing.B) {
+			tools := benchTools(100)
+			body := json.RawMessage(`{"city":"Paris","days":[{"day":1,"min":14,"max":23,"summary":"partly cloudy"}]}`)
+			up := toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+				if _, ok := call.Args["city"]; !ok {
+					return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: "missing required parameter: city", Source: toolenv.SourceUpstream}
+				}
+				return &toolenv.Result{Status: toolenv.StatusOK, Body: body, Source: toolenv.SourceUpstream}
+			})
+			pairs := 0
+			cpu := cpuTime()
+			for range b.N {
+				e := &mirror.Engine{Store: newStore(b), Dataset: "bench", Tools: tools, Invoker: up}
+				if withModel {
+					e.Model, e.ModelName = instant{&model{kinds: map[string]int{}}}, "m"
+				}
+				rep, err := e.Run(context.Background(), mirror.RunOptions{
+					Generate: mirror.GenerateOptions{PerAPI: 50, Seed: 1},
+					Synth:    mirror.SynthOptions{Below: 40, Target: 60},
+					Split:    mirror.SplitOptions{OODSuccess: 100, OODFailure: 20, IDSize: 50},
+					Export:   mirror.ExportOptions{Out: b.TempDir(), Seed: 1},
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pairs += rep.Summary.Real + rep.Summary.Synthesized
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pairs)/1e6, "ms/pair")
+			b.ReportMetric((cpuTime()-cpu).Seconds()*1e3/float64(pairs), "cpu-ms/pair")
+			b.ReportMetric(float64(pairs)/float64(b.N), "pairs/op")
+		})
+	}
+}
+
+// BenchmarkCollectBIRD collects from the live REST collection of a BIRD
+// build (SQLite behind toolenv's call path, on this machine) with 32
+// workers and reports pairs per second (the issue's target: 1,000).
+func BenchmarkCollectBIRD(b *testing.B) {
+	data := shareddata.Require(b, "bird")
+	ctx := context.Background()
+	out := b.TempDir()
+	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"rest"}}); err != nil {
+		b.Fatal(err)
+	}
+	src, err := mirror.OpenSources(ctx, mirror.SourceConfig{Collections: []string{filepath.Join(out, "rest")}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
 	b.ResetTimer()
+	var pairs int
+	var elapsed time.Duration
 	for range b.N {
-		out := b.TempDir()
-		stats, err := e.Export(context.Background(), mirror.ExportOptions{Out: out, Seed: 1})
+		b.StopTimer()
+		e := &mirror.Engine{Store: newStore(b), Dataset: "bench", Tools: src.Tools, Tasks: src.Tasks, Collections: src.Collections, Invoker: src.Invoker}
+		if _, err := e.Generate(ctx, mirror.GenerateOptions{PerAPI: 80, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		st, err := e.Collect(ctx, mirror.CollectOptions{Workers: 32})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if stats.SFT != 100_000 {
-			b.Fatalf("exported %d SFT samples, want 100000", stats.SFT)
-		}
+		pairs += st.Called
+		elapsed += st.Elapsed
 	}
+	b.ReportMetric(float64(pairs)/elapsed.Seconds(), "pairs/s")
+	b.ReportMetric(float64(pairs)/float64(b.N), "pairs/op")
 }

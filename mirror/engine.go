@@ -58,6 +58,25 @@ type Engine struct {
 	nTools int
 	byID   map[string]*toolenv.Tool
 	byName map[string]*toolenv.Collection
+	docs   map[string]string
+}
+
+// document is Document(t), rendered once per tool.
+func (e *Engine) document(t *toolenv.Tool) string {
+	e.mu.Lock()
+	d, ok := e.docs[t.ID]
+	e.mu.Unlock()
+	if ok {
+		return d
+	}
+	d = Document(t)
+	e.mu.Lock()
+	if e.docs == nil {
+		e.docs = map[string]string{}
+	}
+	e.docs[t.ID] = d
+	e.mu.Unlock()
+	return d
 }
 
 // index (re)builds the lookups when Tools or Collections changed.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"strings"
 	"sync"
 	"time"
@@ -278,7 +277,7 @@ func (e *Engine) explainOne(ctx context.Context, p *Pair, opts ExplainOptions) (
 	case r.Tokens > opts.MaxTokens:
 		r.Verdict, r.Detail = RationaleTooLong, fmt.Sprintf("%d tokens (approximately) over the limit of %d", r.Tokens, opts.MaxTokens)
 	default:
-		if run, ok := Leak(r.Text, response, request+"\n"+Document(t), opts.LeakRun); ok {
+		if run, ok := Leak(r.Text, response, request+"\n"+e.document(t), opts.LeakRun); ok {
 			r.Verdict, r.Detail = RationaleLeak, fmt.Sprintf("repeats the response verbatim: %q", clip(run, 120))
 		} else {
 			r.Verdict = FilterKept
@@ -296,42 +295,53 @@ func paramList(ps []toolbench.ParamDoc) []any {
 	return out
 }
 
-// Leak reports whether rationale repeats a run of at least run
-// characters of response verbatim (white space collapsed), not counting
-// runs that also occur in known (the request and the documentation,
-// which the rationale may quote). A response shorter than 16 characters
-// cannot leak: it is too short to be told from an ordinary phrase. It
-// returns the repeated run.
+// Leak reports whether rationale repeats a run of at least run bytes of
+// response verbatim (white space collapsed), not counting runs that also
+// occur in known (the request and the documentation, which the rationale
+// may quote). A response shorter than 16 bytes cannot leak: it is too
+// short to be told from an ordinary phrase. It returns the repeated run.
+// It costs one pass over each text (a rolling hash of the windows).
 func Leak(rationale, response, known string, run int) (string, bool) {
-	resp := []rune(collapse(response))
+	resp := collapse(response)
 	if len(resp) < 16 {
 		return "", false
 	}
 	k := min(run, len(resp))
-	rat := []rune(collapse(rationale))
+	rat := collapse(rationale)
 	if len(rat) < k {
 		return "", false
 	}
-	seed := maphash.MakeSeed()
-	grams := func(rs []rune) map[uint64]bool {
-		out := make(map[uint64]bool, len(rs))
-		for i := 0; i+k <= len(rs); i++ {
-			out[maphash.String(seed, string(rs[i:i+k]))] = true
+	inResp := make(map[uint64]bool, len(resp)-k+1)
+	windows(resp, k, func(h uint64, _ int) { inResp[h] = true })
+	windows(collapse(known), k, func(h uint64, _ int) { delete(inResp, h) })
+	found := ""
+	windows(rat, k, func(h uint64, i int) {
+		if found == "" && inResp[h] && strings.Contains(resp, rat[i:i+k]) {
+			found = rat[i : i+k]
 		}
-		return out
+	})
+	return found, found != ""
+}
+
+// windows calls fn with the rolling hash of every k-byte window of s and
+// its offset.
+func windows(s string, k int, fn func(h uint64, i int)) {
+	if len(s) < k || k <= 0 {
+		return
 	}
-	inResp := grams(resp)
-	kn := []rune(collapse(known))
-	for i := 0; i+k <= len(kn); i++ {
-		delete(inResp, maphash.String(seed, string(kn[i:i+k])))
-	}
-	for i := 0; i+k <= len(rat); i++ {
-		s := string(rat[i : i+k])
-		if inResp[maphash.String(seed, s)] && strings.Contains(string(resp), s) {
-			return s, true
+	const base = 1099511628211
+	var h, pow uint64 = 0, 1
+	for i := 0; i < k; i++ {
+		h = h*base + uint64(s[i])
+		if i > 0 {
+			pow *= base
 		}
 	}
-	return "", false
+	fn(h, 0)
+	for i := k; i < len(s); i++ {
+		h = (h-uint64(s[i-k])*pow)*base + uint64(s[i])
+		fn(h, i-k+1)
+	}
 }
 
 // collapse trims s and collapses runs of white space to one space.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -150,87 +151,124 @@ func (e *Engine) Export(ctx context.Context, opts ExportOptions) (*ExportStats, 
 	return st, nil
 }
 
-// trainSample is one training sample, its turns already JSON-encoded.
+// trainSample is one training sample, its turns JSON-encoded.
 type trainSample struct {
 	cot             bool
-	user, assistant string
+	user, assistant []byte
+	err             error
 }
+
+// render is a sample being rendered: the worker that renders it sends it
+// on the channel, and the writer takes the samples in their order.
+type render chan trainSample
 
 // exportTrain writes the mixed training files: the SFT stream and the
 // CoT stream, each in its own seeded order, interleaved so that the CoT
-// share is the same all through the file.
+// share is the same all through the file. Samples are rendered by a
+// worker per CPU and written in order.
 func (e *Engine) exportTrain(ctx context.Context, opts ExportOptions, nSFT, nCoT int, st *ExportStats, bar interface{ Add(int) }) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	docs := newDocCache(e)
-	stream := func(q PairQuery, cot bool, out chan<- trainSample, errp *error) {
+	type task struct {
+		p   *Pair
+		cot bool
+		out render
+	}
+	tasks := make(chan task, 1024)
+	var workers sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for t := range tasks {
+				s, err := docs.sample(t.p, t.cot)
+				s.err = err
+				t.out <- s
+			}
+		}()
+	}
+	stream := func(q PairQuery, cot bool, out chan<- render, errp *error) {
 		defer close(out)
 		*errp = e.Store.EachPair(ctx, e.Dataset, q, func(p *Pair) error {
-			s, err := docs.sample(p, cot)
-			if err != nil {
-				return err
+			r := make(render, 1)
+			select {
+			case tasks <- task{p: p, cot: cot, out: r}:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 			select {
-			case out <- s:
+			case out <- r:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		})
 	}
-	sftc, cotc := make(chan trainSample, 256), make(chan trainSample, 256)
+	sftc, cotc := make(chan render, 1024), make(chan render, 1024)
 	var sftErr, cotErr error
-	var wg sync.WaitGroup
-	wg.Add(1)
+	var streams sync.WaitGroup
+	streams.Add(1)
 	go func() {
-		defer wg.Done()
+		defer streams.Done()
 		stream(PairQuery{Splits: []string{SplitTrain}, Order: OrderMix, Seed: opts.Seed}, false, sftc, &sftErr)
 	}()
 	if nCoT > 0 {
-		wg.Add(1)
+		streams.Add(1)
 		go func() {
-			defer wg.Done()
+			defer streams.Done()
 			stream(PairQuery{Splits: []string{SplitTrain}, WithRationale: true, Order: OrderMix, Seed: opts.Seed + 1}, true, cotc, &cotErr)
 		}()
 	} else {
 		close(cotc)
 	}
-	w, err := newTrainWriter(opts.Out)
-	if err != nil {
+	go func() {
+		streams.Wait()
+		close(tasks)
+	}()
+	finish := func() {
 		cancel()
 		drain(sftc, cotc)
-		wg.Wait()
+		streams.Wait()
+		workers.Wait()
+	}
+	w, err := newTrainWriter(opts.Out)
+	if err != nil {
+		finish()
 		return err
 	}
 	i, j := 0, 0
 	for sftc != nil || cotc != nil {
 		// Take a CoT sample when the CoT stream lags its share.
 		takeCoT := cotc != nil && (sftc == nil || j*max(nSFT, 1) < i*nCoT || nSFT == 0)
-		var s trainSample
+		var r render
 		var ok bool
 		if takeCoT {
-			if s, ok = <-cotc; !ok {
+			if r, ok = <-cotc; !ok {
 				cotc = nil
 				continue
 			}
 			j++
 		} else {
-			if s, ok = <-sftc; !ok {
+			if r, ok = <-sftc; !ok {
 				sftc = nil
 				continue
 			}
 			i++
 		}
-		if err := w.write(s); err != nil {
-			cancel()
-			drain(sftc, cotc)
-			wg.Wait()
-			w.close()
-			return err
+		s := <-r
+		if s.err == nil {
+			s.err = w.write(s)
+		}
+		if s.err != nil {
+			finish()
+			w.abort()
+			return s.err
 		}
 		bar.Add(1)
 	}
-	wg.Wait()
+	streams.Wait()
+	workers.Wait()
 	if err := w.close(); err != nil {
 		return err
 	}
@@ -244,12 +282,14 @@ func (e *Engine) exportTrain(ctx context.Context, opts ExportOptions, nSFT, nCoT
 	return nil
 }
 
-func drain(cs ...chan trainSample) {
+// drain empties the channels in the background, so that their senders
+// can end.
+func drain(cs ...chan render) {
 	for _, c := range cs {
 		if c == nil {
 			continue
 		}
-		go func(c chan trainSample) {
+		go func(c chan render) {
 			for range c {
 			}
 		}(c)
@@ -287,13 +327,13 @@ func (d *docCache) sample(p *Pair, cot bool) (trainSample, error) {
 	if err != nil {
 		return trainSample{}, err
 	}
-	s := trainSample{cot: cot, user: d.userTurn(t, args)}
+	var asst string
 	if cot {
-		s.assistant = CoTOutput(p.Rationale, p.Body, p.Error)
+		asst = CoTOutput(p.Rationale, p.Body, p.Error)
 	} else {
-		s.assistant = ResponseText(p.Body, p.Error)
+		asst = ResponseText(p.Body, p.Error)
 	}
-	return s, nil
+	return trainSample{cot: cot, user: toolenv.AppendJSONString(nil, d.userTurn(t, args)), assistant: toolenv.AppendJSONString(nil, asst)}, nil
 }
 
 // trainWriter writes both training files at once, the system prompts
@@ -304,7 +344,6 @@ type trainWriter struct {
 	sharegpt  *bufio.Writer
 	sysSFT    []byte // JSON string of the SFT system prompt
 	sysCoT    []byte
-	buf       []byte
 	tmp, fin  []string
 	closeOnce sync.Once
 }
@@ -335,37 +374,32 @@ func (w *trainWriter) write(s trainSample) error {
 	if s.cot {
 		sys = w.sysCoT
 	}
-	user := toolenv.AppendJSONString(w.buf[:0], s.user)
-	n := len(user)
-	both := toolenv.AppendJSONString(user, s.assistant)
-	w.buf = both
-	user, asst := both[:n], both[n:]
 	w.openai.WriteString(`{"messages":[{"role":"system","content":`)
 	w.openai.Write(sys)
 	w.openai.WriteString(`},{"role":"user","content":`)
-	w.openai.Write(user)
+	w.openai.Write(s.user)
 	w.openai.WriteString(`},{"role":"assistant","content":`)
-	w.openai.Write(asst)
+	w.openai.Write(s.assistant)
 	w.openai.WriteString("}]}\n")
 	w.sharegpt.WriteString(`{"conversations":[{"from":"system","value":`)
 	w.sharegpt.Write(sys)
 	w.sharegpt.WriteString(`},{"from":"human","value":`)
-	w.sharegpt.Write(user)
+	w.sharegpt.Write(s.user)
 	w.sharegpt.WriteString(`},{"from":"gpt","value":`)
-	w.sharegpt.Write(asst)
+	w.sharegpt.Write(s.assistant)
 	_, err := w.sharegpt.WriteString("}]}\n")
 	return err
 }
 
-// close flushes, syncs and renames the files into place.
+// close flushes and renames the files into place. Exported files are not
+// synced to disk: they are derived from the store (which is), and a
+// crash before the kernel writes them out costs one re-run of export,
+// while syncing would make export wait for the disk (hundreds of MB).
 func (w *trainWriter) close() error {
 	var err error
 	w.closeOnce.Do(func() {
 		for i, b := range []*bufio.Writer{w.openai, w.sharegpt} {
 			if e := b.Flush(); e != nil && err == nil {
-				err = e
-			}
-			if e := w.files[i].Sync(); e != nil && err == nil {
 				err = e
 			}
 			if e := w.files[i].Close(); e != nil && err == nil {
@@ -492,10 +526,6 @@ func (a *atomicFile) writeJSON(v any) error {
 
 func (a *atomicFile) close() error {
 	if err := a.w.Flush(); err != nil {
-		a.abort()
-		return err
-	}
-	if err := a.f.Sync(); err != nil {
 		a.abort()
 		return err
 	}

@@ -244,7 +244,7 @@ func (e *Engine) generateLLM(ctx context.Context, t *toolenv.Tool, opts Generate
 		return nil, nil, false, err
 	}
 	added, rejected = map[string]int{}, map[string]int{}
-	doc := Document(t)
+	doc := e.document(t)
 	var rejects []*Reject
 	flush := func() error {
 		if len(rejects) == 0 {

@@ -195,7 +195,7 @@ func (e *Engine) synthesizeAPI(ctx context.Context, tool string, have int, opts 
 		return 0, 0, rejected, err
 	}
 	exText, exArgs := examplesText(t, examples)
-	doc := Document(t)
+	doc := e.document(t)
 	metaKey := "synthesize:" + tool + ":rounds"
 	start := 0
 	if v, ok, err := e.Store.Meta(ctx, e.Dataset, metaKey); err != nil {
