@@ -88,7 +88,7 @@ func BenchmarkExport(b *testing.B) {
 					b.Fatalf("exported %d SFT samples, want %d", stats.SFT, n)
 				}
 			}
-			b.ReportMetric((cpuTime() - cpu).Seconds()/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
 		})
 	}
