@@ -40,6 +40,9 @@ type SourceConfig struct {
 	// MaxResultBytes records larger answers as too large; 0 means 4 MiB.
 	MaxResultBytes int
 	Logger         *slog.Logger
+	// DocsOnly loads the documentation alone: no backend, no Invoker
+	// (for commands that call nothing, such as the cache set).
+	DocsOnly bool
 }
 
 // Sources are the loaded APIs and the call path to them.
@@ -144,6 +147,14 @@ func OpenSources(ctx context.Context, cfg SourceConfig) (*Sources, error) {
 	}
 	reg := invoke.NewRegistry()
 	for _, c := range s.Collections {
+		if cfg.DocsOnly {
+			for _, t := range c.Tools {
+				if !t.Hidden() && t.Deprecated == nil {
+					s.Tools = append(s.Tools, t)
+				}
+			}
+			continue
+		}
 		h, err := realBackend(ctx, c, cfg, log)
 		if err != nil {
 			return nil, fmt.Errorf("collection %s: %w", c.Name, err)
@@ -160,7 +171,9 @@ func OpenSources(ctx context.Context, cfg SourceConfig) (*Sources, error) {
 			}
 		}
 	}
-	s.Invoker = invoke.New(reg, invoke.Options{Logger: log, MaxResultBytes: cfg.MaxResultBytes})
+	if !cfg.DocsOnly {
+		s.Invoker = invoke.New(reg, invoke.Options{Logger: log, MaxResultBytes: cfg.MaxResultBytes})
+	}
 	ok = true
 	return s, nil
 }

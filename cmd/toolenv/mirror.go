@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -11,9 +12,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
+	"github.com/toolenv/toolenv/store"
 )
 
 // mirrorFlags are the flags every "toolenv mirror" command shares: where
@@ -172,7 +176,7 @@ model request is recorded in the store, so --replay runs again with no network.
 	for _, stage := range mirror.Stages {
 		cmd.AddCommand(newMirrorStageCmd(e, stage))
 	}
-	cmd.AddCommand(newMirrorReportCmd(e))
+	cmd.AddCommand(newMirrorReportCmd(e), newMirrorCacheSetCmd(e), newMirrorFACCmd(e))
 	return cmd
 }
 
@@ -259,4 +263,138 @@ func runMirror(ctx context.Context, f *mirrorFlags, e *env, only []string) error
 		return &toolenv.Error{Status: toolenv.StatusCanceled, Message: "mirror", Err: err}
 	}
 	return err
+}
+
+func newMirrorCacheSetCmd(e *env) *cobra.Command {
+	var (
+		f         mirrorFlags
+		storePath string
+		test      int
+	)
+	cmd := &cobra.Command{
+		Use:   "cache-set --from STORE --toolbench DOCS --out DIR",
+		Short: "Write the cache-model data (MirrorAPI-Cache, §4.4) from the real answers of a toolenv store",
+		Long: `Turn the real answers a toolenv store holds (a StableToolBench cache imported with
+"toolenv cache import", or answers recorded from the upstream) into SFT samples with
+the exact Table 10 system prompt, holding out --test of them (the paper's 200) by a
+seeded hash. The sources (--toolbench, --collection, --openapi) give each entry its
+documentation; entries of other tools, and answers a simulator made, are counted and
+skipped. Writes OUT/train.openai.jsonl, OUT/train.sharegpt.jsonl, OUT/test.jsonl
+(for "toolenv eval fidelity --pairs"), OUT/test.messages.jsonl and OUT/README.md.`,
+		Example: `  toolenv cache import ./tool_response_cache --toolbench DOCS --store stb.db
+  toolenv mirror cache-set --from stb.db --toolbench DOCS --out out/cache-model`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if storePath == "" || f.out == "" {
+				return usagef("--from (a toolenv store) and --out are required")
+			}
+			if _, err := os.Stat(storePath); err != nil {
+				return usagef("--from %s: %v", storePath, err)
+			}
+			src, err := mirror.OpenSources(ctx, mirror.SourceConfig{Collections: f.collections, ToolBench: f.toolbench, OpenAPI: f.openapi, DocsOnly: true, Logger: e.logger()})
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			st, err := store.Open(ctx, storePath, store.Options{Logger: e.logger()})
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			cs, err := mirror.CacheSet(ctx, st, src.Tools, mirror.CacheSetOptions{Out: f.out, Test: test, Seed: f.seed})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "cache set: %d entries read, %d training samples, %d held out; skipped %v\nwritten to %s\n", cs.Entries, cs.Train, cs.Test, cs.Skipped, f.out)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&storePath, "from", "", "the toolenv store whose cache to use")
+	fs.StringVar(&f.out, "out", "", "the folder to write")
+	fs.StringArrayVar(&f.collections, "collection", nil, "a collection folder whose tools the entries are of; NAME=DIR renames it (repeatable)")
+	fs.StringArrayVar(&f.toolbench, "toolbench", nil, "ToolBench docs whose APIs the entries are of (repeatable)")
+	fs.StringArrayVar(&f.openapi, "openapi", nil, "an OpenAPI document whose operations the entries are of (repeatable)")
+	fs.IntVar(&test, "test", 200, "entries held out as the test set (the paper's 200)")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of the held-out choice")
+	return cmd
+}
+
+func newMirrorFACCmd(e *env) *cobra.Command {
+	var (
+		runs                     []string
+		out                      string
+		llmURL, llmModel, keyEnv string
+		replay                   bool
+		records                  string
+	)
+	cmd := &cobra.Command{
+		Use:   "fac --runs DIR --out DIR",
+		Short: "Write FAC annotation files (Table 13's prompt) from evaluation episodes",
+		Long: `Write the final answers of "toolenv eval" runs for Final Answer Completeness
+annotation (the MirrorAPI paper's §4.2): OUT/fac.jsonl holds each episode's query
+and answer with the FAC scoring prompt of Table 13, ready to send to a model;
+OUT/fac.csv is the same for human annotators. With --llm-url and --llm-model a
+model annotates every episode (OUT/fac.labels.jsonl); its requests are recorded
+(--records, default OUT/records.db) so --replay annotates again with no network.`,
+		Example: `  toolenv mirror fac --runs runs/gpt4o-cot --runs runs/gpt4o-dfs --out out/fac
+  toolenv mirror fac --runs runs/gpt4o-cot --out out/fac --llm-url https://api.openai.com/v1 --llm-model gpt-4-turbo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if len(runs) == 0 || out == "" {
+				return usagef("--runs (an eval output folder, repeatable) and --out are required")
+			}
+			var eps []*eval.Episode
+			for _, dir := range runs {
+				es, problems, err := eval.ReadJournals(dir)
+				if err != nil {
+					return fmt.Errorf("--runs %s: %w", dir, err)
+				}
+				for _, p := range problems {
+					e.logger().Warn("episode skipped", "err", p)
+				}
+				if len(es) == 0 {
+					return usagef("--runs %s holds no episodes (episodes*.jsonl)", dir)
+				}
+				eps = append(eps, es...)
+			}
+			opts := mirror.FACOptions{Out: out}
+			if llmURL != "" || replay {
+				if llmModel == "" {
+					return usagef("--llm-url and --replay need --llm-model")
+				}
+				if records == "" {
+					records = filepath.Join(out, "records.db")
+				}
+				rec, err := sqlstore.OpenSQLite(ctx, records, sqlstore.Options{Logger: e.logger()})
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				base := llmURL
+				if base == "" {
+					base = "http://replay.invalid/v1"
+				}
+				client := llm.New(base, llm.Options{APIKey: e.getenv(keyEnv), Recorder: rec, Reuse: true, Replay: replay, Logger: e.logger()})
+				opts.Judge = &judge.Judge{Model: client, ModelName: llmModel}
+			}
+			st, err := mirror.FACFiles(ctx, eps, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "FAC files: %d episodes, %d with a final answer; labels %v\nwritten to %s\n", st.Episodes, st.Written, st.Labels, out)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&runs, "runs", nil, "an eval output folder (its episodes*.jsonl; repeatable)")
+	fs.StringVar(&out, "out", "", "the folder to write")
+	fs.StringVar(&llmURL, "llm-url", "", "OpenAI-compatible endpoint of a model to annotate with")
+	fs.StringVar(&llmModel, "llm-model", "", "the annotating model (the paper used gpt-4o, gpt-4o-mini and gpt-4-turbo)")
+	fs.StringVar(&keyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the model's API key")
+	fs.BoolVar(&replay, "replay", false, "annotate from the records, with no network")
+	fs.StringVar(&records, "records", "", "where the model's requests are recorded (default OUT/records.db)")
+	return cmd
 }

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/mirror"
+	"github.com/toolenv/toolenv/store"
 )
 
 func readMirrorReport(t *testing.T, dir string) *mirror.Report {
@@ -147,5 +150,51 @@ func TestMirrorBadInput(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", tc.name, code, stderr, tc.code, tc.want)
 		}
+	}
+}
+
+// TestMirrorCacheSetAndFAC runs "toolenv mirror cache-set" on a store of
+// real answers and "toolenv mirror fac" on an eval run.
+func TestMirrorCacheSetAndFAC(t *testing.T) {
+	bird := builtBird(t)
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "store.db")
+	st, err := store.Open(ctx, dbPath, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := toolenv.ReadCollection(filepath.Join(bird, "rest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []*store.Entry
+	for i, tool := range c.Tools[:20] {
+		entries = append(entries, &store.Entry{Tool: tool.ID, Args: "{}", Status: toolenv.StatusOK, Body: json.RawMessage(fmt.Sprintf(`{"rows":[[%d]]}`, i)), Origin: "upstream"})
+	}
+	if _, err := st.PutMany(ctx, entries, true); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out := filepath.Join(t.TempDir(), "cache-model")
+	code, stdout, stderr := run(t, ctx, "mirror", "cache-set", "--from", dbPath, "--collection", filepath.Join(bird, "rest"), "--out", out, "--test", "3", "--log-level", "warn")
+	if code != 0 || !strings.Contains(stdout, "20 entries read, 17 training samples, 3 held out") {
+		t.Fatalf("cache-set: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	runs := filepath.Join(t.TempDir(), "runs")
+	if code, _, stderr := run(t, ctx, "eval", "--tasks", filepath.Join(bird, "rest"), "--agent", "oracle", "--out", runs, "--log-level", "warn"); code != 0 {
+		t.Fatalf("eval: %s", stderr)
+	}
+	fac := filepath.Join(t.TempDir(), "fac")
+	code, stdout, stderr = run(t, ctx, "mirror", "fac", "--runs", runs, "--out", fac, "--log-level", "warn")
+	if code != 0 || !strings.Contains(stdout, "FAC files:") {
+		t.Fatalf("fac: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"fac.jsonl", "fac.csv", "README.md"} {
+		if _, err := os.Stat(filepath.Join(fac, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if code, _, stderr := run(t, ctx, "mirror", "fac", "--runs", t.TempDir(), "--out", fac); code != 2 || !strings.Contains(stderr, "holds no episodes") {
+		t.Fatalf("fac of an empty folder: exit %d %s", code, stderr)
 	}
 }
