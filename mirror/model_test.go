@@ -84,6 +84,12 @@ func (m *model) answer(n int, req *llm.Request) llmtest.Reply {
 		kind, text = "synthesize", synthAnswer(user, h)
 	case strings.HasPrefix(user, "I have an API and call this API with a specific request"):
 		kind, text = "explain", explainAnswer(user, h)
+	case strings.HasPrefix(user, "You will be provided with several tools"):
+		kind, text = "query", queryAnswer(user, h)
+	case strings.HasPrefix(user, "An AI agent used some APIs"):
+		kind, text = "functioning", functioningAnswer(user, h)
+	case strings.HasPrefix(system, "Answer the user's question with the tools below"):
+		kind, text = "agent", agentAnswer(system, req.Messages)
 	}
 	m.mu.Lock()
 	m.kinds[kind]++
@@ -222,4 +228,63 @@ func explainAnswer(user string, h uint32) string {
 		return "The API returns exactly this: " + resp
 	}
 	return "The API takes the city and the number of days, looks the city up in its forecast store and returns one entry per day with the lowest and highest temperature and a short summary; an unknown city gives an empty list of days, and a call without a city is refused with a message naming the missing parameter."
+}
+
+var inputRE = regexp.MustCompile(`(?s)INPUT: (\[.*\]) OUTPUT:`)
+
+func queryAnswer(user string, h uint32) string {
+	if h%9 == 0 {
+		return "Here is a query: find the weather."
+	}
+	var tools []struct {
+		ToolName string `json:"tool_name"`
+		APIList  []struct {
+			Name string `json:"name"`
+		} `json:"api_list"`
+	}
+	if m := inputRE.FindStringSubmatch(user); m != nil {
+		json.Unmarshal([]byte(m[1]), &tools)
+	}
+	var related [][]string
+	var names []string
+	for _, t := range tools {
+		for _, a := range t.APIList {
+			related = append(related, []string{t.ToolName, a.Name})
+			names = append(names, a.Name)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"query": "I am visiting Paris next week: use " + strings.Join(names, " and ") + " to plan my days.", "related_apis": related})
+	return "Let me think about related API combinations first.\n" + string(b)
+}
+
+func functioningAnswer(user string, h uint32) string {
+	if h%7 == 0 {
+		return "All good."
+	}
+	_, calls, _ := strings.Cut(user, "# API calls:")
+	if strings.Contains(calls, "doesn't exists") || strings.Contains(calls, "not subscribed") {
+		return `{"all_functioning": 0, "broken_apis": ["missing"], "reason": "An API answered that it does not exist."}`
+	}
+	return `{"all_functioning": 1, "broken_apis": [], "reason": "Every API answered."}`
+}
+
+var toolNamesRE = regexp.MustCompile(`one of \[([^\]]*)\]`)
+
+// agentAnswer plays a ReAct agent: it calls each offered tool once, then
+// answers.
+func agentAnswer(system string, msgs []llm.Message) string {
+	var names []string
+	if m := toolNamesRE.FindStringSubmatch(system); m != nil {
+		names = strings.Split(m[1], ", ")
+	}
+	done := 0
+	for _, m := range msgs {
+		if m.Role == "user" && strings.HasPrefix(m.Content, "Observation:") {
+			done++
+		}
+	}
+	if done >= len(names) {
+		return "Thought: I now know the final answer\nFinal Answer: Paris will be partly cloudy all week."
+	}
+	return fmt.Sprintf("Thought: I will call %s.\nAction: %s\nAction Input: {\"city\": \"Paris\", \"q\": \"a\"}", names[done], names[done])
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/llm"
@@ -176,7 +178,7 @@ model request is recorded in the store, so --replay runs again with no network.
 	for _, stage := range mirror.Stages {
 		cmd.AddCommand(newMirrorStageCmd(e, stage))
 	}
-	cmd.AddCommand(newMirrorReportCmd(e), newMirrorCacheSetCmd(e), newMirrorFACCmd(e))
+	cmd.AddCommand(newMirrorReportCmd(e), newMirrorCacheSetCmd(e), newMirrorFACCmd(e), newMirrorCompareCmd(e))
 	return cmd
 }
 
@@ -396,5 +398,113 @@ model annotates every episode (OUT/fac.labels.jsonl); its requests are recorded
 	fs.StringVar(&keyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the model's API key")
 	fs.BoolVar(&replay, "replay", false, "annotate from the records, with no network")
 	fs.StringVar(&records, "records", "", "where the model's requests are recorded (default OUT/records.db)")
+	return cmd
+}
+
+func newMirrorCompareCmd(e *env) *cobra.Command {
+	var (
+		f                           mirrorFlags
+		agents                      []string
+		agentURL, agentKeyEnv       string
+		agentModels                 []string
+		simURL, simModel, simPrompt string
+		judgeURL                    string
+		queries, concurrency        int
+	)
+	cmd := &cobra.Command{
+		Use:   "compare --collection DIR --out DIR --llm-url URL --llm-model M --agent-url URL --agent-model M",
+		Short: "Compare agents on the real, a cached and a simulated environment (MirrorAPI §4.3)",
+		Long: `The MirrorAPI paper's comparison of real and simulated environments (§4.3, Figure 3):
+the model at --llm-url writes queries over 2-5 APIs of the mirrored collections
+with the paper's Query Generation prompt (Table 14); the same agents (--agent) and
+models (--agent-model) run them in the real environment (the APIs themselves), a
+cached one (the real runs' and the dataset's real answers, then the simulator) and
+a simulated one (the simulator alone: --sim-url/--sim-model, else the offline
+synthesizer); every real trajectory gets the tool-functioning check, and queries
+whose real APIs failed are dropped; the pass rates are reported side by side
+(SoPR with --judge-url/--judge-model, else answered episodes). Every model request
+is recorded in the store; --replay runs again with no network. Writes
+OUT/compare/{tasks.jsonl,functioning.jsonl,compare.json,compare.md,compare.html}
+and the episodes under OUT/compare/runs/<env>/.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if f.llmURL == "" && !f.replay {
+				return usagef("--llm-url and --llm-model are required: a model writes the queries (Table 14)")
+			}
+			eng, cleanup, err := openMirror(ctx, &f, e)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			st := eng.Store.(llm.Recorder)
+			client := func(url, keyEnv string) *llm.Client {
+				if url == "" {
+					url = "http://replay.invalid/v1"
+				}
+				return llm.New(url, llm.Options{APIKey: e.getenv(keyEnv), Recorder: st, Reuse: true, Replay: f.replay, Logger: e.logger()})
+			}
+			if agentURL == "" && !f.replay {
+				agentURL = f.llmURL
+			}
+			opts := mirror.CompareOptions{Out: filepath.Join(f.out, "compare"), Queries: queries, Seed: f.seed, Concurrency: concurrency}
+			for _, name := range agents {
+				switch name {
+				case "cot":
+					opts.Agents = append(opts.Agents, agent.CoT{})
+				case "dfsdt", "dfs":
+					opts.Agents = append(opts.Agents, agent.DFSDT{})
+				case "react":
+					opts.Agents = append(opts.Agents, agent.ReAct{})
+				default:
+					return usagef("--agent %q: use cot, dfsdt or react (the paper runs CoT and DFS)", name)
+				}
+			}
+			if len(agentModels) == 0 {
+				return usagef("--agent-model is required (repeatable): the models the agents run with, e.g. gpt-4o")
+			}
+			ac := client(agentURL, agentKeyEnv)
+			for _, m := range agentModels {
+				opts.Models = append(opts.Models, mirror.AgentModel{Name: m, Model: ac})
+			}
+			var sim *llm.Client
+			if simURL != "" || (f.replay && simModel != "") {
+				sim = client(simURL, f.llmKeyEnv)
+			}
+			if sim != nil {
+				opts.Simulated, err = mirror.SimulatedInvoker(eng.Collections, sim, simModel, simPrompt)
+			} else {
+				opts.Simulated, err = mirror.SimulatedInvoker(eng.Collections, nil, "", "")
+			}
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if f.judgeModel != "" {
+				opts.Judge = &judge.Judge{Model: client(cmp.Or(judgeURL, f.llmURL), f.llmKeyEnv), ModelName: f.judgeModel, Seed: f.seed}
+			}
+			cs, err := eng.Compare(ctx, opts)
+			if err != nil {
+				if errors.Is(err, mirror.ErrInterrupted) {
+					return &toolenv.Error{Status: toolenv.StatusCanceled, Message: "mirror compare", Err: err}
+				}
+				return err
+			}
+			md, _ := os.ReadFile(filepath.Join(opts.Out, "compare.md"))
+			fmt.Fprintf(e.stdout, "%s\nwritten to %s (%d of %d queries kept)\n", md, opts.Out, cs.Kept, cs.Queries)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	f.register(fs)
+	fs.StringArrayVar(&agents, "agent", []string{"cot", "dfsdt"}, "agent to run: cot, dfsdt or react (repeatable; the paper's CoT and DFS)")
+	fs.StringVar(&agentURL, "agent-url", "", "OpenAI-compatible endpoint of the agents' models (default --llm-url)")
+	fs.StringVar(&agentKeyEnv, "agent-key-env", "OPENAI_API_KEY", "environment variable holding the agents' API key")
+	fs.StringArrayVar(&agentModels, "agent-model", nil, "a model the agents run with (repeatable; the paper: gpt-4o, gpt-4o-mini, ToolLLaMA-2)")
+	fs.StringVar(&simURL, "sim-url", "", "OpenAI-compatible endpoint of the simulator of the simulated environment (e.g. MirrorAPI on vLLM); empty: the offline synthesizer")
+	fs.StringVar(&simModel, "sim-model", "", "the simulator's model name")
+	fs.StringVar(&simPrompt, "sim-prompt", "sft", "the simulator's prompt: sft, cot (MirrorAPI) or stb (StableToolBench's, for general models such as gpt-4o)")
+	fs.StringVar(&judgeURL, "judge-url", "", "endpoint of the SoPR/FAC judge (default --llm-url); the judge is --judge-model")
+	fs.IntVar(&queries, "queries", 20, "queries to write (Table 14); the paper kept 158")
+	fs.IntVar(&concurrency, "concurrency", 4, "episodes at once")
 	return cmd
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/store"
 )
@@ -196,5 +199,49 @@ func TestMirrorCacheSetAndFAC(t *testing.T) {
 	}
 	if code, _, stderr := run(t, ctx, "mirror", "fac", "--runs", t.TempDir(), "--out", fac); code != 2 || !strings.Contains(stderr, "holds no episodes") {
 		t.Fatalf("fac of an empty folder: exit %d %s", code, stderr)
+	}
+}
+
+// TestMirrorCompare runs "toolenv mirror compare" on BIRD's REST APIs with
+// a model on loopback writing the queries and playing a ReAct agent.
+func TestMirrorCompare(t *testing.T) {
+	bird := builtBird(t)
+	ctx := context.Background()
+	toolNames := regexp.MustCompile(`one of \[([^\]]*)\]`)
+	apiNames := regexp.MustCompile(`"name":"([^"]*)"`)
+	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		sys, user := req.Messages[0].Content, req.Messages[len(req.Messages)-1].Content
+		switch {
+		case strings.HasPrefix(user, "You will be provided with several tools"):
+			_, input, _ := strings.Cut(user, "INPUT: ")
+			var related [][]string
+			for _, m := range apiNames.FindAllStringSubmatch(input, -1) {
+				related = append(related, []string{"superhero", m[1]})
+			}
+			b, _ := json.Marshal(map[string]any{"query": "Tell me about the superheroes.", "related_apis": related})
+			return llmtest.Reply{Content: string(b)}
+		case strings.HasPrefix(user, "An AI agent used some APIs"):
+			return llmtest.Reply{Content: `{"all_functioning": 1, "broken_apis": [], "reason": "fine"}`}
+		case strings.HasPrefix(sys, "Answer the user's question"):
+			if len(req.Messages) > 2 {
+				return llmtest.Reply{Content: "Thought: done\nFinal Answer: They are many."}
+			}
+			name := strings.Split(toolNames.FindStringSubmatch(sys)[1], ", ")[0]
+			return llmtest.Reply{Content: "Thought: look\nAction: " + name + "\nAction Input: {}"}
+		}
+		return llmtest.Reply{Content: "?"}
+	})
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "m")
+	code, stdout, stderr := run(t, ctx, "mirror", "compare", "--collection", filepath.Join(bird, "rest"), "--out", out, "--llm-url", srv.URL(), "--llm-model", "m",
+		"--agent", "react", "--agent-model", "agent-m", "--queries", "4", "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "| react | agent-m | 100.0 (4) | 100.0 (4) | 100.0 (4) |") {
+		t.Fatalf("compare output:\n%s", stdout)
+	}
+	if code, _, stderr := run(t, ctx, "mirror", "compare", "--collection", filepath.Join(bird, "rest"), "--out", out, "--log-level", "warn"); code != 2 || !strings.Contains(stderr, "--llm-url") {
+		t.Fatalf("compare without a model: exit %d %s", code, stderr)
 	}
 }
