@@ -581,4 +581,3 @@ func writeCompare(dir string, st *CompareStats) error {
 	h.WriteString(`</svg><pre>` + html.EscapeString(b.String()) + `</pre></body></html>`)
 	return toolenv.WriteFileAtomic(filepath.Join(dir, "compare.html"), []byte(h.String()))
 }
-
