@@ -16,6 +16,7 @@ import (
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
 	"github.com/toolenv/toolenv/nl2api"
+	"github.com/toolenv/toolenv/store"
 )
 
 // benchTools makes n documented tools of two parameters each.
@@ -37,7 +38,7 @@ func benchTools(n int) []*toolenv.Tool {
 func fillStore(tb testing.TB, tools []*toolenv.Tool, n int) (*sqlstore.Store, string) {
 	tb.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(tb.TempDir(), "bench.db"), sqlstore.Options{})
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(tb.TempDir(), "bench.db"), store.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -20,7 +20,7 @@ type CacheSource interface {
 	Each(ctx context.Context, fn func(*store.Entry) error) error
 }
 
-var _ CacheSource = (*store.Store)(nil)
+var _ CacheSource = store.Store(nil)
 
 // CacheSetOptions configure CacheSet.
 type CacheSetOptions struct {

@@ -18,11 +18,12 @@ import (
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
+	"github.com/toolenv/toolenv/store"
 )
 
 func newStore(t testing.TB) *sqlstore.Store {
 	t.Helper()
-	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mirror.db"), sqlstore.Options{})
+	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "mirror.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
+	"github.com/toolenv/toolenv/store"
 )
 
 // TestMain runs the child process of TestResumeAfterKill when asked to.
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 // $MIRROR_TEST_API until it is killed.
 func childCollect() int {
 	ctx := context.Background()
-	st, err := sqlstore.OpenSQLite(ctx, os.Getenv("MIRROR_TEST_STORE"), sqlstore.Options{})
+	st, err := sqlstore.OpenSQLite(ctx, os.Getenv("MIRROR_TEST_STORE"), store.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

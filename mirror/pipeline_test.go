@@ -18,6 +18,7 @@ import (
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
+	"github.com/toolenv/toolenv/store"
 )
 
 // runOptions are small sizes for a dataset of a few APIs.
@@ -135,7 +136,7 @@ func TestPipelineWithModel(t *testing.T) {
 
 	// Replay: a new store holding only the model records, the model gone.
 	m.srv.Close()
-	stB, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "replay.db"), sqlstore.Options{})
+	stB, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "replay.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func copyRecords(t *testing.T, from, to string) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	for _, q := range []string{`ATTACH DATABASE '` + from + `' AS a`, `INSERT INTO mirror_records SELECT * FROM a.mirror_records`, `DETACH DATABASE a`} {
+	for _, q := range []string{`ATTACH DATABASE '` + from + `' AS a`, `INSERT INTO records SELECT * FROM a.records`, `DETACH DATABASE a`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
+	"github.com/toolenv/toolenv/store"
 )
 
 // TestResumeAfterKill collects in a child process, kills it with SIGKILL
@@ -27,7 +28,7 @@ func TestResumeAfterKill(t *testing.T) {
 	srv := newAPIServer(t)
 	srv.delay = 20 * time.Millisecond
 	path := filepath.Join(t.TempDir(), "mirror.db")
-	st, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{})
+	st, err := sqlstore.OpenSQLite(ctx, path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ type mirrorFlags struct {
 
 func (f *mirrorFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "the dataset's folder: its store (mirror.db), report and exported files (data/)")
-	fs.StringVar(&f.store, "store", "", "the store (SQLite file); default OUT/mirror.db")
+	fs.StringVar(&f.store, "store", "", "the store: an SQLite file or a postgres:// URL (a toolenv store; the mirror adds its tables); default OUT/mirror.db")
 	fs.StringVar(&f.dataset, "dataset", "mirror", "the dataset's name within the store")
 	fs.StringArrayVar(&f.collections, "collection", nil, "a collection folder to mirror, e.g. a built NL2SQL REST flavor; NAME=DIR renames it (repeatable)")
 	fs.StringArrayVar(&f.toolbench, "toolbench", nil, "ToolBench docs to mirror (a StableToolBench query file, a folder of them, or a tools tree; repeatable)")
@@ -134,7 +134,7 @@ func openMirror(ctx context.Context, f *mirrorFlags, e *env) (*mirror.Engine, fu
 	if path == "" {
 		path = filepath.Join(f.out, "mirror.db")
 	}
-	st, err := sqlstore.OpenSQLite(ctx, path, sqlstore.Options{Logger: log})
+	st, err := sqlstore.Open(ctx, path, store.Options{Logger: log})
 	if err != nil {
 		src.Close()
 		return nil, nil, err
@@ -370,7 +370,7 @@ model annotates every episode (OUT/fac.labels.jsonl); its requests are recorded
 				if records == "" {
 					records = filepath.Join(out, "records.db")
 				}
-				rec, err := sqlstore.OpenSQLite(ctx, records, sqlstore.Options{Logger: e.logger()})
+				rec, err := sqlstore.OpenSQLite(ctx, records, store.Options{Logger: e.logger()})
 				if err != nil {
 					return err
 				}

@@ -158,13 +158,16 @@ func testPairs(t *testing.T, s mirror.Store) {
 	if _, ok, _ := s.GetPair(ctx, ds, "c/a", `{"x":3}`); !ok {
 		t.Fatal("AddPairs did not add a new pair")
 	}
-	// A binary body survives.
+	// A binary body, and text with NUL and bytes that are not UTF-8,
+	// survive.
 	bin := pair("c/bin", `{}`, true)
 	bin.Body = json.RawMessage("\"\\u0000\\ufffd\xff\"")
+	bin.Error = "nul \x00 and \xff"
+	bin.FilterDetail = "\x00"
 	must(t, s.PutPairs(ctx, ds, []*mirror.Pair{bin}))
 	got, _, _ = s.GetPair(ctx, ds, "c/bin", `{}`)
-	if string(got.Body) != string(bin.Body) {
-		t.Fatalf("body %q, want %q", got.Body, bin.Body)
+	if string(got.Body) != string(bin.Body) || got.Error != bin.Error || got.FilterDetail != bin.FilterDetail {
+		t.Fatalf("body %q error %q detail %q, want %q %q %q", got.Body, got.Error, got.FilterDetail, bin.Body, bin.Error, bin.FilterDetail)
 	}
 }
 
@@ -348,13 +351,13 @@ func testStats(t *testing.T, s mirror.Store) {
 func testRationales(t *testing.T, s mirror.Store) {
 	ctx := context.Background()
 	must(t, s.PutRationales(ctx, ds, []*mirror.Rationale{{Tool: "c/a", Args: `{}`, Text: "first", Tokens: 3, Verdict: mirror.FilterKept, Model: "o1"}}))
-	must(t, s.PutRationales(ctx, ds, []*mirror.Rationale{{Tool: "c/a", Args: `{}`, Text: "second", Tokens: 9000, Verdict: mirror.RationaleTooLong, Detail: "9000 tokens"}, {Tool: "c/b", Args: `{}`, Text: "b", Verdict: mirror.RationaleLeak}}))
+	must(t, s.PutRationales(ctx, ds, []*mirror.Rationale{{Tool: "c/a", Args: `{}`, Text: "second", Tokens: 9000, Verdict: mirror.RationaleTooLong, Detail: "9000 tokens"}, {Tool: "c/b", Args: `{}`, Text: "b\x00\xfe", Verdict: mirror.RationaleLeak}}))
 	var got []string
 	must(t, s.EachRationale(ctx, ds, func(r *mirror.Rationale) error {
 		got = append(got, fmt.Sprintf("%s %s %d %s", r.Tool, r.Text, r.Tokens, r.Verdict))
 		return nil
 	}))
-	if !slices.Equal(got, []string{"c/a second 9000 too_long", "c/b b 0 leak"}) {
+	if !slices.Equal(got, []string{"c/a second 9000 too_long", "c/b b\x00\xfe 0 leak"}) {
 		t.Fatalf("rationales %q", got)
 	}
 	has, err := s.HasRationale(ctx, ds, []mirror.PairKey{{Tool: "c/a", Args: `{}`}, {Tool: "c/c", Args: `{}`}})

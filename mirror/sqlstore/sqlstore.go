@@ -1,52 +1,39 @@
-// Package sqlstore implements mirror.Store on SQL databases through
-// database/sql: SQLite (embedded, the default) now, in a dialect-neutral
-// way so that PostgreSQL can follow. The statements use only what both
-// dialects share (INSERT ... ON CONFLICT, window-free queries, integer
-// arithmetic within 62 bits); a dialect supplies the placeholders, the
-// column types and how the database is opened.
-//
-// Tables are prefixed "mirror_" so that they can live in the same file as
-// toolenv's cache and records (store.Store).
+// Package sqlstore implements mirror.Store on toolenv's store (package
+// store): SQLite (embedded, the default) and PostgreSQL (for several
+// machines). The mirror's tables are a store component ("mirror") with
+// its own migrations (Migrations), applied by store.Open like the store's
+// own; the model records are the store's records. The statements use what
+// both databases share (INSERT ... ON CONFLICT, integer arithmetic within
+// 62 bits, no window functions); placeholders, types and collation come
+// from the dialect. Arguments are keyed by their SHA-256 (a PostgreSQL
+// index entry holds about 2.7 kB, arguments do not fit), free text is
+// stored as bytes (PostgreSQL text holds no NUL).
 package sqlstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mirror"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"github.com/toolenv/toolenv/store"
 )
 
-// SchemaVersion is the version of the tables this package writes.
-const SchemaVersion = 1
-
-// Options configure a store.
-type Options struct {
-	// BusyTimeout is how long a SQLite writer waits for another
-	// process's lock; default 10s.
-	BusyTimeout time.Duration
-	// Logger logs maintenance; nil discards.
-	Logger *slog.Logger
-}
-
-// Store is a mirror.Store on a SQL database.
+// Store is a mirror.Store on a toolenv store.
 type Store struct {
+	st   store.Store
+	own  bool // opened here: Close closes it
 	d    dialect
-	w    *sql.DB // writes (one connection on SQLite: one writer at a time)
-	r    *sql.DB // reads
+	w, r *sql.DB
 	path string
-	log  *slog.Logger
 }
 
 var _ mirror.Store = (*Store)(nil)
@@ -56,103 +43,130 @@ type dialect struct {
 	name string
 	// rebind turns "?" placeholders into the dialect's.
 	rebind func(string) string
-	blob   string // column type of binary payloads
-	serial string // column definition of an auto-incrementing key
+	// order is the ORDER BY of (tool, args): bytewise in both.
+	order string
+	// emptyBody is the expression of an empty body.
+	emptyBody string
 }
 
-var sqliteDialect = dialect{
-	name:   "sqlite",
-	rebind: func(q string) string { return q },
-	blob:   "BLOB",
-	serial: "INTEGER PRIMARY KEY",
+var sqliteDialect = dialect{name: "sqlite", rebind: func(q string) string { return q }, order: "p.tool, p.args", emptyBody: "x''"}
+
+var postgresDialect = dialect{name: "postgres", rebind: dollars, order: `p.tool COLLATE "C", p.args COLLATE "C"`, emptyBody: "''::bytea"}
+
+// dollars turns ? placeholders into $1, $2, ...
+func dollars(q string) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
 }
 
-// OpenSQLite opens (creating if needed) the SQLite store at path. The
-// database runs in WAL mode with synchronous=NORMAL, so readers never wait
-// for the writer and a killed process loses no committed write.
-func OpenSQLite(ctx context.Context, path string, opts Options) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("mirror store: no path (pass --store FILE)")
+// Open opens the toolenv store dsn names (an SQLite file, or a
+// postgres:// URL) with the mirror's tables, migrating them as store.Open
+// migrates the store's own. Close closes it.
+func Open(ctx context.Context, dsn string, opts store.Options) (*Store, error) {
+	if dsn == "" {
+		return nil, errors.New("mirror store: no path (pass --store FILE or a postgres:// URL)")
 	}
-	busy := opts.BusyTimeout
-	if busy <= 0 {
-		busy = 10 * time.Second
-	}
-	s := &Store{d: sqliteDialect, path: path, log: opts.Logger}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)", busy.Milliseconds())
-	if path == ":memory:" {
+	if dsn == ":memory:" {
 		return nil, errors.New("mirror store: an in-memory store cannot stream pairs while it writes; give a file path (a temporary folder is fine)")
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("mirror store %s: %w", path, err)
-		}
-	}
-	u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	w, err := sql.Open("sqlite", u+"&_txlock=immediate")
+	opts.Migrations = append(append([]store.Migration(nil), opts.Migrations...), Migrations...)
+	st, err := store.Open(ctx, dsn, opts)
 	if err != nil {
-		return nil, fmt.Errorf("mirror store %s: %w", path, err)
-	}
-	w.SetMaxOpenConns(1)
-	// Readers map the file: a page read is then a memory access, not a
-	// system call.
-	r, err := sql.Open("sqlite", u+"&_pragma=mmap_size(1073741824)")
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("mirror store %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(8)
-	r.SetMaxIdleConns(8)
-	s.w, s.r = w, r
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
 		return nil, err
+	}
+	s, err := New(st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.own, s.path = true, dsn
+	return s, nil
+}
+
+// OpenSQLite opens the SQLite store at path (see Open).
+func OpenSQLite(ctx context.Context, path string, opts store.Options) (*Store, error) {
+	if store.IsPostgres(path) {
+		return nil, fmt.Errorf("mirror store: %s is not a file path", store.Redact(path))
+	}
+	return Open(ctx, path, opts)
+}
+
+// New uses an open toolenv store, which must have been opened with
+// Migrations among its options. Closing the returned Store does not close
+// st.
+func New(st store.Store) (*Store, error) {
+	db := st.SQL()
+	s := &Store{st: st, w: db.Write, r: db.Read}
+	switch db.Dialect {
+	case "sqlite":
+		s.d = sqliteDialect
+	case "postgres":
+		s.d = postgresDialect
+	default:
+		return nil, fmt.Errorf("mirror store: unknown dialect %q", db.Dialect)
+	}
+	// The tables exist only when the store was opened with Migrations.
+	var n int
+	if err := s.r.QueryRow(`SELECT count(*) FROM mirror_meta`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("mirror store: the store has no mirror tables (open it with sqlstore.Migrations): %w", err)
 	}
 	return s, nil
 }
 
-// Path returns the database's path.
+// Path returns what the store was opened from.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
+// Close closes the toolenv store when Open opened it.
 func (s *Store) Close() error {
-	var errs []error
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
+	if s.own {
+		return s.st.Close()
 	}
-	if s.w != nil {
-		errs = append(errs, s.w.Close())
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// schema is the tables, with the dialect's types put in by migrate.
+// Migrations are the mirror's tables, as the "mirror" component of
+// toolenv's store.
+var Migrations = []store.Migration{{
+	Component: "mirror", Version: 1, Name: "requests, pairs, rationales, rejects and meta of toolenv mirror",
+	SQLite:   strings.NewReplacer("{serial}", "INTEGER PRIMARY KEY", "{blob}", "BLOB").Replace(schema),
+	Postgres: strings.NewReplacer("{serial}", "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY", "{blob}", "bytea").Replace(schema),
+}}
+
+// schema is the tables, with the dialect's types put in.
 const schema = `
 CREATE TABLE IF NOT EXISTS mirror_requests (
 	id       {serial},
 	dataset  TEXT NOT NULL,
 	tool     TEXT NOT NULL,
+	akey     {blob} NOT NULL,
 	args     TEXT NOT NULL,
 	origin   TEXT NOT NULL,
 	kind     TEXT NOT NULL DEFAULT '',
-	scenario TEXT NOT NULL DEFAULT '',
+	scenario {blob},
 	created  BIGINT NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS mirror_requests_key ON mirror_requests (dataset, tool, args);
+CREATE UNIQUE INDEX IF NOT EXISTS mirror_requests_key ON mirror_requests (dataset, tool, akey);
 CREATE TABLE IF NOT EXISTS mirror_pairs (
 	id            {serial},
 	dataset       TEXT NOT NULL,
 	tool          TEXT NOT NULL,
+	akey          {blob} NOT NULL,
 	args          TEXT NOT NULL,
 	h             BIGINT NOT NULL,
 	origin        TEXT NOT NULL,
 	kind          TEXT NOT NULL DEFAULT '',
 	status        TEXT NOT NULL,
 	body          {blob},
-	error         TEXT NOT NULL DEFAULT '',
+	error         {blob},
 	source        TEXT NOT NULL DEFAULT '',
 	class         TEXT NOT NULL DEFAULT '',
 	rule          TEXT NOT NULL DEFAULT '',
@@ -160,82 +174,67 @@ CREATE TABLE IF NOT EXISTS mirror_pairs (
 	attempts      INTEGER NOT NULL DEFAULT 0,
 	latency_ns    BIGINT NOT NULL DEFAULT 0,
 	called_at     BIGINT NOT NULL DEFAULT 0,
-	history       TEXT NOT NULL DEFAULT '',
-	provenance    TEXT NOT NULL DEFAULT '',
+	history       {blob},
+	provenance    {blob},
 	filter        TEXT NOT NULL DEFAULT '',
-	filter_detail TEXT NOT NULL DEFAULT '',
+	filter_detail {blob},
 	doc_eval      INTEGER,
-	doc_reason    TEXT NOT NULL DEFAULT '',
-	doc_raw       TEXT NOT NULL DEFAULT '',
+	doc_reason    {blob},
+	doc_raw       {blob},
 	doc_model     TEXT NOT NULL DEFAULT '',
 	split         TEXT NOT NULL DEFAULT ''
 );
-CREATE UNIQUE INDEX IF NOT EXISTS mirror_pairs_key ON mirror_pairs (dataset, tool, args);
+CREATE UNIQUE INDEX IF NOT EXISTS mirror_pairs_key ON mirror_pairs (dataset, tool, akey);
 CREATE TABLE IF NOT EXISTS mirror_rationales (
 	id       {serial},
 	dataset  TEXT NOT NULL,
 	tool     TEXT NOT NULL,
+	akey     {blob} NOT NULL,
 	args     TEXT NOT NULL,
-	text     TEXT NOT NULL,
+	text     {blob},
 	tokens   INTEGER NOT NULL,
 	verdict  TEXT NOT NULL,
-	detail   TEXT NOT NULL DEFAULT '',
+	detail   {blob},
 	model    TEXT NOT NULL DEFAULT '',
 	created  BIGINT NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS mirror_rationales_key ON mirror_rationales (dataset, tool, args);
+CREATE UNIQUE INDEX IF NOT EXISTS mirror_rationales_key ON mirror_rationales (dataset, tool, akey);
 CREATE TABLE IF NOT EXISTS mirror_rejects (
 	id      {serial},
 	dataset TEXT NOT NULL,
 	stage   TEXT NOT NULL,
 	tool    TEXT NOT NULL,
-	args    TEXT NOT NULL DEFAULT '',
-	body    TEXT NOT NULL DEFAULT '',
-	error   TEXT NOT NULL DEFAULT '',
+	args    {blob},
+	body    {blob},
+	error   {blob},
 	reason  TEXT NOT NULL,
-	detail  TEXT NOT NULL DEFAULT '',
+	detail  {blob},
 	created BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS mirror_rejects_dataset ON mirror_rejects (dataset, stage);
 CREATE TABLE IF NOT EXISTS mirror_meta (
 	dataset TEXT NOT NULL,
 	key     TEXT NOT NULL,
-	value   TEXT NOT NULL,
+	value   {blob},
 	PRIMARY KEY (dataset, key)
-);
-CREATE TABLE IF NOT EXISTS mirror_records (
-	key      TEXT PRIMARY KEY,
-	request  {blob} NOT NULL,
-	response {blob} NOT NULL,
-	created  BIGINT NOT NULL
 );
 `
 
-// migrate creates the tables and checks the schema version.
-func (s *Store) migrate(ctx context.Context) error {
-	ddl := strings.NewReplacer("{serial}", s.d.serial, "{blob}", s.d.blob).Replace(schema)
-	for _, stmt := range strings.Split(ddl, ";") {
-		if strings.TrimSpace(stmt) == "" {
-			continue
-		}
-		if _, err := s.w.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("mirror store %s: create tables: %w (is it a toolenv store? pass another --store path)", s.path, err)
-		}
-	}
-	v, ok, err := s.Meta(ctx, "", "schema_version")
-	if err != nil {
-		return fmt.Errorf("mirror store %s: %w", s.path, err)
-	}
-	if !ok {
-		return s.SetMeta(ctx, "", "schema_version", strconv.Itoa(SchemaVersion))
-	}
-	if n, _ := strconv.Atoi(v); n > SchemaVersion {
-		return fmt.Errorf("mirror store %s: schema version %s is newer than this toolenv's (%d): upgrade toolenv", s.path, v, SchemaVersion)
-	}
-	return nil
+func (s *Store) q(query string) string { return s.d.rebind(query) }
+
+// akey is the key arguments are indexed under.
+func akey(args string) []byte {
+	sum := sha256.Sum256([]byte(args))
+	return sum[:]
 }
 
-func (s *Store) q(query string) string { return s.d.rebind(query) }
+// b is a text value for a bytes column.
+func b(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
+}
 
 // inTx runs fn in a write transaction.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -275,8 +274,8 @@ func (s *Store) PutRequests(ctx context.Context, ds string, reqs []*mirror.Reque
 	added := 0
 	now := time.Now()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO mirror_requests (dataset, tool, args, origin, kind, scenario, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, tool, args) DO NOTHING`))
+		stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO mirror_requests (dataset, tool, akey, args, origin, kind, scenario, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, tool, akey) DO NOTHING`))
 		if err != nil {
 			return fmt.Errorf("mirror store: put requests: %w", err)
 		}
@@ -287,7 +286,7 @@ func (s *Store) PutRequests(ctx context.Context, ds string, reqs []*mirror.Reque
 			if created.IsZero() {
 				created = now
 			}
-			res, err := stmt.ExecContext(ctx, ds, r.Tool, r.Args, r.Origin, r.Kind, r.Scenario, nanos(created))
+			res, err := stmt.ExecContext(ctx, ds, r.Tool, akey(r.Args), r.Args, r.Origin, r.Kind, b(r.Scenario), nanos(created))
 			if err != nil {
 				return fmt.Errorf("mirror store: put request of %s: %w", r.Tool, err)
 			}
@@ -328,7 +327,7 @@ func (s *Store) EachRequest(ctx context.Context, ds string, rq mirror.RequestQue
 		args = append(args, rq.Tool)
 	}
 	if rq.Pending {
-		query += ` AND NOT EXISTS (SELECT 1 FROM mirror_pairs p WHERE p.dataset = r.dataset AND p.tool = r.tool AND p.args = r.args)`
+		query += ` AND NOT EXISTS (SELECT 1 FROM mirror_pairs p WHERE p.dataset = r.dataset AND p.tool = r.tool AND p.akey = r.akey)`
 	}
 	query += ` ORDER BY r.id`
 	rows, err := s.r.QueryContext(ctx, s.q(query), args...)
@@ -338,10 +337,12 @@ func (s *Store) EachRequest(ctx context.Context, ds string, rq mirror.RequestQue
 	defer rows.Close()
 	for rows.Next() {
 		var r mirror.Request
+		var scenario []byte
 		var created int64
-		if err := rows.Scan(&r.Seq, &r.Tool, &r.Args, &r.Origin, &r.Kind, &r.Scenario, &created); err != nil {
+		if err := rows.Scan(&r.Seq, &r.Tool, &r.Args, &r.Origin, &r.Kind, &scenario, &created); err != nil {
 			return fmt.Errorf("mirror store: read requests: %w", err)
 		}
+		r.Scenario = string(scenario)
 		r.Created = fromNanos(created)
 		if err := fn(&r); err != nil {
 			return err
@@ -350,35 +351,28 @@ func (s *Store) EachRequest(ctx context.Context, ds string, rq mirror.RequestQue
 	return rows.Err()
 }
 
-const pairColumns = `tool, args, h, origin, kind, status, body, error, source, class, rule, http_status, attempts, latency_ns, called_at,
+const pairColumns = `tool, akey, args, h, origin, kind, status, body, error, source, class, rule, http_status, attempts, latency_ns, called_at,
 	history, provenance, filter, filter_detail, doc_eval, doc_reason, doc_raw, doc_model, split`
 
 func pairValues(ds string, p *mirror.Pair) ([]any, error) {
-	var hist, prov string
+	var hist []byte
 	if len(p.History) > 0 {
-		b, err := json.Marshal(p.History)
-		if err != nil {
+		var err error
+		if hist, err = json.Marshal(p.History); err != nil {
 			return nil, err
 		}
-		hist = string(b)
-	}
-	if len(p.Provenance) > 0 {
-		prov = string(p.Provenance)
 	}
 	var docEval any
 	var docReason, docRaw, docModel string
 	if p.Doc != nil {
 		docEval, docReason, docRaw, docModel = p.Doc.Eval, p.Doc.Reason, p.Doc.Raw, p.Doc.Model
 	}
-	body := []byte(p.Body)
-	if body == nil {
-		body = []byte{}
-	}
-	return []any{ds, p.Tool, p.Args, mirror.Hash(p.Tool, p.Args), p.Origin, p.Kind, string(p.Status), body, p.Error, p.Source, p.Class, p.Rule,
-		p.HTTPStatus, p.Attempts, int64(p.Latency), nanos(p.CalledAt), hist, prov, p.Filter, p.FilterDetail, docEval, docReason, docRaw, docModel, p.Split}, nil
+	return []any{ds, p.Tool, akey(p.Args), p.Args, mirror.Hash(p.Tool, p.Args), p.Origin, p.Kind, string(p.Status), b(string(p.Body)), b(p.Error), p.Source, p.Class, p.Rule,
+		p.HTTPStatus, p.Attempts, int64(p.Latency), nanos(p.CalledAt), b(string(hist)), b(string(p.Provenance)), p.Filter, b(p.FilterDetail),
+		docEval, b(docReason), b(docRaw), docModel, p.Split}, nil
 }
 
-const pairInsert = `INSERT INTO mirror_pairs (dataset, ` + pairColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const pairInsert = `INSERT INTO mirror_pairs (dataset, ` + pairColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // PutPairs implements mirror.Store.
 func (s *Store) PutPairs(ctx context.Context, ds string, pairs []*mirror.Pair) error {
@@ -388,12 +382,12 @@ func (s *Store) PutPairs(ctx context.Context, ds string, pairs []*mirror.Pair) e
 	set := []string{}
 	for _, c := range strings.Split(pairColumns, ",") {
 		c = strings.TrimSpace(c)
-		if c == "tool" || c == "args" {
+		if c == "tool" || c == "akey" {
 			continue
 		}
 		set = append(set, c+" = excluded."+c)
 	}
-	query := s.q(pairInsert + ` ON CONFLICT (dataset, tool, args) DO UPDATE SET ` + strings.Join(set, ", "))
+	query := s.q(pairInsert + ` ON CONFLICT (dataset, tool, akey) DO UPDATE SET ` + strings.Join(set, ", "))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, query)
 		if err != nil {
@@ -418,7 +412,7 @@ func (s *Store) AddPairs(ctx context.Context, ds string, pairs []*mirror.Pair) (
 	var taken []mirror.PairKey
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		taken = nil
-		stmt, err := tx.PrepareContext(ctx, s.q(pairInsert+` ON CONFLICT (dataset, tool, args) DO NOTHING`))
+		stmt, err := tx.PrepareContext(ctx, s.q(pairInsert+` ON CONFLICT (dataset, tool, akey) DO NOTHING`))
 		if err != nil {
 			return fmt.Errorf("mirror store: add pairs: %w", err)
 		}
@@ -444,6 +438,14 @@ func (s *Store) AddPairs(ctx context.Context, ds string, pairs []*mirror.Pair) (
 const pairSelect = `SELECT p.tool, p.args, p.origin, p.kind, p.status, {body}, p.error, p.source, p.class, p.rule, p.http_status, p.attempts,
 	p.latency_ns, p.called_at, p.history, p.provenance, p.filter, p.filter_detail, p.doc_eval, p.doc_reason, p.doc_raw, p.doc_model, p.split`
 
+// selectPairs is the SELECT list of pairs, with or without the body.
+func (s *Store) selectPairs(noBody bool) string {
+	if noBody {
+		return strings.Replace(pairSelect, "{body}", s.d.emptyBody, 1)
+	}
+	return strings.Replace(pairSelect, "{body}", "p.body", 1)
+}
+
 func scanPair(rows *sql.Rows, withRationale bool) (*mirror.Pair, error) {
 	return scanPairWith(rows, withRationale, nil)
 }
@@ -451,19 +453,19 @@ func scanPair(rows *sql.Rows, withRationale bool) (*mirror.Pair, error) {
 // scanPairWith scans a pair row, led by its id when id is not nil.
 func scanPairWith(rows *sql.Rows, withRationale bool, id *int64) (*mirror.Pair, error) {
 	var p mirror.Pair
-	var status, hist, prov string
+	var status string
+	var body, errText, hist, prov, detail, docReason, docRaw, rationale []byte
 	var latency, called int64
 	var docEval sql.NullInt64
-	var docReason, docRaw, docModel string
-	var body []byte
+	var docModel string
 	var dest []any
 	if id != nil {
 		dest = append(dest, id)
 	}
-	dest = append(dest, &p.Tool, &p.Args, &p.Origin, &p.Kind, &status, &body, &p.Error, &p.Source, &p.Class, &p.Rule, &p.HTTPStatus, &p.Attempts,
-		&latency, &called, &hist, &prov, &p.Filter, &p.FilterDetail, &docEval, &docReason, &docRaw, &docModel, &p.Split)
+	dest = append(dest, &p.Tool, &p.Args, &p.Origin, &p.Kind, &status, &body, &errText, &p.Source, &p.Class, &p.Rule, &p.HTTPStatus, &p.Attempts,
+		&latency, &called, &hist, &prov, &p.Filter, &detail, &docEval, &docReason, &docRaw, &docModel, &p.Split)
 	if withRationale {
-		dest = append(dest, &p.Rationale)
+		dest = append(dest, &rationale)
 	}
 	if err := rows.Scan(dest...); err != nil {
 		return nil, err
@@ -472,48 +474,42 @@ func scanPairWith(rows *sql.Rows, withRationale bool, id *int64) (*mirror.Pair, 
 	if len(body) > 0 {
 		p.Body = json.RawMessage(body)
 	}
+	p.Error, p.FilterDetail, p.Rationale = string(errText), string(detail), string(rationale)
 	p.Latency = time.Duration(latency)
 	p.CalledAt = fromNanos(called)
-	if hist != "" {
-		if err := json.Unmarshal([]byte(hist), &p.History); err != nil {
+	if len(hist) > 0 {
+		if err := json.Unmarshal(hist, &p.History); err != nil {
 			return nil, fmt.Errorf("history of %s %s: %w", p.Tool, p.Args, err)
 		}
 	}
-	if prov != "" {
+	if len(prov) > 0 {
 		p.Provenance = json.RawMessage(prov)
 	}
 	if docEval.Valid {
-		p.Doc = &mirror.DocCheck{Eval: int(docEval.Int64), Reason: docReason, Raw: docRaw, Model: docModel}
+		p.Doc = &mirror.DocCheck{Eval: int(docEval.Int64), Reason: string(docReason), Raw: string(docRaw), Model: docModel}
 	}
 	return &p, nil
 }
 
-// selectPairs is the SELECT list of pairs, with or without the body.
-func selectPairs(noBody bool) string {
-	if noBody {
-		return strings.Replace(pairSelect, "{body}", "x''", 1)
-	}
-	return strings.Replace(pairSelect, "{body}", "p.body", 1)
-}
-
 // EachPair implements mirror.Store. OrderMix sorts only the rows' ids (in
-// SQLite's sorter, which spills to disk) and reads the rows in chunks by
-// id, so that neither the sort nor the program holds the bodies.
+// the database's sorter, which spills to disk) and reads the rows in
+// chunks by id, so that neither the sort nor the program holds the
+// bodies.
 func (s *Store) EachPair(ctx context.Context, ds string, q mirror.PairQuery, fn func(*mirror.Pair) error) error {
-	var b strings.Builder
+	var w strings.Builder
 	args := []any{}
 	from := ` FROM mirror_pairs p`
 	if q.WithRationale {
-		from = ` FROM mirror_pairs p JOIN mirror_rationales r ON r.dataset = p.dataset AND r.tool = p.tool AND r.args = p.args AND r.verdict = 'kept'`
+		from = ` FROM mirror_pairs p JOIN mirror_rationales r ON r.dataset = p.dataset AND r.tool = p.tool AND r.akey = p.akey AND r.verdict = 'kept'`
 	}
-	b.WriteString(` WHERE p.dataset = ?`)
+	w.WriteString(` WHERE p.dataset = ?`)
 	args = append(args, ds)
 	if q.Origin != "" {
-		b.WriteString(` AND p.origin = ?`)
+		w.WriteString(` AND p.origin = ?`)
 		args = append(args, q.Origin)
 	}
 	if q.Tool != "" {
-		b.WriteString(` AND p.tool = ?`)
+		w.WriteString(` AND p.tool = ?`)
 		args = append(args, q.Tool)
 	}
 	in := func(col string, vals []string) {
@@ -521,10 +517,10 @@ func (s *Store) EachPair(ctx context.Context, ds string, q mirror.PairQuery, fn 
 			return
 		}
 		if len(vals) == 0 {
-			b.WriteString(` AND 1 = 0`)
+			w.WriteString(` AND 1 = 0`)
 			return
 		}
-		b.WriteString(` AND ` + col + ` IN (?` + strings.Repeat(", ?", len(vals)-1) + `)`)
+		w.WriteString(` AND ` + col + ` IN (?` + strings.Repeat(", ?", len(vals)-1) + `)`)
 		for _, v := range vals {
 			args = append(args, v)
 		}
@@ -533,22 +529,22 @@ func (s *Store) EachPair(ctx context.Context, ds string, q mirror.PairQuery, fn 
 	in("p.split", q.Splits)
 	if q.OK != nil {
 		if *q.OK {
-			b.WriteString(` AND p.status = 'ok'`)
+			w.WriteString(` AND p.status = 'ok'`)
 		} else {
-			b.WriteString(` AND p.status <> 'ok'`)
+			w.WriteString(` AND p.status <> 'ok'`)
 		}
 	}
 	if q.NoDoc {
-		b.WriteString(` AND p.doc_eval IS NULL`)
+		w.WriteString(` AND p.doc_eval IS NULL`)
 	}
-	where := b.String()
-	cols := selectPairs(q.NoBody)
+	where := w.String()
+	cols := s.selectPairs(q.NoBody)
 	if q.WithRationale {
 		cols += `, r.text`
 	}
 	switch q.Order {
 	case mirror.OrderKey:
-		query := cols + from + where + ` ORDER BY p.tool, p.args`
+		query := cols + from + where + ` ORDER BY ` + s.d.order
 		if q.Limit > 0 {
 			query += ` LIMIT ?`
 			args = append(args, q.Limit)
@@ -570,7 +566,7 @@ func (s *Store) EachPair(ctx context.Context, ds string, q mirror.PairQuery, fn 
 		return rows.Err()
 	case mirror.OrderMix:
 		k := mirror.MixKey(q.Seed)
-		query := `SELECT p.id` + from + where + ` ORDER BY ((p.h | ?) - (p.h & ?)), p.tool, p.args`
+		query := `SELECT p.id` + from + where + ` ORDER BY ((p.h | ?) - (p.h & ?)), ` + s.d.order
 		args = append(args, k, k)
 		if q.Limit > 0 {
 			query += ` LIMIT ?`
@@ -644,7 +640,7 @@ func (s *Store) pairsByID(ctx context.Context, head string, ids []int64, withRat
 
 // GetPair implements mirror.Store.
 func (s *Store) GetPair(ctx context.Context, ds, tool, args string) (*mirror.Pair, bool, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(selectPairs(false)+` FROM mirror_pairs p WHERE p.dataset = ? AND p.tool = ? AND p.args = ?`), ds, tool, args)
+	rows, err := s.r.QueryContext(ctx, s.q(s.selectPairs(false)+` FROM mirror_pairs p WHERE p.dataset = ? AND p.tool = ? AND p.akey = ?`), ds, tool, akey(args))
 	if err != nil {
 		return nil, false, fmt.Errorf("mirror store: read pair: %w", err)
 	}
@@ -680,11 +676,11 @@ func (s *Store) UpdatePairs(ctx context.Context, ds string, ups []mirror.PairUpd
 			}
 			if u.FilterDetail != nil {
 				sets = append(sets, "filter_detail = ?")
-				args = append(args, *u.FilterDetail)
+				args = append(args, b(*u.FilterDetail))
 			}
 			if u.Doc != nil {
 				sets = append(sets, "doc_eval = ?", "doc_reason = ?", "doc_raw = ?", "doc_model = ?")
-				args = append(args, u.Doc.Eval, u.Doc.Reason, u.Doc.Raw, u.Doc.Model)
+				args = append(args, u.Doc.Eval, b(u.Doc.Reason), b(u.Doc.Raw), u.Doc.Model)
 			}
 			if u.Split != nil {
 				sets = append(sets, "split = ?")
@@ -693,7 +689,7 @@ func (s *Store) UpdatePairs(ctx context.Context, ds string, ups []mirror.PairUpd
 			if len(sets) == 0 {
 				continue
 			}
-			query := s.q(`UPDATE mirror_pairs SET ` + strings.Join(sets, ", ") + ` WHERE dataset = ? AND tool = ? AND args = ?`)
+			query := s.q(`UPDATE mirror_pairs SET ` + strings.Join(sets, ", ") + ` WHERE dataset = ? AND tool = ? AND akey = ?`)
 			st := stmts[query]
 			if st == nil {
 				var err error
@@ -702,7 +698,7 @@ func (s *Store) UpdatePairs(ctx context.Context, ds string, ups []mirror.PairUpd
 				}
 				stmts[query] = st
 			}
-			if _, err := st.ExecContext(ctx, append(args, ds, u.Tool, u.Args)...); err != nil {
+			if _, err := st.ExecContext(ctx, append(args, ds, u.Tool, akey(u.Args))...); err != nil {
 				return fmt.Errorf("mirror store: update pair of %s: %w", u.Tool, err)
 			}
 		}
@@ -716,11 +712,11 @@ func (s *Store) ResetPairs(ctx context.Context, ds, origin string, columns ...st
 	for _, c := range columns {
 		switch c {
 		case "filter":
-			sets = append(sets, "filter = ''", "filter_detail = ''")
+			sets = append(sets, "filter = ''", "filter_detail = NULL")
 		case "split":
 			sets = append(sets, "split = ''")
 		case "doc":
-			sets = append(sets, "doc_eval = NULL", "doc_reason = ''", "doc_raw = ''", "doc_model = ''")
+			sets = append(sets, "doc_eval = NULL", "doc_reason = NULL", "doc_raw = NULL", "doc_model = ''")
 		default:
 			return fmt.Errorf("mirror store: cannot reset column %q", c)
 		}
@@ -744,10 +740,9 @@ func (s *Store) ResetPairs(ctx context.Context, ds, origin string, columns ...st
 func (s *Store) PairStats(ctx context.Context, ds string) ([]mirror.PairStat, error) {
 	rows, err := s.r.QueryContext(ctx, s.q(`SELECT p.tool, p.origin, CASE WHEN p.status = 'ok' THEN 1 ELSE 0 END AS ok, p.class, p.filter, p.split, p.doc_eval,
 		CASE WHEN r.tool IS NULL THEN 0 ELSE 1 END AS has_r, COUNT(*)
-		FROM mirror_pairs p LEFT JOIN mirror_rationales r ON r.dataset = p.dataset AND r.tool = p.tool AND r.args = p.args AND r.verdict = 'kept'
+		FROM mirror_pairs p LEFT JOIN mirror_rationales r ON r.dataset = p.dataset AND r.tool = p.tool AND r.akey = p.akey AND r.verdict = 'kept'
 		WHERE p.dataset = ?
-		GROUP BY p.tool, p.origin, CASE WHEN p.status = 'ok' THEN 1 ELSE 0 END, p.class, p.filter, p.split, p.doc_eval, CASE WHEN r.tool IS NULL THEN 0 ELSE 1 END
-		ORDER BY p.tool, p.origin, ok, p.class, p.filter, p.split, p.doc_eval, has_r`), ds)
+		GROUP BY p.tool, p.origin, CASE WHEN p.status = 'ok' THEN 1 ELSE 0 END, p.class, p.filter, p.split, p.doc_eval, CASE WHEN r.tool IS NULL THEN 0 ELSE 1 END`), ds)
 	if err != nil {
 		return nil, fmt.Errorf("mirror store: pair stats: %w", err)
 	}
@@ -766,7 +761,12 @@ func (s *Store) PairStats(ctx context.Context, ds string) ([]mirror.PairStat, er
 		}
 		out = append(out, st)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Bytewise order in every dialect, so that callers see one order.
+	sortStats(out)
+	return out, nil
 }
 
 // PutRationales implements mirror.Store.
@@ -776,8 +776,8 @@ func (s *Store) PutRationales(ctx context.Context, ds string, rs []*mirror.Ratio
 	}
 	now := time.Now()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO mirror_rationales (dataset, tool, args, text, tokens, verdict, detail, model, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, tool, args) DO UPDATE SET
+		stmt, err := tx.PrepareContext(ctx, s.q(`INSERT INTO mirror_rationales (dataset, tool, akey, args, text, tokens, verdict, detail, model, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset, tool, akey) DO UPDATE SET
 			text = excluded.text, tokens = excluded.tokens, verdict = excluded.verdict, detail = excluded.detail, model = excluded.model, created = excluded.created`))
 		if err != nil {
 			return fmt.Errorf("mirror store: put rationales: %w", err)
@@ -788,7 +788,7 @@ func (s *Store) PutRationales(ctx context.Context, ds string, rs []*mirror.Ratio
 			if created.IsZero() {
 				created = now
 			}
-			if _, err := stmt.ExecContext(ctx, ds, r.Tool, r.Args, r.Text, r.Tokens, r.Verdict, r.Detail, r.Model, nanos(created)); err != nil {
+			if _, err := stmt.ExecContext(ctx, ds, r.Tool, akey(r.Args), r.Args, b(r.Text), r.Tokens, r.Verdict, b(r.Detail), r.Model, nanos(created)); err != nil {
 				return fmt.Errorf("mirror store: put rationale of %s: %w", r.Tool, err)
 			}
 		}
@@ -799,14 +799,14 @@ func (s *Store) PutRationales(ctx context.Context, ds string, rs []*mirror.Ratio
 // HasRationale implements mirror.Store.
 func (s *Store) HasRationale(ctx context.Context, ds string, keys []mirror.PairKey) (map[mirror.PairKey]bool, error) {
 	out := make(map[mirror.PairKey]bool, len(keys))
-	stmt, err := s.r.PrepareContext(ctx, s.q(`SELECT 1 FROM mirror_rationales WHERE dataset = ? AND tool = ? AND args = ?`))
+	stmt, err := s.r.PrepareContext(ctx, s.q(`SELECT 1 FROM mirror_rationales WHERE dataset = ? AND tool = ? AND akey = ?`))
 	if err != nil {
 		return nil, fmt.Errorf("mirror store: read rationales: %w", err)
 	}
 	defer stmt.Close()
 	for _, k := range keys {
 		var one int
-		switch err := stmt.QueryRowContext(ctx, ds, k.Tool, k.Args).Scan(&one); {
+		switch err := stmt.QueryRowContext(ctx, ds, k.Tool, akey(k.Args)).Scan(&one); {
 		case err == nil:
 			out[k] = true
 		case errors.Is(err, sql.ErrNoRows):
@@ -819,17 +819,23 @@ func (s *Store) HasRationale(ctx context.Context, ds string, keys []mirror.PairK
 
 // EachRationale implements mirror.Store.
 func (s *Store) EachRationale(ctx context.Context, ds string, fn func(*mirror.Rationale) error) error {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT tool, args, text, tokens, verdict, detail, model, created FROM mirror_rationales WHERE dataset = ? ORDER BY tool, args`), ds)
+	order := "tool, args"
+	if s.d.name == "postgres" {
+		order = `tool COLLATE "C", args COLLATE "C"`
+	}
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT tool, args, text, tokens, verdict, detail, model, created FROM mirror_rationales WHERE dataset = ? ORDER BY `+order), ds)
 	if err != nil {
 		return fmt.Errorf("mirror store: read rationales: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r mirror.Rationale
+		var text, detail []byte
 		var created int64
-		if err := rows.Scan(&r.Tool, &r.Args, &r.Text, &r.Tokens, &r.Verdict, &r.Detail, &r.Model, &created); err != nil {
+		if err := rows.Scan(&r.Tool, &r.Args, &text, &r.Tokens, &r.Verdict, &detail, &r.Model, &created); err != nil {
 			return fmt.Errorf("mirror store: read rationales: %w", err)
 		}
+		r.Text, r.Detail = string(text), string(detail)
 		r.Created = fromNanos(created)
 		if err := fn(&r); err != nil {
 			return err
@@ -855,7 +861,7 @@ func (s *Store) PutRejects(ctx context.Context, ds string, rs []*mirror.Reject) 
 			if created.IsZero() {
 				created = now
 			}
-			if _, err := stmt.ExecContext(ctx, ds, r.Stage, r.Tool, r.Args, r.Body, r.Error, r.Reason, r.Detail, nanos(created)); err != nil {
+			if _, err := stmt.ExecContext(ctx, ds, r.Stage, r.Tool, b(r.Args), b(r.Body), b(r.Error), r.Reason, b(r.Detail), nanos(created)); err != nil {
 				return fmt.Errorf("mirror store: put reject of %s: %w", r.Tool, err)
 			}
 		}
@@ -865,7 +871,7 @@ func (s *Store) PutRejects(ctx context.Context, ds string, rs []*mirror.Reject) 
 
 // RejectStats implements mirror.Store.
 func (s *Store) RejectStats(ctx context.Context, ds string) ([]mirror.RejectStat, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT stage, tool, reason, COUNT(*) FROM mirror_rejects WHERE dataset = ? GROUP BY stage, tool, reason ORDER BY stage, tool, reason`), ds)
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT stage, tool, reason, COUNT(*) FROM mirror_rejects WHERE dataset = ? GROUP BY stage, tool, reason`), ds)
 	if err != nil {
 		return nil, fmt.Errorf("mirror store: reject stats: %w", err)
 	}
@@ -878,15 +884,28 @@ func (s *Store) RejectStats(ctx context.Context, ds string) ([]mirror.RejectStat
 		}
 		out = append(out, st)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Stage != b.Stage {
+			return a.Stage < b.Stage
+		}
+		if a.Tool != b.Tool {
+			return a.Tool < b.Tool
+		}
+		return a.Reason < b.Reason
+	})
+	return out, nil
 }
 
 // Meta implements mirror.Store.
 func (s *Store) Meta(ctx context.Context, ds, key string) (string, bool, error) {
-	var v string
+	var v []byte
 	switch err := s.r.QueryRowContext(ctx, s.q(`SELECT value FROM mirror_meta WHERE dataset = ? AND key = ?`), ds, key).Scan(&v); {
 	case err == nil:
-		return v, true, nil
+		return string(v), true, nil
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil
 	default:
@@ -897,31 +916,31 @@ func (s *Store) Meta(ctx context.Context, ds, key string) (string, bool, error) 
 // SetMeta implements mirror.Store.
 func (s *Store) SetMeta(ctx context.Context, ds, key, value string) error {
 	if _, err := s.w.ExecContext(ctx, s.q(`INSERT INTO mirror_meta (dataset, key, value) VALUES (?, ?, ?)
-		ON CONFLICT (dataset, key) DO UPDATE SET value = excluded.value`), ds, key, value); err != nil {
+		ON CONFLICT (dataset, key) DO UPDATE SET value = excluded.value`), ds, key, b(value)); err != nil {
 		return fmt.Errorf("mirror store: write %s: %w", key, err)
 	}
 	return nil
 }
 
-// Lookup implements llm.Recorder.
+// Lookup implements llm.Recorder with the store's records.
 func (s *Store) Lookup(ctx context.Context, key string) ([]byte, bool, error) {
-	var resp []byte
-	switch err := s.r.QueryRowContext(ctx, s.q(`SELECT response FROM mirror_records WHERE key = ?`), key).Scan(&resp); {
-	case err == nil:
-		return resp, true, nil
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, false, nil
-	default:
-		return nil, false, fmt.Errorf("mirror store: read record: %w", err)
-	}
+	return s.st.Lookup(ctx, key)
 }
 
-// Record implements llm.Recorder. The first record of a key wins, so a
-// replay always sees what the first run saw.
+// Record implements llm.Recorder with the store's records: the first
+// record of a key wins, so a replay sees what the first run saw.
 func (s *Store) Record(ctx context.Context, key string, req, resp []byte) error {
-	if _, err := s.w.ExecContext(ctx, s.q(`INSERT INTO mirror_records (key, request, response, created) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`),
-		key, req, resp, time.Now().UnixNano()); err != nil {
-		return fmt.Errorf("mirror store: write record: %w", err)
+	return s.st.Record(ctx, key, req, resp)
+}
+
+// sortStats orders stats bytewise by their fields.
+func sortStats(st []mirror.PairStat) {
+	key := func(p mirror.PairStat) string {
+		d := "-"
+		if p.DocEval != nil {
+			d = strconv.Itoa(*p.DocEval)
+		}
+		return strings.Join([]string{p.Tool, p.Origin, strconv.FormatBool(p.OK), p.Class, p.Filter, p.Split, d, strconv.FormatBool(p.Rationale)}, "\x00")
 	}
-	return nil
+	sort.SliceStable(st, func(i, j int) bool { return key(st[i]) < key(st[j]) })
 }
