@@ -53,6 +53,8 @@ func (env *Environment) newVirtualBackend(ctx context.Context, c *toolenv.Collec
 		UpstreamURL: cfg.Upstream.URL, ToolbenchKey: env.secret(cfg.Upstream.ToolbenchKey, cfg.Upstream.KeyEnv),
 		UpstreamDirect: cfg.Upstream.Direct, UpstreamTimeout: cfg.Upstream.Timeout,
 		Model: cfg.Simulator.Model, Prompt: cfg.Simulator.Prompt,
+		SimulatorBudget: cfg.Simulator.Budget, OnSimulatorFailure: cfg.Simulator.OnFailure,
+		Breakers: virtual.BreakerOptions{Failures: cfg.Breakers.Failures, Cooldown: cfg.Breakers.Cooldown},
 		Examples: env.Store, Tools: c.Tools, Logger: env.log,
 	}
 	if env.llm != nil {

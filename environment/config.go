@@ -48,6 +48,9 @@ type Config struct {
 	Simulator SimulatorConfig `json:"simulator" help:"the LLM that simulates documented APIs (MirrorAPI); without a URL the offline synthesizer answers"`
 	// Upstream are the real APIs tried before simulating.
 	Upstream UpstreamConfig `json:"upstream" help:"real APIs tried before simulating"`
+	// Breakers configure the circuit breakers of the upstream hosts and
+	// the simulator's endpoint.
+	Breakers BreakerConfig `json:"breakers" help:"circuit breakers of the real APIs' hosts and the simulator's endpoint"`
 
 	// Timeout bounds one tool call; 0 means none.
 	Timeout time.Duration `json:"timeout" flag:"timeout" default:"2m" help:"overall timeout of one tool call"`
@@ -102,6 +105,23 @@ type SimulatorConfig struct {
 	// Timeout bounds one simulator request; 0 means the client's default
 	// (120 s).
 	Timeout time.Duration `json:"timeout" flag:"llm-timeout" default:"60s" help:"timeout of one simulator request"`
+	// Budget bounds the simulator's part of one call, retries included;
+	// it also always ends before the call's own timeout, leaving time for
+	// the synthesizer. 0 means 30 s.
+	Budget time.Duration `json:"budget" flag:"sim-budget" default:"30s" help:"longest the simulator may take for one call, retries included (it also always stops a moment before --timeout, so the fallback can answer)"`
+	// OnFailure says what answers when the simulator cannot: synthesize
+	// (the offline synthesizer, marked) or error.
+	OnFailure string `json:"on_failure" flag:"on-simulator-failure" default:"synthesize" enum:",synthesize,error" help:"when the simulator cannot answer (endpoint down, too slow, unreadable answers, circuit open): synthesize (the offline synthesizer answers, marked in the result's warnings and provenance) or error"`
+}
+
+// BreakerConfig configures the circuit breakers of the real APIs' hosts
+// and of the simulator's endpoint.
+type BreakerConfig struct {
+	// Failures in a row that open a breaker; 0 means 5, -1 never.
+	Failures int `json:"failures" flag:"breaker-failures" default:"5" help:"failures in a row after which an upstream host or the simulator's endpoint is skipped (circuit open); -1: never"`
+	// Cooldown is how long an open breaker skips its dependency before
+	// one call probes it (doubling after each failed probe, up to 5 min).
+	Cooldown time.Duration `json:"cooldown" flag:"breaker-cooldown" default:"30s" help:"how long an open circuit skips its dependency before one call probes it (doubled after each failed probe, up to 5 min)"`
 }
 
 // UpstreamConfig configures the real APIs tried before simulating.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // Recorder stores every request and response under a key, so that a run
@@ -60,18 +61,33 @@ type Options struct {
 // Client talks to one OpenAI-compatible endpoint. It is safe for
 // concurrent use.
 type Client struct {
-	base string
-	opts Options
-	http *http.Client
-	log  *slog.Logger
+	base  string // without the query
+	query string // the base URL's query, sent with every request
+	shown string // base and query redacted, for messages
+	opts  Options
+	http  *http.Client
+	log   *slog.Logger
 }
 
 // New returns a client for the endpoint at baseURL, e.g.
-// "http://127.0.0.1:8000/v1". A URL with no path gets "/v1".
+// "http://127.0.0.1:8000/v1". A URL with no path gets "/v1". A query
+// string (an API key some gateways take as ?api-key=) is kept apart and
+// sent with every request: http://h/v1?api-key=K posts to
+// http://h/v1/chat/completions?api-key=K. Messages and logs show the URL
+// with its query values and user info hidden.
 func New(baseURL string, opts Options) *Client {
-	base := strings.TrimRight(baseURL, "/")
-	if u, err := url.Parse(base); err == nil && (u.Path == "" || u.Path == "/") {
-		base += "/v1"
+	base, query := baseURL, ""
+	if u, err := url.Parse(baseURL); err == nil && u.Scheme != "" {
+		query = u.RawQuery
+		u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+		u.Path = strings.TrimRight(u.Path, "/")
+		u.RawPath = strings.TrimRight(u.RawPath, "/")
+		if u.Path == "" {
+			u.Path, u.RawPath = "/v1", ""
+		}
+		base = u.String()
+	} else {
+		base = strings.TrimRight(base, "/")
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 120 * time.Second
@@ -97,11 +113,25 @@ func New(baseURL string, opts Options) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{base: base, opts: opts, http: hc, log: log}
+	c := &Client{base: base, query: query, opts: opts, http: hc, log: log}
+	c.shown = redact.URL(c.withQuery(base))
+	return c
 }
 
-// BaseURL returns the endpoint's base URL.
-func (c *Client) BaseURL() string { return c.base }
+// BaseURL returns the endpoint's base URL, its query string included
+// (print it with redact.URL, or use Endpoint).
+func (c *Client) BaseURL() string { return c.withQuery(c.base) }
+
+// Endpoint returns the base URL with its secrets hidden, for messages.
+func (c *Client) Endpoint() string { return c.shown }
+
+// withQuery appends the base URL's query to u.
+func (c *Client) withQuery(u string) string {
+	if c.query == "" {
+		return u
+	}
+	return u + "?" + c.query
+}
 
 // Error is a failed exchange with the endpoint.
 type Error struct {
@@ -165,10 +195,10 @@ func (c *Client) Chat(ctx context.Context, req *Request) (*Response, error) {
 	}
 	var resp Response
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, &Error{Endpoint: c.base + "/chat/completions", Message: "the answer is not a chat completion: " + snippet(raw), Err: err}
+		return nil, &Error{Endpoint: c.show("/chat/completions"), Message: "the answer is not a chat completion: " + snippet(raw), Err: err}
 	}
 	if len(resp.Choices) == 0 {
-		return nil, &Error{Endpoint: c.base + "/chat/completions", Message: "the answer has no choices: " + snippet(raw)}
+		return nil, &Error{Endpoint: c.show("/chat/completions"), Message: "the answer has no choices: " + snippet(raw)}
 	}
 	resp.Replayed = replayed
 	return &resp, nil
@@ -186,7 +216,7 @@ func (c *Client) Embed(ctx context.Context, model string, inputs []string) ([][]
 	}
 	var resp embeddingResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, &Error{Endpoint: c.base + "/embeddings", Message: "the answer is not an embedding response: " + snippet(raw), Err: err}
+		return nil, &Error{Endpoint: c.show("/embeddings"), Message: "the answer is not an embedding response: " + snippet(raw), Err: err}
 	}
 	out := make([][]float32, len(inputs))
 	for _, d := range resp.Data {
@@ -196,7 +226,7 @@ func (c *Client) Embed(ctx context.Context, model string, inputs []string) ([][]
 	}
 	for i, v := range out {
 		if v == nil {
-			return nil, &Error{Endpoint: c.base + "/embeddings", Message: fmt.Sprintf("no embedding for input %d of %d", i, len(inputs))}
+			return nil, &Error{Endpoint: c.show("/embeddings"), Message: fmt.Sprintf("no embedding for input %d of %d", i, len(inputs))}
 		}
 	}
 	return out, nil
@@ -215,7 +245,7 @@ func (c *Client) exchange(ctx context.Context, kind, path string, body []byte) (
 		}
 	}
 	if c.opts.Replay {
-		return nil, false, &Error{Endpoint: c.base + path, Message: "request " + key[:12], Err: ErrNotRecorded}
+		return nil, false, &Error{Endpoint: c.show(path), Message: "request " + key[:12], Err: ErrNotRecorded}
 	}
 	resp, err = c.post(ctx, path, body)
 	if err != nil {
@@ -229,11 +259,15 @@ func (c *Client) exchange(ctx context.Context, kind, path string, body []byte) (
 	return resp, false, nil
 }
 
+// show is the redacted URL of path, for messages.
+func (c *Client) show(path string) string { return redact.URL(c.withQuery(c.base + path)) }
+
 func (c *Client) post(ctx context.Context, path string, body []byte) ([]byte, error) {
-	endpoint := c.base + path
+	endpoint := c.withQuery(c.base + path)
+	shown := c.show(path)
 	var last *Error
 	for attempt := 0; ; attempt++ {
-		out, err := c.attempt(ctx, endpoint, body)
+		out, err := c.attempt(ctx, endpoint, shown, body)
 		if err == nil {
 			return out, nil
 		}
@@ -246,27 +280,27 @@ func (c *Client) post(ctx context.Context, path string, body []byte) ([]byte, er
 		if err.RetryAfter > wait {
 			wait = err.RetryAfter
 		}
-		c.log.Warn("llm request failed; retrying", "endpoint", endpoint, "attempt", attempt+1, "wait", wait, "err", err)
+		c.log.Warn("llm request failed; retrying", "endpoint", shown, "attempt", attempt+1, "wait", wait, "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, &Error{Endpoint: endpoint, Message: "gave up waiting to retry", Err: ctx.Err()}
+			return nil, &Error{Endpoint: shown, Message: "gave up waiting to retry", Err: ctx.Err()}
 		case <-t.C:
 		}
 	}
 	if last.Retryable {
-		last.Message += fmt.Sprintf(" (after %d attempts; check that the server at %s is up and not overloaded)", c.opts.MaxRetries+1, c.base)
+		last.Message += fmt.Sprintf(" (after %d attempts; check that the server at %s is up and not overloaded)", c.opts.MaxRetries+1, c.shown)
 	}
 	return nil, last
 }
 
-func (c *Client) attempt(ctx context.Context, endpoint string, body []byte) ([]byte, *Error) {
+func (c *Client) attempt(ctx context.Context, endpoint, shown string, body []byte) ([]byte, *Error) {
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, &Error{Endpoint: endpoint, Message: "bad endpoint URL", Err: err}
+		return nil, &Error{Endpoint: shown, Message: "bad endpoint URL", Err: redactErr(err)}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
@@ -275,9 +309,12 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte) ([]b
 	}
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
-		e := &Error{Endpoint: endpoint, Message: "no answer", Err: err, Retryable: ctx.Err() == nil}
+		e := &Error{Endpoint: shown, Message: "no answer", Err: redactErr(err), Retryable: ctx.Err() == nil}
 		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+			e.Message = fmt.Sprintf("no answer before the caller's deadline (which came before the per-request timeout of %s)", c.opts.Timeout)
+		case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded):
 			e.Message = fmt.Sprintf("no answer within %s", c.opts.Timeout)
 		}
 		return nil, e
@@ -285,12 +322,12 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte) ([]b
 	defer hresp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(hresp.Body, 64<<20))
 	if err != nil {
-		return nil, &Error{Endpoint: endpoint, StatusCode: hresp.StatusCode, Message: "reading the answer", Err: err, Retryable: true}
+		return nil, &Error{Endpoint: shown, StatusCode: hresp.StatusCode, Message: "reading the answer", Err: redactErr(err), Retryable: true}
 	}
 	if hresp.StatusCode/100 == 2 {
 		return out, nil
 	}
-	e := &Error{Endpoint: endpoint, StatusCode: hresp.StatusCode, Message: errorMessage(out)}
+	e := &Error{Endpoint: shown, StatusCode: hresp.StatusCode, Message: errorMessage(out)}
 	switch {
 	case hresp.StatusCode == http.StatusTooManyRequests:
 		e.Retryable = true
@@ -336,3 +373,14 @@ func snippet(b []byte) string {
 }
 
 func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// redactErr hides the secrets of the URL a transport error names.
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		cp := *ue
+		cp.URL = redact.URL(ue.URL)
+		return &cp
+	}
+	return err
+}

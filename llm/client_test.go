@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -151,5 +153,39 @@ func TestEmbed(t *testing.T) {
 	vs, err := llm.New(srv.URL(), llm.Options{}).Embed(context.Background(), "e", []string{"a", "b"})
 	if err != nil || len(vs) != 2 || vs[1][1] != 1 {
 		t.Fatalf("vs=%v err=%v", vs, err)
+	}
+}
+
+// TestQueryInBaseURL: an API key in the base URL's query string goes with
+// every request after the path, and never into messages.
+func TestQueryInBaseURL(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.RequestURI())
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte(`{"error": {"message": "boom"}}`))
+	}))
+	defer srv.Close()
+	for base, want := range map[string]string{
+		srv.URL + "/v1?api-key=SECRET":  "/v1/chat/completions?api-key=SECRET",
+		srv.URL + "/v1/?api-key=SECRET": "/v1/chat/completions?api-key=SECRET",
+		srv.URL + "?api-key=SECRET":     "/v1/chat/completions?api-key=SECRET",
+		srv.URL + "/v1":                 "/v1/chat/completions",
+	} {
+		got = nil
+		c := llm.New(base, llm.Options{MaxRetries: -1})
+		_, err := c.Chat(context.Background(), &llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: "hi"}}})
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("%s: requested %v, want %s", base, got, want)
+		}
+		if err == nil || strings.Contains(err.Error(), "SECRET") || strings.Contains(c.Endpoint(), "SECRET") {
+			t.Errorf("%s: the key shows: %v / %s", base, err, c.Endpoint())
+		}
+	}
+	// A transport error names the URL; its key is hidden too.
+	c := llm.New("http://127.0.0.1:1/v1?api-key=SECRET", llm.Options{MaxRetries: -1})
+	_, err := c.Chat(context.Background(), &llm.Request{Model: "m"})
+	if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "api-key=xxxxx") {
+		t.Fatalf("transport error: %v", err)
 	}
 }

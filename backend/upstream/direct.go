@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // direct calls the tool's own URL and observes the answer. The returned
@@ -44,7 +45,7 @@ func buildRequest(ctx context.Context, binding *toolenv.Binding, args map[string
 		return nil, fmt.Errorf("the tool has no base URL in its binding")
 	}
 	if err := checkHTTPURL(binding.BaseURL); err != nil {
-		return nil, fmt.Errorf("the tool's base URL %q: %w", binding.BaseURL, err)
+		return nil, fmt.Errorf("the tool's base URL %q: %w", redact.URL(binding.BaseURL), err)
 	}
 	method := strings.ToUpper(binding.Method)
 	if method == "" {

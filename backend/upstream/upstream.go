@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // Meta keys this package sets on every Result.
@@ -84,7 +86,7 @@ var _ toolenv.Handler = (*Backend)(nil)
 func New(cfg Config) (*Backend, error) {
 	if cfg.ProxyURL != "" {
 		if err := checkHTTPURL(cfg.ProxyURL); err != nil {
-			return nil, fmt.Errorf("upstream: proxy URL %q: %w (give an absolute http:// or https:// URL, e.g. http://127.0.0.1:8080/rapidapi)", cfg.ProxyURL, err)
+			return nil, fmt.Errorf("upstream: proxy URL %q: %w (give an absolute http:// or https:// URL, e.g. http://127.0.0.1:8080/rapidapi)", redact.URL(cfg.ProxyURL), err)
 		}
 	}
 	if cfg.Timeout <= 0 {
@@ -194,7 +196,7 @@ func (b *Backend) result(call *toolenv.Call, mode string, obs *Observation, rule
 	what := obs.Error
 	switch {
 	case obs.Transport != nil:
-		what = obs.Transport.Error()
+		what = redact.Text(obs.Transport.Error()) // it names the URL, which may hold a key
 	case what == "":
 		what = obs.Response
 	}
@@ -249,4 +251,40 @@ func checkHTTPURL(s string) error {
 		return errors.New("no host")
 	}
 	return nil
+}
+
+// Target returns where a call to t goes, as scheme://host (no path, user
+// info or query): the key of a circuit breaker per upstream. It is ""
+// when t cannot be passed upstream.
+func (b *Backend) Target(t *toolenv.Tool) string {
+	raw := ""
+	switch b.Mode(t) {
+	case ModeProxy:
+		raw = b.cfg.ProxyURL
+	case ModeDirect:
+		raw = t.Binding.BaseURL
+	default:
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "upstream"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// Unreachable reports whether a result of this backend says the upstream
+// did not answer, or answered with a server error (5xx): what a circuit
+// breaker counts. Errors the API gave about the call itself (4xx, its
+// own error messages, rate limits) are answers.
+func Unreachable(r *toolenv.Result) bool {
+	if r.OK() || r.Source != toolenv.SourceUpstream || r.Status == toolenv.StatusCanceled || r.Meta[MetaRule] == "not_configured" {
+		return false
+	}
+	hs := r.Meta[MetaHTTPStatus]
+	if hs == "" {
+		return true
+	}
+	code, err := strconv.Atoi(hs)
+	return err == nil && code >= 500
 }

@@ -8,6 +8,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/simulate"
 	"github.com/toolenv/toolenv/backend/upstream"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // Options say which stages to build, in the terms of the serve command's
@@ -32,6 +33,15 @@ type Options struct {
 	Model   string
 	Prompt  string
 	Timeout time.Duration
+	// SimulatorBudget bounds the simulator stage of one call, retries
+	// included (default 30 s; see Config).
+	SimulatorBudget time.Duration
+	// OnSimulatorFailure is FallbackSynthesize (default) or
+	// FallbackError.
+	OnSimulatorFailure string
+	// Breakers configure the circuit breakers of the upstream hosts and
+	// the model endpoint.
+	Breakers BreakerOptions
 
 	// Examples gives recorded calls (the store) to the simulator's
 	// few-shot examples and the synthesizer's values.
@@ -46,7 +56,12 @@ type Options struct {
 
 // Build builds the stages opts ask for and composes them.
 func Build(opts Options) (*Backend, error) {
-	cfg := Config{Logger: opts.Logger}
+	switch opts.OnSimulatorFailure {
+	case "", FallbackSynthesize, FallbackError:
+	default:
+		return nil, fmt.Errorf("virtual backend: on simulator failure %q: want %s or %s", opts.OnSimulatorFailure, FallbackSynthesize, FallbackError)
+	}
+	cfg := Config{Logger: opts.Logger, SimulatorBudget: opts.SimulatorBudget, OnSimulatorFailure: opts.OnSimulatorFailure, Breakers: opts.Breakers}
 	if opts.UpstreamURL != "" || opts.UpstreamDirect {
 		up, err := upstream.New(upstream.Config{
 			ProxyURL: opts.UpstreamURL, ToolbenchKey: opts.ToolbenchKey, Direct: opts.UpstreamDirect,
@@ -66,6 +81,9 @@ func Build(opts Options) (*Backend, error) {
 			return nil, fmt.Errorf("virtual backend: %w", err)
 		}
 		cfg.Simulator = sim
+		if e, ok := opts.LLM.(interface{ BaseURL() string }); ok {
+			cfg.SimulatorEndpoint = redact.URL(e.BaseURL())
+		}
 	}
 	cfg.Synthesizer = simulate.NewSynthesizer(simulate.SynthOptions{Examples: opts.Examples, Logger: opts.Logger})
 	return New(cfg), nil

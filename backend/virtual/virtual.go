@@ -2,12 +2,42 @@ package virtual
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"reflect"
+	"strings"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/simulate"
 	"github.com/toolenv/toolenv/backend/upstream"
+	"github.com/toolenv/toolenv/internal/breaker"
+)
+
+// Meta keys the backend sets on results, besides those of its stages.
+const (
+	// MetaFallback names the stage that answered after an earlier one
+	// failed: "simulator" or "synthesizer"; "none" when the simulator's
+	// failure is returned (OnSimulatorFailure FallbackError).
+	MetaFallback = "fallback"
+)
+
+// The values of simulate.MetaFailure this backend adds to the
+// simulator's own ("endpoint", "unparseable"), and of upstream.MetaRule.
+const (
+	// FailureCircuitOpen: the stage was not called because its circuit
+	// breaker is open.
+	FailureCircuitOpen = "circuit_open"
+	// FailureNoTime: the call's deadline left no time for the stage.
+	FailureNoTime = "no_time"
+)
+
+// What to do when the simulator fails (Config.OnSimulatorFailure).
+const (
+	// FallbackSynthesize answers with the offline synthesizer, marked.
+	FallbackSynthesize = "synthesize"
+	// FallbackError returns the simulator's failure.
+	FallbackError = "error"
 )
 
 // Config names the stages. Leave a stage nil when it is not configured;
@@ -21,6 +51,35 @@ type Config struct {
 	Synthesizer toolenv.Handler
 	// Logger logs each fall-through at debug level; nil discards.
 	Logger *slog.Logger
+
+	// SimulatorEndpoint names the simulator's model endpoint (its base
+	// URL, redacted) in warnings; it also keys its circuit breaker.
+	SimulatorEndpoint string
+	// SimulatorBudget bounds the simulator stage of one call, every
+	// attempt included; default 30 s. The stage also always ends Reserve
+	// before the call's own deadline, so the synthesizer can answer.
+	SimulatorBudget time.Duration
+	// Reserve is the part of a call's deadline kept for the stages after
+	// the upstream and the simulator; default 1 s (half of what is left
+	// when less than 2 s is).
+	Reserve time.Duration
+	// OnSimulatorFailure is FallbackSynthesize (default) or
+	// FallbackError.
+	OnSimulatorFailure string
+	// Breakers configure the circuit breaker of each upstream host and of
+	// the model endpoint.
+	Breakers BreakerOptions
+}
+
+// BreakerOptions configure circuit breakers: after Failures failures in a
+// row (default 5; negative: never) calls skip the dependency for
+// Cooldown (default 30 s, doubled after each failed probe up to 5 min),
+// then one call probes it.
+type BreakerOptions struct {
+	Failures int
+	Cooldown time.Duration
+	// Now is the clock; tests inject their own.
+	Now func() time.Time
 }
 
 // Backend is the composed virtual backend, a toolenv.Handler safe for
@@ -28,18 +87,39 @@ type Config struct {
 type Backend struct {
 	up, sim, synth toolenv.Handler
 	log            *slog.Logger
+	cfg            Config
+	upBreakers     *breaker.Set
+	simBreaker     *breaker.Breaker
+	target         func(*toolenv.Tool) string
 }
 
 var _ toolenv.Handler = (*Backend)(nil)
 
 // New returns the composed backend.
 func New(cfg Config) *Backend {
-	b := &Backend{up: present(cfg.Upstream), sim: present(cfg.Simulator), synth: present(cfg.Synthesizer), log: cfg.Logger}
+	b := &Backend{up: present(cfg.Upstream), sim: present(cfg.Simulator), synth: present(cfg.Synthesizer), log: cfg.Logger, cfg: cfg}
 	if b.synth == nil {
 		b.synth = simulate.NewSynthesizer(simulate.SynthOptions{})
 	}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
+	}
+	if b.cfg.SimulatorBudget <= 0 {
+		b.cfg.SimulatorBudget = 30 * time.Second
+	}
+	if b.cfg.OnSimulatorFailure == "" {
+		b.cfg.OnSimulatorFailure = FallbackSynthesize
+	}
+	if b.cfg.SimulatorEndpoint == "" {
+		b.cfg.SimulatorEndpoint = "the LLM endpoint"
+	}
+	bo := breaker.Options{Failures: cfg.Breakers.Failures, Cooldown: cfg.Breakers.Cooldown, Now: cfg.Breakers.Now}
+	b.upBreakers = breaker.NewSet(bo)
+	b.simBreaker = breaker.New(bo)
+	if t, ok := b.up.(interface{ Target(*toolenv.Tool) string }); ok {
+		b.target = t.Target
+	} else {
+		b.target = func(*toolenv.Tool) string { return "upstream" }
 	}
 	return b
 }
@@ -62,11 +142,16 @@ func isNil(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-// Invoke runs the stages in order and returns the first answer.
+// Invoke runs the stages in order and returns the first answer: the real
+// API, then the simulator, then (unless OnSimulatorFailure is
+// FallbackError) the synthesizer. A stage whose circuit breaker is open is
+// skipped at once; the simulator gets at most SimulatorBudget and never
+// the call's last Reserve. The result says in Meta and Warnings which
+// stages were passed over and why.
 func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 	var passed []*toolenv.Result
 	if b.up != nil {
-		r := b.up.Invoke(ctx, call)
+		r := b.upstream(ctx, call)
 		if r.OK() || r.Status == toolenv.StatusCanceled {
 			return r
 		}
@@ -77,24 +162,138 @@ func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		}
 	}
 	if b.sim != nil {
-		r := b.sim.Invoke(ctx, call)
-		if r.Meta[simulate.MetaFailure] == "" || r.Status == toolenv.StatusCanceled {
-			return annotate(r, passed)
+		r := b.simulate(ctx, call)
+		if r.Meta[simulate.MetaFailure] == "" || r.Status == toolenv.StatusCanceled || ctx.Err() != nil {
+			if len(passed) > 0 && r.OK() {
+				r.SetMeta(MetaFallback, "simulator")
+			}
+			return annotate(r, passed, "")
+		}
+		b.log.LogAttrs(ctx, slog.LevelDebug, "simulator failed", slog.String("tool", toolID(call)),
+			slog.String("failure", r.Meta[simulate.MetaFailure]), slog.String("err", r.Error), slog.String("then", b.cfg.OnSimulatorFailure))
+		if b.cfg.OnSimulatorFailure == FallbackError {
+			r.SetMeta(MetaFallback, "none")
+			return annotate(r, passed, "")
 		}
 		passed = append(passed, r)
-		b.log.LogAttrs(ctx, slog.LevelDebug, "simulator failed; synthesizing", slog.String("tool", toolID(call)),
-			slog.String("failure", r.Meta[simulate.MetaFailure]), slog.String("err", r.Error))
 	}
 	if ctx.Err() != nil {
 		r := toolenv.ResultOf(ctx.Err())
-		return annotate(r, passed)
+		return annotate(r, passed, "")
 	}
-	return annotate(b.synth.Invoke(ctx, call), passed)
+	r := b.synth.Invoke(ctx, call)
+	if len(passed) > 0 && r.OK() {
+		r.SetMeta(MetaFallback, "synthesizer")
+	}
+	return annotate(r, passed, b.cfg.SimulatorEndpoint)
+}
+
+// upstream calls the real API through its host's circuit breaker, within
+// what the call's deadline leaves after the reserve.
+func (b *Backend) upstream(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	key := ""
+	if call != nil {
+		key = b.target(call.Tool)
+	}
+	if key == "" { // not reachable upstream: the backend says why
+		return b.up.Invoke(ctx, call)
+	}
+	done, err := b.upBreakers.Get(key).Allow()
+	if err != nil {
+		r := &toolenv.Result{Status: toolenv.StatusUnavailable, Error: "upstream " + key + ": " + err.Error(), Source: toolenv.SourceUpstream}
+		r.SetMeta(upstream.MetaClass, string(upstream.ClassNotConnected))
+		r.SetMeta(upstream.MetaRule, FailureCircuitOpen)
+		r.SetMeta(upstream.MetaCacheable, "false")
+		return r
+	}
+	sctx, cancel, ok := b.stage(ctx, 0)
+	if !ok {
+		done(true, "") // not the upstream's fault
+		r := &toolenv.Result{Status: toolenv.StatusTimeout, Error: "upstream " + key + ": not called: the call's deadline leaves no time", Source: toolenv.SourceUpstream}
+		r.SetMeta(upstream.MetaRule, FailureNoTime)
+		r.SetMeta(upstream.MetaCacheable, "false")
+		return r
+	}
+	defer cancel()
+	r := b.up.Invoke(sctx, call)
+	if ctx.Err() != nil && r.Status != toolenv.StatusOK { // the caller went away, or its own deadline passed
+		done(true, "")
+		return r
+	}
+	done(!upstream.Unreachable(r), r.Error)
+	return r
+}
+
+// simulate asks the simulator through the endpoint's circuit breaker,
+// within SimulatorBudget and what the call's deadline leaves after the
+// reserve.
+func (b *Backend) simulate(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	done, err := b.simBreaker.Allow()
+	if err != nil {
+		r := &toolenv.Result{Status: toolenv.StatusUnavailable, Error: "simulator: " + b.cfg.SimulatorEndpoint + ": " + err.Error(), Source: toolenv.SourceSimulator}
+		r.SetMeta(simulate.MetaFailure, FailureCircuitOpen)
+		r.SetMeta(simulate.MetaCacheable, "false")
+		return r
+	}
+	sctx, cancel, ok := b.stage(ctx, b.cfg.SimulatorBudget)
+	if !ok {
+		done(true, "")
+		r := &toolenv.Result{Status: toolenv.StatusTimeout, Error: "simulator: not called: the call's deadline leaves no time", Source: toolenv.SourceSimulator}
+		r.SetMeta(simulate.MetaFailure, FailureNoTime)
+		r.SetMeta(simulate.MetaCacheable, "false")
+		return r
+	}
+	defer cancel()
+	r := b.sim.Invoke(sctx, call)
+	switch {
+	case ctx.Err() != nil:
+		done(true, "") // the caller's doing
+	case r.Meta[simulate.MetaFailure] == "endpoint":
+		if errors.Is(sctx.Err(), context.DeadlineExceeded) && r.Status != toolenv.StatusTimeout {
+			r.Status = toolenv.StatusTimeout
+		}
+		done(false, r.Error)
+	default:
+		done(true, "")
+	}
+	return r
+}
+
+// stage returns the context of a stage: budget (0: none of its own) and
+// the call's deadline less the reserve, whichever ends first. ok is false
+// when no time is left.
+func (b *Backend) stage(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc, bool) {
+	d := budget
+	if dl, has := ctx.Deadline(); has {
+		left := time.Until(dl)
+		reserve := b.cfg.Reserve
+		if reserve <= 0 {
+			reserve = time.Second
+		}
+		if left < 2*reserve {
+			reserve = left / 2
+		}
+		left -= reserve
+		if left <= 0 {
+			return ctx, func() {}, false
+		}
+		if d <= 0 || left < d {
+			d = left
+		}
+	}
+	if d <= 0 {
+		return ctx, func() {}, true
+	}
+	c, cancel := context.WithTimeout(ctx, d)
+	return c, cancel, true
 }
 
 // annotate tells the result's reader which stages were passed over and
-// why: a warning each, and the upstream's class in Meta.
-func annotate(r *toolenv.Result, passed []*toolenv.Result) *toolenv.Result {
+// why: a warning each, and the upstream's class in Meta. A synthesized
+// answer that stands in for a failed simulator says so in place of the
+// synthesizer's usual warning (which says no simulator is configured).
+func annotate(r *toolenv.Result, passed []*toolenv.Result, endpoint string) *toolenv.Result {
+	var simFailed *toolenv.Result
 	for _, p := range passed {
 		switch p.Source {
 		case toolenv.SourceUpstream:
@@ -105,12 +304,28 @@ func annotate(r *toolenv.Result, passed []*toolenv.Result) *toolenv.Result {
 				}
 			}
 		case toolenv.SourceSimulator:
-			r.Warnings = append(r.Warnings, "the simulator could not answer: "+p.Error)
+			simFailed = p
 			r.SetMeta(simulate.MetaFailure, p.Meta[simulate.MetaFailure])
 		default:
 			r.Warnings = append(r.Warnings, p.Error)
 		}
 	}
+	if simFailed == nil {
+		return r
+	}
+	cause := strings.TrimPrefix(simFailed.Error, "simulator: ")
+	if r.Source == toolenv.SourceSynthesizer {
+		for i, w := range r.Warnings {
+			if w == simulate.SynthWarning {
+				r.Warnings = append(r.Warnings[:i:i], r.Warnings[i+1:]...)
+				break
+			}
+		}
+		r.Warnings = append(r.Warnings, "synthesized offline by toolenv because the LLM simulator ("+endpoint+") could not answer: "+cause+
+			"; the response has the documented shape but its values are made up")
+		return r
+	}
+	r.Warnings = append(r.Warnings, "the simulator could not answer: "+cause)
 	return r
 }
 

@@ -90,7 +90,7 @@ func TestStages(t *testing.T) {
 	}{
 		{"upstream answers", Config{Upstream: mustUpstream(t, okProxy.URL), Simulator: mustSimulator(t, llmOK.URL())}, toolenv.SourceUpstream, 0, "success", ""},
 		{"upstream not found, simulator answers", Config{Upstream: mustUpstream(t, missingProxy.URL), Simulator: mustSimulator(t, llmOK.URL())}, toolenv.SourceSimulator, 1, "not_found", ""},
-		{"upstream and simulator down, synthesizer answers", Config{Upstream: mustUpstream(t, dead), Simulator: mustSimulator(t, dead+"/v1")}, toolenv.SourceSynthesizer, 3, "not_connected", "endpoint"},
+		{"upstream and simulator down, synthesizer answers", Config{Upstream: mustUpstream(t, dead), Simulator: mustSimulator(t, dead+"/v1")}, toolenv.SourceSynthesizer, 2, "not_connected", "endpoint"},
 		{"nothing configured", Config{}, toolenv.SourceSynthesizer, 1, "", ""},
 		{"typed nil stages", Config{Upstream: (*upstream.Backend)(nil), Simulator: (*simulate.Simulator)(nil)}, toolenv.SourceSynthesizer, 1, "", ""},
 		{"upstream configured for other tools only", Config{Upstream: mustDirectOnly(t), Simulator: mustSimulator(t, llmOK.URL())}, toolenv.SourceSimulator, 0, "", ""},
@@ -104,6 +104,11 @@ func TestStages(t *testing.T) {
 			}
 			if len(r.Warnings) != tc.warnings {
 				t.Errorf("warnings %q, want %d", r.Warnings, tc.warnings)
+			}
+			for _, w := range r.Warnings {
+				if tc.cfg.Simulator != nil && !isNil(tc.cfg.Simulator) && strings.Contains(w, "no LLM simulator is configured") {
+					t.Errorf("a configured simulator failed, and the warning says none is: %q", w)
+				}
 			}
 			if r.Meta[upstream.MetaClass] != tc.class || r.Meta[simulate.MetaFailure] != tc.simFailure {
 				t.Errorf("meta %v, want class %q simulator failure %q", r.Meta, tc.class, tc.simFailure)

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,5 +76,109 @@ func TestServeWithAToken(t *testing.T) {
 		if got := get(c.path, c.token, c.host); got != c.want {
 			t.Errorf("GET %s token=%q host=%q: %d, want %d", c.path, c.token, c.host, got, c.want)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestSecretsInConfiguredURLsNeverShow: the password and query key of
+// --upstream-url and --llm-url appear in no answer, header, log line or
+// printed configuration, while the warnings still say what failed.
+func TestSecretsInConfiguredURLsNeverShow(t *testing.T) {
+	dead := freeAddr(t) // nothing listens: every call fails at once
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	args := []string{"serve", "--addr", addr, "--store", ":memory:", "--log-level", "debug",
+		"--upstream-url", "http://user:PASSWORD1@" + dead + "/rapidapi?key=SECRET1",
+		"--llm-url", "http://" + dead + "/v1?api-key=SECRET2", "--llm-model", "m"}
+	go func() { done <- Run(ctx, args, strings.NewReader(""), io.Discard, &stderr) }()
+	base := "http://" + addr
+	for i := 0; ; i++ {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i > 1500 {
+			t.Fatalf("serve did not come up: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ans, hdr := postVirtual(t, base, map[string]any{
+		"category": "Weather", "tool_name": "Skylark Weather", "api_name": "current_weather",
+		"tool_input": `{"city": "Paris"}`, "strip": "", "toolbench_key": "",
+	})
+	cancel()
+	<-done
+	var cfgOut bytes.Buffer
+	Run(context.Background(), append([]string{"config", "print"}, args[1:]...), strings.NewReader(""), &cfgOut, io.Discard)
+	warnings := strings.Join(hdr.Values("X-Toolenv-Warning"), "\n")
+	if !strings.Contains(warnings, "the real API was not used") || !strings.Contains(warnings, "could not answer") {
+		t.Fatalf("the warnings do not say what failed: %q", warnings)
+	}
+	body, _ := json.Marshal(ans)
+	for where, text := range map[string]string{"warning headers": warnings, "answer": string(body), "log": stderr.String(), "config print": cfgOut.String()} {
+		for _, secret := range []string{"PASSWORD1", "SECRET1", "SECRET2"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s shows %s:\n%s", where, secret, text)
+			}
+		}
+	}
+	if !strings.Contains(cfgOut.String(), "key=xxxxx") {
+		t.Errorf("config print does not show the redacted URL:\n%s", cfgOut.String())
+	}
+}
+
+// TestHungModelEndpointThroughServe: serve with an LLM endpoint that
+// accepts connections and never answers, and the default per-request
+// timeout (60 s) and simulator budget (30 s) far above the call's --timeout
+// of 2 s: /virtual answers, synthesized, and the warning names the cause.
+func TestHungModelEndpointThroughServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	base, stop := serveInBackground(t, "--store", ":memory:", "--llm-url", "http://"+ln.Addr().String()+"/v1", "--llm-model", "m", "--timeout", "2s")
+	defer stop()
+	ans, hdr := postVirtual(t, base, map[string]any{
+		"category": "Weather", "tool_name": "Skylark Weather", "api_name": "current_weather",
+		"tool_input": `{"city": "Paris"}`, "strip": "", "toolbench_key": "",
+	})
+	w := strings.Join(hdr.Values("X-Toolenv-Warning"), "\n")
+	if ans["error"] != "" || hdr.Get("X-Toolenv-Source") != "synthesizer" || !strings.Contains(w, "could not answer") || !strings.Contains(w, "no answer") || strings.Contains(w, "no LLM simulator is configured") {
+		t.Fatalf("answer %v from %s, warnings:\n%s", ans, hdr.Get("X-Toolenv-Source"), w)
 	}
 }

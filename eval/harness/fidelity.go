@@ -20,6 +20,7 @@ import (
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/internal/redact"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mapping/embed"
@@ -141,7 +142,7 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	var simLLM *llm.Client
 	if envCfg.Simulator.URL != "" {
 		simLLM = newClient(envCfg.Simulator.URL, envCfg.Simulator.KeyEnv, envCfg.Simulator.Timeout)
-		simulator = fmt.Sprintf("%s at %s, prompt %s (synthesizer when it cannot answer)", envCfg.Simulator.Model, envCfg.Simulator.URL, envCfg.Simulator.Prompt)
+		simulator = fmt.Sprintf("%s at %s, prompt %s (synthesizer when it cannot answer)", envCfg.Simulator.Model, redact.URL(envCfg.Simulator.URL), envCfg.Simulator.Prompt)
 	}
 	simReg := invoke.NewRegistry()
 	for _, c := range colls {

@@ -21,6 +21,7 @@ import (
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/internal/redact"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/store"
 )
@@ -130,7 +131,7 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 			colls = append(colls, c)
 		}
 		runEnv = agent.NewRemote(cfg.EnvURL, agent.RemoteOptions{TaskTools: tools, Collections: colls})
-		envName = cfg.EnvURL
+		envName = redact.URL(cfg.EnvURL)
 	} else {
 		ec := *envCfg
 		ec.Collections = append(append([]string(nil), ec.Collections...), collDirs...)
@@ -199,7 +200,7 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		ev.run.Temperature = llm.Float(cfg.Model.Temperature)
 	}
 	ev.Info = &eval.RunInfo{
-		Agent: a.Name(), Model: cfg.Model.Name, ModelURL: cfg.Model.URL, Tasks: sources, TaskCount: len(tasks), Runs: cfg.Runs,
+		Agent: a.Name(), Model: cfg.Model.Name, ModelURL: redact.URL(cfg.Model.URL), Tasks: sources, TaskCount: len(tasks), Runs: cfg.Runs,
 		Concurrency: cfg.Concurrency, Seed: cfg.Seed, Shard: shard, Temperature: ev.run.Temperature, MaxTokens: cfg.Model.MaxTokens,
 		AgentOptions: agentOpts, Env: envName, Replay: cfg.Replay, Records: records.Path(), Skipped: lt.problems,
 		Command: opts.Command, Version: buildinfo.Version(), Started: time.Now().UTC(),
@@ -220,7 +221,7 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		}
 		ev.run.Judge = &judge.Judge{Model: newClient(ju, key, jk), ModelName: jm}
 		ev.run.NoSoPR, ev.run.FAC, ev.run.JudgeRounds = j.NoSoPR, j.FAC, j.Rounds
-		ev.Info.Judge = &eval.JudgeInfo{Model: jm, URL: ju, Rounds: max(j.Rounds, 1), SoPR: !j.NoSoPR, FAC: j.FAC}
+		ev.Info.Judge = &eval.JudgeInfo{Model: jm, URL: redact.URL(ju), Rounds: max(j.Rounds, 1), SoPR: !j.NoSoPR, FAC: j.FAC}
 		ev.Info.Prompts = append(ev.Info.Prompts, judge.Prompts()...)
 	}
 	ev.Journal = filepath.Join(cfg.Out, eval.JournalName(shard))

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"reflect"
 	"strings"
 
+	"github.com/toolenv/toolenv/internal/redact"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -106,19 +106,13 @@ func redactSection(sec *node, rv reflect.Value) *Object {
 	return o
 }
 
-// redactURL hides the password of a URL with credentials.
+// redactURL hides the user info and the query values of a URL (a
+// password, a token, an ?api-key=); other text is returned as it is.
 func redactURL(s string) string {
-	if !strings.Contains(s, "://") || !strings.Contains(s, "@") {
+	if !strings.Contains(s, "://") {
 		return s
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, ok := u.User.Password(); !ok {
-		return s
-	}
-	return u.Redacted()
+	return redact.URL(s)
 }
 
 // Marshal writes the configuration v points to as YAML (format "yaml")

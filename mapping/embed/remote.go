@@ -33,7 +33,7 @@ func (r Remote) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		j := min(i+b, len(texts))
 		vs, err := r.Client.Embed(ctx, r.Model, texts[i:j])
 		if err != nil {
-			return nil, fmt.Errorf("embed with %s at %s: %w", r.Model, r.Client.BaseURL(), err)
+			return nil, fmt.Errorf("embed with %s at %s: %w", r.Model, r.Client.Endpoint(), err)
 		}
 		for k, v := range vs {
 			if len(v) == 0 {
