@@ -16,7 +16,6 @@ import (
 type Registry struct {
 	mu    sync.RWMutex
 	colls map[string]*registered
-	tools map[string]*toolenv.Tool
 
 	subMu  sync.Mutex // held while listeners run, so they see changes in order
 	subs   map[int]func(name string)
@@ -32,7 +31,7 @@ var _ toolenv.Handler = (*Registry)(nil)
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{colls: map[string]*registered{}, tools: map[string]*toolenv.Tool{}}
+	return &Registry{colls: map[string]*registered{}}
 }
 
 // Add registers a collection and the backend that executes its tools.
@@ -50,9 +49,6 @@ func (r *Registry) Add(c *toolenv.Collection, backend toolenv.Handler) error {
 	}
 	c.Reindex()
 	r.colls[c.Name] = &registered{c: c, backend: backend}
-	for _, t := range c.Tools {
-		r.tools[t.ID] = t
-	}
 	r.mu.Unlock()
 	r.notify(c.Name)
 	return nil
@@ -76,16 +72,8 @@ func (r *Registry) Replace(c *toolenv.Collection, backend toolenv.Handler) (old 
 	r.mu.Lock()
 	if prev := r.colls[c.Name]; prev != nil {
 		old = prev.backend
-		for _, t := range prev.c.Tools {
-			if r.tools[t.ID] == t {
-				delete(r.tools, t.ID)
-			}
-		}
 	}
 	r.colls[c.Name] = &registered{c: c, backend: backend}
-	for _, t := range c.Tools {
-		r.tools[t.ID] = t
-	}
 	r.mu.Unlock()
 	r.notify(c.Name)
 	return old, nil
@@ -158,10 +146,20 @@ func (r *Registry) Backend(name string) toolenv.Handler {
 }
 
 // Tool returns the tool with the given ID ("collection/name"), or nil.
+// (It looks in the collection's own name index: the registry keeps no
+// second index of every tool.)
 func (r *Registry) Tool(id string) *toolenv.Tool {
+	coll, name, ok := toolenv.SplitToolID(id)
+	if !ok {
+		return nil
+	}
 	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.tools[id]
+	e := r.colls[coll]
+	r.mu.RUnlock()
+	if e == nil {
+		return nil
+	}
+	return e.c.Tool(name)
 }
 
 // Resolve finds a tool by collection and name. On failure it returns an

@@ -29,10 +29,9 @@ type mcpCatalog struct {
 	entries []mcpEntry           // every tool, in registry order
 	listed  []*mcpEntry          // the listed tools sorted by MCP name: tools/list order
 	byName  map[string]*mcpEntry // by MCP name
-	byID    map[string]*mcpEntry // by tool ID ("collection/name"), an alias
-	// alias holds the prefixed names ("<collection>__<name>") that are
-	// not simply collection + "__" + name (sanitized or shortened ones);
-	// the others resolve through byID.
+	// alias holds the tool IDs and prefixed names ("<collection>__<name>")
+	// that byID cannot derive from the MCP name (a tool renamed to
+	// "<name>_2" on a collision, a sanitized or shortened name): few.
 	alias        map[string]*mcpEntry
 	instructions string
 	search       *mcpEntry // the search_tools tool, or nil
@@ -43,19 +42,23 @@ type mcpCatalog struct {
 func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove int) *mcpCatalog {
 	cat := &mcpCatalog{entries: mcpEntries(colls, naming)}
 	cat.byName = make(map[string]*mcpEntry, len(cat.entries))
-	cat.byID = make(map[string]*mcpEntry, len(cat.entries))
 	cat.alias = map[string]*mcpEntry{}
 	cat.listed = make([]*mcpEntry, 0, len(cat.entries))
 	for i := range cat.entries {
 		e := &cat.entries[i]
 		cat.byName[e.name] = e
-		cat.byID[e.tool.ID] = e
+		if !e.tool.Hidden() {
+			cat.listed = append(cat.listed, e)
+		}
+	}
+	for i := range cat.entries {
+		e := &cat.entries[i]
+		if cat.byID(e.tool.ID) != e {
+			cat.alias[e.tool.ID] = e
+		}
 		plain := e.coll.Name + mcpNameSep + e.tool.Name
 		if p := mcpFit(mcpSanitize(e.coll.Name) + mcpNameSep + mcpSanitize(e.tool.Name)); p != plain {
 			cat.alias[p] = e
-		}
-		if !e.tool.Hidden() {
-			cat.listed = append(cat.listed, e)
 		}
 	}
 	if searchAbove > 0 && len(cat.listed) > searchAbove {
@@ -72,13 +75,34 @@ func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove in
 	return cat
 }
 
+// byID finds a tool by its ID ("collection/name") through the names
+// mcpEntries gives: the tool's own name, else the prefixed one. (The
+// catalog keeps no map of IDs; the few tools named otherwise are in
+// alias.)
+func (cat *mcpCatalog) byID(id string) *mcpEntry {
+	coll, name, ok := toolenv.SplitToolID(id)
+	if !ok {
+		return nil
+	}
+	if e := cat.byName[mcpSanitize(name)]; e != nil && e.tool.ID == id {
+		return e
+	}
+	if e := cat.byName[mcpFit(mcpSanitize(coll)+mcpNameSep+mcpSanitize(name))]; e != nil && e.tool.ID == id {
+		return e
+	}
+	if e := cat.alias[id]; e != nil && e.tool.ID == id {
+		return e
+	}
+	return nil
+}
+
 // resolve finds the tool a tools/call names: its MCP name, its ID, or its
 // prefixed name. The MCP name wins over an alias.
 func (cat *mcpCatalog) resolve(name string) *mcpEntry {
 	if e := cat.byName[name]; e != nil {
 		return e
 	}
-	if e := cat.byID[name]; e != nil {
+	if e := cat.byID(name); e != nil {
 		return e
 	}
 	if e := cat.alias[name]; e != nil {
@@ -86,7 +110,7 @@ func (cat *mcpCatalog) resolve(name string) *mcpEntry {
 	}
 	// "<collection>__<name>": the collection may itself hold "__".
 	for i := strings.Index(name, mcpNameSep); i > 0; {
-		if e := cat.byID[name[:i]+"/"+name[i+len(mcpNameSep):]]; e != nil {
+		if e := cat.byID(name[:i] + "/" + name[i+len(mcpNameSep):]); e != nil {
 			return e
 		}
 		j := strings.Index(name[i+1:], mcpNameSep)

@@ -116,6 +116,14 @@ func mcpEntries(colls []*toolenv.Collection, naming MCPNaming) []mcpEntry {
 // mcpSanitize replaces every character outside [A-Za-z0-9_-] with '_' and
 // fits the result into mcpMaxName bytes.
 func mcpSanitize(s string) string {
+	valid := s != ""
+	for i := 0; i < len(s) && valid; i++ {
+		c := s[i]
+		valid = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	if valid {
+		return mcpFit(s) // the common case: no copy
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {

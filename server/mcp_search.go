@@ -117,7 +117,7 @@ func (f *mcpFrontend) searchTools(ctx context.Context, req *mcp.CallToolRequest,
 	}
 	ans := searchAnswer{Query: q, Tools: []searchHit{}, Notes: notes}
 	for _, id := range ids {
-		e := cat.byID[id]
+		e := cat.byID(id)
 		if e == nil || e.tool.Hidden() {
 			continue // a tool of an older generation, or hidden
 		}

@@ -35,8 +35,8 @@ type IndexSearchOptions struct {
 }
 
 // IndexSearch is the ToolSearch of toolenv's tool index
-// (mapping/index): every Update builds (or reuses) an index file of the
-// tools in the background, and Search waits for it.
+// (mapping/index): the first Search after an Update builds (or reuses) an
+// index file of the tools in the background and waits for it.
 type IndexSearch struct {
 	opts IndexSearchOptions
 	log  *slog.Logger
@@ -45,8 +45,10 @@ type IndexSearch struct {
 	cur *searchGen
 }
 
-// searchGen is the index of one Update.
+// searchGen is the index of one Update, built when first searched.
 type searchGen struct {
+	tools []*toolenv.Tool // sorted by ID
+	begin sync.Once
 	done  chan struct{}
 	ix    *index.Index
 	err   error
@@ -68,31 +70,43 @@ func NewIndexSearch(opts IndexSearchOptions) *IndexSearch {
 	return &IndexSearch{opts: opts, log: log}
 }
 
-// Update starts indexing tools in the background; the previous index
-// serves no more searches once the new one is ready.
+// Update hands over the tools to search. They are indexed when a search
+// first needs them (a server of 50,000 tools that is never searched pays
+// nothing; the first search waits for the index, seconds at that scale,
+// unless an index of the same tools is on disk from an earlier run); the
+// previous index serves no more searches once the new one is ready.
 func (s *IndexSearch) Update(tools []*toolenv.Tool) {
-	g := &searchGen{done: make(chan struct{}), start: time.Now()}
-	byID := make(map[string]*toolenv.Tool, len(tools))
-	for _, t := range tools {
-		byID[t.ID] = t
-	}
+	// Tools by ID through a sorted copy of the slice: no map of 50,000.
+	byID := append([]*toolenv.Tool(nil), tools...)
+	sort.Slice(byID, func(i, j int) bool { return byID[i].ID < byID[j].ID })
+	g := &searchGen{tools: byID, done: make(chan struct{})}
 	s.mu.Lock()
 	prev := s.cur
 	s.cur = g
 	s.mu.Unlock()
-	go func() {
-		defer close(g.done)
-		g.ix, g.err = s.open(tools, byID)
-		if g.err != nil {
-			s.log.Error("tool search index failed; search_tools answers with the error", "err", g.err)
-		} else {
-			s.log.Info("tool search index ready", "tools", len(tools), "path", g.ix.Path(), "elapsed", time.Since(g.start).Round(time.Millisecond))
-		}
-		if prev != nil {
+	if prev != nil {
+		go func() {
+			prev.begin.Do(func() { close(prev.done) }) // never built: nothing to wait for
 			<-prev.done
 			prev.close()
-		}
-	}()
+		}()
+	}
+}
+
+// build indexes g's tools, once, in the background.
+func (s *IndexSearch) build(g *searchGen) {
+	g.begin.Do(func() {
+		g.start = time.Now()
+		go func() {
+			defer close(g.done)
+			g.ix, g.err = s.open(g.tools)
+			if g.err != nil {
+				s.log.Error("tool search index failed; search_tools answers with the error", "err", g.err)
+			} else {
+				s.log.Info("tool search index ready", "tools", len(g.tools), "path", g.ix.Path(), "elapsed", time.Since(g.start).Round(time.Millisecond))
+			}
+		}()
+	})
 }
 
 func (g *searchGen) close() {
@@ -106,7 +120,8 @@ func (g *searchGen) close() {
 }
 
 // open reuses the index file of exactly these tools, or builds it.
-func (s *IndexSearch) open(tools []*toolenv.Tool, byID map[string]*toolenv.Tool) (*index.Index, error) {
+func (s *IndexSearch) open(byID []*toolenv.Tool) (*index.Index, error) {
+	tools := byID
 	dir := s.opts.Dir
 	if dir == "" {
 		if d, err := os.UserCacheDir(); err == nil {
@@ -122,8 +137,14 @@ func (s *IndexSearch) open(tools []*toolenv.Tool, byID map[string]*toolenv.Tool)
 	if s.opts.Embedder != nil {
 		emb = s.opts.Embedder.Name()
 	}
-	path := filepath.Join(dir, fingerprint(tools, emb)+".db")
-	resolve := func(id string) *toolenv.Tool { return byID[id] }
+	path := filepath.Join(dir, fingerprint(byID, emb)+".db")
+	resolve := func(id string) *toolenv.Tool {
+		i := sort.Search(len(byID), func(i int) bool { return byID[i].ID >= id })
+		if i < len(byID) && byID[i].ID == id {
+			return byID[i]
+		}
+		return nil
+	}
 	ctx := context.Background()
 	if ix, err := index.Open(ctx, path, index.OpenOptions{Embedder: s.opts.Embedder, Tools: resolve, Logger: s.log}); err == nil {
 		now := time.Now()
@@ -167,6 +188,7 @@ func (s *IndexSearch) Search(ctx context.Context, query string, k int, collectio
 	if g == nil {
 		return nil, nil, errors.New("no tools are indexed yet")
 	}
+	s.build(g)
 	select {
 	case <-g.done:
 	case <-ctx.Done():
@@ -202,6 +224,7 @@ func (s *IndexSearch) Close() error {
 	s.cur = nil
 	s.mu.Unlock()
 	if g != nil {
+		g.begin.Do(func() { close(g.done) })
 		<-g.done
 		g.close()
 	}
@@ -209,10 +232,9 @@ func (s *IndexSearch) Close() error {
 }
 
 // fingerprint names an index by what it indexes: the index format, the
-// embedder, and every part of each tool the index reads.
-func fingerprint(tools []*toolenv.Tool, embedder string) string {
-	sorted := append([]*toolenv.Tool(nil), tools...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+// embedder, and every part of each tool the index reads (the tools sorted
+// by ID).
+func fingerprint(sorted []*toolenv.Tool, embedder string) string {
 	h := sha256.New()
 	var buf []byte // reused: hashing 50,000 tools makes no garbage
 	put := func(s string) {

@@ -1,6 +1,7 @@
 package toolbench
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -26,11 +27,15 @@ type builder struct {
 	params map[paramKey]*toolenv.Schema
 	inputs map[string]*toolenv.Schema
 	key    strings.Builder
+	buf    bytes.Buffer
+	mem    arena
 }
 
-// paramKey is everything a parameter's schema is made of.
+// paramKey is everything a parameter's schema is made of (its name is
+// not: that is the key it has in the input's properties, so "page" and
+// "offset" documented alike share one schema).
 type paramKey struct {
-	name, typ, desc, example, xname, tbType string
+	typ, desc, example, xname, tbType string
 }
 
 // newBuilder returns a builder sized for about n docs.
@@ -49,8 +54,9 @@ func (b *builder) str(s string) string {
 	if v, ok := b.strs[s]; ok {
 		return v
 	}
-	b.strs[s] = s
-	return s
+	v := b.mem.str(s)
+	b.strs[v] = v
+	return v
 }
 
 // raw returns the one copy of the JSON text s.
@@ -58,7 +64,7 @@ func (b *builder) raw(s string) json.RawMessage {
 	if v, ok := b.raws[s]; ok {
 		return v
 	}
-	v := json.RawMessage(s)
+	v := b.mem.raw([]byte(s))
 	b.raws[s] = v
 	return v
 }
@@ -121,7 +127,7 @@ func (b *builder) param(pn string, p *ParamDoc) (*toolenv.Schema, paramKey) {
 	if !ok {
 		typ = "string"
 	}
-	k := paramKey{name: pn, typ: typ, desc: p.Description, tbType: jsonText(p.Type)}
+	k := paramKey{typ: typ, desc: p.Description, tbType: jsonText(p.Type)}
 	if pyStr(p.Default) != "" {
 		k.example = jsonText(p.Default)
 	}
@@ -131,8 +137,9 @@ func (b *builder) param(pn string, p *ParamDoc) (*toolenv.Schema, paramKey) {
 	if s, ok := b.params[k]; ok {
 		return s, k
 	}
-	s := &toolenv.Schema{Type: b.str(typ), Description: p.Description,
-		Extra: b.extra("example_value", k.example, "x-name", k.xname, "x-toolbench-type", k.tbType)}
+	s := b.mem.schema()
+	s.Type, s.Description = b.str(typ), b.mem.str(p.Description)
+	s.Extra = b.extra("example_value", k.example, "x-name", k.xname, "x-toolbench-type", k.tbType)
 	b.params[k] = s
 	return s, k
 }
@@ -161,7 +168,7 @@ func (b *builder) input(d *APIDoc) *toolenv.Schema {
 			}
 			s, k := b.param(pn, &params[i])
 			props = append(props, prop{pn, s, required})
-			for _, f := range []string{k.name, k.typ, k.desc, k.example, k.xname, k.tbType} {
+			for _, f := range []string{pn, k.typ, k.desc, k.example, k.xname, k.tbType} {
 				key.WriteString(f)
 				key.WriteByte(0)
 			}
@@ -177,15 +184,23 @@ func (b *builder) input(d *APIDoc) *toolenv.Schema {
 	if in, ok := b.inputs[k]; ok {
 		return in
 	}
-	in := &toolenv.Schema{Type: "object", Properties: make(map[string]*toolenv.Schema, len(props)), Order: make([]string, 0, len(props)), Required: []string{}}
+	nreq := 0
+	for _, p := range props {
+		if p.required {
+			nreq++
+		}
+	}
+	in := b.mem.schema()
+	in.Type, in.Properties, in.Order, in.Required = "object", make(map[string]*toolenv.Schema, len(props)), b.mem.list(len(props)), b.mem.list(nreq)
 	var optional []string
 	for _, p := range props {
-		in.Properties[p.name] = p.schema
-		in.Order = append(in.Order, p.name)
+		name := b.str(p.name)
+		in.Properties[name] = p.schema
+		in.Order = append(in.Order, name)
 		if p.required {
-			in.Required = append(in.Required, p.name)
+			in.Required = append(in.Required, name)
 		} else {
-			optional = append(optional, p.name)
+			optional = append(optional, name)
 		}
 	}
 	if optional == nil {
@@ -208,16 +223,18 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 		}
 		fdesc += `The description of this function is: "` + desc + `"`
 	}
-	t := &toolenv.Tool{
+	name = b.mem.str(name)
+	t := b.mem.tool()
+	*t = toolenv.Tool{
 		Name:             name,
-		Title:            d.APIName,
-		Description:      d.APIDescription,
+		Title:            b.mem.str(d.APIName),
+		Description:      b.mem.str(d.APIDescription),
 		Category:         b.str(d.CategoryName),
 		Group:            b.str(d.ToolName),
 		GroupDescription: b.str(d.ToolDescription),
 		Input:            b.input(d),
 		Meta: map[string]string{
-			"function_description": fdesc,
+			"function_description": b.mem.str(fdesc),
 			"std_category":         b.str(StandardizeCategory(d.CategoryName)),
 			"std_tool":             stdTool,
 			"api_name":             b.str(APIName(d.APIName)),
@@ -225,21 +242,33 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 		},
 	}
 	if len(d.TemplateResponse) > 0 && string(d.TemplateResponse) != "null" {
-		t.OutputExample = append(json.RawMessage(nil), d.TemplateResponse...)
+		t.OutputExample = b.compactJSON(d.TemplateResponse)
 	}
 	method := strings.ToUpper(d.Method)
 	if method == "" {
 		method = "GET"
 	}
-	t.Binding = &toolenv.Binding{Method: b.str(method)}
+	t.Binding = b.mem.binding()
+	t.Binding.Method = b.str(method)
 	if d.URL != "" {
 		if u, err := url.Parse(d.URL); err == nil && u.Host != "" {
 			t.Binding.BaseURL = b.str(u.Scheme + "://" + u.Host)
-			t.Binding.Path = u.EscapedPath()
+			t.Binding.Path = b.mem.str(u.EscapedPath())
 		}
 	}
 	if d.Host != "" {
 		t.Meta["host"] = b.str(d.Host)
 	}
 	return t
+}
+
+// compactJSON returns a copy of raw without insignificant whitespace
+// (tool files indent their templates; JSON output compacts them anyway),
+// or a plain copy when raw is not valid JSON.
+func (b *builder) compactJSON(raw json.RawMessage) json.RawMessage {
+	b.buf.Reset()
+	if err := json.Compact(&b.buf, raw); err != nil {
+		return b.mem.raw(raw)
+	}
+	return b.mem.raw(b.buf.Bytes())
 }

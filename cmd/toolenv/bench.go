@@ -59,7 +59,7 @@ resident memory afterwards.`,
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	fs.IntVar(&maxTools, "max-tools", 2000, "use at most this many tools' calls")
 	fs.IntVar(&rounds, "rounds", 3, "alternate the targets over this many rounds (splitting --duration) and report each one's median round")
-	cmd.AddCommand(newBenchBareCmd(e))
+	cmd.AddCommand(newBenchBareCmd(e), newBenchReadyCmd(e))
 	return cmd
 }
 

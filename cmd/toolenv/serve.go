@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,6 +53,10 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 		return err
 	}
 	g, _ := env.Guard()
+	// Loading leaves garbage the size of what it read (decoded files,
+	// build maps); give it back before serving rather than holding it
+	// resident until the scavenger does.
+	debug.FreeOSMemory()
 	addr := cfg.Server.Addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

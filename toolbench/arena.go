@@ -1,0 +1,105 @@
+package toolbench
+
+import (
+	"encoding/json"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// arenaChunk is the size of the blocks an arena packs strings and bytes
+// into, and slabChunk the number of values of a slab block.
+const (
+	arenaChunk = 256 << 10
+	slabChunk  = 256
+)
+
+// arena packs what the tools of a collection keep into large blocks: the
+// strings and JSON texts into shared buffers, the schemas, tools and
+// bindings into slices of values. Loading decodes every file into small
+// short-lived objects; were the kept values allocated among them, the
+// heap would stay fragmented (a third of it unused) once the garbage is
+// gone, and the collector would trace hundreds of thousands of objects
+// more. A block lives as long as any value in it: all of a collection's
+// tools, until a new version replaces them.
+//
+// Strings are written once through a strings.Builder and never changed,
+// so each is a substring of the block's string: no unsafe conversion.
+type arena struct {
+	sb       strings.Builder
+	buf      []byte
+	schemas  []toolenv.Schema
+	tools    []toolenv.Tool
+	bindings []toolenv.Binding
+	lists    []string
+}
+
+// str returns s copied into the arena.
+func (a *arena) str(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case len(s) > arenaChunk/8:
+		return strings.Clone(s) // a large one alone
+	case a.sb.Cap()-a.sb.Len() < len(s):
+		a.sb = strings.Builder{}
+		a.sb.Grow(arenaChunk)
+	}
+	off := a.sb.Len()
+	a.sb.WriteString(s)
+	return a.sb.String()[off:]
+}
+
+// raw returns raw copied into the arena; appending to the copy never
+// writes over a neighbour (its capacity is its length).
+func (a *arena) raw(raw []byte) json.RawMessage {
+	switch {
+	case len(raw) == 0:
+		return nil
+	case len(raw) > arenaChunk/8:
+		return append(json.RawMessage(nil), raw...)
+	case cap(a.buf)-len(a.buf) < len(raw):
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	off := len(a.buf)
+	a.buf = append(a.buf, raw...)
+	return json.RawMessage(a.buf[off:len(a.buf):len(a.buf)])
+}
+
+// list returns a list of n strings, empty, to fill with append; its
+// capacity is n, so an append beyond n moves it out of the arena.
+func (a *arena) list(n int) []string {
+	if n > slabChunk/4 {
+		return make([]string, 0, n)
+	}
+	if cap(a.lists)-len(a.lists) < n {
+		a.lists = make([]string, 0, slabChunk)
+	}
+	off := len(a.lists)
+	a.lists = a.lists[:off+n]
+	return a.lists[off : off : off+n]
+}
+
+func (a *arena) schema() *toolenv.Schema {
+	if len(a.schemas) == cap(a.schemas) {
+		a.schemas = make([]toolenv.Schema, 0, slabChunk)
+	}
+	a.schemas = a.schemas[:len(a.schemas)+1]
+	return &a.schemas[len(a.schemas)-1]
+}
+
+func (a *arena) tool() *toolenv.Tool {
+	if len(a.tools) == cap(a.tools) {
+		a.tools = make([]toolenv.Tool, 0, slabChunk)
+	}
+	a.tools = a.tools[:len(a.tools)+1]
+	return &a.tools[len(a.tools)-1]
+}
+
+func (a *arena) binding() *toolenv.Binding {
+	if len(a.bindings) == cap(a.bindings) {
+		a.bindings = make([]toolenv.Binding, 0, slabChunk)
+	}
+	a.bindings = a.bindings[:len(a.bindings)+1]
+	return &a.bindings[len(a.bindings)-1]
+}
