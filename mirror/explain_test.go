@@ -1,6 +1,8 @@
 package mirror_test
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -33,6 +35,38 @@ func TestLeak(t *testing.T) {
 	}
 	if _, leak := mirror.Leak(strings.Repeat("a", 100), "", "", 40); leak {
 		t.Error("an empty response leaked")
+	}
+}
+
+// TestApproxTokensAgainstTokenizers compares the approximation with the
+// counts of OpenAI's cl100k_base and o200k_base tokenizers on texts of
+// toolenv's data (testdata/tokens.json, made by testdata/tokens_gen.mjs
+// with the npm package gpt-tokenizer): within a factor on each text, and
+// more than the exact count over all of them.
+func TestApproxTokensAgainstTokenizers(t *testing.T) {
+	raw, err := os.ReadFile("testdata/tokens.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []struct {
+		Kind, Text string
+		CL100K     int `json:"cl100k_base"`
+		O200K      int `json:"o200k_base"`
+	}
+	if err := json.Unmarshal(raw, &items); err != nil {
+		t.Fatal(err)
+	}
+	approx, exact := 0, 0
+	for _, it := range items {
+		n := mirror.ApproxTokens(it.Text)
+		approx += n
+		exact += it.CL100K
+		if r := float64(n) / float64(it.CL100K); r < 0.8 || r > 1.8 {
+			t.Errorf("%s: %d tokens, cl100k_base %d (ratio %.2f): %q", it.Kind, n, it.CL100K, r, it.Text[:min(len(it.Text), 80)])
+		}
+	}
+	if approx < exact {
+		t.Errorf("%d tokens in all, fewer than cl100k_base's %d: the filter must err on the long side", approx, exact)
 	}
 }
 

@@ -13,8 +13,11 @@ import (
 // (with the space or symbol before them), runs of digits, runs of other
 // symbols, runs of white space — and counts each piece:
 //
-//   - a run of ASCII letters: 1 token up to 6 letters, then one more per
-//     4 letters (common words are one token, rare and long ones split);
+//   - a run of ASCII letters: 1 token up to 5 letters, then one more per
+//     3 letters (common words are one token, rare and long ones split);
+//   - a word of ASCII letters and digits mixed, or whose case changes
+//     more than once inside (an identifier, a random key): one token per
+//     1.7 characters;
 //   - a run of other letters: 1 per 2 letters for Latin, Greek and
 //     Cyrillic scripts with accents, 1 per letter for the rest (CJK);
 //   - a run of digits: 1 per 3 digits (numbers are split in threes);
@@ -32,9 +35,17 @@ func ApproxTokens(s string) int {
 	i := 0
 	for i < len(s) {
 		r, w := utf8.DecodeRuneInString(s[i:])
+		if j, ok := randomWord(s, i); ok {
+			// Letters mixed with digits, or with case changing inside:
+			// an identifier or a random key, split into short pieces.
+			n += ((j-i)*10 + 16) / 17
+			i = j
+			continue
+		}
 		switch {
 		case unicode.IsLetter(r) || r == '\'' && i+w < len(s) && isLetterAt(s, i+w):
-			j, ascii, other, latin := i, 0, 0, true
+			j, ascii, other, latin, humps := i, 0, 0, true, 0
+			prevLower := false
 			for j < len(s) {
 				r2, w2 := utf8.DecodeRuneInString(s[j:])
 				if !unicode.IsLetter(r2) && !(r2 == '\'' && j == i) && !unicode.Is(unicode.Mn, r2) {
@@ -42,6 +53,11 @@ func ApproxTokens(s string) int {
 				}
 				if r2 < utf8.RuneSelf {
 					ascii++
+					upper := r2 >= 'A' && r2 <= 'Z'
+					if upper && prevLower {
+						humps++
+					}
+					prevLower = r2 >= 'a' && r2 <= 'z'
 				} else {
 					other++
 					if !unicode.In(r2, unicode.Latin, unicode.Greek, unicode.Cyrillic, unicode.Mn) {
@@ -50,10 +66,12 @@ func ApproxTokens(s string) int {
 				}
 				j += w2
 			}
-			if ascii > 0 {
+			switch {
+			case ascii == 0:
+			default:
 				n++
-				if ascii > 6 {
-					n += (ascii - 6 + 3) / 4
+				if ascii > 5 {
+					n += (ascii - 5 + 2) / 3
 				}
 			}
 			if other > 0 {
@@ -112,4 +130,37 @@ func ApproxTokens(s string) int {
 func isLetterAt(s string, i int) bool {
 	r, _ := utf8.DecodeRuneInString(s[i:])
 	return unicode.IsLetter(r)
+}
+
+// randomWord reports whether the ASCII letters and digits from s[i] make
+// a random-looking word (letters and digits mixed, or the case changing
+// from lower to upper twice), and where it ends.
+func randomWord(s string, i int) (int, bool) {
+	j, letters, digits, humps := i, 0, 0, 0
+	prevLower := false
+	for j < len(s) {
+		c := s[j]
+		switch {
+		case c >= 'a' && c <= 'z':
+			letters++
+			prevLower = true
+		case c >= 'A' && c <= 'Z':
+			letters++
+			if prevLower {
+				humps++
+			}
+			prevLower = false
+		case c >= '0' && c <= '9':
+			digits++
+			prevLower = false
+		default:
+			goto end
+		}
+		j++
+	}
+end:
+	if j == i || j < len(s) && s[j] >= utf8.RuneSelf {
+		return i, false // a word that goes on in another script
+	}
+	return j, (letters > 0 && digits > 0 && j-i > 3) || humps > 1
 }
