@@ -70,13 +70,19 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Report, error) {
 		return err
 	}
 	sampler := e.Model == nil || opts.Generate.Sampler
+	// With the sampler, a run that generates and collects makes two
+	// rounds: the documented, known and boundary values first, then the
+	// rest of each API's requests with the values those answers held. A
+	// lone generate learns from whatever answers the dataset holds.
+	twoRounds := sampler && opts.HarvestRound && want(StageGenerate) && want(StageCollect)
 	first := opts.Generate
-	if sampler && opts.HarvestRound {
+	if twoRounds {
 		first.NoRandom = true
+	} else if sampler && opts.HarvestRound {
+		first.Harvest = true
 	}
-	err := step(StageGenerate, func() (any, error) { return e.Generate(ctx, first) })
-	if err == nil {
-		err = step(StageCollect, func() (any, error) {
+	collect := func(stage string) error {
+		return step(stage, func() (any, error) {
 			st, err := e.Collect(ctx, opts.Collect)
 			if err == nil && st.Interrupted {
 				err = ErrInterrupted
@@ -84,18 +90,16 @@ func (e *Engine) Run(ctx context.Context, opts RunOptions) (*Report, error) {
 			return st, err
 		})
 	}
-	if err == nil && sampler && opts.HarvestRound && want(StageGenerate) {
+	err := step(StageGenerate, func() (any, error) { return e.Generate(ctx, first) })
+	if err == nil {
+		err = collect(StageCollect)
+	}
+	if err == nil && twoRounds {
 		g := opts.Generate
 		g.Harvest = true
 		err = step(StageGenerate+" (harvest)", func() (any, error) { return e.Generate(ctx, g) })
 		if err == nil {
-			err = step(StageCollect+" (harvest)", func() (any, error) {
-				st, err := e.Collect(ctx, opts.Collect)
-				if err == nil && st.Interrupted {
-					err = ErrInterrupted
-				}
-				return st, err
-			})
+			err = collect(StageCollect + " (harvest)")
 		}
 	}
 	if err == nil {

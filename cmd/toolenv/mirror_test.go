@@ -27,8 +27,9 @@ func readMirrorReport(t *testing.T, dir string) *mirror.Report {
 	var r struct {
 		Summary *mirror.Summary `json:"summary"`
 		Stages  []struct {
-			Stage string `json:"stage"`
-			Error string `json:"error"`
+			Stage string         `json:"stage"`
+			Error string         `json:"error"`
+			Stats map[string]any `json:"stats"`
 		} `json:"stages"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
@@ -36,7 +37,7 @@ func readMirrorReport(t *testing.T, dir string) *mirror.Report {
 	}
 	rep := &mirror.Report{Summary: r.Summary}
 	for _, s := range r.Stages {
-		rep.Stages = append(rep.Stages, mirror.StageReport{Stage: s.Stage, Error: s.Error})
+		rep.Stages = append(rep.Stages, mirror.StageReport{Stage: s.Stage, Error: s.Error, Stats: s.Stats})
 	}
 	return rep
 }
@@ -66,6 +67,18 @@ func TestMirrorBIRDAndSpider(t *testing.T) {
 	s := rep.Summary
 	if s.Requests == 0 || s.Real != s.Requests || s.Pending != 0 || s.Kept == 0 || s.KeptFailures == 0 || s.RealOK < s.Real/2 {
 		t.Fatalf("summary: requests %d, real %d (ok %d), pending %d, kept %d (failures %d)", s.Requests, s.Real, s.RealOK, s.Pending, s.Kept, s.KeptFailures)
+	}
+	// The second round learned values from the first round's answers.
+	harvested := false
+	for _, st := range rep.Stages {
+		if st.Stage == "generate (harvest)" {
+			h, _ := st.Stats.(map[string]any)["harvested"].(float64)
+			added, _ := st.Stats.(map[string]any)["added"].(map[string]any)
+			harvested = h > 100 && added["known"].(float64) > 100
+		}
+	}
+	if !harvested {
+		t.Fatalf("no harvest round that learned values: %+v", rep.Stages)
 	}
 	collections := map[string]bool{}
 	for _, a := range s.APIs {
