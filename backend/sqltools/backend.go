@@ -51,6 +51,11 @@ type Options struct {
 	// SessionMaxBytes caps the memory all sessions hold together (default
 	// 256 MiB; negative: no cap); least recently used sessions go first.
 	SessionMaxBytes int64
+	// Log, when set, keeps every session's calls durably, shared by the
+	// replicas of a fleet (see SessionLog): a session works on whichever
+	// replica a call reaches, and one dropped from memory (idle, over the
+	// cap) is rebuilt on its next call. Nil keeps sessions in memory only.
+	Log SessionLog
 	// MaxLabels caps the results one session may hold (default 1000).
 	MaxLabels int
 	// Now is the clock (default time.Now); tests inject their own.
@@ -231,50 +236,126 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		ctx, cancel = context.WithTimeout(ctx, b.opt.CallTimeout)
 		defer cancel()
 	}
-	ss, err := b.store.get(call.Session, spec.op == InitTool)
+	create := spec.op == InitTool
+	ss, err := b.store.get(call.Session, create || b.opt.Log != nil)
 	if err != nil {
 		return toolenv.ResultOf(err)
 	}
+	defer b.store.release(ss)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	for try := 1; ; try++ {
+		if b.opt.Log != nil {
+			if err := b.syncLog(ctx, ss, create); err != nil {
+				if toolenv.StatusOf(err) == toolenv.StatusNotFound {
+					b.store.drop(ss.id) // it ended
+				} else if ss.applied == 0 {
+					b.store.dropUnused(ss) // nothing of it is held here
+				}
+				return toolenv.ResultOf(err)
+			}
+		}
+		res, conflict := b.run(ctx, call, spec, m, label, ss)
+		if !conflict {
+			if !res.OK() && ss.applied == 0 && len(ss.results) == 0 {
+				b.store.dropUnused(ss) // a failed start leaves nothing behind
+			}
+			return res
+		}
+		if try == maxAppendTries {
+			return toolenv.Errorf(toolenv.StatusUnavailable, "retry the call; send the calls of one session one at a time",
+				"session %q is being changed by calls on other replicas at the same time", ss.id)
+		}
+	}
+}
+
+// run runs one call on ss (with ss.mu held) and, with a log, appends it
+// before acknowledging it. A call that fails leaves ss as it was.
+// conflict says another replica appended the session's next entry first:
+// the caller catches up and runs the call again.
+func (b *Backend) run(ctx context.Context, call *toolenv.Call, spec *toolSpec, m map[string]any, label string, ss *session) (res *toolenv.Result, conflict bool) {
 	if label == "" {
 		if spec.op == InitTool {
 			label = DefaultStartLabel
 		} else {
-			for label == "" || ss.results[label] != nil {
-				ss.auto++
-				label = fmt.Sprintf("result_%d", ss.auto)
+			for n := ss.auto; label == "" || ss.results[label] != nil; {
+				n++
+				label = fmt.Sprintf("result_%d", n)
+				ss.auto = n
 			}
 		}
 	}
+	before := ss.save()
+	fail := func(err error) (*toolenv.Result, bool) {
+		ss.restore(before)
+		return toolenv.ResultOf(err), false
+	}
 	if ss.results[label] == nil && len(ss.results) >= b.opt.MaxLabels {
-		return toolenv.Errorf(toolenv.StatusTooLarge, "reuse labels or start a new session", "this session already holds %d results, the most it may", b.opt.MaxLabels)
+		return fail(toolenv.Errorw(toolenv.StatusTooLarge, "reuse labels or start a new session", "this session already holds %d results, the most it may", b.opt.MaxLabels))
 	}
 	if spec.op != InitTool && ss.db == nil {
-		return toolenv.Errorf(toolenv.StatusNotFound, "call initialize_active_data first", "this session has no data yet")
+		return fail(toolenv.Errorw(toolenv.StatusNotFound, "call initialize_active_data first", "this session has no data yet"))
 	}
+	a := opArgs(m)
 	r, err := operations[spec.op](b, ctx, ss, a)
 	if err == nil && r == nil {
 		err = a.err(call.Tool.Name)
 	}
 	if err != nil {
-		return toolenv.ResultOf(b.sqlError(err))
+		return fail(b.sqlError(err))
 	}
 	r.label = label
 	body, err := b.render(ctx, r)
 	if err != nil {
-		return toolenv.ResultOf(b.sqlError(err))
+		return fail(b.sqlError(err))
 	}
-	r.body = body
-	var delta int64 = r.size()
-	if old := ss.results[label]; old != nil {
-		delta -= old.size()
+	r.bodyLen = len(body)
+	if err := b.store.fits(ss, b.delta(ss, r)); err != nil {
+		return fail(err)
 	}
-	ss.results[label] = r
-	if err := b.store.grew(ss, delta); err != nil {
-		return toolenv.ResultOf(err)
+	if b.opt.Log != nil {
+		data, err := record(spec.op, m, r, before, ss)
+		if err != nil {
+			return fail(fmt.Errorf("session log: %w", err))
+		}
+		if err := b.opt.Log.Append(ctx, ss.id, LogEntry{Seq: ss.applied + 1, Data: data}); err != nil {
+			if errors.Is(err, ErrLogConflict) {
+				ss.restore(before)
+				return nil, true
+			}
+			return fail(logError(ss.id, err))
+		}
+		ss.applied++
 	}
-	return &toolenv.Result{Status: toolenv.StatusOK, Body: body}
+	if err := b.commit(ss, r); err != nil {
+		return toolenv.ResultOf(err), false
+	}
+	return &toolenv.Result{Status: toolenv.StatusOK, Body: body}, false
+}
+
+// opArgs are an operation's arguments, the label already read.
+func opArgs(m map[string]any) *args {
+	a := newArgs(m)
+	if _, ok := m[LabelArg]; ok {
+		a.used[LabelArg] = true
+	}
+	return a
+}
+
+// delta is how many bytes ss grows by when r is stored under its label.
+func (b *Backend) delta(ss *session, r *result) int64 {
+	d := r.size()
+	if old := ss.results[r.label]; old != nil {
+		d -= old.size()
+	}
+	return d
+}
+
+// commit stores r under its label and accounts for its memory.
+func (b *Backend) commit(ss *session, r *result) error {
+	d := b.delta(ss, r)
+	ss.results[r.label] = r
+	return b.store.grew(ss, d)
 }
 
 // args applies the tool's renaming and bound arguments to the call's.
@@ -349,17 +430,22 @@ func (b *Backend) DropSession(id string) bool { return b.store.drop(id) }
 
 // Stats are a backend's session figures.
 type Stats struct {
-	Sessions  int   `json:"sessions"`
-	Bytes     int64 `json:"bytes"`
-	Evictions int   `json:"evictions"`
+	// Sessions are the sessions held in memory, Bytes what they hold.
+	Sessions int   `json:"sessions"`
+	Bytes    int64 `json:"bytes"`
+	// Evictions counts sessions dropped from memory (idle, or over the
+	// memory cap). With a log they are rebuilt on their next call.
+	Evictions int `json:"evictions"`
+	// Restored counts sessions rebuilt from their log (Options.Log),
+	// Replayed the logged calls replayed to do it and to catch up with
+	// calls served by other replicas.
+	Restored int `json:"restored,omitempty"`
+	Replayed int `json:"replayed,omitempty"`
 }
 
-// Stats reports the live sessions, the memory they hold and how many were
-// evicted so far.
-func (b *Backend) Stats() Stats {
-	n, bytes, ev := b.store.stats()
-	return Stats{Sessions: n, Bytes: bytes, Evictions: ev}
-}
+// Stats reports the sessions held, the memory they hold, how many were
+// evicted and how many were rebuilt from their logs.
+func (b *Backend) Stats() Stats { return b.store.stats() }
 
 // render executes a result's queries and returns its response body.
 func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error) {

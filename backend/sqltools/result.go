@@ -45,8 +45,8 @@ type result struct {
 	// order is the table's), lists of different tables cannot.
 	getterOf *result
 
-	// body is the response that was returned for it.
-	body []byte
+	// bodyLen is the size of the response that was returned for it.
+	bodyLen int
 }
 
 // groupInfo describes grouped data.
@@ -66,7 +66,7 @@ type aggCol struct {
 
 // size estimates the memory the result holds, for the session cap.
 func (r *result) size() int64 {
-	n := int64(len(r.body)) + 256
+	n := int64(r.bodyLen) + 256
 	n += fragSize(r.q.from) + fragSize(r.fpred)
 	for _, c := range r.q.cols {
 		n += fragSize(c.expr) + int64(len(c.name))

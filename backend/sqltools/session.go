@@ -22,11 +22,15 @@ type session struct {
 	auto    int   // last automatic label number
 	seq     int   // subquery alias counter
 	bytes   int64 // estimated memory held
+	// applied is the last entry of the session's log (Options.Log) that
+	// this session holds.
+	applied int64
 
 	// guarded by the store's mutex
 	lastUsed time.Time
 	elem     *list.Element
 	gone     bool
+	refs     int // calls holding the session (get to release)
 }
 
 // store holds the sessions of a backend and evicts them after an idle
@@ -41,6 +45,9 @@ type store struct {
 	total     int64
 	now       func() time.Time
 	evictions int
+	// restored counts sessions rebuilt from their log, calls how many
+	// logged calls were replayed.
+	restored, calls int
 }
 
 func newStore(idle time.Duration, maxBytes int64, now func() time.Time) *store {
@@ -68,7 +75,26 @@ func (s *store) get(id string, create bool) (*session, error) {
 		s.lru.MoveToFront(ss.elem)
 	}
 	ss.lastUsed = now
+	ss.refs++
 	return ss, nil
+}
+
+// release ends a call's hold on ss (taken by get).
+func (s *store) release(ss *session) {
+	s.mu.Lock()
+	ss.refs--
+	s.mu.Unlock()
+}
+
+// dropUnused drops ss, which holds nothing, unless another call holds it
+// too (and may fill it). It runs with ss.mu held.
+func (s *store) dropUnused(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss.refs == 1 && len(ss.results) == 0 && !ss.gone {
+		s.dropLocked(ss)
+		s.evictions--
+	}
 }
 
 // evictIdleLocked drops sessions idle for longer than the timeout.
@@ -96,6 +122,31 @@ func (s *store) dropLocked(ss *session) {
 	delete(s.sessions, ss.id)
 	s.total -= ss.bytes
 	s.evictions++
+}
+
+// fits reports an error when ss would be over the memory cap alone after
+// growing by delta: the call is refused and the session keeps what it
+// holds.
+func (s *store) fits(ss *session, delta int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.maxBytes <= 0 || ss.bytes+delta <= s.maxBytes {
+		return nil
+	}
+	return &toolenv.Error{Status: toolenv.StatusTooLarge,
+		Message: fmt.Sprintf("session %q would hold more than the memory cap of %d bytes with this result", ss.id, s.maxBytes),
+		Hint:    "start again with fewer stored results (reuse labels), or raise the session memory cap"}
+}
+
+// replayed counts n logged calls replayed, and a restored session when
+// the first was.
+func (s *store) replayed(seq int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if seq == 1 {
+		s.restored++
+	}
 }
 
 // grew records that ss now holds delta more bytes and evicts least
@@ -141,11 +192,12 @@ func (s *store) drop(id string) bool {
 	return true
 }
 
-// stats reports the number of sessions, their bytes and evictions so far.
-func (s *store) stats() (n int, bytes int64, evictions int) {
+// stats reports the sessions held, their bytes, evictions so far and
+// what was replayed from logs.
+func (s *store) stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.sessions), s.total, s.evictions
+	return Stats{Sessions: len(s.sessions), Bytes: s.total, Evictions: s.evictions, Restored: s.restored, Replayed: s.calls}
 }
 
 // labels lists a session's labels, sorted.
