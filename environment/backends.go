@@ -70,7 +70,11 @@ func (env *Environment) newVirtualBackend(ctx context.Context, c *toolenv.Collec
 // newSQLToolsBackend serves SLOT and SEL collections built by "toolenv
 // build bird".
 func (env *Environment) newSQLToolsBackend(ctx context.Context, c *toolenv.Collection) (toolenv.Handler, error) {
-	return sqltools.Open(ctx, c, sqltools.Options{Logger: env.log})
+	opts := sqltools.Options{Logger: env.log}
+	if env.Sessions != nil {
+		opts.Log = env.Sessions
+	}
+	return sqltools.Open(ctx, c, opts)
 }
 
 // newSQLRestBackend serves REST collections built by "toolenv build bird".

@@ -28,6 +28,11 @@ type Config struct {
 	// one that died while answering a miss before another answers it; 0
 	// means 15s.
 	ClaimLease time.Duration `json:"claim_lease" flag:"claim-lease" default:"15s" help:"with a postgres:// store and a simulator or upstream: how long the replicas wait for one that died while answering a miss before another answers it"`
+	// Sessions is where SLOT/SEL task sessions live: "memory" (this
+	// process), "store" (the store: every replica sharing it serves
+	// every session, and sessions survive restarts; package tasksession),
+	// or "" for store with a postgres:// store and memory otherwise.
+	Sessions string `json:"sessions" flag:"sessions" enum:",memory,store" help:"where SLOT/SEL task sessions live: memory (this process) or store (the --store database: every replica sharing it serves every session, ids issued by one are honoured by all, sessions survive restarts); default: store with a postgres:// store, else memory"`
 	// ToolBench are StableToolBench query files, folders of them, or
 	// toolenv/tools/<Category>/<tool>.json trees, served as one collection.
 	ToolBench []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs: a StableToolBench query file, a folder of them, or a toolenv/tools/<Category>/<tool>.json tree (repeatable)"`
@@ -187,8 +192,9 @@ type ServerConfig struct {
 	// address a client connected to: "example.org", "*.example.org", "*".
 	AllowedHosts []string `json:"allowed_hosts" flag:"allowed-host" help:"a Host name clients may use besides loopback names and the server's address (the public name behind a load balancer; *.example.org for subdomains; repeatable)"`
 	// MaxSessions caps the live task sessions and, separately, the live
-	// MCP sessions; 0 means 4096, -1 no cap.
-	MaxSessions int `json:"max_sessions" flag:"max-sessions" default:"4096" help:"most live sessions (SLOT/SEL task sessions, and MCP sessions); a new one evicts the idlest not in use, or is refused with 503 when all are in use; -1: no cap"`
+	// MCP sessions; 0 means 4096, -1 no cap. With task sessions in the
+	// store (Config.Sessions) the cap on them is the fleet's.
+	MaxSessions int `json:"max_sessions" flag:"max-sessions" default:"4096" help:"most live sessions (SLOT/SEL task sessions, of the whole fleet when they are in the store, and MCP sessions); a new one evicts the idlest not in use, or is refused with 503 when all are in use; -1: no cap"`
 	// ClientSessionIDs accepts task-session ids the client names (the
 	// protocol before server-issued ids), scoped to its token.
 	ClientSessionIDs bool `json:"client_session_ids" flag:"client-session-ids" help:"also accept X-Toolenv-Session ids the client names itself (old clients), scoped to the caller's token; by default only ids the server issued (POST /sessions) are accepted"`

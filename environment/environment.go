@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/toolenv/toolenv/server"
 	"github.com/toolenv/toolenv/server/guard"
 	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/tasksession"
 )
 
 // Environment is one loaded environment: its collections, their backends,
@@ -35,6 +37,10 @@ type Environment struct {
 	Pipeline toolenv.Handler
 	// Store is the cache and records store (SQLite or PostgreSQL).
 	Store store.Store
+	// Sessions keeps the SLOT/SEL task sessions in Store when
+	// Config.Sessions says so (nil: in memory): the issuer of the HTTP
+	// front-ends and the log of the sqltools backends.
+	Sessions *tasksession.Sessions
 	// Metrics counts the calls through Pipeline; Handler serves them at
 	// /metrics.
 	Metrics *server.Metrics
@@ -94,7 +100,7 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	if err := env.check(); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, c.Store, store.Options{Logger: env.log})
+	st, err := store.Open(ctx, c.Store, store.Options{Logger: env.log, Migrations: StoreMigrations()})
 	if err != nil {
 		var se *store.SchemaError
 		if errors.As(err, &se) {
@@ -104,6 +110,13 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	}
 	env.Store = st
 	env.closers = append(env.closers, st)
+	if c.Sessions == "store" || (c.Sessions == "" && st.Kind() == "postgres") {
+		env.Sessions, err = tasksession.New(ctx, st, tasksession.Options{
+			Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: server.DropSessions(env.Registry), Logger: env.log})
+		if err != nil {
+			return nil, err
+		}
+	}
 	if c.Simulator.URL != "" {
 		env.llm = llm.New(c.Simulator.URL, llm.Options{APIKey: env.secret(c.Simulator.APIKey, c.Simulator.KeyEnv), Timeout: c.Simulator.Timeout, Logger: env.log})
 	}
@@ -148,6 +161,11 @@ func (env *Environment) check() error {
 	default:
 		return invalid("%s %q: want strict or compat", env.option("drift.mode"), c.Drift.Mode)
 	}
+	switch c.Sessions {
+	case "", "memory", "store":
+	default:
+		return invalid("%s %q: want memory or store", env.option("sessions"), c.Sessions)
+	}
 	switch c.Feedback {
 	case "", toolenv.FeedbackNone, toolenv.FeedbackTerse, toolenv.FeedbackHelpful:
 	default:
@@ -157,6 +175,14 @@ func (env *Environment) check() error {
 		return invalid("%s: %v", env.option("mcp.names"), err)
 	}
 	return nil
+}
+
+// StoreMigrations are the schema steps of the tables other packages keep
+// in the store (task sessions, the evaluation queue), beside the store's
+// own: every program that opens or migrates an environment's store passes
+// them (toolenv store migrate does).
+func StoreMigrations() []store.Migration {
+	return slices.Concat(tasksession.Migrations)
 }
 
 // option names a configuration key for a message, with its flag.

@@ -91,7 +91,10 @@ func (env *Environment) frontends() {
 			return
 		}
 		drop := server.DropSessions(env.Registry)
-		sessions := session.New(session.Options{Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: drop})
+		var sessions server.SessionIssuer = session.New(session.Options{Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: drop})
+		if env.Sessions != nil {
+			sessions = env.Sessions // issued by any replica, honoured by all
+		}
 		env.mcpServer, err = server.NewMCPServer(server.MCPOptions{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Naming: naming, Version: c.Version, Search: search,
 			PageSize: c.MCP.PageSize, SearchAbove: c.MCP.SearchAbove, Sessions: sessions,

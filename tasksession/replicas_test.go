@@ -108,6 +108,14 @@ func testColdReplica(t *testing.T, b *built, dsn string) {
 	if _, err := sqltools.Replay(ctx, warm, c, &short, "cold-1"); err != nil {
 		t.Fatal(err)
 	}
+	// The same session id on another collection is another session (as
+	// in memory): its calls are in the log, and replicas of the first
+	// collection pass over them.
+	other := b.colls[1]
+	otherTask := b.tasks[other.Name][0]
+	if _, err := sqltools.Replay(ctx, backend(t, other, openSessions(t, dsn, tasksession.Options{})), other, otherTask, "cold-1"); err != nil {
+		t.Fatal(err)
+	}
 	tool := c.Tool(last.Name)
 	want := warm.Invoke(ctx, &toolenv.Call{Tool: tool, Collection: c, Args: sqltools.CallArgs(last, tool), Session: "cold-1"})
 	// The last call, again under a fresh label, on a replica that never saw

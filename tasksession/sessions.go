@@ -2,10 +2,8 @@ package tasksession
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/base32"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/server/session"
 	"github.com/toolenv/toolenv/store"
 )
 
@@ -28,17 +27,19 @@ const (
 	stateExpired = "expired" // idle too long
 )
 
-// Prefix begins every id Sessions issues.
-const Prefix = "ts-"
+// Prefix begins every id Sessions issues: the in-memory table's
+// (server/session), so that clients see one kind of id.
+const Prefix = session.Prefix
 
-// Errors of the issuer; wrapped, so test them with errors.Is.
+// Errors of the issuer, the in-memory table's, so that the server answers
+// them alike; wrapped, so test them with errors.Is.
 var (
 	// ErrUnknown: the id was never issued to this principal, or the
 	// session ended (the message says how and when).
-	ErrUnknown = errors.New("unknown session")
+	ErrUnknown = session.ErrUnknown
 	// ErrFull: the fleet holds its cap of live sessions and every one
 	// was used too recently to evict.
-	ErrFull = errors.New("too many sessions")
+	ErrFull = session.ErrFull
 )
 
 // Options configure Sessions. The zero value means the defaults.
@@ -143,14 +144,8 @@ func (s *Sessions) Idle() time.Duration { return s.opts.Idle }
 // Max returns the cap on live sessions (0: none).
 func (s *Sessions) Max() int { return s.opts.Max }
 
-var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
-
 // NewID returns a fresh unguessable id: Prefix and 128 random bits.
-func NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return Prefix + strings.ToLower(b32.EncodeToString(b[:]))
-}
+func NewID() string { return session.NewID() }
 
 // principalKey is what a row keeps of a principal: a digest, never the
 // token itself.

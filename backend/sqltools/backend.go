@@ -102,6 +102,7 @@ func (o *Options) defaults() {
 // session run one at a time.
 type Backend struct {
 	opt    Options
+	name   string // the collection's
 	flavor string
 	dbs    *rodb.Set
 	tools  map[string]*toolSpec
@@ -144,7 +145,7 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 	if err != nil {
 		return nil, fmt.Errorf("sqltools: collection %s: %w", c.Name, err)
 	}
-	b := &Backend{opt: opt, flavor: cfg.Flavor, dbs: dbs, tools: map[string]*toolSpec{},
+	b := &Backend{opt: opt, name: c.Name, flavor: cfg.Flavor, dbs: dbs, tools: map[string]*toolSpec{},
 		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now)}
 	for _, t := range c.Tools {
 		spec, err := specOf(t)
@@ -314,7 +315,7 @@ func (b *Backend) run(ctx context.Context, call *toolenv.Call, spec *toolSpec, m
 		return fail(err)
 	}
 	if b.opt.Log != nil {
-		data, err := record(spec.op, m, r, before, ss)
+		data, err := b.record(spec.op, m, r, before, ss)
 		if err != nil {
 			return fail(fmt.Errorf("session log: %w", err))
 		}

@@ -61,6 +61,11 @@ const maxAppendTries = 8
 // session's counters around the call (so that replay builds the same SQL
 // text), and a digest of the result's query that replay must reproduce.
 type logRecord struct {
+	// Coll is the collection of the backend that ran the call: one
+	// session id may be used on several collections, each backend
+	// holding its own session (as in memory), so each replays only its
+	// own entries.
+	Coll  string         `json:"coll"`
 	Op    string         `json:"op"`
 	Args  map[string]any `json:"args"`
 	Label string         `json:"label"`
@@ -161,6 +166,10 @@ func (b *Backend) apply(ctx context.Context, ss *session, e LogEntry) error {
 	if err := toolenv.DecodeJSON(e.Data, &rec); err != nil {
 		return fail("does not decode: %v", err)
 	}
+	if rec.Coll != b.name {
+		ss.applied = e.Seq // another collection's call in this session
+		return nil
+	}
 	op := operations[rec.Op]
 	if op == nil {
 		return fail("names an unknown operation %q", rec.Op)
@@ -193,8 +202,8 @@ func (b *Backend) apply(ctx context.Context, ss *session, e LogEntry) error {
 }
 
 // record encodes the log entry of a call about to be acknowledged.
-func record(op string, m map[string]any, r *result, before state, ss *session) ([]byte, error) {
-	return json.Marshal(logRecord{Op: op, Args: m, Label: r.label, Seq: before.seq, SeqAfter: ss.seq, Auto: ss.auto, BodyBytes: r.bodyLen, Sum: resultSum(r)})
+func (b *Backend) record(op string, m map[string]any, r *result, before state, ss *session) ([]byte, error) {
+	return json.Marshal(logRecord{Coll: b.name, Op: op, Args: m, Label: r.label, Seq: before.seq, SeqAfter: ss.seq, Auto: ss.auto, BodyBytes: r.bodyLen, Sum: resultSum(r)})
 }
 
 // missingSession is the error of a call on a session that does not exist.

@@ -65,11 +65,11 @@ replicas. Migrating an up-to-date store changes nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			loc := e.storeLocation(storePath)
-			before, err := store.ReadSchema(ctx, loc, nil)
+			before, err := store.ReadSchema(ctx, loc, environment.StoreMigrations())
 			if err != nil {
 				return storeOpenError(err)
 			}
-			st, err := store.Open(ctx, loc, store.Options{Logger: e.logger()})
+			st, err := store.Open(ctx, loc, store.Options{Logger: e.logger(), Migrations: environment.StoreMigrations()})
 			if err != nil {
 				return storeOpenError(err)
 			}
@@ -115,7 +115,7 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			loc := e.storeLocation(storePath)
-			vs, err := store.ReadSchema(cmd.Context(), loc, nil)
+			vs, err := store.ReadSchema(cmd.Context(), loc, environment.StoreMigrations())
 			if err != nil {
 				return storeOpenError(err)
 			}

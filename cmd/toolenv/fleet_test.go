@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/internal/pgtest"
+	"github.com/toolenv/toolenv/nl2api/nl2apitest"
+)
+
+// balancer is a load balancer in front of replicas for the tests: each
+// request goes to the next live replica in turn (no sticky sessions); a
+// replica that refuses the connection is skipped, as a proxy's health
+// checks would take it out. It records which replica served each call of
+// each session.
+type balancer struct {
+	mu       sync.Mutex
+	replicas []*url.URL
+	next     int
+	served   map[string][]int // session → replica of each call
+	// before, when set, runs before request n is sent (n counts from 0),
+	// with no request in flight.
+	before func(n int)
+	n      int
+	gate   sync.RWMutex // held for reading by requests in flight
+	inner  *http.Transport
+}
+
+func newBalancer(bases ...string) *balancer {
+	b := &balancer{served: map[string][]int{}, inner: http.DefaultTransport.(*http.Transport).Clone()}
+	for _, s := range bases {
+		u, _ := url.Parse(s)
+		b.replicas = append(b.replicas, u)
+	}
+	return b
+}
+
+func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
+	b.mu.Lock()
+	n := b.n
+	b.n++
+	hook := b.before
+	b.mu.Unlock()
+	if hook != nil {
+		b.gate.Lock()
+		hook(n)
+		b.inner.CloseIdleConnections()
+		b.gate.Unlock()
+	}
+	b.gate.RLock()
+	defer b.gate.RUnlock()
+	var lastErr error
+	for range b.replicas {
+		b.mu.Lock()
+		i := b.next % len(b.replicas)
+		b.next++
+		b.mu.Unlock()
+		r := req.Clone(req.Context())
+		r.URL.Scheme, r.URL.Host, r.Host = b.replicas[i].Scheme, b.replicas[i].Host, ""
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = body
+		}
+		resp, err := b.inner.RoundTrip(r)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				lastErr = err
+				continue // down: the next replica
+			}
+			return nil, err
+		}
+		if s := req.Header.Get(agent.SessionHeader); s != "" && strings.Contains(req.URL.Path, "/tools/") {
+			b.mu.Lock()
+			b.served[s] = append(b.served[s], i)
+			b.mu.Unlock()
+		}
+		return resp, nil
+	}
+	return nil, lastErr
+}
+
+// generatedSlotSel builds a generated NL2SQL corpus (nl2apitest) with
+// toolenv build bird and returns the SLOT and SEL collection folders.
+func generatedSlotSel(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+	if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", out, "--flavors", "slot,sel", "--workers", "1", "--log-level", "warn"); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	return []string{filepath.Join(out, "slot"), filepath.Join(out, "sel")}
+}
+
+// TestThreeReplicasServeSessionsRoundRobin (issue 11 item 2): three
+// toolenv serve processes on one PostgreSQL, behind a balancer that sends
+// every request to the next replica. Every SLOT/SEL task, its session
+// issued by one replica and its calls spread over all three, reaches its
+// gold answer; a replica killed with SIGKILL in the middle of the run
+// loses no session for the other two.
+func TestThreeReplicasServeSessionsRoundRobin(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	dirs := generatedSlotSel(t)
+	t.Setenv("FLEET_TEST_TOKEN", "fleet-secret-token")
+	args := []string{"--store", dsn, "--auth-token-env", "FLEET_TEST_TOKEN"}
+	for _, d := range dirs {
+		args = append(args, "--collection", d)
+	}
+	var replicas []*replica
+	var bases []string
+	for range 3 {
+		r := startReplica(t, args...)
+		replicas = append(replicas, r)
+		bases = append(bases, r.base)
+	}
+	lb := newBalancer(bases...)
+	lt, err := loadTasksOnlyForTest(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kill replica 1 once a third of the requests have gone through.
+	expected := 0
+	for _, task := range lt.tasks {
+		inits, _ := sqltools.InitCalls(task)
+		expected += 2 + len(inits) + len(task.Gold) // POST /sessions, calls, DELETE
+	}
+	var killOnce sync.Once
+	killedAt := expected / 3
+	lb.before = func(n int) {
+		if n == killedAt {
+			killOnce.Do(func() {
+				replicas[1].cmd.Process.Signal(syscall.SIGKILL)
+				waitFor(t, "the killed replica's port to close", func() bool {
+					c, err := net.Dial("tcp", strings.TrimPrefix(replicas[1].base, "http://"))
+					if err == nil {
+						c.Close()
+					}
+					return err != nil
+				})
+			})
+		}
+	}
+	remote := agent.NewRemote("http://balancer", agent.RemoteOptions{HTTPClient: &http.Client{Transport: lb}, Token: "fleet-secret-token", Collections: lt.colls})
+	res, err := eval.Run(context.Background(), eval.Config{Tasks: lt.tasks, Collections: lt.byName, Env: remote, Agent: agent.Oracle{}, Concurrency: 3, Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed, scored := 0, 0
+	for _, e := range res.Episodes {
+		if !e.Score.HasAnswer {
+			continue
+		}
+		scored++
+		if e.Score.Completed {
+			completed++
+		} else {
+			t.Errorf("task %s did not reach its gold answer: %s (error %q)", e.TaskID, e.Score.AnswerError, e.Outcome.Trajectory.Error)
+		}
+	}
+	if scored < 10 || completed != scored {
+		t.Fatalf("%d of %d tasks with gold answers completed", completed, scored)
+	}
+	// The calls were spread, and sessions crossed the kill: some session
+	// had calls on the killed replica before and on the others after.
+	perReplica := make([]int, 3)
+	crossed, spread := 0, 0
+	for _, seq := range lb.served {
+		seen := map[int]bool{}
+		for i, r := range seq {
+			perReplica[r]++
+			seen[r] = true
+			if r == 1 && i+1 < len(seq) && seq[len(seq)-1] != 1 {
+				crossed++
+			}
+		}
+		if len(seen) > 1 {
+			spread++
+		}
+	}
+	if spread < len(lb.served)/2 || perReplica[0] == 0 || perReplica[1] == 0 || perReplica[2] == 0 {
+		t.Fatalf("calls per replica %v, %d of %d sessions on more than one replica", perReplica, spread, len(lb.served))
+	}
+	if crossed == 0 {
+		t.Fatal("no session had calls on the killed replica and then on another")
+	}
+	if lb.n <= killedAt {
+		t.Fatalf("the run made %d requests; the kill was due at %d", lb.n, killedAt)
+	}
+}
+
+// taskSet are the tasks of collection folders and their collections.
+type taskSet struct {
+	tasks  []*toolenv.Task
+	colls  []*toolenv.Collection
+	byName map[string]*toolenv.Collection
+}
+
+func loadTasksOnlyForTest(dirs []string) (*taskSet, error) {
+	ts := &taskSet{byName: map[string]*toolenv.Collection{}}
+	for _, d := range dirs {
+		c, err := toolenv.ReadCollection(d)
+		if err != nil {
+			return nil, err
+		}
+		tasks, _, err := toolenv.ReadTasks(filepath.Join(d, toolenv.TasksFile))
+		if err != nil {
+			return nil, err
+		}
+		for _, task := range tasks {
+			if task.Collection == "" {
+				task.Collection = c.Name
+			}
+		}
+		ts.tasks = append(ts.tasks, tasks...)
+		ts.colls = append(ts.colls, c)
+		ts.byName[c.Name] = c
+	}
+	if len(ts.tasks) == 0 {
+		return nil, fmt.Errorf("no tasks in %v", dirs)
+	}
+	return ts, nil
+}
