@@ -32,16 +32,22 @@ func Merge(out string, dirs []string) ([]*Episode, []error, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, nil, err
 	}
+	if err := WriteJournal(filepath.Join(out, JournalName(Shard{})), all); err != nil {
+		return nil, nil, fmt.Errorf("merge: %w", err)
+	}
+	return all, problems, nil
+}
+
+// WriteJournal writes episodes as a journal file at path, replacing it
+// atomically.
+func WriteJournal(path string, eps []*Episode) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	for _, e := range all {
+	for _, e := range eps {
 		if err := enc.Encode(e); err != nil {
-			return nil, nil, fmt.Errorf("merge: episode %s run %d: %w", e.TaskID, e.Run, err)
+			return fmt.Errorf("episode %s run %d: %w", e.TaskID, e.Run, err)
 		}
 	}
-	if err := toolenv.WriteFileAtomic(filepath.Join(out, JournalName(Shard{})), b.Bytes()); err != nil {
-		return nil, nil, err
-	}
-	return all, problems, nil
+	return toolenv.WriteFileAtomic(path, b.Bytes())
 }

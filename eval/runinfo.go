@@ -46,6 +46,32 @@ type RunInfo struct {
 	Ran         int  `json:"ran"`
 	Resumed     int  `json:"resumed"`
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Queue is the queue the run's episodes were shared through, if
+	// any (toolenv eval --queue).
+	Queue *QueueInfo `json:"queue,omitempty"`
+}
+
+// QueueInfo names a run in a queue.
+type QueueInfo struct {
+	// Store is the queue's store, its password removed.
+	Store string `json:"store"`
+	// Run is the run's name in it.
+	Run string `json:"run"`
+	// Status counts the run's episodes when the reports were written.
+	Status *QueueStatus `json:"status,omitempty"`
+}
+
+// QueueStatus counts a queued run's episodes by state.
+type QueueStatus struct {
+	Pending int `json:"pending"`
+	Running int `json:"running"`
+	Done    int `json:"done"`
+	// Errors counts finished episodes that ended with an error.
+	Errors int `json:"errors"`
+	// Reclaims counts claims taken over from a worker whose lease ran
+	// out (it died); Retries the attempts beyond the first.
+	Reclaims int `json:"reclaims"`
+	Retries  int `json:"retries"`
 }
 
 // JudgeInfo describes the judge.

@@ -79,8 +79,16 @@ type Config struct {
 	RetryErrors bool
 	// Shard runs part of the tasks; Merge joins the shards.
 	Shard Shard
+	// Queue, when set, shares the run with other workers (Queue): this
+	// one runs the episodes it claims, instead of a shard, until every
+	// episode of the run is finished. Its journal is
+	// episodes-worker-<host>-<pid>.jsonl; Resume and Shard do not apply.
+	Queue Queue
+	// QueueWait is how long a worker waits for an unreachable queue to
+	// return before it stops (0: 2 min).
+	QueueWait time.Duration
 	// Progress is called after each finished episode, with the number
-	// done and the total of this shard.
+	// done and the total of this shard (with a queue: of the run).
 	Progress func(done, total int, e *Episode)
 	// Logger logs skipped and failed episodes; nil discards.
 	Logger *slog.Logger
@@ -129,6 +137,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Queue != nil {
+		return runQueue(ctx, cfg, log)
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
@@ -175,14 +186,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer j.Close()
 
-	examples := map[string][]*toolenv.Task{}
-	if cfg.Agent.Name() == "direct" {
-		for _, t := range cfg.Tasks {
-			if len(t.Gold) > 0 {
-				examples[t.Collection] = append(examples[t.Collection], t)
-			}
-		}
-	}
+	examples := examplesOf(&cfg)
 	total := len(items) + res.Skipped
 	work := make(chan workItem)
 	results := make(chan *Episode, cfg.Concurrency)
@@ -284,11 +288,8 @@ func Split(t *toolenv.Task) string {
 // ended before the episode finished.
 func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it workItem, log *slog.Logger) *Episode {
 	task := it.task
-	seed := EpisodeSeed(cfg.Seed, task.ID, it.run)
-	e := &Episode{
-		TaskID: task.ID, Run: it.run, Agent: cfg.Agent.Name(), Model: cfg.ModelName, Split: Split(task),
-		Collection: task.Collection, Source: task.Source, Seed: seed, Query: task.Query, Gold: task.Gold,
-	}
+	e := newEpisode(cfg, task, it.run)
+	seed := e.Seed
 	start := time.Now()
 	coll := cfg.Collections[task.Collection]
 	sess, err := cfg.Env.Start(ctx, task)
@@ -297,9 +298,7 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 			return nil
 		}
 		log.Warn("episode could not start", "task", task.ID, "run", it.run, "err", err)
-		e.Outcome = &agent.Outcome{Trajectory: &toolenv.Trajectory{TaskID: task.ID, Agent: e.Agent, Model: e.Model, Run: it.run, Steps: []toolenv.Step{}, Error: "environment: " + err.Error()}}
-		e.Score = score(task, nil, e.Outcome)
-		return e
+		return errorEpisode(cfg, task, it.run, "environment: "+err.Error())
 	}
 	tools := map[string]*toolenv.Tool{}
 	for _, t := range sess.Tools() {
@@ -337,6 +336,23 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 			}
 		}
 	}
+	return e
+}
+
+// newEpisode is the episode of run number run of task, before it runs.
+func newEpisode(cfg *Config, task *toolenv.Task, run int) *Episode {
+	return &Episode{
+		TaskID: task.ID, Run: run, Agent: cfg.Agent.Name(), Model: cfg.ModelName, Split: Split(task),
+		Collection: task.Collection, Source: task.Source, Seed: EpisodeSeed(cfg.Seed, task.ID, run), Query: task.Query, Gold: task.Gold,
+	}
+}
+
+// errorEpisode is an episode that ended with an error before the agent
+// could act.
+func errorEpisode(cfg *Config, task *toolenv.Task, run int, msg string) *Episode {
+	e := newEpisode(cfg, task, run)
+	e.Outcome = &agent.Outcome{Trajectory: &toolenv.Trajectory{TaskID: task.ID, Agent: e.Agent, Model: e.Model, Run: run, Steps: []toolenv.Step{}, Error: msg}}
+	e.Score = score(task, nil, e.Outcome)
 	return e
 }
 

@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/eval/report"
 	"github.com/toolenv/toolenv/eval/stb"
+	"github.com/toolenv/toolenv/store"
 )
 
 func newEvalCmd(e *env) *cobra.Command {
@@ -128,11 +132,24 @@ func newEvalMergeCmd(e *env) *cobra.Command {
 }
 
 func newEvalReportCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var queueURL, runName string
+	cmd := &cobra.Command{
 		Use:   "report DIR",
-		Short: "Write the reports of an evaluation folder again from its episodes",
-		Args:  cobra.ExactArgs(1),
+		Short: "Write the reports of an evaluation folder again from its episodes (or of a queued run, from its store)",
+		Long: `Write DIR/summary.json, DIR/report.md and DIR/report.html from the episodes in DIR.
+With --queue, read the run named by --run-name from the queue's store instead (every
+episode its workers finished, on any machine) and write its run.json and episodes.jsonl
+into DIR too; without --run-name it lists the store's runs.`,
+		Example: `  toolenv eval report runs/react-sel
+  toolenv eval report --queue postgres://toolenv@db/toolenv --run-name sweep-1 runs/sweep-1`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if queueURL != "" {
+				return queueReport(cmd.Context(), e, queueURL, runName, args)
+			}
+			if len(args) != 1 {
+				return usagef("report needs the evaluation folder (or --queue and --run-name)")
+			}
 			eps, problems, err := eval.ReadJournals(args[0])
 			if err != nil {
 				return err
@@ -149,6 +166,71 @@ func newEvalReportCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&queueURL, "queue", "", "read a run from this queue's store (postgres://… or an SQLite file), as toolenv eval --queue wrote it")
+	cmd.Flags().StringVar(&runName, "run-name", "", "with --queue: the run's name (toolenv eval printed it; without it, the runs are listed)")
+	return cmd
+}
+
+// queueReport writes the reports of a run in a queue, or lists the runs.
+func queueReport(ctx context.Context, e *env, url, name string, args []string) error {
+	st, err := store.Open(ctx, url, store.Options{Logger: e.logger(), Migrations: queue.Migrations})
+	if err != nil {
+		return storeOpenError(err)
+	}
+	defer st.Close()
+	if name == "" {
+		runs, err := queue.List(ctx, st)
+		if err != nil {
+			return err
+		}
+		if len(runs) == 0 {
+			return usagef("the queue at %s holds no runs", store.Redact(url))
+		}
+		fmt.Fprintf(e.stdout, "%-34s %-20s %8s %8s %8s %8s %9s\n", "run", "created", "done", "pending", "running", "errors", "reclaims")
+		for _, r := range runs {
+			fmt.Fprintf(e.stdout, "%-34s %-20s %8d %8d %8d %8d %9d\n", r.Name, r.Created.Format(time.DateTime), r.Status.Done, r.Status.Pending, r.Status.Running, r.Status.Errors, r.Status.Reclaims)
+		}
+		return nil
+	}
+	if len(args) != 1 {
+		return usagef("report --queue --run-name %s needs the folder to write the reports into", name)
+	}
+	snap, err := queue.Read(ctx, st, name)
+	if err != nil {
+		return err
+	}
+	if len(snap.Episodes) == 0 {
+		return usagef("run %s has no finished episodes yet (%d pending, %d running)", name, snap.Status.Pending, snap.Status.Running)
+	}
+	dir := args[0]
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var info *eval.RunInfo
+	if len(snap.Info) > 0 {
+		info = &eval.RunInfo{}
+		if err := json.Unmarshal(snap.Info, info); err != nil {
+			return fmt.Errorf("run %s: its run.json does not decode: %w", name, err)
+		}
+		st := snap.Status
+		info.Queue = &eval.QueueInfo{Store: store.Redact(url), Run: name, Status: &st}
+		info.Ran, info.Resumed, info.Interrupted = len(snap.Episodes), 0, false
+		if err := eval.WriteRunInfo(dir, info); err != nil {
+			return err
+		}
+	}
+	if err := eval.WriteJournal(filepath.Join(dir, eval.JournalName(eval.Shard{})), snap.Episodes); err != nil {
+		return err
+	}
+	s, err := report.Write(dir, info, snap.Episodes, nil)
+	if err != nil {
+		return err
+	}
+	if n := snap.Status.Pending + snap.Status.Running; n > 0 {
+		fmt.Fprintf(e.stderr, "toolenv: run %s is not finished: %d episode(s) to go; these reports hold the %d finished\n", name, n, len(snap.Episodes))
+	}
+	printOverview(e, dir, info, s)
+	return nil
 }
 
 func newEvalCompareCmd(e *env) *cobra.Command {

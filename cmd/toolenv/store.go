@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/store"
 )
 
@@ -26,6 +27,13 @@ func (e *env) storeLocation(flag string) string {
 		return v
 	}
 	return environment.Default().Store
+}
+
+// storeMigrations are the tables of every component toolenv keeps in a
+// store beside the store's own: the environment's (task sessions) and
+// the evaluation queue's.
+func storeMigrations() []store.Migration {
+	return append(environment.StoreMigrations(), queue.Migrations...)
 }
 
 // storeOpenError says how to pick another store, unless the store is
@@ -65,11 +73,11 @@ replicas. Migrating an up-to-date store changes nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			loc := e.storeLocation(storePath)
-			before, err := store.ReadSchema(ctx, loc, environment.StoreMigrations())
+			before, err := store.ReadSchema(ctx, loc, storeMigrations())
 			if err != nil {
 				return storeOpenError(err)
 			}
-			st, err := store.Open(ctx, loc, store.Options{Logger: e.logger(), Migrations: environment.StoreMigrations()})
+			st, err := store.Open(ctx, loc, store.Options{Logger: e.logger(), Migrations: storeMigrations()})
 			if err != nil {
 				return storeOpenError(err)
 			}
@@ -115,7 +123,7 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			loc := e.storeLocation(storePath)
-			vs, err := store.ReadSchema(cmd.Context(), loc, environment.StoreMigrations())
+			vs, err := store.ReadSchema(cmd.Context(), loc, storeMigrations())
 			if err != nil {
 				return storeOpenError(err)
 			}

@@ -47,6 +47,27 @@ type Config struct {
 	// Skew runs tasks against one version of a collection while showing
 	// the model another's documentation.
 	Skew SkewConfig `json:"skew" help:"version skew: old documentation, new environment (DynamicToolBench's setting)"`
+	// Queue shares the run's episodes with workers on other machines.
+	Queue QueueConfig `json:"queue" help:"share one run's episodes between workers on any machines (docs/eval.md, Evaluation across machines)"`
+}
+
+// QueueConfig shares a run's episodes between workers through a store
+// (package eval/queue).
+type QueueConfig struct {
+	// URL is the store holding the queue: a postgres:// DSN, or an SQLite
+	// file for workers on one machine; "" runs alone.
+	URL string `json:"url" flag:"queue" path:"file" help:"share the run's episodes with other workers through this store: postgres://user:password@host:port/db (or an SQLite file, for workers on one machine); start the same command on every worker, each with its own --out; toolenv eval report --queue … --run-name NAME DIR writes the whole run's reports"`
+	// Run names the run in the queue; "" names it after what it
+	// evaluates (the tasks, agent, model and seed), so that workers
+	// started with the same flags join one run.
+	Run string `json:"run_name" flag:"run-name" help:"name of the run in the queue (default: derived from the tasks, agent, model and seed, so workers with the same flags join one run; name one to run the same configuration again)"`
+	// Lease is how long a worker's claim on an episode lives without a
+	// heartbeat; a dead worker's episode goes to another after it.
+	Lease time.Duration `json:"lease" flag:"queue-lease" default:"1m" help:"how long a claim on an episode lives without a heartbeat (a dead worker's episode is run by another after it)"`
+	// Attempts is how often an episode is claimed at most.
+	Attempts int `json:"attempts" flag:"queue-attempts" default:"3" help:"most attempts at one episode: one that ends with an error (model or environment unreachable) is put back until then"`
+	// Wait is how long a worker waits for an unreachable queue.
+	Wait time.Duration `json:"wait" flag:"queue-wait" default:"2m" help:"how long a worker waits for an unreachable queue to return before it stops (finished episodes are kept until they are handed in)"`
 }
 
 // ModelConfig is the model the agent asks.

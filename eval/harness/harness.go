@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/eval/report"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
@@ -51,12 +53,17 @@ type Evaluation struct {
 	// Journal is the episodes file.
 	Journal string
 
-	cfg      *Config
-	run      eval.Config
-	problems []string
-	agent    agent.Agent
-	progress io.Writer
-	closers  []io.Closer
+	// QueueRun names the run in the queue (Config.Queue), if any.
+	QueueRun string
+
+	cfg        *Config
+	run        eval.Config
+	queue      *queue.Run
+	queueStore store.Store
+	problems   []string
+	agent      agent.Agent
+	progress   io.Writer
+	closers    []io.Closer
 }
 
 // Prepare checks cfg, loads the tasks and opens their environment: the
@@ -97,6 +104,9 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 	needModel := cfg.Agent != "oracle"
 	if needModel && (cfg.Model.URL == "" || cfg.Model.Name == "") {
 		return nil, invalid("--agent %s needs --model (an OpenAI-compatible endpoint) and --model-name", cfg.Agent)
+	}
+	if cfg.Queue.URL != "" && (cfg.Shard != "" || cfg.Resume) {
+		return nil, invalid("--queue shares the run between workers: it does not go with --shard (a static split) or --resume (a worker that stopped rejoins with the same command)")
 	}
 	var shard eval.Shard
 	if cfg.Shard != "" {
@@ -225,10 +235,65 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		ev.Info.Prompts = append(ev.Info.Prompts, judge.Prompts()...)
 	}
 	ev.Journal = filepath.Join(cfg.Out, eval.JournalName(shard))
+	if cfg.Queue.URL != "" {
+		if err := ev.joinQueue(ctx, log); err != nil {
+			return nil, err
+		}
+	}
 	if err := eval.WriteRunInfo(cfg.Out, ev.Info); err != nil {
 		return nil, err
 	}
 	return ev, nil
+}
+
+// joinQueue opens the run in the queue cfg.Queue names.
+func (ev *Evaluation) joinQueue(ctx context.Context, log *slog.Logger) error {
+	qc := &ev.cfg.Queue
+	st, err := store.Open(ctx, qc.URL, store.Options{Logger: log, Migrations: queue.Migrations})
+	if err != nil {
+		var se *store.SchemaError
+		if errors.As(err, &se) {
+			return err
+		}
+		return fmt.Errorf("--queue: %w", err)
+	}
+	ev.closers = append(ev.closers, st)
+	ev.queueStore = st
+	fp, err := queue.Fingerprint(ev.fingerprint())
+	if err != nil {
+		return err
+	}
+	name := qc.Run
+	if name == "" {
+		name = "run-" + fp[:16]
+	}
+	info, err := json.Marshal(ev.Info)
+	if err != nil {
+		return err
+	}
+	run, err := queue.Open(ctx, st, queue.Spec{Name: name, Fingerprint: fp, Info: info}, queue.Options{Lease: qc.Lease, Attempts: qc.Attempts})
+	if err != nil {
+		return err
+	}
+	ev.queue, ev.QueueRun = run, name
+	ev.run.Queue, ev.run.QueueWait = run, qc.Wait
+	ev.Info.Queue = &eval.QueueInfo{Store: store.Redact(qc.URL), Run: name}
+	ev.Journal = filepath.Join(ev.cfg.Out, "episodes-worker-*.jsonl")
+	return nil
+}
+
+// fingerprint is what workers of one run must agree on: what it
+// evaluates, not where its files or its model are.
+func (ev *Evaluation) fingerprint() any {
+	in := ev.Info
+	tasks := make([]string, len(ev.Tasks))
+	for i, t := range ev.Tasks {
+		tasks[i] = t.Collection + "\x00" + t.ID
+	}
+	return map[string]any{
+		"agent": in.Agent, "agent_options": in.AgentOptions, "model": in.Model, "seed": in.Seed, "runs": in.Runs,
+		"temperature": in.Temperature, "max_tokens": in.MaxTokens, "judge": in.Judge, "tasks": tasks,
+	}
 }
 
 // recorded is the configuration run.json and the summary record: the
@@ -306,7 +371,18 @@ func (ev *Evaluation) Run(ctx context.Context) (*Result, error) {
 	for _, p := range ev.problems {
 		problems = append(problems, errors.New(p))
 	}
-	s, err := report.Write(cfg.Out, info, res.Episodes, problems)
+	episodes := res.Episodes
+	if ev.queue != nil {
+		// The reports are the whole run's as the queue holds it now (the
+		// last worker to finish writes the complete one).
+		snap, err := queue.Read(context.WithoutCancel(ctx), ev.queueStore, ev.QueueRun)
+		if err != nil {
+			return nil, err
+		}
+		episodes = snap.Episodes
+		info.Queue.Status = &snap.Status
+	}
+	s, err := report.Write(cfg.Out, info, episodes, problems)
 	if err != nil {
 		return nil, err
 	}
