@@ -1,24 +1,30 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/nl2api/nl2apitest"
+	"github.com/toolenv/toolenv/store"
 )
 
 // balancer is a load balancer in front of replicas for the tests: each
@@ -238,4 +244,157 @@ func loadTasksOnlyForTest(dirs []string) (*taskSet, error) {
 		return nil, fmt.Errorf("no tasks in %v", dirs)
 	}
 	return ts, nil
+}
+
+// worker is a toolenv eval process of a queued run.
+type evalWorker struct {
+	cmd    *exec.Cmd
+	out    string
+	stderr *bytes.Buffer
+	mu     *sync.Mutex
+	done   chan error
+}
+
+func startEvalWorker(t *testing.T, args ...string) *evalWorker {
+	t.Helper()
+	w := &evalWorker{out: t.TempDir(), stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
+	w.cmd = exec.Command(os.Args[0], append([]string{"eval", "--out", w.out, "--log-level", "warn"}, args...)...)
+	w.cmd.Env = append(os.Environ(), "TOOLENV_RUN_MAIN=1")
+	w.cmd.Stderr = lockedWriter{w.mu, w.stderr}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.done <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+	})
+	return w
+}
+
+func (w *evalWorker) log() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stderr.String()
+}
+
+// TestEvalQueueWorkerKilledMidEpisode (issue 11 item 3): three toolenv
+// eval processes pull one run's episodes from PostgreSQL; one is killed
+// with SIGKILL while it runs episodes. Those episodes are reclaimed once
+// each after their lease and run by the others; every episode is
+// finished exactly once and reaches its gold answer; toolenv eval report
+// reads the whole run from the store.
+func TestEvalQueueWorkerKilledMidEpisode(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	slot := generatedSlotSel(t)[0]
+	lt, err := loadTasksOnlyForTest([]string{slot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--tasks", slot, "--agent", "oracle", "--store", ":memory:", "--concurrency", "2",
+		"--queue", dsn, "--run-name", "fleet-run", "--queue-lease", "2s",
+		"--faults", `{"rules": [{"latency": {"fixed": "120ms"}}]}`}
+	var workers []*evalWorker
+	for range 3 {
+		workers = append(workers, startEvalWorker(t, args...))
+	}
+	st, err := store.Open(ctx, dsn, store.Options{Migrations: queue.Migrations})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	db := st.SQL().Read
+	victim := workers[1]
+	name := fmt.Sprintf("%%/%d", victim.cmd.Process.Pid)
+	var held []string
+	waitFor(t, "the victim to hold episodes", func() bool {
+		rows, err := db.QueryContext(ctx, `SELECT task FROM eval_episodes WHERE state = 'running' AND worker LIKE $1`, name)
+		if err != nil {
+			return false
+		}
+		defer rows.Close()
+		held = held[:0]
+		for rows.Next() {
+			var task []byte
+			rows.Scan(&task)
+			held = append(held, string(task))
+		}
+		if len(held) == 0 {
+			return false
+		}
+		victim.cmd.Process.Signal(syscall.SIGKILL) // in the middle of its episodes
+		return true
+	})
+	<-victim.done
+	for i, w := range workers {
+		if w == victim {
+			continue
+		}
+		select {
+		case err := <-w.done:
+			if err != nil {
+				t.Fatalf("worker %d: %v\n%s", i, err, w.log())
+			}
+		case <-time.After(3 * time.Minute):
+			t.Fatalf("worker %d did not finish:\n%s", i, w.log())
+		}
+	}
+	snap, err := queue.Read(ctx, st, "fleet-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, e := range snap.Episodes {
+		seen[e.TaskID]++
+		if e.Score.HasAnswer && !e.Score.Completed {
+			t.Errorf("task %s: %s", e.TaskID, e.Score.AnswerError)
+		}
+	}
+	if len(seen) != len(lt.tasks) || snap.Status.Done != len(lt.tasks) {
+		t.Fatalf("%d distinct episodes finished, status %+v, %d tasks", len(seen), snap.Status, len(lt.tasks))
+	}
+	// The killed worker's episodes were claimed again once each, and no
+	// other episode was.
+	rows, err := db.QueryContext(ctx, `SELECT task, attempts, reclaims FROM eval_episodes WHERE run = 'fleet-run' AND reclaims > 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reclaimed := map[string]bool{}
+	for rows.Next() {
+		var (
+			task               []byte
+			attempts, reclaims int
+		)
+		if err := rows.Scan(&task, &attempts, &reclaims); err != nil {
+			t.Fatal(err)
+		}
+		if reclaims != 1 || attempts != 2 {
+			t.Errorf("task %s: %d attempts, %d reclaims; want reclaimed once", task, attempts, reclaims)
+		}
+		reclaimed[string(task)] = true
+	}
+	rows.Close()
+	for _, task := range held {
+		if !reclaimed[task] {
+			t.Errorf("task %s, held by the killed worker, was not reclaimed", task)
+		}
+	}
+	if len(reclaimed) != len(held) {
+		t.Errorf("reclaimed %v; the killed worker held %v", reclaimed, held)
+	}
+	// The reports of the whole run, from the store.
+	out := t.TempDir()
+	code, stdout, stderr := run(t, ctx, "eval", "report", "--queue", dsn, "--run-name", "fleet-run", out)
+	if code != 0 {
+		t.Fatalf("eval report --queue: %s", stderr)
+	}
+	s := readSummary(t, out)
+	if s.Episodes != len(lt.tasks) {
+		t.Fatalf("the report counts %d episodes, want %d:\n%s", s.Episodes, len(lt.tasks), stdout)
+	}
+	code, stdout, _ = run(t, ctx, "eval", "report", "--queue", dsn)
+	if code != 0 || !strings.Contains(stdout, "fleet-run") {
+		t.Fatalf("listing the runs: %s", stdout)
+	}
 }

@@ -367,3 +367,70 @@ func TestWorkersMustAgree(t *testing.T) {
 		t.Fatalf("reading a run that does not exist: %v", err)
 	}
 }
+
+// TestPostgresLostMidRun: workers keep their finished episodes while
+// PostgreSQL is down and hand them in when it returns; the run finishes
+// with every episode once. A worker whose queue stays down longer than
+// its wait stops with an error saying so.
+func TestPostgresLostMidRun(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	srv := pgtest.Start(t)
+	dsn := srv.NewDatabase(t)
+	env := &paced{Env: w.env, delay: 30 * time.Millisecond}
+	var started atomic.Int32
+	env.failOn = func(string) error {
+		if started.Add(1) == 4 {
+			go func() {
+				srv.Stop()
+				time.Sleep(1500 * time.Millisecond)
+				if err := srv.Restart(); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		return nil
+	}
+	opts := queue.Options{Lease: 5 * time.Second, Timeout: time.Second}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := config(w, env, worker(t, dsn, fmt.Sprint("w", i), opts), t.TempDir())
+			cfg.QueueWait = time.Minute
+			if _, err := eval.Run(ctx, cfg); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	checkOnce(t, dsn, w)
+	for _, task := range w.tasks {
+		if n := env.startsOf(task.ID); n != 1 {
+			t.Fatalf("task %s started %d times", task.ID, n)
+		}
+	}
+
+	// Down for good: the worker stops after its wait, with the reason.
+	dsn2 := srv.NewDatabase(t)
+	q := worker(t, dsn2, "w", opts)
+	var n atomic.Int32
+	down := &paced{Env: w.env, failOn: func(string) error {
+		if n.Add(1) == 2 {
+			srv.Stop()
+		}
+		return nil
+	}}
+	cfg := config(w, down, q, t.TempDir())
+	cfg.QueueWait = 2 * time.Second
+	_, err := eval.Run(ctx, cfg)
+	if !errors.Is(err, eval.ErrQueueUnavailable) || !strings.Contains(err.Error(), "unreachable for more than 2s") {
+		t.Fatalf("queue gone mid-run: %v", err)
+	}
+	// Down at the start: a clear error at once.
+	_, err = eval.Run(ctx, config(w, &paced{Env: w.env}, q, t.TempDir()))
+	if !errors.Is(err, eval.ErrQueueUnavailable) || !strings.Contains(err.Error(), "join the queue") {
+		t.Fatalf("queue down at the start: %v", err)
+	}
+}
