@@ -115,6 +115,14 @@ func TestCollectOverHTTP(t *testing.T) {
 	if fs.Dropped["appendix_d:not_found"] == 0 || fs.KeptFailures == 0 || fs.Kept+sum(fs.Dropped) != fs.Real {
 		t.Errorf("filter stats %+v", fs)
 	}
+	// The report counts the dropped pairs per rule.
+	sm, err := e.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sm.DroppedByRule["appendix_d:not_found http_404_410"] == 0 || sm.DroppedByRule["appendix_d:not_connected transport_timeout"] != 2 || sum(sm.DroppedByRule) != sum(fs.Dropped) {
+		t.Errorf("dropped by rule %v", sm.DroppedByRule)
+	}
 }
 
 func sum(m map[string]int) int {

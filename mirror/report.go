@@ -112,6 +112,8 @@ func (s *Summary) markdownBody(b *strings.Builder) {
 	if len(s.Dropped) > 0 {
 		mdTable(b, []string{"Dropped because", "Pairs"}, countRows(s.Dropped))
 		b.WriteString("\n")
+		mdTable(b, []string{"Dropped because, by classifier rule", "Pairs"}, countRows(s.DroppedByRule))
+		b.WriteString("\n")
 	}
 	if d := s.Doc; d.Follows+d.Not+d.Unparsed > 0 {
 		fmt.Fprintf(b, "Documentation check (Table 8): %s follow, %s do not, %s unreadable verdicts.\n\n", thousands(d.Follows), thousands(d.Not), thousands(d.Unparsed))

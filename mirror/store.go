@@ -38,8 +38,8 @@ type Store interface {
 	// ResetPairs clears the given derived columns ("filter", "split") of
 	// every pair of the given origin ("" for all).
 	ResetPairs(ctx context.Context, dataset, origin string, columns ...string) error
-	// PairStats counts pairs by (tool, origin, status, class, filter,
-	// split, doc eval, has rationale).
+	// PairStats counts pairs by (tool, origin, status, class, rule,
+	// filter, split, doc eval, has rationale).
 	PairStats(ctx context.Context, dataset string) ([]PairStat, error)
 
 	// PutRationales inserts or replaces rationales.
@@ -132,6 +132,7 @@ type PairStat struct {
 	Origin    string
 	OK        bool
 	Class     string
+	Rule      string // the classifier rule that decided the class
 	Filter    string
 	Split     string
 	DocEval   *int // nil: not checked

@@ -46,8 +46,11 @@ type Summary struct {
 	Kept         int            `json:"kept"`
 	KeptFailures int            `json:"kept_failures"`
 	Dropped      map[string]int `json:"dropped"`
-	Unfiltered   int            `json:"unfiltered"`
-	Doc          DocCounts      `json:"doc"`
+	// DroppedByRule counts the dropped real pairs by reason and the
+	// classifier rule behind it ("appendix_d:not_found http_404_410").
+	DroppedByRule map[string]int `json:"dropped_by_rule"`
+	Unfiltered    int            `json:"unfiltered"`
+	Doc           DocCounts      `json:"doc"`
 
 	Synthesized int `json:"synthesized"`
 	// Rejected counts what the model-facing stages dropped, by stage and
@@ -109,7 +112,7 @@ type APIRow struct {
 // Summary reads the dataset's counts from the store.
 func (e *Engine) Summary(ctx context.Context) (*Summary, error) {
 	s := &Summary{Dataset: e.Dataset, RequestsByOrigin: map[string]int{}, RequestsByKind: map[string]int{}, RealByClass: map[string]int{},
-		Dropped: map[string]int{}, Rejected: map[string]int{}, RationalesDropped: map[string]int{}, Prompts: Prompts()}
+		Dropped: map[string]int{}, DroppedByRule: map[string]int{}, Rejected: map[string]int{}, RationalesDropped: map[string]int{}, Prompts: Prompts()}
 	apis := map[string]*APIRow{}
 	api := func(tool string) *APIRow {
 		a := apis[tool]
@@ -174,6 +177,7 @@ func (e *Engine) Summary(ctx context.Context) (*Summary, error) {
 				s.Unfiltered += st.Count
 			default:
 				s.Dropped[st.Filter] += st.Count
+				s.DroppedByRule[st.Filter+" "+st.Rule] += st.Count
 			}
 		} else if st.Filter == FilterKept {
 			s.Synthesized += st.Count

@@ -738,11 +738,11 @@ func (s *Store) ResetPairs(ctx context.Context, ds, origin string, columns ...st
 
 // PairStats implements mirror.Store.
 func (s *Store) PairStats(ctx context.Context, ds string) ([]mirror.PairStat, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT p.tool, p.origin, CASE WHEN p.status = 'ok' THEN 1 ELSE 0 END AS ok, p.class, p.filter, p.split, p.doc_eval,
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT p.tool, p.origin, CASE WHEN p.status = 'ok' THEN 1 ELSE 0 END AS ok, p.class, p.rule, p.filter, p.split, p.doc_eval,
 		CASE WHEN r.tool IS NULL THEN 0 ELSE 1 END AS has_r, COUNT(*)
 		FROM mirror_pairs p LEFT JOIN mirror_rationales r ON r.dataset = p.dataset AND r.tool = p.tool AND r.akey = p.akey AND r.verdict = 'kept'
 		WHERE p.dataset = ?
-		GROUP BY p.tool, p.origin, CASE WHEN p.status = 'ok' THEN 1 ELSE 0 END, p.class, p.filter, p.split, p.doc_eval, CASE WHEN r.tool IS NULL THEN 0 ELSE 1 END`), ds)
+		GROUP BY p.tool, p.origin, CASE WHEN p.status = 'ok' THEN 1 ELSE 0 END, p.class, p.rule, p.filter, p.split, p.doc_eval, CASE WHEN r.tool IS NULL THEN 0 ELSE 1 END`), ds)
 	if err != nil {
 		return nil, fmt.Errorf("mirror store: pair stats: %w", err)
 	}
@@ -752,7 +752,7 @@ func (s *Store) PairStats(ctx context.Context, ds string) ([]mirror.PairStat, er
 		var st mirror.PairStat
 		var ok, hasR int
 		var doc sql.NullInt64
-		if err := rows.Scan(&st.Tool, &st.Origin, &ok, &st.Class, &st.Filter, &st.Split, &doc, &hasR, &st.Count); err != nil {
+		if err := rows.Scan(&st.Tool, &st.Origin, &ok, &st.Class, &st.Rule, &st.Filter, &st.Split, &doc, &hasR, &st.Count); err != nil {
 			return nil, fmt.Errorf("mirror store: pair stats: %w", err)
 		}
 		st.OK, st.Rationale = ok == 1, hasR == 1
@@ -940,7 +940,7 @@ func sortStats(st []mirror.PairStat) {
 		if p.DocEval != nil {
 			d = strconv.Itoa(*p.DocEval)
 		}
-		return strings.Join([]string{p.Tool, p.Origin, strconv.FormatBool(p.OK), p.Class, p.Filter, p.Split, d, strconv.FormatBool(p.Rationale)}, "\x00")
+		return strings.Join([]string{p.Tool, p.Origin, strconv.FormatBool(p.OK), p.Class, p.Rule, p.Filter, p.Split, d, strconv.FormatBool(p.Rationale)}, "\x00")
 	}
 	sort.SliceStable(st, func(i, j int) bool { return key(st[i]) < key(st[j]) })
 }
