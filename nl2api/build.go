@@ -165,10 +165,12 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 		}
 	}
 	coll.Dir = dir
+	failures := map[int]*rejection{}
 	for i, t := range tasks {
 		rt, err := marshalMeta(t)
 		if err != nil {
-			return nil, fmt.Errorf("build %s: task %s: %w", flavor, t.ID, err)
+			failures[i] = &rejection{Stage: "build", Reason: "task not writable as JSON", Detail: err.Error()}
+			continue
 		}
 		tasks[i] = rt
 	}
@@ -176,7 +178,16 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", flavor, err)
 	}
-	failures := verifyAll(ctx, h, coll, tasks, "verify "+flavor, opt)
+	var check []*toolenv.Task
+	var index []int
+	for i, t := range tasks {
+		if failures[i] == nil {
+			check, index = append(check, t), append(index, i)
+		}
+	}
+	for j, r := range verifyAll(ctx, h, coll, check, "verify "+flavor, opt) {
+		failures[index[j]] = r
+	}
 	closer()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -223,10 +234,63 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 		}
 	}
 	coll.Dir = dir
+	// Names are unique by construction; should two tools still share one,
+	// the tasks offering the later one are rejected, not the build.
+	if clash := clashes(coll); len(clash) > 0 {
+		var tools []*toolenv.Tool
+		seen := map[string]bool{}
+		for _, t := range coll.Tools {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				tools = append(tools, t)
+			}
+		}
+		coll = newCollection(flavor, tools, spec, dbNames)
+		coll.Dir = dir
+		var keep []*toolenv.Task
+		for i, t := range kept {
+			if name := usesAny(t, clash); name != "" {
+				keptCands[i].rejects[flavor] = &rejection{Stage: "build", Reason: "tool name clash", Detail: fmt.Sprintf("two tools are named %s", name)}
+				continue
+			}
+			keep = append(keep, t)
+		}
+		kept = keep
+	}
 	if err := writeCollection(dir, coll, kept); err != nil {
 		return nil, fmt.Errorf("build %s: %w", flavor, err)
 	}
 	return &Built{Flavor: flavor, Collection: coll, Tasks: kept, Dir: dir}, nil
+}
+
+// clashes returns the tool names used by more than one tool of c.
+func clashes(c *toolenv.Collection) map[string]bool {
+	count := map[string]int{}
+	for _, t := range c.Tools {
+		count[t.Name]++
+	}
+	out := map[string]bool{}
+	for n, k := range count {
+		if k > 1 {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// usesAny returns a name of names task t offers or calls, or "".
+func usesAny(t *toolenv.Task, names map[string]bool) string {
+	for _, n := range t.Tools {
+		if names[n] {
+			return n
+		}
+	}
+	for _, g := range t.Gold {
+		if names[g.Name] {
+			return g.Name
+		}
+	}
+	return ""
 }
 
 func (c *candidate) plan4(flavor string) *decompose.Plan {

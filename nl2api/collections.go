@@ -142,7 +142,7 @@ const RestLabel = "RESULT"
 func restTool(e *endpoint.Endpoint) *toolenv.Tool {
 	in := toolenv.ObjectSchema()
 	for _, p := range e.Params {
-		in.SetProp(p.Name, &toolenv.Schema{Type: p.Type, Description: p.Description, Title: titleOf(p.Name)})
+		in.SetProp(p.Name, &toolenv.Schema{Type: p.Type, Description: p.Description, Title: p.Title})
 		in.Required = append(in.Required, p.Name)
 	}
 	in.AdditionalProperties = json.RawMessage("false")
@@ -153,13 +153,20 @@ func restTool(e *endpoint.Endpoint) *toolenv.Tool {
 		}
 	}
 	out := toolenv.ObjectSchema()
-	out.Description = "The rows the query returns; columns: " + strings.Join(e.Columns, ", ")
+	var cols []string
+	for i, c := range e.Columns {
+		if i < len(e.ColumnPhrases) && e.ColumnPhrases[i] != "" && e.ColumnPhrases[i] != c {
+			c += " (" + e.ColumnPhrases[i] + ")"
+		}
+		cols = append(cols, c)
+	}
+	out.Description = "The rows the query returns; columns: " + strings.Join(cols, "; ")
 	out.SetProp("columns", &toolenv.Schema{Type: "array", Items: &toolenv.Schema{Type: "string"}, Description: "result column names"})
 	out.SetProp("row_count", &toolenv.Schema{Type: "integer", Description: "number of rows"})
 	out.SetProp("rows", &toolenv.Schema{Type: "array", Items: &toolenv.Schema{Type: "array"}, Description: "the rows, each a list of values in column order"})
 	t := &toolenv.Tool{
 		Name:        e.Name,
-		Title:       titleOf(strings.TrimPrefix(e.Name, "get_")),
+		Title:       e.Title,
 		Description: e.Description,
 		Group:       e.DB,
 		Input:       in,
@@ -172,16 +179,6 @@ func restTool(e *endpoint.Endpoint) *toolenv.Tool {
 		t.Meta[sqlrest.MetaNonEmpty] = string(raw)
 	}
 	return t
-}
-
-func titleOf(name string) string {
-	words := strings.Split(name, "_")
-	for i, w := range words {
-		if w != "" {
-			words[i] = strings.ToUpper(w[:1]) + w[1:]
-		}
-	}
-	return strings.Join(words, " ")
 }
 
 // restTask is the task of a question for REST; tools are the names of

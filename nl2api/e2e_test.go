@@ -12,8 +12,12 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/nl2api"
+	"github.com/toolenv/toolenv/nl2api/answer"
+	"github.com/toolenv/toolenv/nl2api/bird"
+	"github.com/toolenv/toolenv/nl2api/nl2apitest"
 )
 
 // openServed opens a written collection folder's backend the way a
@@ -124,6 +128,7 @@ func TestBuildBothDatabases(t *testing.T) {
 			}
 		}
 	}
+	checkBuilt(t, data, out, false)
 	// The shrunk candidate sets offer about the asked share, always with
 	// the gold tool.
 	_, _, full := openServed(t, filepath.Join(out, "rest"))
@@ -234,4 +239,121 @@ func ExampleBuild() {
 	f := rep.Flavor("rest")
 	fmt.Printf("rest: kept %d of %d\n", f.Kept, f.Questions)
 	// Output: rest: kept 129 of 129
+}
+
+// TestBuildSpiderDE builds the German Spider databases (no column
+// descriptions, umlauts in names, set operations, 33 gold queries SQLite
+// rejects) and holds the figures issue 9 asks for: SLOT and SEL keep at
+// least 95 % and REST all of the questions whose gold SQL runs, the
+// queries SQLite rejects are rejected at stage gold with that reason,
+// and every kept task of every flavor and variant replays to its answer
+// over HTTP through the real server.
+func TestBuildSpiderDE(t *testing.T) {
+	data := shareddata.Require(t, "spider-de")
+	out := t.TempDir()
+	rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, Obfuscate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Questions != 381 || rep.GoldRuns != 348 {
+		t.Fatalf("%d questions, %d whose gold SQL runs; want 381, 348", rep.Questions, rep.GoldRuns)
+	}
+	for _, f := range rep.Flavors {
+		min := rep.GoldRuns * 95 / 100
+		if f.Flavor == nl2api.Rest {
+			min = rep.GoldRuns
+		}
+		if f.Kept < min {
+			t.Errorf("%s keeps %d of %d runnable, want at least %d", f.Flavor, f.Kept, rep.GoldRuns, min)
+		}
+		gold := 0
+		for _, g := range f.Rejections {
+			if g.Stage == "gold" && g.Reason == "gold SQL fails in SQLite" {
+				gold = g.Count
+			}
+		}
+		if gold != 33 {
+			t.Errorf("%s: %d rejected as gold SQL SQLite rejects, want 33", f.Flavor, gold)
+		}
+		t.Logf("%s: kept %d of %d runnable (%.1f%%)", f.Flavor, f.Kept, rep.GoldRuns, f.PercentOfRunnable)
+	}
+	checkBuilt(t, data, out, true)
+}
+
+// checkBuilt checks a build's collections: honest tasks, ASCII names
+// (Unicode titles when the data has non-ASCII names), obfuscation that
+// leaves nothing of the original names, and every kept task of every
+// flavor and obfuscated variant replayed over HTTP to its answer.
+func checkBuilt(t *testing.T, data, out string, unicodeNames bool) {
+	t.Helper()
+	checkText(t, out, unicodeNames)
+	names := map[string]bool{}
+	entries, _ := os.ReadDir(filepath.Join(data, "dev_databases"))
+	for _, e := range entries {
+		db, err := rodb.Open(context.Background(), e.Name(), bird.Layout{Dir: data}.Database(e.Name()), rodb.Options{InMemoryMaxBytes: -1})
+		if err != nil {
+			continue
+		}
+		for _, tb := range db.Tables() {
+			names[strings.ToLower(tb.Name)] = true
+			for _, c := range tb.Columns {
+				names[strings.ToLower(c.Name)] = true
+			}
+		}
+		db.Close()
+	}
+	var dirs []string
+	for _, f := range nl2api.Flavors {
+		checkHonest(t, filepath.Join(out, f))
+		tasks, _, err := toolenv.ReadTasks(filepath.Join(out, f, toolenv.TasksFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			cols, _ := sqltools.TaskColumns(task)
+			for _, c := range cols {
+				names[strings.ToLower(c.Name)] = true
+			}
+			// The names of the answer's columns are the response's.
+			if gold, err := answer.Gold(task.Answer); err == nil {
+				for _, c := range gold.Columns {
+					names[strings.ToLower(c)] = true
+				}
+			}
+		}
+		dirs = append(dirs, filepath.Join(out, f), filepath.Join(out, f+"-obfuscated"))
+	}
+	for _, f := range nl2api.Flavors {
+		checkObfuscated(t, filepath.Join(out, f+"-obfuscated"), names)
+	}
+	served, err := nl2apitest.Serve(context.Background(), dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer served.Close()
+	for name, c := range served.Collections {
+		failed := 0
+		for _, task := range served.Tasks[name] {
+			gold, err := answer.Gold(task.Answer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := served.Replay(context.Background(), c, task, "http-"+task.ID)
+			if err == nil {
+				ordered, _ := task.Meta[sqltools.MetaOrdered].(bool)
+				if ok, why := answer.Equal(gold, got, answer.Options{Ordered: ordered}); !ok {
+					err = fmt.Errorf("answer differs: %s", why)
+				}
+			}
+			if err != nil {
+				failed++
+				if failed < 4 {
+					t.Errorf("%s %s over HTTP: %v", name, task.ID, err)
+				}
+			}
+		}
+		if failed > 0 {
+			t.Errorf("%s: %d of %d tasks fail over HTTP", name, failed, len(served.Tasks[name]))
+		}
+	}
 }

@@ -6,18 +6,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/sqlc-dev/meyer/ast"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/nl2api"
 	"github.com/toolenv/toolenv/nl2api/answer"
 	"github.com/toolenv/toolenv/nl2api/bird"
 	"github.com/toolenv/toolenv/nl2api/nl2apitest"
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
 )
 
 var (
@@ -81,6 +87,32 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 				t.Errorf("%s: question %d (%s) rejected: %s: %s\n  SQL: %s", f.Flavor, q.ID, q.Kind, stage[q.ID], r.Detail, q.SQL)
 			}
 		}
+	}
+	checkText(t, out, true)
+	dataNames := map[string]bool{}
+	for _, n := range corpus.Identifiers {
+		dataNames[strings.ToLower(n)] = true
+	}
+	for _, f := range nl2api.Flavors {
+		checkHonest(t, filepath.Join(out, f))
+		tasks, _, err := toolenv.ReadTasks(filepath.Join(out, f, toolenv.TasksFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			cols, _ := sqltools.TaskColumns(task)
+			for _, c := range cols {
+				dataNames[strings.ToLower(c.Name)] = true
+			}
+			if gold, err := answer.Gold(task.Answer); err == nil {
+				for _, c := range gold.Columns {
+					dataNames[strings.ToLower(c)] = true
+				}
+			}
+		}
+	}
+	for _, f := range nl2api.Flavors {
+		checkObfuscated(t, filepath.Join(out, f+"-obfuscated"), dataNames)
 	}
 	// Every kept task replays over HTTP to its gold answer, and the gold
 	// answer is what SQLite computes on the file itself.
@@ -221,5 +253,246 @@ func TestRESTUnencodedValueOverHTTP(t *testing.T) {
 	}
 	if tried == 0 {
 		t.Fatal("no REST task has one text equality parameter (the generator should make some)")
+	}
+}
+
+// checkText checks every file of a build: tool and argument names are
+// ASCII identifiers of at most 64 bytes, titles keep the database's
+// Unicode where names were transliterated, and no C1 control character
+// (a Windows-1252 file read as Latin-1) reaches any file.
+func checkText(t *testing.T, out string, unicodeNames bool) {
+	t.Helper()
+	ident := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	unicodeTitles := 0
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, r := range string(data) {
+			if r >= 0x80 && r < 0xA0 {
+				t.Errorf("%s holds the C1 control %U", p, r)
+				break
+			}
+		}
+		if filepath.Base(p) != "tools.json" {
+			return nil
+		}
+		var tools []*toolenv.Tool
+		if err := toolenv.DecodeJSON(data, &tools); err != nil {
+			return err
+		}
+		for _, tl := range tools {
+			if !ident.MatchString(tl.Name) {
+				t.Errorf("%s: tool name %q is no ASCII identifier of at most 64 bytes", p, tl.Name)
+			}
+			for _, a := range tl.Input.Names() {
+				if !ident.MatchString(a) {
+					t.Errorf("%s: %s: argument %q is no ASCII identifier", p, tl.Name, a)
+				}
+			}
+			if strings.ContainsFunc(tl.Title, func(r rune) bool { return r > 0x7F }) {
+				unicodeTitles++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unicodeNames && unicodeTitles == 0 {
+		t.Error("no tool title keeps the Unicode of the generated names")
+	}
+}
+
+// sqlCall matches SQL function-call text (AVG(, COUNT(, CAST( …).
+var sqlCall = regexp.MustCompile(`\b[A-Z][A-Z_]*\(`)
+
+// checkHonest checks that the tasks of a built collection can be solved
+// honestly: no two tools share a description and parameters; a REST
+// endpoint's description states every constant its SQL computes with
+// (no hidden constants) and its response columns and output description
+// hold no SQL text; no broken phrases.
+func checkHonest(t *testing.T, dir string) {
+	t.Helper()
+	c, err := toolenv.ReadCollection(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, tl := range c.Tools {
+		var params []string
+		for _, n := range tl.Input.Names() {
+			params = append(params, n+":"+tl.Input.Prop(n).Description)
+		}
+		key := tl.Description + "\x00" + strings.Join(params, "\x00")
+		if other, dup := seen[key]; dup {
+			t.Errorf("%s: %s and %s share their description and parameters: %q", c.Name, other, tl.Name, tl.Description)
+		}
+		seen[key] = tl.Name
+		texts := []string{tl.Description}
+		for _, n := range tl.Input.Names() {
+			texts = append(texts, tl.Input.Prop(n).Description)
+		}
+		for _, s := range texts {
+			for _, bad := range []string{"values this value", "this value this value", "value value"} {
+				if strings.Contains(s, bad) {
+					t.Errorf("%s %s: broken phrase %q in %q", c.Name, tl.Name, bad, s)
+				}
+			}
+		}
+		sqlText := tl.Meta[sqlrest.MetaSQL]
+		if sqlText == "" {
+			continue
+		}
+		if tl.Output != nil && sqlCall.MatchString(tl.Output.Description) {
+			t.Errorf("%s %s: SQL text in the output description %q", c.Name, tl.Name, tl.Output.Description)
+		}
+		for _, lit := range constants(t, sqlText) {
+			if !strings.Contains(tl.Description, lit) {
+				t.Errorf("%s %s: the constant %q of its SQL is not in its description (a hidden constant)\n  SQL: %s\n  description: %s", c.Name, tl.Name, lit, sqlText, tl.Description)
+			}
+		}
+	}
+}
+
+// constants returns the text of the literals a SQL template computes
+// with, but for strftime formats, ORDER BY positions and LIMIT 1 (which
+// descriptions put in words).
+func constants(t *testing.T, q string) []string {
+	t.Helper()
+	stmt, err := sqlplan.Parse(q)
+	if err != nil {
+		t.Fatalf("template does not parse: %v\n%s", err, q)
+	}
+	skip := map[ast.Node]bool{}
+	var out []string
+	ast.Walk(stmt, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.FuncCall:
+			if strings.EqualFold(x.Name.Name, "strftime") && len(x.Args) > 0 {
+				skip[x.Args[0]] = true
+			}
+		case *ast.OrderingTerm:
+			skip[x.Expr] = true
+		case *ast.Limit:
+			if l, ok := x.Count.(*ast.Literal); ok && l.Raw == "1" {
+				skip[x.Count] = true
+			}
+		case *ast.Literal:
+			if !skip[x] && x.Kind != ast.LitNull {
+				out = append(out, x.Value)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// checkObfuscated checks that nothing of the original tool and argument
+// names survives in an obfuscated collection's files: no key, no
+// `backticked` mention, no identifier with an underscore (but the data's
+// own table and column names, which the data keeps), no title. The
+// mapping lives beside the folder. Hidden tools (the init step) and the
+// label argument keep their names by design.
+func checkObfuscated(t *testing.T, dir string, data map[string]bool) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "obfuscation.json")); err == nil {
+		t.Errorf("%s: the mapping is inside the collection's folder", dir)
+	}
+	ob, err := sqltools.ReadObfuscation(nl2api.MappingFile(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := map[string]bool{}
+	for _, n := range ob.Tools {
+		orig[n] = true
+	}
+	for _, n := range ob.Arguments {
+		orig[n] = true
+	}
+	leak := func(where, s string) {
+		for _, w := range regexp.MustCompile("`[^`]*`|[A-Za-z_][A-Za-z0-9_]*").FindAllString(s, -1) {
+			// In SQL (a task's gold SQL), backticks quote the data's names.
+			bt := strings.HasPrefix(w, "`") && !strings.HasSuffix(where, ".meta.sql")
+			w = strings.Trim(w, "`")
+			if orig[w] && (bt || strings.Contains(w, "_") && !data[strings.ToLower(w)]) {
+				t.Errorf("%s: original name %q survives in %s: %q", filepath.Base(dir), w, where, s)
+			}
+		}
+	}
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if x["meta"] != nil {
+				if m, ok := x["meta"].(map[string]any); ok && m["hidden"] == "true" {
+					return // the hidden init tool keeps its names
+				}
+			}
+			for k, e := range x {
+				if k == "init" && strings.HasSuffix(where, ".meta") {
+					continue // the hidden init calls
+				}
+				// Argument names are the keys of input properties and of
+				// gold arguments (schema keywords and response fields are
+				// no arguments).
+				named := strings.HasSuffix(where, ".arguments") || strings.HasSuffix(where, ".properties") &&
+					(strings.Contains(where, ".input") || strings.Contains(where, ".parameters") || strings.Contains(where, "requestBody"))
+				if orig[k] && named {
+					t.Errorf("%s: original name %q is a key in %s", filepath.Base(dir), k, where)
+				}
+				walk(where+"."+k, e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(where, e)
+			}
+		case string:
+			leak(where, x)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if !strings.HasSuffix(e.Name(), ".jsonl") && i > 0 {
+				break
+			}
+			if strings.HasSuffix(e.Name(), ".jsonl") {
+				data = []byte(line)
+			}
+			if len(strings.TrimSpace(string(data))) == 0 {
+				continue
+			}
+			v, err := toolenv.ParseJSON(data)
+			if err != nil {
+				t.Fatalf("%s: %v", e.Name(), err)
+			}
+			walk(e.Name(), v)
+		}
+	}
+	c, err := toolenv.ReadCollection(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range c.Listed() {
+		if tl.Title != "" {
+			t.Errorf("%s: tool %s has title %q", c.Name, tl.Name, tl.Title)
+		}
+		for _, n := range tl.Input.Names() {
+			if tl.Input.Prop(n).Title != "" {
+				t.Errorf("%s: %s.%s has title %q", c.Name, tl.Name, n, tl.Input.Prop(n).Title)
+			}
+		}
 	}
 }

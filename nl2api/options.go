@@ -28,7 +28,7 @@ type Options struct {
 	Flavors []string
 	// Obfuscate also writes <flavor>-obfuscated collections whose tools
 	// are named FUNC_n and arguments ARG_n (descriptions kept), with the
-	// mapping in obfuscation.json.
+	// mapping in <flavor>-obfuscated.mapping.json beside the folder.
 	Obfuscate bool
 	// Seed seeds the obfuscation and the shrinking (default 1).
 	Seed int64

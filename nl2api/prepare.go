@@ -56,11 +56,13 @@ func openDatabase(ctx context.Context, l bird.Layout, name string, opt *Options)
 
 // describe is the column description tools show: BIRD's description, its
 // readable name when there is none, and the start of the value
-// description (units, codes).
+// description (units, codes). A column without a description is named as
+// the database spells it (table.column), which its ASCII column name may
+// not show (größe → groesse).
 func (d *database) describe(table, column string) string {
 	c := d.desc.Column(table, column)
 	if c == nil {
-		return ""
+		return table + "." + column
 	}
 	s := c.Description
 	if s == "" {
@@ -119,6 +121,13 @@ const maxGoldRows = 10000
 // SLOT, SEL and REST forms.
 func prepare(ctx context.Context, c *candidate, opt *Options) {
 	all := opt.Flavors
+	// A build never fails because of one question: a bug that panics on
+	// it rejects it, saying so.
+	defer func() {
+		if r := recover(); r != nil {
+			c.reject(all, internalRejection(r))
+		}
+	}()
 	if c.db.err != nil {
 		c.reject(all, &rejection{Stage: "database", Reason: "database unavailable", Detail: c.db.err.Error()})
 		return
@@ -144,6 +153,11 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 		return
 	}
 	c.plan = plan
+	// The answer's columns are named in words, as the REST response names
+	// them, not by SQLite's SQL text (AVG(`value`)).
+	if names := endpoint.ResultNames(plan); len(names) == len(c.gold.Columns) && !strings.Contains(strings.Join(names, ""), "*") {
+		c.gold.Columns = names
+	}
 	c.ordered = len(plan.OrderBy) > 0 && len(plan.Compound) == 0
 	if c.ordered {
 		c.gold.Ties = ties(ctx, c.db.db, c.q.SQL, len(rows.Rows), opt)
@@ -220,6 +234,11 @@ func ties(ctx context.Context, db *rodb.DB, sql string, n int, opt *Options) *an
 		return nil
 	}
 	return t
+}
+
+// internalRejection is the rejection of a question a bug panicked on.
+func internalRejection(r any) *rejection {
+	return &rejection{Stage: "internal", Reason: "internal error (a bug: please report it with the question)", Detail: fmt.Sprint(r)}
 }
 
 func planRejection(stage string, err error) *rejection {

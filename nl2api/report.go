@@ -14,10 +14,13 @@ import (
 // Report is what a build did: coverage per flavor, every rejection by
 // reason, the parser's coverage, the variants and timings.
 type Report struct {
-	Data      string           `json:"data"`
-	Out       string           `json:"out"`
-	Seed      int64            `json:"seed"`
-	Questions int              `json:"questions"`
+	Data      string `json:"data"`
+	Out       string `json:"out"`
+	Seed      int64  `json:"seed"`
+	Questions int    `json:"questions"`
+	// GoldRuns counts the questions whose gold SQL SQLite runs (within
+	// the row cap): the ones a build can keep at all.
+	GoldRuns  int              `json:"gold_runs"`
 	Databases []DatabaseReport `json:"databases"`
 	Flavors   []FlavorReport   `json:"flavors"`
 	Parser    ParserReport     `json:"parser"`
@@ -40,16 +43,18 @@ type DatabaseReport struct {
 
 // FlavorReport is one flavor's coverage.
 type FlavorReport struct {
-	Flavor     string         `json:"flavor"`
-	Collection string         `json:"collection"`
-	Dir        string         `json:"dir"`
-	Questions  int            `json:"questions"`
-	Kept       int            `json:"kept"`
-	Percent    float64        `json:"kept_percent"`
-	KeptByDB   map[string]int `json:"kept_by_db"`
-	Tools      int            `json:"tools"`
-	GoldCalls  int            `json:"gold_calls"`
-	Rejections []ReasonGroup  `json:"rejections"`
+	Flavor     string  `json:"flavor"`
+	Collection string  `json:"collection"`
+	Dir        string  `json:"dir"`
+	Questions  int     `json:"questions"`
+	Kept       int     `json:"kept"`
+	Percent    float64 `json:"kept_percent"`
+	// PercentOfRunnable is Kept of the questions whose gold SQL runs.
+	PercentOfRunnable float64        `json:"kept_percent_of_runnable"`
+	KeptByDB          map[string]int `json:"kept_by_db"`
+	Tools             int            `json:"tools"`
+	GoldCalls         int            `json:"gold_calls"`
+	Rejections        []ReasonGroup  `json:"rejections"`
 }
 
 // VariantReport is one written variant.
@@ -83,6 +88,11 @@ func (r *Report) Flavor(name string) *FlavorReport {
 
 func (r *Report) fill(qs []bird.Question, dbs []*database, cands []*candidate, built []*Built, variants []VariantReport, opt *Options) {
 	r.Questions = len(qs)
+	for _, c := range cands {
+		if c.gold != nil {
+			r.GoldRuns++
+		}
+	}
 	count := map[string]int{}
 	for _, q := range qs {
 		count[q.DB]++
@@ -109,6 +119,9 @@ func (r *Report) fill(qs []bird.Question, dbs []*database, cands []*candidate, b
 		}
 		if len(qs) > 0 {
 			fr.Percent = 100 * float64(fr.Kept) / float64(len(qs))
+		}
+		if r.GoldRuns > 0 {
+			fr.PercentOfRunnable = 100 * float64(fr.Kept) / float64(r.GoldRuns)
 		}
 		groups := map[[2]string]*ReasonGroup{}
 		for _, c := range cands {
@@ -142,7 +155,7 @@ func (r *Report) write(out string, opt *Options) error {
 
 // Summary is the table printed at the end of a build.
 func (r *Report) Summary() [][]string {
-	rows := [][]string{{"flavor", "kept", "of", "%", "tools", "rejected", "top rejection reasons"}}
+	rows := [][]string{{"flavor", "kept", "of", "%", fmt.Sprintf("%% of %d runnable", r.GoldRuns), "tools", "rejected", "top rejection reasons"}}
 	for _, f := range r.Flavors {
 		var top []string
 		for i, g := range f.Rejections {
@@ -151,7 +164,7 @@ func (r *Report) Summary() [][]string {
 			}
 			top = append(top, fmt.Sprintf("%s (%d)", g.Reason, g.Count))
 		}
-		rows = append(rows, []string{f.Flavor, fmt.Sprint(f.Kept), fmt.Sprint(f.Questions), fmt.Sprintf("%.1f", f.Percent),
+		rows = append(rows, []string{f.Flavor, fmt.Sprint(f.Kept), fmt.Sprint(f.Questions), fmt.Sprintf("%.1f", f.Percent), fmt.Sprintf("%.1f", f.PercentOfRunnable),
 			fmt.Sprint(f.Tools), fmt.Sprint(f.Questions - f.Kept), strings.Join(top, "; ")})
 	}
 	return rows
@@ -161,20 +174,20 @@ func (r *Report) Summary() [][]string {
 func (r *Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# BIRD → SLOT / SEL / REST build report\n\n")
-	fmt.Fprintf(&b, "Data: `%s` · output: `%s` · %d questions · %.1f s", r.Data, r.Out, r.Questions, r.Seconds)
+	fmt.Fprintf(&b, "Data: `%s` · output: `%s` · %d questions, %d whose gold SQL runs · %.1f s", r.Data, r.Out, r.Questions, r.GoldRuns, r.Seconds)
 	if r.Provenance != nil {
 		fmt.Fprintf(&b, " · toolenv `%s`", r.Provenance.Version)
 	}
 	b.WriteString("\n\n")
 	b.WriteString("## Kept tasks (verified against the gold SQL)\n\n")
-	b.WriteString("| flavor | collection | kept | of | % | by database | tools | gold calls |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| flavor | collection | kept | of | % | % of runnable | by database | tools | gold calls |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, f := range r.Flavors {
 		var dbs []string
 		for db, n := range f.KeptByDB {
 			dbs = append(dbs, fmt.Sprintf("%s %d", db, n))
 		}
 		sort.Strings(dbs)
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f | %s | %d | %d |\n", f.Flavor, f.Collection, f.Kept, f.Questions, f.Percent, strings.Join(dbs, ", "), f.Tools, f.GoldCalls)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f | %.1f | %s | %d | %d |\n", f.Flavor, f.Collection, f.Kept, f.Questions, f.Percent, f.PercentOfRunnable, strings.Join(dbs, ", "), f.Tools, f.GoldCalls)
 	}
 	b.WriteString("\n## Databases\n\n| database | questions | status | description encodings |\n| --- | --- | --- | --- |\n")
 	for _, d := range r.Databases {

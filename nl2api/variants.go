@@ -8,12 +8,18 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strings"
+
+	"github.com/sqlc-dev/meyer/ast"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/nl2api/endpoint"
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
 )
 
 // writeVariants writes the obfuscated and shrunk variants asked for.
@@ -41,17 +47,15 @@ func writeVariants(ctx context.Context, built []*Built, shared map[string]*rodb.
 }
 
 // Obfuscation is the mapping of an obfuscated collection to its
-// original (obfuscation.json): each FUNC_n is a tool, each ARG_n an
-// argument name. Applying it in reverse restores the original names.
-type Obfuscation struct {
-	Collection string            `json:"collection"`
-	Original   string            `json:"original"`
-	Seed       int64             `json:"seed"`
-	Tools      map[string]string `json:"tools"`
-	Arguments  map[string]string `json:"arguments"`
-	// Paths maps obfuscated REST paths to the original ones.
-	Paths map[string]string `json:"paths,omitempty"`
-}
+// original (written beside the collection's folder as
+// <flavor>-obfuscated.mapping.json): each FUNC_n is a tool, each ARG_n an
+// argument name; Meta holds what the backends need (operations, SQL,
+// argument maps). Applying it in reverse restores the original names.
+type Obfuscation = sqltools.Obfuscation
+
+// MappingFile is the name of an obfuscated collection's mapping file,
+// beside its folder dir.
+func MappingFile(dir string) string { return filepath.Clean(dir) + ".mapping.json" }
 
 // seeded returns a random source for one purpose, fixed by the seed.
 func seeded(seed int64, purpose string) *rand.Rand {
@@ -61,13 +65,20 @@ func seeded(seed int64, purpose string) *rand.Rand {
 }
 
 // Obfuscate returns a copy of c whose visible tools are named FUNC_n and
-// whose top-level arguments are named ARG_n (descriptions kept; hidden
-// tools and the label argument of SLOT/SEL tools keep their names; an API
-// parameter called "label" is renamed like any other), tasks rewritten to
-// match, and the mapping. The numbering is a seeded shuffle.
+// whose arguments (and the properties of object arguments) are named
+// ARG_n, with the tasks rewritten to match and the mapping. Nothing of
+// the original names is left in what the copy shows: descriptions keep
+// their prose but name tools and arguments by their new names (every
+// identifier with an underscore, and every `backticked` one), titles are
+// dropped, and the backend meta (operations, SQL templates) moves into
+// the mapping. Names that are also the data's own (tables, columns: the
+// values key_name takes) stay in prose, since the data keeps them. Hidden
+// tools and the label argument keep their names. The numbering is a
+// seeded shuffle.
 func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toolenv.Collection, []*toolenv.Task, *Obfuscation) {
 	name := c.Name + "-obfuscated"
-	ob := &Obfuscation{Collection: name, Original: c.Name, Seed: seed, Tools: map[string]string{}, Arguments: map[string]string{}, Paths: map[string]string{}}
+	ob := &Obfuscation{Collection: name, Original: c.Name, Seed: seed, Tools: map[string]string{}, Arguments: map[string]string{},
+		Paths: map[string]string{}, Meta: map[string]map[string]string{}}
 	var visible []*toolenv.Tool
 	argSet := map[string]bool{}
 	for _, t := range c.Tools {
@@ -76,8 +87,12 @@ func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toole
 		}
 		visible = append(visible, t)
 		for _, a := range t.Input.Names() {
-			if a != t.LabelArg() {
-				argSet[a] = true
+			if a == t.LabelArg() {
+				continue
+			}
+			argSet[a] = true
+			for _, n := range t.Input.Prop(a).Names() {
+				argSet[n] = true
 			}
 		}
 	}
@@ -101,44 +116,72 @@ func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toole
 		argName[a] = n
 		ob.Arguments[n] = a
 	}
+	text := newRenamer(toolName, argName, dataNames(c, tasks))
 	var tools []*toolenv.Tool
 	for _, t := range c.Tools {
+		n, ok := toolName[t.Name]
+		if !ok {
+			tools = append(tools, t.Clone())
+			continue
+		}
 		nt := t.Clone()
-		if n, ok := toolName[t.Name]; ok {
-			nt.Name = n
-			nt.Title = ""
-			in := toolenv.ObjectSchema()
-			in.AdditionalProperties = t.Input.AdditionalProperties
-			amap := map[string]string{}
-			for _, a := range t.Input.Names() {
-				pub := a
-				if a != t.LabelArg() {
-					pub = argName[a]
-					amap[pub] = a
+		nt.Name, nt.Title = n, ""
+		nt.Description = text.replace(t.Description)
+		amap := map[string]string{}
+		in := toolenv.ObjectSchema()
+		in.AdditionalProperties = t.Input.AdditionalProperties
+		for _, a := range t.Input.Names() {
+			pub := a
+			if a != t.LabelArg() {
+				pub = argName[a]
+				amap[pub] = a
+			}
+			ps := text.schema(t.Input.Prop(a))
+			if nested := t.Input.Prop(a).Names(); len(nested) > 0 {
+				inner := toolenv.ObjectSchema()
+				inner.Description, inner.AdditionalProperties = ps.Description, ps.AdditionalProperties
+				for _, k := range nested {
+					inner.SetProp(argName[k], text.schema(t.Input.Prop(a).Prop(k)))
+					if t.Input.Prop(a).IsRequired(k) {
+						inner.Required = append(inner.Required, argName[k])
+					}
+					amap[pub+"."+argName[k]] = a + "." + k
 				}
-				in.SetProp(pub, t.Input.Prop(a).Clone())
-				if t.Input.IsRequired(a) {
-					in.Required = append(in.Required, pub)
-				}
+				ps = inner
 			}
-			nt.Input = in
-			raw, _ := json.Marshal(amap)
-			if nt.Meta == nil {
-				nt.Meta = map[string]string{}
+			in.SetProp(pub, ps)
+			if t.Input.IsRequired(a) {
+				in.Required = append(in.Required, pub)
 			}
-			nt.Meta[sqltools.MetaArgMap] = string(raw)
-			if nt.Binding != nil {
-				p := "/v1/bird/" + t.Group + "/" + n
-				ob.Paths[p] = nt.Binding.Path
-				nt.Binding.Path = p
-			}
+		}
+		nt.Input = in
+		if t.Output != nil {
+			nt.Output = text.schema(t.Output)
+		}
+		meta := map[string]string{}
+		for k, v := range t.Meta {
+			meta[k] = v
+		}
+		raw, _ := json.Marshal(amap)
+		meta[sqltools.MetaArgMap] = string(raw)
+		ob.Meta[n] = meta
+		// What the obfuscated tool shows of its meta: nothing named.
+		nt.Meta = nil
+		if la := t.LabelArg(); la != "" {
+			nt.Meta = map[string]string{toolenv.MetaLabelArg: la}
+		}
+		if nt.Binding != nil {
+			p := endpoint.PathPrefix(t.Group) + n
+			ob.Paths[p] = nt.Binding.Path
+			nt.Binding.Path = p
 		}
 		tools = append(tools, nt)
 	}
 	oc := toolenv.NewCollection(name, c.Kind, tools)
 	toolenv.SortTools(oc.Tools)
 	oc.Reindex()
-	oc.Version, oc.Description, oc.Policy, oc.Backend = c.Version, c.Description, c.Policy, c.Backend
+	oc.Version, oc.Policy, oc.Backend = c.Version, c.Policy, c.Backend
+	oc.Description = text.replace(c.Description)
 	oc.Meta = map[string]string{"obfuscation_of": c.Name, "seed": fmt.Sprint(seed)}
 	for k, v := range c.Meta {
 		oc.Meta[k] = v
@@ -155,6 +198,13 @@ func Obfuscate(c *toolenv.Collection, tasks []*toolenv.Task, seed int64) (*toole
 		for _, g := range t.Gold {
 			ng := toolenv.GoldCall{Name: rename(toolName, g.Name), Label: g.Label, Args: map[string]any{}}
 			for k, v := range g.Args {
+				if obj, ok := v.(map[string]any); ok {
+					inner := map[string]any{}
+					for ik, iv := range obj {
+						inner[rename(argName, ik)] = iv
+					}
+					v = inner
+				}
 				ng.Args[rename(argName, k)] = v
 			}
 			nt.Gold = append(nt.Gold, ng)
@@ -171,16 +221,109 @@ func rename(m map[string]string, s string) string {
 	return s
 }
 
+// renamer rewrites text for an obfuscated collection.
+type renamer struct {
+	names map[string]string // original identifier → obfuscated
+	data  map[string]bool   // the data's own names (lower case)
+	word  *regexp.Regexp
+}
+
+var identRE = regexp.MustCompile("`[A-Za-z_][A-Za-z0-9_]*`|[A-Za-z_][A-Za-z0-9_]*")
+
+func newRenamer(tools, args map[string]string, data map[string]bool) *renamer {
+	names := map[string]string{}
+	for k, v := range args {
+		names[k] = v
+	}
+	for k, v := range tools {
+		names[k] = v
+	}
+	return &renamer{names: names, data: data, word: identRE}
+}
+
+// replace renames the identifiers of s: `backticked` ones always, others
+// when they hold an underscore and are not also the data's own names.
+func (r *renamer) replace(s string) string {
+	return r.word.ReplaceAllStringFunc(s, func(w string) string {
+		if strings.HasPrefix(w, "`") {
+			if n, ok := r.names[strings.Trim(w, "`")]; ok {
+				return "`" + n + "`"
+			}
+			return w
+		}
+		if n, ok := r.names[w]; ok && strings.Contains(w, "_") && !r.data[strings.ToLower(w)] {
+			return n
+		}
+		return w
+	})
+}
+
+// schema returns a copy of s with its descriptions renamed and its
+// titles dropped, all the way down.
+func (r *renamer) schema(s *toolenv.Schema) *toolenv.Schema {
+	if s == nil {
+		return nil
+	}
+	c := s.Clone()
+	var walk func(x *toolenv.Schema)
+	walk = func(x *toolenv.Schema) {
+		if x == nil {
+			return
+		}
+		x.Title = ""
+		x.Description = r.replace(x.Description)
+		for _, n := range x.Names() {
+			walk(x.Prop(n))
+		}
+		walk(x.Items)
+	}
+	walk(c)
+	return c
+}
+
+// dataNames are the names the data itself uses: the starting-table
+// columns tasks offer (meta.columns) and the identifiers of REST SQL
+// templates (tables, columns).
+func dataNames(c *toolenv.Collection, tasks []*toolenv.Task) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range tasks {
+		if cols, err := sqltools.TaskColumns(t); err == nil {
+			for _, col := range cols {
+				out[strings.ToLower(col.Name)] = true
+			}
+		}
+	}
+	for _, t := range c.Tools {
+		q := t.Meta[sqlrest.MetaSQL]
+		if q == "" {
+			continue
+		}
+		if stmt, err := sqlplan.Parse(q); err == nil {
+			ast.Walk(stmt, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					out[strings.ToLower(id.Name)] = true
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
 func writeObfuscated(ctx context.Context, b *Built, shared map[string]*rodb.DB, opt *Options) (VariantReport, error) {
 	oc, tasks, ob := Obfuscate(b.Collection, b.Tasks, opt.Seed)
 	dir := filepath.Join(opt.Out, b.Flavor+"-obfuscated")
-	spec, err := rebase(oc.Backend, b.Dir, dir)
+	mapping := MappingFile(dir)
+	spec, err := rebase(oc.Backend, b.Dir, dir, filepath.Base(mapping))
 	if err != nil {
 		return VariantReport{}, err
 	}
 	oc.Backend = spec
 	oc.Dir = dir
-	v := VariantReport{Name: oc.Name, Dir: dir, Kind: "obfuscated", Tools: len(oc.Tools), Tasks: len(tasks), Note: "mapping in obfuscation.json"}
+	v := VariantReport{Name: oc.Name, Dir: dir, Kind: "obfuscated", Tools: len(oc.Tools), Tasks: len(tasks), Note: "mapping in " + filepath.Base(mapping) + " beside the folder"}
+	if err := toolenv.WriteJSONFile(mapping, ob); err != nil {
+		return v, err
+	}
 	h, closer, err := openBackend(ctx, oc, shared, opt)
 	if err != nil {
 		return v, fmt.Errorf("variant %s: %w", oc.Name, err)
@@ -191,15 +334,13 @@ func writeObfuscated(ctx context.Context, b *Built, shared map[string]*rodb.DB, 
 	for i, f := range failures {
 		opt.Logger.Warn("obfuscated task does not verify", "task", tasks[i].ID, "reason", f.Reason, "detail", f.Detail)
 	}
-	if err := writeCollection(dir, oc, tasks); err != nil {
-		return v, err
-	}
-	return v, toolenv.WriteJSONFile(filepath.Join(dir, "obfuscation.json"), ob)
+	return v, writeCollection(dir, oc, tasks)
 }
 
 // rebase rewrites the database paths of a backend spec written for
-// folder from so that they hold from folder to.
-func rebase(spec toolenv.BackendSpec, from, to string) (toolenv.BackendSpec, error) {
+// folder from so that they hold from folder to; mapping, when set, is the
+// obfuscation mapping file, relative to the folder (beside it).
+func rebase(spec toolenv.BackendSpec, from, to string, mapping ...string) (toolenv.BackendSpec, error) {
 	var cfg struct {
 		Flavor    string            `json:"flavor,omitempty"`
 		Databases map[string]string `json:"databases"`
@@ -220,11 +361,15 @@ func rebase(spec toolenv.BackendSpec, from, to string) (toolenv.BackendSpec, err
 			cfg.Databases[k] = filepath.ToSlash(rel)
 		}
 	}
+	ob := ""
+	if len(mapping) > 0 && mapping[0] != "" {
+		ob = "../" + mapping[0]
+	}
 	var raw []byte
 	if spec.Type == sqlrest.BackendType {
-		raw, err = json.Marshal(sqlrest.Config{Databases: cfg.Databases})
+		raw, err = json.Marshal(sqlrest.Config{Databases: cfg.Databases, Obfuscation: ob})
 	} else {
-		raw, err = json.Marshal(sqltools.Config{Flavor: cfg.Flavor, Databases: cfg.Databases})
+		raw, err = json.Marshal(sqltools.Config{Flavor: cfg.Flavor, Databases: cfg.Databases, Obfuscation: ob})
 	}
 	return toolenv.BackendSpec{Type: spec.Type, Config: raw}, err
 }

@@ -22,6 +22,12 @@ func Verify(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *to
 	if d, ok := h.(sessionDropper); ok {
 		defer d.DropSession(session)
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			rj := internalRejection(r)
+			reason, detail = rj.Reason, rj.Detail
+		}
+	}()
 	if reason, detail := checkSchemas(c, t); reason != "" {
 		return reason, detail
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 )
 
@@ -39,6 +40,10 @@ type Config struct {
 	// Databases maps database names to SQLite files, relative to the
 	// collection folder or absolute.
 	Databases map[string]string `json:"databases"`
+	// Obfuscation, for an obfuscated collection, is its mapping file
+	// (relative to the collection folder): the endpoints' SQL and
+	// argument names, which tools.json does not show.
+	Obfuscation string `json:"obfuscation,omitempty"`
 }
 
 // Options tune a Backend; the zero value is ready to use.
@@ -106,7 +111,12 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 		return nil, fmt.Errorf("sqlrest: collection %s: %w", c.Name, err)
 	}
 	b := &Backend{opt: opt, dbs: dbs, tools: map[string]*endpoint{}}
-	for _, t := range c.Tools {
+	tools, err := sqltools.Deobfuscated(c, cfg.Obfuscation)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("sqlrest: collection %s: %w", c.Name, err)
+	}
+	for _, t := range tools {
 		e, err := endpointOf(t)
 		if err != nil {
 			b.Close()

@@ -32,6 +32,10 @@ type Config struct {
 	// Databases maps database names to SQLite files, relative to the
 	// collection folder or absolute.
 	Databases map[string]string `json:"databases"`
+	// Obfuscation, for an obfuscated collection, is its mapping file
+	// (relative to the collection folder): the tools' original operations
+	// and argument names, which tools.json does not show.
+	Obfuscation string `json:"obfuscation,omitempty"`
 }
 
 // Options tune a Backend. The zero value is ready to use.
@@ -147,7 +151,12 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 	}
 	b := &Backend{opt: opt, name: c.Name, flavor: cfg.Flavor, dbs: dbs, tools: map[string]*toolSpec{},
 		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now)}
-	for _, t := range c.Tools {
+	tools, err := Deobfuscated(c, cfg.Obfuscation)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("sqltools: collection %s: %w", c.Name, err)
+	}
+	for _, t := range tools {
 		spec, err := specOf(t)
 		if err != nil {
 			b.Close()
@@ -363,16 +372,11 @@ func (b *Backend) commit(ss *session, r *result) error {
 func (s *toolSpec) args(in map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(in)+len(s.fixed))
 	var problems []toolenv.Problem
+	if s.argMap != nil {
+		in, problems = renameArgs(in, s.argMap, LabelArg)
+	}
 	for k, v := range in {
 		name := k
-		if s.argMap != nil {
-			if n, ok := s.argMap[k]; ok {
-				name = n
-			} else if k != LabelArg {
-				problems = append(problems, toolenv.Problem{Param: k, Code: "unknown_param", Message: fmt.Sprintf("unknown argument `%s`", k)})
-				continue
-			}
-		}
 		if _, bound := s.fixed[name]; bound {
 			problems = append(problems, toolenv.Problem{Param: k, Code: "unknown_param", Message: fmt.Sprintf("unknown argument `%s`: this tool fixes it", k)})
 			continue

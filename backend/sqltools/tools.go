@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/ident"
 )
 
 // Column documents a column of a starting table for tool schemas.
@@ -126,7 +127,7 @@ const (
 	descSetOp     = "Combine two results row by row as SQL's set operations do: union (rows of either, once each), union_all (every row of both), intersect (rows of both, once each), except (rows of the left that are not in the right). Both sides need as many columns. Returns a table whose columns are named after the left side's; retrieve, filter, sort or count it like any table."
 	descInit      = "Hidden setup step: join the task's tables into the starting table, whose columns are named <prefix>_<column>. The evaluation harness calls it with the task's meta.init arguments at the start of a session; agents do not."
 	descLimit     = "Keep the first `limit` rows of a table or values of a list."
-	descUniqueSEL = "Return the distinct values of a list (the result of a get_ tool), as a list."
+	descUniqueSEL = "Return the distinct values of a list (a column a getter returned), as a list."
 )
 
 // InitToolDef is the hidden initialisation tool. databases are the
@@ -249,10 +250,10 @@ func SelTools(cols []Column) []*toolenv.Tool {
 	}
 	for _, op := range []string{"or", "and"} {
 		add("combine_filters_"+op, "combine_filters", map[string]string{
-			"or":  "Keep the rows kept by any of several select_data_ results on the same data source (conditions joined by OR). Returns a table.",
-			"and": "Keep the rows kept by all of several select_data_ results on the same data source. Returns a table.",
+			"or":  "Keep the rows kept by any of several filter results on the same data source (conditions joined by OR). Returns a table.",
+			"and": "Keep the rows kept by all of several filter results on the same data source. Returns a table.",
 		}[op], map[string]any{"operation": op}, object(
-			"data_sources", &toolenv.Schema{Type: "array", Items: str("\"$label$\" of a select_data_ result"), MinItems: intp(2), Description: "two or more \"$label$\" of select_data_ results on the same data source"}, true,
+			"data_sources", &toolenv.Schema{Type: "array", Items: str("\"$label$\" of a filter result"), MinItems: intp(2), Description: "two or more \"$label$\" of filter results on the same data source"}, true,
 			"label", labelProp(), false))
 	}
 	for _, asc := range []bool{true, false} {
@@ -312,7 +313,7 @@ func SelTools(cols []Column) []*toolenv.Tool {
 			"label", labelProp(), false))
 	}
 	add("select_unique_values", "select_unique_values", descUniqueSEL, nil, object(
-		"data_source", sourceProp("a list (the result of a get_ tool)"), true,
+		"data_source", sourceProp("a list (a column a getter returned)"), true,
 		"label", labelProp(), false))
 	add("limit_data", "limit_data", descLimit, nil, object(
 		"data_source", sourceProp("the table or list"), true,
@@ -322,8 +323,10 @@ func SelTools(cols []Column) []*toolenv.Tool {
 	return tools
 }
 
-// GetterName is the SEL getter of a column.
-func GetterName(column string) string { return "get_" + column }
+// GetterName is the SEL getter of a column: get_<column>, cut to the 64
+// bytes a function name may have (ident.Limit: a cut name ends with a
+// hash of the whole one).
+func GetterName(column string) string { return ident.Limit("get_"+column, 64) }
 
 // Getters returns the SEL getter of each column.
 func Getters(cols []Column) []*toolenv.Tool {
@@ -428,7 +431,7 @@ func setPhrase(op string) string {
 }
 
 func setSideProp(side string) *toolenv.Schema {
-	return &toolenv.Schema{Description: fmt.Sprintf("The %s side: \"$label$\" of rows (retrieve_data), a list or a table; or a list of \"$label$\" of lists read by get_ tools from one table, whose values side by side form the rows.", side)}
+	return &toolenv.Schema{Description: fmt.Sprintf("The %s side: \"$label$\" of rows (retrieve_data), a list or a table; or a list of \"$label$\" of lists getters read from one table, whose values side by side form the rows.", side)}
 }
 
 func calculatePhrase(op string) string {

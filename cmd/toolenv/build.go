@@ -75,7 +75,7 @@ OUT/report.md say what was kept and why the rest was not. See docs/nl2sql.md.`,
 	fs.StringVar(&opt.Out, "out", "", "output folder (OUT/slot, OUT/sel, OUT/rest, OUT/report.json, OUT/report.md)")
 	fs.StringArrayVar(&opt.DBs, "db", nil, "build only this database (repeatable; default: every database dev.json uses)")
 	fs.StringVar(&flavors, "flavors", "slot,sel,rest", "flavors to build, comma-separated")
-	fs.BoolVar(&opt.Obfuscate, "obfuscate", false, "also write <flavor>-obfuscated collections: tools FUNC_n, arguments ARG_n, descriptions kept, mapping in obfuscation.json")
+	fs.BoolVar(&opt.Obfuscate, "obfuscate", false, "also write <flavor>-obfuscated collections: tools FUNC_n, arguments ARG_n, names left out of descriptions, mapping in <flavor>-obfuscated.mapping.json beside the folder")
 	fs.Int64Var(&opt.Seed, "seed", 1, "seed of the obfuscation and of candidate-set shrinking")
 	fs.StringVar(&shrink, "shrink", "", "also write rest-shrink-<p> collections offering p% of a database's REST tools per task (the gold tool always kept), e.g. 10,25,50,75")
 	fs.IntVar(&opt.Workers, "workers", 4, "tasks verified at once")

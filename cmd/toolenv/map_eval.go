@@ -15,6 +15,7 @@ import (
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/structural"
 	"github.com/toolenv/toolenv/mapping/truth"
+	"github.com/toolenv/toolenv/nl2api"
 )
 
 func newMapEvalCmd(e *env) *cobra.Command {
@@ -231,10 +232,10 @@ func newMapEvalObfuscationCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "obfuscation",
-		Short: "Map an NL2SQL collection onto its obfuscated variant (FUNC_n, ARG_n) and score it against obfuscation.json",
+		Short: "Map an NL2SQL collection onto its obfuscated variant (FUNC_n, ARG_n) and score it against its mapping file",
 		Long: `toolenv build bird --obfuscate writes variants whose endpoints are named FUNC_n and
 whose arguments are named ARG_n, descriptions kept, with the mapping in
-obfuscation.json. Names carry nothing there: the structural mapper has only
+its mapping file (<folder>.mapping.json beside the folder). Names carry nothing there: the structural mapper has only
 descriptions, types and response structure to go on.`,
 		Example: `  toolenv map eval obfuscation --original out/bird/rest --obfuscated out/bird/rest-obfuscated`,
 		Args:    cobra.NoArgs,
@@ -251,7 +252,7 @@ descriptions, types and response structure to go on.`,
 			if err != nil {
 				return err
 			}
-			gold, err := truth.FromObfuscation(filepath.Join(obfDir, "obfuscation.json"), orig, obf)
+			gold, err := truth.FromObfuscation(nl2api.MappingFile(obfDir), orig, obf)
 			if err != nil {
 				return err
 			}
@@ -263,7 +264,7 @@ descriptions, types and response structure to go on.`,
 			if asJSON {
 				return writeJSON(e.stdout, s)
 			}
-			fmt.Fprintf(e.stdout, "# %s → %s against obfuscation.json\n\n", orig.Name, obf.Name)
+			fmt.Fprintf(e.stdout, "# %s → %s against its mapping file\n\n", orig.Name, obf.Name)
 			fmt.Fprintf(e.stdout, "| tool pairs | field alignments | arguments | response fields |\n| --- | --- | --- | --- |\n")
 			fmt.Fprintf(e.stdout, "| %s | %s | %s | %s |\n\n", prf(s.Tools), prf(s.Fields), prf(s.Inputs), prf(s.Outputs))
 			for i, m := range s.Misses {
@@ -276,7 +277,7 @@ descriptions, types and response structure to go on.`,
 		},
 	}
 	cmd.Flags().StringVar(&origDir, "original", "", "the original collection folder")
-	cmd.Flags().StringVar(&obfDir, "obfuscated", "", "its obfuscated variant's folder (with obfuscation.json)")
+	cmd.Flags().StringVar(&obfDir, "obfuscated", "", "its obfuscated variant's folder (the mapping file <folder>.mapping.json beside it)")
 	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
 	return cmd

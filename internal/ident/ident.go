@@ -123,3 +123,14 @@ func Column(name string) string {
 	}
 	return ASCII(name)
 }
+
+// Limit cuts name to at most n bytes (n >= 16), ending a cut name with
+// "_" and seven hex digits of a hash of the whole name, so that names
+// that differ only past the cut stay different.
+func Limit(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:n-8], "_") + "_" + hex.EncodeToString(sum[:])[:7]
+}

@@ -1,6 +1,9 @@
 package ident
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestASCII(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -50,4 +53,15 @@ func FuzzASCII(f *testing.F) {
 			t.Fatal("not deterministic")
 		}
 	})
+}
+
+func TestLimit(t *testing.T) {
+	long := strings.Repeat("abcdefgh_", 10)
+	a, b := Limit(long+"x", 64), Limit(long+"y", 64)
+	if len(a) > 64 || len(b) > 64 || a == b || a[:40] != long[:40] {
+		t.Errorf("Limit: %q %q", a, b)
+	}
+	if Limit("short", 64) != "short" {
+		t.Error("a short name changed")
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/toolenv/toolenv/mapping/structural"
 )
 
-// obfuscation is nl2api's obfuscation.json: obfuscated tool and argument
+// obfuscation is nl2api's mapping file (<folder>.mapping.json): obfuscated tool and argument
 // names mapped to the original ones.
 type obfuscation struct {
 	Collection string            `json:"collection"`

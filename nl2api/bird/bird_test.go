@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/nl2api/bird"
@@ -24,6 +25,12 @@ func TestDecode(t *testing.T) {
 		{"cp1252 quotes", []byte("member\x92s \x93x\x94"), "member’s “x”", bird.Windows1252},
 		{"latin-1 letters", []byte("caf\xe9"), "café", bird.Windows1252},
 		{"undefined byte", []byte("a\x81b"), "a\u0081b", bird.Windows1252},
+		// Windows-1252 once read as Latin-1 and saved as UTF-8 (BIRD's
+		// superhero alignment.csv): C1 controls become the punctuation.
+		{"utf-8 with C1 controls", []byte("\xc2\x95 Bad: \xc2\x93x\xc2\x94 \xc2\x80"), "• Bad: “x” €", bird.UTF8C1},
+		// UTF-8 with a stray Windows-1252 byte keeps its UTF-8 letters.
+		{"mixed", []byte("Gr\xc3\xb6\xc3\x9fe \x95 caf\xe9"), "Größe • café", bird.Windows1252},
+		{"bom and C1", []byte("\xef\xbb\xbf\xc2\x92"), "’", bird.UTF8C1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, enc := bird.Decode(tc.in)
@@ -145,6 +152,29 @@ func FuzzParseDescriptionCSV(f *testing.F) {
 			if c.Column == "" {
 				t.Fatal("a column without a name was returned")
 			}
+		}
+	})
+}
+
+// Decode always returns valid UTF-8 without C1 controls other than the
+// five bytes Windows-1252 leaves undefined, and keeps valid UTF-8 text
+// without them as it is.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"plain", "\xc2\x95 x", "Gr\xc3\xb6\xc3\x9fe \x95", "\xef\xbb\xbf\xc2\x92", "\xff\xfe\x00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, enc := bird.Decode(data)
+		if !utf8.ValidString(got) {
+			t.Fatalf("%q decoded to invalid UTF-8", data)
+		}
+		for _, r := range got {
+			if r >= 0x80 && r < 0xA0 && !strings.ContainsRune("\u0081\u008d\u008f\u0090\u009d", r) {
+				t.Fatalf("%q decoded with C1 control %U", data, r)
+			}
+		}
+		if enc == bird.UTF8 && got != string(data) {
+			t.Fatalf("valid UTF-8 %q changed to %q", data, got)
 		}
 	})
 }

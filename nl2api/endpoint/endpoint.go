@@ -1,12 +1,12 @@
 package endpoint
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/sqlc-dev/meyer/ast"
+	"github.com/toolenv/toolenv/internal/ident"
 	"github.com/toolenv/toolenv/nl2api/sqlplan"
 )
 
@@ -22,7 +22,10 @@ type Describer func(table, column string) Column
 
 // Param is one query parameter of an endpoint.
 type Param struct {
+	// Name is an ASCII identifier; Title the same words with the
+	// database's own spelling (Unicode kept).
 	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
 	Type        string `json:"type"` // "string", "integer" or "number"
 	Description string `json:"description"`
 	// Column is the table.column the parameter is compared with.
@@ -32,12 +35,15 @@ type Param struct {
 	NonEmpty bool `json:"non_empty,omitempty"`
 	pos, end int
 	base     string
+	raw      string
 }
 
 // Endpoint is one GET endpoint.
 type Endpoint struct {
-	DB          string
-	Name        string
+	DB   string
+	Name string
+	// Title is the name in words, in the database's own spelling.
+	Title       string
 	Path        string
 	Description string
 	// Template is the SQL with :name placeholders.
@@ -45,8 +51,10 @@ type Endpoint struct {
 	Params   []Param
 	// Key identifies equivalent templates.
 	Key string
-	// Columns names the result columns.
-	Columns []string
+	// Columns names the result columns; ColumnPhrases says what each
+	// holds, in words.
+	Columns       []string
+	ColumnPhrases []string
 }
 
 // Instance is one question's endpoint and its arguments.
@@ -65,24 +73,61 @@ func Make(q *sqlplan.Query, sql, db string, describe Describer) (*Instance, erro
 	m := &maker{sql: sql, describe: describe, used: map[string]int{}}
 	m.query(q)
 	sort.Slice(m.params, func(i, j int) bool { return m.params[i].pos < m.params[j].pos })
-	var b strings.Builder
-	last := 0
+	// Edits of the SQL text: literals become :name placeholders, and
+	// computed result columns get an alias in words, so that the response
+	// names its columns without SQL text.
+	type edit struct {
+		pos, end int
+		text     string
+	}
+	var edits []edit
 	args := map[string]any{}
 	for _, p := range m.params {
-		if p.pos < last {
-			return nil, &sqlplan.Error{Reason: "overlapping literals", Detail: sql[p.pos:p.end]}
-		}
-		b.WriteString(sql[last:p.pos])
-		b.WriteString(":" + p.Name)
-		last = p.end
+		edits = append(edits, edit{p.pos, p.end, ":" + p.Name})
 		args[p.Name] = m.values[p.Name]
+	}
+	cols, aliased := resultColumns(q)
+	if stmt, err := sqlplan.Parse(sql); err == nil && len(stmt.Cores) > 0 {
+		if core, ok := stmt.Cores[0].(*ast.SelectQuery); ok && len(core.Columns) == len(cols) {
+			for i, rc := range core.Columns {
+				if aliased[i] && rc.Alias == nil {
+					edits = append(edits, edit{rc.End(), rc.End(), " AS " + quoteIdent(cols[i])})
+				}
+			}
+		}
+	}
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].pos < edits[j].pos })
+	var b strings.Builder
+	last := 0
+	for _, ed := range edits {
+		if ed.pos < last {
+			return nil, &sqlplan.Error{Reason: "overlapping literals", Detail: sql[ed.pos:ed.end]}
+		}
+		b.WriteString(sql[last:ed.pos])
+		b.WriteString(ed.text)
+		last = ed.end
 	}
 	b.WriteString(sql[last:])
 	e := &Endpoint{DB: db, Template: strings.TrimSpace(b.String()), Params: m.params}
 	e.Key = db + "\x00" + normalize(e.Template)
-	e.Name = "get_" + m.name(q)
-	e.Description = m.describeQuery(q)
-	e.Columns = resultColumns(q)
+	raw := m.name(q)
+	e.Name = "get_" + paramBase(raw)
+	e.Title = Title(raw)
+	e.Description = m.describeQuery(q) + " Database: " + db + "."
+	e.Columns = cols
+	for _, it := range q.Select {
+		phrase := ""
+		switch x := it.Expr.(type) {
+		case nil:
+		case *sqlplan.ColumnRef:
+			if x.Source != nil && x.Source.Table != nil {
+				phrase = strings.TrimSuffix(oneLine(describe(x.Source.Table.Name, x.Column).Description, 80), ".")
+			}
+		default:
+			phrase = m.exprPhrase(it.Expr)
+		}
+		e.ColumnPhrases = append(e.ColumnPhrases, phrase)
+	}
 	return &Instance{Endpoint: e, Args: args}, nil
 }
 
@@ -141,18 +186,18 @@ func Merge(instances []*Instance) []*Endpoint {
 		}
 		e.Name = name
 		names[e.Name] = true
-		e.Path = "/v1/bird/" + e.DB + "/" + strings.TrimPrefix(e.Name, "get_")
+		e.Path = PathPrefix(e.DB) + strings.TrimPrefix(e.Name, "get_")
 		out = append(out, e)
 	}
 	return out
 }
 
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// PathPrefix is the path REST endpoints of database db start with:
+// /v1/bird/<db as an ASCII identifier>/.
+func PathPrefix(db string) string { return "/v1/bird/" + ident.Column(db) + "/" }
+
 // limitName keeps tool names within the 64 bytes models accept, ending a
 // shortened name with a hash of the full one.
-func limitName(name string) string {
-	if len(name) <= 64 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return strings.TrimRight(name[:56], "_") + "_" + hex.EncodeToString(sum[:])[:7]
-}
+func limitName(name string) string { return ident.Limit(name, 64) }

@@ -51,7 +51,7 @@ func TestMake(t *testing.T) {
 		{"SELECT superhero_name FROM superhero WHERE height_cm > 200 AND height_cm <= -3.5",
 			"SELECT superhero_name FROM superhero WHERE height_cm > :min_height_cm AND height_cm <= :max_height_cm", "min_height_cm:integer max_height_cm:number", "map[max_height_cm:-3.5 min_height_cm:200]", "get_superhero_name_by_min_height_cm_and_max_height_cm"},
 		{"SELECT COUNT(*) FROM superhero WHERE superhero_name IN ('A', 'B') OR full_name LIKE 'Bru%'",
-			"SELECT COUNT(*) FROM superhero WHERE superhero_name IN (:superhero_name_1, :superhero_name_2) OR full_name LIKE :full_name_pattern", "superhero_name_1:string superhero_name_2:string full_name_pattern:string", "map[full_name_pattern:Bru% superhero_name_1:A superhero_name_2:B]", "get_count_by_superhero_name_and_full_name_pattern"},
+			`SELECT COUNT(*) AS "count" FROM superhero WHERE superhero_name IN (:superhero_name_1, :superhero_name_2) OR full_name LIKE :full_name_pattern`, "superhero_name_1:string superhero_name_2:string full_name_pattern:string", "map[full_name_pattern:Bru% superhero_name_1:A superhero_name_2:B]", "get_count_by_superhero_name_and_full_name_pattern"},
 		{"SELECT type FROM event WHERE SUBSTR(event_date, 1, 4) = '2019' AND event_date BETWEEN '2019-01' AND '2019-06'",
 			"SELECT type FROM event WHERE SUBSTR(event_date, 1, 4) = :event_date_year AND event_date BETWEEN :min_event_date AND :max_event_date", "event_date_year:string min_event_date:string max_event_date:string", "map[event_date_year:2019 max_event_date:2019-06 min_event_date:2019-01]", "get_event_type_by_event_date_year_and_min_event_date_and_max_event_date"},
 		{"SELECT superhero_name FROM superhero WHERE height_cm > (SELECT AVG(height_cm) FROM superhero WHERE full_name = 'X') ORDER BY height_cm DESC LIMIT 1",
@@ -147,5 +147,34 @@ func TestMergeLongNamesUniqueAfterCut(t *testing.T) {
 	}
 	if len(seen) != 5 {
 		t.Errorf("%d endpoints, want 5", len(seen))
+	}
+}
+
+// Non-ASCII names are transliterated for names (ä→ae, ß→ss), never
+// mangled (get_s_nger_name_by_jahr), and kept in titles.
+func TestUnicodeNames(t *testing.T) {
+	cat := sqlplan.NewCatalog([]*sqlplan.Table{{Name: "sänger", Columns: []sqlplan.Column{{Name: "sänger_name", Kind: "string"}, {Name: "jahr", Kind: "integer"}, {Name: "größe", Kind: "number"}}}})
+	sql := "SELECT sänger_name FROM sänger WHERE jahr = 2014 AND größe > 1.8"
+	q, err := sqlplan.Build(sql, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := endpoint.Make(q, sql, "konzert_sänger", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := endpoint.Merge([]*endpoint.Instance{in})[0]
+	if e.Name != "get_saenger_name_by_jahr_and_min_groesse" || e.Title != "Sänger Name By Jahr And Min Größe" {
+		t.Errorf("name %q, title %q", e.Name, e.Title)
+	}
+	if e.Path != "/v1/bird/konzert_saenger/saenger_name_by_jahr_and_min_groesse" {
+		t.Errorf("path %q", e.Path)
+	}
+	var names, titles []string
+	for _, p := range e.Params {
+		names, titles = append(names, p.Name), append(titles, p.Title)
+	}
+	if fmt.Sprint(names) != "[jahr min_groesse]" || fmt.Sprint(titles) != "[Jahr Min Größe]" {
+		t.Errorf("params %v, titles %v", names, titles)
 	}
 }

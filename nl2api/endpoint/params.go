@@ -3,6 +3,10 @@ package endpoint
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/toolenv/toolenv/internal/ident"
 
 	"github.com/toolenv/toolenv/nl2api/sqlplan"
 )
@@ -48,10 +52,17 @@ func (m *maker) subqueries(e sqlplan.Expr) {
 
 var opSuffix = map[string]string{"=": "", "==": "", "<>": "excluded", "!=": "excluded", ">": "min", ">=": "min", "<": "max", "<=": "max"}
 
+// opPhrase says what a comparison with a parameter keeps.
 var opPhrase = map[string]string{
-	"=": "equals", "==": "equals", "<>": "differs from", "!=": "differs from",
-	">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
+	"=": "equals this value", "==": "equals this value", "<>": "differs from this value", "!=": "differs from this value",
+	">": "is greater than this value", ">=": "is at least this value", "<": "is less than this value", "<=": "is at most this value",
 }
+
+// The phrases of IN list parameters: each item is one parameter.
+const (
+	inPhrase    = "equals this value or another value of the same list (IN)"
+	notInPhrase = "differs from this value and from every other value of the same list (NOT IN)"
+)
 
 var flip = map[string]string{"=": "=", "==": "==", "<>": "<>", "!=": "!=", ">": "<", "<": ">", ">=": "<=", "<=": ">="}
 
@@ -88,28 +99,32 @@ func (m *maker) cond(q *sqlplan.Query, e sqlplan.Expr) {
 				if subject, ok := m.subject(p.X); ok {
 					name, phrase := subject.base+"_pattern", "matches this LIKE pattern (% any run, _ one character)"
 					if p.Not {
-						name, phrase = "excluded_"+name, "does not match this LIKE pattern"
+						name, phrase = "excluded_"+name, "does not match this LIKE pattern (% any run, _ one character)"
 					}
 					if p.Op == "GLOB" {
-						phrase = "matches this GLOB pattern"
+						phrase = "matches this GLOB pattern (* any run, ? one character)"
 					}
 					m.add(name, lit, subject, phrase)
 				}
 			}
 		case *sqlplan.Between:
 			if subject, ok := m.subject(p.X); ok {
+				loP, hiP := "is at least this value (BETWEEN, inclusive)", "is at most this value (BETWEEN, inclusive)"
+				if p.Not {
+					loP, hiP = "is below this value or above the upper bound (NOT BETWEEN)", "is above this value or below the lower bound (NOT BETWEEN)"
+				}
 				if lo, ok := p.Lo.(*sqlplan.Literal); ok && lo.Kind != sqlplan.LitNull {
-					m.add("min_"+subject.base, lo, subject, "is at least (BETWEEN, inclusive)")
+					m.add("min_"+subject.base, lo, subject, loP)
 				}
 				if hi, ok := p.Hi.(*sqlplan.Literal); ok && hi.Kind != sqlplan.LitNull {
-					m.add("max_"+subject.base, hi, subject, "is at most (BETWEEN, inclusive)")
+					m.add("max_"+subject.base, hi, subject, hiP)
 				}
 			}
 		case *sqlplan.In:
 			if subject, ok := m.subject(p.X); ok && p.Sub == nil {
-				phrase := "is one of these values"
+				phrase := inPhrase
 				if p.Not {
-					phrase = "is none of these values"
+					phrase = notInPhrase
 				}
 				for i, it := range p.List {
 					if lit, ok := it.(*sqlplan.Literal); ok && lit.Kind != sqlplan.LitNull && lit.Value != "" {
@@ -146,12 +161,12 @@ func (m *maker) subject(e sqlplan.Expr) (subject, bool) {
 	switch x := e.(type) {
 	case *sqlplan.ColumnRef:
 		if x.Source == nil || x.Source.Table == nil {
-			return subject{base: paramBase(x.Column), what: x.Column, kind: x.Kind}, true
+			return subject{base: wordBase(x.Column), what: x.Column, kind: x.Kind}, true
 		}
 		t := x.Source.Table.Name
-		base := paramBase(x.Column)
+		base := wordBase(x.Column)
 		if generic[strings.ToLower(x.Column)] {
-			base = paramBase(t + "_" + x.Column)
+			base = wordBase(t + "_" + x.Column)
 		}
 		return subject{base: base, column: t + "." + x.Column, what: t + "." + x.Column, col: m.describe(t, x.Column), kind: x.Kind}, true
 	case *sqlplan.Func:
@@ -250,29 +265,47 @@ func funcPart(f *sqlplan.Func) string {
 // generic column names get their table's name in front.
 var generic = map[string]bool{"id": true, "name": true, "type": true, "status": true, "date": true, "year": true, "value": true, "code": true, "description": true}
 
-func paramBase(s string) string {
+// wordBase turns a name into lower-case words joined by single
+// underscores, keeping letters of every script (names and titles are
+// made from it).
+func wordBase(s string) string {
 	var b strings.Builder
-	last := byte('_')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			c += 'a' - 'A'
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		default:
-			c = '_'
-		}
-		if c == '_' && last == '_' {
+	under := true
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			under = false
 			continue
 		}
-		b.WriteByte(c)
-		last = c
+		if !under {
+			b.WriteByte('_')
+		}
+		under = true
 	}
-	out := strings.Trim(b.String(), "_")
+	return strings.TrimRight(b.String(), "_")
+}
+
+// paramBase is the ASCII identifier of a name (ident.ASCII: ä→ae, ß→ss),
+// lower case, never starting with a digit or an underscore (toolenv's own
+// query options start with one).
+func paramBase(s string) string {
+	out := strings.ToLower(ident.ASCII(wordBase(s)))
 	if out == "" || out[0] >= '0' && out[0] <= '9' {
 		out = "p_" + out
 	}
 	return out
+}
+
+// Title is a name in words for people: underscores as spaces, each word
+// capitalised, Unicode kept ("größe_by_jahr" → "Größe By Jahr").
+func Title(name string) string {
+	words := strings.Split(name, "_")
+	for i, w := range words {
+		if r, size := utf8.DecodeRuneInString(w); size > 0 {
+			words[i] = string(unicode.ToUpper(r)) + w[size:]
+		}
+	}
+	return strings.Join(strings.Fields(strings.Join(words, " ")), " ")
 }
 
 // add records a parameter for lit.
@@ -282,12 +315,13 @@ func (m *maker) add(name string, lit *sqlplan.Literal, s subject, phrase string)
 			return // already a parameter (walked twice)
 		}
 	}
-	name = paramBase(name)
-	m.used[name]++
-	if n := m.used[name]; n > 1 {
-		name = fmt.Sprintf("%s_%d", name, n)
-		m.used[name]++
+	raw := wordBase(name)
+	base := paramBase(raw)
+	name = ident.Limit(base, 64)
+	for n := 2; m.used[name] > 0; n++ {
+		name = ident.Limit(fmt.Sprintf("%s_%d", base, n), 64)
 	}
+	m.used[name]++
 	typ := "string"
 	switch lit.Kind {
 	case sqlplan.LitInt:
@@ -303,7 +337,7 @@ func (m *maker) add(name string, lit *sqlplan.Literal, s subject, phrase string)
 	} else {
 		desc.WriteString(upperFirst(what))
 	}
-	desc.WriteString(": the rows where it " + phrase + " this value")
+	desc.WriteString(": the rows where it " + phrase)
 	if s.what != s.column && s.column != "" && strings.Contains(s.what, " of ") {
 		desc.WriteString(" (compared with " + s.what + ")")
 	}
@@ -315,8 +349,8 @@ func (m *maker) add(name string, lit *sqlplan.Literal, s subject, phrase string)
 		m.values = map[string]any{}
 	}
 	m.values[name] = lit.Value
-	nonEmpty := typ == "string" && (phrase == opPhrase["="] || phrase == "is one of these values")
-	m.params = append(m.params, Param{Name: name, Type: typ, Description: desc.String(), Column: s.column, NonEmpty: nonEmpty, pos: lit.Pos, end: lit.End, base: s.base})
+	nonEmpty := typ == "string" && (phrase == opPhrase["="] || phrase == inPhrase)
+	m.params = append(m.params, Param{Name: name, Title: Title(raw), Type: typ, Description: desc.String(), Column: s.column, NonEmpty: nonEmpty, pos: lit.Pos, end: lit.End, base: s.base, raw: raw})
 }
 
 func upperFirst(s string) string {
