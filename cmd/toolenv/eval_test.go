@@ -397,3 +397,20 @@ func TestEvalStableToolBenchQueries(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalExitsNonZeroWhenEveryEpisodeErrored: with the model
+// unreachable every episode ends with an error; the reports are still
+// written, and eval exits 4 saying nothing was measured.
+func TestEvalExitsNonZeroWhenEveryEpisodeErrored(t *testing.T) {
+	bird := builtBird(t)
+	out := t.TempDir()
+	code, _, stderr := run(t, context.Background(), "eval", "--tasks", filepath.Join(bird, "rest"), "--agent", "react", "--limit", "3",
+		"--model", "http://"+freeAddr(t)+"/v1", "--model-name", "m", "--model-retries", "0", "--no-judge",
+		"--out", out, "--log-level", "error", "--store", filepath.Join(out, "c.db"))
+	if code != 4 || !strings.Contains(stderr, "every one of the 3 episodes ended with an error") || !strings.Contains(stderr, "--retry-errors") {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.md")); err != nil {
+		t.Fatalf("no report: %v", err)
+	}
+}

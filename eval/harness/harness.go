@@ -386,7 +386,32 @@ func (ev *Evaluation) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if runErr == nil {
+		runErr = allErrored(res.Episodes)
+	}
 	return &Result{Result: res, Summary: s}, runErr
+}
+
+// allErrored returns an error when there were episodes and every one
+// ended with an error (the model or the environment unreachable): then
+// the run measured nothing, and a command that exits 0 would pass for a
+// run whose scores are all zero. Its status is unavailable.
+func allErrored(eps []*eval.Episode) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	first := ""
+	for _, ep := range eps {
+		if ep.Outcome == nil || ep.Outcome.Trajectory == nil || ep.Outcome.Trajectory.Error == "" {
+			return nil
+		}
+		if first == "" {
+			first = ep.Outcome.Trajectory.Error
+		}
+	}
+	return toolenv.Errorw(toolenv.StatusUnavailable,
+		"nothing was measured: check that the model endpoint (--model) and the environment are reachable, then run again with --resume --retry-errors",
+		"every one of the %d episodes ended with an error (the first: %s)", len(eps), first)
 }
 
 // Close releases the environment and the records.
