@@ -144,7 +144,28 @@ func (c *Collection) Validate() error {
 		}
 		seen[t.Name] = true
 	}
+	if err := CheckSchemas(c.Tools); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// CheckSchemas checks that no tool's input or output schema nests deeper
+// than MaxSchemaDepth or contains itself; the error names the first such
+// tool.
+func CheckSchemas(tools []*Tool) error {
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		if err := t.Input.CheckDepth(); err != nil {
+			return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+		}
+		if err := t.Output.CheckDepth(); err != nil {
+			return fmt.Errorf("tool %q: output schema: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 // The files of a collection folder.
@@ -183,7 +204,13 @@ func ReadCollectionFS(fsys fs.FS, dir string) (*Collection, error) {
 		return nil, err
 	}
 	if err := read(ToolsFile, &c.Tools); err != nil {
+		if errors.Is(err, ErrSchemaTooDeep) {
+			return nil, fmt.Errorf("%s: %w", ToolsFile, deepTool(fsys, path.Join(dir, ToolsFile)))
+		}
 		return nil, err
+	}
+	if err := CheckSchemas(c.Tools); err != nil {
+		return nil, fmt.Errorf("%s: %w", ToolsFile, err)
 	}
 	for _, t := range c.Tools {
 		// tools.json is indented for people; responses are served as
@@ -351,4 +378,26 @@ func WriteTasks(path string, tasks []*Task) error {
 		}
 	}
 	return WriteFileAtomic(path, b.Bytes())
+}
+
+// deepTool names the tool of a tools.json whose schema is too deep to
+// decode.
+func deepTool(fsys fs.FS, name string) error {
+	data, _ := fs.ReadFile(fsys, name)
+	var tools []struct {
+		Name   string          `json:"name"`
+		Input  json.RawMessage `json:"input"`
+		Output json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal(data, &tools) == nil {
+		for _, t := range tools {
+			switch {
+			case jsonDepth(t.Input) > maxSchemaJSONDepth:
+				return fmt.Errorf("tool %q: input schema: %w", t.Name, ErrSchemaTooDeep)
+			case jsonDepth(t.Output) > maxSchemaJSONDepth:
+				return fmt.Errorf("tool %q: output schema: %w", t.Name, ErrSchemaTooDeep)
+			}
+		}
+	}
+	return ErrSchemaTooDeep
 }

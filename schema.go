@@ -3,6 +3,7 @@ package toolenv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -286,6 +287,11 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 func (s *Schema) UnmarshalJSON(data []byte) error {
 	*s = Schema{}
 	data = bytes.TrimSpace(data)
+	if jsonDepth(data) > maxSchemaJSONDepth {
+		// Refused before it is decoded: each level would decode the
+		// levels below it again.
+		return ErrSchemaTooDeep
+	}
 	if bytes.Equal(data, []byte("true")) || bytes.Equal(data, []byte("false")) || bytes.Equal(data, []byte("null")) {
 		return nil
 	}
@@ -434,3 +440,119 @@ func marshalNoHTML(v any) ([]byte, error) {
 // MarshalJSONNoHTML marshals v like json.Marshal but leaves <, > and &
 // as they are.
 func MarshalJSONNoHTML(v any) ([]byte, error) { return marshalNoHTML(v) }
+
+// ErrSchemaTooDeep is the error of a schema nesting deeper than
+// MaxSchemaDepth.
+var ErrSchemaTooDeep = fmt.Errorf("the schema nests more than %d levels deep; flatten it, or describe the deep part as a JSON string", MaxSchemaDepth)
+
+// maxSchemaJSONDepth is the JSON nesting of MaxSchemaDepth schema levels
+// (each level is a schema object inside a properties object), with room.
+const maxSchemaJSONDepth = 2*MaxSchemaDepth + 4
+
+// MaxSchemaDepth is how deeply a tool's schema may nest (properties,
+// items, anyOf/oneOf/allOf): deeper schemas are refused when a collection
+// is loaded, since clients and libraries that walk them recursively give
+// up (the MCP SDK panics past 1,000 levels of JSON) and no real API needs
+// more.
+const MaxSchemaDepth = 64
+
+// CheckDepth returns an error when s nests more than MaxSchemaDepth levels
+// (s itself is level 1) or contains itself.
+func (s *Schema) CheckDepth() error {
+	if s == nil {
+		return nil
+	}
+	d := &depthWalk{done: map[*Schema]int{}, path: map[*Schema]bool{}}
+	n := d.depth(s)
+	switch {
+	case d.cycle:
+		return errors.New("the schema contains itself; cut the recursion (describe the inner level as an object without properties)")
+	case n > MaxSchemaDepth:
+		return ErrSchemaTooDeep
+	}
+	return nil
+}
+
+// depthWalk measures a schema graph once per node, stopping past
+// MaxSchemaDepth levels (a graph built in Go may share nodes or loop).
+type depthWalk struct {
+	done  map[*Schema]int
+	path  map[*Schema]bool
+	cycle bool
+	level int
+}
+
+func (d *depthWalk) depth(s *Schema) int {
+	if s == nil {
+		return 0
+	}
+	if n, ok := d.done[s]; ok {
+		return n
+	}
+	if d.path[s] {
+		d.cycle = true
+		return MaxSchemaDepth + 1
+	}
+	d.level++
+	defer func() { d.level-- }()
+	if d.level > MaxSchemaDepth {
+		return MaxSchemaDepth + 1 // deep enough to refuse: no need to go further
+	}
+	d.path[s] = true
+	deepest := 0
+	visit := func(c *Schema) {
+		if n := d.depth(c); n > deepest {
+			deepest = n
+		}
+	}
+	for _, c := range s.Properties {
+		visit(c)
+	}
+	visit(s.Items)
+	for _, list := range [][]*Schema{s.AnyOf, s.OneOf, s.AllOf} {
+		for _, c := range list {
+			visit(c)
+		}
+	}
+	// Keywords kept raw (not, additionalProperties, $defs, ...) may hold
+	// schemas too: two levels of JSON make about one of schema.
+	raws := func(raw json.RawMessage) {
+		if n := (jsonDepth(raw) + 1) / 2; n > deepest {
+			deepest = n
+		}
+	}
+	raws(s.AdditionalProperties)
+	for _, raw := range s.Extra {
+		raws(raw)
+	}
+	delete(d.path, s)
+	d.done[s] = deepest + 1
+	return deepest + 1
+}
+
+// jsonDepth returns the deepest nesting of objects and arrays in raw JSON
+// (strings skipped).
+func jsonDepth(raw []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}

@@ -3,6 +3,7 @@ package environment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,6 +30,9 @@ func (env *Environment) loadSources(ctx context.Context) ([]*toolenv.Collection,
 			return nil, err
 		}
 		col := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
+		if err := toolenv.CheckSchemas(col.Tools); err != nil {
+			return nil, fmt.Errorf("ToolBench docs %s: %w", strings.Join(c.ToolBench, ", "), err)
+		}
 		colls = append(colls, col)
 		env.Tasks[col.Name] = src.Tasks(col)
 		log.Info("loaded ToolBench docs", "files", src.Files, "apis", len(col.Tools), "queries", len(env.Tasks[col.Name]), "elapsed", time.Since(start).Round(time.Millisecond))

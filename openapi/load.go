@@ -76,6 +76,9 @@ func Load(ctx context.Context, path string, opts LoadOptions) (*toolenv.Collecti
 	}
 	order := newSourceOrder(data, filepath.Dir(abs), os.ReadFile)
 	c, err := fromDocument(ctx, doc, order, path, opts)
+	if err == nil {
+		err = toolenv.CheckSchemas(c.Tools)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %s: %w", path, err)
 	}
@@ -89,7 +92,14 @@ func Read(ctx context.Context, data []byte, opts LoadOptions) (*toolenv.Collecti
 	if err != nil {
 		return nil, loadError("the document", data, "", err)
 	}
-	return fromDocument(ctx, doc, newSourceOrder(data, "", nil), "", opts)
+	c, err := fromDocument(ctx, doc, newSourceOrder(data, "", nil), "", opts)
+	if err == nil {
+		err = toolenv.CheckSchemas(c.Tools)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // safeLoad runs kin-openapi's loader, which is not hardened against
@@ -175,7 +185,12 @@ func fromDocument(ctx context.Context, doc *openapi3.T, order *sourceOrder, path
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		b.schemas.deep = false
 		t, why := b.tool(op)
+		if b.schemas.deep {
+			return nil, toolenv.Errorw(toolenv.StatusBadRequest, "flatten it, or describe the deep part as a JSON string",
+				"operation %s (tool %q): a schema nests more than %d levels deep", op, t.Name, maxSchemaDepth)
+		}
 		tools = append(tools, t)
 		if why != "" {
 			exact = false

@@ -22,8 +22,9 @@ const (
 	response
 )
 
-// maxSchemaDepth bounds the nesting converted; deeper schemas become an
-// untyped placeholder that says so.
+// maxSchemaDepth bounds the nesting converted; an operation with a deeper
+// schema does not load (what toolenv.MaxSchemaDepth refuses in tools.json,
+// with room for the levels a body or a $ref adds).
 const maxSchemaDepth = 48
 
 // maxSchemaNodes bounds the nodes of one converted schema (a parameter's,
@@ -44,6 +45,7 @@ type schemaConverter struct {
 	depth  int
 	nodes  int  // nodes of the schema being converted, inlined copies included
 	capped bool // the budget ran out somewhere
+	deep   bool // a schema nested deeper than maxSchemaDepth
 }
 
 func newSchemaConverter(order *sourceOrder) *schemaConverter {
@@ -124,6 +126,7 @@ func (cv *schemaConverter) value(s *openapi3.Schema, at place, dir direction) *t
 		return &toolenv.Schema{}
 	}
 	if cv.depth >= maxSchemaDepth {
+		cv.deep = true
 		return &toolenv.Schema{Description: fmt.Sprintf("(nested more than %d levels deep; not converted)", maxSchemaDepth)}
 	}
 	cv.nodes++

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -180,5 +181,38 @@ func TestHungModelEndpointThroughServe(t *testing.T) {
 	w := strings.Join(hdr.Values("X-Toolenv-Warning"), "\n")
 	if ans["error"] != "" || hdr.Get("X-Toolenv-Source") != "synthesizer" || !strings.Contains(w, "could not answer") || !strings.Contains(w, "no answer") || strings.Contains(w, "no LLM simulator is configured") {
 		t.Fatalf("answer %v from %s, warnings:\n%s", ans, hdr.Get("X-Toolenv-Source"), w)
+	}
+}
+
+// TestDeepSchemaIsALoadErrorNotAPanic: serve (which builds the MCP
+// server) refuses a 600-level input schema from tools.json and from an
+// OpenAPI document with an error naming the file and the tool.
+func TestDeepSchemaIsALoadErrorNotAPanic(t *testing.T) {
+	inner := `{"type": "string"}`
+	for range 599 {
+		inner = `{"type": "object", "properties": {"x": ` + inner + `}}`
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "collection.json"), []byte(`{"name": "deep", "kind": "openapi", "backend": {"type": "virtual"}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`[{"name": "deep_tool", "input": `+inner+`}]`), 0o644)
+	doc := filepath.Join(t.TempDir(), "deep.json")
+	os.WriteFile(doc, []byte(`{"openapi": "3.0.3", "info": {"title": "Deep", "version": "1"}, "paths": {"/deep": {"post": {"operationId": "postDeep",
+	  "requestBody": {"content": {"application/json": {"schema": `+inner+`}}}, "responses": {"200": {"description": "ok"}}}}}}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--collection", dir}, []string{"tools.json", `"deep_tool"`, "levels"}},
+		{[]string{"--openapi", doc}, []string{doc, "postDeep", "levels"}},
+	} {
+		code, _, stderr := run(t, context.Background(), append([]string{"serve", "--store", ":memory:", "--addr", "127.0.0.1:0"}, c.args...)...)
+		if code == 0 || strings.Contains(stderr, "panic") {
+			t.Fatalf("%v: exit %d\n%s", c.args, code, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%v: the error does not name %q:\n%s", c.args, w, stderr)
+			}
+		}
 	}
 }

@@ -1,0 +1,107 @@
+package toolenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// deepSchema writes the JSON of a schema nesting depth levels through one
+// keyword: properties, items, anyOf, or a raw keyword toolenv keeps
+// verbatim (not, additionalProperties).
+func deepSchema(shape string, depth int) string {
+	inner := `{"type": "string"}`
+	for range depth - 1 {
+		switch shape {
+		case "properties":
+			inner = `{"type": "object", "properties": {"x": ` + inner + `}}`
+		case "items":
+			inner = `{"type": "array", "items": ` + inner + `}`
+		case "anyOf":
+			inner = `{"anyOf": [{"type": "null"}, ` + inner + `]}`
+		case "not":
+			inner = `{"not": ` + inner + `}`
+		case "additionalProperties":
+			inner = `{"type": "object", "additionalProperties": ` + inner + `}`
+		}
+	}
+	return inner
+}
+
+func writeDeepCollection(t *testing.T, shape string, depth int) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, CollectionFile), []byte(`{"name": "deep", "kind": "openapi", "backend": {"type": "virtual"}}`), 0o644)
+	tools := fmt.Sprintf(`[{"name": "shallow", "input": {"type": "object"}},
+	  {"name": "deep_tool", "input": {"type": "object", "properties": {"q": %s}}}]`, deepSchema(shape, depth))
+	os.WriteFile(filepath.Join(dir, ToolsFile), []byte(tools), 0o644)
+	return dir
+}
+
+// TestDeepSchemasAreLoadErrors: a tools.json whose input schema nests 600
+// levels (which panicked the MCP registration) is refused when the
+// collection is read, with the file and the tool named; at the limit it
+// loads.
+func TestDeepSchemasAreLoadErrors(t *testing.T) {
+	for _, shape := range []string{"properties", "items", "anyOf", "not", "additionalProperties"} {
+		t.Run(shape, func(t *testing.T) {
+			_, err := ReadCollection(writeDeepCollection(t, shape, 600))
+			if err == nil || !strings.Contains(err.Error(), ToolsFile) || !strings.Contains(err.Error(), `"deep_tool"`) || !strings.Contains(err.Error(), "levels") {
+				t.Fatalf("600 levels: %v", err)
+			}
+		})
+	}
+	// At the limit (the property itself is level 2 under the input).
+	if _, err := ReadCollection(writeDeepCollection(t, "properties", MaxSchemaDepth-1)); err != nil {
+		t.Fatalf("%d levels: %v", MaxSchemaDepth, err)
+	}
+	if _, err := ReadCollection(writeDeepCollection(t, "properties", MaxSchemaDepth)); err == nil {
+		t.Fatalf("%d levels loaded", MaxSchemaDepth+1)
+	}
+}
+
+// TestCheckDepthOnGraphs: schemas built in Go may share nodes (checked
+// once each, however many paths lead to them) or contain themselves.
+func TestCheckDepthOnGraphs(t *testing.T) {
+	// 60 levels, each with two properties pointing at the same child:
+	// 2^60 paths, 60 nodes.
+	s := &Schema{Type: "string"}
+	for range 59 {
+		s = &Schema{Type: "object", Properties: map[string]*Schema{"a": s, "b": s}}
+	}
+	start := time.Now()
+	if err := s.CheckDepth(); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("shared nodes walked again: %v", el)
+	}
+	loop := &Schema{Type: "object", Properties: map[string]*Schema{}}
+	loop.Properties["self"] = &Schema{Type: "array", Items: loop}
+	if err := loop.CheckDepth(); err == nil || !strings.Contains(err.Error(), "contains itself") {
+		t.Fatalf("cycle: %v", err)
+	}
+	c := NewCollection("g", "openapi", []*Tool{{Name: "loop", Input: loop}})
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `tool "loop": input schema`) {
+		t.Fatalf("Validate: %v", err)
+	}
+}
+
+func FuzzCheckDepth(f *testing.F) {
+	f.Add(deepSchema("properties", 5))
+	f.Add(deepSchema("not", 70))
+	f.Add(`{"type": "object", "x-a": "{{{{[[[["}`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		var s Schema
+		if err := s.UnmarshalJSON([]byte(raw)); err != nil {
+			return
+		}
+		err := s.CheckDepth()
+		if err == nil && jsonDepth([]byte(raw)) > 2*MaxSchemaDepth+2 {
+			t.Fatalf("JSON %d deep passed the check", jsonDepth([]byte(raw)))
+		}
+	})
+}
