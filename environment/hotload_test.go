@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,9 +40,15 @@ func TestWatchHotLoadsADriftedVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	changed := make(chan struct{}, 8)
+	// The SDK's Connect returns before the server has registered the
+	// client's subscriptions/listen (2026-07-28 protocol): the folder is
+	// changed only once the server acknowledged it, or the notification
+	// could be sent to nobody.
+	acked := make(chan struct{})
+	var ackOnce sync.Once
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
@@ -51,11 +58,26 @@ func TestWatchHotLoadsADriftedVersion(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				ackOnce.Do(func() { close(acked) })
+			}
+			return next(ctx, method, req)
+		}
+	})
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		select {
+		case <-acked:
+		case <-ctx.Done():
+			t.Fatalf("the server never acknowledged the client's subscriptions/listen: %v", ctx.Err())
+		}
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); env.Watch(ctx, 20*time.Millisecond) }()
 	defer func() { cancel(); <-done }()
@@ -71,8 +93,8 @@ func TestWatchHotLoadsADriftedVersion(t *testing.T) {
 	}
 	select {
 	case <-changed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no notifications/tools/list_changed after the folder changed")
+	case <-ctx.Done():
+		t.Fatalf("no notifications/tools/list_changed after the folder changed: %v", ctx.Err())
 	}
 	var listed []string
 	for tl, err := range cs.Tools(ctx, nil) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,22 +188,92 @@ func TestMCPSearchTools(t *testing.T) {
 	}
 }
 
+// listChangedWatcher is an MCP client that reports
+// notifications/tools/list_changed, and knows when the server will send
+// it one: the SDK's Connect returns before the server has registered the
+// subscription (subscriptions/listen under the 2026-07-28 protocol is sent
+// and not awaited; over streamable HTTP with older protocols the
+// notification travels on the standalone GET stream the client opens in
+// the background, and the SDK drops messages sent before that stream is
+// open). A notification sent before then is lost by design, so a test
+// waits on subscribed before it hot-loads.
+type listChangedWatcher struct {
+	client     *mcp.Client
+	changed    chan struct{}
+	acked      chan struct{} // closed at notifications/subscriptions/acknowledged
+	ackOnce    sync.Once
+	streamOpen chan struct{} // closed when the standalone GET stream answered 200
+	streamOnce sync.Once
+}
+
+func newListChangedWatcher() *listChangedWatcher {
+	w := &listChangedWatcher{changed: make(chan struct{}, 64), acked: make(chan struct{}), streamOpen: make(chan struct{})}
+	w.client = mcp.NewClient(&mcp.Implementation{Name: "toolenv-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { w.changed <- struct{}{} },
+	})
+	w.client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				w.ackOnce.Do(func() { close(w.acked) })
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return w
+}
+
+// httpClient is an HTTP client that closes streamOpen when the server
+// answers the standalone stream's GET: the SDK server writes those
+// headers while holding the stream, and makes it live before releasing
+// it, so every message sent after the client sees them is delivered.
+func (w *listChangedWatcher) httpClient() *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+			w.streamOnce.Do(func() { close(w.streamOpen) })
+		}
+		return resp, err
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// subscribed waits until the server will notify cs (over HTTP when
+// overHTTP), or fails the test when ctx ends first.
+func (w *listChangedWatcher) subscribed(ctx context.Context, t *testing.T, cs *mcp.ClientSession, overHTTP bool) {
+	t.Helper()
+	var ready <-chan struct{}
+	switch {
+	case cs.InitializeResult().ProtocolVersion >= "2026-07-28":
+		ready = w.acked
+	case overHTTP:
+		ready = w.streamOpen
+	default:
+		return // notifications go over the one connection
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		t.Fatalf("the client's subscription to tools/list_changed was never in place (protocol %s): %v", cs.InitializeResult().ProtocolVersion, ctx.Err())
+	}
+}
+
 // TestMCPHotLoadNotifies replaces the served collection with a new
 // version (a tool renamed, as drift renames): MCP clients over both
 // transports receive notifications/tools/list_changed, the list and
-// calls follow the new version, and so do the HTTP front-ends.
+// calls follow the new version, and so do the HTTP front-ends. The test
+// waits on events, not on time: for each client's subscription to be in
+// place, then for its notification, under one generous deadline.
 func TestMCPHotLoadNotifies(t *testing.T) {
 	c := demoCollection(t)
 	fx := newMCPFixture(t, c)
 	srv := fx.httpServer(t)
-	changed := map[string]chan struct{}{"http": make(chan struct{}, 8), "memory": make(chan struct{}, 8)}
-	client := func(name string) *mcp.Client {
-		return mcp.NewClient(&mcp.Implementation{Name: "toolenv-test", Version: "1"}, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed[name] <- struct{}{} },
-		})
-	}
-	ctx := context.Background()
-	httpCS, err := client("http").Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	watchers := map[string]*listChangedWatcher{"http": newListChangedWatcher(), "memory": newListChangedWatcher()}
+	httpCS, err := watchers["http"].client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: watchers["http"].httpClient()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +283,21 @@ func TestMCPHotLoadNotifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memCS, err := client("memory").Connect(ctx, ct, nil)
+	memCS, err := watchers["memory"].client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { memCS.Close(); ss.Wait() }()
+	watchers["http"].subscribed(ctx, t, httpCS, true)
+	watchers["memory"].subscribed(ctx, t, memCS, false)
+	t.Logf("protocols: HTTP %s, in memory %s", httpCS.InitializeResult().ProtocolVersion, memCS.InitializeResult().ProtocolVersion)
+	for name, w := range watchers {
+		select {
+		case <-w.changed:
+			t.Fatalf("%s client: tools/list_changed before any hot-load", name)
+		default:
+		}
+	}
 
 	v2 := cloneCollection(c)
 	v2.Version = "v2"
@@ -225,11 +306,11 @@ func TestMCPHotLoadNotifies(t *testing.T) {
 	if _, err := fx.reg.Replace(v2, mustVirtual(t, v2)); err != nil {
 		t.Fatal(err)
 	}
-	for name, ch := range changed {
+	for name, w := range watchers {
 		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s client: no notifications/tools/list_changed after the hot-load", name)
+		case <-w.changed:
+		case <-ctx.Done():
+			t.Fatalf("%s client: no notifications/tools/list_changed after the hot-load: %v", name, ctx.Err())
 		}
 	}
 	for name, cs := range map[string]*mcp.ClientSession{"http": httpCS, "memory": memCS} {
