@@ -1,21 +1,13 @@
 package main
 
 import (
-	"fmt"
-	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/drift"
-	"github.com/toolenv/toolenv/eval/metrics"
-	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/internal/buildinfo"
+	"github.com/toolenv/toolenv/mapping/mapeval"
 	"github.com/toolenv/toolenv/mapping/structural"
-	"github.com/toolenv/toolenv/mapping/truth"
-	"github.com/toolenv/toolenv/nl2api"
 )
 
 func newMapEvalCmd(e *env) *cobra.Command {
@@ -25,17 +17,6 @@ func newMapEvalCmd(e *env) *cobra.Command {
 	}
 	cmd.AddCommand(newMapEvalDriftCmd(e), newMapEvalSELCmd(e), newMapEvalObfuscationCmd(e), newMapEvalRepairCmd(e), newMapEvalFailoverCmd(e))
 	return cmd
-}
-
-// driftEval is the result of mapping one drifted collection's versions.
-type driftEval struct {
-	Collection string             `json:"collection"`
-	From       string             `json:"from"`
-	To         string             `json:"to"`
-	Tools      int                `json:"tools"`
-	Scores     *truth.Scores      `json:"scores"`
-	Elapsed    time.Duration      `json:"elapsed_ns"`
-	Mappings   []*mapping.Mapping `json:"-"`
 }
 
 func newMapEvalDriftCmd(e *env) *cobra.Command {
@@ -61,60 +42,19 @@ over everything and over what the drift changed.`,
 			if len(dirs) == 0 {
 				return usagef("give at least one drifted collection folder with --collection")
 			}
-			var results []*driftEval
-			for _, dir := range dirs {
-				c, err := toolenv.ReadCollection(dir)
-				if err != nil {
-					return err
-				}
-				if !drift.IsDrifted(c) {
-					return usagef("%s is not a drifted collection (its backend is %q); make one with toolenv drift --in %s --out DIR --seed N", dir, c.Backend.Type, dir)
-				}
-				lin, err := drift.Open(c)
-				if err != nil {
-					return err
-				}
-				start := time.Now()
-				oldName := c.Name + "@" + lin.Manifest.BaseVersion
-				newName := c.Name + "@" + lin.Manifest.Version
-				old := truth.Rename(lin.Base.Tools, oldName)
-				cur := truth.Rename(lin.Current.Tools, newName)
-				ms, err := truth.MapVersions(ctx, old, cur, opts)
-				if err != nil {
-					return err
-				}
-				gold, err := truth.FromDrift(lin.Manifest, old, cur, oldName, newName)
-				if err != nil {
-					return err
-				}
-				r := &driftEval{Collection: c.Name, From: lin.Manifest.BaseVersion, To: lin.Manifest.Version, Tools: len(gold.Tools),
-					Scores: truth.Score(gold, ms), Elapsed: time.Since(start), Mappings: ms}
-				results = append(results, r)
-				e.logger().Info("scored drift mapping", "collection", c.Name, "tools", r.Tools, "tool_f1", r.Scores.Tools.F1, "field_f1", r.Scores.Fields.F1, "elapsed", r.Elapsed.Round(time.Millisecond))
+			results, err := mapeval.Drift(ctx, dirs, opts, e.logger())
+			if err != nil {
+				return err
 			}
 			if out != "" {
-				if err := os.MkdirAll(out, 0o755); err != nil {
-					return err
-				}
-				for _, r := range results {
-					set := &mapping.Set{Version: mapping.SetVersion, Collections: []string{r.Collection + "@" + r.From, r.Collection + "@" + r.To}, Mappings: r.Mappings}
-					if err := mapping.WriteSet(filepath.Join(out, "mappings-"+r.Collection+"-"+r.From+"-"+r.To+".json"), set); err != nil {
-						return err
-					}
-				}
-				if err := toolenv.WriteJSONFile(filepath.Join(out, "drift-eval.json"), results); err != nil {
-					return err
-				}
-				var b strings.Builder
-				writeDriftEval(&b, results)
-				if err := toolenv.WriteFileAtomic(filepath.Join(out, "drift-eval.md"), []byte(b.String())); err != nil {
+				if err := mapeval.WriteDrift(out, results, buildinfo.Provenance(os.Args, map[string]any{"collections": dirs, "min_score": opts.MinScore, "min_field": opts.MinField})); err != nil {
 					return err
 				}
 			}
 			if asJSON {
 				return writeJSON(e.stdout, results)
 			}
-			writeDriftEval(e.stdout, results)
+			mapeval.DriftMarkdown(e.stdout, results)
 			return nil
 		},
 	}
@@ -124,40 +64,6 @@ over everything and over what the drift changed.`,
 	cmd.Flags().Float64Var(&opts.MinField, "min-field", 0.35, "lowest field-pair score kept")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
-}
-
-func prf(p metrics.PRF) string {
-	return fmt.Sprintf("%.3f / %.3f / **%.3f**", p.Precision, p.Recall, p.F1)
-}
-
-func writeDriftEval(w io.Writer, rs []*driftEval) {
-	fmt.Fprintf(w, "# Structural mapping against drift ground truth\n\n")
-	fmt.Fprintf(w, "Precision / recall / F1; the structural mapper alone (no model).\n\n")
-	fmt.Fprintf(w, "| collection | versions | tools | tool pairs | renamed tools | field alignments | arguments | response fields | renamed fields |\n")
-	fmt.Fprintf(w, "| --- | --- | ---: | --- | --- | --- | --- | --- | --- |\n")
-	for _, r := range rs {
-		s := r.Scores
-		fmt.Fprintf(w, "| %s | %s→%s | %d | %s | %s | %s | %s | %s | %s |\n", r.Collection, r.From, r.To, r.Tools,
-			prf(s.Tools), prf(s.ToolsChanged), prf(s.Fields), prf(s.Inputs), prf(s.Outputs), prf(s.FieldsChanged))
-	}
-	fmt.Fprintln(w)
-	for _, r := range rs {
-		c := r.Scores.Counts
-		fmt.Fprintf(w, "- %s: %d tools (%d renamed), %d argument and %d response field pairs (%d renamed or moved); mapped in %s\n",
-			r.Collection, c["gold_tools"], c["gold_tools_changed"], c["gold_inputs"], c["gold_outputs"], c["gold_fields_changed"], r.Elapsed.Round(time.Millisecond))
-	}
-	for _, r := range rs {
-		if len(r.Scores.Misses) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\nExamples of misses (%s):\n\n", r.Collection)
-		for i, m := range r.Scores.Misses {
-			if i == 10 {
-				break
-			}
-			fmt.Fprintf(w, "- %s\n", m)
-		}
-	}
 }
 
 func newMapEvalSELCmd(e *env) *cobra.Command {
@@ -180,40 +86,14 @@ argument alignments and the fixed arguments against that exact truth.`,
 			if selDir == "" || slotDir == "" {
 				return usagef("--sel and --slot are required (folders of one NL2SQL build)")
 			}
-			sel, err := toolenv.ReadCollection(selDir)
+			s, err := mapeval.SEL(ctx, selDir, slotDir, opts)
 			if err != nil {
 				return err
 			}
-			slot, err := toolenv.ReadCollection(slotDir)
-			if err != nil {
-				return err
-			}
-			gold, err := truth.FromSELMeta(sel, slot)
-			if err != nil {
-				return err
-			}
-			ms, err := truth.MapOnto(ctx, sel.Tools, slot.Tools, opts)
-			if err != nil {
-				return err
-			}
-			s := truth.Score(gold, ms)
 			if asJSON {
 				return writeJSON(e.stdout, s)
 			}
-			fmt.Fprintf(e.stdout, "# SEL → SLOT against the SEL tools' metadata\n\n")
-			fmt.Fprintf(e.stdout, "| tool pairs | argument alignments | fixed arguments exact |\n| --- | --- | ---: |\n")
-			fixed := "n/a"
-			if s.Fixed != nil {
-				fixed = fmt.Sprintf("%.3f", *s.Fixed)
-			}
-			fmt.Fprintf(e.stdout, "| %s | %s | %s |\n\n", prf(s.Tools), prf(s.Inputs), fixed)
-			fmt.Fprintf(e.stdout, "%d SEL tools specialise a SLOT operation; %d mapped.\n", s.Counts["gold_tools"], s.Counts["pred_tools"])
-			for i, m := range s.Misses {
-				if i == 10 {
-					break
-				}
-				fmt.Fprintf(e.stdout, "- %s\n", m)
-			}
+			mapeval.SELMarkdown(e.stdout, s)
 			return nil
 		},
 	}
@@ -244,35 +124,14 @@ descriptions, types and response structure to go on.`,
 			if origDir == "" || obfDir == "" {
 				return usagef("--original and --obfuscated are required")
 			}
-			orig, err := toolenv.ReadCollection(origDir)
+			s, orig, obf, err := mapeval.Obfuscation(ctx, origDir, obfDir, opts)
 			if err != nil {
 				return err
 			}
-			obf, err := toolenv.ReadCollection(obfDir)
-			if err != nil {
-				return err
-			}
-			gold, err := truth.FromObfuscation(nl2api.MappingFile(obfDir), orig, obf)
-			if err != nil {
-				return err
-			}
-			ms, err := truth.MapVersions(ctx, orig.Tools, obf.Tools, opts)
-			if err != nil {
-				return err
-			}
-			s := truth.Score(gold, ms)
 			if asJSON {
 				return writeJSON(e.stdout, s)
 			}
-			fmt.Fprintf(e.stdout, "# %s → %s against its mapping file\n\n", orig.Name, obf.Name)
-			fmt.Fprintf(e.stdout, "| tool pairs | field alignments | arguments | response fields |\n| --- | --- | --- | --- |\n")
-			fmt.Fprintf(e.stdout, "| %s | %s | %s | %s |\n\n", prf(s.Tools), prf(s.Fields), prf(s.Inputs), prf(s.Outputs))
-			for i, m := range s.Misses {
-				if i == 10 {
-					break
-				}
-				fmt.Fprintf(e.stdout, "- %s\n", m)
-			}
+			mapeval.ObfuscationMarkdown(e.stdout, orig, obf, s)
 			return nil
 		},
 	}
@@ -280,5 +139,110 @@ descriptions, types and response structure to go on.`,
 	cmd.Flags().StringVar(&obfDir, "obfuscated", "", "its obfuscated variant's folder (the mapping file <folder>.mapping.json beside it)")
 	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
+	return cmd
+}
+
+// workOptions are the options of the measurements at work: the
+// environments they open log at warn level and above.
+func workOptions(e *env, tasks string, limit int) mapeval.WorkOptions {
+	quiet := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: e.getenv, logJSON: e.logJSON}
+	quiet.logLevel.Set(max(e.logLevel.Level(), slog.LevelWarn))
+	return mapeval.WorkOptions{Tasks: tasks, Limit: limit, Logger: e.logger(), EnvLogger: quiet.logger(), Getenv: e.getenv, Progress: e.stderr}
+}
+
+func newMapEvalRepairCmd(e *env) *cobra.Command {
+	var (
+		dir       string
+		tasksPath string
+		limit     int
+		agents    []string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "repair",
+		Short: "Completion of calls written against old documentation on a drifted collection, without and with the repair adapter",
+		Long: `Run the tasks of a collection's old version against its drifted version (strict
+mode), once as it is and once with --repair (the adapter maps the old
+documentation onto the current tools structurally, without the manifest), and
+report the completion: every call succeeded, and for NL2SQL tasks the answer
+equals the gold answer.
+
+Agents: "oracle" executes the old gold calls; "direct-replay" is the direct agent
+with a model that replays what a model shown the old documentation writes (the old
+gold calls, in its answer format) from a loopback OpenAI-compatible server, so the
+calls pass through the agent's parser and executor. Without --tasks, each API of
+the old version with documented example values is called once (StableToolBench
+has no gold call sequences).`,
+		Example: `  toolenv drift --in out/bird/rest --out out/drift/rest-v2 --seed 1
+  toolenv map eval repair --collection out/drift/rest-v2 --tasks out/bird/rest/tasks.jsonl
+  toolenv map eval repair --collection out/drift/stb-v2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if dir == "" {
+				return usagef("--collection DRIFTED_DIR is required (a folder written by toolenv drift)")
+			}
+			rep, err := mapeval.Repair(ctx, mapeval.RepairOptions{WorkOptions: workOptions(e, tasksPath, limit), Collection: dir, Agents: agents})
+			if rep == nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, rep)
+			}
+			rep.Markdown(e.stdout)
+			return ctx.Err()
+		},
+	}
+	cmd.Flags().StringVar(&dir, "collection", "", "the drifted collection folder")
+	cmd.Flags().StringVar(&tasksPath, "tasks", "", "tasks of the old version (tasks.jsonl with gold calls); default: one call per documented API")
+	cmd.Flags().IntVar(&limit, "limit", 0, "run only the first N tasks")
+	cmd.Flags().StringSliceVar(&agents, "agent", []string{"oracle", "direct-replay"}, "agents: oracle, direct-replay")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
+	return cmd
+}
+
+func newMapEvalFailoverCmd(e *env) *cobra.Command {
+	var (
+		primary, alternative string
+		tasksPath            string
+		limit                int
+		asJSON               bool
+	)
+	cmd := &cobra.Command{
+		Use:   "failover",
+		Short: "Completion of a collection's tasks when its backend is down, without and with failover to a structurally mapped alternative",
+		Long: `Serve a primary collection and an alternative one, take every endpoint of the
+primary down (faults: 503 on every call), and run the primary's tasks with the
+oracle: once as it is, once with failover through the structural mapping from the
+primary onto the alternative (computed here from their documentation alone).
+Reports how many tasks still complete and reach the gold answer.
+
+The NL2SQL build's obfuscated REST variant is a ready alternative provider: the
+same queries behind endpoints named FUNC_n with arguments ARG_n, so the mapping
+has only descriptions, types and values to go on.`,
+		Example: `  toolenv build bird --data ../shared/data/bird --out out/bird --obfuscate
+  toolenv map eval failover --primary out/bird/rest --alternative out/bird/rest-obfuscated`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if primary == "" || alternative == "" {
+				return usagef("--primary and --alternative are required (collection folders)")
+			}
+			rep, err := mapeval.Failover(ctx, mapeval.FailoverOptions{WorkOptions: workOptions(e, tasksPath, limit), Primary: primary, Alternative: alternative})
+			if rep == nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(e.stdout, rep)
+			}
+			rep.Markdown(e.stdout)
+			return ctx.Err()
+		},
+	}
+	cmd.Flags().StringVar(&primary, "primary", "", "the primary collection folder (its tasks are run)")
+	cmd.Flags().StringVar(&alternative, "alternative", "", "the alternative provider's collection folder")
+	cmd.Flags().StringVar(&tasksPath, "tasks", "", "tasks to run (default: the primary's tasks.jsonl)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "run only the first N tasks")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
 }

@@ -1,0 +1,447 @@
+package mapeval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/eval/answer"
+	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/faults"
+	"github.com/toolenv/toolenv/internal/buildinfo"
+	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
+	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/mapping/failover"
+	"github.com/toolenv/toolenv/mapping/repair"
+	"github.com/toolenv/toolenv/mapping/structural"
+	"github.com/toolenv/toolenv/mapping/truth"
+)
+
+// Run is one setting's outcome over a set of tasks.
+type Run struct {
+	Setting string `json:"setting"`
+	Agent   string `json:"agent"`
+	Tasks   int    `json:"tasks"`
+	// CallsOK counts the tasks whose every call succeeded (at least as
+	// many calls as gold ones).
+	CallsOK int `json:"all_calls_ok"`
+	// Correct of Checkable tasks (those with a gold answer) reached it.
+	Correct   int `json:"correct_answers"`
+	Checkable int `json:"checkable_answers"`
+	Calls     int `json:"calls"`
+	// Rerouted counts the calls a mapping repaired or failed over.
+	Rerouted int `json:"rerouted_calls"`
+	// Statuses counts the failed calls by status.
+	Statuses map[string]int `json:"failed_statuses,omitempty"`
+	Elapsed  time.Duration  `json:"elapsed_ns"`
+}
+
+// Rate is n as a share of the run's tasks.
+func (r *Run) Rate(n int) float64 {
+	if r.Tasks == 0 {
+		return 0
+	}
+	return float64(n) / float64(r.Tasks)
+}
+
+// WorkOptions are what both measurements at work share.
+type WorkOptions struct {
+	// Tasks is the tasks file to run; Limit keeps only its first N tasks
+	// (0: all).
+	Tasks string
+	Limit int
+	// Logger logs skipped tasks; EnvLogger is the logger of the
+	// environments opened (nil: none).
+	Logger, EnvLogger *slog.Logger
+	// Getenv reads credentials (nil: os.Getenv).
+	Getenv func(string) string
+	// Progress receives a progress bar per setting (nil: none).
+	Progress io.Writer
+}
+
+func (o *WorkOptions) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.EnvLogger == nil {
+		o.EnvLogger = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+// open opens an in-memory environment of the given collection folders
+// with the default configuration changed by set.
+func (o *WorkOptions) open(ctx context.Context, dirs []string, set func(*environment.Config)) (*environment.Environment, error) {
+	cfg := environment.Default()
+	cfg.Store, cfg.Collections = ":memory:", dirs
+	set(&cfg)
+	cfg.Logger, cfg.Getenv = o.EnvLogger, o.Getenv
+	return environment.Open(ctx, &cfg)
+}
+
+// Agents of Repair.
+const (
+	// AgentOracle executes the old gold calls.
+	AgentOracle = "oracle"
+	// AgentDirectReplay is the direct agent with a model that replays what
+	// a model shown the old documentation writes.
+	AgentDirectReplay = "direct-replay"
+)
+
+// RepairOptions say what Repair runs.
+type RepairOptions struct {
+	WorkOptions
+	// Collection is the drifted collection folder.
+	Collection string
+	// Agents to run (AgentOracle, AgentDirectReplay). Without Tasks, one
+	// call per documented API is run by the oracle alone.
+	Agents []string
+}
+
+// Report is what a measurement at work returns: its runs, with a title
+// saying what was measured, and how it was made.
+type Report struct {
+	Title      string              `json:"title"`
+	Provenance *toolenv.Provenance `json:"provenance"`
+	// Mapped and Tools are Failover's mapped endpoints of the primary's.
+	Mapped int    `json:"mapped,omitempty"`
+	Tools  int    `json:"tools,omitempty"`
+	Runs   []*Run `json:"runs"`
+}
+
+// Repair runs the tasks of a collection's old version against its
+// drifted version (strict mode), once as it is and once with the repair
+// adapter, for each agent.
+func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
+	o.defaults()
+	c, err := toolenv.ReadCollection(o.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if !drift.IsDrifted(c) {
+		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "%s is not a drifted collection", o.Collection)
+	}
+	lin, err := drift.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	var tasks []*toolenv.Task
+	agents := o.Agents
+	if o.Tasks != "" {
+		ts, problems, err := toolenv.ReadTasks(o.Tasks)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range problems {
+			o.Logger.Warn("task skipped", "err", p)
+		}
+		tasks = ts
+	} else {
+		tasks = ExampleTasks(lin.Base)
+		agents = []string{AgentOracle}
+	}
+	for _, ag := range agents {
+		if ag != AgentOracle && ag != AgentDirectReplay {
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--agent %q: want oracle or direct-replay", ag)
+		}
+	}
+	if o.Limit > 0 && len(tasks) > o.Limit {
+		tasks = tasks[:o.Limit]
+	}
+	if len(tasks) == 0 {
+		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "no tasks to run (give --tasks, or a collection whose APIs document example values)")
+	}
+	rep := &Report{Title: fmt.Sprintf("Old-documentation calls on %s %s (drifted from %s)", c.Name, lin.Manifest.Version, lin.Manifest.BaseVersion),
+		Provenance: buildinfo.Provenance(nil, map[string]any{"collection": o.Collection, "tasks": o.Tasks, "limit": o.Limit, "agents": agents})}
+	for _, ag := range agents {
+		for _, rep2 := range []bool{false, true} {
+			env, err := o.open(ctx, []string{o.Collection}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep2 })
+			if err != nil {
+				return nil, err
+			}
+			setting := "strict, no repair"
+			if rep2 {
+				setting = "strict + repair adapter"
+			}
+			r := &Run{Setting: setting, Agent: ag}
+			countRerouted(env, &r.Rerouted)
+			bar := progress.New(o.Progress, len(tasks), ag+", "+setting)
+			if ag == AgentOracle {
+				RunTasks(ctx, env, agent.Oracle{}, nil, tasks, r, bar)
+			} else {
+				srv, model := ReplayModel(tasks)
+				RunTasks(ctx, env, agent.Direct{}, model, tasks, r, bar)
+				srv.Close()
+			}
+			bar.Finish()
+			env.Close()
+			rep.Runs = append(rep.Runs, r)
+		}
+	}
+	return rep, ctx.Err()
+}
+
+// FailoverOptions say what Failover runs.
+type FailoverOptions struct {
+	WorkOptions
+	// Primary is the collection folder whose tasks are run (its
+	// tasks.jsonl unless Tasks is set); Alternative is the alternative
+	// provider's folder.
+	Primary, Alternative string
+}
+
+// Failover serves a primary collection and an alternative one, takes
+// every endpoint of the primary down (faults: 503 on every call) and runs
+// the primary's tasks with the oracle: with the primary up, down, and
+// down with failover through the structural mapping of the primary onto
+// the alternative (computed from their documentation alone).
+func Failover(ctx context.Context, o FailoverOptions) (*Report, error) {
+	o.defaults()
+	pc, err := toolenv.ReadCollection(o.Primary)
+	if err != nil {
+		return nil, err
+	}
+	ac, err := toolenv.ReadCollection(o.Alternative)
+	if err != nil {
+		return nil, err
+	}
+	tasksPath := o.Tasks
+	if tasksPath == "" {
+		tasksPath = filepath.Join(o.Primary, toolenv.TasksFile)
+	}
+	tasks, _, err := toolenv.ReadTasks(tasksPath)
+	if err != nil {
+		return nil, err
+	}
+	if o.Limit > 0 && len(tasks) > o.Limit {
+		tasks = tasks[:o.Limit]
+	}
+	ms, err := truth.MapVersions(ctx, pc.Tools, ac.Tools, structural.Options{})
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "toolenv-failover-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	mfile := filepath.Join(tmp, "failover-mappings.json")
+	if err := mapping.WriteSet(mfile, &mapping.Set{Version: mapping.SetVersion, Mappings: ms}); err != nil {
+		return nil, err
+	}
+	ffile := filepath.Join(tmp, "faults.json")
+	cfg := faults.Config{Seed: 1, Rules: []faults.Rule{{Collection: pc.Name, Tool: "*", Errors: &faults.Errors{Rate: 1, Status: 503}}}}
+	if err := toolenv.WriteJSONFile(ffile, cfg); err != nil {
+		return nil, err
+	}
+	rep := &Report{Title: fmt.Sprintf("Tasks of %s with its backend down; alternative %s (%d of %d endpoints mapped structurally)", pc.Name, ac.Name, len(ms), len(pc.Tools)),
+		Provenance: buildinfo.Provenance(nil, map[string]any{"primary": o.Primary, "alternative": o.Alternative, "tasks": tasksPath, "limit": o.Limit}),
+		Mapped:     len(ms), Tools: len(pc.Tools)}
+	for _, s := range []struct {
+		name           string
+		down, failover bool
+	}{{"primary up", false, false}, {"primary down, no failover", true, false}, {"primary down + failover", true, true}} {
+		env, err := o.open(ctx, []string{o.Primary, o.Alternative}, func(c *environment.Config) {
+			if s.down {
+				c.Faults = ffile
+			}
+			if s.failover {
+				c.Failover.Mappings = mfile
+				c.Failover.MinScore = 0.5
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		r := &Run{Setting: s.name, Agent: AgentOracle}
+		countRerouted(env, &r.Rerouted)
+		bar := progress.New(o.Progress, len(tasks), s.name)
+		RunTasks(ctx, env, agent.Oracle{}, nil, tasks, r, bar)
+		bar.Finish()
+		env.Close()
+		rep.Runs = append(rep.Runs, r)
+	}
+	return rep, ctx.Err()
+}
+
+// RunTasks runs an agent over tasks in env and adds each episode's score
+// to r: all calls succeeded, and (NL2SQL) the answer equals the gold
+// one. bar may be nil.
+func RunTasks(ctx context.Context, env *environment.Environment, ag agent.Agent, model agent.Model, tasks []*toolenv.Task, r *Run, bar *progress.Bar) {
+	if bar == nil {
+		bar = progress.New(io.Discard, len(tasks), "")
+	}
+	start := time.Now()
+	tt := func(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error) {
+		if ts, err := harness.TaskTools(c, t); err == nil && len(ts) > 0 {
+			return ts, nil
+		}
+		return agent.TaskTools(c, t), nil
+	}
+	local := agent.NewLocal(env.Pipeline, env.Registry.Collections(), agent.LocalOptions{TaskTools: tt})
+	if r.Statuses == nil {
+		r.Statuses = map[string]int{}
+	}
+	for _, t := range tasks {
+		if ctx.Err() != nil {
+			return
+		}
+		r.Tasks++
+		s, err := local.Start(ctx, t)
+		if err != nil {
+			r.Statuses["start: "+string(toolenv.StatusOf(err))]++
+			bar.Add(1)
+			continue
+		}
+		o := ag.Run(ctx, &agent.Episode{Task: t, Session: s, Model: model, ModelName: "replay", Collection: env.Registry.Collection(t.Collection)})
+		s.Close(ctx)
+		allOK := len(o.Results) > 0
+		for _, res := range o.Results {
+			r.Calls++
+			if res.Status != toolenv.StatusOK {
+				allOK = false
+				r.Statuses[string(res.Status)]++
+			}
+		}
+		if allOK && len(o.Results) >= len(t.Gold) {
+			r.CallsOK++
+		}
+		if gold, ok, err := answer.Gold(t); err == nil && ok {
+			r.Checkable++
+			var ls []answer.Labeled
+			for _, res := range o.Results {
+				ls = append(ls, answer.Labeled{Label: res.Label, OK: res.Status == toolenv.StatusOK, Body: res.Body})
+			}
+			if got, err := answer.FromResults(t, ls); err == nil {
+				if eq, _ := answer.Equal(gold, got, answer.Options{}); eq {
+					r.Correct++
+				}
+			}
+		}
+		bar.Add(1)
+	}
+	r.Elapsed = time.Since(start)
+}
+
+// countRerouted wraps an environment's pipeline to count the calls a
+// mapping re-routed (repaired or failed over) in *n.
+func countRerouted(env *environment.Environment, n *int) {
+	inner := env.Pipeline
+	env.Pipeline = toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+		res := inner.Invoke(ctx, call)
+		if res.Meta[repair.MetaRepaired] == "true" || res.Meta[failover.MetaTo] != "" {
+			*n++
+		}
+		return res
+	})
+}
+
+// ReplayModel starts a loopback OpenAI-compatible server (package
+// llmtest) that answers each task's prompt with the calls a model shown
+// the old documentation writes: the task's gold calls, as a fenced JSON
+// list with a sentence before it. It stands in for a hosted model that
+// learned the old documentation. Close the server when done.
+func ReplayModel(tasks []*toolenv.Task) (*llmtest.Server, agent.Model) {
+	byQuery := map[string]string{}
+	for _, t := range tasks {
+		calls := make([]map[string]any, 0, len(t.Gold))
+		for _, g := range t.Gold {
+			c := map[string]any{"name": g.Name, "arguments": g.Args}
+			if g.Label != "" {
+				c["label"] = g.Label
+			}
+			calls = append(calls, c)
+		}
+		b, _ := json.MarshalIndent(calls, "", "  ")
+		byQuery[t.Query] = "I will call the APIs in this order:\n```json\n" + string(b) + "\n```"
+	}
+	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		for i := len(req.Messages) - 1; i >= 0; i-- {
+			for q, reply := range byQuery {
+				if q != "" && strings.Contains(req.Messages[i].Content, q) {
+					return llmtest.Reply{Content: reply}
+				}
+			}
+		}
+		return llmtest.Reply{Content: "[]"}
+	})
+	return srv, llm.New(srv.URL(), llm.Options{MaxRetries: -1})
+}
+
+// ExampleTasks makes one single-call task per tool of c: its first
+// documented example, else its documented example values (ToolBench's
+// example_value) and defaults when they cover the required arguments.
+func ExampleTasks(c *toolenv.Collection) []*toolenv.Task {
+	var out []*toolenv.Task
+	for _, t := range c.Tools {
+		if t.Hidden() || t.Deprecated != nil {
+			continue
+		}
+		if len(t.Examples) > 0 && t.Examples[0].Args != nil {
+			out = append(out, &toolenv.Task{ID: t.Name, Collection: c.Name, Query: "call " + t.Name, Tools: []string{t.Name},
+				Gold: []toolenv.GoldCall{{Name: t.Name, Args: t.Examples[0].Args}}})
+			continue
+		}
+		args := map[string]any{}
+		ok := true
+		for _, n := range t.Input.Names() {
+			p := t.Input.Properties[n]
+			var v any
+			if raw, has := p.Extra["example_value"]; has && toolenv.DecodeJSON(raw, &v) == nil && v != nil && v != "" {
+				if c, changed := mapping.Coerce(v, p.Type); changed {
+					v = c
+				}
+				args[n] = v
+			} else if p.Default != nil {
+				args[n] = p.Default
+			} else if t.Input.IsRequired(n) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		out = append(out, &toolenv.Task{ID: t.Name, Collection: c.Name, Query: "call " + t.Name, Tools: []string{t.Name},
+			Gold: []toolenv.GoldCall{{Name: t.Name, Args: args}}})
+	}
+	return out
+}
+
+// Markdown writes the report's runs as a Markdown table under its title,
+// and the toolenv version that made them.
+func (rep *Report) Markdown(w io.Writer) {
+	fmt.Fprintf(w, "# %s\n\n", rep.Title)
+	fmt.Fprintf(w, "| agent | setting | tasks | all calls succeeded | answer = gold | calls re-routed by a mapping | failed calls by status |\n")
+	fmt.Fprintf(w, "| --- | --- | ---: | ---: | ---: | ---: | --- |\n")
+	for _, r := range rep.Runs {
+		correct := "n/a"
+		if r.Checkable > 0 {
+			correct = fmt.Sprintf("%d (%.1f%%)", r.Correct, 100*float64(r.Correct)/float64(r.Checkable))
+		}
+		var st []string
+		for k, v := range r.Statuses {
+			st = append(st, fmt.Sprintf("%s %d", k, v))
+		}
+		sort.Strings(st)
+		fmt.Fprintf(w, "| %s | %s | %d | %d (%.1f%%) | %s | %d | %s |\n", r.Agent, r.Setting, r.Tasks, r.CallsOK, 100*r.Rate(r.CallsOK), correct, r.Rerouted, strings.Join(st, ", "))
+	}
+	if rep.Provenance != nil {
+		fmt.Fprintf(w, "\nMade by toolenv %s.\n", rep.Provenance.Version)
+	}
+}
