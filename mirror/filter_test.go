@@ -9,6 +9,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/mirror"
 )
 
@@ -61,44 +62,77 @@ func TestFilterBoundsFailures(t *testing.T) {
 }
 
 // TestModelDown checks that a model that stops answering stops the stage
-// with an error saying what to do, loses nothing, and that the next run
-// asks only what is left.
+// with an error saying what to do, loses no verdict it gave, and that the
+// next run asks exactly what is left.
+//
+// The model answers its first checks and then fails every request with
+// HTTP 503. Nothing depends on timing: requests the first run cut short
+// may still reach that server after the run returned, so the second run
+// talks to a new server (the endpoint back up) and only its requests are
+// counted.
 func TestModelDown(t *testing.T) {
 	ctx := context.Background()
 	srv := newAPIServer(t)
-	m := newModel(t)
 	st := newStore(t)
 	e := engine(t, st, weatherTools(srv.URL, "forecast", "cities"), 1<<20)
-	e.Model = llm.New(m.srv.URL(), llm.Options{Recorder: st, Reuse: true, MaxRetries: -1})
-	e.ModelName = "test-model"
 	if _, err := e.Generate(ctx, mirror.GenerateOptions{PerAPI: 30, Sampler: true, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Collect(ctx, mirror.CollectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	m.mu.Lock()
-	m.down = true
-	m.mu.Unlock()
+	const answered = 5
+	m1 := newModel(t)
+	failing := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		if n < answered {
+			return m1.answer(n, req)
+		}
+		return llmtest.Reply{Status: 503}
+	})
+	t.Cleanup(failing.Close)
+	e.Model = llm.New(failing.URL(), llm.Options{Recorder: st, Reuse: true, MaxRetries: -1})
+	e.ModelName = "test-model"
 	_, err := e.Filter(ctx, mirror.FilterOptions{Workers: 2})
 	if err == nil || !strings.Contains(err.Error(), "run the command again") || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("filter with the model down: %v", err)
 	}
-	asked := m.count("doc")
-	m.mu.Lock()
-	m.down = false
-	m.mu.Unlock()
+	verdicts := func() (n int) {
+		for _, tool := range []string{"weather/forecast", "weather/cities"} {
+			for _, p := range pairsOf(t, e, tool) {
+				if p.Doc != nil {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	kept := verdicts()
+	if kept > answered {
+		t.Fatalf("%d verdicts stored from %d answers", kept, answered)
+	}
+
+	m2 := newModel(t)
+	e.Model = llm.New(m2.srv.URL(), llm.Options{Recorder: st, Reuse: true, MaxRetries: -1})
 	fs, err := e.Filter(ctx, mirror.FilterOptions{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checked := fs.DocFollows + fs.DocNot + fs.DocUnparsed
-	if checked != fs.Real || fs.DocAsked != checked || m.count("doc") != asked+fs.DocAsked {
-		t.Fatalf("second run: %+v; %d model requests in all", fs, m.count("doc"))
+	if checked != fs.Real || verdicts() != fs.Real || fs.DocAsked != fs.Real-kept || m2.count("doc") != fs.DocAsked {
+		t.Fatalf("second run: %+v; %d verdicts kept from the first run, %d requests to the model", fs, kept, m2.count("doc"))
+	}
+	// No pair was asked about twice.
+	seen := map[string]bool{}
+	for _, r := range m2.srv.Requests() {
+		u := r.Messages[len(r.Messages)-1].Content
+		if seen[u] {
+			t.Fatalf("the second run asked twice about %.200s", u)
+		}
+		seen[u] = true
 	}
 	// A third run asks nothing: every verdict is stored.
 	fs, err = e.Filter(ctx, mirror.FilterOptions{Workers: 2})
-	if err != nil || fs.DocAsked != 0 {
+	if err != nil || fs.DocAsked != 0 || m2.count("doc") != checked-kept {
 		t.Fatalf("third run asked %d (%v)", fs.DocAsked, err)
 	}
 }

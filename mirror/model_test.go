@@ -23,7 +23,6 @@ type model struct {
 	srv   *llmtest.Server
 	mu    sync.Mutex
 	kinds map[string]int // requests per prompt kind
-	down  bool           // answer every request with HTTP 503
 }
 
 func newModel(t interface{ Cleanup(func()) }) *model {
@@ -93,11 +92,7 @@ func (m *model) answer(n int, req *llm.Request) llmtest.Reply {
 	}
 	m.mu.Lock()
 	m.kinds[kind]++
-	down := m.down
 	m.mu.Unlock()
-	if down {
-		return llmtest.Reply{Status: 503}
-	}
 	return llmtest.Reply{Content: text}
 }
 
