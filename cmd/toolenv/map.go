@@ -69,65 +69,14 @@ func defaultIndexPath() string {
 	return filepath.Join(filepath.Dir(environment.Default().Store), "map.db")
 }
 
-// structuralRun is the structural mapper's output over a set of tools.
-type structuralRun struct {
-	Matcher *structural.Matcher
-	Graph   *graph.Graph
-	Set     *mapping.Set
-	Elapsed time.Duration
-}
-
-// mapStructural maps tools with the structural mapper and its operation
-// graph, with evidence from the store, and clusters the result.
-func mapStructural(ctx context.Context, env *environment.Environment, tools []*toolenv.Tool, opts structural.Options, e *env) (*structuralRun, error) {
-	start := time.Now()
-	ev, err := structural.Gather(ctx, env.Store, tools, 5)
-	if err != nil {
-		return nil, err
-	}
+// mapStructural maps tools with graph.MapStructural, with evidence from
+// the store and a progress bar.
+func mapStructural(ctx context.Context, env *environment.Environment, tools []*toolenv.Tool, opts structural.Options, e *env) (*graph.Mapped, error) {
 	bar := progress.New(e.stderr, len(tools), "structural mapping")
 	last := 0
 	opts.Progress = func(done, total int) { bar.Add(done - last); last = done }
-	m := structural.New(tools, ev, opts)
-	g := graph.Operations(m.Profiles())
-	m.SetNeighbours(g.Neighbours)
-	ms, err := m.All(ctx)
-	bar.Finish()
-	if err != nil {
-		return nil, err
-	}
-	set := &mapping.Set{Version: mapping.SetVersion, Collections: mapping.CollectionsOf(tools), Mappings: ms}
-	set.Clusters = graph.Clusters(ms, clusterScore(opts), 12)
-	set.Sort()
-	return &structuralRun{Matcher: m, Graph: g, Set: set, Elapsed: time.Since(start)}, nil
-}
-
-// operationGraph builds the operation graph of tools.
-func operationGraph(tools []*toolenv.Tool) *graph.Graph {
-	return graph.Operations(structural.New(tools, nil, structural.Options{}).Profiles())
-}
-
-func clusterScore(o structural.Options) float64 {
-	if o.MinScore > 0.6 {
-		return o.MinScore
-	}
-	return 0.6
-}
-
-// outputPaths returns a tool's response field paths as the structural
-// profile sees them.
-func outputPaths(m *structural.Matcher) func(*toolenv.Tool) []string {
-	return func(t *toolenv.Tool) []string {
-		p := m.Profile(t.ID)
-		if p == nil {
-			return nil
-		}
-		out := make([]string, len(p.Outputs))
-		for i, f := range p.Outputs {
-			out[i] = f.Path
-		}
-		return out
-	}
+	defer bar.Finish()
+	return graph.MapStructural(ctx, env.Store, tools, opts)
 }
 
 func newMapIndexCmd(e *env) *cobra.Command {
@@ -168,13 +117,13 @@ index is built for lexical search only, and says so.`,
 			tools := env.ListedTools()
 			var set *mapping.Set
 			var outputs func(*toolenv.Tool) []string
-			var run *structuralRun
+			var run *graph.Mapped
 			if !noMappings {
 				run, err = mapStructural(ctx, env, tools, opts, e)
 				if err != nil {
 					return err
 				}
-				set, outputs = run.Set, outputPaths(run.Matcher)
+				set, outputs = run.Set, run.OutputPaths()
 			}
 			bar := progress.New(e.stderr, len(tools), "embedding")
 			last := 0
@@ -208,7 +157,7 @@ index is built for lexical search only, and says so.`,
 	return cmd
 }
 
-func writeIndexReport(w io.Writer, rep *index.Report, run *structuralRun, mappingsTo string) {
+func writeIndexReport(w io.Writer, rep *index.Report, run *graph.Mapped, mappingsTo string) {
 	fmt.Fprintf(w, "# Tool index\n\n")
 	fmt.Fprintf(w, "- file: %s\n- tools: %d in %d collection(s): %s\n", rep.Path, rep.Tools, len(rep.Collections), strings.Join(rep.Collections, ", "))
 	if rep.Embedder != "" {
@@ -342,18 +291,9 @@ versions of one API).`,
 						return toolenv.Errorw(toolenv.StatusNotFound, "", "--between %s: no such collection loaded (loaded: %v)", c, mapping.CollectionsOf(tools))
 					}
 				}
-				ev, err := structural.Gather(ctx, env.Store, tools, 5)
-				if err != nil {
+				if set, err = graph.MapBetween(ctx, env.Store, tools, between[0], between[1], opts); err != nil {
 					return err
 				}
-				m := structural.New(tools, ev, opts)
-				g := graph.Operations(m.Profiles())
-				m.SetNeighbours(g.Neighbours)
-				ms, err := m.Between(ctx, between[0], between[1])
-				if err != nil {
-					return err
-				}
-				set = &mapping.Set{Version: mapping.SetVersion, Collections: between, Mappings: ms}
 			} else {
 				run, err := mapStructural(ctx, env, tools, opts, e)
 				if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/mapping/graph"
 	"github.com/toolenv/toolenv/mapping/index"
 	"github.com/toolenv/toolenv/mapping/probe"
 	"github.com/toolenv/toolenv/store"
@@ -111,7 +112,7 @@ failed. The output file is what "toolenv map review" shows.`,
 			set := ix.Mappings()
 			opts := probe.Options{Model: mf.model, K: k, NoReflection: noReflect, Evidence: set, Temperature: mf.temperature, Seed: mf.seed, Logger: e.logger()}
 			if neighbours > 0 {
-				g := neighbourGraph(ix)
+				g := graph.OfTools(ix.Tools()).Neighbours
 				opts.Neighbours, opts.MaxNeighbours, opts.Tool = g, neighbours, ix.Tool
 			}
 			p := probe.New(client, probe.IndexRetriever{Index: ix}, opts)
@@ -129,11 +130,11 @@ failed. The output file is what "toolenv map review" shows.`,
 			if err := probe.WriteFile(out, f); err != nil {
 				return err
 			}
-			sum := summariseProbe(results)
+			sum := probe.Summarise(results)
 			if asJSON {
 				return writeJSON(e.stdout, sum)
 			}
-			writeProbeSummary(e.stdout, sum, out)
+			sum.Markdown(e.stdout, out)
 			return ctx.Err()
 		},
 	}
@@ -149,58 +150,3 @@ failed. The output file is what "toolenv map review" shows.`,
 	return cmd
 }
 
-// neighbourGraph gives operation-graph neighbours from the index's
-// tools.
-func neighbourGraph(ix *index.Index) func(string) []string {
-	g := operationGraph(ix.Tools())
-	return g.Neighbours
-}
-
-// probeSummary counts what a probe run produced.
-type probeSummary struct {
-	Queries     int       `json:"queries"`
-	Errors      int       `json:"errors"`
-	Initial     int       `json:"initial_mappings"`
-	Reflected   int       `json:"reflected_mappings"`
-	Repaired    int       `json:"repaired_answers"`
-	Failed      int       `json:"failed_answers"`
-	Calls       int       `json:"model_calls"`
-	Usage       llm.Usage `json:"usage"`
-	Dropped     int       `json:"dropped_parts"`
-	FirstErrors []string  `json:"first_errors,omitempty"`
-}
-
-func summariseProbe(rs []*probe.Result) probeSummary {
-	var s probeSummary
-	for _, r := range rs {
-		s.Queries++
-		if r.Error != "" {
-			s.Errors++
-			if len(s.FirstErrors) < 5 {
-				s.FirstErrors = append(s.FirstErrors, r.Query.ID+": "+r.Error)
-			}
-		}
-		s.Initial += len(r.Initial)
-		s.Reflected += len(r.Reflected)
-		s.Repaired += r.Repaired
-		s.Failed += len(r.Failures)
-		s.Calls += r.Calls
-		s.Usage.PromptTokens += r.Usage.PromptTokens
-		s.Usage.CompletionTokens += r.Usage.CompletionTokens
-		s.Usage.TotalTokens += r.Usage.TotalTokens
-		s.Dropped += len(r.Notes)
-	}
-	return s
-}
-
-func writeProbeSummary(w io.Writer, s probeSummary, out string) {
-	fmt.Fprintf(w, "# Probe\n\n")
-	fmt.Fprintf(w, "- queries: %d (%d could not be probed)\n", s.Queries, s.Errors)
-	fmt.Fprintf(w, "- mappings: %d first answers, %d after self-reflection\n", s.Initial, s.Reflected)
-	fmt.Fprintf(w, "- answers repaired: %d; unreadable (recorded as failed): %d; parts dropped (unknown APIs or fields): %d\n", s.Repaired, s.Failed, s.Dropped)
-	fmt.Fprintf(w, "- model calls: %d, tokens: %d prompt + %d completion\n", s.Calls, s.Usage.PromptTokens, s.Usage.CompletionTokens)
-	for _, e := range s.FirstErrors {
-		fmt.Fprintf(w, "- error: %s\n", e)
-	}
-	fmt.Fprintf(w, "- written to %s; review with: toolenv map review --probe %s\n", out, out)
-}

@@ -1,20 +1,15 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/mapping/index"
 	"github.com/toolenv/toolenv/mapping/probe"
 	"github.com/toolenv/toolenv/mapping/sequence"
-	"github.com/toolenv/toolenv/toolbench"
 )
 
 func newMapSequenceCmd(e *env) *cobra.Command {
@@ -53,7 +48,7 @@ APIs as the sequence, and the recall of the candidates.`,
 			if style != sequence.FewShot && style != sequence.CoT {
 				return usagef("--style %q: want fewshot or cot", style)
 			}
-			tasks, err := sequenceTasks(queries)
+			tasks, err := sequence.ReadTasks(queries)
 			if err != nil {
 				return err
 			}
@@ -72,7 +67,7 @@ APIs as the sequence, and the recall of the candidates.`,
 			}
 			retr := probe.IndexRetriever{Index: ix, Options: index.SearchOptions{Mode: index.Mode(mode), MaxAlternatives: -1}}
 			base := sequence.Baseline(ctx, retr, tasks, k)
-			rep := sequenceReport{Tasks: len(tasks), K: k, Baseline: sequence.Summarise(base), Mode: mode}
+			rep := sequence.Report{Tasks: len(tasks), K: k, Baseline: sequence.Summarise(base), Mode: mode}
 			if rep.Mode == "" {
 				rep.Mode = "default"
 			}
@@ -103,23 +98,17 @@ APIs as the sequence, and the recall of the candidates.`,
 				sum := sequence.Summarise(outs)
 				rep.Scores, rep.Style, rep.ModelName = &sum, style, mf.model
 			}
+			rep.Provenance = buildinfo.Provenance(os.Args, map[string]any{"index": indexPath, "queries": queries, "style": style, "k": k, "shots": shots,
+				"limit": limit, "reflection": !noReflect, "model": mf.model, "temperature": mf.temperature, "seed": mf.seed})
 			if out != "" {
-				if err := os.MkdirAll(out, 0o755); err != nil {
-					return err
-				}
-				if err := toolenv.WriteJSONFile(filepath.Join(out, "sequence.json"), map[string]any{"report": rep, "outcomes": outs, "baseline": base, "prompts": sequence.Prompts()}); err != nil {
-					return err
-				}
-				var b strings.Builder
-				writeSequenceReport(&b, rep)
-				if err := toolenv.WriteFileAtomic(filepath.Join(out, "sequence.md"), []byte(b.String())); err != nil {
+				if err := sequence.Write(out, rep, outs, base); err != nil {
 					return err
 				}
 			}
 			if asJSON {
 				return writeJSON(e.stdout, rep)
 			}
-			writeSequenceReport(e.stdout, rep)
+			rep.Markdown(e.stdout)
 			return ctx.Err()
 		},
 	}
@@ -137,63 +126,3 @@ APIs as the sequence, and the recall of the candidates.`,
 	return cmd
 }
 
-// sequenceReport is what map sequence measured.
-type sequenceReport struct {
-	Tasks     int               `json:"tasks"`
-	Mode      string            `json:"search_mode"`
-	K         int               `json:"k"`
-	Baseline  sequence.Summary  `json:"baseline"`
-	ModelName string            `json:"model,omitempty"`
-	Style     string            `json:"style,omitempty"`
-	Scores    *sequence.Summary `json:"model_scores,omitempty"`
-}
-
-// sequenceTasks reads tasks with gold APIs: StableToolBench query files
-// (relevant APIs named as the index names ToolBench APIs) or task files.
-func sequenceTasks(paths []string) ([]*toolenv.Task, error) {
-	var tasks []*toolenv.Task
-	var stb []string
-	for _, p := range paths {
-		if strings.HasSuffix(p, ".jsonl") {
-			ts, _, err := toolenv.ReadTasks(p)
-			if err != nil {
-				return nil, err
-			}
-			tasks = append(tasks, ts...)
-			continue
-		}
-		stb = append(stb, p)
-	}
-	if len(stb) > 0 {
-		src, err := toolbench.Load(stb...)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		tasks = append(tasks, src.Tasks(toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{}))...)
-	}
-	var out []*toolenv.Task
-	for _, t := range tasks {
-		if len(sequence.Gold(t)) > 0 {
-			out = append(out, t)
-		}
-	}
-	if len(out) == 0 {
-		return nil, usagef("no task with gold APIs in %v", paths)
-	}
-	return out, nil
-}
-
-func prfRow(w io.Writer, name string, set, order metrics.PRF) {
-	fmt.Fprintf(w, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", name, set.Precision, set.Recall, set.F1, order.Precision, order.Recall, order.F1)
-}
-
-func writeSequenceReport(w io.Writer, r sequenceReport) {
-	fmt.Fprintf(w, "# API sequencing\n\n%d queries, %d candidates retrieved per query (%s search); candidate recall@%d = %.4f.\n\n", r.Tasks, r.K, r.Mode, r.K, r.Baseline.RetrievalRecall)
-	fmt.Fprintf(w, "| sequence | set P | set R | set F1 | order P | order R | order F1 |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	prfRow(w, "retrieval only (the top n, n = number of gold APIs)", r.Baseline.Set, r.Baseline.Order)
-	if r.Scores != nil {
-		prfRow(w, r.ModelName+", "+r.Style, r.Scores.Set, r.Scores.Order)
-		prfRow(w, r.ModelName+", "+r.Style+" + self-reflection", r.Scores.SetReflected, r.Scores.OrderReflected)
-		fmt.Fprintf(w, "\n%d queries failed; %d prompt + %d completion tokens.\n", r.Scores.Errors, r.Scores.Usage.PromptTokens, r.Scores.Usage.CompletionTokens)
-	}
-}

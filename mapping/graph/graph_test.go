@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -54,5 +55,45 @@ func TestClusters(t *testing.T) {
 	}
 	if got := fmt.Sprint(Clusters(ms, 0.55, 10)); got != "[[c1 c2 c3 c4 c5 c6] [a b c] [x y]]" {
 		t.Fatalf("clusters (max 10) = %s", got)
+	}
+}
+
+// TestMapStructural: a collection and a renamed copy of it map onto each
+// other tool for tool (MapBetween), every pair clusters (MapStructural),
+// and the output paths are the profiles'.
+func TestMapStructural(t *testing.T) {
+	ctx := context.Background()
+	c, err := toolenv.ReadCollection("../testdata/world")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := append([]*toolenv.Tool(nil), c.Tools...)
+	for _, tl := range c.Tools {
+		cp := *tl
+		cp.Collection, cp.ID = "copy", "copy/"+tl.Name
+		tools = append(tools, &cp)
+	}
+	set, err := MapBetween(ctx, nil, tools, "world", "copy", structural.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Mappings) < len(c.Tools)/2 {
+		t.Fatalf("%d of %d tools mapped onto their copy", len(set.Mappings), len(c.Tools))
+	}
+	for _, m := range set.Mappings {
+		if strings.TrimPrefix(m.From, "world/") != strings.TrimPrefix(m.To, "copy/") {
+			t.Errorf("%s mapped onto %s", m.From, m.To)
+		}
+	}
+	run, err := MapStructural(ctx, nil, tools, structural.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Set.Mappings) == 0 || len(run.Set.Clusters) == 0 || run.Graph.Len() == 0 {
+		t.Errorf("mapped %d, clusters %d, graph %d", len(run.Set.Mappings), len(run.Set.Clusters), run.Graph.Len())
+	}
+	paths := run.OutputPaths()
+	if paths(&toolenv.Tool{ID: "nowhere"}) != nil || len(paths(c.Tools[0])) == 0 {
+		t.Errorf("output paths of %s: %v", c.Tools[0].ID, paths(c.Tools[0]))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/promptfile"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/index"
 )
@@ -28,13 +29,17 @@ type File struct {
 	// Structural are structural mappings among the candidates, shown
 	// beside the model's in review.
 	Structural []*mapping.Mapping `json:"structural,omitempty"`
+	// Provenance says which toolenv made the file, and with which
+	// command (the caller may add its configuration).
+	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 }
 
 // NewFile gathers results into a file, with the documentation of their
 // candidates (tool looks a tool up by ID) and the structural mappings
 // among them (set may be nil).
 func NewFile(model string, results []*Result, tool func(string) *toolenv.Tool, set *mapping.Set) *File {
-	f := &File{Version: FileVersion, Model: model, Created: time.Now().UTC().Truncate(time.Second), Prompts: Prompts(), Tools: map[string]*toolenv.Tool{}, Queries: results}
+	f := &File{Version: FileVersion, Model: model, Created: time.Now().UTC().Truncate(time.Second), Prompts: Prompts(), Tools: map[string]*toolenv.Tool{}, Queries: results,
+		Provenance: buildinfo.Provenance(nil, map[string]any{"model": model})}
 	seen := map[string]bool{}
 	for _, r := range results {
 		in := map[string]bool{}
