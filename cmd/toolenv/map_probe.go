@@ -149,4 +149,3 @@ failed. The output file is what "toolenv map review" shows.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }
-

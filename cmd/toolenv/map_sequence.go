@@ -125,4 +125,3 @@ APIs as the sequence, and the recall of the candidates.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
-

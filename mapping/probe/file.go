@@ -8,8 +8,8 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/internal/promptfile"
 	"github.com/toolenv/toolenv/internal/buildinfo"
+	"github.com/toolenv/toolenv/internal/promptfile"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/index"
 )
