@@ -48,7 +48,9 @@ func Convert(method string, a *RawAnswer) (*Converted, error) {
 		}
 		var path []*Node
 		for n := a.Tree.Tree; len(n.Children) > 0; {
-			n = n.Children[0]
+			if n = n.Children[0]; n == nil {
+				return nil, fmt.Errorf("convert: node %d of the DFS tree's first path is null", len(path)+1)
+			}
 			path = append(path, n)
 		}
 		var err error
@@ -118,6 +120,11 @@ func fromConversation(conv []Message) []*DetailNode {
 
 func fromChain(chain []*Node) ([]*DetailNode, error) {
 	var out []*DetailNode
+	for i, n := range chain {
+		if n == nil {
+			return nil, fmt.Errorf("convert: node %d of the chain is null", i)
+		}
+	}
 	for i := 0; i < len(chain); i++ {
 		n := chain[i]
 		switch n.NodeType {

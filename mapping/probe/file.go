@@ -104,6 +104,23 @@ func ReadFile(path string) (*File, error) {
 	if f.Version != FileVersion {
 		return nil, fmt.Errorf("read probe file %s: format version %d, this toolenv reads %d", path, f.Version, FileVersion)
 	}
+	for i, r := range f.Queries {
+		if r == nil {
+			return nil, fmt.Errorf("read probe file %s: query %d is null", path, i+1)
+		}
+		for _, ms := range [][]*mapping.Mapping{r.Initial, r.Reflected} {
+			for _, m := range ms {
+				if m == nil {
+					return nil, fmt.Errorf("read probe file %s: query %s has a null mapping", path, r.Query.ID)
+				}
+			}
+		}
+	}
+	for _, m := range f.Structural {
+		if m == nil {
+			return nil, fmt.Errorf("read probe file %s: a structural mapping is null", path)
+		}
+	}
 	for id, t := range f.Tools {
 		if t == nil {
 			return nil, fmt.Errorf("read probe file %s: tool %s has no documentation", path, id)
