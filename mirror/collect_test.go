@@ -1,10 +1,14 @@
 package mirror_test
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mirror"
@@ -198,5 +202,152 @@ func TestCollectInterrupt(t *testing.T) {
 	}
 	if st2.Called != left || pending(t, e) != 0 {
 		t.Fatalf("the second run called %d, want %d; %d left", st2.Called, left, pending(t, e))
+	}
+}
+
+// TestCollectNotUTF8 collects answers that are not UTF-8 — text in
+// ISO-8859-1 and JSON with a Latin-1 byte — whose lost bytes are too few
+// for the binary rule: the pairs are stored (nothing lost), the filter
+// drops them as not UTF-8, and nothing exported holds a byte that is not
+// UTF-8 or a U+FFFD.
+func TestCollectNotUTF8(t *testing.T) {
+	ctx := context.Background()
+	srv := newAPIServer(t)
+	e := engine(t, newStore(t), weatherTools(srv.URL, "forecast", "latin1", "latin1json"), 1<<20)
+	if _, err := e.Generate(ctx, mirror.GenerateOptions{PerAPI: 3, Invalid: -1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Collect(ctx, mirror.CollectOptions{Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Filter(ctx, mirror.FilterOptions{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"weather/latin1", "weather/latin1json"} {
+		ps := pairsOf(t, e, tool)
+		if len(ps) == 0 {
+			t.Fatalf("%s: no pair stored", tool)
+		}
+		for _, p := range ps {
+			if !p.OK() || p.Class != "success" || p.Filter != mirror.FilterBinary || !strings.Contains(p.FilterDetail, "not UTF-8") {
+				t.Errorf("%s %s: status %s, class %s, filter %q (%s); want a stored success dropped as not UTF-8", tool, p.Args, p.Status, p.Class, p.Filter, p.FilterDetail)
+			}
+		}
+	}
+	out := t.TempDir()
+	if _, err := e.Split(ctx, mirror.SplitOptions{OODSuccess: 1, OODFailure: 0, IDSize: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	exp, err := e.Export(ctx, mirror.ExportOptions{Out: out, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp.SFT == 0 {
+		t.Fatalf("export: %+v", exp)
+	}
+	filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(path)
+		if !utf8.Valid(b) || bytes.Contains(b, []byte("\uFFFD")) || bytes.Contains(b, []byte(`\ufffd`)) {
+			t.Errorf("%s holds text that is not UTF-8", path)
+		}
+		return nil
+	})
+}
+
+// TestCollectBreakerPerTool collects from a tool whose upstream drops
+// every connection beside one that answers: the dead tool's breaker opens
+// after its failures and its other requests wait for a later run, the
+// live tool is collected whole, and the next run, with the upstream back,
+// collects what waited.
+func TestCollectBreakerPerTool(t *testing.T) {
+	ctx := context.Background()
+	srv := newAPIServer(t)
+	srv.dead = true
+	e := engine(t, newStore(t), weatherTools(srv.URL, "forecast", "dead"), 1<<20)
+	if _, err := e.Generate(ctx, mirror.GenerateOptions{PerAPI: 10, Invalid: -1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var deadRequests int
+	e.Store.EachRequest(ctx, e.Dataset, mirror.RequestQuery{Tool: "weather/dead"}, func(*mirror.Request) error { deadRequests++; return nil })
+	const workers, after = 3, 2
+	st, err := e.Collect(ctx, mirror.CollectOptions{Workers: workers, Backoff: time.Millisecond, BreakAfter: after, BreakFor: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := pairsOf(t, e, "weather/dead")
+	// Calls already started when the breaker opened still end.
+	if len(dead) < after || len(dead) > after+workers-1 || st.Deferred != deadRequests-len(dead) || pending(t, e) != st.Deferred {
+		t.Fatalf("dead tool: %d pairs of %d requests, %d deferred, %d pending; want %d..%d pairs and the rest deferred", len(dead), deadRequests, st.Deferred, pending(t, e), after, after+workers-1)
+	}
+	for _, p := range dead {
+		if p.Class != "not_connected" || p.Attempts != 3 || p.OK() {
+			t.Errorf("dead %s: class %s after %d attempts", p.Args, p.Class, p.Attempts)
+		}
+	}
+	fc := pairsOf(t, e, "weather/forecast")
+	var forecastRequests int
+	e.Store.EachRequest(ctx, e.Dataset, mirror.RequestQuery{Tool: "weather/forecast"}, func(*mirror.Request) error { forecastRequests++; return nil })
+	if len(fc) != forecastRequests {
+		t.Fatalf("the live tool got %d pairs of %d requests: another tool's breaker stopped it", len(fc), forecastRequests)
+	}
+	srv.mu.Lock()
+	srv.dead = false
+	srv.mu.Unlock()
+	st2, err := e.Collect(ctx, mirror.CollectOptions{Workers: workers, BreakAfter: after, BreakFor: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.Called != st.Deferred || st2.OK != st.Deferred || pending(t, e) != 0 {
+		t.Fatalf("second run: %+v; want the %d deferred requests answered", st2, st.Deferred)
+	}
+}
+
+// TestCollectRateLimitPerTool checks that the rate limit is per tool: at
+// one call per 100 s, each tool gets its first call at once, and none its
+// second.
+func TestCollectRateLimitPerTool(t *testing.T) {
+	srv := newAPIServer(t)
+	e := engine(t, newStore(t), weatherTools(srv.URL, "forecast", "cities", "flaky"), 1<<20)
+	if _, err := e.Generate(context.Background(), mirror.GenerateOptions{PerAPI: 4, Invalid: -1, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *mirror.CollectStats)
+	go func() {
+		st, err := e.Collect(ctx, mirror.CollectOptions{Workers: 8, Rate: 0.01, Burst: 1})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- st
+	}()
+	tools := []string{"forecast", "cities", "flaky"}
+	guard := time.After(60 * time.Second) // a hang, not a speed figure
+	for {
+		all := true
+		for _, tool := range tools {
+			all = all && len(srv.callTimes(tool)) > 0
+		}
+		if all {
+			break
+		}
+		select {
+		case <-guard:
+			cancel()
+			t.Fatalf("after 60 s not every tool was called once: a limit shared by the tools? calls %d %d %d",
+				len(srv.callTimes("forecast")), len(srv.callTimes("cities")), len(srv.callTimes("flaky")))
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	for _, tool := range tools {
+		if n := len(srv.callTimes(tool)); n != 1 {
+			t.Errorf("%s was called %d times under a limit of one call per 100 s", tool, n)
+		}
+	}
+	cancel()
+	if st := <-done; st == nil || !st.Interrupted {
+		t.Fatalf("collect: %+v; want an interrupted run", st)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/upstream"
@@ -169,8 +171,17 @@ func baseVerdict(p *Pair) (verdict, detail string) {
 	case toolenv.SourceSimulator, toolenv.SourceSynthesizer, toolenv.SourceCache:
 		return FilterNotReal, "answered by the " + p.Source + ", not the real API"
 	}
+	if p.OK() && !utf8.Valid(p.Body) {
+		return FilterBinary, "the response was not UTF-8"
+	}
 	if p.OK() && binary(p.Body) {
 		return FilterBinary, "the response is not text"
+	}
+	if p.OK() && toolenv.Source(p.Source) == toolenv.SourceUpstream && strings.ContainsRune(bodyText(p.Body), utf8.RuneError) {
+		// The upstream backend turns bytes that are not UTF-8 into
+		// U+FFFD: the text is not what the API sent. (A live
+		// collection's U+FFFD is its data's own and is kept.)
+		return FilterBinary, "the response was not UTF-8: U+FFFD stands for bytes the API sent"
 	}
 	switch p.Class {
 	case string(upstream.ClassSuccess):

@@ -41,6 +41,12 @@ type apiServer struct {
 	calls map[string][]time.Time
 	flaky map[string]int // calls seen per flaky request
 	delay time.Duration  // of /slow
+	// holdAfter, when > 0, holds every call of /slow after that many
+	// until release is closed (or the caller goes away).
+	holdAfter int
+	release   chan struct{}
+	// dead makes /dead drop the connection without an answer.
+	dead bool
 }
 
 var cities = []string{"Paris", "Lyon", "Berlin", "Madrid", "Rome", "Vienna", "Oslo", "Lisbon", "Prague", "Dublin", "Warsaw", "Athens"}
@@ -59,7 +65,23 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 	s.calls[name] = append(s.calls[name], time.Now())
 	n := s.flaky[r.URL.Path+"?"+r.URL.RawQuery] + 1
 	s.flaky[r.URL.Path+"?"+r.URL.RawQuery] = n
+	held := name == "slow" && s.holdAfter > 0 && len(s.calls[name]) > s.holdAfter
+	dead := s.dead
 	s.mu.Unlock()
+	if held {
+		select {
+		case <-s.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if name == "dead" && dead {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	switch name {
 	case "forecast", "ratelimited":
@@ -120,6 +142,14 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00\xff\xfe"))
 	case "huge":
 		fmt.Fprintf(w, `{"data":"%s"}`, strings.Repeat("x", 70000))
+	case "latin1":
+		// Text in ISO-8859-1, mostly ASCII: one byte in 300 is not UTF-8.
+		w.Header().Set("Content-Type", "text/plain; charset=iso-8859-1")
+		w.Write([]byte("Caf\xe9 " + strings.Repeat("forecast for the week ", 14)))
+	case "latin1json":
+		w.Write([]byte("{\"city\":\"Z\xfcrich\",\"summary\":\"" + strings.Repeat("sunny ", 50) + "\"}"))
+	case "dead":
+		fmt.Fprint(w, `{"alive":true}`)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 	}
@@ -142,7 +172,7 @@ func weatherTools(base string, names ...string) *toolenv.Collection {
 			in.SetProp("city", &toolenv.Schema{Type: "string", Description: "The city, e.g. Paris.", Examples: []any{"Paris"}})
 			in.SetProp("days", &toolenv.Schema{Type: "integer", Description: "Days ahead.", Minimum: mirror.Ptr(1.0), Maximum: mirror.Ptr(5.0)})
 			in.Required = []string{"city"}
-		case "flaky", "slow", "binary", "huge", "missing", "private":
+		case "flaky", "slow", "binary", "huge", "missing", "private", "latin1", "latin1json", "dead":
 			in.SetProp("q", &toolenv.Schema{Type: "string", Description: "A query.", Examples: []any{"a", "b", "c"}})
 		}
 		tools = append(tools, &toolenv.Tool{ID: "weather/" + name, Collection: "weather", Name: name, Title: strings.ToUpper(name[:1]) + name[1:],

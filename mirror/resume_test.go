@@ -26,7 +26,11 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 	ctx := context.Background()
 	srv := newAPIServer(t)
-	srv.delay = 20 * time.Millisecond
+	srv.delay = 5 * time.Millisecond
+	// After 40 calls the slow API holds every call until the kill, so
+	// that the child is killed with calls in flight and requests left,
+	// however fast or slow this machine is.
+	srv.holdAfter, srv.release = 40, make(chan struct{})
 	path := filepath.Join(t.TempDir(), "mirror.db")
 	st, err := sqlstore.OpenSQLite(ctx, path, store.Options{})
 	if err != nil {
@@ -61,6 +65,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
+	close(srv.release)
 
 	// The file is intact.
 	db, err := sql.Open("sqlite", path)
