@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -197,8 +198,16 @@ type replica struct {
 // waits until it answers.
 func startReplica(t *testing.T, args ...string) *replica {
 	t.Helper()
+	return startReplicaUnder(t, nil, args...)
+}
+
+// startReplicaUnder is startReplica run through a wrapper command (such
+// as prlimit with its options), when wrapper is not empty.
+func startReplicaUnder(t *testing.T, wrapper []string, args ...string) *replica {
+	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...)...)
+	argv := append(append(slices.Clone(wrapper), os.Args[0], "serve", "--addr", addr, "--log-level", "warn"), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "TOOLENV_RUN_MAIN=1")
 	r := &replica{base: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	cmd.Stderr = lockedWriter{r.mu, r.stderr}
