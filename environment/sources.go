@@ -82,11 +82,7 @@ func (env *Environment) loadSources(ctx context.Context) ([]*toolenv.Collection,
 // otherwise it is named after the file, or the document's title when the
 // file name is generic (openapi.yaml).
 func LoadOpenAPI(ctx context.Context, path string) (*toolenv.Collection, error) {
-	var opts openapi.LoadOptions
-	if name, file, ok := strings.Cut(path, "="); ok && name != "" && !exists(path) {
-		opts.Name, path = name, file
-	}
-	return openapi.Load(ctx, path, opts)
+	return openapi.LoadNamed(ctx, path)
 }
 
 func exists(path string) bool {

@@ -282,3 +282,15 @@ func safeName(s, fallback string) string {
 	}
 	return out
 }
+
+// LoadNamed is Load of a path that may be "NAME=FILE", which names the
+// collection NAME (a file whose own name holds "=" is read as it is).
+func LoadNamed(ctx context.Context, path string) (*toolenv.Collection, error) {
+	var opts LoadOptions
+	if name, file, ok := strings.Cut(path, "="); ok && name != "" {
+		if _, err := os.Stat(path); err != nil {
+			opts.Name, path = name, file
+		}
+	}
+	return Load(ctx, path, opts)
+}

@@ -4,16 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/drift"
-	"github.com/toolenv/toolenv/environment"
-	"github.com/toolenv/toolenv/toolbench"
 )
 
 type driftFlags struct {
@@ -83,16 +78,8 @@ func runDrift(ctx context.Context, e *env, f *driftFlags) error {
 	if f.out == "" {
 		return usagef("--out is required")
 	}
-	n := 0
-	for _, set := range []bool{f.in != "", len(f.toolbench) > 0, f.openapi != "", f.demo} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		return usagef("give exactly one source: --in DIR, --toolbench PATH, --openapi FILE or --demo")
-	}
-	rates, err := parseRates(f.rates)
+	src := drift.Source{In: f.in, ToolBench: f.toolbench, OpenAPI: f.openapi, Demo: f.demo}
+	rates, err := drift.ParseRates(f.rates)
 	if err != nil {
 		return err
 	}
@@ -102,7 +89,7 @@ func runDrift(ctx context.Context, e *env, f *driftFlags) error {
 			return usagef("--rules %s: %v", f.rules, err)
 		}
 	}
-	lin, tasks, baseDir, err := driftSource(ctx, f)
+	lin, tasks, baseDir, err := src.Load(ctx)
 	if err != nil {
 		return err
 	}
@@ -124,114 +111,6 @@ func runDrift(ctx context.Context, e *env, f *driftFlags) error {
 	if err := drift.Write(f.out, d, drift.WriteOptions{BaseDir: baseDir, Force: f.force}); err != nil {
 		return usageError{err}
 	}
-	printDriftSummary(e, f.out, d)
+	fmt.Fprint(e.stdout, d.Summary(f.out))
 	return nil
-}
-
-// driftSource loads the collection to drift, its tasks and the folder its
-// base came from.
-func driftSource(ctx context.Context, f *driftFlags) (*drift.Lineage, []*toolenv.Task, string, error) {
-	switch {
-	case f.in != "":
-		c, err := toolenv.ReadCollection(f.in)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		l, err := drift.Open(c)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		tasks, _, err := toolenv.ReadTasks(filepath.Join(f.in, toolenv.TasksFile))
-		if err != nil && !os.IsNotExist(unwrapAll(err)) {
-			return nil, nil, "", err
-		}
-		baseDir := f.in
-		if drift.IsDrifted(c) {
-			baseDir = l.Base.Dir
-		}
-		return l, tasks, baseDir, nil
-	case len(f.toolbench) > 0:
-		src, err := toolbench.Load(f.toolbench...)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		c := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
-		c.Version = "v1"
-		return drift.NewLineage(c), src.Tasks(c), "", nil
-	case f.openapi != "":
-		c, err := environment.LoadOpenAPI(ctx, f.openapi)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		return drift.NewLineage(c), nil, "", nil
-	}
-	c, err := demo.Collection()
-	if err != nil {
-		return nil, nil, "", err
-	}
-	tasks, err := demo.Tasks()
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return drift.NewLineage(c), tasks, "", nil
-}
-
-func unwrapAll(err error) error {
-	for {
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return err
-		}
-		next := u.Unwrap()
-		if next == nil {
-			return err
-		}
-		err = next
-	}
-}
-
-// parseRates reads "op=p,op=p".
-func parseRates(s string) (map[string]float64, error) {
-	out := map[string]float64{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok || k == "" {
-			return nil, usagef("--rate %q: want op=probability pairs, e.g. rename=0.5,type=0.2", s)
-		}
-		p, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return nil, usagef("--rate %s: %q is not a number", k, v)
-		}
-		out[k] = p
-	}
-	return out, nil
-}
-
-func printDriftSummary(e *env, out string, d *drift.Drifted) {
-	c := d.Lineage.Current
-	counts := map[string]int{}
-	for _, tc := range d.Step.Tools {
-		for _, ch := range tc.Changes {
-			counts[ch.Op]++
-		}
-	}
-	var parts []string
-	for _, op := range []string{drift.OpRenameTool, drift.OpEndpoint, drift.OpRenameParam, drift.OpRetype, drift.OpEnumCase, drift.OpMakeOptional,
-		drift.OpMakeRequired, drift.OpFlipDefault, drift.OpNest, drift.OpRenameField, drift.OpErrorFormat, drift.OpDeprecate} {
-		if counts[op] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", op, counts[op]))
-		}
-	}
-	apis := 0
-	for _, t := range d.From.Tools {
-		if !t.Hidden() && t.Meta[drift.MetaStub] != "true" {
-			apis++
-		}
-	}
-	fmt.Fprintf(e.stdout, "%s %s → %s (seed %d): %d of %d tools changed; %s\n", c.Name, d.Step.From, d.Step.To, d.Step.Seed, len(d.Step.Tools), apis, strings.Join(parts, ", "))
-	fmt.Fprintf(e.stdout, "tasks translated: %d\n", len(d.Tasks))
-	fmt.Fprintf(e.stdout, "wrote %s (manifest.json, CHANGELOG.md, breaking.md, tools.json); serve it with: toolenv serve --collection %s\n", out, out)
 }
