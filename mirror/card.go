@@ -59,9 +59,33 @@ func WriteCard(dir string, s *Summary, info CardInfo) error {
 	b.WriteString("the answer `{\"mechanism_of_the_api\", \"error\", \"response\"}`). Both modes are in one file, in a seeded order that spreads the CoT samples evenly, as the paper trains on both at once. ")
 	b.WriteString("The user turn is exactly what toolenv's simulator sends (`toolenv serve --llm-url ... --sim-prompt sft|cot`).\n\n")
 	s.markdownBody(&b)
+	writeAPITable(&b, s)
 	b.WriteString("\n## Seeds\n\n")
 	for _, k := range sortedKeys(info.Seeds) {
 		fmt.Fprintf(&b, "- %s: %d\n", k, info.Seeds[k])
+	}
+	if pv := info.Toolenv; pv != nil {
+		b.WriteString("\n## Made with\n\n")
+		fmt.Fprintf(&b, "toolenv %s", pv.Version)
+		if pv.Revision != "" {
+			fmt.Fprintf(&b, " (revision %s)", pv.Revision)
+		}
+		if pv.Go != "" {
+			fmt.Fprintf(&b, ", %s", pv.Go)
+		}
+		b.WriteString(".\n")
+		if pv.Config != nil {
+			cfg, err := toolenv.MarshalJSONNoHTML(pv.Config)
+			if err != nil {
+				return fmt.Errorf("dataset card: the configuration: %w", err)
+			}
+			if ind, err := indentJSON(cfg); err == nil {
+				cfg = ind
+			}
+			b.WriteString("\nThe effective configuration (every stage's settings with their defaults; `card.json` holds the same):\n\n```json\n")
+			b.Write(cfg)
+			b.WriteString("\n```\n")
+		}
 	}
 	if len(info.Commands) > 0 {
 		b.WriteString("\n## How it was made\n\n```sh\n")
@@ -85,4 +109,18 @@ func WriteCard(dir string, s *Summary, info CardInfo) error {
 		return fmt.Errorf("write card.json: %w", err)
 	}
 	return nil
+}
+
+// writeAPITable writes the per-API counts, folded.
+func writeAPITable(b *strings.Builder, s *Summary) {
+	if len(s.APIs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## Per API\n\n<details><summary>%d APIs</summary>\n\n", len(s.APIs))
+	rows := make([][]string, 0, len(s.APIs))
+	for _, a := range s.APIs {
+		rows = append(rows, []string{"`" + a.Tool + "`", a.Category, a.Group, thousands(a.Requests), thousands(a.Real), thousands(a.RealOK), thousands(a.Kept), thousands(a.Synth), thousands(a.Train), thousands(a.Test)})
+	}
+	mdTable(b, []string{"API", "Category", "Group", "Requests", "Real", "Real OK", "Kept", "Synthesized", "Train", "Test"}, rows)
+	b.WriteString("\n</details>\n")
 }

@@ -50,7 +50,7 @@ type CollectOptions struct {
 	// Limit stops after this many calls; 0 means all pending requests.
 	Limit int
 	// Now returns the time stamps of pairs; default time.Now.
-	Now func() time.Time
+	Now func() time.Time `json:"-"`
 }
 
 func (o *CollectOptions) defaults() {

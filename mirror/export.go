@@ -68,6 +68,11 @@ type CardInfo struct {
 	Seeds map[string]int64 `json:"seeds"`
 	// Model is the model behind the model-facing stages ("" for none).
 	Model string `json:"model,omitempty"`
+	// Toolenv is the toolenv that made the data (version, revision, Go)
+	// with its effective configuration (RunOptions.Config and the
+	// sources' settings; no secret, and nothing that differs between a
+	// run and its replay, so that a replay writes the same card).
+	Toolenv *toolenv.Provenance `json:"toolenv,omitempty"`
 }
 
 // ExportStats says what was written.

@@ -40,6 +40,23 @@ type RunOptions struct {
 	Only []string
 }
 
+// Config returns the effective settings of every stage, defaults
+// applied, as the dataset card records them: no output folder, no clock,
+// nothing secret.
+func (o RunOptions) Config() map[string]any {
+	g, c, f, s, sp, x := o.Generate, o.Collect, o.Filter, o.Synth, o.Split, o.Explain
+	g.defaults()
+	c.defaults()
+	f.defaults()
+	s.defaults()
+	sp.defaults()
+	x.defaults()
+	return map[string]any{
+		StageGenerate: g, StageCollect: c, StageFilter: f, StageSynthesize: s, StageSplit: sp, StageExplain: x,
+		StageExport: map[string]any{"Seed": o.Export.Seed, "NoCoT": o.Export.NoCoT}, "run": map[string]any{"HarvestRound": o.HarvestRound},
+	}
+}
+
 // ErrInterrupted is returned by Run when its context ended: what was
 // done is stored, and running again continues from there.
 var ErrInterrupted = errors.New("interrupted: what was done is stored; run the same command again to continue")

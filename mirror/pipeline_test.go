@@ -15,6 +15,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/simulate"
 	"github.com/toolenv/toolenv/eval/fidelity"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
@@ -23,7 +24,7 @@ import (
 
 // runOptions are small sizes for a dataset of a few APIs.
 func runOptions(out string) mirror.RunOptions {
-	return mirror.RunOptions{
+	o := mirror.RunOptions{
 		Generate: mirror.GenerateOptions{PerAPI: 12, Seed: 1, ScenariosPerCall: 4, Workers: 2},
 		Collect:  mirror.CollectOptions{Workers: 4, Backoff: 1},
 		Filter:   mirror.FilterOptions{Seed: 1, KeepFailures: 50},
@@ -32,6 +33,8 @@ func runOptions(out string) mirror.RunOptions {
 		Explain:  mirror.ExplainOptions{Success: 1000, Failure: 1000, Seed: 1},
 		Export:   mirror.ExportOptions{Out: out, Seed: 1, Card: mirror.CardInfo{Name: "weather", Sources: []string{"weather: a loopback API"}, Model: "test-model", Seeds: map[string]int64{"seed": 1}}},
 	}
+	o.Export.Card.Toolenv = buildinfo.Provenance(nil, map[string]any{"stages": o.Config()})
+	return o
 }
 
 func modelEngine(t *testing.T, st mirror.Store, srvURL, modelURL string, replay bool) *mirror.Engine {
@@ -268,8 +271,59 @@ func checkExport(t *testing.T, e *mirror.Engine, dir string, exp *mirror.ExportS
 			}
 		}
 	}
+	checkCard(t, dir, exp)
+}
+
+// checkCard checks that the dataset card records the counts per
+// category, API and split, the filter's losses per reason and rule, the
+// sources, the seeds, and toolenv's version with the effective
+// configuration, in card.json and README.md alike.
+func checkCard(t *testing.T, dir string, exp *mirror.ExportStats) {
+	t.Helper()
 	card, err := os.ReadFile(filepath.Join(dir, mirror.FileCard))
-	if err != nil || !bytes.Contains(card, []byte("| generated |")) || !bytes.Contains(card, []byte("## Splits")) {
-		t.Fatalf("dataset card: %v\n%s", err, card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| generated |", "## Sources", "weather: a loopback API", "## Splits", "| ood_success |", "## Per category", "| Weather |",
+		"## Per API", "`weather/forecast`", "Dropped because", "## Seeds", "- seed: 1", "## Made with", "toolenv ", `"split": {`, `"OODSuccess": 3`} {
+		if !bytes.Contains(card, []byte(want)) {
+			t.Errorf("the dataset card lacks %q", want)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, mirror.FileCardJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cj struct {
+		Sources []string         `json:"sources"`
+		Seeds   map[string]int64 `json:"seeds"`
+		Toolenv struct {
+			Version string `json:"version"`
+			Go      string `json:"go"`
+			Config  struct {
+				Stages map[string]map[string]any `json:"stages"`
+			} `json:"config"`
+		} `json:"toolenv"`
+		Summary mirror.Summary `json:"summary"`
+	}
+	if err := json.Unmarshal(raw, &cj); err != nil {
+		t.Fatal(err)
+	}
+	s := cj.Summary
+	splits := map[string]int{}
+	for _, sp := range s.Splits {
+		splits[sp.Split] = sp.Samples
+	}
+	apis := map[string]bool{}
+	for _, a := range s.APIs {
+		apis[a.Tool] = a.Requests > 0
+	}
+	if len(cj.Sources) == 0 || cj.Seeds["seed"] != 1 || cj.Toolenv.Version == "" || cj.Toolenv.Go == "" ||
+		cj.Toolenv.Config.Stages["filter"]["KeepFailures"] != 50.0 || cj.Toolenv.Config.Stages["collect"]["Attempts"] != 3.0 {
+		t.Errorf("card.json: sources %v, seeds %v, toolenv %+v", cj.Sources, cj.Seeds, cj.Toolenv)
+	}
+	if len(s.Categories) == 0 || s.Categories[0].Category != "Weather" || !apis["weather/forecast"] || !apis["weather/cities"] ||
+		splits[mirror.SplitOODSuccess] != exp.Bench[mirror.SplitOODSuccess] || splits["train"] == 0 || len(s.Dropped) == 0 || len(s.DroppedByRule) == 0 {
+		t.Errorf("card.json summary: categories %+v, APIs %v, splits %v, dropped %v by rule %v", s.Categories, apis, splits, s.Dropped, s.DroppedByRule)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/internal/buildinfo"
+	"github.com/toolenv/toolenv/internal/redact"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
@@ -154,8 +156,27 @@ func openMirror(ctx context.Context, f *mirrorFlags, e *env) (*mirror.Engine, fu
 	}
 	f.opts.Export.Out = filepath.Join(f.out, "data")
 	f.opts.Export.Card = mirror.CardInfo{Name: f.dataset, Sources: src.Described, Model: f.llmModel,
-		Seeds: map[string]int64{"seed (sampler, failures kept, split, rationale sample, export order)": f.seed}}
+		Seeds:   map[string]int64{"seed (sampler, failures kept, split, rationale sample, export order)": f.seed},
+		Toolenv: buildinfo.Provenance(nil, f.config(eng))}
 	return eng, cleanup, nil
+}
+
+// config is the effective configuration the dataset card records: the
+// sources' settings and every stage's, without the paths, the replay
+// switch or the model's URL, which differ between a run and its replay.
+func (f *mirrorFlags) config(eng *mirror.Engine) map[string]any {
+	cfg := map[string]any{
+		"dataset": f.dataset,
+		"sources": map[string]any{"collections": f.collections, "toolbench": f.toolbench, "openapi": f.openapi,
+			"upstream_url": redact.URL(f.upstreamURL), "upstream_direct": f.upstreamDirect, "base_url": redact.URL(f.baseURL),
+			"upstream_timeout": f.upstreamTimeout.String(), "max_result_bytes": f.maxResultBytes},
+		"stages": f.opts.Config(),
+	}
+	if eng.Model != nil {
+		judge, explain := cmp.Or(f.judgeModel, f.llmModel), cmp.Or(f.explainModel, f.llmModel)
+		cfg["models"] = map[string]any{"model": f.llmModel, "judge_model": judge, "explain_model": explain, "timeout": f.llmTimeout.String()}
+	}
+	return cfg
 }
 
 func newMirrorCmd(e *env) *cobra.Command {

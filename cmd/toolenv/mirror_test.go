@@ -99,6 +99,24 @@ func TestMirrorBIRDAndSpider(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	// The dataset card records toolenv's version and the effective
+	// configuration, defaults included.
+	var card struct {
+		Toolenv struct {
+			Version string `json:"version"`
+			Config  struct {
+				Sources map[string]any            `json:"sources"`
+				Stages  map[string]map[string]any `json:"stages"`
+			} `json:"config"`
+		} `json:"toolenv"`
+	}
+	if raw, err := os.ReadFile(filepath.Join(out, "data", "card.json")); err != nil || json.Unmarshal(raw, &card) != nil {
+		t.Fatalf("card.json: %v", err)
+	}
+	if cfg := card.Toolenv.Config; card.Toolenv.Version == "" || cfg.Stages["split"]["OODSuccess"] != 20.0 || cfg.Stages["collect"]["Workers"] != 32.0 ||
+		cfg.Stages["filter"]["KeepFailures"] != 10000.0 || len(cfg.Sources["collections"].([]any)) != 2 {
+		t.Fatalf("card.json toolenv: %+v", card.Toolenv)
+	}
 	// Running again adds nothing and changes nothing.
 	before, _ := os.ReadFile(filepath.Join(out, "data", "train.openai.jsonl"))
 	if code, _, stderr := run(t, ctx, "mirror", "run", "--collection", filepath.Join(bird, "rest"), "--collection", "spider-rest="+filepath.Join(spider, "rest"),
