@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,14 +76,8 @@ func runEval(ctx context.Context, e *env, cfg *harness.File, argv []string) erro
 
 // printOverview prints the overview table and where the reports are.
 func printOverview(e *env, dir string, info *eval.RunInfo, s *eval.Summary) {
-	md := report.Markdown(info, s)
-	// The overview is the first table.
-	if i := strings.Index(md, "## Overview"); i >= 0 {
-		rest := md[i:]
-		if j := strings.Index(rest[3:], "\n## "); j >= 0 {
-			rest = rest[:j+3]
-		}
-		fmt.Fprintln(e.stdout, strings.TrimSpace(rest))
+	if o := report.Overview(info, s); o != "" {
+		fmt.Fprintln(e.stdout, o)
 	}
 	fmt.Fprintf(e.stdout, "\nreports: %s, %s, %s\n", filepath.Join(dir, "summary.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
 }
@@ -102,27 +94,11 @@ func newEvalMergeCmd(e *env) *cobra.Command {
 			if out == "" {
 				return usagef("--out is required")
 			}
-			eps, problems, err := eval.Merge(out, args)
+			info, s, n, err := report.Merge(out, args)
 			if err != nil {
 				return err
 			}
-			info, _ := eval.ReadRunInfo(args[0])
-			if info != nil {
-				info.Shard = eval.Shard{}
-				tasks := map[string]bool{}
-				for _, ep := range eps {
-					tasks[ep.TaskID] = true
-				}
-				info.TaskCount = len(tasks)
-				if err := eval.WriteRunInfo(out, info); err != nil {
-					return err
-				}
-			}
-			s, err := report.Write(out, info, eps, problems)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stderr, "toolenv: merged %d episode(s) from %d folder(s)\n", len(eps), len(args))
+			fmt.Fprintf(e.stderr, "toolenv: merged %d episode(s) from %d folder(s)\n", n, len(args))
 			printOverview(e, out, info, s)
 			return nil
 		},
@@ -150,15 +126,7 @@ into DIR too; without --run-name it lists the store's runs.`,
 			if len(args) != 1 {
 				return usagef("report needs the evaluation folder (or --queue and --run-name)")
 			}
-			eps, problems, err := eval.ReadJournals(args[0])
-			if err != nil {
-				return err
-			}
-			if len(eps) == 0 {
-				return usagef("%s holds no episodes", args[0])
-			}
-			info, _ := eval.ReadRunInfo(args[0])
-			s, err := report.Write(args[0], info, eps, problems)
+			info, s, err := report.Rewrite(args[0])
 			if err != nil {
 				return err
 			}
@@ -195,31 +163,9 @@ func queueReport(ctx context.Context, e *env, url, name string, args []string) e
 	if len(args) != 1 {
 		return usagef("report --queue --run-name %s needs the folder to write the reports into", name)
 	}
-	snap, err := queue.Read(ctx, st, name)
-	if err != nil {
-		return err
-	}
-	if len(snap.Episodes) == 0 {
-		return usagef("run %s has no finished episodes yet (%d pending, %d running)", name, snap.Status.Pending, snap.Status.Running)
-	}
 	dir := args[0]
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var info *eval.RunInfo
-	if len(snap.Info) > 0 {
-		info = &eval.RunInfo{}
-		if err := json.Unmarshal(snap.Info, info); err != nil {
-			return fmt.Errorf("run %s: its run.json does not decode: %w", name, err)
-		}
-		st := snap.Status
-		info.Queue = &eval.QueueInfo{Store: store.Redact(url), Run: name, Status: &st}
-		info.Ran, info.Resumed, info.Interrupted = len(snap.Episodes), 0, false
-		if err := eval.WriteRunInfo(dir, info); err != nil {
-			return err
-		}
-	}
-	if err := eval.WriteJournal(filepath.Join(dir, eval.JournalName(eval.Shard{})), snap.Episodes); err != nil {
+	snap, info, err := queue.Export(ctx, st, name, store.Redact(url), dir)
+	if err != nil {
 		return err
 	}
 	s, err := report.Write(dir, info, snap.Episodes, nil)
@@ -241,17 +187,9 @@ func newEvalCompareCmd(e *env) *cobra.Command {
 		Example: `  toolenv eval compare runs/qwen-rest runs/llama-rest --html compare.html`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var evs []report.Evaluation
-			for _, d := range args {
-				eps, _, err := eval.ReadJournals(d)
-				if err != nil {
-					return err
-				}
-				if len(eps) == 0 {
-					return usagef("%s holds no episodes", d)
-				}
-				info, _ := eval.ReadRunInfo(d)
-				evs = append(evs, report.Evaluation{Name: filepath.Base(filepath.Clean(d)), Info: info, Summary: eval.Summarize(eps)})
+			evs, err := report.ReadEvaluations(args)
+			if err != nil {
+				return err
 			}
 			fmt.Fprint(e.stdout, report.CompareMarkdown(evs))
 			if htmlOut != "" {
@@ -287,22 +225,12 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 			if method == "" || out == "" {
 				return usagef("--method (e.g. CoT@1, DFS_woFilter_w2) and --out are required")
 			}
-			files, problems, err := stb.ReadRawAnswers(args[0], method)
+			cf, problems, err := stb.ConvertDir(args[0], method)
 			if err != nil {
 				return err
 			}
 			for _, p := range problems {
 				e.logger().Warn("answer skipped", "err", p)
-			}
-			cf := &stb.ConvertedFile{Entries: map[string]*stb.Converted{}}
-			for _, fl := range files {
-				c, err := stb.Convert(method, fl.Answer)
-				if err != nil {
-					e.logger().Warn("answer not converted", "file", fl.Path, "err", err)
-					continue
-				}
-				cf.IDs = append(cf.IDs, fl.QueryID)
-				cf.Entries[fl.QueryID] = c
 			}
 			if err := stb.WriteConverted(out, cf); err != nil {
 				return err

@@ -32,10 +32,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/store"
 )
@@ -500,4 +502,40 @@ func List(ctx context.Context, st store.Store) ([]RunInfo, error) {
 func digest(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// Export writes the finished episodes of run name in st into the folder
+// dir as an evaluation folder (episodes.jsonl, and run.json with the
+// queue's counts, where the run recorded one), ready for the reports.
+// where is the store's location as it may be shown (redacted). A run
+// with no finished episode is an invalid-arguments error.
+func Export(ctx context.Context, st store.Store, name, where, dir string) (*Snapshot, *eval.RunInfo, error) {
+	snap, err := Read(ctx, st, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(snap.Episodes) == 0 {
+		return nil, nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments,
+			Message: fmt.Sprintf("run %s has no finished episodes yet (%d pending, %d running)", name, snap.Status.Pending, snap.Status.Running)}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var info *eval.RunInfo
+	if len(snap.Info) > 0 {
+		info = &eval.RunInfo{}
+		if err := json.Unmarshal(snap.Info, info); err != nil {
+			return nil, nil, fmt.Errorf("run %s: its run.json does not decode: %w", name, err)
+		}
+		status := snap.Status
+		info.Queue = &eval.QueueInfo{Store: where, Run: name, Status: &status}
+		info.Ran, info.Resumed, info.Interrupted = len(snap.Episodes), 0, false
+		if err := eval.WriteRunInfo(dir, info); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := eval.WriteJournal(filepath.Join(dir, eval.JournalName(eval.Shard{})), snap.Episodes); err != nil {
+		return nil, nil, err
+	}
+	return snap, info, nil
 }

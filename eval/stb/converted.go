@@ -114,3 +114,25 @@ func ReadConverted(path string) (*ConvertedFile, error) {
 func WriteConverted(path string, f *ConvertedFile) error {
 	return writeKeyed(path, "converted answers", "  ", f.IDs, f.Entries)
 }
+
+// ConvertDir converts the raw answers of method in dir (as
+// convert_to_answer_format.py does) into one converted file. Answer files
+// that do not read or do not convert are left out and returned in
+// problems.
+func ConvertDir(dir, method string) (*ConvertedFile, []error, error) {
+	files, problems, err := ReadRawAnswers(dir, method)
+	if err != nil {
+		return nil, nil, err
+	}
+	cf := &ConvertedFile{Entries: map[string]*Converted{}}
+	for _, fl := range files {
+		c, err := Convert(method, fl.Answer)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: not converted: %w", fl.Path, err))
+			continue
+		}
+		cf.IDs = append(cf.IDs, fl.QueryID)
+		cf.Entries[fl.QueryID] = c
+	}
+	return cf, problems, nil
+}

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"path/filepath"
+	"strings"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/eval"
+)
+
+// Overview is the overview table of an evaluation's Markdown report (its
+// first section), what toolenv eval prints when it ends.
+func Overview(info *eval.RunInfo, s *eval.Summary) string {
+	md := Markdown(info, s)
+	i := strings.Index(md, "## Overview")
+	if i < 0 {
+		return ""
+	}
+	rest := md[i:]
+	if j := strings.Index(rest[3:], "\n## "); j >= 0 {
+		rest = rest[:j+3]
+	}
+	return strings.TrimSpace(rest)
+}
+
+// Rewrite writes the reports of the evaluation folder dir again from its
+// episodes and run.json. A folder with no episodes is an
+// invalid-arguments error.
+func Rewrite(dir string) (*eval.RunInfo, *eval.Summary, error) {
+	eps, problems, err := eval.ReadJournals(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(eps) == 0 {
+		return nil, nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "%s holds no episodes", dir)
+	}
+	info, _ := eval.ReadRunInfo(dir)
+	s, err := Write(dir, info, eps, problems)
+	return info, s, err
+}
+
+// Merge joins the episodes of the evaluation folders dirs (the shards of
+// one evaluation, or several) into out and writes the reports there; the
+// run.json of the first folder, unsharded and with the merged task
+// count, becomes out's. It returns the episodes merged.
+func Merge(out string, dirs []string) (*eval.RunInfo, *eval.Summary, int, error) {
+	eps, problems, err := eval.Merge(out, dirs)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	info, _ := eval.ReadRunInfo(dirs[0])
+	if info != nil {
+		info.Shard = eval.Shard{}
+		tasks := map[string]bool{}
+		for _, ep := range eps {
+			tasks[ep.TaskID] = true
+		}
+		info.TaskCount = len(tasks)
+		if err := eval.WriteRunInfo(out, info); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	s, err := Write(out, info, eps, problems)
+	return info, s, len(eps), err
+}
+
+// ReadEvaluations reads the evaluation folders dirs for comparison, each
+// named after its folder. A folder with no episodes is an
+// invalid-arguments error.
+func ReadEvaluations(dirs []string) ([]Evaluation, error) {
+	var evs []Evaluation
+	for _, d := range dirs {
+		eps, _, err := eval.ReadJournals(d)
+		if err != nil {
+			return nil, err
+		}
+		if len(eps) == 0 {
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "%s holds no episodes", d)
+		}
+		info, _ := eval.ReadRunInfo(d)
+		evs = append(evs, Evaluation{Name: filepath.Base(filepath.Clean(d)), Info: info, Summary: eval.Summarize(eps)})
+	}
+	return evs, nil
+}
