@@ -370,14 +370,22 @@ func readTasks(r io.Reader, path string) (tasks []*Task, problems []error, err e
 // atomically.
 func WriteTasks(path string, tasks []*Task) error {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	if err := EncodeTasks(&b, tasks); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, b.Bytes())
+}
+
+// EncodeTasks writes tasks as JSONL (one compact object per line) to w.
+func EncodeTasks(w io.Writer, tasks []*Task) error {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, t := range tasks {
 		if err := enc.Encode(t); err != nil {
 			return fmt.Errorf("write tasks: task %s: %w", t.ID, err)
 		}
 	}
-	return WriteFileAtomic(path, b.Bytes())
+	return nil
 }
 
 // deepTool names the tool of a tools.json whose schema is too deep to

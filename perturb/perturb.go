@@ -64,6 +64,9 @@ type Report struct {
 	Rejected  int            `json:"paraphrases_rejected,omitempty"`
 	Failed    int            `json:"paraphrase_failures,omitempty"`
 	Rejection map[string]int `json:"rejection_reasons,omitempty"`
+	// Provenance says which toolenv made the report, and how (set by
+	// the caller).
+	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 }
 
 // Perturb returns copies of tasks whose queries are perturbed by

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
@@ -81,24 +77,9 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 				return err
 			}
 			if asJSON {
-				return writeJSONTo(e.stdout, rep)
+				return writeJSON(e.stdout, rep)
 			}
-			fmt.Fprintf(e.stdout, "read %d files, %d entries: %d imported, %d already cached (kept; --overwrite replaces them), %d entries skipped, %d problems\n",
-				rep.Files, rep.Entries, rep.Imported, rep.Kept, rep.Skipped, len(rep.Problems))
-			if rep.NonFiniteAsNull > 0 {
-				fmt.Fprintf(e.stdout, "%d answers held NaN or Infinity (Python's json.dump writes them, JSON cannot hold them): imported with those values as null\n", rep.NonFiniteAsNull)
-			}
-			if len(rep.Unresolved) > 0 {
-				fmt.Fprintf(e.stdout, "%d APIs are not in the --toolbench docs; their entries were keyed by path:\n", len(rep.Unresolved))
-				printTop(e.stdout, rep.Unresolved, 10)
-			}
-			for i, p := range rep.Problems {
-				if i == 10 {
-					fmt.Fprintf(e.stdout, "  … %d more (use --json for all)\n", len(rep.Problems)-10)
-					break
-				}
-				fmt.Fprintf(e.stdout, "  %s %s: %s\n", p.File, trimKey(p.Key), p.Err)
-			}
+			rep.WriteText(e.stdout)
 			return nil
 		},
 	}
@@ -109,13 +90,6 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 	fs.BoolVar(&overwrite, "overwrite", false, "replace entries already in the store")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
-}
-
-func trimKey(k string) string {
-	if len(k) > 60 {
-		return k[:57] + "…"
-	}
-	return k
 }
 
 func newCacheExportCmd(e *env) *cobra.Command {
@@ -207,56 +181,15 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSONTo(e.stdout, s)
+				return writeJSON(e.stdout, s)
 			}
-			fmt.Fprintf(e.stdout, "store:    %s (%.1f MiB)\nentries:  %d over %d tools\nrecords:  %d LLM exchanges\n", s.Path, float64(s.Bytes)/(1<<20), s.Entries, s.Tools, s.Records)
-			fmt.Fprintln(e.stdout, "by origin:")
-			printTop(e.stdout, s.ByOrigin, 0)
-			fmt.Fprintln(e.stdout, "by status:")
-			printTop(e.stdout, s.ByStatus, 0)
-			if len(s.TopTools) > 0 {
-				fmt.Fprintln(e.stdout, "most cached tools:")
-				for _, tc := range s.TopTools {
-					fmt.Fprintf(e.stdout, "  %8d  %s\n", tc.Entries, tc.Tool)
-				}
-			}
+			cache.WriteStats(e.stdout, s)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&storePath, "store", "", storeFlagUsage)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
-}
-
-func printTop(w io.Writer, m map[string]int, max int) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	for i, k := range keys {
-		if max > 0 && i == max {
-			fmt.Fprintf(w, "  … %d more\n", len(keys)-max)
-			break
-		}
-		label := strings.TrimSpace(k)
-		if label == "" {
-			label = "(none)"
-		}
-		fmt.Fprintf(w, "  %8d  %s\n", m[k], label)
-	}
-}
-
-func writeJSONTo(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // importReport is what cache import --json prints.

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/internal/redact"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/perturb"
 	"github.com/toolenv/toolenv/store"
@@ -114,20 +113,16 @@ func runPerturb(ctx context.Context, e *env, f *perturbFlags) error {
 		}
 		return err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	for _, t := range out {
-		if err := enc.Encode(t); err != nil {
-			return fmt.Errorf("perturb: task %s: %w", t.ID, err)
-		}
-	}
 	if f.out == "" {
-		e.stdout.Write(b.Bytes())
-	} else if err := toolenv.WriteFileAtomic(f.out, b.Bytes()); err != nil {
+		if err := toolenv.EncodeTasks(e.stdout, out); err != nil {
+			return err
+		}
+	} else if err := toolenv.WriteTasks(f.out, out); err != nil {
 		return err
 	}
-	md := perturbReport(rep, f, time.Since(start))
+	rep.Provenance = buildinfo.Provenance(os.Args, map[string]any{"tasks": f.tasks, "mode": f.mode, "seed": f.seed, "attempts": f.attempts,
+		"llm_url": redact.URL(f.llmURL), "llm_model": f.llmModel, "records": f.records, "replay": f.replay})
+	md := rep.Markdown(f.tasks, time.Since(start))
 	if f.report != "" {
 		if err := toolenv.WriteFileAtomic(f.report+".md", md); err != nil {
 			return err
@@ -142,25 +137,6 @@ func runPerturb(ctx context.Context, e *env, f *perturbFlags) error {
 	}
 	fmt.Fprintln(e.stderr)
 	return nil
-}
-
-func perturbReport(rep *perturb.Report, f *perturbFlags, took time.Duration) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Query perturbation: %s\n\nTasks: %s, seed %d, %s.\n\n", rep.Mode, f.tasks, rep.Seed, took.Round(time.Millisecond))
-	fmt.Fprintf(&b, "| | count |\n| --- | --- |\n| tasks | %d |\n| queries changed | %d |\n", rep.Tasks, rep.Changed)
-	if rep.Mode == perturb.Paraphrase {
-		fmt.Fprintf(&b, "| LLM answers | %d |\n| answers rejected | %d |\n| queries kept (every attempt rejected) | %d |\n", rep.Attempts, rep.Rejected, rep.Failed)
-	}
-	b.WriteString("\n| variant | tasks |\n| --- | --- |\n")
-	keys := make([]string, 0, len(rep.Variants))
-	for k := range rep.Variants {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "| %s | %d |\n", k, rep.Variants[k])
-	}
-	return b.Bytes()
 }
 
 // statDir reports whether path is a folder.

@@ -87,7 +87,7 @@ replicas. Migrating an up-to-date store changes nothing.`,
 				return err
 			}
 			if asJSON {
-				return writeJSONTo(e.stdout, map[string]any{"store": st.Path(), "components": after})
+				return writeJSON(e.stdout, map[string]any{"store": st.Path(), "components": after})
 			}
 			was := map[string]int{}
 			for _, v := range before {
@@ -128,7 +128,7 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 				return storeOpenError(err)
 			}
 			if asJSON {
-				return writeJSONTo(e.stdout, map[string]any{"components": vs})
+				return writeJSON(e.stdout, map[string]any{"components": vs})
 			}
 			for _, v := range vs {
 				note := "up to date"
