@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -85,34 +84,11 @@ OUT/report.md say what was kept and why the rest was not. See docs/nl2sql.md.`,
 
 func runBuildBird(ctx context.Context, e *env, opt nl2api.Options) error {
 	opt.Logger = e.logger()
-	var (
-		mu    sync.Mutex
-		bar   *progress.Bar
-		stage string
-		done  int
-	)
-	opt.Progress = func(p nl2api.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		if p.Stage != stage {
-			if bar != nil {
-				bar.Finish()
-			}
-			stage, done = p.Stage, 0
-			bar = progress.New(e.stderr, p.Total, p.Stage)
-		}
-		if p.Done > done {
-			bar.Add(p.Done - done)
-			done = p.Done
-		}
-	}
+	bars := progress.NewStages(e.stderr)
+	opt.Progress = func(p nl2api.Progress) { bars.Update(p.Stage, p.Done, p.Total) }
 	opt.Command = os.Args
 	rep, err := nl2api.Build(ctx, opt)
-	mu.Lock()
-	if bar != nil {
-		bar.Finish()
-	}
-	mu.Unlock()
+	bars.Finish()
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -158,22 +156,15 @@ index is built for lexical search only, and says so.`,
 }
 
 func writeIndexReport(w io.Writer, rep *index.Report, run *graph.Mapped, mappingsTo string) {
-	fmt.Fprintf(w, "# Tool index\n\n")
-	fmt.Fprintf(w, "- file: %s\n- tools: %d in %d collection(s): %s\n", rep.Path, rep.Tools, len(rep.Collections), strings.Join(rep.Collections, ", "))
-	if rep.Embedder != "" {
-		fmt.Fprintf(w, "- vectors: %s, %d dimensions (exact cosine search, chromem-go), embedded in %s\n", rep.Embedder, rep.Dims, rep.EmbedElapsed.Round(time.Millisecond))
-	} else {
-		fmt.Fprintf(w, "- vectors: none — %s\n", rep.VectorNote)
-	}
-	fmt.Fprintf(w, "- lexical: SQLite FTS5 BM25 over name, title, description, parameters, outputs, API and canonical words\n")
+	var more []string
 	if run != nil {
-		fmt.Fprintf(w, "- structural mappings: %d, clusters of alternatives: %d, operation graph: %d edges (%s)\n",
-			len(run.Set.Mappings), len(run.Set.Clusters), run.Graph.EdgeCount(), run.Elapsed.Round(time.Millisecond))
+		more = append(more, fmt.Sprintf("structural mappings: %d, clusters of alternatives: %d, operation graph: %d edges (%s)",
+			len(run.Set.Mappings), len(run.Set.Clusters), run.Graph.EdgeCount(), run.Elapsed.Round(time.Millisecond)))
 		if mappingsTo != "" {
-			fmt.Fprintf(w, "- mappings written to %s\n", mappingsTo)
+			more = append(more, "mappings written to "+mappingsTo)
 		}
 	}
-	fmt.Fprintf(w, "- built in %s\n", rep.Elapsed.Round(time.Millisecond))
+	rep.WriteMarkdown(w, more...)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -227,21 +218,7 @@ func newMapSearchCmd(e *env) *cobra.Command {
 			for _, n := range res.Notes {
 				fmt.Fprintf(e.stderr, "note: %s\n", n)
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "RANK\tSCORE\tTOOL\tALTERNATIVES\n")
-			for _, h := range res.Hits {
-				var alts []string
-				for _, a := range h.Alternatives {
-					if a.Score > 0 {
-						alts = append(alts, fmt.Sprintf("%s (%.2f)", a.ID, a.Score))
-					} else {
-						alts = append(alts, a.ID)
-					}
-				}
-				fmt.Fprintf(tw, "%d\t%.4g\t%s\t%s\n", h.Rank, h.Score, h.ID, strings.Join(alts, ", "))
-			}
-			tw.Flush()
-			fmt.Fprintf(e.stdout, "(%s search over %d tools)\n", res.Mode, ix.Meta().Tools)
+			res.WriteTable(e.stdout, ix.Meta().Tools)
 			return nil
 		},
 	}
