@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,9 @@ type CacheSetOptions struct {
 	// "import" (real answers; a simulator's are never training data).
 	Origins []string
 	Seed    int64
+	// Progress receives a progress bar per pass over the store; nil
+	// shows none.
+	Progress io.Writer
 }
 
 // CacheSetStats says what CacheSet wrote.
@@ -91,7 +95,9 @@ func CacheSet(ctx context.Context, src CacheSource, tools []*toolenv.Tool, opts 
 	// Pass 1: the held-out entries, the Test smallest seeded hashes.
 	mix := seedHash(opts.Seed, "cache-test")
 	var h keyHeap
+	bar := barOn(opts.Progress, -1, "cache-set: choose the test entries")
 	err := src.Each(ctx, func(en *store.Entry) error {
+		bar.Add(1)
 		st.Entries++
 		if why, ok := use(en); !ok {
 			st.Skipped[why]++
@@ -106,6 +112,7 @@ func CacheSet(ctx context.Context, src CacheSource, tools []*toolenv.Tool, opts 
 		}
 		return nil
 	})
+	bar.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("cache set: read the store: %w", err)
 	}
@@ -131,7 +138,10 @@ func CacheSet(ctx context.Context, src CacheSource, tools []*toolenv.Tool, opts 
 	}
 	docs := newDocCache(e)
 	var testPairs []benchPair
+	bar = barOn(opts.Progress, st.Entries, "cache-set: write the samples")
+	defer bar.Finish()
 	err = src.Each(ctx, func(en *store.Entry) error {
+		bar.Add(1)
 		if _, ok := use(en); !ok {
 			return nil
 		}

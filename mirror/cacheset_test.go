@@ -43,9 +43,15 @@ func TestCacheSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	cs, err := mirror.CacheSet(ctx, st, tools, mirror.CacheSetOptions{Out: out, Test: 5, Seed: 1})
+	var progress syncBuffer
+	cs, err := mirror.CacheSet(ctx, st, tools, mirror.CacheSetOptions{Out: out, Test: 5, Seed: 1, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, bar := range []string{"cache-set: choose the test entries: 41\n", "cache-set: write the samples: 41/41 (100%)\n"} {
+		if !strings.Contains(progress.String(), bar) {
+			t.Errorf("no progress line %q in:\n%s", bar, progress.String())
+		}
 	}
 	if cs.Entries != 41 || cs.Test != 5 || cs.Train != 25 || cs.Skipped["origin simulator"] != 10 || cs.Skipped["tool not loaded"] != 1 {
 		t.Fatalf("cache set: %+v", cs)
@@ -88,8 +94,11 @@ func sameTreeMin(t *testing.T, a, b string, min int) {
 }
 
 // TestFACFiles writes the FAC annotation files of evaluation episodes and
-// has a model on loopback annotate them.
+// has a model on loopback annotate them — it answers as asked, with
+// garbage, or refuses — then writes them again from the records alone,
+// the model gone, byte for byte the same.
 func TestFACFiles(t *testing.T) {
+	ctx := context.Background()
 	ep := func(task, agentName, final string) *eval.Episode {
 		return &eval.Episode{TaskID: task, Agent: agentName, Model: "m", Query: "What is the weather in " + task + "?",
 			Outcome: &agent.Outcome{Trajectory: &toolenv.Trajectory{Finished: final != "", Answer: final}, FinalAnswerRaw: final}}
@@ -98,22 +107,35 @@ func TestFACFiles(t *testing.T) {
 		ep("Paris", "cot", `{"return_type": "give_answer", "final_answer": "Sunny, 23 degrees."}`),
 		ep("Oslo", "react", "Rain all day."),
 		ep("Rome", "cot", ""),
+		ep("Lima", "cot", "Foggy."),
+		ep("Kyiv", "cot", "Snow."),
 	}
 	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
-		if strings.Contains(req.Messages[0].Content, "Rain all day") {
+		p := req.Messages[0].Content
+		switch {
+		case strings.Contains(p, "Rain all day"):
 			return llmtest.Reply{Content: "Answer Status\nUnsolved\nReason\nIt gives no temperature."}
+		case strings.Contains(p, "Foggy."):
+			return llmtest.Reply{Content: "%%%% <|endoftext|> 0x7f"}
+		case strings.Contains(p, "Snow."):
+			return llmtest.Reply{Content: "I'm sorry, but I can't help with that."}
 		}
 		return llmtest.Reply{Content: "Answer Status\nSolved\nReason\nIt answers the question."}
 	})
 	defer srv.Close()
+	rec := newStore(t)
 	out := t.TempDir()
-	j := &judge.Judge{Model: llm.New(srv.URL(), llm.Options{MaxRetries: -1}), ModelName: "gpt-4-turbo"}
-	st, err := mirror.FACFiles(context.Background(), eps, mirror.FACOptions{Out: out, Judge: j})
+	var progress syncBuffer
+	j := &judge.Judge{Model: llm.New(srv.URL(), llm.Options{MaxRetries: -1, Recorder: rec, Reuse: true}), ModelName: "gpt-4-turbo"}
+	st, err := mirror.FACFiles(ctx, eps, mirror.FACOptions{Out: out, Judge: j, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Written != 2 || st.NoAnswer != 1 || st.Labels["solved"]+st.Labels["Solved"] != 1 {
+	if st.Written != 4 || st.NoAnswer != 1 || st.Labels["Solved"] != 1 || st.Labels["Unsolved"] != 1 || st.Labels["Unparseable"] != 2 {
 		t.Fatalf("fac: %+v", st)
+	}
+	if !strings.Contains(progress.String(), "fac: episodes: 5/5 (100%)") {
+		t.Errorf("no progress bar: %q", progress.String())
 	}
 	raw, _ := os.ReadFile(filepath.Join(out, mirror.FileFACPrompts))
 	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
@@ -129,11 +151,24 @@ func TestFACFiles(t *testing.T) {
 	f, _ := os.Open(filepath.Join(out, mirror.FileFACSheet))
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) != 3 || rows[0][3] != "label (Solved/Unsolved)" || rows[2][2] != "Rain all day." {
+	if err != nil || len(rows) != 5 || rows[0][3] != "label (Solved/Unsolved)" || rows[2][2] != "Rain all day." {
 		t.Fatalf("fac.csv: %v %q", err, rows)
 	}
 	labels, _ := os.ReadFile(filepath.Join(out, mirror.FileFACLabels))
-	if !strings.Contains(string(labels), `"label":"Unsolved"`) && !strings.Contains(string(labels), `"label":"unsolved"`) {
-		t.Fatalf("labels: %s", labels)
+	for _, want := range []string{`"label":"Unsolved"`, `"label":"Solved"`, `"raw":"I'm sorry, but I can't help with that."`, `"raw":"%%%% <|endoftext|> 0x7f"`} {
+		if !strings.Contains(string(labels), want) {
+			t.Errorf("labels lack %s:\n%s", want, labels)
+		}
 	}
+
+	// Replay: the records alone, the model gone.
+	srv.Close()
+	rec2 := newStore(t)
+	copyRecords(t, rec.Path(), rec2.Path())
+	again := t.TempDir()
+	j2 := &judge.Judge{Model: llm.New(srv.URL(), llm.Options{MaxRetries: -1, Recorder: rec2, Replay: true}), ModelName: "gpt-4-turbo"}
+	if _, err := mirror.FACFiles(ctx, eps, mirror.FACOptions{Out: again, Judge: j2}); err != nil {
+		t.Fatal(err)
+	}
+	sameTreeMin(t, out, again, 4)
 }

@@ -228,12 +228,14 @@ func (e *Engine) Compare(ctx context.Context, opts CompareOptions) (*CompareStat
 		for _, a := range opts.Agents {
 			for _, m := range opts.Models {
 				key := a.Name() + "/" + m.Name
+				bar := e.bar(len(tasks), "compare: "+env.name+" environment, "+key)
 				res, err := eval.Run(ctx, eval.Config{
 					Tasks: tasks, Collections: colls, Env: agent.NewLocal(env.h, e.Collections, agent.LocalOptions{}),
 					Agent: a, Model: m.Model, ModelName: m.Name, Concurrency: opts.Concurrency, Seed: opts.Seed,
 					Judge: opts.Judge, FAC: opts.Judge != nil, Out: filepath.Join(opts.Out, "runs", env.name, safeName(a.Name()+"-"+m.Name)), Resume: true,
-					Logger: e.log(),
+					Logger: e.log(), Progress: func(int, int, *eval.Episode) { bar.Add(1) },
 				})
+				bar.Finish()
 				if err != nil {
 					return st, fmt.Errorf("compare: %s %s: %w", env.name, key, err)
 				}
@@ -312,13 +314,26 @@ func safeName(s string) string {
 // shows its examples' shape only.
 const compareExample = `{"query": "I'm planning a weekend in Lisbon with my sister. Find the weather forecast for Lisbon for the next 3 days, and list the museums open on Sunday near the Alfama district.", "related_apis": [["weather_service", "Forecast"], ["city_guide", "Museums Open"]]}`
 
-// compareQueries asks for the queries, or reads them back from an
-// earlier run.
+// fileRejected keeps the counts of model answers that gave no query, so
+// that a resumed comparison reports them as the first run did.
+const fileRejected = "queries.rejected.json"
+
+// compareQueries asks for the queries, or reads them back (with the
+// counts of rejected answers) from an earlier run.
 func (e *Engine) compareQueries(ctx context.Context, opts CompareOptions, st *CompareStats) ([]*toolenv.Task, error) {
 	path := filepath.Join(opts.Out, toolenv.TasksFile)
 	if tasks, _, err := toolenv.ReadTasks(path); err == nil && len(tasks) > 0 {
+		if raw, err := os.ReadFile(filepath.Join(opts.Out, fileRejected)); err == nil {
+			if err := json.Unmarshal(raw, &st.Rejected); err != nil {
+				return nil, fmt.Errorf("compare: %s: %w (delete it and %s to ask for the queries again)", fileRejected, err, toolenv.TasksFile)
+			}
+		}
 		return tasks, nil
 	}
+	defer func() {
+		// Written before tasks.jsonl, which marks the queries done.
+		_ = toolenv.WriteJSONFile(filepath.Join(opts.Out, fileRejected), st.Rejected)
+	}()
 	byColl := map[string][]*toolenv.Tool{}
 	var names []string
 	for _, t := range e.sortedTools() {
@@ -329,7 +344,10 @@ func (e *Engine) compareQueries(ctx context.Context, opts CompareOptions, st *Co
 	}
 	rng := rand.New(rand.NewPCG(uint64(opts.Seed), 14))
 	var tasks []*toolenv.Task
+	bar := e.bar(opts.Queries, "compare: queries (Table 14)")
+	defer bar.Finish()
 	for i := range opts.Queries {
+		bar.Add(1)
 		coll := names[rng.IntN(len(names))]
 		pool := byColl[coll]
 		k := opts.MinAPIs + rng.IntN(opts.MaxAPIs-opts.MinAPIs+1)
@@ -455,8 +473,15 @@ func (e *Engine) functioning(ctx context.Context, opts CompareOptions, tasks []*
 	if err != nil {
 		return nil, err
 	}
+	n := 0
+	for _, eps := range real {
+		n += len(eps)
+	}
+	bar := e.bar(n, "compare: tool-functioning check of the real runs")
+	defer bar.Finish()
 	for _, key := range sortedKeys(real) {
 		for _, ep := range real[key] {
+			bar.Add(1)
 			v := functioningVerdict{TaskID: ep.TaskID, Agent: ep.Agent, Model: ep.Model, OK: true, By: "rule"}
 			var lines []string
 			for _, s := range ep.Outcome.Trajectory.Steps {

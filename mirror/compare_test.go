@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +16,9 @@ import (
 // TestCompare runs the real-versus-simulated comparison over a real HTTP
 // API on loopback, with queries, a ReAct agent and the tool-functioning
 // check answered by a model on loopback: a query that met a broken real
-// API is dropped, the others are scored in all three environments.
+// API is dropped, the others are scored in all three environments. The
+// comparison is then run again from the model's records alone, the model
+// gone, and writes the same queries, verdicts and pass rates.
 func TestCompare(t *testing.T) {
 	ctx := context.Background()
 	srv := newAPIServer(t)
@@ -25,6 +28,8 @@ func TestCompare(t *testing.T) {
 	e := engine(t, st, c, 1<<20)
 	client := llm.New(m.srv.URL(), llm.Options{Recorder: st, Reuse: true, MaxRetries: -1})
 	e.Model, e.ModelName = client, "test-model"
+	var progress syncBuffer
+	e.Progress = &progress
 	sim, err := mirror.SimulatedInvoker(e.Collections, nil, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -65,5 +70,38 @@ func TestCompare(t *testing.T) {
 	}
 	if after := m.count("agent") + m.count("query"); after != before {
 		t.Fatalf("a second run asked the model %d more times", after-before)
+	}
+	n := strconv.Itoa(cs.Queries)
+	for _, bar := range []string{"compare: queries (Table 14): 12/12", "compare: real environment, react/agent-model: " + n + "/" + n,
+		"compare: cached environment, react/agent-model: " + n + "/" + n, "compare: simulated environment, react/agent-model: " + n + "/" + n,
+		"compare: tool-functioning check of the real runs: " + n + "/" + n} {
+		if !strings.Contains(progress.String(), bar) {
+			t.Errorf("no progress line %q in:\n%s", bar, progress.String())
+		}
+	}
+
+	// Replay: a new store holding only the records, the model gone.
+	m.srv.Close()
+	st2 := newStore(t)
+	copyRecords(t, st.Path(), st2.Path())
+	e2 := engine(t, st2, c, 1<<20)
+	replay := llm.New(m.srv.URL(), llm.Options{Recorder: st2, Replay: true, MaxRetries: -1})
+	e2.Model, e2.ModelName = replay, "test-model"
+	opts2 := opts
+	opts2.Out = t.TempDir()
+	opts2.Models = []mirror.AgentModel{{Name: "agent-model", Model: replay}}
+	cs2, err := e2.Compare(ctx, opts2)
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	if cs2.Queries != cs.Queries || cs2.Kept != cs.Kept {
+		t.Fatalf("replay: %+v, first run %+v", cs2, cs)
+	}
+	for _, f := range []string{"tasks.jsonl", "queries.rejected.json", "functioning.jsonl", "compare.json", "compare.md", "compare.html"} {
+		a, _ := os.ReadFile(filepath.Join(out, f))
+		b, err := os.ReadFile(filepath.Join(opts2.Out, f))
+		if err != nil || string(a) != string(b) {
+			t.Errorf("%s differs between the run and its replay (%v):\n%s\n%s", f, err, a, b)
+		}
 	}
 }

@@ -112,8 +112,10 @@ func (e *Engine) log() *slog.Logger {
 	return e.Logger
 }
 
-func (e *Engine) bar(total int, desc string) *progress.Bar {
-	w := e.Progress
+func (e *Engine) bar(total int, desc string) *progress.Bar { return barOn(e.Progress, total, desc) }
+
+// barOn returns a progress bar writing to w (nil: nowhere).
+func barOn(w io.Writer, total int, desc string) *progress.Bar {
 	if w == nil {
 		w = io.Discard
 	}

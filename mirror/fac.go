@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,6 +32,9 @@ type FACOptions struct {
 	// model's verdicts go to fac.labels.jsonl); nil writes the files to
 	// annotate only.
 	Judge *judge.Judge
+	// Progress receives a progress bar over the episodes; nil shows
+	// none.
+	Progress io.Writer
 }
 
 // FACStats says what FACFiles wrote.
@@ -122,7 +126,10 @@ func FACFiles(ctx context.Context, eps []*eval.Episode, opts FACOptions) (*FACSt
 		cf.Close()
 		os.Remove(csvPath + ".tmp")
 	}
+	bar := barOn(opts.Progress, len(eps), "fac: episodes")
+	defer bar.Finish()
 	for _, ep := range eps {
+		bar.Add(1)
 		st.Episodes++
 		answer := ""
 		if ep.Outcome != nil && ep.Outcome.Trajectory != nil {

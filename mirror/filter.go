@@ -87,9 +87,19 @@ func (e *Engine) Filter(ctx context.Context, opts FilterOptions) (*FilterStats, 
 	}
 	// Pass 1: Appendix D's rules.
 	failures := map[string]int{}
-	bar := e.bar(-1, "filter: Appendix D rules")
+	stats, err := e.Store.PairStats(ctx, e.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	real := 0
+	for _, s := range stats {
+		if s.Origin == OriginReal {
+			real += s.Count
+		}
+	}
+	bar := e.bar(real, "filter: Appendix D rules")
 	w := e.updater(ctx)
-	err := e.Store.EachPair(ctx, e.Dataset, PairQuery{Origin: OriginReal}, func(p *Pair) error {
+	err = e.Store.EachPair(ctx, e.Dataset, PairQuery{Origin: OriginReal}, func(p *Pair) error {
 		st.Real++
 		verdict, detail := baseVerdict(p)
 		if verdict == failureMark {

@@ -9,7 +9,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -57,10 +60,21 @@ func TestPipelineWithModel(t *testing.T) {
 	dirA := t.TempDir()
 	stA := newStore(t)
 	e := modelEngine(t, stA, srv.URL, m.srv.URL(), false)
+	var progress syncBuffer
+	e.Progress = &progress
 	rep, err := e.Run(ctx, runOptions(filepath.Join(dirA, "data")))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A progress bar per stage (plain lines: the writer is not a
+	// terminal), each ending at its total.
+	for _, bar := range []string{"generate requests", "collect responses", "filter: Appendix D rules", "filter: documentation check",
+		"synthesize long-tail APIs", "split: MirrorAPI-Bench", "explain: rationales", "export training samples"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(bar) + `: (\d+)/(\d+) \(100%\)$`).MatchString(progress.String()) {
+			t.Errorf("no finished progress bar %q in:\n%s", bar, progress.String())
+		}
+	}
+	checkReportHTML(t, t.TempDir(), rep)
 	stages := map[string]any{}
 	for _, s := range rep.Stages {
 		if s.Error != "" {
@@ -151,6 +165,67 @@ func TestPipelineWithModel(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 	sameTree(t, filepath.Join(dirA, "data"), filepath.Join(dirB, "data"))
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// checkReportHTML writes the report and checks its HTML page draws the
+// funnel: a bar per step (generated → called → kept → synthesized →
+// explained → exported), in order, each as wide as its count.
+func checkReportHTML(t *testing.T, dir string, rep *mirror.Report) {
+	t.Helper()
+	if err := mirror.WriteReport(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := regexp.MustCompile(`(?s)<svg[^>]*aria-label="funnel">(.*?)</svg>`).FindSubmatch(page)
+	if svg == nil {
+		t.Fatal("report.html has no funnel chart")
+	}
+	bars := regexp.MustCompile(`<rect x="[\d.]+" y="\d+" width="([\d.]+)"[^>]*><title>([a-z]+): (\d+) `).FindAllSubmatch(svg[1], -1)
+	steps := []string{mirror.StepGenerated, mirror.StepCalled, mirror.StepKept, mirror.StepSynthesized, mirror.StepExplained, mirror.StepExported}
+	if len(bars) != len(steps) {
+		t.Fatalf("the funnel has %d bars, want %d:\n%s", len(bars), len(steps), svg[1])
+	}
+	top := 0
+	for _, f := range rep.Summary.Funnel {
+		top = max(top, f.Count)
+	}
+	for i, b := range bars {
+		f := rep.Summary.Funnel[i]
+		w, _ := strconv.ParseFloat(string(b[1]), 64)
+		n, _ := strconv.Atoi(string(b[3]))
+		if string(b[2]) != steps[i] || f.Step != steps[i] || n != f.Count || f.Count == 0 {
+			t.Errorf("bar %d: %s %d, want %s %d (non-zero)", i, b[2], n, steps[i], f.Count)
+		}
+		if want := 560 * float64(f.Count) / float64(top); w < want-0.1 || w > want+0.1 {
+			t.Errorf("bar %s is %.1f wide for %d of %d", steps[i], w, f.Count, top)
+		}
+	}
+	for _, want := range []string{"<table", "Per category", "Appendix D"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 }
 
 // copyRecords copies the model records of one store file into another.

@@ -320,6 +320,12 @@ func (e *Engine) Split(ctx context.Context, opts SplitOptions) (*SplitStats, err
 		pairs = pairs[:0]
 		return nil
 	}
+	kept := 0
+	for _, c := range byTool {
+		kept += c.ok + c.bad + c.synth
+	}
+	bar := e.bar(kept, "split: MirrorAPI-Bench")
+	defer bar.Finish()
 	err = e.Store.EachPair(ctx, e.Dataset, PairQuery{Filters: []string{FilterKept}, NoBody: true}, func(p *Pair) error {
 		if p.Tool != tool {
 			if err := assign(); err != nil {
@@ -329,6 +335,7 @@ func (e *Engine) Split(ctx context.Context, opts SplitOptions) (*SplitStats, err
 		}
 		p.Body = nil // not needed; keeps memory to one API's requests
 		pairs = append(pairs, p)
+		bar.Add(1)
 		return nil
 	})
 	if err == nil {

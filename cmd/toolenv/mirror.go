@@ -325,7 +325,7 @@ skipped. Writes OUT/train.openai.jsonl, OUT/train.sharegpt.jsonl, OUT/test.jsonl
 				return err
 			}
 			defer st.Close()
-			cs, err := mirror.CacheSet(ctx, st, src.Tools, mirror.CacheSetOptions{Out: f.out, Test: test, Seed: f.seed})
+			cs, err := mirror.CacheSet(ctx, st, src.Tools, mirror.CacheSetOptions{Out: f.out, Test: test, Seed: f.seed, Progress: e.stderr})
 			if err != nil {
 				return err
 			}
@@ -383,7 +383,7 @@ model annotates every episode (OUT/fac.labels.jsonl); its requests are recorded
 				}
 				eps = append(eps, es...)
 			}
-			opts := mirror.FACOptions{Out: out}
+			opts := mirror.FACOptions{Out: out, Progress: e.stderr}
 			if llmURL != "" || replay {
 				if llmModel == "" {
 					return usagef("--llm-url and --replay need --llm-model")
