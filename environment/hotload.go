@@ -136,6 +136,23 @@ func (env *Environment) Watch(ctx context.Context, interval time.Duration) error
 	}
 }
 
+// WatchInBackground runs Watch in a goroutine (nothing when every is not
+// positive: Config.Watch off) and returns the function that stops it and
+// waits until it is done.
+func (env *Environment) WatchInBackground(ctx context.Context, every time.Duration) (stop func()) {
+	if every <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		env.Watch(ctx, every)
+	}()
+	env.log.Info("hot-loading changed collection folders", "every", every, "folders", len(env.Config.Collections))
+	return func() { cancel(); <-done }
+}
+
 // stamp sums up a collection folder's files: their sizes and times.
 func stamp(dir string) string {
 	s := ""

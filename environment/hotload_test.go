@@ -78,9 +78,7 @@ func TestWatchHotLoadsADriftedVersion(t *testing.T) {
 			t.Fatalf("the server never acknowledged the client's subscriptions/listen: %v", ctx.Err())
 		}
 	}
-	done := make(chan struct{})
-	go func() { defer close(done); env.Watch(ctx, 20*time.Millisecond) }()
-	defer func() { cancel(); <-done }()
+	defer env.WatchInBackground(ctx, env.Config.Watch)()
 
 	// The next version, written over the folder.
 	lin := drift.NewLineage(c)

@@ -50,7 +50,7 @@ func runMCP(ctx context.Context, e *env, cfg *environment.Config) error {
 		return err
 	}
 	defer env.Close()
-	defer watch(ctx, env, cfg.Watch)()
+	defer env.WatchInBackground(ctx, cfg.Watch)()
 	srv, err := env.MCPServer()
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"runtime/debug"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
@@ -47,7 +46,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 		return err
 	}
 	defer env.Close()
-	defer watch(ctx, env, cfg.Watch)()
+	defer env.WatchInBackground(ctx, cfg.Watch)()
 	h, err := env.Handler()
 	if err != nil {
 		return err
@@ -78,21 +77,4 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	}
 	log.Info("stopped")
 	return nil
-}
-
-// watch hot-loads the collection folders that change while the command
-// runs (--watch; Environment.Watch). The function it returns stops
-// watching and waits until the watcher is done.
-func watch(ctx context.Context, env *environment.Environment, every time.Duration) func() {
-	if every <= 0 {
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		env.Watch(ctx, every)
-	}()
-	env.Logger().Info("hot-loading changed collection folders", "every", every, "folders", len(env.Config.Collections))
-	return func() { cancel(); <-done }
 }
