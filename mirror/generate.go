@@ -259,8 +259,8 @@ func (e *Engine) generateLLM(ctx context.Context, t *toolenv.Tool, opts Generate
 		if err != nil {
 			var bad *badAnswer
 			if errors.As(err, &bad) {
-				rejected[RejectUnparseable]++
-				rejects = append(rejects, &Reject{Stage: "generate", Tool: t.ID, Body: raw, Reason: RejectUnparseable, Detail: "scenarios: " + bad.Error()})
+				rejected[bad.reason]++
+				rejects = append(rejects, &Reject{Stage: "generate", Tool: t.ID, Body: raw, Reason: bad.reason, Detail: "scenarios: " + bad.Error()})
 				continue
 			}
 			return added, rejected, true, err

@@ -78,7 +78,14 @@ func (m *model) answer(n int, req *llm.Request) llmtest.Reply {
 	case strings.Contains(user, "Can you write a call to test if the API is reachable"):
 		kind, text = "call", callAnswer(user, prev, h)
 	case strings.Contains(user, "realistic situations in which someone would use this API"):
-		kind, text = "scenarios", scenarioAnswer(user, seed)
+		var bad string
+		kind = "scenarios"
+		text, bad = scenarioAnswer(user, seed)
+		if bad != "" {
+			m.mu.Lock()
+			m.kinds["scenarios:"+bad]++
+			m.mu.Unlock()
+		}
 	case strings.Contains(user, "new request-response pairs for this API"):
 		kind, text = "synthesize", synthAnswer(user, h)
 	case strings.HasPrefix(user, "I have an API and call this API with a specific request"):
@@ -98,7 +105,18 @@ func (m *model) answer(n int, req *llm.Request) llmtest.Reply {
 
 var countRE = regexp.MustCompile(`JSON list of (\d+)`)
 
-func scenarioAnswer(user, seed string) string {
+// scenarioAnswer writes the scenarios, except that one request in nine
+// is refused, one answered with prose and one with an empty list; bad
+// says which.
+func scenarioAnswer(user, seed string) (text, bad string) {
+	switch hashOf(user, seed, "scenarios") % 9 {
+	case 0:
+		return "I'm sorry, but I can't help with that request.", "refused"
+	case 1:
+		return "Sure! 1) A traveller checks the weather. 2) A farmer plans the harvest.", "unparseable"
+	case 2:
+		return "```json\n[]\n```", "unparseable"
+	}
 	n := 3
 	if m := countRE.FindStringSubmatch(user); m != nil {
 		n, _ = strconv.Atoi(m[1])
@@ -111,7 +129,7 @@ func scenarioAnswer(user, seed string) string {
 		list = append(list, fmt.Sprintf("You are a travel planner preparing a %d-day trip to %s for a group of students (trip %d). You need the weather for each day to decide which museums to visit indoors and when to walk outside. You will check the forecast before booking.", days, city, trip*n+i))
 	}
 	b, _ := json.MarshalIndent(list, "", "  ")
-	return "Here are the scenarios:\n```json\n" + string(b) + "\n```"
+	return "Here are the scenarios:\n```json\n" + string(b) + "\n```", ""
 }
 
 var docRE = regexp.MustCompile(`"api_name": "([^"]*)"`)

@@ -94,6 +94,12 @@ func TestPipelineWithModel(t *testing.T) {
 	if m.count("scenarios") == 0 || m.count("call") < gen.Added["scenario"] {
 		t.Errorf("model requests: %v", m.kinds)
 	}
+	// Refused and garbled scenario requests are rejects, and the API
+	// gets its requests from further rounds.
+	if m.count("scenarios:refused") == 0 || m.count("scenarios:unparseable") == 0 ||
+		gen.Rejected[mirror.RejectRefused] < m.count("scenarios:refused") || gen.Rejected[mirror.RejectUnparseable] < m.count("scenarios:unparseable") {
+		t.Errorf("bad scenario answers %v, rejected %v", m.kinds, gen.Rejected)
+	}
 	// Every request the model wrote is a call of its API with the
 	// scenario's city.
 	err = stA.EachRequest(ctx, e.Dataset, mirror.RequestQuery{Tool: "weather/forecast"}, func(r *mirror.Request) error {

@@ -143,18 +143,48 @@ func TestMirrorBIRDAndSpider(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("eval fidelity on the exported split: exit %d\n%s", code, stderr)
 	}
-	raw, err := os.ReadFile(filepath.Join(fid, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fs struct {
+	type fidSummary struct {
 		Overall struct {
-			Pairs int `json:"pairs"`
+			Pairs        int             `json:"pairs"`
+			BLEU         struct{ N int } `json:"bleu"`
+			Cosine       struct{ N int } `json:"cosine"`
+			Rating       struct{ N int } `json:"rating"`
+			DocFollowing struct{ N int } `json:"doc_following"`
 		} `json:"overall"`
 	}
-	json.Unmarshal(raw, &fs)
-	if fs.Overall.Pairs != 8 {
-		t.Fatalf("eval fidelity scored %d pairs of id_high, want 8:\n%s", fs.Overall.Pairs, raw)
+	readFid := func(dir string) fidSummary {
+		raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fs fidSummary
+		if err := json.Unmarshal(raw, &fs); err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	if fs := readFid(fid); fs.Overall.Pairs != 8 {
+		t.Fatalf("eval fidelity scored %d pairs of id_high, want 8", fs.Overall.Pairs)
+	}
+	// Every exported split at once, with a model simulator, both judges
+	// and an embeddings endpoint (BLEU, cosine, rating, documentation
+	// following): every pair is scored by each.
+	sim, judges := llmtest.New(mirrorModel), llmtest.New(judgeModel)
+	defer sim.Close()
+	defer judges.Close()
+	fidAll := filepath.Join(t.TempDir(), "fidelity-all")
+	args := []string{"eval", "fidelity", "--collection", filepath.Join(bird, "rest"), "--store", filepath.Join(t.TempDir(), "empty.db"), "--retries", "0",
+		"--llm-url", sim.URL(), "--llm-model", "mirror", "--sim-prompt", "sft", "--judge-url", judges.URL(), "--judge-model", "gpt-4o",
+		"--embed-url", judges.URL(), "--embed-model", "e", "--log-level", "warn", "--out", fidAll}
+	for _, sp := range mirror.TestSplits {
+		args = append(args, "--pairs", filepath.Join(birdOut, "data", "bench", sp+".jsonl"))
+	}
+	if code, _, stderr := run(t, ctx, args...); code != 0 {
+		t.Fatalf("eval fidelity on every split: exit %d\n%s", code, stderr)
+	}
+	o := readFid(fidAll).Overall
+	if want := 10 + 5 + 3*8; o.Pairs != want || o.BLEU.N != want || o.Cosine.N != want || o.Rating.N != want || o.DocFollowing.N != want {
+		t.Fatalf("eval fidelity on every split: %+v, want %d pairs scored by each metric", o, want)
 	}
 }
 
