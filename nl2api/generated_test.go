@@ -77,9 +77,9 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 		}
 		for _, q := range corpus.Questions {
 			r, isRejected := rejected[q.ID]
-			if q.Reject != "" {
-				if !isRejected || !strings.HasPrefix(stage[q.ID], q.Reject+":") {
-					t.Errorf("%s: question %d (%s) must be rejected at stage %q, got %q", f.Flavor, q.ID, q.Kind, q.Reject, stage[q.ID])
+			if must := q.MustReject(f.Flavor); must != "" {
+				if !isRejected || !strings.HasPrefix(stage[q.ID], must+":") {
+					t.Errorf("%s: question %d (%s) must be rejected at stage %q, got %q", f.Flavor, q.ID, q.Kind, must, stage[q.ID])
 				}
 				continue
 			}

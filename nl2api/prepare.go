@@ -147,6 +147,13 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 		return
 	}
 	c.gold = &answer.Table{Columns: rows.Columns, Rows: rows.Rows}
+	// A subquery whose LIMIT keeps one of several tied rows leaves the
+	// answer to SQLite's choice among them. REST endpoints run the SQL
+	// and make the same choice; SLOT and SEL tools choose by row order,
+	// and an agent may choose any: no honest task there.
+	if why := nestedTies(ctx, c.db.db, c.q.SQL, opt); why != "" {
+		c.reject([]string{Slot, Sel}, &rejection{Stage: "gold", Reason: "a subquery's LIMIT cuts through tied rows", Detail: why})
+	}
 	plan, err := sqlplan.Build(c.q.SQL, c.db.cat)
 	if err != nil {
 		c.reject(all, planRejection("plan", err))
@@ -234,6 +241,51 @@ func ties(ctx context.Context, db *rodb.DB, sql string, n int, opt *Options) *an
 		return nil
 	}
 	return t
+}
+
+// nestedTies says where a subquery's ORDER BY ... LIMIT (or OFFSET)
+// cuts through rows that are equal in every ORDER BY value but differ in
+// what the subquery selects, so that SQL does not decide which of them
+// it keeps; "" when no subquery does (or none can be run on its own).
+func nestedTies(ctx context.Context, db *rodb.DB, sql string, opt *Options) string {
+	for _, r := range sqlplan.NestedRankings(sql) {
+		qctx, cancel := context.WithTimeout(ctx, opt.CallTimeout)
+		full, err := db.Query(qctx, r.SQL, nil, maxGoldRows)
+		cancel()
+		if err != nil { // correlated: it does not run on its own
+			continue
+		}
+		w := len(full.Columns) - r.Keys
+		if w < 0 {
+			continue
+		}
+		equal := func(a, b []any) bool {
+			ok, _ := answer.Equal(&answer.Table{Rows: [][]any{a}}, &answer.Table{Rows: [][]any{b}}, answer.Options{Ordered: true})
+			return ok
+		}
+		for _, cut := range []int64{r.Offset, r.Offset + r.Limit} {
+			if cut <= 0 || cut >= int64(len(full.Rows)) {
+				continue
+			}
+			key := full.Rows[cut][w:]
+			if !equal(full.Rows[cut-1][w:], key) {
+				continue
+			}
+			var tied [][]any
+			for _, row := range full.Rows {
+				if equal(row[w:], key) {
+					tied = append(tied, row[:w])
+				}
+			}
+			for _, row := range tied[1:] {
+				if !equal(row, tied[0]) {
+					return fmt.Sprintf("%d rows share the ORDER BY values %v at the cut of LIMIT %d OFFSET %d in %q, and differ in what it selects: SQL does not say which it keeps",
+						len(tied), key, r.Limit, r.Offset, r.SQL)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // internalRejection is the rejection of a question a bug panicked on.

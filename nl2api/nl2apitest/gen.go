@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolenv/toolenv/nl2api/bird"
@@ -37,8 +38,27 @@ type Question struct {
 	// question.
 	Keep []string
 	// Reject, when set, is the rejection stage every flavor must report
-	// (e.g. "gold": SQLite rejects the gold SQL).
+	// (e.g. "gold": SQLite rejects the gold SQL), or only the flavors of
+	// RejectIn when it is set.
 	Reject string
+	// RejectIn, when set, are the flavors Reject applies to.
+	RejectIn []string
+}
+
+// MustReject returns the stage at which flavor must reject q, or "".
+func (q *Question) MustReject(flavor string) string {
+	if q.Reject == "" {
+		return ""
+	}
+	if len(q.RejectIn) == 0 {
+		return q.Reject
+	}
+	for _, f := range q.RejectIn {
+		if f == flavor {
+			return q.Reject
+		}
+	}
+	return ""
 }
 
 // Corpus is a generated BIRD-layout folder.
@@ -97,6 +117,50 @@ func (t *table) colIndex(role string) int {
 		}
 	}
 	panic("nl2apitest: no column with role " + role)
+}
+
+// tiedAtTop reports whether several rows share the largest value of
+// column key (SQLite's order: NULL least, numbers before text) and differ
+// in column val.
+func (t *table) tiedAtTop(key, val string) bool {
+	k, v := t.colIndex(key), t.colIndex(val)
+	var top any
+	var vals []any
+	for _, row := range t.rows {
+		switch c := compareInt(row[k], top); {
+		case c > 0 || vals == nil:
+			top, vals = row[k], []any{row[v]}
+		case c == 0:
+			vals = append(vals, row[v])
+		}
+	}
+	for _, x := range vals {
+		if x != vals[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// compareInt orders two integer column values as SQLite does (NULL
+// first).
+func compareInt(a, b any) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	x, y := a.(int64), b.(int64)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
 }
 
 // values returns the distinct non-null values of a column, in row order.
@@ -224,6 +288,17 @@ func makeDatabase(r *rand.Rand, name string, withBig bool, bigRows int) *databas
 		{name: pn.take(longPrefix + long[lb]), typ: "INTEGER", role: "long_b"},
 		{name: pn.take("item_id"), typ: "INTEGER", role: "item_id"},
 	}
+	// Every main table has a non-ASCII column name (its amount column
+	// when no other is), which tools must transliterate and titles keep.
+	if !slices.ContainsFunc(p.cols, func(c *column) bool { return !isASCII(c.name) }) {
+		var uni []string
+		for _, n := range realNames {
+			if !isASCII(n) {
+				uni = append(uni, n)
+			}
+		}
+		p.cols[4].name = pick(r, uni)
+	}
 	cats := pickDistinct(r, nastyStrings, 5)
 	nP := 30 + r.IntN(30)
 	perm := r.Perm(nP)
@@ -316,6 +391,10 @@ func makeDatabase(r *rand.Rand, name string, withBig bool, bigRows int) *databas
 		d.tables = append(d.tables, b)
 	}
 	return d
+}
+
+func isASCII(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r > 0x7F })
 }
 
 func pickDistinct(r *rand.Rand, pool []string, n int) []string {

@@ -124,6 +124,22 @@ func (qb *questions) all() {
 	qb.add("from_subquery_top", "Among the five highest positions, the texts with a count of at least two.",
 		fmt.Sprintf("SELECT T.%s FROM (SELECT * FROM %s ORDER BY %s DESC LIMIT 5) AS T WHERE T.%s >= 2",
 			pc("txt"), P, pc("u"), pc("n")), all, "")
+	// A scalar subquery ranked by a unique column decides its row; by
+	// a column with repeated values, its LIMIT 1 may cut through tied
+	// rows whose amounts differ, and then SQL does not say which amount
+	// it compares with: REST runs the SQL as it is, SLOT and SEL must
+	// reject it.
+	qb.add("subquery_top_unique", "How many rows have a larger amount than the row at the highest position?",
+		fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s > (SELECT %s FROM %s ORDER BY %s DESC LIMIT 1)", P, pc("x"), pc("x"), P, pc("u")), all, "")
+	tieKind, tieKeep, tieReject := "subquery_top_untied", all, ""
+	if p.tiedAtTop("n", "x") {
+		tieKind, tieKeep, tieReject = "subquery_top_tied", []string{"rest"}, "gold"
+	}
+	qb.add(tieKind, "How many rows have a larger amount than the row with the highest count?",
+		fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s > (SELECT %s FROM %s ORDER BY %s DESC LIMIT 1)", P, pc("x"), pc("x"), P, pc("n")), tieKeep, tieReject)
+	if tieReject != "" {
+		qb.out[len(qb.out)-1].RejectIn = []string{"slot", "sel"}
+	}
 	v = qb.val(p, "cat")
 	qb.add("union", "Texts of one category or with a high count.",
 		fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s UNION SELECT %s FROM %s WHERE %s > %d",

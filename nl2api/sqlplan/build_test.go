@@ -218,3 +218,29 @@ func FuzzRankQuery(f *testing.F) {
 		}
 	})
 }
+
+func TestNestedRankings(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string // the rankings' SQL
+	}{
+		{"SELECT COUNT(*) FROM a WHERE x > (SELECT x FROM a ORDER BY h DESC LIMIT 1)", []string{`SELECT x, (h) AS "__toolenv_rank_1" FROM a ORDER BY h DESC`}},
+		{"SELECT n FROM t WHERE id IN (SELECT id FROM u ORDER BY k LIMIT 3 OFFSET 1)", []string{`SELECT id, (k) AS "__toolenv_rank_1" FROM u ORDER BY k`}},
+		{"SELECT T.n FROM (SELECT * FROM t ORDER BY k DESC LIMIT 5) AS T WHERE T.m > 1", []string{`SELECT *, (k) AS "__toolenv_rank_1" FROM t ORDER BY k DESC`}},
+		{"SELECT n FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a ORDER BY u.k LIMIT 1)", []string{`SELECT 1, (u.k) AS "__toolenv_rank_1" FROM u WHERE u.a = t.a ORDER BY u.k`}},
+		// The top-level ORDER BY is the answer's own ranking, not a
+		// subquery's; a subquery without LIMIT keeps every row.
+		{"SELECT n FROM t ORDER BY k LIMIT 1", nil},
+		{"SELECT n FROM t WHERE k IN (SELECT k FROM u ORDER BY k)", nil},
+		{"SELECT n FROM t WHERE k = (SELECT MAX(k) FROM u)", nil},
+		{"not SQL", nil},
+	} {
+		var got []string
+		for _, r := range sqlplan.NestedRankings(c.in) {
+			got = append(got, r.SQL)
+		}
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

@@ -90,3 +90,32 @@ func intLiteral(e ast.Expr) (int64, error) {
 	}
 	return strconv.ParseInt(l.Raw, 10, 64)
 }
+
+// NestedRankings returns the Ranking of every subquery of sql (scalar,
+// IN, EXISTS or FROM) whose LIMIT keeps rows by an ORDER BY: SQL does
+// not say which of the rows that tie at the LIMIT's cut it keeps, so the
+// answer of the whole query may depend on SQLite's choice among them.
+// Each Ranking's SQL runs on its own only when the subquery is not
+// correlated. Subqueries RankQuery cannot rank are left out.
+func NestedRankings(sql string) []*Ranking {
+	stmt, err := Parse(sql)
+	if err != nil {
+		return nil
+	}
+	var out []*Ranking
+	ast.Walk(stmt, func(n ast.Node) bool {
+		s, ok := n.(*ast.SelectStmt)
+		if !ok || s == stmt || len(s.Cores) != 1 {
+			return true
+		}
+		q, ok := s.Cores[0].(*ast.SelectQuery)
+		if !ok || q.Limit == nil || len(q.OrderBy) == 0 || s.Pos() < 0 || s.End() > len(sql) || s.Pos() >= s.End() {
+			return true
+		}
+		if r, ok := RankQuery(sql[s.Pos():s.End()]); ok && r.Limit >= 0 {
+			out = append(out, r)
+		}
+		return true
+	})
+	return out
+}
