@@ -5,8 +5,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/progress"
@@ -48,6 +50,9 @@ type ImportOptions struct {
 	Progress io.Writer
 }
 
+// importBatch is how many entries Import writes in one transaction.
+const importBatch = 5000
+
 // Import reads the StableToolBench cache folder dir
 // (<category>/<tool>_for_<category>/<api>.json) into st, keeping each
 // entry's recorded key as its exact key.
@@ -65,17 +70,47 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 	var v validate.Validator
 	bar := progress.New(progressOut, -1, "importing cache entries")
 	defer bar.Finish()
+	// Reading and parsing (this goroutine) and writing (the writer's)
+	// overlap: batches go to the writer through a short queue.
+	batches := make(chan []*store.Entry, 2)
+	var (
+		writeErr  error
+		writeDone = make(chan struct{})
+		failed    atomic.Bool
+	)
+	go func() {
+		defer close(writeDone)
+		for b := range batches {
+			if writeErr != nil {
+				continue // drain: the reader stops at its next entry
+			}
+			n, err := st.PutMany(ctx, b, overwrite)
+			if err != nil {
+				writeErr = err
+				failed.Store(true)
+				continue
+			}
+			rep.Imported += n
+			rep.Kept += len(b) - n
+			bar.Add(len(b))
+		}
+	}()
+	errWriter := errors.New("the store refused a batch")
 	var batch []*store.Entry
 	flush := func() error {
-		n, err := st.PutMany(ctx, batch, overwrite)
-		if err != nil {
-			return err
+		if failed.Load() {
+			return errWriter
 		}
-		rep.Imported += n
-		rep.Kept += len(batch) - n
-		bar.Add(len(batch))
-		batch = batch[:0]
+		if len(batch) > 0 {
+			batches <- batch
+			batch = make([]*store.Entry, 0, importBatch)
+		}
 		return nil
+	}
+	finish := func() error {
+		close(batches)
+		<-writeDone
+		return writeErr
 	}
 	files, problems, err := toolbench.ReadCache(dir, func(r *toolbench.CacheRecord) error {
 		rep.Entries++
@@ -103,15 +138,18 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 			status = toolenv.StatusUpstreamError
 		}
 		batch = append(batch, &store.Entry{Tool: toolID, Args: string(canon), Exact: r.Key, Status: status, Body: r.Response, Error: r.Error, Origin: "import"})
-		if len(batch) >= 1000 {
+		if len(batch) >= importBatch {
 			return flush()
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = flush()
 	}
-	if err := flush(); err != nil {
+	if werr := finish(); werr != nil {
+		return nil, werr
+	}
+	if err != nil {
 		return nil, err
 	}
 	rep.Files = files

@@ -64,7 +64,10 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 		}
 		u := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas +
 			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-		w, err := sql.Open("sqlite", u+"&_txlock=immediate")
+		// The writer's page cache holds a whole import batch (the default
+		// 2 MB spills dirty pages mid-transaction), and statement
+		// journals stay in memory rather than in temporary files.
+		w, err := sql.Open("sqlite", u+"&_txlock=immediate&_pragma=cache_size(-65536)&_pragma=temp_store(MEMORY)")
 		if err != nil {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
