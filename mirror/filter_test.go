@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/llm"
@@ -134,5 +135,34 @@ func TestModelDown(t *testing.T) {
 	fs, err = e.Filter(ctx, mirror.FilterOptions{Workers: 2})
 	if err != nil || fs.DocAsked != 0 || m2.count("doc") != checked-kept {
 		t.Fatalf("third run asked %d (%v)", fs.DocAsked, err)
+	}
+}
+
+// TestModelHangs checks that a model that never answers does not hang
+// the stage: each request ends at the client's timeout and the stage
+// stops with an error saying to run again, having stored nothing wrong.
+func TestModelHangs(t *testing.T) {
+	ctx := context.Background()
+	srv := newAPIServer(t)
+	st := newStore(t)
+	e := engine(t, st, weatherTools(srv.URL, "forecast"), 1<<20)
+	if _, err := e.Generate(ctx, mirror.GenerateOptions{PerAPI: 4, Invalid: -1, Sampler: true, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Collect(ctx, mirror.CollectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hung := llmtest.New(func(int, *llm.Request) llmtest.Reply { return llmtest.Reply{Delay: time.Hour} })
+	t.Cleanup(hung.Close)
+	e.Model = llm.New(hung.URL(), llm.Options{Recorder: st, Reuse: true, MaxRetries: -1, Timeout: 100 * time.Millisecond})
+	e.ModelName = "test-model"
+	_, err := e.Filter(ctx, mirror.FilterOptions{Workers: 2})
+	if err == nil || !strings.Contains(err.Error(), "run the command again") {
+		t.Fatalf("filter with a model that never answers: %v", err)
+	}
+	for _, p := range pairsOf(t, e, "weather/forecast") {
+		if p.Doc != nil {
+			t.Fatalf("pair %s has a verdict from a model that never answered: %+v", p.Args, p.Doc)
+		}
 	}
 }

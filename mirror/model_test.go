@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,10 +24,13 @@ type model struct {
 	srv   *llmtest.Server
 	mu    sync.Mutex
 	kinds map[string]int // requests per prompt kind
+	// temps and seeds hold the temperatures and seeds asked, per kind.
+	temps map[string]map[float64]bool
+	seeds map[string]map[int64]bool
 }
 
 func newModel(t interface{ Cleanup(func()) }) *model {
-	m := &model{kinds: map[string]int{}}
+	m := &model{kinds: map[string]int{}, temps: map[string]map[float64]bool{}, seeds: map[string]map[int64]bool{}}
 	m.srv = llmtest.New(m.answer)
 	t.Cleanup(m.srv.Close)
 	return m
@@ -36,6 +40,18 @@ func (m *model) count(kind string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.kinds[kind]
+}
+
+// asked returns the temperatures and the number of distinct seeds of the
+// requests of a kind.
+func (m *model) asked(kind string) (temps []float64, seeds int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for t := range m.temps[kind] {
+		temps = append(temps, t)
+	}
+	sort.Float64s(temps)
+	return temps, len(m.seeds[kind])
 }
 
 func hashOf(parts ...string) uint32 {
@@ -99,6 +115,15 @@ func (m *model) answer(n int, req *llm.Request) llmtest.Reply {
 	}
 	m.mu.Lock()
 	m.kinds[kind]++
+	if m.temps[kind] == nil {
+		m.temps[kind], m.seeds[kind] = map[float64]bool{}, map[int64]bool{}
+	}
+	if req.Temperature != nil {
+		m.temps[kind][*req.Temperature] = true
+	}
+	if req.Seed != nil {
+		m.seeds[kind][*req.Seed] = true
+	}
 	m.mu.Unlock()
 	return llmtest.Reply{Content: text}
 }

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -130,8 +131,19 @@ func TestPipelineWithModel(t *testing.T) {
 		}
 	}
 	syn := stages[mirror.StageSynthesize].(*mirror.SynthStats)
-	if syn.Added == 0 || syn.Rejected[mirror.RejectDuplicate] == 0 || syn.Rejected[mirror.RejectConflict] == 0 || syn.Rejected[mirror.RejectUnparseable] == 0 {
+	if syn.Added == 0 || syn.Rejected[mirror.RejectDuplicate] == 0 || syn.Rejected[mirror.RejectConflict] == 0 || syn.Rejected[mirror.RejectUnparseable] == 0 ||
+		syn.Rejected[mirror.RejectDocMismatch] == 0 {
 		t.Errorf("synthesize: %+v", syn)
+	}
+	// The temperatures of §2.1.1 (scenarios 1.0, calls 0.1), the checks at
+	// 0, and synthesis varying temperature and seed (§2.1.3).
+	for kind, want := range map[string]string{"scenarios": "[1]", "call": "[0.1]", "doc": "[0]", "explain": "[1]"} {
+		if temps, _ := m.asked(kind); fmt.Sprint(temps) != want {
+			t.Errorf("%s requests at temperatures %v, want %s", kind, temps, want)
+		}
+	}
+	if temps, seeds := m.asked("synthesize"); len(temps) < 2 || seeds < 2 {
+		t.Errorf("synthesis asked at temperatures %v with %d seeds: not varied", temps, seeds)
 	}
 	for _, p := range pairsOf(t, e, "weather/forecast") {
 		if p.Origin != mirror.OriginSynthesized {
@@ -406,5 +418,32 @@ func checkCard(t *testing.T, dir string, exp *mirror.ExportStats) {
 	if len(s.Categories) == 0 || s.Categories[0].Category != "Weather" || !apis["weather/forecast"] || !apis["weather/cities"] ||
 		splits[mirror.SplitOODSuccess] != exp.Bench[mirror.SplitOODSuccess] || splits["train"] == 0 || len(s.Dropped) == 0 || len(s.DroppedByRule) == 0 {
 		t.Errorf("card.json summary: categories %+v, APIs %v, splits %v, dropped %v by rule %v", s.Categories, apis, splits, s.Dropped, s.DroppedByRule)
+	}
+}
+
+// TestConfigDefaults checks that the defaults are the paper's: 200
+// requests per API, 3 attempts, ~10,000 failures kept, 10 examples per
+// synthesis request, MirrorAPI-Bench's sizes (Table 1), 43,597 + 2,000
+// rationales under 2,560 tokens.
+func TestConfigDefaults(t *testing.T) {
+	raw, err := json.Marshal(mirror.RunOptions{}.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		stage, key string
+		want       float64
+	}{
+		{"generate", "PerAPI", 200}, {"collect", "Attempts", 3}, {"filter", "KeepFailures", 10000}, {"synthesize", "Examples", 10},
+		{"split", "OODSuccess", 200}, {"split", "OODFailure", 100}, {"split", "IDSize", 100},
+		{"explain", "Success", 43597}, {"explain", "Failure", 2000}, {"explain", "MaxTokens", 2560},
+	} {
+		if got := cfg[c.stage][c.key]; got != c.want {
+			t.Errorf("%s.%s = %v, want %v", c.stage, c.key, got, c.want)
+		}
 	}
 }
