@@ -233,3 +233,33 @@ func TestExampleConfigs(t *testing.T) {
 		t.Errorf("%d example configurations", n)
 	}
 }
+
+// TestMoreResultsRecordVersion: the fidelity summary and the bench
+// report say which toolenv made them, with which configuration.
+func TestMoreResultsRecordVersion(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	pairs := filepath.Join(dir, "pairs.jsonl")
+	os.WriteFile(pairs, []byte(`{"tool": "get_book", "args": {"isbn": "9780553293357"}, "response": {"isbn": "9780553293357", "title": "Foundation"}}`+"\n"), 0o644)
+	out := filepath.Join(dir, "fidelity")
+	if code, _, errs := run(t, ctx, "eval", "fidelity", "--demo", "--store", ":memory:", "--pairs", pairs, "--out", out); code != 0 {
+		t.Fatalf("fidelity: %s", errs)
+	}
+	benchOut := filepath.Join(dir, "bench.json")
+	if code, _, errs := run(t, ctx, "bench", "--duration", "100ms", "--rounds", "1", "--warmup", "10ms", "--connections", "1", "--json", benchOut); code != 0 {
+		t.Fatalf("bench: %s", errs)
+	}
+	for _, f := range []string{filepath.Join(out, "summary.json"), benchOut} {
+		var p struct {
+			Provenance *struct {
+				Version string `json:"version"`
+				Go      string `json:"go"`
+				Config  any    `json:"config"`
+			} `json:"provenance"`
+		}
+		b, _ := os.ReadFile(f)
+		if err := json.Unmarshal(b, &p); err != nil || p.Provenance == nil || p.Provenance.Version == "" || !strings.HasPrefix(p.Provenance.Go, "go1.") || p.Provenance.Config == nil {
+			t.Errorf("%s records no provenance: %v %.300s", f, err, b)
+		}
+	}
+}

@@ -187,3 +187,12 @@ func TestLoadQueries(t *testing.T) {
 		t.Fatal("empty query file accepted")
 	}
 }
+
+// TestFileRecordsVersion: a probe file says which toolenv made it, with
+// which model.
+func TestFileRecordsVersion(t *testing.T) {
+	f := NewFile("m", nil, func(string) *toolenv.Tool { return nil }, nil)
+	if f.Provenance == nil || f.Provenance.Version == "" || f.Provenance.Config.(map[string]any)["model"] != "m" {
+		t.Errorf("provenance %+v", f.Provenance)
+	}
+}
