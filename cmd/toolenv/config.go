@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/internal/configfile"
@@ -44,31 +42,7 @@ func bindConfig(fs *pflag.FlagSet, opts configfile.BindOptions) *configFlags {
 // resolve returns the effective configuration: the defaults, then the
 // configuration file, then the flags given. It logs the file's warnings.
 func (c *configFlags) resolve(e *env) (*harness.File, error) {
-	log := e.logger()
-	cfg := harness.DefaultFile()
-	if v := e.getenv(storeEnv); v != "" {
-		cfg.Store = v // a file or flag given still wins
-	}
-	var file *configfile.File
-	if c.path != "" {
-		f, err := configfile.Load(c.path, &cfg)
-		if err != nil {
-			if errors.Is(err, configfile.ErrNotExist) {
-				return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
-			}
-			return nil, usageError{err}
-		}
-		for _, w := range f.Warnings {
-			log.Warn(w)
-		}
-		file = f
-	}
-	c.flags.Apply(&cfg, file, log)
-	if cfg.MCP.PageSize == 0 || cfg.MCP.SearchAbove == 0 {
-		return nil, usagef("the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
-	}
-	cfg.Logger, cfg.Getenv = log, e.getenv
-	return &cfg, nil
+	return harness.Resolve(c.path, c.flags, e.getenv, e.logger())
 }
 
 // open resolves the configuration and opens its environment.

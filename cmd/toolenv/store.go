@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/store"
 )
@@ -13,7 +14,7 @@ import (
 // storeEnv is the environment variable that names the store when --store
 // is not given: a file path or a postgres:// DSN (keeping a password out
 // of the command line).
-const storeEnv = "TOOLENV_STORE"
+const storeEnv = harness.StoreEnv
 
 const storeFlagUsage = "cache and records store: an SQLite file (\":memory:\" keeps nothing) or postgres://user:password@host:port/db to share one store between replicas (default $" + storeEnv + ", else the user cache folder's toolenv/store.db)"
 

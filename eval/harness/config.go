@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"errors"
+	"log/slog"
 	"time"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/configfile"
 )
@@ -135,4 +138,49 @@ type File struct {
 // DefaultFile returns the defaults of both parts.
 func DefaultFile() File {
 	return File{Config: environment.Default(), Eval: Default()}
+}
+
+// StoreEnv is the environment variable that names the store when neither
+// a configuration file nor a flag does: a file path or a postgres:// DSN
+// (keeping a password out of the command line).
+const StoreEnv = "TOOLENV_STORE"
+
+// Resolve returns the effective configuration of a command: the
+// defaults, then $TOOLENV_STORE (read with getenv), then the
+// configuration file at path ("" for none), then the flags the user gave
+// (nil for none). It logs the file's warnings, and at debug level every
+// flag that overrides a different value in the file; the returned
+// configuration logs with log and reads credentials with getenv. A file
+// that does not exist is a not-found error; a file or value that is
+// wrong, an invalid-arguments error saying what to write instead.
+func Resolve(path string, flags *configfile.Flags, getenv func(string) string, log *slog.Logger) (*File, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := DefaultFile()
+	if v := getenv(StoreEnv); v != "" {
+		cfg.Store = v // a file or flag given still wins
+	}
+	var file *configfile.File
+	if path != "" {
+		f, err := configfile.Load(path, &cfg)
+		if err != nil {
+			if errors.Is(err, configfile.ErrNotExist) {
+				return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
+			}
+			return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: err}
+		}
+		for _, w := range f.Warnings {
+			log.Warn(w)
+		}
+		file = f
+	}
+	if flags != nil {
+		flags.Apply(&cfg, file, log)
+	}
+	if cfg.MCP.PageSize == 0 || cfg.MCP.SearchAbove == 0 {
+		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
+	}
+	cfg.Logger, cfg.Getenv = log, getenv
+	return &cfg, nil
 }
