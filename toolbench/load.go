@@ -139,7 +139,7 @@ func parseFile(path string) parsedFile {
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '[':
 		var qs []Query
-		if err := toolenv.DecodeJSON(trimmed, &qs); err != nil {
+		if err := decodeDoc(trimmed, &qs); err != nil {
 			return parsedFile{err: fmt.Errorf("load toolbench docs: %s is not a StableToolBench query file: %w", path, err)}
 		}
 		out.group, out.queries = strings.TrimSuffix(filepath.Base(path), ".json"), qs
@@ -148,7 +148,7 @@ func parseFile(path string) parsedFile {
 		}
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		var tf ToolFile
-		if err := toolenv.DecodeJSON(trimmed, &tf); err != nil {
+		if err := decodeDoc(trimmed, &tf); err != nil {
 			return parsedFile{err: fmt.Errorf("load toolbench docs: %s is not a ToolBench tool file: %w", path, err)}
 		}
 		if tf.ToolName == "" {

@@ -1,0 +1,4 @@
+package toolbench
+
+// DecodeDocBy is decodeDocBy, for the external tests.
+var DecodeDocBy = decodeDocBy
