@@ -11,15 +11,16 @@ import (
 
 func newBenchCmd(e *env) *cobra.Command {
 	var (
-		docs        []string
-		connections int
-		duration    time.Duration
-		warmup      time.Duration
-		baseline    bool
-		target      string
-		jsonOut     string
-		maxTools    int
-		rounds      int
+		docs          []string
+		connections   int
+		duration      time.Duration
+		warmup        time.Duration
+		baseline      bool
+		target        string
+		jsonOut       string
+		maxTools      int
+		rounds        int
+		canonicalOnly bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -38,7 +39,7 @@ resident memory afterwards.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := bench.Run(cmd.Context(), bench.Options{Docs: docs, Connections: connections, Duration: duration, Warmup: warmup,
-				Baseline: baseline, Target: target, MaxTools: maxTools, Rounds: rounds, Log: e.stderr, Logger: e.logger(), Command: os.Args})
+				Baseline: baseline, Target: target, MaxTools: maxTools, Rounds: rounds, CanonicalOnly: canonicalOnly, Log: e.stderr, Logger: e.logger(), Command: os.Args})
 			if err != nil {
 				return err
 			}
@@ -58,6 +59,7 @@ resident memory afterwards.`,
 	fs.StringVar(&target, "target", "", "benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)")
 	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	fs.IntVar(&maxTools, "max-tools", 2000, "use at most this many tools' calls")
+	fs.BoolVar(&canonicalOnly, "canonical-only", false, "record the answers under their canonical arguments only (as MCP and REST calls record them), not under the /virtual client's exact key")
 	fs.IntVar(&rounds, "rounds", 3, "alternate the targets over this many rounds (splitting --duration) and report each one's median round")
 	cmd.AddCommand(newBenchBareCmd(e), newBenchReadyCmd(e))
 	return cmd

@@ -50,6 +50,11 @@ type Options struct {
 	Target string
 	// MaxTools bounds the tools whose calls are used; 0 means 2,000.
 	MaxTools int
+	// CanonicalOnly records the answers under their canonical arguments
+	// only, as answers recorded through MCP or REST are: a /virtual hit
+	// then reads the store rather than the in-memory cache (which is
+	// keyed by the client's exact key first).
+	CanonicalOnly bool
 	// Executable is the toolenv program the servers run as (serve and
 	// bench bare, with TOOLENV_RUN_MAIN=1 set); "" means this program.
 	Executable string
@@ -108,6 +113,10 @@ type Report struct {
 	ToolenvCPU  time.Duration `json:"toolenv_cpu_per_request_ns,omitempty"`
 	BaselineCPU time.Duration `json:"baseline_cpu_per_request_ns,omitempty"`
 	Target      string        `json:"target"`
+	// Keys says how the answers were recorded: "exact" (under the
+	// canonical arguments and the /virtual client's exact key, as a
+	// /virtual call records them) or "canonical" (CanonicalOnly).
+	Keys string `json:"keys,omitempty"`
 	// Provenance is the toolenv that measured and the options.
 	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 }
@@ -200,12 +209,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if len(resp) == 0 {
 				resp = json.RawMessage(`"recorded answer"`)
 			}
-			entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Body: resp, Origin: "bench"})
 			ti, _ := json.Marshal(args)
 			body, _ := json.Marshal(map[string]any{
 				"category": cmp.Or(t.Category, c.Name), "tool_name": cmp.Or(t.Meta["std_tool"], t.Group, c.Name),
 				"api_name": cmp.Or(t.Meta["api_name"], t.Title, t.Name), "tool_input": string(ti), "strip": "", "toolbench_key": "",
 			})
+			// Recorded as a /virtual call records its answer (and as
+			// StableToolBench's cache imports): under the canonical
+			// arguments and the client's exact key, unless CanonicalOnly.
+			exact := ""
+			if !o.CanonicalOnly {
+				exact, _ = toolbench.ToolInputKey(body)
+			}
+			entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Exact: exact, Body: resp, Origin: "bench"})
 			bodies = append(bodies, body)
 		}
 	}
@@ -232,6 +248,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		base, toolenvProc = url, proc
 	}
 	rep.Target = base
+	if o.Target == "" {
+		rep.Keys = "exact"
+		if o.CanonicalOnly {
+			rep.Keys = "canonical"
+		}
+	}
 	reqs := make([]loadgen.Request, len(bodies))
 	hdr := http.Header{"Content-Type": {"application/json"}}
 	answers := make([][]byte, len(bodies))
@@ -468,7 +490,11 @@ func Print(w io.Writer, rep *Report) {
 	if rep.Baseline != nil {
 		row("bare net/http handler (same bytes)", rep.Baseline)
 	}
-	row("toolenv POST /virtual (cache hits)", rep.Toolenv)
+	hits := "toolenv POST /virtual (cache hits)"
+	if rep.Keys == "canonical" {
+		hits = "toolenv POST /virtual (cache hits on answers recorded under canonical arguments only)"
+	}
+	row(hits, rep.Toolenv)
 	if rep.ToolenvCPU > 0 && rep.BaselineCPU > 0 {
 		fmt.Fprintf(w, "\nServer CPU per request: toolenv %s, bare handler %s (%.0f%% of toolenv's cost is the bare HTTP work).\n",
 			rep.ToolenvCPU.Round(100*time.Nanosecond), rep.BaselineCPU.Round(100*time.Nanosecond), 100*float64(rep.BaselineCPU)/float64(rep.ToolenvCPU))
