@@ -142,7 +142,7 @@ const RestLabel = "RESULT"
 func restTool(e *endpoint.Endpoint) *toolenv.Tool {
 	in := toolenv.ObjectSchema()
 	for _, p := range e.Params {
-		in.SetProp(p.Name, &toolenv.Schema{Type: p.Type, Description: p.Description, Title: p.Title})
+		in.SetProp(p.Name, &toolenv.Schema{Type: p.Type, Format: p.Format, Description: p.Description, Title: p.Title})
 		in.Required = append(in.Required, p.Name)
 	}
 	in.AdditionalProperties = json.RawMessage("false")

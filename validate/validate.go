@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -293,6 +294,9 @@ func (c *checker) value(s *toolenv.Schema, val any, path string) (any, bool) {
 		if s.MaxLength != nil && len([]rune(str)) > *s.MaxLength {
 			c.softFail(path, CodeOutOfRange, fmt.Sprintf("at most %d characters", *s.MaxLength), "argument `%s` is longer than %d characters", path, *s.MaxLength)
 		}
+		if want, ok := formatOK(s.Format, str); !ok {
+			c.softFail(path, CodeBadFormat, want, "argument `%s` is %s; expected %s", path, short(str), want)
+		}
 		if s.Pattern != "" {
 			if re := c.v.pattern(s.Pattern); re != nil && !re.MatchString(str) {
 				c.softFail(path, CodeBadFormat, "pattern "+s.Pattern, "argument `%s` does not match the pattern %s", path, s.Pattern)
@@ -300,6 +304,29 @@ func (c *checker) value(s *toolenv.Schema, val any, path string) (any, bool) {
 		}
 	}
 	return val, changed
+}
+
+// formatOK checks a string against the formats that bound what a value
+// means (JSON Schema's date, date-time and time): a date bound like
+// min_date compares as text in SQL, so "'" or "2019" would silently
+// match every row or none. It says what the format wants when str is
+// not one. Other formats (email, uri, ...) are descriptions only.
+func formatOK(format, str string) (want string, ok bool) {
+	switch format {
+	case "date":
+		_, err := time.Parse(time.DateOnly, str)
+		return "a date YYYY-MM-DD (format date)", err == nil
+	case "date-time":
+		_, err := time.Parse(time.RFC3339Nano, str)
+		return "a date and time like 2006-01-02T15:04:05Z (format date-time, RFC 3339)", err == nil
+	case "time":
+		_, err := time.Parse("15:04:05Z07:00", str)
+		if err != nil {
+			_, err = time.Parse("15:04:05.999999999Z07:00", str)
+		}
+		return "a time like 15:04:05Z (format time, RFC 3339)", err == nil
+	}
+	return "", true
 }
 
 func (v *Validator) pattern(p string) *regexp.Regexp {

@@ -209,3 +209,46 @@ func TestLongTextIsCutOnCharacterBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// TestDateFormats: a strict collection refuses a date bound that is not a
+// date (min_date="'" would compare as text and match every row); a
+// lenient one passes it on with a warning; other formats are not checked.
+func TestDateFormats(t *testing.T) {
+	s := toolenv.ObjectSchema()
+	s.SetProp("min_date", &toolenv.Schema{Type: "string", Format: "date"})
+	s.SetProp("at", &toolenv.Schema{Type: "string", Format: "date-time"})
+	s.SetProp("clock", &toolenv.Schema{Type: "string", Format: "time"})
+	s.SetProp("mail", &toolenv.Schema{Type: "string", Format: "email"})
+	var v Validator
+	for _, c := range []struct {
+		param, value string
+		ok           bool
+	}{
+		{"min_date", "2019-10-08", true},
+		{"min_date", "'", false},
+		{"min_date", "", false},
+		{"min_date", "2019", false},
+		{"min_date", "2019-02-30", false},
+		{"min_date", "2019-10-08' OR '1'='1", false},
+		{"min_date", "2019-10-08T00:00:00Z", false},
+		{"at", "2019-10-08T10:20:30Z", true},
+		{"at", "2019-10-08T10:20:30.5+02:00", true},
+		{"at", "2019-10-08 10:20:30", false},
+		{"clock", "10:20:30Z", true},
+		{"clock", "25:00:00Z", false},
+		{"mail", "not an address", true},
+	} {
+		in := map[string]any{c.param: c.value}
+		strict := v.Args(s, in, false)
+		if got := len(strict.Problems) == 0; got != c.ok {
+			t.Errorf("strict %s=%q: problems %+v, want ok=%v", c.param, c.value, strict.Problems, c.ok)
+		}
+		if !c.ok && (strict.Problems[0].Code != CodeBadFormat || !strings.Contains(strict.Problems[0].Message, c.param)) {
+			t.Errorf("strict %s=%q: %+v", c.param, c.value, strict.Problems[0])
+		}
+		lenient := v.Args(s, in, true)
+		if len(lenient.Problems) != 0 || (len(lenient.Warnings) == 0) == !c.ok {
+			t.Errorf("lenient %s=%q: problems %+v warnings %v", c.param, c.value, lenient.Problems, lenient.Warnings)
+		}
+	}
+}

@@ -24,9 +24,13 @@ type Describer func(table, column string) Column
 type Param struct {
 	// Name is an ASCII identifier; Title the same words with the
 	// database's own spelling (Unicode kept).
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Type        string `json:"type"` // "string", "integer" or "number"
+	Name  string `json:"name"`
+	Title string `json:"title,omitempty"`
+	Type  string `json:"type"` // "string", "integer" or "number"
+	// Format is "date" for a parameter whose query value was a date
+	// (YYYY-MM-DD): dates compare as text in SQL, so a strict collection
+	// must refuse a value that is not one.
+	Format      string `json:"format,omitempty"`
 	Description string `json:"description"`
 	// Column is the table.column the parameter is compared with.
 	Column string `json:"column,omitempty"`

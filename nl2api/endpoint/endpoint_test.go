@@ -178,3 +178,19 @@ func TestUnicodeNames(t *testing.T) {
 		t.Errorf("params %v, titles %v", names, titles)
 	}
 }
+
+// TestDateParamsHaveTheDateFormat: a parameter whose value in the query
+// was a date (YYYY-MM-DD) is marked format date, so that a strict
+// collection refuses a bound that is not one; a year, a year-month and
+// other text are not.
+func TestDateParamsHaveTheDateFormat(t *testing.T) {
+	in := make1(t, "SELECT type FROM event WHERE event_date >= '2019-01-31' AND event_date < '2019-06' AND type = '2019-13-01' AND SUBSTR(event_date, 1, 4) = '2019'")
+	got := map[string]string{}
+	for _, p := range in.Endpoint.Params {
+		got[p.Name] = p.Format
+	}
+	want := map[string]string{"min_event_date": "date", "max_event_date": "", "event_type": "", "event_date_year": ""}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("formats %v, want %v", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -322,12 +323,16 @@ func (m *maker) add(name string, lit *sqlplan.Literal, s subject, phrase string)
 		name = ident.Limit(fmt.Sprintf("%s_%d", base, n), 64)
 	}
 	m.used[name]++
-	typ := "string"
+	typ, format := "string", ""
 	switch lit.Kind {
 	case sqlplan.LitInt:
 		typ = "integer"
 	case sqlplan.LitFloat:
 		typ = "number"
+	default:
+		if v, ok := lit.Value.(string); ok && isDate(v) {
+			format = "date"
+		}
 	}
 	var desc strings.Builder
 	what := s.what
@@ -350,7 +355,13 @@ func (m *maker) add(name string, lit *sqlplan.Literal, s subject, phrase string)
 	}
 	m.values[name] = lit.Value
 	nonEmpty := typ == "string" && (phrase == opPhrase["="] || phrase == inPhrase)
-	m.params = append(m.params, Param{Name: name, Title: Title(raw), Type: typ, Description: desc.String(), Column: s.column, NonEmpty: nonEmpty, pos: lit.Pos, end: lit.End, base: s.base, raw: raw})
+	m.params = append(m.params, Param{Name: name, Title: Title(raw), Type: typ, Format: format, Description: desc.String(), Column: s.column, NonEmpty: nonEmpty, pos: lit.Pos, end: lit.End, base: s.base, raw: raw})
+}
+
+// isDate reports whether s is a date, YYYY-MM-DD.
+func isDate(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
 }
 
 func upperFirst(s string) string {
