@@ -21,6 +21,13 @@ import (
 //
 // v may be anything encoding/json decodes into (map[string]any, []any,
 // string, json.Number, float64, bool, nil) or any value it can encode.
+//
+// Strings that are not UTF-8 stay apart from each other and from U+FFFD,
+// so that inputs that differ never share a cache key: a lone surrogate
+// as ParseJSON keeps it (its three-byte generalized UTF-8 form) is
+// written as its \uXXXX escape, any other byte that is not UTF-8 as it
+// is. Valid UTF-8 is written as it is, so the output is UTF-8 whenever
+// the input's strings are.
 func Canonical(v any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := writeCanonical(&b, v, 0); err != nil {
@@ -31,8 +38,8 @@ func Canonical(v any) ([]byte, error) {
 
 // CanonicalizeJSON parses raw JSON and returns its canonical encoding.
 func CanonicalizeJSON(raw []byte) ([]byte, error) {
-	var v any
-	if err := DecodeJSON(raw, &v); err != nil {
+	v, err := ParseJSON(raw)
+	if err != nil {
 		return nil, fmt.Errorf("canonicalize: %w", err)
 	}
 	return Canonical(v)
@@ -67,7 +74,7 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 			b.WriteString("false")
 		}
 	case string:
-		writeCanonicalString(b, x)
+		writeCanonicalString(b, x, true)
 	case json.Number:
 		s, err := CanonicalNumber(string(x))
 		if err != nil {
@@ -97,7 +104,7 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeCanonicalString(b, k)
+			writeCanonicalString(b, k, true)
 			b.WriteByte(':')
 			if err := writeCanonical(b, x[k], depth+1); err != nil {
 				return err
@@ -116,8 +123,8 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 		}
 		b.WriteByte(']')
 	case json.RawMessage:
-		var y any
-		if err := DecodeJSON(x, &y); err != nil {
+		y, err := ParseJSON(x)
+		if err != nil {
 			return fmt.Errorf("canonical json: %w", err)
 		}
 		return writeCanonical(b, y, depth+1)
@@ -250,11 +257,14 @@ func AppendJSONString(dst []byte, s string) []byte {
 	if len(dst) > 0 {
 		b.Write(dst)
 	}
-	writeCanonicalString(&b, s)
+	writeCanonicalString(&b, s, false)
 	return b.Bytes()
 }
 
-func writeCanonicalString(b *bytes.Buffer, s string) {
+// writeCanonicalString writes s as a JSON string. With keep, bytes that
+// are not UTF-8 stay distinct (see Canonical); without, each becomes
+// U+FFFD, as encoding/json writes them.
+func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 	b.WriteByte('"')
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -286,11 +296,35 @@ func writeCanonicalString(b *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			b.WriteString("\ufffd")
+			switch {
+			case !keep:
+				b.WriteString("\ufffd")
+			case isWTF8Surrogate(s[i:]):
+				sur := rune(s[i]&0x0f)<<12 | rune(s[i+1]&0x3f)<<6 | rune(s[i+2]&0x3f)
+				b.WriteString(`\u`)
+				b.WriteString(strconv.FormatInt(int64(sur), 16))
+				i += 3
+				continue
+			default:
+				b.WriteByte(s[i])
+			}
 		} else {
 			b.WriteString(s[i : i+size])
 		}
 		i += size
 	}
 	b.WriteByte('"')
+}
+
+// isWTF8Surrogate reports whether s starts with a surrogate code point
+// (U+D800 to U+DFFF) in the three-byte form UTF-8 would give it, which
+// is how ParseJSON keeps a lone surrogate escape.
+func isWTF8Surrogate(s string) bool {
+	return len(s) >= 3 && s[0] == 0xed && s[1] >= 0xa0 && s[1] <= 0xbf && s[2] >= 0x80 && s[2] <= 0xbf
+}
+
+// appendWTF8 appends the surrogate r (U+D800 to U+DFFF) in the
+// three-byte form UTF-8 would give it (which utf8.AppendRune refuses).
+func appendWTF8(b []byte, r rune) []byte {
+	return append(b, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
 }

@@ -12,9 +12,15 @@ import (
 // ParseJSON parses one JSON value into the types encoding/json gives with
 // UseNumber (map[string]any, []any, string, json.Number, bool, nil). It
 // accepts exactly what encoding/json accepts (a differential fuzz test
-// checks this) and decodes alike — duplicate keys keep the last value,
-// invalid UTF-8 and lone surrogates become U+FFFD — but without
-// reflection, for the request hot path.
+// checks this) and decodes alike — duplicate keys keep the last value —
+// but without reflection, for the request hot path. Unlike
+// encoding/json, it keeps strings that are not UTF-8 apart instead of
+// turning them all into U+FFFD: bytes that are not UTF-8 are kept as
+// they are, and a lone surrogate escape (\ud800) becomes the surrogate's
+// three-byte generalized UTF-8 form, so that "\xff", "\ud800" and
+// "\ufffd" are three values (and three cache keys; Canonical writes
+// them apart). Encoding such a string with encoding/json gives U+FFFD
+// for each bad byte, as before.
 func ParseJSON(data []byte) (any, error) {
 	p := jsonParser{data: data}
 	p.space()
@@ -281,7 +287,8 @@ func (p *jsonParser) str() (string, error) {
 						}
 					}
 					p.i = save
-					r = utf8.RuneError
+					buf = appendWTF8(buf, r)
+					continue
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
@@ -291,12 +298,8 @@ func (p *jsonParser) str() (string, error) {
 			buf = append(buf, c)
 			p.i++
 		default:
-			r, size := utf8.DecodeRune(d[p.i:])
-			if r == utf8.RuneError && size == 1 {
-				buf = utf8.AppendRune(buf, utf8.RuneError)
-			} else {
-				buf = append(buf, d[p.i:p.i+size]...)
-			}
+			_, size := utf8.DecodeRune(d[p.i:])
+			buf = append(buf, d[p.i:p.i+size]...) // a byte that is not UTF-8 is kept
 			p.i += size
 		}
 	}
