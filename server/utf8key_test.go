@@ -48,7 +48,7 @@ func TestBadUTF8KeepsItsOwnCacheKey(t *testing.T) {
 	answers := map[string]string{}
 	for round := range 2 {
 		for i, v := range values {
-			for _, front := range []string{"rest", "virtual"} {
+			for _, front := range []string{"virtual", "rest"} {
 				var body []byte
 				var src string
 				if front == "rest" {

@@ -2,6 +2,7 @@ package toolbench
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/toolenv/toolenv/internal/pyfmt"
 )
@@ -23,6 +24,13 @@ func ToolInputKey(body []byte) (key string, ok bool) {
 		return "{}", true
 	case len(raw) == 0:
 		return "", false
+	case notText(raw):
+		// Python cannot read bytes that are not UTF-8, and writes a lone
+		// surrogate as its escape where ReprJSON writes U+FFFD: no key
+		// of StableToolBench's stands for such input, and one made up
+		// here would be shared with other inputs. The call keeps its own
+		// canonical key.
+		return "", false
 	case raw[0] == '{':
 		k, err := pyfmt.ReprJSON(raw)
 		return k, err == nil
@@ -35,13 +43,70 @@ func ToolInputKey(body []byte) (key string, ok bool) {
 		if len(t) == 0 {
 			return "{}", true
 		}
-		if t[0] != '{' {
+		if t[0] != '{' || notText(t) {
 			return "", false
 		}
 		k, err := pyfmt.ReprJSON(t)
 		return k, err == nil
 	}
 	return "", false
+}
+
+// notText reports whether JSON text holds bytes that are not UTF-8 or
+// an escaped lone surrogate (\ud800 not followed by \udc00-\udfff, or
+// a low surrogate alone).
+func notText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return true
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+1 >= len(b) {
+			return false
+		}
+		if b[i+1] != 'u' {
+			i += 2 // an escape of one character (\\ among them)
+			continue
+		}
+		switch r := hex4(b, i+2); {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+				if lo := hex4(b, i+8); lo >= 0xdc00 && lo <= 0xdfff {
+					i += 12
+					continue
+				}
+			}
+			return true
+		}
+		i += 2
+	}
+}
+
+// hex4 reads four hexadecimal digits at b[i:], or -1.
+func hex4(b []byte, i int) int {
+	if i+4 > len(b) {
+		return -1
+	}
+	n := 0
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | int(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | int(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return n
 }
 
 // lastMember returns the raw value of the last member named name of the

@@ -26,6 +26,15 @@ func TestToolInputKey(t *testing.T) {
 		{`{"tool_input": "{\"a\": NaN}"}`, ``, false},
 		{`[]`, ``, false},
 		{`{"tool_input": }`, ``, false},
+		// No key of StableToolBench's stands for text that is not UTF-8
+		// or holds a lone surrogate: the call keeps its canonical key.
+		{"{\"tool_input\": {\"q\": \"a\xffb\"}}", ``, false},
+		{`{"tool_input": {"q": "a\ud800b"}}`, ``, false},
+		{`{"tool_input": {"q": "a\udc00"}}`, ``, false},
+		{`{"tool_input": {"q": "a\ud800\u0041"}}`, ``, false},
+		{`{"tool_input": "{\"q\": \"a\\ud800b\"}"}`, ``, false},
+		{`{"tool_input": {"q": "\ud83d\ude00 \\ud800 \ufffd"}}`, `{'q': '😀 \\ud800 �'}`, true},
+		{"{\"api_name\": \"\xff\", \"tool_input\": {\"q\": 1}}", `{'q': 1}`, true},
 	}
 	for _, tt := range tests {
 		got, ok := ToolInputKey([]byte(tt.body))
@@ -53,6 +62,12 @@ func FuzzToolInputKey(f *testing.F) {
 			return
 		}
 		ti, present := d.Get("tool_input")
+		if raw, _ := lastMember(body, "tool_input"); notText(raw) {
+			if ok {
+				t.Fatalf("ToolInputKey(%q) = %q for text that is not UTF-8 or holds a lone surrogate", body, key)
+			}
+			return
+		}
 		var want string
 		wantOK := true
 		switch x := ti.(type) {
@@ -67,7 +82,7 @@ func FuzzToolInputKey(f *testing.F) {
 				break
 			}
 			inner, err := pyfmt.OrderedDecoder{Unique: true}.Decode(s)
-			if _, isDict := inner.(pyfmt.Dict); err != nil || !isDict {
+			if _, isDict := inner.(pyfmt.Dict); err != nil || !isDict || notText(s) {
 				wantOK = false
 				break
 			}
