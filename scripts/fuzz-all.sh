@@ -9,7 +9,9 @@
 # Environment: FUZZ_MINIMIZE (default 5s) is each -fuzzminimizetime,
 # FUZZ_PARALLEL (default: the number of cores) each -parallel, FUZZ_OUT
 # (default fuzz-results) the folder for the logs and results.tsv, a line
-# per target: package, target, time, executions, result. A crash leaves
+# per target: package, target, time, executions, result (ok, FAIL, or
+# SKIP for a target that skipped itself: those needing ../shared/data
+# find it beside the repository or at TOOLENV_SHARED_DATA). A crash leaves
 # its input in the package's testdata/fuzz/<target>/ (commit it as a
 # regression test once fixed) and its log in FUZZ_OUT; the script goes on
 # with the next target and exits 1 at the end if any target failed.
@@ -47,6 +49,9 @@ echo "$targets" | while read -r pkg name; do
 		result=FAIL
 	fi
 	execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | sed 's/execs: //')
+	if [ "$result" = ok ] && [ -z "$execs" ]; then
+		result=SKIP # the target skipped itself (a target needing ../shared/data without it): see the log
+	fi
 	echo "$result (${execs:-0} execs)"
 	printf '%s\t%s\t%s\t%s\t%s\n' "${pkg#./}" "$name" "$time" "${execs:-0}" "$result" >>"$results"
 done
@@ -55,4 +60,8 @@ if grep -q 'FAIL$' "$results"; then
 	grep 'FAIL$' "$results"
 	exit 1
 fi
-echo "fuzz-all: every target ran clean; results in $results"
+if grep -q 'SKIP$' "$results"; then
+	echo "fuzz-all: skipped (no ../shared/data? set TOOLENV_SHARED_DATA):"
+	grep 'SKIP$' "$results"
+fi
+echo "fuzz-all: no target failed; results in $results"
