@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/mapping/probe"
 )
 
@@ -214,5 +216,47 @@ func TestDeepSchemaIsALoadErrorNotAPanic(t *testing.T) {
 				t.Errorf("%v: the error does not name %q:\n%s", c.args, w, stderr)
 			}
 		}
+	}
+}
+
+// TestEvalReportsNeverShowURLSecrets: an eval whose model endpoint has a
+// password and a query key, and refuses every request, exits 4 (every
+// episode errored), and neither its output nor any file it writes (the
+// journal, run.json, the reports) shows the password or the key, while
+// the errors still name the endpoint.
+func TestEvalReportsNeverShowURLSecrets(t *testing.T) {
+	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		return llmtest.Reply{Status: http.StatusBadRequest}
+	})
+	defer srv.Close()
+	model := strings.Replace(srv.URL(), "http://", "http://user:PASSWORD3@", 1) + "?api-key=SECRET3"
+	out := t.TempDir()
+	code, stdout, stderr := run(t, context.Background(), "eval", "--tasks", filepath.Join("..", "..", "demo", "collection"), "--agent", "react",
+		"--model", model, "--model-name", "m", "--model-retries", "0", "--no-judge", "--out", out, "--store", ":memory:", "--log-level", "debug")
+	if code != 4 {
+		t.Fatalf("exit %d, want 4 (every episode errored)\n%s", code, stderr)
+	}
+	texts := map[string]string{"stdout": stdout, "stderr": stderr}
+	filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			texts[path] = string(b)
+		}
+		return nil
+	})
+	if len(texts) < 5 {
+		t.Fatalf("eval wrote only %d files", len(texts)-2)
+	}
+	named := false
+	for where, text := range texts {
+		for _, secret := range []string{"PASSWORD3", "SECRET3"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s shows %s", where, secret)
+			}
+		}
+		named = named || strings.Contains(text, "/chat/completions")
+	}
+	if !named {
+		t.Error("no output names the endpoint that failed")
 	}
 }
