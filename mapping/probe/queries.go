@@ -33,7 +33,10 @@ func LoadQueries(path string) ([]Query, error) {
 		if len(tasks) == 0 && len(problems) > 0 {
 			return nil, fmt.Errorf("read queries %s: no line is a task: %w", path, problems[0])
 		}
-		for _, t := range tasks {
+		for i, t := range tasks {
+			if t.ID == "" {
+				return nil, fmt.Errorf("read queries %s: task %d of the file has no id (give every task an \"id\")", path, i+1)
+			}
 			out = append(out, Query{ID: t.ID, Text: t.Query})
 		}
 	case len(trimmed) > 0 && trimmed[0] == '[':
