@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/eval"
@@ -154,10 +153,7 @@ func queueReport(ctx context.Context, e *env, url, name string, args []string) e
 		if len(runs) == 0 {
 			return usagef("the queue at %s holds no runs", store.Redact(url))
 		}
-		fmt.Fprintf(e.stdout, "%-34s %-20s %8s %8s %8s %8s %9s\n", "run", "created", "done", "pending", "running", "errors", "reclaims")
-		for _, r := range runs {
-			fmt.Fprintf(e.stdout, "%-34s %-20s %8d %8d %8d %8d %9d\n", r.Name, r.Created.Format(time.DateTime), r.Status.Done, r.Status.Pending, r.Status.Running, r.Status.Errors, r.Status.Reclaims)
-		}
+		queue.WriteList(e.stdout, runs)
 		return nil
 	}
 	if len(args) != 1 {

@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -538,4 +539,13 @@ func Export(ctx context.Context, st store.Store, name, where, dir string) (*Snap
 		return nil, nil, err
 	}
 	return snap, info, nil
+}
+
+// WriteList writes runs as a table: name, creation time and the counts
+// of their episodes.
+func WriteList(w io.Writer, runs []RunInfo) {
+	fmt.Fprintf(w, "%-34s %-20s %8s %8s %8s %8s %9s\n", "run", "created", "done", "pending", "running", "errors", "reclaims")
+	for _, r := range runs {
+		fmt.Fprintf(w, "%-34s %-20s %8d %8d %8d %8d %9d\n", r.Name, r.Created.Format(time.DateTime), r.Status.Done, r.Status.Pending, r.Status.Running, r.Status.Errors, r.Status.Reclaims)
+	}
 }
