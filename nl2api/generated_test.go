@@ -17,8 +17,11 @@ import (
 
 	"github.com/sqlc-dev/meyer/ast"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/nl2api"
 	"github.com/toolenv/toolenv/nl2api/answer"
 	"github.com/toolenv/toolenv/nl2api/bird"
@@ -160,6 +163,26 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 	}
 	if replayed == 0 {
 		t.Fatal("no task was replayed")
+	}
+	// The evaluation's path too: the oracle agent, through a remote
+	// environment over HTTP, completes every kept task of every flavor
+	// and variant (a tool parameter named after a column called label,
+	// session, ... is the API's argument, never toolenv's label).
+	for name, c := range served.Collections {
+		env := agent.NewRemote(served.URL, agent.RemoteOptions{TaskTools: harness.TaskTools, Collections: []*toolenv.Collection{c}})
+		res, err := eval.Run(ctx, eval.Config{Tasks: served.Tasks[name], Collections: map[string]*toolenv.Collection{name: c},
+			Env: env, Agent: agent.Oracle{}, ModelName: "oracle", Concurrency: 2, Out: t.TempDir()})
+		if err != nil {
+			t.Fatalf("%s: eval: %v", name, err)
+		}
+		if len(res.Episodes) != len(served.Tasks[name]) {
+			t.Errorf("%s: %d episodes of %d tasks", name, len(res.Episodes), len(served.Tasks[name]))
+		}
+		for _, e := range res.Episodes {
+			if !e.Score.Completed {
+				t.Errorf("%s %s: the oracle does not complete it in evaluation: %s", name, e.TaskID, e.Score.AnswerError)
+			}
+		}
 	}
 	t.Logf("seed %d: %d questions, %d tasks replayed over HTTP; kept slot/sel/rest %d/%d/%d", seed, len(corpus.Questions), replayed,
 		rep.Flavor("slot").Kept, rep.Flavor("sel").Kept, rep.Flavor("rest").Kept)
