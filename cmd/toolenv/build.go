@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/nl2api"
@@ -92,35 +88,5 @@ func runBuildBird(ctx context.Context, e *env, opt nl2api.Options) error {
 	if err != nil {
 		return err
 	}
-	t := tablewriter.NewTable(e.stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
-	rows := rep.Summary()
-	t.Header(toAny(rows[0])...)
-	for _, r := range rows[1:] {
-		if err := t.Append(toAny(r)...); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	p := rep.Parser
-	fmt.Fprintf(e.stdout, "parser: %d/%d BIRD queries parsed, %d planned, %d SLOT-decomposable (dev + corpus)\n", p.Parsed, p.Queries, p.Planned, p.SlotDecomposed)
-	for _, d := range rep.Databases {
-		if d.Error != "" {
-			fmt.Fprintf(e.stdout, "database %s FAILED: %s\n", d.Name, d.Error)
-		}
-	}
-	for _, v := range rep.Variants {
-		fmt.Fprintf(e.stdout, "variant %s: %d tools, %d tasks (%d verified) in %s\n", v.Name, v.Tools, v.Tasks, v.Verified, v.Dir)
-	}
-	fmt.Fprintf(e.stdout, "report: %s, %s (%.1f s)\n", filepath.Join(opt.Out, "report.md"), filepath.Join(opt.Out, "report.json"), rep.Seconds)
-	return nil
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
+	return rep.WriteText(e.stdout, opt.Out)
 }
