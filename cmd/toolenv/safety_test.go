@@ -187,8 +187,8 @@ func TestHungModelEndpointThroughServe(t *testing.T) {
 }
 
 // TestDeepSchemaIsALoadErrorNotAPanic: serve (which builds the MCP
-// server) refuses a 600-level input schema from tools.json and from an
-// OpenAPI document with an error naming the file and the tool.
+// server) refuses a 600-level input schema from tools.json, an OpenAPI
+// document and ToolBench docs with an error naming the file and the tool.
 func TestDeepSchemaIsALoadErrorNotAPanic(t *testing.T) {
 	inner := `{"type": "string"}`
 	for range 599 {
@@ -200,12 +200,21 @@ func TestDeepSchemaIsALoadErrorNotAPanic(t *testing.T) {
 	doc := filepath.Join(t.TempDir(), "deep.json")
 	os.WriteFile(doc, []byte(`{"openapi": "3.0.3", "info": {"title": "Deep", "version": "1"}, "paths": {"/deep": {"post": {"operationId": "postDeep",
 	  "requestBody": {"content": {"application/json": {"schema": `+inner+`}}}, "responses": {"200": {"description": "ok"}}}}}}`), 0o644)
+	// ToolBench parameters take their schema from their default: a
+	// default nested 600 levels gives a 600-level schema.
+	deep := strings.Repeat("[", 600) + strings.Repeat("]", 600)
+	tb := filepath.Join(t.TempDir(), "Data")
+	os.MkdirAll(tb, 0o755)
+	tbFile := filepath.Join(tb, "deep.json")
+	os.WriteFile(tbFile, []byte(`{"tool_name": "Deep Tool", "api_list": [{"name": "nested", "method": "GET", "description": "d",
+	  "required_parameters": [{"name": "q", "type": "ARRAY", "description": "x", "default": `+deep+`}]}]}`), 0o644)
 	for _, c := range []struct {
 		args []string
 		want []string
 	}{
 		{[]string{"--collection", dir}, []string{"tools.json", `"deep_tool"`, "levels"}},
 		{[]string{"--openapi", doc}, []string{doc, "postDeep", "levels"}},
+		{[]string{"--toolbench", tbFile}, []string{tbFile, `"nested_for_deep_tool"`, "levels"}},
 	} {
 		code, _, stderr := run(t, context.Background(), append([]string{"serve", "--store", ":memory:", "--addr", "127.0.0.1:0"}, c.args...)...)
 		if code == 0 || strings.Contains(stderr, "panic") {
