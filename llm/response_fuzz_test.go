@@ -54,8 +54,11 @@ func FuzzResponse(f *testing.F) {
 		if status < 200 || status > 599 {
 			status = 200 + (status%400+400)%400
 		}
-		if strings.ContainsAny(retryAfter, "\r\n\x00") {
-			retryAfter = ""
+		for _, c := range []byte(retryAfter) {
+			if c < 0x20 || c > 0x7e {
+				retryAfter = "" // not a value a server can send in a header
+				break
+			}
 		}
 		fs.status, fs.retryAfter, fs.body = status, retryAfter, body
 		resp, err := c.Chat(context.Background(), &Request{Model: "m", Messages: []Message{{Role: "user", Content: "q"}}})
