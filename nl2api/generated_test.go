@@ -3,6 +3,7 @@ package nl2api_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -92,28 +93,10 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 		}
 	}
 	checkText(t, out, true)
-	dataNames := map[string]bool{}
-	for _, n := range corpus.Identifiers {
-		dataNames[strings.ToLower(n)] = true
-	}
 	for _, f := range nl2api.Flavors {
 		checkHonest(t, filepath.Join(out, f))
-		tasks, _, err := toolenv.ReadTasks(filepath.Join(out, f, toolenv.TasksFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, task := range tasks {
-			cols, _ := sqltools.TaskColumns(task)
-			for _, c := range cols {
-				dataNames[strings.ToLower(c.Name)] = true
-			}
-			if gold, err := answer.Gold(task.Answer); err == nil {
-				for _, c := range gold.Columns {
-					dataNames[strings.ToLower(c)] = true
-				}
-			}
-		}
 	}
+	dataNames := generatedNames(t, corpus, out, nl2api.Flavors)
 	for _, f := range nl2api.Flavors {
 		checkObfuscated(t, filepath.Join(out, f+"-obfuscated"), dataNames)
 	}
@@ -186,6 +169,35 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 	}
 	t.Logf("seed %d: %d questions, %d tasks replayed over HTTP; kept slot/sel/rest %d/%d/%d", seed, len(corpus.Questions), replayed,
 		rep.Flavor("slot").Kept, rep.Flavor("sel").Kept, rep.Flavor("rest").Kept)
+}
+
+// generatedNames are the data's own names in a built generated corpus,
+// lower-cased: its tables and columns, the tasks' starting-table columns
+// and answer columns. Obfuscation keeps them, as the data does.
+func generatedNames(t *testing.T, corpus *nl2apitest.Corpus, out string, flavors []string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	for _, n := range corpus.Identifiers {
+		names[strings.ToLower(n)] = true
+	}
+	for _, f := range flavors {
+		tasks, _, err := toolenv.ReadTasks(filepath.Join(out, f, toolenv.TasksFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			cols, _ := sqltools.TaskColumns(task)
+			for _, c := range cols {
+				names[strings.ToLower(c.Name)] = true
+			}
+			if gold, err := answer.Gold(task.Answer); err == nil {
+				for _, c := range gold.Columns {
+					names[strings.ToLower(c)] = true
+				}
+			}
+		}
+	}
+	return names
 }
 
 func contains(list []string, s string) bool {
@@ -339,7 +351,7 @@ var sqlCall = regexp.MustCompile(`\b[A-Z][A-Z_]*\(`)
 // endpoint's description states every constant its SQL computes with
 // (no hidden constants) and its response columns and output description
 // hold no SQL text; no broken phrases.
-func checkHonest(t *testing.T, dir string) {
+func checkHonest(t testing.TB, dir string) {
 	t.Helper()
 	c, err := toolenv.ReadCollection(dir)
 	if err != nil {
@@ -385,7 +397,7 @@ func checkHonest(t *testing.T, dir string) {
 // constants returns the text of the literals a SQL template computes
 // with, but for strftime formats, ORDER BY positions and LIMIT 1 (which
 // descriptions put in words).
-func constants(t *testing.T, q string) []string {
+func constants(t testing.TB, q string) []string {
 	t.Helper()
 	stmt, err := sqlplan.Parse(q)
 	if err != nil {
@@ -421,7 +433,7 @@ func constants(t *testing.T, q string) []string {
 // own table and column names, which the data keeps), no title. The
 // mapping lives beside the folder. Hidden tools (the init step) and the
 // label argument keep their names by design.
-func checkObfuscated(t *testing.T, dir string, data map[string]bool) {
+func checkObfuscated(t testing.TB, dir string, data map[string]bool) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, "obfuscation.json")); err == nil {
 		t.Errorf("%s: the mapping is inside the collection's folder", dir)
@@ -516,6 +528,143 @@ func checkObfuscated(t *testing.T, dir string, data map[string]bool) {
 			if tl.Input.Prop(n).Title != "" {
 				t.Errorf("%s: %s.%s has title %q", c.Name, tl.Name, n, tl.Input.Prop(n).Title)
 			}
+		}
+	}
+}
+
+// recorder collects a checker's errors instead of failing the test.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Helper()                      {}
+func (r *recorder) Errorf(f string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(f, args...)) }
+
+// The checkers the property test relies on find what they look for: on a
+// built and obfuscated generated corpus they report nothing, and each
+// report the defect planted in a copy (an original tool name in a
+// description, an original argument name as a parameter, a title, two
+// tools with one description and the same parameters, a hidden constant).
+func TestCheckersCatchDefects(t *testing.T) {
+	ctx := context.Background()
+	data, out := t.TempDir(), t.TempDir()
+	corpus, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{nl2api.Rest}, Obfuscate: true}); err != nil {
+		t.Fatal(err)
+	}
+	names := generatedNames(t, corpus, out, []string{nl2api.Rest})
+	clean := filepath.Join(out, "rest-obfuscated")
+	ob, err := sqltools.ReadObfuscation(nl2api.MappingFile(clean))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var origTool, origArg, newArg string
+	for _, n := range ob.Tools {
+		origTool = n
+		break
+	}
+	for obf, n := range ob.Arguments {
+		if strings.Contains(n, "_") && !names[strings.ToLower(n)] || origArg == "" {
+			origArg, newArg = n, obf
+		}
+	}
+	// plant copies the folder and its mapping, and changes the tools.
+	plant := func(src, name string, change func(tools []map[string]any) []map[string]any) string {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		if raw, err := os.ReadFile(nl2api.MappingFile(src)); err == nil {
+			if err := os.WriteFile(nl2api.MappingFile(dir), raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var tools []map[string]any
+		var raw []byte
+		var err error
+		if raw, err = os.ReadFile(filepath.Join(dir, "tools.json")); err != nil {
+			t.Fatal(err)
+		}
+		if err := toolenv.DecodeJSON(raw, &tools); err != nil {
+			t.Fatal(err)
+		}
+		if raw, err = json.Marshal(change(tools)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "tools.json"), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	obfuscated := func(dir string) []string {
+		r := &recorder{TB: t}
+		checkObfuscated(r, dir, names)
+		return r.errs
+	}
+	honest := func(dir string) []string {
+		r := &recorder{TB: t}
+		checkHonest(r, dir)
+		return r.errs
+	}
+	plain := filepath.Join(out, "rest")
+	if errs := append(append(obfuscated(clean), honest(clean)...), honest(plain)...); len(errs) > 0 {
+		t.Fatalf("the clean build is reported: %q", errs)
+	}
+	if origTool == "" || origArg == "" {
+		t.Fatal("the mapping names no tool or argument")
+	}
+	for _, c := range []struct {
+		src, name, want string
+		check           func(string) []string
+		change          func([]map[string]any) []map[string]any
+	}{
+		{clean, "tool name in a description", origTool, obfuscated, func(ts []map[string]any) []map[string]any {
+			ts[0]["description"] = fmt.Sprint(ts[0]["description"], " Like ", origTool, ".")
+			return ts
+		}},
+		{clean, "argument name as a parameter", origArg, obfuscated, func(ts []map[string]any) []map[string]any {
+			for _, tl := range ts {
+				props, _ := tl["input"].(map[string]any)["properties"].(map[string]any)
+				if p, ok := props[newArg]; ok {
+					props[origArg] = p
+					delete(props, newArg)
+					return ts
+				}
+			}
+			t.Fatalf("no tool has argument %s", newArg)
+			return ts
+		}},
+		{clean, "a title", "title", obfuscated, func(ts []map[string]any) []map[string]any {
+			ts[0]["title"] = "Größe"
+			return ts
+		}},
+		{clean, "two tools alike", "share their description", honest, func(ts []map[string]any) []map[string]any {
+			twin := map[string]any{}
+			for k, v := range ts[0] {
+				twin[k] = v
+			}
+			twin["name"] = fmt.Sprint(ts[0]["name"], "_twin")
+			return append(ts, twin)
+		}},
+		{plain, "a hidden constant", "hidden constant", honest, func(ts []map[string]any) []map[string]any {
+			for _, tl := range ts {
+				meta, _ := tl["meta"].(map[string]any)
+				if sql, _ := meta[sqlrest.MetaSQL].(string); sql != "" {
+					meta[sqlrest.MetaSQL] = sql + " LIMIT 987654"
+					return ts
+				}
+			}
+			t.Fatal("no REST tool has its SQL in meta")
+			return ts
+		}},
+	} {
+		errs := c.check(plant(c.src, strings.ReplaceAll(c.name, " ", "_"), c.change))
+		if !strings.Contains(strings.Join(errs, "\n"), c.want) {
+			t.Errorf("%s: not reported (want %q): %q", c.name, c.want, errs)
 		}
 	}
 }
