@@ -148,6 +148,9 @@ func (c *compiler) query(q *sqlplan.Query, main bool) ([]string, bool, error) {
 		if q.Offset != nil && *q.Offset > 0 {
 			return nil, false, fail("OFFSET", "")
 		}
+		if l, ok, err := c.bareWithExtreme(sc, q, cur); ok || err != nil {
+			return l, false, err
+		}
 		var answer []string
 		for _, it := range q.Select {
 			if it.Star {
@@ -347,4 +350,56 @@ func literalValue(l *sqlplan.Literal) any {
 		return v
 	}
 	return nil
+}
+
+// bareWithExtreme compiles SELECT MAX(a), b, … (or MIN) without GROUP BY
+// and with columns only beside the one aggregate: SQLite takes the bare
+// columns from the row that holds the maximum (minimum), which is the
+// row argmax (argmin) returns, and a equals the extreme there. ok is
+// false when the select list has another shape.
+func (c *compiler) bareWithExtreme(sc *scope, q *sqlplan.Query, cur string) ([]string, bool, error) {
+	var ext *sqlplan.Func
+	bare := false
+	for _, it := range q.Select {
+		if it.Star {
+			return nil, false, nil
+		}
+		switch x := it.Expr.(type) {
+		case *sqlplan.ColumnRef:
+			bare = true
+			continue
+		case *sqlplan.Func:
+			if (x.Name == "max" || x.Name == "min") && !x.Distinct && !x.Star && len(x.Args) == 1 && ext == nil {
+				if _, ok := x.Args[0].(*sqlplan.ColumnRef); ok {
+					ext = x
+					continue
+				}
+			}
+		}
+		return nil, false, nil
+	}
+	if ext == nil || !bare || q.Distinct || len(q.OrderBy) > 0 {
+		return nil, false, nil
+	}
+	var keys []any
+	var extCol string
+	for _, it := range q.Select {
+		e := it.Expr
+		if e == sqlplan.Expr(ext) {
+			e = ext.Args[0]
+		}
+		ce, err := c.column(sc, e)
+		if err != nil {
+			return nil, true, err
+		}
+		if cur, err = c.use(sc, ce, cur); err != nil {
+			return nil, true, err
+		}
+		if e == ext.Args[0] {
+			extCol = ce.col
+		}
+		keys = append(keys, ce.col)
+	}
+	row := ref(c.emit("aggregate_data", "AGG_DF", map[string]any{"data_source": cur, "key_name": extCol, "aggregation_type": "arg" + ext.Name}))
+	return []string{c.emit("retrieve_data", "SELECT_COL", map[string]any{"data_source": row, "key_names": keys})}, true, nil
 }

@@ -25,6 +25,7 @@ func TestSlotShapes(t *testing.T) {
 		{"scalar subquery", "SELECT superhero_name FROM superhero WHERE height_cm > (SELECT AVG(height_cm) FROM superhero)", "aggregate_data filter_data retrieve_data"},
 		{"IN subquery", "SELECT superhero_name FROM superhero WHERE eye_colour_id IN (SELECT id FROM colour WHERE colour = 'Blue')", "filter_data retrieve_data filter_data retrieve_data"},
 		{"group, having, order by aggregate", "SELECT T2.colour FROM superhero AS T1 JOIN colour AS T2 ON T1.eye_colour_id = T2.id GROUP BY T2.colour HAVING COUNT(T1.id) > 5 ORDER BY COUNT(T1.id) DESC LIMIT 1", "group_data_by aggregate_data filter_data sort_data retrieve_data"},
+		{"bare column beside MAX: the row argmax returns", "SELECT MAX(height_cm), superhero_name FROM superhero WHERE weight_kg > 100", "filter_data aggregate_data retrieve_data"},
 		{"transform before filter", "SELECT superhero_name FROM superhero WHERE SUBSTR(full_name, 1, 3) = 'Bru'", "transform_data filter_data retrieve_data"},
 		{"column arithmetic", "SELECT superhero_name FROM superhero WHERE weight_kg * 100 > height_cm", "transform_data filter_data retrieve_data"},
 		{"EXISTS correlated by one equality becomes IN", "SELECT superhero_name FROM superhero AS T1 WHERE EXISTS (SELECT 1 FROM colour AS T2 WHERE T2.colour = 'Blue' AND T2.id = T1.eye_colour_id)", "filter_data retrieve_data filter_data retrieve_data"},

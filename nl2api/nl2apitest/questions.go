@@ -140,6 +140,15 @@ func (qb *questions) all() {
 	if tieReject != "" {
 		qb.out[len(qb.out)-1].RejectIn = []string{"slot", "sel"}
 	}
+	// Bare columns beside one MAX or MIN come from the row holding it
+	// (SQLite's rule); beside SUM, from a row SQL does not name.
+	qb.add("bare_beside_max", "The text of the row at the highest position, with that position.",
+		fmt.Sprintf("SELECT MAX(%s), %s FROM %s", pc("u"), pc("txt"), P), all, "")
+	qb.add("bare_beside_min", "The key and date of the row at the lowest position, with that position.",
+		fmt.Sprintf("SELECT %s, %s, MIN(%s) FROM %s", pc("pk"), pc("d"), pc("u"), P), all, "")
+	qb.add("bare_beside_sum", "The total count, with some text.",
+		fmt.Sprintf("SELECT SUM(%s), %s FROM %s", pc("n"), pc("txt"), P), []string{"rest"}, "decompose")
+	qb.out[len(qb.out)-1].RejectIn = []string{"slot", "sel"}
 	v = qb.val(p, "cat")
 	qb.add("union", "Texts of one category or with a high count.",
 		fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s UNION SELECT %s FROM %s WHERE %s > %d",
