@@ -227,3 +227,41 @@ func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
 }
+
+// TestIdleConnectionIsClosed: a keep-alive connection that sends nothing
+// after its answer is closed after IdleTimeout (serve and the review page
+// both listen through Serve, with 2 min by default); with the idle and
+// read timeouts off (the control) it stays open.
+func TestIdleConnectionIsClosed(t *testing.T) {
+	for _, c := range []struct {
+		idle   time.Duration
+		closed bool
+	}{{300 * time.Millisecond, true}, {-1, false}} {
+		addr := startLimited(t, Limits{IdleTimeout: c.idle})
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(conn, "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.Close {
+			t.Fatal("the server closed the connection after its answer")
+		}
+		wait := 10 * time.Second
+		if !c.closed {
+			wait = time.Second
+		}
+		conn.SetReadDeadline(time.Now().Add(wait))
+		_, err = br.ReadByte()
+		if closed := err != nil && !isTimeout(err); closed != c.closed {
+			t.Errorf("idle timeout %s: closed %v (%v), want %v", c.idle, closed, err, c.closed)
+		}
+		conn.Close()
+	}
+}
