@@ -15,6 +15,11 @@
 //   - oracle: executes the gold sequence; it checks the environment, not
 //     a model.
 //
+// direct and oracle resolve NESTful references to earlier outputs
+// ("$var1.results[0].isbn$", ResolveRefs) before each call, for every
+// tool except those that keep labelled results in their session (the
+// NL2SQL SLOT/SEL tools), which resolve "$label$" themselves.
+//
 // Agents talk to a model through Model (*llm.Client implements it) and
 // read its output with package agent/parse. Env has an in-process
 // implementation over a toolenv.Handler (NewLocal).

@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -34,11 +37,21 @@ func (a Oracle) Run(ctx context.Context, ep *Episode) *Outcome {
 // executeCalls runs calls in order in the episode's session, recording a
 // step and a result for each and stopping at the first failure. The last
 // successful result's body becomes the trajectory's answer.
+//
+// References to earlier outputs ("$var1.results[0].isbn$") are resolved
+// here, from the bodies of this sequence's earlier calls, for every tool
+// that does not keep labelled results itself: that is how a NESTful
+// sequence executes against any collection. Tools that take labels
+// (Tool.LabelArg: the NL2SQL SLOT/SEL tools) get their arguments as
+// written, since their session stores the labelled data and resolves
+// "$label$" itself. A reference that does not resolve ends the sequence
+// with an invalid_arguments result naming it; the call is not sent.
 func executeCalls(ctx context.Context, ep *Episode, o *Outcome, calls []toolenv.GoldCall, maxObs int) {
+	outputs := map[string]json.RawMessage{}
 	for i := range calls {
 		g := calls[i]
 		o.Predicted = append(o.Predicted, g)
-		res := o.call(ctx, ep, Call{Name: g.Name, Args: g.Args, Label: g.Label})
+		res := resolvedCall(ctx, ep, o, g, outputs)
 		o.Trajectory.Steps = append(o.Trajectory.Steps, toolenv.Step{
 			Call: &g, Observation: truncate(Observation(res), maxObs), Status: res.Status, Source: res.Source,
 		})
@@ -48,9 +61,32 @@ func executeCalls(ctx context.Context, ep *Episode, o *Outcome, calls []toolenv.
 		if !res.OK() {
 			return
 		}
+		if l := strings.Trim(g.Label, "$"); l != "" {
+			outputs[l] = res.Body
+		}
 		o.Trajectory.Answer = string(res.Body)
 	}
 	o.Trajectory.Finished = true
+}
+
+// resolvedCall resolves g's references to outputs (unless its tool keeps
+// labelled results itself) and runs it; a reference that does not
+// resolve is recorded as an invalid_arguments result without a call.
+func resolvedCall(ctx context.Context, ep *Episode, o *Outcome, g toolenv.GoldCall, outputs map[string]json.RawMessage) *toolenv.Result {
+	args := g.Args
+	if t := toolNamed(ep.Session, g.Name); t == nil || t.LabelArg() == "" {
+		var err error
+		if args, err = ResolveRefs(g.Args, outputs); err != nil {
+			res := toolenv.Errorf(toolenv.StatusInvalidArguments, "a reference names an earlier call's label and a path that exists in its output, e.g. $var1.results[0].id$", "%s: %v", g.Name, err)
+			var re *RefError
+			if errors.As(err, &re) {
+				res.Problems = []toolenv.Problem{{Param: re.Param, Code: "unresolved_reference", Message: "reference " + re.Ref + ": " + re.Reason}}
+			}
+			o.Results = append(o.Results, Result{Name: g.Name, Label: strings.Trim(g.Label, "$"), Status: res.Status, Error: res.Error})
+			return res
+		}
+	}
+	return o.call(ctx, ep, Call{Name: g.Name, Args: args, Label: g.Label})
 }
 
 func obsLimit(n int) int {
