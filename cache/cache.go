@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -188,7 +189,9 @@ func ExportJSONL(ctx context.Context, st store.Store, w io.Writer, tool string) 
 	return n, nil
 }
 
-// ExportReport is what ExportStableToolBench wrote.
+// ExportReport is what Export or ExportStableToolBench wrote: the
+// entries written, the files they went into and the entries of other
+// tools skipped (the last two in StableToolBench's layout only).
 type ExportReport struct {
 	Entries, Files, Skipped int
 }
@@ -226,4 +229,79 @@ func ExportStableToolBench(ctx context.Context, st store.Store, dir string, docs
 		return nil, err
 	}
 	return &ExportReport{Entries: len(recs), Files: files, Skipped: skipped}, nil
+}
+
+// Export formats.
+const (
+	// FormatJSONL is one JSON line per entry (ExportJSONL).
+	FormatJSONL = "jsonl"
+	// FormatStableToolBench is StableToolBench's cache folder layout
+	// (ExportStableToolBench).
+	FormatStableToolBench = "stabletoolbench"
+)
+
+// ExportOptions say what Export writes and where.
+type ExportOptions struct {
+	// Format is FormatJSONL (empty means it) or FormatStableToolBench.
+	Format string
+	// Out is where to write: a file for FormatJSONL ("" or "-" means
+	// Stdout), a folder for FormatStableToolBench (required).
+	Out string
+	// Stdout receives FormatJSONL when Out is "" or "-".
+	Stdout io.Writer
+	// Docs are the ToolBench documentation files or folders the entries
+	// belong to (toolbench.Load); FormatStableToolBench needs them to name
+	// each API's category, tool and file.
+	Docs []string
+	// Collection is the collection name the entries were imported under
+	// (FormatStableToolBench; empty means "toolbench").
+	Collection string
+	// Tool, when not empty, exports only this tool ID's entries.
+	Tool string
+}
+
+// Export writes st's entries as opts say: JSON lines to a file or
+// Stdout, or StableToolBench's cache layout into a folder. The report's
+// Entries is the number written (Files and Skipped only for
+// FormatStableToolBench). A format it does not know, or
+// FormatStableToolBench without Out or Docs, is an invalid_arguments
+// error saying what to pass.
+func Export(ctx context.Context, st store.Store, opts ExportOptions) (*ExportReport, error) {
+	switch opts.Format {
+	case "", FormatJSONL:
+		w := opts.Stdout
+		if opts.Out != "" && opts.Out != "-" {
+			f, err := os.Create(opts.Out)
+			if err != nil {
+				return nil, fmt.Errorf("export: %w", err)
+			}
+			defer f.Close()
+			w = f
+		}
+		if w == nil {
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "export: give a file to write the JSON lines to")
+		}
+		n, err := ExportJSONL(ctx, st, w, opts.Tool)
+		if err != nil {
+			return nil, err
+		}
+		return &ExportReport{Entries: n}, nil
+	case FormatStableToolBench:
+		if opts.Out == "" {
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--format stabletoolbench writes a folder: give it as OUT")
+		}
+		if len(opts.Docs) == 0 {
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--format stabletoolbench needs --toolbench DOCS to name each API's category, tool and file")
+		}
+		src, err := toolbench.Load(opts.Docs...)
+		if err != nil {
+			return nil, err
+		}
+		name := opts.Collection
+		if name == "" {
+			name = "toolbench"
+		}
+		return ExportStableToolBench(ctx, st, opts.Out, toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: name}), opts.Tool)
+	}
+	return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--format %q: want jsonl or stabletoolbench", opts.Format)
 }

@@ -113,43 +113,20 @@ func newCacheExportCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			switch format {
-			case "jsonl":
-				w := e.stdout
-				if len(args) == 1 && args[0] != "-" {
-					f, err := os.Create(args[0])
-					if err != nil {
-						return fmt.Errorf("export: %w", err)
-					}
-					defer f.Close()
-					w = f
-				}
-				n, err := cache.ExportJSONL(ctx, st, w, tool)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stderr, "exported %d entries\n", n)
-				return nil
-			case "stabletoolbench":
-				if len(args) != 1 {
-					return usagef("--format stabletoolbench writes a folder: give it as OUT")
-				}
-				if len(docs) == 0 {
-					return usagef("--format stabletoolbench needs --toolbench DOCS to name each API's category, tool and file")
-				}
-				src, err := toolbench.Load(docs...)
-				if err != nil {
-					return err
-				}
-				coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: collection})
-				r, err := cache.ExportStableToolBench(ctx, st, args[0], coll, tool)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stderr, "exported %d entries into %d files under %s (%d entries of other tools skipped)\n", r.Entries, r.Files, args[0], r.Skipped)
-				return nil
+			out := ""
+			if len(args) == 1 {
+				out = args[0]
 			}
-			return usagef("--format %q: want jsonl or stabletoolbench", format)
+			r, err := cache.Export(ctx, st, cache.ExportOptions{Format: format, Out: out, Stdout: e.stdout, Docs: docs, Collection: collection, Tool: tool})
+			if err != nil {
+				return err
+			}
+			if format == cache.FormatStableToolBench {
+				fmt.Fprintf(e.stderr, "exported %d entries into %d files under %s (%d entries of other tools skipped)\n", r.Entries, r.Files, out, r.Skipped)
+			} else {
+				fmt.Fprintf(e.stderr, "exported %d entries\n", r.Entries)
+			}
+			return nil
 		},
 	}
 	fs := cmd.Flags()
