@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/internal/redact"
-	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/perturb"
-	"github.com/toolenv/toolenv/store"
 )
 
 type perturbFlags struct {
@@ -72,64 +67,38 @@ func runPerturb(ctx context.Context, e *env, f *perturbFlags) error {
 	if f.tasks == "" || f.mode == "" {
 		return usagef("--tasks and --mode are required")
 	}
-	path := f.tasks
-	if st, err := statDir(path); err == nil && st {
-		path = filepath.Join(path, toolenv.TasksFile)
-	}
-	tasks, problems, err := toolenv.ReadTasks(path)
-	if err != nil {
-		return err
-	}
-	for _, p := range problems {
-		e.logger().Warn("task skipped", "err", p)
-	}
 	opts := perturb.Options{Mode: f.mode, Seed: f.seed, Attempts: f.attempts}
 	if f.mode == perturb.Paraphrase {
 		if f.llmURL == "" || f.llmModel == "" {
 			return usagef("--mode paraphrase needs --llm-url and --llm-model")
 		}
-		lo := llm.Options{APIKey: e.getenv(f.llmKeyEnv), Logger: e.logger(), Replay: f.replay, Reuse: f.records != ""}
-		if f.records != "" {
-			st, err := store.Open(ctx, f.records, store.Options{Logger: e.logger()})
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			lo.Recorder = st
-		} else if f.replay {
-			return usagef("--replay needs --records")
+		m, closer, err := perturb.OpenModel(ctx, perturb.ModelConfig{URL: f.llmURL, APIKey: e.getenv(f.llmKeyEnv), Records: f.records, Replay: f.replay, Logger: e.logger()})
+		if err != nil {
+			return err
 		}
-		opts.Model, opts.ModelName = llm.New(f.llmURL, lo), f.llmModel
+		defer closer.Close()
+		opts.Model, opts.ModelName = m, f.llmModel
 	}
-	bar := progress.New(e.stderr, len(tasks), "perturb "+f.mode)
+	var bar *progress.Bar
 	last := 0
-	opts.Progress = func(done, total int) { bar.Add(done - last); last = done }
-	start := time.Now()
-	out, rep, err := perturb.Perturb(ctx, tasks, opts)
-	bar.Finish()
+	opts.Progress = func(done, total int) {
+		if bar == nil {
+			bar = progress.New(e.stderr, total, "perturb "+f.mode)
+		}
+		bar.Add(done - last)
+		last = done
+	}
+	rep, err := perturb.Run(ctx, perturb.Job{Tasks: f.tasks, Out: f.out, Stdout: e.stdout, Report: f.report, Logger: e.logger(), Options: opts,
+		Provenance: buildinfo.Provenance(os.Args, map[string]any{"tasks": f.tasks, "mode": f.mode, "seed": f.seed, "attempts": f.attempts,
+			"llm_url": redact.URL(f.llmURL), "llm_model": f.llmModel, "records": f.records, "replay": f.replay})})
+	if bar != nil {
+		bar.Finish()
+	}
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "perturb: unknown mode") {
 			return usageError{err}
 		}
 		return err
-	}
-	if f.out == "" {
-		if err := toolenv.EncodeTasks(e.stdout, out); err != nil {
-			return err
-		}
-	} else if err := toolenv.WriteTasks(f.out, out); err != nil {
-		return err
-	}
-	rep.Provenance = buildinfo.Provenance(os.Args, map[string]any{"tasks": f.tasks, "mode": f.mode, "seed": f.seed, "attempts": f.attempts,
-		"llm_url": redact.URL(f.llmURL), "llm_model": f.llmModel, "records": f.records, "replay": f.replay})
-	md := rep.Markdown(f.tasks, time.Since(start))
-	if f.report != "" {
-		if err := toolenv.WriteFileAtomic(f.report+".md", md); err != nil {
-			return err
-		}
-		if err := toolenv.WriteJSONFile(f.report+".json", rep); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(e.stderr, "perturb %s: %d of %d queries changed", f.mode, rep.Changed, rep.Tasks)
 	if f.mode == perturb.Paraphrase {
@@ -137,13 +106,4 @@ func runPerturb(ctx context.Context, e *env, f *perturbFlags) error {
 	}
 	fmt.Fprintln(e.stderr)
 	return nil
-}
-
-// statDir reports whether path is a folder.
-func statDir(path string) (bool, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return false, err
-	}
-	return st.IsDir(), nil
 }
