@@ -300,9 +300,7 @@ const (
 	pgUpdateExact = `UPDATE cache SET status = $1, body = $2, error = $3, origin = $4, created = $5 WHERE tool = $6 AND ekey = $7 AND exact = $8`
 )
 
-// PutMany stores entries in one transaction; see Store.PutMany. The
-// statements of a batch travel together (one round trip for the
-// canonical slots, one more for entries that only keep their exact key).
+// PutMany stores entries in one transaction; see Store.PutMany.
 func (s *Postgres) PutMany(ctx context.Context, entries []*Entry, overwrite bool) (int, error) {
 	if len(entries) == 0 {
 		return 0, nil
@@ -317,43 +315,14 @@ func (s *Postgres) PutMany(ctx context.Context, entries []*Entry, overwrite bool
 	defer cancel()
 	n := 0
 	err := pgx.BeginFunc(octx, s.pool, func(tx pgx.Tx) error {
-		pending := entries
-		if overwrite {
-			var err error
-			if pending, n, err = s.updateExact(octx, tx, entries); err != nil {
+		for _, seg := range pgSegments(entries, overwrite) {
+			k, err := s.putSegment(octx, tx, seg, overwrite)
+			if err != nil {
 				return err
 			}
+			n += k
 		}
-		first := &pgx.Batch{}
-		for _, e := range pending {
-			q := pgPutCanonical
-			if overwrite && e.Exact == "" {
-				q = pgReplaceNoKey
-			}
-			first.Queue(q, entryParams(e)...)
-		}
-		var second []*Entry
-		if err := sendBatch(octx, tx, first, func(i int, k int64) {
-			if k > 0 {
-				n++
-			} else if pending[i].Exact != "" {
-				second = append(second, pending[i])
-			}
-		}); err != nil {
-			return err
-		}
-		if len(second) == 0 {
-			return nil
-		}
-		b := &pgx.Batch{}
-		for _, e := range second {
-			b.Queue(pgPutExact, entryParams(e)...)
-		}
-		return sendBatch(octx, tx, b, func(_ int, k int64) {
-			if k > 0 {
-				n++
-			}
-		})
+		return nil
 	})
 	if err != nil {
 		return 0, s.fail(ctx, "cache put", err)
@@ -367,6 +336,87 @@ func (s *Postgres) PutMany(ctx context.Context, entries []*Entry, overwrite bool
 		}
 	}
 	return n, nil
+}
+
+// pgSegments splits a batch into runs whose entries putSegment may store
+// by phases (every canonical slot, then the exact-only entries) and still
+// store what putting them one by one would. That holds unless an exact
+// key comes back under other canonical arguments (the later entry would
+// take the exact key in the first phase, before the earlier one kept it
+// in the second) or, with overwrite, any key comes back (the later entry
+// must replace what the earlier one stored).
+func pgSegments(entries []*Entry, overwrite bool) [][]*Entry {
+	var segs [][]*Entry
+	start := 0
+	exact := map[[2]string]string{} // (tool, exact key) -> args
+	args := map[[2]string]bool{}
+	for i, e := range entries {
+		ek, ak := [2]string{e.Tool, e.Exact}, [2]string{e.Tool, e.Args}
+		split := false
+		if a, seen := exact[ek]; seen && e.Exact != "" && (overwrite || a != e.Args) {
+			split = true
+		}
+		if overwrite && args[ak] {
+			split = true
+		}
+		if split {
+			segs = append(segs, entries[start:i])
+			start = i
+			clear(exact)
+			clear(args)
+		}
+		if e.Exact != "" {
+			exact[ek] = e.Args
+		}
+		args[ak] = true
+	}
+	return append(segs, entries[start:])
+}
+
+// putSegment stores a segment of a batch (see pgSegments) and returns
+// how many entries it wrote. The statements of each phase travel together
+// (one round trip for the canonical slots, one more for entries that only
+// keep their exact key).
+func (s *Postgres) putSegment(octx context.Context, tx pgx.Tx, entries []*Entry, overwrite bool) (int, error) {
+	n := 0
+	pending := entries
+	if overwrite {
+		var err error
+		if pending, n, err = s.updateExact(octx, tx, entries); err != nil {
+			return 0, err
+		}
+	}
+	first := &pgx.Batch{}
+	for _, e := range pending {
+		q := pgPutCanonical
+		if overwrite && e.Exact == "" {
+			q = pgReplaceNoKey
+		}
+		first.Queue(q, entryParams(e)...)
+	}
+	var second []*Entry
+	if err := sendBatch(octx, tx, first, func(i int, k int64) {
+		if k > 0 {
+			n++
+		} else if pending[i].Exact != "" {
+			second = append(second, pending[i])
+		}
+	}); err != nil {
+		return 0, err
+	}
+	if len(second) == 0 {
+		return n, nil
+	}
+	b := &pgx.Batch{}
+	for _, e := range second {
+		b.Queue(pgPutExact, entryParams(e)...)
+	}
+	err := sendBatch(octx, tx, b, func(_ int, k int64) {
+		if k > 0 {
+			n++
+		}
+	})
+	return n, err
 }
 
 // updateExact replaces the entries stored under the exact keys of

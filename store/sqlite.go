@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,9 @@ type SQLite struct {
 	log   *slog.Logger
 	extra []Migration
 	prune atomic.Int64 // unix ms of the last claims prune
+	// The lookups' statements, prepared once: preparing one costs more
+	// than running it (database/sql keeps one per reader connection).
+	getStmt, getExactStmt, lookupStmt *sql.Stmt
 }
 
 var _ Store = (*SQLite)(nil)
@@ -90,6 +94,17 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 		}
 		return nil, fmt.Errorf("open store %s: create tables: %w (is it a toolenv store? pass another --store path)", path, err)
 	}
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{{&s.getStmt, sqliteGet}, {&s.getExactStmt, sqliteGetExact}, {&s.lookupStmt, sqliteLookup}} {
+		st, err := s.r.PrepareContext(ctx, p.q)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open store %s: prepare lookups: %w", path, err)
+		}
+		*p.st = st
+	}
 	return s, nil
 }
 
@@ -105,6 +120,11 @@ func (s *SQLite) SQL() *DB { return &DB{Write: s.w, Read: s.r, Dialect: "sqlite"
 // Close closes the database.
 func (s *SQLite) Close() error {
 	var errs []error
+	for _, st := range []*sql.Stmt{s.getStmt, s.getExactStmt, s.lookupStmt} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, s.r.Close())
 	}
@@ -116,6 +136,18 @@ func (s *SQLite) Close() error {
 
 const entryCols = `args, exact, status, body, error, origin, created`
 
+// The lookups, prepared at open.
+const (
+	sqliteGet      = `SELECT ` + entryCols + ` FROM cache WHERE tool = ? AND args = ?`
+	sqliteGetExact = `
+SELECT ` + entryCols + ` FROM (
+	SELECT 0 AS pri, ` + entryCols + ` FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != ''
+	UNION ALL SELECT 1, ` + entryCols + ` FROM cache_exact WHERE tool = ?1 AND exact = ?2
+	UNION ALL SELECT 2, ` + entryCols + ` FROM cache WHERE tool = ?1 AND args = ?3
+) ORDER BY pri LIMIT 1`
+	sqliteLookup = `SELECT response FROM records WHERE key = ?`
+)
+
 // Get returns the canonical entry for tool and canonical args.
 func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, error) {
 	key := memKey(tool, args)
@@ -124,7 +156,7 @@ func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, erro
 			return e, true, nil
 		}
 	}
-	e, err := scanOne(tool, s.r.QueryRowContext(ctx, `SELECT `+entryCols+` FROM cache WHERE tool = ? AND args = ?`, tool, args))
+	e, err := scanOne(tool, s.getStmt.QueryRowContext(ctx, tool, args))
 	if e == nil || err != nil {
 		return nil, false, wrapGet(tool, err)
 	}
@@ -146,12 +178,7 @@ func (s *SQLite) GetExact(ctx context.Context, tool, exact, args string) (*Entry
 			return e, true, nil
 		}
 	}
-	e, err := scanOne(tool, s.r.QueryRowContext(ctx, `
-SELECT `+entryCols+` FROM (
-	SELECT 0 AS pri, `+entryCols+` FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != ''
-	UNION ALL SELECT 1, `+entryCols+` FROM cache_exact WHERE tool = ?1 AND exact = ?2
-	UNION ALL SELECT 2, `+entryCols+` FROM cache WHERE tool = ?1 AND args = ?3
-) ORDER BY pri LIMIT 1`, tool, exact, args))
+	e, err := scanOne(tool, s.getExactStmt.QueryRowContext(ctx, tool, exact, args))
 	if e == nil || err != nil {
 		return nil, false, wrapGet(tool, err)
 	}
@@ -249,12 +276,31 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 			st.Close()
 		}
 	}()
-	n := 0
 	now := time.Now().UTC()
 	for _, e := range entries {
 		if err := normalize(e, now); err != nil {
 			return 0, err
 		}
+	}
+	// New entries go in by chunks of rows, one statement each (the cost
+	// of a statement's execution, not of its rows, dominates); a chunk
+	// that could not store every row is undone and stored row by row,
+	// which then serves the rest of the batch (its keys are likely taken).
+	n, rows := 0, !overwrite
+	for i := 0; i < len(entries); {
+		if rows && len(entries)-i >= sqliteMinChunk {
+			k := min(sqliteChunkRows, len(entries)-i)
+			ok, err := putChunk(exec, entries[i:i+k])
+			if err != nil {
+				return 0, fmt.Errorf("cache put: %w", err)
+			}
+			if ok {
+				n, i = n+k, i+k
+				continue
+			}
+			rows = false
+		}
+		e := entries[i]
 		ok, err := s.putOne(exec, e, overwrite)
 		if err != nil {
 			return 0, fmt.Errorf("cache put %s: %w", e.Tool, err)
@@ -262,6 +308,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 		if ok {
 			n++
 		}
+		i++
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("cache put: commit: %w", err)
@@ -275,6 +322,57 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 		}
 	}
 	return n, nil
+}
+
+// sqliteChunkRows is how many entries one multi-row insert stores (8
+// bound parameters each, well below SQLite's limit of 32,766); batches
+// with fewer than sqliteMinChunk entries left go row by row.
+const (
+	sqliteChunkRows = 256
+	sqliteMinChunk  = 16
+)
+
+// sqliteInsertChunk is sqlitePutCanonicalExact (sqlitePutCanonical for a
+// row without an exact key) for rows rows at once.
+func sqliteInsertChunk(rows int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO cache(tool, args, exact, status, body, error, origin, created) SELECT * FROM (VALUES `)
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`(?,?,?,?,?,?,?,?)`)
+	}
+	b.WriteString(`) AS v WHERE v.column3 = '' OR NOT EXISTS (SELECT 1 FROM cache_exact x WHERE x.tool = v.column1 AND x.exact = v.column3)
+		ON CONFLICT DO NOTHING`)
+	return b.String()
+}
+
+// putChunk stores chunk's new entries in their canonical slots with one
+// statement, inside a savepoint, and reports whether every one of them
+// was stored. If so, storing them row by row (putOne, in order) would
+// have done the same: no two of them share a key (they would not all have
+// been stored) and none finds its key taken, so none depends on another.
+// Otherwise the statement is undone and nothing changed.
+func putChunk(exec func(string, ...any) (int64, error), chunk []*Entry) (bool, error) {
+	if _, err := exec(`SAVEPOINT put_chunk`); err != nil {
+		return false, err
+	}
+	args := make([]any, 0, 8*len(chunk))
+	for _, e := range chunk {
+		args = append(args, e.Tool, e.Args, e.Exact, string(e.Status), []byte(e.Body), e.Error, e.Origin, e.Created.UnixMilli())
+	}
+	k, err := exec(sqliteInsertChunk(len(chunk)), args...)
+	if err == nil && k != int64(len(chunk)) {
+		_, err = exec(`ROLLBACK TO put_chunk`)
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := exec(`RELEASE put_chunk`); err != nil {
+		return false, err
+	}
+	return k == int64(len(chunk)), nil
 }
 
 func (s *SQLite) putOne(exec func(string, ...any) (int64, error), e *Entry, overwrite bool) (bool, error) {
@@ -462,7 +560,7 @@ func (q *sqlStats) group(ctx context.Context, query string, into func(k string, 
 // Lookup returns the recorded response for key (llm.Recorder).
 func (s *SQLite) Lookup(ctx context.Context, key string) ([]byte, bool, error) {
 	var resp []byte
-	err := s.r.QueryRowContext(ctx, `SELECT response FROM records WHERE key = ?`, key).Scan(&resp)
+	err := s.lookupStmt.QueryRowContext(ctx, key).Scan(&resp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}

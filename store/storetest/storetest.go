@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +33,7 @@ func Run(t *testing.T, fresh func(t *testing.T) string) {
 		{"ExactKeyConflicts", testExactKeyConflicts},
 		{"Overwrite", testOverwrite},
 		{"PutManyCountsAndBatchDuplicates", testPutMany},
+		{"PutManyStoresAsPutDoesOneByOne", testPutManyAsPut},
 		{"EachOrderAndExport", testEach},
 		{"ExamplesStatsDelete", testExamplesStatsDelete},
 		{"KeysAndBodiesSurviveExactly", testAwkwardBytes},
@@ -265,6 +267,127 @@ func testPutMany(t *testing.T, fresh func(*testing.T) string) {
 	if _, err := st.PutMany(ctx, []*store.Entry{{Args: "{}"}}, false); err == nil {
 		t.Fatal("an entry without a tool was accepted")
 	}
+}
+
+// testPutManyAsPut: a batch stores exactly what putting its entries one
+// by one, in order, stores (a store may take shortcuts for big batches of
+// new keys). Generated batches of hundreds of entries mix new keys, keys
+// taken before the batch and repeats inside it: canonical and exact keys,
+// one exact key under several canonical arguments, entries without an
+// exact key, across two tools; without and with overwrite.
+func testPutManyAsPut(t *testing.T, fresh func(*testing.T) string) {
+	ctx := context.Background()
+	many, one := open(t, fresh(t), store.Options{}), open(t, fresh(t), store.Options{})
+	r := rand.New(rand.NewPCG(7, uint64(len(t.Name()))))
+	seq := 0
+	gen := func(fresh bool) *store.Entry {
+		seq++
+		tool := []string{"c/a", "c/b"}[r.IntN(2)]
+		n := r.IntN(1500)
+		if fresh {
+			n = 100000 + seq // a key no batch used before
+		}
+		args := fmt.Sprintf(`{"n":%d}`, n)
+		var exact string
+		switch p := r.IntN(20); {
+		case p < 2: // no exact key
+		case p < 4 && !fresh: // one of a few exact keys, under any arguments
+			exact = fmt.Sprintf("{'shared': %d}", r.IntN(30))
+		case p < 7: // another spelling of the arguments
+			exact = fmt.Sprintf("{'n': '%d'}", n)
+		default:
+			exact = fmt.Sprintf("{'n': %d}", n)
+		}
+		return entry(tool, args, exact, fmt.Sprintf(`"answer %d"`, seq))
+	}
+	dump := func(st store.Store) string {
+		var b strings.Builder
+		err := st.Each(ctx, func(e *store.Entry) error {
+			fmt.Fprintf(&b, "%s %s %s %s %s\n", e.Tool, e.Args, e.Exact, e.Status, e.Body)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	batches := [][]*store.Entry{}
+	for i, size := range []int{700, 600, 300, 1000, 17, 270} {
+		var batch []*store.Entry
+		for range size {
+			// The first batch and one later are all new keys, apart
+			// from the occasional repeat the generator makes.
+			batch = append(batch, gen((i == 0 || i == 3) && r.IntN(50) != 0))
+		}
+		batches = append(batches, batch)
+	}
+	// One batch holds its keys twice (every second entry repeats an
+	// earlier one of the batch, with another answer).
+	var rep []*store.Entry
+	for i := range 600 {
+		if i%2 == 1 {
+			e := *rep[r.IntN(len(rep))]
+			e.Body = json.RawMessage(fmt.Sprintf(`"repeat %d"`, i))
+			e.Created = time.Time{}
+			rep = append(rep, &e)
+			continue
+		}
+		rep = append(rep, gen(true))
+	}
+	batches = append(batches, rep)
+	// Then batches that overwrite, with the same mix of keys.
+	plain := len(batches)
+	for _, size := range []int{400, 300} {
+		var batch []*store.Entry
+		for range size {
+			batch = append(batch, gen(r.IntN(3) == 0))
+		}
+		batches = append(batches, batch)
+	}
+	for i, batch := range batches {
+		overwrite := i >= plain
+		n, err := many.PutMany(ctx, batch, overwrite)
+		if err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		want := 0
+		for _, e := range batch {
+			c := *e
+			c.Created = time.Time{}
+			k, err := one.PutMany(ctx, []*store.Entry{&c}, overwrite)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want += k
+		}
+		if n != want {
+			t.Fatalf("batch %d of %d entries (overwrite %v): PutMany stored %d, one by one %d", i, len(batch), overwrite, n, want)
+		}
+		if got, want := dump(many), dump(one); got != want {
+			t.Fatalf("batch %d: PutMany stored other entries than Put one by one:\n%s", i, firstDiff(got, want))
+		}
+	}
+	if s, err := many.Stats(ctx); err != nil || s.Entries < 1000 || s.ExactOnly == 0 {
+		t.Fatalf("the batches stored too little to test anything: %+v %v", s, err)
+	}
+}
+
+// firstDiff shows the first line where two dumps differ.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d: got %q, want %q", i+1, gl, wl)
+		}
+	}
+	return "no difference"
 }
 
 func testEach(t *testing.T, fresh func(*testing.T) string) {
