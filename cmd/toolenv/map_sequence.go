@@ -66,12 +66,11 @@ APIs as the sequence, and the recall of the candidates.`,
 				return usagef("--search-mode %q: want hybrid, lexical or vector", mode)
 			}
 			retr := probe.IndexRetriever{Index: ix, Options: index.SearchOptions{Mode: index.Mode(mode), MaxAlternatives: -1}}
-			base := sequence.Baseline(ctx, retr, tasks, k)
-			rep := sequence.Report{Tasks: len(tasks), K: k, Baseline: sequence.Summarise(base), Mode: mode}
-			if rep.Mode == "" {
-				rep.Mode = "default"
-			}
-			var outs []*sequence.Outcome
+			var bar *progress.Bar
+			eo := sequence.EvalOptions{SearchMode: mode, Options: sequence.Options{
+				Model: mf.model, Style: style, K: k, Shots: shots, NoReflection: noReflect, Mappings: ix.Mappings(),
+				Temperature: mf.temperature, Seed: mf.seed, Logger: e.logger(),
+			}}
 			if mf.model != "" {
 				client, closer, err := mf.client(cmd, e)
 				if err != nil {
@@ -82,21 +81,13 @@ APIs as the sequence, and the recall of the candidates.`,
 				for _, t := range ix.Tools() {
 					byName[t.Name] = t
 				}
-				s := sequence.New(client, retr, tasks, func(n string) *toolenv.Tool { return byName[n] }, sequence.Options{
-					Model: mf.model, Style: style, K: k, Shots: shots, NoReflection: noReflect, Mappings: ix.Mappings(),
-					Temperature: mf.temperature, Seed: mf.seed, Logger: e.logger(),
-				})
-				bar := progress.New(e.stderr, len(tasks), "sequence")
-				for _, t := range tasks {
-					if ctx.Err() != nil {
-						break
-					}
-					outs = append(outs, s.Run(ctx, t))
-					bar.Add(1)
-				}
+				bar = progress.New(e.stderr, len(tasks), "sequence")
+				eo.Chat, eo.Tool = client, func(n string) *toolenv.Tool { return byName[n] }
+				eo.Progress = func(done, total int) { bar.Add(1) }
+			}
+			rep, outs, base := sequence.Evaluate(ctx, retr, tasks, eo)
+			if bar != nil {
 				bar.Finish()
-				sum := sequence.Summarise(outs)
-				rep.Scores, rep.Style, rep.ModelName = &sum, style, mf.model
 			}
 			rep.Provenance = buildinfo.Provenance(os.Args, map[string]any{"index": indexPath, "queries": queries, "style": style, "k": k, "shots": shots,
 				"limit": limit, "reflection": !noReflect, "model": mf.model, "temperature": mf.temperature, "seed": mf.seed})
