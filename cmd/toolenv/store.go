@@ -72,39 +72,14 @@ replicas. Migrating an up-to-date store changes nothing.`,
   TOOLENV_STORE=postgres://toolenv@db/toolenv toolenv store migrate`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			loc := e.storeLocation(storePath)
-			before, err := store.ReadSchema(ctx, loc, storeMigrations())
+			rep, err := store.Migrate(cmd.Context(), e.storeLocation(storePath), storeMigrations(), store.Options{Logger: e.logger()})
 			if err != nil {
 				return storeOpenError(err)
-			}
-			st, err := store.Open(ctx, loc, store.Options{Logger: e.logger(), Migrations: storeMigrations()})
-			if err != nil {
-				return storeOpenError(err)
-			}
-			defer st.Close()
-			after, err := st.Schema(ctx)
-			if err != nil {
-				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, map[string]any{"store": st.Path(), "components": after})
+				return writeJSON(e.stdout, rep)
 			}
-			was := map[string]int{}
-			for _, v := range before {
-				was[v.Component] = v.Version
-			}
-			fmt.Fprintf(e.stdout, "store %s (%s):\n", st.Path(), st.Kind())
-			for _, v := range after {
-				note := "up to date"
-				switch {
-				case v.Known == 0:
-					note = "not known to this toolenv (left alone)"
-				case was[v.Component] != v.Version:
-					note = fmt.Sprintf("migrated from %d", was[v.Component])
-				}
-				fmt.Fprintf(e.stdout, "  %-10s version %d  %s\n", v.Component, v.Version, note)
-			}
+			rep.WriteText(e.stdout)
 			return nil
 		},
 	}
@@ -131,18 +106,7 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 			if asJSON {
 				return writeJSON(e.stdout, map[string]any{"components": vs})
 			}
-			for _, v := range vs {
-				note := "up to date"
-				switch {
-				case v.Known == 0:
-					note = "not known to this toolenv"
-				case v.Version > v.Known:
-					note = fmt.Sprintf("newer than this toolenv (%d): upgrade it", v.Known)
-				case v.Version < v.Known:
-					note = fmt.Sprintf("toolenv store migrate brings it to %d", v.Known)
-				}
-				fmt.Fprintf(e.stdout, "%-10s version %d  %s\n", v.Component, v.Version, note)
-			}
+			store.WriteSchemaStatus(e.stdout, vs)
 			return nil
 		},
 	}
