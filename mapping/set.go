@@ -203,3 +203,13 @@ func WriteSet(path string, s *Set) error {
 	}
 	return nil
 }
+
+// FieldPairs counts the field alignments of every mapping: input and
+// output pairs.
+func (s *Set) FieldPairs() int {
+	n := 0
+	for _, m := range s.Mappings {
+		n += len(m.Inputs) + len(m.Outputs)
+	}
+	return n
+}

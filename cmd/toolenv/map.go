@@ -13,7 +13,6 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/progress"
-	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/embed"
 	"github.com/toolenv/toolenv/mapping/graph"
@@ -49,17 +48,9 @@ func (f *embedFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "embed-timeout", 30*time.Second, "timeout of one embeddings request")
 }
 
-// embedder returns the configured embedder; nil (with no error) means the
-// offline one.
+// embedder returns the configured embedder (embed.New).
 func (f *embedFlags) embedder(e *env) (index.Embedder, error) {
-	if f.url == "" {
-		return embed.Hash{Dims: f.dims}, nil
-	}
-	if f.model == "" {
-		return nil, usagef("--embed-url needs --embed-model (the embedding model the endpoint serves)")
-	}
-	c := llm.New(f.url, llm.Options{APIKey: e.getenv(f.keyEnv), Timeout: f.timeout, MaxRetries: 1, Backoff: 500 * time.Millisecond, Logger: e.logger()})
-	return embed.Remote{Client: c, Model: f.model}, nil
+	return embed.New(embed.Config{URL: f.url, Model: f.model, APIKey: e.getenv(f.keyEnv), Dims: f.dims, Timeout: f.timeout, Logger: e.logger()})
 }
 
 // defaultIndexPath is map.db beside the default store.
@@ -158,8 +149,7 @@ index is built for lexical search only, and says so.`,
 func writeIndexReport(w io.Writer, rep *index.Report, run *graph.Mapped, mappingsTo string) {
 	var more []string
 	if run != nil {
-		more = append(more, fmt.Sprintf("structural mappings: %d, clusters of alternatives: %d, operation graph: %d edges (%s)",
-			len(run.Set.Mappings), len(run.Set.Clusters), run.Graph.EdgeCount(), run.Elapsed.Round(time.Millisecond)))
+		more = append(more, run.Summary())
 		if mappingsTo != "" {
 			more = append(more, "mappings written to "+mappingsTo)
 		}
@@ -286,11 +276,7 @@ versions of one API).`,
 			if asJSON {
 				return writeJSON(e.stdout, set)
 			}
-			fields := 0
-			for _, m := range set.Mappings {
-				fields += len(m.Inputs) + len(m.Outputs)
-			}
-			fmt.Fprintf(e.stdout, "%d tools, %d mappings (%d field pairs), %d clusters", len(tools), len(set.Mappings), fields, len(set.Clusters))
+			fmt.Fprintf(e.stdout, "%d tools, %d mappings (%d field pairs), %d clusters", len(tools), len(set.Mappings), set.FieldPairs(), len(set.Clusters))
 			if out != "" {
 				fmt.Fprintf(e.stdout, ", written to %s", out)
 			}

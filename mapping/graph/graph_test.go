@@ -92,6 +92,17 @@ func TestMapStructural(t *testing.T) {
 	if len(run.Set.Mappings) == 0 || len(run.Set.Clusters) == 0 || run.Graph.Len() == 0 {
 		t.Errorf("mapped %d, clusters %d, graph %d", len(run.Set.Mappings), len(run.Set.Clusters), run.Graph.Len())
 	}
+	want := fmt.Sprintf("structural mappings: %d, clusters of alternatives: %d, operation graph: %d edges", len(run.Set.Mappings), len(run.Set.Clusters), run.Graph.EdgeCount())
+	if !strings.HasPrefix(run.Summary(), want) {
+		t.Errorf("summary %q, want it to start with %q", run.Summary(), want)
+	}
+	pairs := 0
+	for _, m := range run.Set.Mappings {
+		pairs += len(m.Inputs) + len(m.Outputs)
+	}
+	if got := run.Set.FieldPairs(); got != pairs || pairs == 0 {
+		t.Errorf("field pairs %d, want %d (> 0)", got, pairs)
+	}
 	paths := run.OutputPaths()
 	if paths(&toolenv.Tool{ID: "nowhere"}) != nil || len(paths(c.Tools[0])) == 0 {
 		t.Errorf("output paths of %s: %v", c.Tools[0].ID, paths(c.Tools[0]))

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -101,4 +102,12 @@ func (r *Mapped) OutputPaths() func(*toolenv.Tool) []string {
 		}
 		return out
 	}
+}
+
+// Summary is one line saying what the structural mapping found: its
+// mappings, clusters of alternatives, the operation graph's edges and
+// how long it took.
+func (m *Mapped) Summary() string {
+	return fmt.Sprintf("structural mappings: %d, clusters of alternatives: %d, operation graph: %d edges (%s)",
+		len(m.Set.Mappings), len(m.Set.Clusters), m.Graph.EdgeCount(), m.Elapsed.Round(time.Millisecond))
 }
