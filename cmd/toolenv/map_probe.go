@@ -117,14 +117,7 @@ failed. The output file is what "toolenv map review" shows.`,
 			}
 			p := probe.New(client, probe.IndexRetriever{Index: ix}, opts)
 			bar := progress.New(e.stderr, len(qs), "probe")
-			var results []*probe.Result
-			for _, q := range qs {
-				if ctx.Err() != nil {
-					break
-				}
-				results = append(results, p.Run(ctx, q))
-				bar.Add(1)
-			}
+			results := p.RunAll(ctx, qs, func(done, total int) { bar.Add(1) })
 			bar.Finish()
 			f := probe.NewFile(mf.model, results, ix.Tool, set)
 			if err := probe.WriteFile(out, f); err != nil {

@@ -142,6 +142,23 @@ func New(chat Chat, retr Retriever, opts Options) *Probe {
 	return &Probe{chat: chat, retr: retr, opts: opts, log: log}
 }
 
+// RunAll probes qs in order and returns their results, calling progress
+// (when not nil) after each. A canceled ctx stops between queries: the
+// results are those of the queries probed.
+func (p *Probe) RunAll(ctx context.Context, qs []Query, progress func(done, total int)) []*Result {
+	var out []*Result
+	for i, q := range qs {
+		if ctx.Err() != nil {
+			break
+		}
+		out = append(out, p.Run(ctx, q))
+		if progress != nil {
+			progress(i+1, len(qs))
+		}
+	}
+	return out
+}
+
 // Run probes one query: retrieval, mapping, reflection. It never returns
 // nil; failures are recorded in the result.
 func (p *Probe) Run(ctx context.Context, q Query) *Result {
