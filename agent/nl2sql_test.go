@@ -440,17 +440,19 @@ func TestCoTTriesAgain(t *testing.T) {
 }
 
 // TestModelTimeout: a model that never answers in time ends the episode
-// with the error after the retries, and the run could go on.
+// with the error after the retries, and the run could go on. The error
+// naming the client's 50ms budget proves the timeout path ran (the model
+// answers only after 2s); no wall-clock bound is asserted, since tests
+// never do (a loaded machine is slow, not wrong).
 func TestModelTimeout(t *testing.T) {
 	f := newBirdFixture(t, sqltools.FlavorSlot)
 	srv := llmtest.New(llmtest.Script(llmtest.Reply{Content: "Final Answer: late", Delay: 2 * time.Second}))
 	defer srv.Close()
 	ep := episode(t, f, f.tasks[0], srv.URL())
 	ep.Model = llm.New(srv.URL(), llm.Options{Timeout: 50 * time.Millisecond, MaxRetries: 1, Backoff: time.Millisecond})
-	start := time.Now()
 	out := agent.ReAct{}.Run(context.Background(), ep)
-	if out.Canceled || !strings.Contains(out.Trajectory.Error, "no answer within") || time.Since(start) > time.Second {
-		t.Errorf("error %q canceled %v after %v", out.Trajectory.Error, out.Canceled, time.Since(start))
+	if out.Canceled || !strings.Contains(out.Trajectory.Error, "no answer within 50ms") {
+		t.Errorf("error %q canceled %v, want the client's 50ms timeout", out.Trajectory.Error, out.Canceled)
 	}
 	if got := len(srv.Requests()); got != 2 {
 		t.Errorf("%d attempts, want 2 (one retry)", got)
