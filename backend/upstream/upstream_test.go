@@ -122,16 +122,20 @@ func TestProxyClasses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProxy(t, tc.handler)
-			b, err := New(Config{ProxyURL: p.URL + "/rapidapi", ToolbenchKey: "key-123", Timeout: 300 * time.Millisecond})
+			// Only the slow server meets the short timeout; the others get
+			// one a loaded machine cannot reach, so they never time out.
+			timeout := time.Minute
+			if tc.wantRule == "transport_timeout" {
+				timeout = 300 * time.Millisecond
+			}
+			b, err := New(Config{ProxyURL: p.URL + "/rapidapi", ToolbenchKey: "key-123", Timeout: timeout})
 			if err != nil {
 				t.Fatal(err)
 			}
 			call := &toolenv.Call{Tool: toolbenchTool(), Args: map[string]any{"id_conc": "40698227-lumineers", "n": json.Number("5")}}
-			start := time.Now()
+			// The slow server's class and status prove its timeout fired
+			// (it would answer after 5s); no wall-clock bound is asserted.
 			r := b.Invoke(context.Background(), call)
-			if el := time.Since(start); el > 3*time.Second {
-				t.Fatalf("Invoke took %v, the timeout is 300ms", el)
-			}
 			if r.Meta[MetaClass] != string(tc.wantClass) || r.Status != tc.wantStatus || r.Meta[MetaRule] != tc.wantRule {
 				t.Fatalf("got class %s status %s rule %s (error %q), want %s %s %s", r.Meta[MetaClass], r.Status, r.Meta[MetaRule], r.Error, tc.wantClass, tc.wantStatus, tc.wantRule)
 			}
@@ -193,13 +197,12 @@ func TestConnectionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	// transport_failed (not transport_timeout) proves the refusal was
+	// reported as such rather than waited out; no wall-clock bound is
+	// asserted.
 	r := b.Invoke(context.Background(), &toolenv.Call{Tool: toolbenchTool(), Args: map[string]any{"id_conc": "x"}})
 	if r.Meta[MetaClass] != string(ClassNotConnected) || r.Meta[MetaRule] != "transport_failed" || r.Status != toolenv.StatusUnavailable {
 		t.Fatalf("got %s/%s/%s (%s), want not_connected/transport_failed/unavailable", r.Meta[MetaClass], r.Meta[MetaRule], r.Status, r.Error)
-	}
-	if time.Since(start) > time.Second {
-		t.Errorf("a refused connection took %v", time.Since(start))
 	}
 }
 
