@@ -76,7 +76,9 @@ func TestNoSession(t *testing.T) {
 }
 
 // TestHostileValues checks that hostile values are only values: the
-// database is unchanged, the calls return promptly.
+// database is unchanged, and each call ends in an answer or an argument
+// error, never in the call timeout (which a runaway LIKE pattern would
+// meet). No wall-clock bound is asserted: tests never do.
 func TestHostileValues(t *testing.T) {
 	h := newHarness(t, "slot", sqltools.Options{CallTimeout: 5 * time.Second})
 	before := oracle(t, "superhero", "SELECT COUNT(*) FROM superhero")[0][0]
@@ -92,11 +94,7 @@ func TestHostileValues(t *testing.T) {
 			h.newSession()
 			h.ok("initialize_active_data", heroInit)
 			args := map[string]any{"data_source": "$starting_table$", "key_name": "superhero_superhero_name", "condition": cond, "value": v}
-			start := time.Now()
 			r := h.b.Invoke(context.Background(), &toolenv.Call{Tool: h.c.Tool("filter_data"), Collection: h.c, Args: args, Session: h.session})
-			if time.Since(start) > 3*time.Second {
-				t.Fatalf("%s %.20q took %v", cond, v, time.Since(start))
-			}
 			if r.Status != toolenv.StatusOK && r.Status != toolenv.StatusInvalidArguments {
 				t.Fatalf("%s %.20q: %s %s", cond, v, r.Status, r.Error)
 			}
@@ -107,15 +105,17 @@ func TestHostileValues(t *testing.T) {
 	}
 }
 
+// TestTimeout: a call that would run for hours is interrupted at its
+// budget. The timeout status proves the interruption ran (the go test
+// timeout would catch a hang); no wall-clock bound is asserted.
 func TestTimeout(t *testing.T) {
 	h := newHarness(t, "slot", sqltools.Options{CallTimeout: 100 * time.Millisecond})
 	// A cross join of zip_code with itself has 1.75 billion rows.
-	start := time.Now()
 	r := h.call("initialize_active_data", `{"database": "student_club", "tables": [{"name": "zip_code", "alias": "A", "prefix": "a"}, {"name": "zip_code", "alias": "B", "prefix": "b", "join": "cross"}]}`)
 	if r.Status != toolenv.StatusTimeout {
 		t.Fatalf("status %s (%s), want timeout", r.Status, r.Error)
 	}
-	if time.Since(start) > 3*time.Second {
-		t.Fatalf("the interrupted call took %v", time.Since(start))
+	if !strings.Contains(r.Error, "per-call time limit") {
+		t.Errorf("error %q should name the per-call time limit", r.Error)
 	}
 }

@@ -2,6 +2,7 @@ package rodb_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,15 +98,17 @@ func TestQueryCapAndTimeout(t *testing.T) {
 	if len(r.Rows) != 10 || !r.Truncated {
 		t.Fatalf("rows = %d, truncated = %v; want 10, true", len(r.Rows), r.Truncated)
 	}
+	// An endless recursive query is interrupted at the context's
+	// deadline: the timeout status proves it (the go test timeout would
+	// catch a hang); no wall-clock bound is asserted.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err = db.Query(ctx, `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c`, nil, 0)
 	if toolenv.StatusOf(err) != toolenv.StatusTimeout {
 		t.Fatalf("status = %v (%v), want timeout", toolenv.StatusOf(err), err)
 	}
-	if time.Since(start) > 2*time.Second {
-		t.Fatalf("the interrupted query took %v", time.Since(start))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v should wrap the context's deadline", err)
 	}
 }
 
