@@ -462,7 +462,7 @@ func (s *Schema) CheckDepth() error {
 	if s == nil {
 		return nil
 	}
-	d := &depthWalk{done: map[*Schema]int{}, path: map[*Schema]bool{}}
+	d := newDepthWalk()
 	n := d.depth(s)
 	switch {
 	case d.cycle:
@@ -476,10 +476,15 @@ func (s *Schema) CheckDepth() error {
 // depthWalk measures a schema graph once per node, stopping past
 // MaxSchemaDepth levels (a graph built in Go may share nodes or loop).
 type depthWalk struct {
-	done  map[*Schema]int
-	path  map[*Schema]bool
-	cycle bool
-	level int
+	done   map[*Schema]int
+	path   map[*Schema]bool
+	cycle  bool
+	level  int
+	walked int // nodes whose children were walked: each node at most once
+}
+
+func newDepthWalk() *depthWalk {
+	return &depthWalk{done: map[*Schema]int{}, path: map[*Schema]bool{}}
 }
 
 func (d *depthWalk) depth(s *Schema) int {
@@ -499,6 +504,7 @@ func (d *depthWalk) depth(s *Schema) int {
 		return MaxSchemaDepth + 1 // deep enough to refuse: no need to go further
 	}
 	d.path[s] = true
+	d.walked++
 	deepest := 0
 	visit := func(c *Schema) {
 		if n := d.depth(c); n > deepest {
