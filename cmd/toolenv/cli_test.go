@@ -283,7 +283,9 @@ func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {
 }
 
 // TestBenchChildThatFailsToStart checks that a server child which exits
-// at once is reported at once, with what it said.
+// at once is reported as exited (not as waited out until the start-up
+// timeout), with what it said. The cause in the error proves it; no
+// wall-clock bound is asserted.
 func TestBenchChildThatFailsToStart(t *testing.T) {
 	tests := []struct {
 		name string
@@ -299,7 +301,6 @@ func TestBenchChildThatFailsToStart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
 			_, _, stop, err := bench.StartChild(context.Background(), "", tt.args, "serving ")
 			if err == nil {
 				stop()
@@ -308,8 +309,8 @@ func TestBenchChildThatFailsToStart(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error = %v, want it to hold the child's own message %q", err, tt.want)
 			}
-			if d := time.Since(start); d > 20*time.Second {
-				t.Errorf("reported after %s: the child had exited at once", d.Round(time.Second))
+			if !strings.Contains(err.Error(), "exited before serving") {
+				t.Errorf("error = %v, want the child reported as exited before serving", err)
 			}
 		})
 	}
