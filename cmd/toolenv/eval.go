@@ -159,19 +159,14 @@ func queueReport(ctx context.Context, e *env, url, name string, args []string) e
 	if len(args) != 1 {
 		return usagef("report --queue --run-name %s needs the folder to write the reports into", name)
 	}
-	dir := args[0]
-	snap, info, err := queue.Export(ctx, st, name, store.Redact(url), dir)
+	q, err := report.FromQueue(ctx, st, name, store.Redact(url), args[0])
 	if err != nil {
 		return err
 	}
-	s, err := report.Write(dir, info, snap.Episodes, nil)
-	if err != nil {
-		return err
+	if q.Remaining > 0 {
+		fmt.Fprintf(e.stderr, "toolenv: run %s is not finished: %d episode(s) to go; these reports hold the %d finished\n", name, q.Remaining, q.Episodes)
 	}
-	if n := snap.Status.Pending + snap.Status.Running; n > 0 {
-		fmt.Fprintf(e.stderr, "toolenv: run %s is not finished: %d episode(s) to go; these reports hold the %d finished\n", name, n, len(snap.Episodes))
-	}
-	printOverview(e, dir, info, s)
+	printOverview(e, args[0], q.Info, q.Summary)
 	return nil
 }
 
