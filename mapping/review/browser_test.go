@@ -93,7 +93,7 @@ func (w *webDriver) exec(v any, script string, args ...any) {
 // until polls a script until it returns true.
 func (w *webDriver) until(what, script string) {
 	w.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard, not a speed figure
 	for {
 		var ok bool
 		w.exec(&ok, "return !!("+script+")")
@@ -159,7 +159,7 @@ func startBrowser(t *testing.T) *webDriver {
 	}
 	t.Cleanup(func() { cancel(); cmd.Wait() })
 	w := &webDriver{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard, not a speed figure
 	for {
 		resp, err := http.Get(w.base + "/status")
 		if err == nil {
@@ -210,7 +210,7 @@ func TestReviewPageWithTheKeyboardAlone(t *testing.T) {
 	}
 	saved := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(2 * time.Minute) // a hang guard, not a speed figure
 		for len(r.j.annotations()) < n {
 			if time.Now().After(deadline) {
 				t.Fatalf("%d annotations saved, want %d", len(r.j.annotations()), n)
