@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/drift"
 )
 
@@ -75,41 +73,17 @@ Operators (--ops, in the order they run): ` + strings.Join(drift.OperatorNames()
 }
 
 func runDrift(ctx context.Context, e *env, f *driftFlags) error {
-	if f.out == "" {
-		return usagef("--out is required")
-	}
-	src := drift.Source{In: f.in, ToolBench: f.toolbench, OpenAPI: f.openapi, Demo: f.demo}
 	rates, err := drift.ParseRates(f.rates)
 	if err != nil {
 		return err
 	}
-	opts := drift.Options{Seed: f.seed, Operators: f.ops, Rates: rates, Version: f.version, Validation: f.validation, Mode: f.mode, Feedback: f.feedback}
-	if f.rules != "" {
-		if opts.Rules, err = drift.ReadRules(os.DirFS(f.rules)); err != nil {
-			return usagef("--rules %s: %v", f.rules, err)
-		}
-	}
-	lin, tasks, baseDir, err := src.Load(ctx)
+	d, err := drift.Run(ctx, drift.Job{
+		Source: drift.Source{In: f.in, ToolBench: f.toolbench, OpenAPI: f.openapi, Demo: f.demo},
+		Tasks:  f.tasks, Rules: f.rules, Out: f.out, Force: f.force, Logger: e.logger(),
+		Options: drift.Options{Seed: f.seed, Operators: f.ops, Rates: rates, Version: f.version, Validation: f.validation, Mode: f.mode, Feedback: f.feedback},
+	})
 	if err != nil {
 		return err
-	}
-	if f.tasks != "" {
-		ts, problems, err := toolenv.ReadTasks(f.tasks)
-		if err != nil {
-			return err
-		}
-		for _, p := range problems {
-			e.logger().Warn("task skipped", "err", p)
-		}
-		tasks = ts
-	}
-	opts.Tasks = tasks
-	d, err := drift.Drift(lin, opts)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := drift.Write(f.out, d, drift.WriteOptions{BaseDir: baseDir, Force: f.force}); err != nil {
-		return usageError{err}
 	}
 	fmt.Fprint(e.stdout, d.Summary(f.out))
 	return nil
