@@ -69,13 +69,8 @@ func runEvalFidelity(ctx context.Context, e *env, envCfg *environment.Config, fc
 	if res == nil {
 		return err
 	}
-	md := fidelity.Markdown(res.Summary)
-	if i := strings.Index(md, "## Overall"); i >= 0 {
-		rest := md[i:]
-		if j := strings.Index(rest, "## Per tool"); j >= 0 {
-			rest = rest[:j]
-		}
-		fmt.Fprintln(e.stdout, strings.TrimSpace(rest))
+	if o := fidelity.Overview(res.Summary); o != "" {
+		fmt.Fprintln(e.stdout, o)
 	}
 	var files []string
 	for _, n := range fidelity.Files {

@@ -211,6 +211,11 @@ func TestRunScoresAgainstRealAnswers(t *testing.T) {
 		t.Errorf("mean BLEU %v, want %v", o.BLEU.Mean, want)
 	}
 
+	ov := Overview(s)
+	if !strings.HasPrefix(ov, "## Overall") || strings.Contains(ov, "## Per tool") || strings.Contains(ov, "demo/current_weather") || !strings.Contains(Markdown(s), ov) {
+		t.Errorf("overview is not the Overall section alone:\n%s", ov)
+	}
+
 	dir := t.TempDir()
 	if err := Write(dir, s, scored); err != nil {
 		t.Fatal(err)

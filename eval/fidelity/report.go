@@ -18,6 +18,22 @@ import (
 // Files are the report files Write produces.
 var Files = []string{"summary.json", "report.md", "report.html", "pairs.jsonl"}
 
+// Overview is the Markdown report's "Overall" section (what toolenv eval
+// fidelity prints), without the per-tool tables; empty when the report
+// has none.
+func Overview(s *Summary) string {
+	md := Markdown(s)
+	i := strings.Index(md, "## Overall")
+	if i < 0 {
+		return ""
+	}
+	rest := md[i:]
+	if j := strings.Index(rest, "## Per tool"); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.TrimSpace(rest)
+}
+
 // Write writes summary.json, report.md, report.html and pairs.jsonl (one
 // scored pair a line) into dir.
 func Write(dir string, s *Summary, scored []*Scored) error {
