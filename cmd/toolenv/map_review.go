@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/probe"
 	"github.com/toolenv/toolenv/mapping/review"
 	"github.com/toolenv/toolenv/server/guard"
@@ -66,17 +64,10 @@ as a mappings file, usable by --failover) and exit.`,
 			}
 			if exportTo != "" || exportSet != "" {
 				ex := r.Export()
-				if exportTo != "" {
-					if err := toolenv.WriteJSONFile(exportTo, ex); err != nil {
-						return err
-					}
+				if err := ex.Write(exportTo, exportSet); err != nil {
+					return err
 				}
-				if exportSet != "" {
-					if err := mapping.WriteSet(exportSet, ex.Set()); err != nil {
-						return err
-					}
-				}
-				fmt.Fprintf(e.stdout, "%d annotations: %d agreed mappings, %d rejected, %d conflicts\n", ex.Annotations, len(ex.Mappings), len(ex.Rejected), len(ex.Conflicts))
+				fmt.Fprintln(e.stdout, ex)
 				return nil
 			}
 			return serveReview(cmd.Context(), e, r, addr, journal, len(tokens) > 0)

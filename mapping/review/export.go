@@ -1,9 +1,11 @@
 package review
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mapping"
 )
 
@@ -94,4 +96,24 @@ func (e *Export) Set() *mapping.Set {
 	}
 	s.Sort()
 	return s
+}
+
+// Write writes the export as JSON to path and its agreed mappings as a
+// mapping set (Set) to setPath; an empty path skips that file.
+func (e *Export) Write(path, setPath string) error {
+	if path != "" {
+		if err := toolenv.WriteJSONFile(path, e); err != nil {
+			return err
+		}
+	}
+	if setPath != "" {
+		return mapping.WriteSet(setPath, e.Set())
+	}
+	return nil
+}
+
+// String is the one-line count of the export: annotations, agreed
+// mappings, rejections and conflicts.
+func (e *Export) String() string {
+	return fmt.Sprintf("%d annotations: %d agreed mappings, %d rejected, %d conflicts", e.Annotations, len(e.Mappings), len(e.Rejected), len(e.Conflicts))
 }

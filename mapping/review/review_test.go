@@ -122,6 +122,22 @@ func TestAnnotationsSurviveRestartsAndConflictsAreKept(t *testing.T) {
 	if s := e.Set(); len(s.Mappings) != 1 || s.Validate() != nil {
 		t.Fatalf("set = %+v", s)
 	}
+	if got := e.String(); got != "5 annotations: 1 agreed mappings, 0 rejected, 1 conflicts" {
+		t.Errorf("export line %q", got)
+	}
+	dir := t.TempDir()
+	if err := e.Write(filepath.Join(dir, "export.json"), filepath.Join(dir, "set.json")); err != nil {
+		t.Fatal(err)
+	}
+	if set, err := mapping.ReadSet(filepath.Join(dir, "set.json")); err != nil || len(set.Mappings) != 1 {
+		t.Fatalf("written set: %v %v", set, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "export.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Write("", ""); err != nil {
+		t.Errorf("writing nothing: %v", err)
+	}
 	if qs := r2.Queries(); qs[0].Reviewed != 3 || qs[0].Conflicts != 1 || qs[1].Reviewed != 0 {
 		t.Fatalf("summaries = %+v", qs)
 	}
