@@ -74,7 +74,12 @@ func executeCalls(ctx context.Context, ep *Episode, o *Outcome, calls []toolenv.
 // resolve is recorded as an invalid_arguments result without a call.
 func resolvedCall(ctx context.Context, ep *Episode, o *Outcome, g toolenv.GoldCall, outputs map[string]json.RawMessage) *toolenv.Result {
 	args := g.Args
-	if t := toolNamed(ep.Session, g.Name); t == nil || t.LabelArg() == "" {
+	// Only a tool the session lists, and that does not keep labelled
+	// results itself, gets its references resolved here: a tool the
+	// session does not list (an SEL getter of a column an aggregate made,
+	// say) is passed as written, and its server decides what "$label$"
+	// means.
+	if t := toolNamed(ep.Session, g.Name); t != nil && t.LabelArg() == "" {
 		var err error
 		if args, err = ResolveRefs(g.Args, outputs); err != nil {
 			res := toolenv.Errorf(toolenv.StatusInvalidArguments, "a reference names an earlier call's label and a path that exists in its output, e.g. $var1.results[0].id$", "%s: %v", g.Name, err)
