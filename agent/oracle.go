@@ -39,13 +39,17 @@ func (a Oracle) Run(ctx context.Context, ep *Episode) *Outcome {
 // successful result's body becomes the trajectory's answer.
 //
 // References to earlier outputs ("$var1.results[0].isbn$") are resolved
-// here, from the bodies of this sequence's earlier calls, for every tool
-// that does not keep labelled results itself: that is how a NESTful
-// sequence executes against any collection. Tools that take labels
-// (Tool.LabelArg: the NL2SQL SLOT/SEL tools) get their arguments as
-// written, since their session stores the labelled data and resolves
-// "$label$" itself. A reference that does not resolve ends the sequence
-// with an invalid_arguments result naming it; the call is not sent.
+// here, from the bodies of this sequence's earlier calls, for every
+// listed tool that does not keep labelled results itself: that is how a
+// NESTful sequence executes against any collection. A tool the session
+// does not list is passed as written (its server decides). The session
+// keeps what a tool that takes labels (Tool.LabelArg: the NL2SQL
+// SLOT/SEL tools) stores, and resolves "$label$" itself: such a tool
+// gets its arguments as written, and its output is not a body
+// references resolve to (a later tool that reads "$F_0$" reads the
+// stored data, as do references to the task's hidden initialisation). A
+// reference that does not resolve ends the sequence with an
+// invalid_arguments result naming it; the call is not sent.
 func executeCalls(ctx context.Context, ep *Episode, o *Outcome, calls []toolenv.GoldCall, maxObs int) {
 	outputs := map[string]json.RawMessage{}
 	for i := range calls {
@@ -61,7 +65,7 @@ func executeCalls(ctx context.Context, ep *Episode, o *Outcome, calls []toolenv.
 		if !res.OK() {
 			return
 		}
-		if l := strings.Trim(g.Label, "$"); l != "" {
+		if l := strings.Trim(g.Label, "$"); l != "" && !keepsLabels(ep, g.Name) {
 			outputs[l] = res.Body
 		}
 		o.Trajectory.Answer = string(res.Body)
@@ -92,6 +96,14 @@ func resolvedCall(ctx context.Context, ep *Episode, o *Outcome, g toolenv.GoldCa
 		}
 	}
 	return o.call(ctx, ep, Call{Name: g.Name, Args: args, Label: g.Label})
+}
+
+// keepsLabels reports whether the offered tool called name takes labels:
+// the session stores its output under the label and resolves references
+// to it.
+func keepsLabels(ep *Episode, name string) bool {
+	t := toolNamed(ep.Session, name)
+	return t != nil && t.LabelArg() != ""
 }
 
 func obsLimit(n int) int {
