@@ -47,3 +47,30 @@ func TestOracleLeavesReferencesOfUnlistedToolsAlone(t *testing.T) {
 		t.Errorf("listed tool got id %v, want 2 resolved from COL's output", got)
 	}
 }
+
+// TestOracleLeavesReferencesToLabelledOutputsAlone: the output of a tool
+// that takes labels is stored by the session, so a later listed tool
+// that reads "$F_0$" gets the label as written, not that call's body;
+// references to outputs of tools without labels still resolve.
+func TestOracleLeavesReferencesToLabelledOutputsAlone(t *testing.T) {
+	in := toolenv.ObjectSchema()
+	in.SetProp("label", &toolenv.Schema{Type: "string"})
+	filter := &toolenv.Tool{Name: "filter_data", Input: in, Meta: map[string]string{toolenv.MetaLabelArg: "label"}}
+	retrieve, plain := &toolenv.Tool{Name: "retrieve_data"}, &toolenv.Tool{Name: "get_item"}
+	task := &toolenv.Task{ID: "t", Gold: []toolenv.GoldCall{
+		{Name: "filter_data", Args: map[string]any{"data_source": "$starting_table$"}, Label: "F_0"},
+		{Name: "retrieve_data", Args: map[string]any{"data_source": "$F_0$", "first": "$F_0.values[0]$"}, Label: "R"},
+		{Name: "get_item", Args: map[string]any{"id": "$R.values[1]$"}},
+	}}
+	s := &recordingSession{tools: []*toolenv.Tool{filter, retrieve, plain}}
+	out := Oracle{}.Run(context.Background(), &Episode{Task: task, Session: s})
+	if len(s.calls) != 3 || !out.Trajectory.Finished {
+		t.Fatalf("%d calls sent, want 3: %+v", len(s.calls), s.calls)
+	}
+	if got := s.calls[1].Args; got["data_source"] != "$F_0$" || got["first"] != "$F_0.values[0]$" {
+		t.Errorf("retrieve_data got %v, want the references to F_0 as written", got)
+	}
+	if got := fmt.Sprint(s.calls[2].Args["id"]); got != "2" {
+		t.Errorf("get_item got id %v, want 2 resolved from R's output", got)
+	}
+}
