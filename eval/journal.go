@@ -90,6 +90,9 @@ func readJournal(r io.Reader, name string) (eps []*Episode, problems []error, er
 		if e.TaskID == "" {
 			return errors.New("the episode names no task")
 		}
+		if e.Outcome == nil || e.Outcome.Trajectory == nil {
+			return errors.New("the episode has no outcome.trajectory (a line cut short or edited by hand; run the episode again with --resume)")
+		}
 		return nil
 	})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // and read again, are the same episodes with no problem.
 func FuzzReadJournal(f *testing.F) {
 	ep := `{"task_id": "t1", "run": 0, "agent": "react", "model": "m", "split": "s", "steps": [{"tool": "x", "args": {"a": 1}}], "error": ""}`
-	for _, s := range []string{ep + "\n" + ep + "\n", ep + "\n" + ep[:30], "\n\n", `{"task_id": ""}`, "{}\n" + ep, `[1]`, "\xef\xbb\xbf" + ep + "\r\n"} {
+	for _, s := range []string{ep + "\n" + ep + "\n", ep + "\n" + ep[:30], "\n\n", `{"task_id": ""}`, "{}\n" + ep, `[1]`, "\xef\xbb\xbf" + ep + "\r\n", `{"task_id": "t", "outcome": null}`, `{"task_id": "t", "outcome": {}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -33,6 +33,9 @@ func FuzzReadJournal(f *testing.F) {
 			if e.TaskID == "" {
 				t.Fatal("an episode without a task was read")
 			}
+			if e.Outcome == nil || e.Outcome.Trajectory == nil {
+				t.Fatal("an episode without an outcome was read")
+			}
 			line, err := json.Marshal(e)
 			if err != nil {
 				t.Fatalf("episode %s does not marshal: %v", e.TaskID, err)
@@ -40,6 +43,7 @@ func FuzzReadJournal(f *testing.F) {
 			b.Write(line)
 			b.WriteByte('\n')
 		}
+		Summarize(eps) // what eval report does with them: must not panic
 		again, problems, err := readJournal(&b, "again.jsonl")
 		if err != nil || len(problems) > 0 || len(again) != len(eps) {
 			t.Fatalf("%d episodes written, %d read back (%v %v)", len(eps), len(again), err, problems)
