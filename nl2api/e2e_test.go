@@ -305,22 +305,7 @@ func checkBuilt(t *testing.T, data, out string, unicodeNames bool) {
 	var dirs []string
 	for _, f := range nl2api.Flavors {
 		checkHonest(t, filepath.Join(out, f))
-		tasks, _, err := toolenv.ReadTasks(filepath.Join(out, f, toolenv.TasksFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, task := range tasks {
-			cols, _ := sqltools.TaskColumns(task)
-			for _, c := range cols {
-				names[strings.ToLower(c.Name)] = true
-			}
-			// The names of the answer's columns are the response's.
-			if gold, err := answer.Gold(task.Answer); err == nil {
-				for _, c := range gold.Columns {
-					names[strings.ToLower(c)] = true
-				}
-			}
-		}
+		addTaskNames(t, names, filepath.Join(out, f))
 		dirs = append(dirs, filepath.Join(out, f), filepath.Join(out, f+"-obfuscated"))
 	}
 	for _, f := range nl2api.Flavors {

@@ -181,23 +181,32 @@ func generatedNames(t *testing.T, corpus *nl2apitest.Corpus, out string, flavors
 		names[strings.ToLower(n)] = true
 	}
 	for _, f := range flavors {
-		tasks, _, err := toolenv.ReadTasks(filepath.Join(out, f, toolenv.TasksFile))
-		if err != nil {
-			t.Fatal(err)
+		addTaskNames(t, names, filepath.Join(out, f))
+	}
+	return names
+}
+
+// addTaskNames adds to names, lower-cased, the starting-table columns and
+// the answer columns of the tasks in the collection folder dir: names the
+// data gives, which obfuscation keeps.
+func addTaskNames(t *testing.T, names map[string]bool, dir string) {
+	t.Helper()
+	tasks, _, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		cols, _ := sqltools.TaskColumns(task)
+		for _, c := range cols {
+			names[strings.ToLower(c.Name)] = true
 		}
-		for _, task := range tasks {
-			cols, _ := sqltools.TaskColumns(task)
-			for _, c := range cols {
-				names[strings.ToLower(c.Name)] = true
-			}
-			if gold, err := answer.Gold(task.Answer); err == nil {
-				for _, c := range gold.Columns {
-					names[strings.ToLower(c)] = true
-				}
+		// The names of the answer's columns are the response's.
+		if gold, err := answer.Gold(task.Answer); err == nil {
+			for _, c := range gold.Columns {
+				names[strings.ToLower(c)] = true
 			}
 		}
 	}
-	return names
 }
 
 func contains(list []string, s string) bool {
