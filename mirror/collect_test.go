@@ -33,7 +33,7 @@ func TestCollectOverHTTP(t *testing.T) {
 		t.Fatalf("generate: %+v", gen)
 	}
 	before := time.Now()
-	st, err := e.Collect(ctx, mirror.CollectOptions{Workers: 1, CallTimeout: 300 * time.Millisecond, Backoff: 5 * time.Millisecond, BreakAfter: 2, BreakFor: time.Hour})
+	st, err := e.Collect(ctx, mirror.CollectOptions{Workers: 1, CallTimeout: time.Second, Backoff: 5 * time.Millisecond, BreakAfter: 2, BreakFor: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

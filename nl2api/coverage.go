@@ -2,6 +2,7 @@ package nl2api
 
 import (
 	"errors"
+	"io/fs"
 	"sort"
 
 	"github.com/toolenv/toolenv/nl2api/bird"
@@ -27,6 +28,9 @@ type ParserReport struct {
 	Failures []ReasonGroup `json:"failures,omitempty"`
 	// Files lists what was read.
 	Files []string `json:"files"`
+	// TablesError says why dev_tables.json, present, could not be read:
+	// queries over absent databases then go unplanned.
+	TablesError string `json:"tables_error,omitempty"`
 }
 
 // ReasonGroup is the questions that failed for one reason.
@@ -54,7 +58,13 @@ func parserCoverage(l bird.Layout, dev []bird.Question, dbs map[string]*database
 		qs = append(qs, corpus...)
 		rep.Files = append(rep.Files, bird.CorpusFile)
 	}
-	schemas, _ := bird.ReadTables(l.Tables())
+	schemas, err := bird.ReadTables(l.Tables())
+	switch {
+	case err == nil:
+		rep.Files = append(rep.Files, bird.TablesFile)
+	case !errors.Is(err, fs.ErrNotExist):
+		rep.TablesError = err.Error()
+	}
 	cats := map[string]*sqlplan.Catalog{}
 	catalog := func(db string) *sqlplan.Catalog {
 		if d := dbs[db]; d != nil && d.cat != nil {

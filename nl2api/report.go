@@ -220,6 +220,9 @@ func (r *Report) Markdown() string {
 	p := r.Parser
 	fmt.Fprintf(&b, "\n## Parser coverage (%s)\n\n", strings.Join(p.Files, " + "))
 	fmt.Fprintf(&b, "Parser: %s\n\n", p.Parser)
+	if p.TablesError != "" {
+		fmt.Fprintf(&b, "**%s was not used**: %s\n\n", bird.TablesFile, mdEscape(p.TablesError))
+	}
 	fmt.Fprintf(&b, "| queries | parsed | planned | SLOT decomposed | SEL decomposed |\n| --- | --- | --- | --- | --- |\n")
 	fmt.Fprintf(&b, "| %d | %d (%.1f%%) | %d (%.1f%%) | %d (%.1f%%) | %d (%.1f%%) |\n\n", p.Queries, p.Parsed, pct(p.Parsed, p.Queries), p.Planned, pct(p.Planned, p.Queries),
 		p.SlotDecomposed, pct(p.SlotDecomposed, p.Queries), p.SelDecomposed, pct(p.SelDecomposed, p.Queries))

@@ -178,3 +178,58 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestReadTablesRejectsMalformedColumns: a dev_tables.json entry that
+// does not name a column of one of its tables is an error naming the
+// database and the entry, never a column with an empty name.
+func TestReadTablesRejectsMalformedColumns(t *testing.T) {
+	const head = `[{"db_id": "shop", "table_names_original": ["orders", "items"], "column_types": ["text", "integer", "text"], "column_names_original": `
+	for _, tc := range []struct {
+		name, columns, want string
+	}{
+		{"good", `[[-1, "*"], [0, "id"], [1, "name"]]`, ""},
+		{"name not a string", `[[-1, "*"], [0, 7]]`, `column_names_original[1]: column name 7`},
+		{"empty name", `[[0, ""]]`, `column_names_original[0]: column name : want a non-empty string`},
+		{"null name", `[[0, null]]`, `column name <nil>`},
+		{"fractional index", `[[0.5, "y"]]`, `table index 0.5`},
+		{"index past the tables", `[[2, "x"]]`, `one of its 2 tables`},
+		{"index as a string", `[["0", "z"]]`, `table index 0`},
+		{"star on a table", `[[0, "*"]]`, `only "*" has index -1`},
+		{"column on no table", `[[-1, "id"]]`, `only "*" has index -1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dev_tables.json")
+			if err := os.WriteFile(path, []byte(head+tc.columns+"}]"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			schemas, err := bird.ReadTables(path)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := schemas["shop"]
+				if len(s.Tables) != 2 || len(s.Tables[0].Columns) != 1 || s.Tables[0].Columns[0] != (bird.SchemaColumn{Name: "id", Type: "integer"}) || s.Tables[1].Columns[0].Name != "name" {
+					t.Fatalf("schema %+v %+v", s.Tables[0], s.Tables[1])
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `database "shop"`) {
+				t.Fatalf("err = %v; want it to name database \"shop\" and say %q", err, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, file, want string }{
+		{"no db_id", `[{"table_names_original": []}]`, "entry 0 has no db_id"},
+		{"twice", `[{"db_id": "a"}, {"db_id": "a"}]`, `database "a" is listed twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dev_tables.json")
+			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bird.ReadTables(path); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v; want %q", err, tc.want)
+			}
+		})
+	}
+}

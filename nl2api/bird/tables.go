@@ -3,6 +3,7 @@ package bird
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 )
@@ -43,25 +44,51 @@ func ReadTables(path string) (map[string]*Schema, error) {
 		return nil, fmt.Errorf("read BIRD tables %s: %w", path, err)
 	}
 	out := make(map[string]*Schema, len(raw))
-	for _, r := range raw {
+	for n, r := range raw {
+		if r.DB == "" {
+			return nil, fmt.Errorf("read BIRD tables %s: entry %d has no db_id: every database needs its name", path, n)
+		}
+		if _, dup := out[r.DB]; dup {
+			return nil, fmt.Errorf("read BIRD tables %s: database %q is listed twice: keep one entry per db_id", path, r.DB)
+		}
 		s := &Schema{DB: r.DB}
 		for _, t := range r.Tables {
 			s.Tables = append(s.Tables, &SchemaTable{Name: t})
 		}
 		for i, c := range r.Columns {
-			ti, _ := c[0].(float64)
-			name, _ := c[1].(string)
-			if ti < 0 || int(ti) >= len(s.Tables) || name == "*" {
-				continue
+			ti, name, err := tableColumn(c, len(s.Tables))
+			if err != nil {
+				return nil, fmt.Errorf("read BIRD tables %s: database %q, column_names_original[%d]: %w", path, r.DB, i, err)
+			}
+			if ti < 0 {
+				continue // the "*" column
 			}
 			typ := ""
 			if i < len(r.Types) {
 				typ = strings.ToLower(r.Types[i])
 			}
-			t := s.Tables[int(ti)]
+			t := s.Tables[ti]
 			t.Columns = append(t.Columns, SchemaColumn{Name: name, Type: typ})
 		}
 		out[r.DB] = s
 	}
 	return out, nil
+}
+
+// tableColumn checks one entry of column_names_original, [table index,
+// "name"], against the database's n tables; the "*" column, [-1, "*"],
+// has index -1.
+func tableColumn(c [2]any, n int) (int, string, error) {
+	f, ok := c[0].(float64)
+	if !ok || f != math.Trunc(f) || f < -1 || f >= float64(n) {
+		return 0, "", fmt.Errorf("table index %v: want the index of one of its %d tables (table_names_original), or -1 for \"*\"", c[0], n)
+	}
+	name, ok := c[1].(string)
+	if !ok || name == "" {
+		return 0, "", fmt.Errorf("column name %v: want a non-empty string", c[1])
+	}
+	if (f == -1) != (name == "*") {
+		return 0, "", fmt.Errorf("column %q with table index %v: only \"*\" has index -1", name, f)
+	}
+	return int(f), name, nil
 }
