@@ -215,6 +215,16 @@ type MCPConfig struct {
 	// search_tools tool is offered; 0 means server.DefaultMCPSearchAbove,
 	// -1 never.
 	SearchAbove int `json:"search_above" flag:"mcp-search-above" default:"1000" help:"offer the MCP search_tools tool when more tools than this are listed; -1: never"`
+	// EmbedURL is an OpenAI-compatible embeddings endpoint: search_tools
+	// then ranks by BM25 and the cosine of the tools' embeddings fused
+	// (reciprocal rank fusion); "" means BM25 only.
+	EmbedURL string `json:"embed_url" flag:"search-embed-url" help:"OpenAI-compatible embeddings endpoint (e.g. http://127.0.0.1:8000/v1) for search_tools: the tools' names and descriptions are embedded in the background and searches rank by BM25 and cosine fused; empty: BM25 only"`
+	// EmbedModel is the embedding model the endpoint serves (required
+	// with EmbedURL).
+	EmbedModel string `json:"embed_model" flag:"search-embed-model" help:"embedding model served at --search-embed-url"`
+	// EmbedKeyEnv names the environment variable holding the endpoint's
+	// API key.
+	EmbedKeyEnv string `json:"embed_key_env" flag:"search-embed-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the API key of --search-embed-url"`
 }
 
 // Default returns the configuration toolenv's commands start from: the

@@ -62,6 +62,7 @@ type Environment struct {
 	docs     *drift.Docs
 
 	frontOnce sync.Once
+	search    *server.IndexSearch // behind search_tools
 	mcpServer *mcp.Server
 	handler   http.Handler
 	guard     *guard.Guard
@@ -170,6 +171,9 @@ func (env *Environment) check() error {
 	case "", toolenv.FeedbackNone, toolenv.FeedbackTerse, toolenv.FeedbackHelpful:
 	default:
 		return invalid("%s %q: want none, terse or helpful", env.option("feedback"), c.Feedback)
+	}
+	if c.MCP.EmbedURL != "" && c.MCP.EmbedModel == "" {
+		return invalid("%s needs %s (the embedding model the endpoint serves)", env.option("mcp.embed_url"), env.option("mcp.embed_model"))
 	}
 	if _, err := server.ParseMCPNaming(c.MCP.Names); err != nil {
 		return invalid("%s: %v", env.option("mcp.names"), err)

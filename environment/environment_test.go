@@ -62,6 +62,7 @@ func TestOpenInvalid(t *testing.T) {
 		{Config{Drift: DriftConfig{Mode: "loose"}}, `drift.mode (--drift-mode) "loose": want strict or compat`},
 		{Config{Feedback: "all"}, `feedback (--feedback) "all"`},
 		{Config{MCP: MCPConfig{Names: "short"}}, "mcp.names (--mcp-names)"},
+		{Config{MCP: MCPConfig{EmbedURL: "http://127.0.0.1:9/v1"}}, "mcp.embed_url (--search-embed-url) needs mcp.embed_model (--search-embed-model)"},
 		{Config{Simulator: SimulatorConfig{URL: "http://127.0.0.1:9/v1"}}, "simulator.url (--llm-url) needs simulator.model (--llm-model)"},
 		{Config{Faults: `{"rules": [{"tool": "*", "error_rate": 2}]}`}, "faults (--faults)"},
 		{Config{Repair: RepairConfig{Base: true}}, "repair.base (--repair): no drifted collection is loaded"},

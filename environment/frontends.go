@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolenv/toolenv/mapping/embed"
 	"github.com/toolenv/toolenv/server"
 	"github.com/toolenv/toolenv/server/guard"
 	"github.com/toolenv/toolenv/server/session"
@@ -40,6 +42,20 @@ func (env *Environment) MCPServer() (*mcp.Server, error) {
 	return env.mcpServer, env.frontErr
 }
 
+// Ready tells the environment that its server is ready (listening, or
+// about to read its first MCP message): work kept out of the start-up
+// begins in the background. Today that is the search_tools index, whose
+// build at 50,000 tools takes seconds of CPU; a search made before it is
+// done waits for it (never an answer from a partial index). Without Ready
+// the index is built at the first search. Call it after Handler or
+// MCPServer; calling it again does nothing more.
+func (env *Environment) Ready() {
+	env.frontends()
+	if env.search != nil {
+		env.search.Eager()
+	}
+}
+
 // toolSearch is the index behind the MCP search_tools tool: its files
 // sit in a "search" folder beside the store file (reused while the tools
 // stay the same), or in a temporary folder removed by Close when the store
@@ -56,7 +72,15 @@ func (env *Environment) toolSearch() (*server.IndexSearch, error) {
 		env.closers = append(env.closers, closerFunc(func() error { return os.RemoveAll(tmp) }))
 		dir = tmp
 	}
-	search := server.NewIndexSearch(server.IndexSearchOptions{Dir: dir, Logger: env.log})
+	opts := server.IndexSearchOptions{Dir: dir, Logger: env.log}
+	if c := &env.Config.MCP; c.EmbedURL != "" {
+		emb, err := embed.New(embed.Config{URL: c.EmbedURL, Model: c.EmbedModel, APIKey: env.secret("", c.EmbedKeyEnv), Timeout: time.Minute, Logger: env.log})
+		if err != nil {
+			return nil, invalid("%s: %v", env.option("mcp.embed_url"), err)
+		}
+		opts.Embedder = emb
+	}
+	search := server.NewIndexSearch(opts)
 	env.closers = append(env.closers, search)
 	return search, nil
 }
@@ -80,6 +104,7 @@ func (env *Environment) frontends() {
 			env.frontErr = err
 			return
 		}
+		env.search = search
 		tokens, err := guard.TokensFromEnv(env.getenv, c.Server.AuthTokenEnv)
 		if err != nil {
 			env.frontErr = invalid("%s: %v", env.option("server.auth_token_env"), err)

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -35,14 +37,19 @@ type IndexSearchOptions struct {
 }
 
 // IndexSearch is the ToolSearch of toolenv's tool index
-// (mapping/index): the first Search after an Update builds (or reuses) an
-// index file of the tools in the background and waits for it.
+// (mapping/index): an index file of the tools is built (or reused) in the
+// background, once Eager was called or on the first Search after an
+// Update, and a Search waits for it.
 type IndexSearch struct {
 	opts IndexSearchOptions
 	log  *slog.Logger
 
-	mu  sync.Mutex
-	cur *searchGen
+	mu    sync.Mutex
+	cur   *searchGen
+	eager bool // build at every Update, not at the first search
+
+	ctx    context.Context // of the builds; Close cancels it
+	cancel context.CancelFunc
 }
 
 // searchGen is the index of one Update, built when first searched.
@@ -54,6 +61,8 @@ type searchGen struct {
 	err   error
 	start time.Time
 	use   sync.RWMutex // held for reading by searches, for writing by close
+
+	warned atomic.Bool // a fallback to BM25 was logged
 }
 
 var _ ToolSearch = (*IndexSearch)(nil)
@@ -67,13 +76,14 @@ func NewIndexSearch(opts IndexSearchOptions) *IndexSearch {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &IndexSearch{opts: opts, log: log}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &IndexSearch{opts: opts, log: log, ctx: ctx, cancel: cancel}
 }
 
-// Update hands over the tools to search. They are indexed when a search
-// first needs them (a server of 50,000 tools that is never searched pays
-// nothing; the first search waits for the index, seconds at that scale,
-// unless an index of the same tools is on disk from an earlier run); the
+// Update hands over the tools to search. Before Eager they are indexed
+// when a search first needs them (the first search waits for the index,
+// seconds at 50,000 tools, unless an index of the same tools is on disk
+// from an earlier run); after Eager at once, in the background. The
 // previous index serves no more searches once the new one is ready.
 func (s *IndexSearch) Update(tools []*toolenv.Tool) {
 	// Tools by ID through a sorted copy of the slice: no map of 50,000.
@@ -83,13 +93,34 @@ func (s *IndexSearch) Update(tools []*toolenv.Tool) {
 	s.mu.Lock()
 	prev := s.cur
 	s.cur = g
+	eager := s.eager
 	s.mu.Unlock()
+	if eager {
+		s.build(g)
+	}
 	if prev != nil {
 		go func() {
 			prev.begin.Do(func() { close(prev.done) }) // never built: nothing to wait for
 			<-prev.done
 			prev.close()
 		}()
+	}
+}
+
+// Eager starts building the index of the tools of the last Update in the
+// background now, and that of every later Update as soon as it comes,
+// instead of at the first search. A server calls it once it is ready
+// (listening), so that the build (seconds of CPU at 50,000 tools) does
+// not delay its start and the first search_tools finds the index built or
+// nearly; a search made before the build is done waits for it, so it is
+// never answered from a partial index.
+func (s *IndexSearch) Eager() {
+	s.mu.Lock()
+	s.eager = true
+	g := s.cur
+	s.mu.Unlock()
+	if g != nil {
+		s.build(g)
 	}
 }
 
@@ -145,11 +176,16 @@ func (s *IndexSearch) open(byID []*toolenv.Tool) (*index.Index, error) {
 		}
 		return nil
 	}
-	ctx := context.Background()
+	ctx := s.ctx
 	if ix, err := index.Open(ctx, path, index.OpenOptions{Embedder: s.opts.Embedder, Tools: resolve, Logger: s.log}); err == nil {
-		now := time.Now()
-		os.Chtimes(path, now, now) // the newest is kept
-		return ix, nil
+		if s.opts.Embedder == nil || ix.Meta().Embedder != "" {
+			now := time.Now()
+			os.Chtimes(path, now, now) // the newest is kept
+			return ix, nil
+		}
+		// Built while the embeddings endpoint was down: try again.
+		s.log.Info("the tool search index on disk has no vectors (the embeddings endpoint failed when it was built); building it again", "path", path, "note", ix.Meta().VectorNote)
+		ix.Close()
 	}
 	if len(tools) == 0 {
 		return nil, errors.New("there are no listed tools to search")
@@ -210,6 +246,9 @@ func (s *IndexSearch) Search(ctx context.Context, query string, k int, collectio
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.opts.Embedder != nil && len(res.Notes) > 0 && g.warned.CompareAndSwap(false, true) {
+		s.log.Warn("search_tools ranks by BM25 alone (logged once per index)", "embedder", s.opts.Embedder.Name(), "why", strings.Join(res.Notes, "; "))
+	}
 	ids := make([]string, len(res.Hits))
 	for i, h := range res.Hits {
 		ids[i] = h.ID
@@ -223,6 +262,7 @@ func (s *IndexSearch) Close() error {
 	g := s.cur
 	s.cur = nil
 	s.mu.Unlock()
+	s.cancel() // a build under way stops
 	if g != nil {
 		g.begin.Do(func() { close(g.done) })
 		<-g.done

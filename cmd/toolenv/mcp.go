@@ -61,6 +61,7 @@ func runMCP(ctx context.Context, e *env, cfg *environment.Config) error {
 	}
 	log := env.Logger()
 	log.Info("toolenv is serving MCP over stdio", "collections", len(env.Collections()), "tools", tools, "names", cfg.MCP.Names, "store", env.Store.Path())
+	env.Ready()
 	t := &mcp.IOTransport{Reader: stdinCloser(e.stdin), Writer: writeNopCloser{e.stdout}}
 	err = srv.Run(ctx, t)
 	switch {

@@ -29,6 +29,9 @@ type Reply struct {
 	Delay time.Duration
 	// Embeddings answers an embeddings request.
 	Embeddings [][]float32
+	// Embed, when set, makes each input's vector of an embeddings
+	// request from its text (it wins over Embeddings).
+	Embed func(text string) []float32
 	// Usage is reported; zero means a token estimate from lengths.
 	Usage llm.Usage
 }
@@ -133,7 +136,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		data := make([]item, 0, len(er.Input))
 		for i := range er.Input {
 			var v []float32
-			if i < len(rep.Embeddings) {
+			if rep.Embed != nil {
+				v = rep.Embed(er.Input[i])
+			} else if i < len(rep.Embeddings) {
 				v = rep.Embeddings[i]
 			} else {
 				v = []float32{float32(len(er.Input[i])), 1}
