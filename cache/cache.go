@@ -113,15 +113,29 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 		<-writeDone
 		return writeErr
 	}
+	// The entries of one file share their names, hence their tool: it is
+	// resolved once per file.
+	var (
+		lastNames    [3]string
+		lastTool     *toolenv.Tool
+		lastResolved error
+		lastID       string
+	)
 	files, problems, err := toolbench.ReadCache(dir, func(r *toolbench.CacheRecord) error {
 		rep.Entries++
 		if r.NonFinite {
 			rep.NonFiniteAsNull++
 		}
-		toolID := toolenv.ToolID(collection, r.FunctionName())
+		if names := [3]string{r.Category, r.Tool, r.API}; names != lastNames || lastID == "" {
+			lastNames, lastID = names, toolenv.ToolID(collection, r.FunctionName())
+			if ix != nil {
+				lastTool, lastResolved = ix.Resolve(r.Category, r.Tool, r.API)
+			}
+		}
+		toolID := lastID
 		args := r.Args
 		if ix != nil {
-			tool, err := ix.Resolve(r.Category, r.Tool, r.API)
+			tool, err := lastTool, lastResolved
 			if err != nil {
 				rep.Unresolved[r.Category+"/"+r.Tool+"/"+r.API]++
 			} else {

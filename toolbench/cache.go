@@ -106,23 +106,12 @@ func ReadCache(dir string, fn func(*CacheRecord) error) (files int, problems []C
 				problems = append(problems, CacheProblem{File: path, Key: k, Err: err.Error()})
 				continue
 			}
-			var val struct {
-				Error    any             `json:"error"`
-				Response json.RawMessage `json:"response"`
-			}
-			if err := toolenv.DecodeJSON(fe.Value, &val); err != nil || val.Response == nil {
+			errText, resp, ok := entryValue(fe.Value)
+			if !ok {
 				problems = append(problems, CacheProblem{File: path, Key: k, Err: "value is not {\"error\", \"response\"}"})
 				continue
 			}
-			if val.Error != nil {
-				if s, ok := val.Error.(string); ok {
-					rec.Error = s
-				} else {
-					raw, _ := json.Marshal(val.Error)
-					rec.Error = string(raw)
-				}
-			}
-			rec.Response = val.Response
+			rec.Error, rec.Response = errText, resp
 			if err := fn(rec); err != nil {
 				return files, problems, err
 			}

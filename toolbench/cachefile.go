@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
+
+	toolenv "github.com/toolenv/toolenv"
 )
 
 // cacheFileEntry is one member of a StableToolBench cache file as read:
@@ -50,8 +53,8 @@ func readCacheFile(data []byte) (entries []cacheFileEntry, brokenKey string, err
 		if !s.skipString() {
 			return entries, "", fmt.Errorf("the key at byte %d never ends (cut short?)", start)
 		}
-		var key string
-		if err := json.Unmarshal(s.b[start:s.i], &key); err != nil {
+		key, err := jsonString(s.b[start:s.i])
+		if err != nil {
 			return entries, "", fmt.Errorf("the key at byte %d is not a JSON string: %v", start, err)
 		}
 		s.ws()
@@ -82,6 +85,33 @@ func readCacheFile(data []byte) (entries []cacheFileEntry, brokenKey string, err
 			return entries, "", fmt.Errorf("expected ',' or '}' at byte %d", s.i)
 		}
 	}
+}
+
+// jsonString decodes the JSON string quoted (quotes included) as
+// json.Unmarshal does; one without escapes, control characters or
+// invalid UTF-8 (the common case) is its bytes.
+func jsonString(quoted []byte) (string, error) {
+	if inner := quoted[1 : len(quoted)-1]; plainJSONString(inner) {
+		return string(inner), nil
+	}
+	var out string
+	err := json.Unmarshal(quoted, &out)
+	return out, err
+}
+
+// plainJSONString says whether the bytes between a JSON string's quotes
+// decode to themselves: no escape, no control character, valid UTF-8.
+func plainJSONString(inner []byte) bool {
+	ascii := true
+	for _, c := range inner {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return false
+		}
+		if c >= 0x80 {
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(inner)
 }
 
 // pythonJSON checks that raw is one JSON value as Python's json.loads
@@ -210,4 +240,101 @@ func (s *jscan) skipValue() bool {
 		s.i++
 	}
 	return false
+}
+
+// entryValue reads a cache entry's value, {"error": …, "response": …}, as
+// toolenv.DecodeJSON reads it into a struct of an Error any and a
+// Response json.RawMessage: the error text (a string as is, other JSON
+// as its encoding, null or absent as "") and the response's JSON. ok is
+// false when the value is not of that shape (or its response is absent).
+// raw is one JSON value (pythonJSON checked it).
+func entryValue(raw []byte) (errText string, resp json.RawMessage, ok bool) {
+	if errText, resp, ok := entryValueFast(raw); ok {
+		return errText, resp, true
+	}
+	var val struct {
+		Error    any             `json:"error"`
+		Response json.RawMessage `json:"response"`
+	}
+	if err := toolenv.DecodeJSON(raw, &val); err != nil || val.Response == nil {
+		return "", nil, false
+	}
+	if val.Error != nil {
+		if s, ok := val.Error.(string); ok {
+			errText = s
+		} else {
+			b, _ := json.Marshal(val.Error)
+			errText = string(b)
+		}
+	}
+	return errText, val.Response, true
+}
+
+// entryValueFast is entryValue for the values StableToolBench writes: an
+// object of exactly the members "error" (a string without escapes, or
+// null) and "response" (any value but null), in either order, spelled
+// exactly so. It reads nothing else (ok false): entryValue's decoder then
+// applies encoding/json's rules (case-insensitive names, repeated members,
+// escapes, null). The response is raw's own bytes, not a copy.
+func entryValueFast(raw []byte) (errText string, resp json.RawMessage, ok bool) {
+	s := &jscan{b: raw}
+	s.ws()
+	if !s.eat('{') {
+		return "", nil, false
+	}
+	var haveErr bool
+	for {
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return "", nil, false
+		}
+		kstart := s.i
+		if !s.skipString() {
+			return "", nil, false
+		}
+		name := s.b[kstart+1 : s.i-1]
+		s.ws()
+		if !s.eat(':') {
+			return "", nil, false
+		}
+		s.ws()
+		vstart := s.i
+		if !s.skipValue() {
+			return "", nil, false
+		}
+		v := bytes.TrimRight(s.b[vstart:s.i], " \t\n\r")
+		switch string(name) {
+		case "error":
+			if haveErr || len(v) == 0 {
+				return "", nil, false
+			}
+			haveErr = true
+			switch {
+			case string(v) == "null":
+			case v[0] == '"' && len(v) >= 2 && plainJSONString(v[1:len(v)-1]):
+				errText = string(v[1 : len(v)-1])
+			default:
+				return "", nil, false
+			}
+		case "response":
+			if resp != nil || len(v) == 0 || string(v) == "null" {
+				return "", nil, false
+			}
+			resp = v
+		default:
+			return "", nil, false
+		}
+		s.ws()
+		if s.eat(',') {
+			continue
+		}
+		if !s.eat('}') {
+			return "", nil, false
+		}
+		s.ws()
+		if s.i != len(s.b) || resp == nil {
+			return "", nil, false
+		}
+		return errText, resp, true
+	}
 }

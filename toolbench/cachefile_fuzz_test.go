@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
 )
 
 // FuzzReadCacheFile: reading a cache file never panics; every entry it
@@ -57,4 +59,72 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
+}
+
+// entryValueDecoded is how ReadCache read an entry's value before
+// entryValueFast: through encoding/json (toolenv.DecodeJSON).
+func entryValueDecoded(raw []byte) (string, json.RawMessage, bool) {
+	var val struct {
+		Error    any             `json:"error"`
+		Response json.RawMessage `json:"response"`
+	}
+	if err := toolenv.DecodeJSON(raw, &val); err != nil || val.Response == nil {
+		return "", nil, false
+	}
+	errText := ""
+	if val.Error != nil {
+		if s, ok := val.Error.(string); ok {
+			errText = s
+		} else {
+			b, _ := json.Marshal(val.Error)
+			errText = string(b)
+		}
+	}
+	return errText, val.Response, true
+}
+
+// entryValueSeeds are values of the shapes StableToolBench writes and of
+// the ones its fast path must leave to encoding/json.
+var entryValueSeeds = []string{
+	`{"error": "", "response": "x"}`, `{"response": {"a": [1, 2.5e3, "b"] }, "error": "boom"}`,
+	`{ "error" : null , "response" : 1 }`, `{"error": "", "response": null}`, `{"error": ""}`,
+	`{"Error": "e", "response": "x"}`, `{"error": "a", "error": "b", "response": "x"}`,
+	`{"error": "\u00e9\n", "response": "x"}`, `{"error": 42, "response": "x"}`,
+	`{"error": {"code": 1}, "response": []}`, `{"error": "", "response": "x", "extra": 1}`,
+	`{"error": "", "response": "x", "response": "y"}`, `{"error": "é ü", "response": "\ud800"}`,
+	"{\"error\": \"\xff\", \"response\": 1}", `{"error":"","response":{}}`, `{}`, `[]`, `"s"`,
+	`{"error": "", "respons\u0065": "x"}`, `{"error": true, "response": false}`,
+}
+
+// TestEntryValueAsDecoded: entryValue reads every value exactly as
+// encoding/json did (same error text, same response bytes, same
+// refusals), on the shapes StableToolBench writes and on the ones its
+// fast path hands to encoding/json.
+func TestEntryValueAsDecoded(t *testing.T) {
+	for _, s := range entryValueSeeds {
+		checkEntryValue(t, []byte(s))
+	}
+}
+
+// FuzzEntryValue: entryValue agrees with encoding/json on any JSON value.
+func FuzzEntryValue(f *testing.F) {
+	for _, s := range entryValueSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		raw = bytes.TrimRight(raw, " \t\r\n")
+		if !json.Valid(raw) {
+			return // pythonJSON hands entryValue JSON only
+		}
+		checkEntryValue(t, raw)
+	})
+}
+
+func checkEntryValue(t *testing.T, raw []byte) {
+	t.Helper()
+	e, r, ok := entryValue(raw)
+	we, wr, wok := entryValueDecoded(raw)
+	if e != we || !bytes.Equal(r, wr) || ok != wok {
+		t.Errorf("entryValue(%s) = %q, %s, %v; encoding/json reads %q, %s, %v", raw, e, r, ok, we, wr, wok)
+	}
 }

@@ -154,3 +154,30 @@ func FuzzReprJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStrPlain: a quoted string read by str's shortcut (its own text when
+// nothing in it needs decoding) is read exactly as strDecoded reads it,
+// character by character: same value, same error, same end.
+func FuzzStrPlain(f *testing.F) {
+	for _, s := range []string{`'abc'`, `"a'b"`, `'é'`, "'\xff'", `'a\nb'`, "'a\nb'", `'''x'''`, `''`, `'`, `'ab`, `"x" rest`, `'日本' + 'x'`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" || s[0] != '\'' && s[0] != '"' {
+			return
+		}
+		for _, raw := range []bool{false, true} {
+			p := &parser{s: s}
+			v, err := p.str(raw)
+			q := &parser{s: s}
+			delim := s[:1]
+			if strings.HasPrefix(s, strings.Repeat(delim, 3)) {
+				delim = strings.Repeat(delim, 3)
+			}
+			wv, werr := q.strDecoded(delim, raw)
+			if v != wv || p.pos != q.pos || (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+				t.Fatalf("str(%q, raw %v) = %#v, %v at %d; decoded %#v, %v at %d", s, raw, v, err, p.pos, wv, werr, q.pos)
+			}
+		}
+	})
+}

@@ -364,9 +364,21 @@ func (p *parser) number() (any, error) {
 func (p *parser) str(raw bool) (any, error) {
 	start := p.pos
 	delim := p.s[p.pos : p.pos+1]
-	if strings.HasPrefix(p.s[p.pos:], strings.Repeat(delim, 3)) {
-		delim = strings.Repeat(delim, 3)
+	if strings.HasPrefix(p.s[p.pos+1:], delim) && strings.HasPrefix(p.s[p.pos+2:], delim) {
+		delim = p.s[p.pos : p.pos+3]
+	} else if end := plainStringEnd(p.s, p.pos+1, delim[0]); end >= 0 {
+		// No escape, line break or invalid UTF-8 before the closing
+		// quote: the string is its own text (what strDecoded makes).
+		p.pos = end + 1
+		return p.s[start+1 : end], nil
 	}
+	return p.strDecoded(delim, raw)
+}
+
+// strDecoded reads the string at p.pos quoted by delim, character by
+// character.
+func (p *parser) strDecoded(delim string, raw bool) (any, error) {
+	start := p.pos
 	p.pos += len(delim)
 	var b strings.Builder
 	for p.pos < len(p.s) {
@@ -395,4 +407,25 @@ func (p *parser) str(raw bool) (any, error) {
 	}
 	p.pos = start
 	return nil, p.errorf("unterminated string")
+}
+
+// plainStringEnd returns the index of the first q in s from i on when
+// every byte before it reads as itself in a one-quote string (no
+// backslash, no line break, valid UTF-8), else -1.
+func plainStringEnd(s string, i int, q byte) int {
+	ascii := true
+	for j := i; j < len(s); j++ {
+		switch c := s[j]; {
+		case c == q:
+			if !ascii && !utf8.ValidString(s[i:j]) {
+				return -1
+			}
+			return j
+		case c == '\\' || c == '\n':
+			return -1
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return -1
 }
