@@ -91,10 +91,19 @@ func NewCacheMiddleware(c Cache, opts CacheOptions) toolenv.Middleware {
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
+	mem, _ := c.(exactMemory)
 	return func(next toolenv.Handler) toolenv.Handler {
 		return toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 			if call.Tool == nil || !policyOf(call).Cache {
 				return next.Invoke(ctx, call)
+			}
+			if mem != nil && !call.Options.NoCache {
+				// An exact key's entry in memory needs no canonical key.
+				if exact := call.Meta[CallMetaExactKey]; exact != "" {
+					if e, ok := mem.CachedExact(call.Tool.ID, exact); ok {
+						return fromEntry(e)
+					}
+				}
 			}
 			canon, err := toolenv.Canonical(call.Args)
 			if err != nil {

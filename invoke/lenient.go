@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/validate"
 )
 
@@ -30,6 +32,7 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 	if v == nil {
 		v = &validate.Validator{}
 	}
+	mem, _ := c.(exactMemory)
 	return func(next toolenv.Handler) toolenv.Handler {
 		return toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 			if call.Tool == nil || call.Options.NoCache {
@@ -40,16 +43,22 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 				return next.Invoke(ctx, call)
 			}
 			tool := call.Tool.ID
-			tried := make(map[string]bool, 6)
 			// The first lookup tries the client's exact key (see
-			// CallMetaExactKey) before the canonical one.
+			// CallMetaExactKey) before the canonical one: in memory
+			// first, where a hit needs no canonical key.
 			exact := call.Meta[CallMetaExactKey]
+			if mem != nil && exact != "" {
+				if e, ok := mem.CachedExact(tool, exact); ok {
+					return fromEntry(e)
+				}
+			}
+			var tried []string // at most six keys
 			lookup := func(args map[string]any) *toolenv.Result {
 				canon, err := toolenv.Canonical(args)
-				if err != nil || tried[string(canon)] {
+				if err != nil || slices.Contains(tried, string(canon)) {
 					return nil
 				}
-				tried[string(canon)] = true
+				tried = append(tried, string(canon))
 				e, ok, err := c.GetExact(ctx, tool, exact, string(canon))
 				exact = ""
 				if err != nil {
@@ -99,6 +108,13 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 			return next.Invoke(ctx, looked)
 		})
 	}
+}
+
+// exactMemory is what a Cache with an in-memory layer offers (the
+// stores' CachedExact): the entry recorded under an exact key, when
+// memory holds it.
+type exactMemory interface {
+	CachedExact(tool, exact string) (*store.Entry, bool)
 }
 
 // documentedName returns the name a property's documentation gave it

@@ -4,13 +4,30 @@ import (
 	"container/list"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// lru is a sharded, byte-bounded LRU of cache entries.
+// lru is a sharded, byte-bounded LRU of cache entries. It holds three
+// kinds of item: a canonical entry under (tool, args), an entry recorded
+// under an exact key under (tool, exact), and a resolution, under (tool,
+// exact, args), of an exact key the store holds no entry for to the
+// canonical entry of args (see resolved).
 type lru struct {
 	seed   maphash.Seed
 	shards [lruShards]lruShard
+	// gen counts the writes that may change what an exact key resolves
+	// to; a resolution holds the gen it was read at and is void after
+	// such a write.
+	gen atomic.Uint64
+	// ttl bounds how long a resolution is served from memory, so that
+	// an entry another process records under its exact key is seen
+	// within ttl (this process's own writes void it at once).
+	ttl time.Duration
 }
+
+// resolvedTTL is lru.ttl.
+const resolvedTTL = 5 * time.Second
 
 const lruShards = 32
 
@@ -22,16 +39,24 @@ type lruShard struct {
 	items map[lruKey]*list.Element
 }
 
-type lruKey struct{ tool, args string }
+// lruKey is an item's key: {tool, args, ""} for a canonical entry,
+// {tool, "", exact} for an entry recorded under exact, and {tool, args,
+// exact} for a resolution (canonical JSON is never empty, nor is an
+// exact key the store keeps).
+type lruKey struct{ tool, args, exact string }
 
 type lruItem struct {
 	key   lruKey
 	entry *Entry
 	size  int
+	// For a resolution: the gen it was read at and when it expires
+	// (unix ns).
+	gen     uint64
+	expires int64
 }
 
 func newLRU(maxBytes int) *lru {
-	l := &lru{seed: maphash.MakeSeed()}
+	l := &lru{seed: maphash.MakeSeed(), ttl: resolvedTTL}
 	for i := range l.shards {
 		l.shards[i] = lruShard{max: maxBytes / lruShards, ll: list.New(), items: map[lruKey]*list.Element{}}
 	}
@@ -39,7 +64,7 @@ func newLRU(maxBytes int) *lru {
 }
 
 func (l *lru) shard(key lruKey) *lruShard {
-	return &l.shards[(maphash.String(l.seed, key.args)^maphash.String(l.seed, key.tool))%lruShards]
+	return &l.shards[(maphash.String(l.seed, key.args)^maphash.String(l.seed, key.exact)^maphash.String(l.seed, key.tool))%lruShards]
 }
 
 func (l *lru) get(key lruKey) (*Entry, bool) {
@@ -50,12 +75,62 @@ func (l *lru) get(key lruKey) (*Entry, bool) {
 	if !ok {
 		return nil, false
 	}
+	it := el.Value.(*lruItem)
+	if it.expires != 0 && (it.gen != l.gen.Load() || time.Now().UnixNano() > it.expires) {
+		s.size -= it.size
+		s.ll.Remove(el)
+		delete(s.items, key)
+		return nil, false
+	}
 	s.ll.MoveToFront(el)
-	return el.Value.(*lruItem).entry, true
+	return it.entry, true
 }
 
-func (l *lru) add(key lruKey, e *Entry) {
-	size := len(key.tool) + len(key.args) + len(e.Args) + len(e.Body) + len(e.Error) + 96
+// getExact returns what GetExact would: the entry recorded under exact,
+// else the canonical entry of args when this process resolved exact to
+// it (and nothing written since may have changed that).
+func (l *lru) getExact(tool, exact, args string) (*Entry, bool) {
+	if e, ok := l.get(lruKey{tool: tool, exact: exact}); ok {
+		return e, true
+	}
+	return l.get(lruKey{tool, args, exact})
+}
+
+// resolved keeps what the store answered for GetExact(tool, exact, args),
+// read when the gen was gen: the entry under its own key, and, when it is
+// a canonical entry found for an exact key the store holds no entry for,
+// that resolution too, so that the next identical lookup does not read
+// the store.
+func (l *lru) resolved(tool, exact, args string, e *Entry, gen uint64) {
+	if e.Exact == exact {
+		l.add(lruKey{tool: tool, exact: exact}, e)
+		return
+	}
+	l.add(lruKey{tool: tool, args: args}, e)
+	l.addItem(lruKey{tool, args, exact}, e, gen, time.Now().Add(l.ttl).UnixNano())
+}
+
+// written drops the items entries (just written) may have changed. A
+// write that replaces entries or records exact keys voids every
+// resolution: it may store the entry a resolved exact key now finds.
+func (l *lru) written(entries []*Entry, overwrite bool) {
+	bump := overwrite
+	for _, e := range entries {
+		l.remove(lruKey{tool: e.Tool, args: e.Args}) // the next Get reads what won
+		if e.Exact != "" {
+			l.remove(lruKey{tool: e.Tool, exact: e.Exact})
+			bump = true
+		}
+	}
+	if bump {
+		l.gen.Add(1)
+	}
+}
+
+func (l *lru) add(key lruKey, e *Entry) { l.addItem(key, e, 0, 0) }
+
+func (l *lru) addItem(key lruKey, e *Entry, gen uint64, expires int64) {
+	size := len(key.tool) + len(key.args) + len(key.exact) + len(e.Args) + len(e.Exact) + len(e.Body) + len(e.Error) + 96
 	s := l.shard(key)
 	if size > s.max {
 		return
@@ -65,10 +140,10 @@ func (l *lru) add(key lruKey, e *Entry) {
 	if el, ok := s.items[key]; ok {
 		it := el.Value.(*lruItem)
 		s.size += size - it.size
-		it.entry, it.size = e, size
+		it.entry, it.size, it.gen, it.expires = e, size, gen, expires
 		s.ll.MoveToFront(el)
 	} else {
-		s.items[key] = s.ll.PushFront(&lruItem{key: key, entry: e, size: size})
+		s.items[key] = s.ll.PushFront(&lruItem{key: key, entry: e, size: size, gen: gen, expires: expires})
 		s.size += size
 	}
 	for s.size > s.max {
@@ -92,6 +167,7 @@ func (l *lru) remove(key lruKey) {
 }
 
 func (l *lru) clear() {
+	l.gen.Add(1)
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()

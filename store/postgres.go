@@ -245,17 +245,28 @@ func (s *Postgres) Get(ctx context.Context, tool, args string) (*Entry, bool, er
 	return e, true, nil
 }
 
+// CachedExact returns the entry recorded under exact for tool when the
+// in-memory cache holds it, without reading the database: a caller that
+// finds it there need not compute the canonical key at all.
+func (s *Postgres) CachedExact(tool, exact string) (*Entry, bool) {
+	if s.mem == nil || exact == "" {
+		return nil, false
+	}
+	return s.mem.get(lruKey{tool: tool, exact: exact})
+}
+
 // GetExact returns the entry recorded under exact, else the canonical
 // entry for args.
 func (s *Postgres) GetExact(ctx context.Context, tool, exact, args string) (*Entry, bool, error) {
 	if exact == "" {
 		return s.Get(ctx, tool, args)
 	}
-	key := exactMemKey(tool, exact)
+	var gen uint64
 	if s.mem != nil {
-		if e, ok := s.mem.get(key); ok {
+		if e, ok := s.mem.getExact(tool, exact, args); ok {
 			return e, true, nil
 		}
+		gen = s.mem.gen.Load() // before the read: a write after it voids what it finds
 	}
 	octx, cancel := s.op(ctx)
 	defer cancel()
@@ -271,11 +282,7 @@ SELECT `+pgEntryCols+` FROM (
 		return nil, false, nil
 	}
 	if s.mem != nil {
-		if e.Exact == exact {
-			s.mem.add(key, e)
-		} else {
-			s.mem.add(memKey(tool, args), e)
-		}
+		s.mem.resolved(tool, exact, args, e, gen)
 	}
 	return e, true, nil
 }
@@ -328,12 +335,7 @@ func (s *Postgres) PutMany(ctx context.Context, entries []*Entry, overwrite bool
 		return 0, s.fail(ctx, "cache put", err)
 	}
 	if s.mem != nil {
-		for _, e := range entries {
-			s.mem.remove(memKey(e.Tool, e.Args))
-			if e.Exact != "" {
-				s.mem.remove(exactMemKey(e.Tool, e.Exact))
-			}
-		}
+		s.mem.written(entries, overwrite)
 	}
 	return n, nil
 }

@@ -166,31 +166,35 @@ func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, erro
 	return e, true, nil
 }
 
+// CachedExact returns the entry recorded under exact for tool when the
+// in-memory cache holds it, without reading the database: a caller that
+// finds it there need not compute the canonical key at all.
+func (s *SQLite) CachedExact(tool, exact string) (*Entry, bool) {
+	if s.mem == nil || exact == "" {
+		return nil, false
+	}
+	return s.mem.get(lruKey{tool: tool, exact: exact})
+}
+
 // GetExact returns the entry recorded under exact, else the canonical
 // entry for args.
 func (s *SQLite) GetExact(ctx context.Context, tool, exact, args string) (*Entry, bool, error) {
 	if exact == "" {
 		return s.Get(ctx, tool, args)
 	}
-	key := exactMemKey(tool, exact)
+	var gen uint64
 	if s.mem != nil {
-		if e, ok := s.mem.get(key); ok {
+		if e, ok := s.mem.getExact(tool, exact, args); ok {
 			return e, true, nil
 		}
+		gen = s.mem.gen.Load() // before the read: a write after it voids what it finds
 	}
 	e, err := scanOne(tool, s.getExactStmt.QueryRowContext(ctx, tool, exact, args))
 	if e == nil || err != nil {
 		return nil, false, wrapGet(tool, err)
 	}
 	if s.mem != nil {
-		// Keep in memory only what the key itself names: a canonical
-		// answer found for an exact key must not hide an entry another
-		// process records under that exact key later.
-		if e.Exact == exact {
-			s.mem.add(key, e)
-		} else {
-			s.mem.add(memKey(tool, args), e)
-		}
+		s.mem.resolved(tool, exact, args, e, gen)
 	}
 	return e, true, nil
 }
@@ -314,12 +318,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 		return 0, fmt.Errorf("cache put: commit: %w", err)
 	}
 	if s.mem != nil {
-		for _, e := range entries {
-			s.mem.remove(memKey(e.Tool, e.Args)) // the next Get reads what won
-			if e.Exact != "" {
-				s.mem.remove(exactMemKey(e.Tool, e.Exact))
-			}
-		}
+		s.mem.written(entries, overwrite)
 	}
 	return n, nil
 }

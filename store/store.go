@@ -231,10 +231,8 @@ type ToolCount struct {
 	Entries int    `json:"entries"`
 }
 
-// memKey is the in-memory LRU's key of a canonical entry; exactKey that
-// of an exact one (canonical JSON never starts with \x01).
-func memKey(tool, args string) lruKey       { return lruKey{tool, args} }
-func exactMemKey(tool, exact string) lruKey { return lruKey{tool, "\x01" + exact} }
+// memKey is the in-memory LRU's key of a canonical entry.
+func memKey(tool, args string) lruKey { return lruKey{tool: tool, args: args} }
 
 func newMem(opts Options) *lru {
 	if opts.MemoryBytes < 0 {

@@ -186,45 +186,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer env.Close()
 
 	// One recorded answer per tool, and the /virtual request that hits it.
-	var entries []*store.Entry
-	var bodies [][]byte
-	var v validate.Validator
-	for _, c := range env.Registry.Collections() {
-		for _, t := range c.Tools {
-			if len(bodies) >= maxTools {
-				break
-			}
-			args := sampleArgs(t)
-			// The key a live call computes: after the collection's own
-			// validation (lenient collections coerce "5" to 5).
-			keyArgs := v.Args(t.Input, args, c.Policy.Validation != toolenv.ValidationStrict).Args
-			canon, err := toolenv.Canonical(keyArgs)
-			if err != nil {
-				continue
-			}
-			resp := t.OutputExample
-			if len(t.Examples) > 0 && len(t.Examples[0].Response) > 0 {
-				resp = t.Examples[0].Response
-			}
-			if len(resp) == 0 {
-				resp = json.RawMessage(`"recorded answer"`)
-			}
-			ti, _ := json.Marshal(args)
-			body, _ := json.Marshal(map[string]any{
-				"category": cmp.Or(t.Category, c.Name), "tool_name": cmp.Or(t.Meta["std_tool"], t.Group, c.Name),
-				"api_name": cmp.Or(t.Meta["api_name"], t.Title, t.Name), "tool_input": string(ti), "strip": "", "toolbench_key": "",
-			})
-			// Recorded as a /virtual call records its answer (and as
-			// StableToolBench's cache imports): under the canonical
-			// arguments and the client's exact key, unless CanonicalOnly.
-			exact := ""
-			if !o.CanonicalOnly {
-				exact, _ = toolbench.ToolInputKey(body)
-			}
-			entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Exact: exact, Body: resp, Origin: "bench"})
-			bodies = append(bodies, body)
-		}
-	}
+	entries, bodies := hitCalls(env, maxTools, o.CanonicalOnly)
 	if _, err := env.Store.PutMany(ctx, entries, true); err != nil {
 		return nil, err
 	}
@@ -332,6 +294,49 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.Ratio = rep.Toolenv.RPS / rep.Baseline.RPS
 	}
 	return rep, nil
+}
+
+// hitCalls returns one recorded answer per tool of env (at most maxTools)
+// and the /virtual request body that hits it. The answers are recorded as
+// a /virtual call records its answer (and as StableToolBench's cache
+// imports): under the canonical arguments and the client's exact key,
+// unless canonicalOnly.
+func hitCalls(env *environment.Environment, maxTools int, canonicalOnly bool) (entries []*store.Entry, bodies [][]byte) {
+	var v validate.Validator
+	for _, c := range env.Registry.Collections() {
+		for _, t := range c.Tools {
+			if len(bodies) >= maxTools {
+				break
+			}
+			args := sampleArgs(t)
+			// The key a live call computes: after the collection's own
+			// validation (lenient collections coerce "5" to 5).
+			keyArgs := v.Args(t.Input, args, c.Policy.Validation != toolenv.ValidationStrict).Args
+			canon, err := toolenv.Canonical(keyArgs)
+			if err != nil {
+				continue
+			}
+			resp := t.OutputExample
+			if len(t.Examples) > 0 && len(t.Examples[0].Response) > 0 {
+				resp = t.Examples[0].Response
+			}
+			if len(resp) == 0 {
+				resp = json.RawMessage(`"recorded answer"`)
+			}
+			ti, _ := json.Marshal(args)
+			body, _ := json.Marshal(map[string]any{
+				"category": cmp.Or(t.Category, c.Name), "tool_name": cmp.Or(t.Meta["std_tool"], t.Group, c.Name),
+				"api_name": cmp.Or(t.Meta["api_name"], t.Title, t.Name), "tool_input": string(ti), "strip": "", "toolbench_key": "",
+			})
+			exact := ""
+			if !canonicalOnly {
+				exact, _ = toolbench.ToolInputKey(body)
+			}
+			entries = append(entries, &store.Entry{Tool: t.ID, Args: string(canon), Exact: exact, Body: resp, Origin: "bench"})
+			bodies = append(bodies, body)
+		}
+	}
+	return entries, bodies
 }
 
 // medianRound returns the round with the median throughput.

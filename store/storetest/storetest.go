@@ -32,6 +32,7 @@ func Run(t *testing.T, fresh func(t *testing.T) string) {
 		{"ExactKeysKeepEveryRecordedAnswer", testExactKeys},
 		{"ExactKeyConflicts", testExactKeyConflicts},
 		{"Overwrite", testOverwrite},
+		{"ExactKeyResolvedToCanonicalFollowsWrites", testResolvedExactKeys},
 		{"PutManyCountsAndBatchDuplicates", testPutMany},
 		{"PutManyStoresAsPutDoesOneByOne", testPutManyAsPut},
 		{"EachOrderAndExport", testEach},
@@ -241,6 +242,63 @@ func testOverwrite(t *testing.T, fresh func(*testing.T) string) {
 	n, err = st.PutMany(ctx, []*store.Entry{entry("c/t", `{"a":1}`, "{'a': 1}", `"ignored"`), entry("c/t", `{"b":1}`, "", `"ignored"`)}, false)
 	if err != nil || n != 0 {
 		t.Fatalf("put without overwrite: n=%d err=%v, want 0", n, err)
+	}
+}
+
+// testResolvedExactKeys: an exact key the store holds no entry for finds
+// the canonical entry of its arguments (the store may keep that
+// resolution in memory), and every write through the handle that changes
+// what the key finds is seen by the next lookup: the canonical entry
+// replaced, an entry recorded under the exact key, the tool's entries
+// deleted. Other arguments under the same exact key resolve on their own.
+func testResolvedExactKeys(t *testing.T, fresh func(*testing.T) string) {
+	ctx := context.Background()
+	st := open(t, fresh(t), store.Options{})
+	const tool, args, exact = "c/t", `{"a":1}`, "{'a': 1.0}"
+	mustPut(t, st, entry(tool, args, "", `"canonical"`))
+	mustPut(t, st, entry(tool, `{"a":2}`, "", `"two"`))
+	for range 3 {
+		e, ok, err := st.GetExact(ctx, tool, exact, args)
+		wantBody(t, "resolved exact key", e, ok, err, `"canonical"`)
+		if e.Exact != "" {
+			t.Fatalf("a resolved exact key's entry has Exact %q, want empty", e.Exact)
+		}
+	}
+	e, ok, err := st.GetExact(ctx, tool, exact, `{"a":2}`)
+	wantBody(t, "the same exact key with other arguments", e, ok, err, `"two"`)
+	if _, ok, err := st.GetExact(ctx, tool, exact, `{"a":3}`); ok || err != nil {
+		t.Fatalf("the exact key with arguments nobody stored: ok=%v err=%v", ok, err)
+	}
+
+	if _, err := st.PutMany(ctx, []*store.Entry{entry(tool, args, "", `"replaced"`)}, true); err != nil {
+		t.Fatal(err)
+	}
+	e, ok, err = st.GetExact(ctx, tool, exact, args)
+	wantBody(t, "resolved exact key after its canonical entry was replaced", e, ok, err, `"replaced"`)
+
+	// A live call of other arguments records its answer (and so voids
+	// nothing it need not); then the exact key's own answer is recorded.
+	mustPut(t, st, entry(tool, `{"a":4}`, "", `"four"`))
+	e, ok, err = st.GetExact(ctx, tool, exact, args)
+	wantBody(t, "resolved exact key after an unrelated write", e, ok, err, `"replaced"`)
+	if !mustPut(t, st, entry(tool, args, exact, `"its own"`)) {
+		t.Fatal("the exact key's own entry was not stored")
+	}
+	e, ok, err = st.GetExact(ctx, tool, exact, args)
+	wantBody(t, "exact key after its own entry was recorded", e, ok, err, `"its own"`)
+	if e.Exact != exact {
+		t.Fatalf("exact key's own entry has Exact %q", e.Exact)
+	}
+
+	// Resolve another exact key, then delete the tool's entries.
+	const other = "{'a': 2.0}"
+	e, ok, err = st.GetExact(ctx, tool, other, `{"a":2}`)
+	wantBody(t, "second resolved exact key", e, ok, err, `"two"`)
+	if _, err := st.Delete(ctx, tool); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok, err := st.GetExact(ctx, tool, other, `{"a":2}`); ok || err != nil {
+		t.Fatalf("resolved exact key after delete: %+v ok=%v err=%v", e, ok, err)
 	}
 }
 
