@@ -48,20 +48,24 @@ func Observe(obs Observer, log *slog.Logger) toolenv.Middleware {
 		return toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 			start := time.Now()
 			res := next.Invoke(ctx, call)
-			elapsed := time.Since(start)
-			res.Latency = elapsed
-			if obs != nil {
-				obs.Observe(call, res, elapsed)
-			}
-			if log.Enabled(ctx, slog.LevelDebug) {
-				tool := ""
-				if call.Tool != nil {
-					tool = call.Tool.ID
-				}
-				log.Debug("call", "tool", tool, "frontend", call.Frontend, "status", res.Status, "source", res.Source, "elapsed", elapsed, "request", call.RequestID)
-			}
+			observed(ctx, obs, log, call, res, time.Since(start))
 			return res
 		})
+	}
+}
+
+// observed is what Observe does once a call is answered.
+func observed(ctx context.Context, obs Observer, log *slog.Logger, call *toolenv.Call, res *toolenv.Result, elapsed time.Duration) {
+	res.Latency = elapsed
+	if obs != nil {
+		obs.Observe(call, res, elapsed)
+	}
+	if log.Enabled(ctx, slog.LevelDebug) {
+		tool := ""
+		if call.Tool != nil {
+			tool = call.Tool.ID
+		}
+		log.Debug("call", "tool", tool, "frontend", call.Frontend, "status", res.Status, "source", res.Source, "elapsed", elapsed, "request", call.RequestID)
 	}
 }
 

@@ -1,6 +1,7 @@
 package invoke
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -53,5 +54,57 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	// answer is never stored; above it, so an entry stored before the limit
 	// was lowered (or imported) is not served either.
 	mws = append(mws, Limit(opts.MaxResultBytes), NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
-	return toolenv.Chain(reg, mws...)
+	h := toolenv.Chain(reg, mws...)
+	mem, _ := opts.Cache.(exactMemory)
+	if mem == nil || len(opts.BeforeValidate) > 0 {
+		return h
+	}
+	return &pipeline{Handler: h, mem: mem, obs: opts.Observer, log: log}
+}
+
+// CachedInvoker is implemented by the pipeline New returns when a call's
+// answer can be read from the cache's memory before anything else runs.
+// A front-end that knows the client's exact key (CallMetaExactKey) asks
+// it first, and invokes the pipeline when it reports no hit.
+type CachedInvoker interface {
+	// InvokeCached returns what Invoke would for call when the answer is
+	// the entry recorded under the call's exact key and memory holds it;
+	// otherwise it reports false and has done nothing.
+	InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool)
+}
+
+// pipeline is the standard pipeline with its in-memory exact hits served
+// directly: with nothing configured before validation, a lenient
+// cacheable collection's call goes from Observe (through Recover and
+// Timeout, which change nothing about an answer found at once) straight
+// to LenientCache, whose first step is this lookup.
+type pipeline struct {
+	toolenv.Handler
+	mem exactMemory
+	obs Observer
+	log *slog.Logger
+}
+
+var _ CachedInvoker = (*pipeline)(nil)
+
+// InvokeCached implements CachedInvoker.
+func (p *pipeline) InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool) {
+	if call.Tool == nil || call.Options.NoCache {
+		return nil, false
+	}
+	if policy := policyOf(call); !policy.Cache || policy.Validation != toolenv.ValidationLenient {
+		return nil, false
+	}
+	exact := call.Meta[CallMetaExactKey]
+	if exact == "" {
+		return nil, false
+	}
+	start := time.Now()
+	e, ok := p.mem.CachedExact(call.Tool.ID, exact)
+	if !ok {
+		return nil, false
+	}
+	res := fromEntry(e)
+	observed(ctx, p.obs, p.log, call, res, time.Since(start))
+	return res, true
 }

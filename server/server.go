@@ -64,6 +64,9 @@ type Server struct {
 	guarded  http.Handler
 	sessions SessionIssuer
 	patterns []string
+	// cached is the pipeline's in-memory exact hits, when it serves them
+	// (see invoke.CachedInvoker).
+	cached invoke.CachedInvoker
 }
 
 // views are the indexes built from the registry's collections; they are
@@ -90,6 +93,7 @@ func New(opts Options) *Server {
 	if s.guard == nil {
 		s.guard, _ = guard.New(guard.Policy{Logger: log}) // the zero policy always compiles
 	}
+	s.cached, _ = opts.Pipeline.(invoke.CachedInvoker)
 	s.rebuildViews()
 	followRegistry(s, opts.Registry, (*Server).rebuildViews)
 	s.sessions = opts.Sessions

@@ -208,6 +208,12 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 			call.Meta[invoke.CallMetaExactKey] = k
 		}
 	}
+	if s.cached != nil {
+		if res, ok := s.cached.InvokeCached(r.Context(), call); ok {
+			reply(w, res)
+			return
+		}
+	}
 	reply(w, s.invoke(r.Context(), call))
 }
 

@@ -1,0 +1,119 @@
+package invoke
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/store"
+)
+
+// callObserver keeps every call and result it is told about.
+type callObserver struct {
+	calls   []*toolenv.Call
+	results []*toolenv.Result
+}
+
+func (o *callObserver) Observe(call *toolenv.Call, res *toolenv.Result, _ time.Duration) {
+	o.calls, o.results = append(o.calls, call), append(o.results, res)
+}
+
+// TestInvokeCachedAnswersAsInvoke: the pipeline's in-memory exact hits
+// (CachedInvoker) give the result Invoke gives, observed once the same
+// way; every call it cannot answer so (no exact key, a key memory does
+// not hold yet, NoCache, a strict or non-caching collection) it leaves
+// alone, and a pipeline with middleware before validation (which may
+// rewrite a call) does not offer it at all.
+func TestInvokeCachedAnswersAsInvoke(t *testing.T) {
+	ctx := context.Background()
+	const exact = "{'symbol': 'AAPL'}"
+	pipe := func(t *testing.T, policy toolenv.Policy, opts Options) (toolenv.Handler, *Registry, *callObserver) {
+		t.Helper()
+		c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
+		c.Policy = policy
+		reg := NewRegistry()
+		b := &countingBackend{source: toolenv.SourceSimulator}
+		if err := reg.Add(c, b); err != nil {
+			t.Fatal(err)
+		}
+		st := openStore(t, ":memory:")
+		for _, e := range []*store.Entry{
+			{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(`"recorded"`), Origin: "import"},
+			{Tool: "tb/get_quote", Args: `{"symbol":"ERR"}`, Exact: "{'symbol': 'ERR'}", Status: toolenv.StatusUpstreamError, Error: "quota", Body: json.RawMessage(`""`), Origin: "upstream"},
+		} {
+			if _, err := st.Put(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		obs := &callObserver{}
+		opts.Cache, opts.Observer = st, obs
+		opts.Timeout = time.Minute
+		return New(reg, opts), reg, obs
+	}
+	withKey := func(c *toolenv.Call, k string) *toolenv.Call {
+		c.Meta = map[string]string{CallMetaExactKey: k}
+		return c
+	}
+	lenient := toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
+
+	p, reg, obs := pipe(t, lenient, Options{})
+	ci, ok := p.(CachedInvoker)
+	if !ok {
+		t.Fatal("the standard pipeline over a store does not serve in-memory hits")
+	}
+	for _, tc := range []struct{ args, exact string }{{`{"symbol":"AAPL"}`, exact}, {`{"symbol":"ERR"}`, "{'symbol': 'ERR'}"}} {
+		if _, ok := ci.InvokeCached(ctx, withKey(quoteCall(t, reg, tc.args), tc.exact)); ok {
+			t.Fatalf("%s: a hit before the entry was ever read (memory cannot hold it yet)", tc.exact)
+		}
+		want := p.Invoke(ctx, withKey(quoteCall(t, reg, tc.args), tc.exact)) // reads the store, fills memory
+		got, ok := ci.InvokeCached(ctx, withKey(quoteCall(t, reg, tc.args), tc.exact))
+		if !ok {
+			t.Fatalf("%s: no in-memory hit after Invoke read the entry", tc.exact)
+		}
+		if got.Latency <= 0 {
+			t.Fatalf("%s: latency %v not set", tc.exact, got.Latency)
+		}
+		got.Latency, want.Latency = 0, 0
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: InvokeCached = %+v, Invoke = %+v", tc.exact, got, want)
+		}
+		if n := len(obs.results); n < 2 || obs.results[n-1] != got || !reflect.DeepEqual(obs.calls[n-1].Meta, obs.calls[n-2].Meta) {
+			t.Fatalf("%s: the hit was not observed as Invoke's was: %d results", tc.exact, n)
+		}
+	}
+	before := len(obs.results)
+	for name, c := range map[string]*toolenv.Call{
+		"no exact key":      quoteCall(t, reg, `{"symbol":"AAPL"}`),
+		"another exact key": withKey(quoteCall(t, reg, `{"symbol":"AAPL"}`), "{'symbol':'AAPL'}"),
+		"no cache asked": func() *toolenv.Call {
+			c := withKey(quoteCall(t, reg, `{"symbol":"AAPL"}`), exact)
+			c.Options.NoCache = true
+			return c
+		}(),
+		"no tool": withKey(&toolenv.Call{}, exact),
+	} {
+		if res, ok := ci.InvokeCached(ctx, c); ok || res != nil {
+			t.Errorf("%s: answered %+v", name, res)
+		}
+	}
+	if len(obs.results) != before {
+		t.Fatalf("calls InvokeCached left alone were observed")
+	}
+
+	for name, policy := range map[string]toolenv.Policy{"strict": {Validation: toolenv.ValidationStrict, Cache: true}, "no cache": {Validation: toolenv.ValidationLenient}} {
+		p, reg, _ := pipe(t, policy, Options{})
+		p.Invoke(ctx, withKey(quoteCall(t, reg, `{"symbol":"AAPL"}`), exact))
+		if res, ok := p.(CachedInvoker).InvokeCached(ctx, withKey(quoteCall(t, reg, `{"symbol":"AAPL"}`), exact)); ok {
+			t.Errorf("%s collection: InvokeCached answered %+v", name, res)
+		}
+	}
+	rewrite := func(next toolenv.Handler) toolenv.Handler { return next }
+	if p, _, _ := pipe(t, lenient, Options{BeforeValidate: []toolenv.Middleware{rewrite}}); p != nil {
+		if _, ok := p.(CachedInvoker); ok {
+			t.Fatal("a pipeline with middleware before validation serves in-memory hits past it")
+		}
+	}
+}
