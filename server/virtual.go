@@ -42,6 +42,9 @@ const VirtualMetaField = "toolenv"
 // that is not JSON; toolenv adds what was wrong after it.
 const toolInputParseError = "Tool input parse error...\n"
 
+// toolInputHint is the hint given with toolInputParseError.
+const toolInputHint = `tool_input must be a JSON object, or a string holding one, e.g. "{\"q\": \"x\"}"`
+
 // DecodeVirtualRequest decodes a /virtual body. It returns the request and
 // its arguments, or an error Result: StatusBadRequest for a body that is
 // not a JSON object or lacks category, tool_name or api_name, and
@@ -89,7 +92,7 @@ func DecodeVirtualRequest(body []byte) (*VirtualRequest, map[string]any, *toolen
 	args, err := toolInputArgs(obj["tool_input"])
 	if err != nil {
 		return &req, nil, &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + err.Error(),
-			Hint: `tool_input must be a JSON object, or a string holding one, e.g. "{\"q\": \"x\"}"`, Source: toolenv.SourcePipeline}
+			Hint: toolInputHint, Source: toolenv.SourcePipeline}
 	}
 	return &req, args, nil
 }
@@ -154,7 +157,8 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		writeVirtual(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err))
 		return
 	}
-	req, args, res := DecodeVirtualRequest(body)
+	vb := decodeVirtual(body)
+	req, args, res := vb.req, vb.args, vb.res
 	if res != nil && res.Status == toolenv.StatusBadRequest {
 		writeVirtual(w, http.StatusBadRequest, res)
 		return
@@ -201,7 +205,13 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	}
 	if call.Collection != nil && call.Collection.Policy.Cache {
 		// Recorded answers are found under the client's own key first.
-		if k, ok := toolbench.ToolInputKey(body); ok {
+		k, ok := "", false
+		if vb.fast {
+			k, ok = toolbench.ToolInputKeyOf(vb.toolInput)
+		} else {
+			k, ok = toolbench.ToolInputKey(body)
+		}
+		if ok {
 			if call.Meta == nil {
 				call.Meta = map[string]string{}
 			}

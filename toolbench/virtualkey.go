@@ -19,6 +19,13 @@ func ToolInputKey(body []byte) (key string, ok bool) {
 	if !found {
 		return "", false
 	}
+	return ToolInputKeyOf(raw)
+}
+
+// ToolInputKeyOf is ToolInputKey given the raw JSON value of the
+// request's tool_input member (the last one, as json.loads keeps), or nil
+// when the request has none.
+func ToolInputKeyOf(raw []byte) (key string, ok bool) {
 	switch {
 	case raw == nil || string(raw) == "null":
 		return "{}", true

@@ -1,0 +1,197 @@
+package server
+
+import (
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// virtualBody is a decoded /virtual request body: what
+// DecodeVirtualRequest returns, and the raw tool_input the client's exact
+// key is computed from (see toolbench.ToolInputKeyOf).
+type virtualBody struct {
+	req  *VirtualRequest
+	args map[string]any
+	res  *toolenv.Result
+	// fast says the body was read by decodeVirtualFast: toolInput is the
+	// raw value of its only tool_input member (nil without one).
+	fast      bool
+	toolInput []byte
+}
+
+// decodeVirtual decodes a /virtual body as DecodeVirtualRequest does,
+// through decodeVirtualFast when the body is of the plain shape it reads.
+func decodeVirtual(body []byte) virtualBody {
+	if vb, ok := decodeVirtualFast(body); ok {
+		return vb
+	}
+	req, args, res := DecodeVirtualRequest(body)
+	return virtualBody{req: req, args: args, res: res}
+}
+
+// virtualFields names the members of a /virtual request decodeVirtualFast
+// reads, as bits (each may appear once).
+var virtualFields = [...]string{"category", "tool_name", "api_name", "strip", "toolbench_key", "tool_input", "toolenv_meta"}
+
+// decodeVirtualFast reads the plain shape every StableToolBench client
+// sends, without building the generic map DecodeVirtualRequest does: one
+// object whose members are among virtualFields, each once, with the
+// string members' values strings without escapes or control characters
+// (or null), toolenv_meta a boolean and tool_input a string or null. For
+// such a body it returns what DecodeVirtualRequest returns; for any other
+// body (malformed, an unknown or repeated member, an escape, a value of
+// another type) it reports false, and the caller decodes it the general
+// way, which also words any error.
+func decodeVirtualFast(body []byte) (virtualBody, bool) {
+	var vb virtualBody
+	req := &VirtualRequest{}
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return vb, false
+	}
+	i = skipSpace(body, i+1)
+	var seen uint
+	var toolInput []byte
+	if i < len(body) && body[i] == '}' {
+		i++
+	} else {
+		for {
+			k, j, ok := plainString(body, i)
+			if !ok {
+				return vb, false
+			}
+			f := -1
+			for n, name := range virtualFields {
+				if string(k) == name {
+					f = n
+					break
+				}
+			}
+			if f < 0 || seen&(1<<f) != 0 {
+				return vb, false
+			}
+			seen |= 1 << f
+			i = skipSpace(body, j)
+			if i >= len(body) || body[i] != ':' {
+				return vb, false
+			}
+			i = skipSpace(body, i+1)
+			if i >= len(body) {
+				return vb, false
+			}
+			switch name := virtualFields[f]; {
+			case name == "toolenv_meta":
+				switch {
+				case hasWord(body, i, "true"):
+					req.Meta, i = true, i+4
+				case hasWord(body, i, "false"):
+					i += 5
+				default:
+					return vb, false
+				}
+			case hasWord(body, i, "null"):
+				i += 4
+			case name == "tool_input":
+				end, ok := stringEnd(body, i)
+				if !ok {
+					return vb, false
+				}
+				toolInput, i = body[i:end], end
+			default:
+				v, j, ok := plainString(body, i)
+				if !ok {
+					return vb, false
+				}
+				i = j
+				switch name {
+				case "category":
+					req.Category = string(v)
+				case "tool_name":
+					req.ToolName = string(v)
+				case "api_name":
+					req.APIName = string(v)
+				case "strip":
+					req.Strip = string(v)
+				case "toolbench_key":
+					req.ToolbenchKey = string(v)
+				}
+			}
+			i = skipSpace(body, i)
+			if i >= len(body) {
+				return vb, false
+			}
+			if body[i] == '}' {
+				i++
+				break
+			}
+			if body[i] != ',' {
+				return vb, false
+			}
+			i = skipSpace(body, i+1)
+		}
+	}
+	if skipSpace(body, i) != len(body) || req.ToolName == "" || req.APIName == "" {
+		return vb, false // DecodeVirtualRequest words the error
+	}
+	vb.req, vb.fast, vb.toolInput = req, true, toolInput
+	var ti any
+	if toolInput != nil {
+		// The string as DecodeVirtualRequest's parser reads it.
+		v, err := toolenv.ParseJSON(toolInput)
+		if err != nil {
+			return vb, false
+		}
+		ti = v
+	}
+	args, err := toolInputArgs(ti)
+	if err != nil {
+		vb.res = &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + err.Error(),
+			Hint: toolInputHint, Source: toolenv.SourcePipeline}
+		return vb, true
+	}
+	vb.args = args
+	return vb, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func hasWord(b []byte, i int, w string) bool {
+	return len(b)-i >= len(w) && string(b[i:i+len(w)]) == w
+}
+
+// plainString reads the JSON string at b[i] when it has no escape and no
+// control character, returning its contents and the index after it.
+func plainString(b []byte, i int) (s []byte, next int, ok bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return b[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+// stringEnd returns the index after the JSON string starting at b[i],
+// skipping its escapes (the parser checks them).
+func stringEnd(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, true
+		case '\\':
+			j++
+		}
+	}
+	return 0, false
+}
