@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/internal/configfile"
@@ -112,4 +114,45 @@ that holds them (the *_env keys), never their value.`,
 // fileSchema is the JSON Schema of configuration files.
 func fileSchema() ([]byte, error) {
 	return configfile.Schema(&harness.File{}, environment.SchemaID, "toolenv configuration")
+}
+
+// options are the flags of a library's options struct, bound from its
+// fields' tags (internal/configfile), and --config when the command also
+// reads them from a file.
+type options[T any] struct {
+	def   func() T
+	flags *configfile.Flags
+	path  *string
+}
+
+// bindOptions registers on fs a flag for every field of T with a flag
+// tag, def giving their defaults; with file, also --config FILE.
+func bindOptions[T any](fs *pflag.FlagSet, def func() T, file bool) *options[T] {
+	d := def()
+	o := &options[T]{def: def, flags: configfile.Bind(fs, &d, configfile.BindOptions{})}
+	if file {
+		o.path = fs.String("config", "", "configuration file, YAML or JSON, holding the same settings as the flags; flags given override it")
+	}
+	return o
+}
+
+// resolve returns the options: the defaults, then the --config file, then
+// the flags given. It logs the file's warnings.
+func (o *options[T]) resolve(e *env) (*T, error) {
+	v := o.def()
+	var file *configfile.File
+	if o.path != nil && *o.path != "" {
+		f, err := configfile.Load(*o.path, &v)
+		if errors.Is(err, configfile.ErrNotExist) {
+			return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
+		} else if err != nil {
+			return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: err}
+		}
+		for _, w := range f.Warnings {
+			e.logger().Warn(w)
+		}
+		file = f
+	}
+	o.flags.Apply(&v, file, e.logger())
+	return &v, nil
 }
