@@ -76,7 +76,7 @@ type Report struct {
 // MetaFailed. Only a canceled ctx or an unreachable model is an error.
 func Perturb(ctx context.Context, tasks []*toolenv.Task, opts Options) ([]*toolenv.Task, *Report, error) {
 	if !contains(Modes, opts.Mode) {
-		return nil, nil, fmt.Errorf("perturb: unknown mode %q (want %s)", opts.Mode, strings.Join(Modes, ", "))
+		return nil, nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "perturb: unknown mode %q (want %s)", opts.Mode, strings.Join(Modes, ", "))
 	}
 	if opts.Mode == Paraphrase && opts.Model == nil {
 		return nil, nil, fmt.Errorf("perturb: paraphrase needs an LLM (--llm-url and --llm-model)")

@@ -2,6 +2,7 @@ package perturb
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -146,4 +147,15 @@ func FuzzNoise(f *testing.F) {
 		d, _ := distract(q, rng)
 		_ = Missing(vals, d)
 	})
+}
+
+// TestConfigHelpListsModes keeps the help of --mode (Config's tag) true:
+// it names every mode.
+func TestConfigHelpListsModes(t *testing.T) {
+	f, _ := reflect.TypeFor[Config]().FieldByName("Mode")
+	for _, m := range Modes {
+		if !strings.Contains(f.Tag.Get("help"), m) {
+			t.Errorf("the help of --mode lacks %s: %q", m, f.Tag.Get("help"))
+		}
+	}
 }

@@ -136,6 +136,14 @@ func bindOptions[T any](fs *pflag.FlagSet, def func() T, file bool) *options[T] 
 	return o
 }
 
+// value returns the options of a command without --config: the
+// defaults, then the flags given.
+func (o *options[T]) value() *T {
+	v := o.def()
+	o.flags.Apply(&v, nil, nil)
+	return &v
+}
+
 // resolve returns the options: the defaults, then the --config file, then
 // the flags given. It logs the file's warnings.
 func (o *options[T]) resolve(e *env) (*T, error) {

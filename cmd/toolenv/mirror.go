@@ -222,7 +222,7 @@ and the episodes under OUT/compare/runs/<env>/.`,
 				return err
 			}
 			defer d.Close()
-			cc, _ := cf.resolve(e)
+			cc := cf.value()
 			cs, out, err := d.Compare(cmd.Context(), cc)
 			if err != nil {
 				return err

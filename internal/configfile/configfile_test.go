@@ -323,3 +323,37 @@ func TestUnsupportedTypePanics(t *testing.T) {
 	}()
 	Fields(&badConfig{})
 }
+
+// TestUnsignedAndShorthand checks uint64 fields (seeds) in files, flags
+// and the schema, and a flag's one-letter shorthand.
+func TestUnsignedAndShorthand(t *testing.T) {
+	type cfg struct {
+		Seed uint64 `json:"seed" flag:"seed" default:"7" help:"seed"`
+		Top  int    `json:"top" flag:"top" short:"k" default:"10" help:"results"`
+	}
+	var def cfg
+	Defaults(&def)
+	if def.Seed != 7 || def.Top != 10 {
+		t.Fatalf("defaults %+v", def)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	b := Bind(fs, &def, BindOptions{})
+	if err := fs.Parse([]string{"-k", "3", "--seed", "18446744073709551615"}); err != nil {
+		t.Fatal(err)
+	}
+	var c cfg
+	b.Apply(&c, nil, nil)
+	if c.Top != 3 || c.Seed != 18446744073709551615 {
+		t.Fatalf("flags applied: %+v", c)
+	}
+	if _, err := Decode([]byte("seed: -1\n"), "t.yaml", "", &c); err == nil || !strings.Contains(err.Error(), "0 or more") {
+		t.Fatalf("negative seed: %v", err)
+	}
+	if _, err := Decode([]byte("seed: 42\n"), "t.yaml", "", &c); err != nil || c.Seed != 42 {
+		t.Fatalf("seed from a file: %v %d", err, c.Seed)
+	}
+	s, err := Schema(&cfg{}, "id", "title")
+	if err != nil || !strings.Contains(string(s), `"minimum": 0`) {
+		t.Fatalf("schema: %v\n%s", err, s)
+	}
+}

@@ -7,6 +7,7 @@
 //
 //	json:"key"         the key in the file, the JSON Schema and printed configurations (required; "-" skips the field)
 //	flag:"name"        the command-line flag that sets it (optional; "name,comma" splits a list flag on commas)
+//	short:"k"          the flag's one-letter shorthand (-k)
 //	help:"text"        what it does: the flag's usage and the schema's description
 //	default:"value"    the value a command starts from (the flag's default)
 //	enum:"a,b,c"       the values it accepts
@@ -18,7 +19,7 @@
 //
 // A struct-typed field is a section (a nested mapping, with its own help
 // tag); an embedded struct's fields are inlined. Leaf fields are string,
-// bool, int, int64, float64, time.Duration (written "90s", "2m") or
+// bool, int, int64, uint64, float64, time.Duration (written "90s", "2m") or
 // []string.
 //
 // Precedence is defaults < file < flags: [Load] decodes a file over a

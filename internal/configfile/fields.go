@@ -17,6 +17,8 @@ type Field struct {
 	// Flag is the command-line flag that sets it, without dashes; "" if
 	// none.
 	Flag string
+	// Short is the flag's one-letter shorthand; "" if none.
+	Short string
 	// Comma splits a list flag's values on commas.
 	Comma bool
 	// Help says what the field does.
@@ -113,6 +115,7 @@ func walk(t reflect.Type, index []int, prefix string) []*node {
 		if fl := sf.Tag.Get("flag"); fl != "" {
 			f.Flag, _, _ = strings.Cut(fl, ",")
 			f.Comma = strings.HasSuffix(fl, ",comma")
+			f.Short = sf.Tag.Get("short")
 		}
 		if e := sf.Tag.Get("enum"); e != "" {
 			f.Enum = strings.Split(e, ",")
@@ -127,7 +130,7 @@ func supported(t reflect.Type) bool {
 		return true
 	}
 	switch t.Kind() {
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
 		return true
 	case reflect.Slice:
 		return t.Elem().Kind() == reflect.String
@@ -231,6 +234,12 @@ func setString(fv reflect.Value, s string) error {
 			return err
 		}
 		fv.SetInt(n)
+	case reflect.Uint64:
+		var n uint64
+		if _, err := fmt.Sscan(s, &n); err != nil {
+			return err
+		}
+		fv.SetUint(n)
 	case reflect.Float64:
 		var x float64
 		if _, err := fmt.Sscan(s, &x); err != nil {

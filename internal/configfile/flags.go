@@ -65,22 +65,24 @@ func Bind(fs *pflag.FlagSet, defaults any, opts BindOptions) *Flags {
 		p := f.value(b.shadow).Addr().Interface()
 		switch p := p.(type) {
 		case *time.Duration:
-			fs.DurationVar(p, name, *p, usage)
+			fs.DurationVarP(p, name, f.Short, *p, usage)
 		case *string:
-			fs.StringVar(p, name, *p, usage)
+			fs.StringVarP(p, name, f.Short, *p, usage)
 		case *bool:
-			fs.BoolVar(p, name, *p, usage)
+			fs.BoolVarP(p, name, f.Short, *p, usage)
 		case *int:
-			fs.IntVar(p, name, *p, usage)
+			fs.IntVarP(p, name, f.Short, *p, usage)
 		case *int64:
-			fs.Int64Var(p, name, *p, usage)
+			fs.Int64VarP(p, name, f.Short, *p, usage)
+		case *uint64:
+			fs.Uint64VarP(p, name, f.Short, *p, usage)
 		case *float64:
-			fs.Float64Var(p, name, *p, usage)
+			fs.Float64VarP(p, name, f.Short, *p, usage)
 		case *[]string:
 			if f.Comma {
-				fs.StringSliceVar(p, name, *p, usage)
+				fs.StringSliceVarP(p, name, f.Short, *p, usage)
 			} else {
-				fs.StringArrayVar(p, name, *p, usage)
+				fs.StringArrayVarP(p, name, f.Short, *p, usage)
 			}
 		default:
 			panic(fmt.Sprintf("configfile: no flag for %s (%T)", f.Key, p))

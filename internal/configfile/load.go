@@ -341,6 +341,13 @@ func (d *decoder) leaf(n *yaml.Node, f *Field, fv reflect.Value) {
 			return
 		}
 		fv.SetInt(x)
+	case fv.Kind() == reflect.Uint64:
+		var x uint64
+		if n.Tag != "!!int" || n.Decode(&x) != nil {
+			d.fail(n, f.Key, "want a whole number of 0 or more, not %s", describe(n))
+			return
+		}
+		fv.SetUint(x)
 	case fv.Kind() == reflect.Float64:
 		var x float64
 		if (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&x) != nil || math.IsNaN(x) || math.IsInf(x, 0) {
@@ -443,6 +450,8 @@ func typeName(t reflect.Type) string {
 		return "true or false"
 	case reflect.Int, reflect.Int64:
 		return "a whole number"
+	case reflect.Uint64:
+		return "a whole number of 0 or more"
 	case reflect.Float64:
 		return "a number"
 	case reflect.Slice:

@@ -75,6 +75,9 @@ func schemaField(f *Field) *Object {
 		s.set("type", "boolean")
 	case f.Type.Kind() == reflect.Int, f.Type.Kind() == reflect.Int64:
 		s.set("type", "integer")
+	case f.Type.Kind() == reflect.Uint64:
+		s.set("type", "integer")
+		s.set("minimum", 0)
 	case f.Type.Kind() == reflect.Float64:
 		s.set("type", "number")
 	case f.Type.Kind() == reflect.Slice:
@@ -148,7 +151,7 @@ func shortType(f *Field) string {
 		return "duration"
 	case f.Type.Kind() == reflect.Slice:
 		return "list"
-	case f.Type.Kind() == reflect.Int, f.Type.Kind() == reflect.Int64:
+	case f.Type.Kind() == reflect.Int, f.Type.Kind() == reflect.Int64, f.Type.Kind() == reflect.Uint64:
 		return "integer"
 	case f.Type.Kind() == reflect.Float64:
 		return "number"

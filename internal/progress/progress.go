@@ -24,8 +24,12 @@ type Bar struct {
 	finished bool
 }
 
-// New returns a bar for total steps (total < 0: unknown), writing to w.
+// New returns a bar for total steps (total < 0: unknown), writing to w
+// (nil: nowhere).
 func New(w io.Writer, total int, desc string) *Bar {
+	if w == nil {
+		w = io.Discard
+	}
 	b := &Bar{w: w, desc: desc, total: total, every: 2 * time.Second}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		b.bar = progressbar.NewOptions(total,

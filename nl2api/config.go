@@ -1,0 +1,66 @@
+package nl2api
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/configfile"
+)
+
+// Config is a build as "toolenv build bird" takes it, each field a flag
+// (its tags; internal/configfile binds them). Options checks it and
+// returns the Options Build runs with.
+type Config struct {
+	Data        string        `json:"data" flag:"data" path:"file" help:"BIRD folder: dev.json, dev_databases/<db>/<db>.sqlite and database_description/*.csv"`
+	Out         string        `json:"out" flag:"out" path:"file" help:"output folder (OUT/slot, OUT/sel, OUT/rest, OUT/report.json, OUT/report.md)"`
+	DBs         []string      `json:"db" flag:"db" help:"build only this database (repeatable; default: every database dev.json uses)"`
+	Flavors     string        `json:"flavors" flag:"flavors" default:"slot,sel,rest" help:"flavors to build, comma-separated"`
+	Obfuscate   bool          `json:"obfuscate" flag:"obfuscate" help:"also write <flavor>-obfuscated collections: tools FUNC_n, arguments ARG_n, names left out of descriptions, mapping in <flavor>-obfuscated.mapping.json beside the folder"`
+	Seed        int64         `json:"seed" flag:"seed" default:"1" help:"seed of the obfuscation and of candidate-set shrinking"`
+	Shrink      string        `json:"shrink" flag:"shrink" help:"also write rest-shrink-<p> collections offering p% of a database's REST tools per task (the gold tool always kept), e.g. 10,25,50,75"`
+	Workers     int           `json:"workers" flag:"workers" default:"4" help:"tasks verified at once"`
+	CallTimeout time.Duration `json:"call_timeout" flag:"call-timeout" help:"time limit of one verification call or gold query (default 10s)"`
+}
+
+// DefaultConfig returns the configuration the CLI starts from: every
+// flavor, seed 1, four workers.
+func DefaultConfig() Config {
+	var c Config
+	configfile.Defaults(&c)
+	return c
+}
+
+// Options checks the configuration and returns the build's options.
+// Missing folders, unknown flavors and percentages out of range are
+// invalid_arguments errors naming the flag.
+func (c *Config) Options() (Options, error) {
+	invalid := func(format string, args ...any) (Options, error) {
+		return Options{}, toolenv.Errorw(toolenv.StatusInvalidArguments, "", format, args...)
+	}
+	if c.Data == "" || c.Out == "" {
+		return invalid("--data and --out are required (e.g. --data ../shared/data/bird --out out/bird)")
+	}
+	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout}
+	for _, f := range strings.Split(c.Flavors, ",") {
+		f = strings.TrimSpace(f)
+		switch f {
+		case Slot, Sel, Rest:
+			o.Flavors = append(o.Flavors, f)
+		case "":
+		default:
+			return invalid("--flavors: unknown flavor %q (want slot, sel, rest)", f)
+		}
+	}
+	if c.Shrink != "" {
+		for _, s := range strings.Split(c.Shrink, ",") {
+			p, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(s, "%")))
+			if err != nil || p <= 0 || p > 100 {
+				return invalid("--shrink: %q is not a percentage between 1 and 100", s)
+			}
+			o.Shrink = append(o.Shrink, p)
+		}
+	}
+	return o, nil
+}
