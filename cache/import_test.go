@@ -56,7 +56,13 @@ func TestImportStoresEachEntryAsRecorded(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			rep, err := cache.Import(ctx, st, cacheDir, cache.ImportOptions{Docs: coll})
+			// Odd seeds import in one transaction, even ones in many
+			// small ones (entries of one key in different batches).
+			opts := cache.ImportOptions{Docs: coll}
+			if seed%2 == 0 {
+				opts.Batch = 40
+			}
+			rep, err := cache.Import(ctx, st, cacheDir, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -291,10 +291,21 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 	// that could not store every row is undone and stored row by row,
 	// which then serves the rest of the batch (its keys are likely taken).
 	n, rows := 0, !overwrite
+	// While cache_exact is empty (it holds only the second answers of a
+	// canonical key, which chunks never store) a chunk's rows need not be
+	// checked against it.
+	noExact := false
+	if rows && len(entries) >= sqliteMinChunk {
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM cache_exact)`).Scan(&exists); err != nil {
+			return 0, fmt.Errorf("cache put: %w", err)
+		}
+		noExact = exists == 0
+	}
 	for i := 0; i < len(entries); {
 		if rows && len(entries)-i >= sqliteMinChunk {
 			k := min(sqliteChunkRows, len(entries)-i)
-			ok, err := putChunk(exec, entries[i:i+k])
+			ok, err := putChunk(exec, entries[i:i+k], noExact)
 			if err != nil {
 				return 0, fmt.Errorf("cache put: %w", err)
 			}
@@ -332,18 +343,43 @@ const (
 )
 
 // sqliteInsertChunk is sqlitePutCanonicalExact (sqlitePutCanonical for a
-// row without an exact key) for rows rows at once.
-func sqliteInsertChunk(rows int) string {
+// row without an exact key) for rows rows at once; noExact leaves out the
+// test against cache_exact, for when that table is empty.
+func sqliteInsertChunk(rows int, noExact bool) string {
+	if rows == sqliteChunkRows {
+		if noExact {
+			return sqliteInsertFullChunkNoExact
+		}
+		return sqliteInsertFullChunk
+	}
+	return buildInsertChunk(rows, noExact)
+}
+
+// The statements of full chunks, built once.
+var (
+	sqliteInsertFullChunk        = buildInsertChunk(sqliteChunkRows, false)
+	sqliteInsertFullChunkNoExact = buildInsertChunk(sqliteChunkRows, true)
+)
+
+func buildInsertChunk(rows int, noExact bool) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO cache(tool, args, exact, status, body, error, origin, created) SELECT * FROM (VALUES `)
+	if noExact {
+		b.WriteString(`INSERT INTO cache(tool, args, exact, status, body, error, origin, created) VALUES `)
+	} else {
+		b.WriteString(`INSERT INTO cache(tool, args, exact, status, body, error, origin, created) SELECT * FROM (VALUES `)
+	}
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(`(?,?,?,?,?,?,?,?)`)
 	}
-	b.WriteString(`) AS v WHERE v.column3 = '' OR NOT EXISTS (SELECT 1 FROM cache_exact x WHERE x.tool = v.column1 AND x.exact = v.column3)
+	if noExact {
+		b.WriteString(` ON CONFLICT DO NOTHING`)
+	} else {
+		b.WriteString(`) AS v WHERE v.column3 = '' OR NOT EXISTS (SELECT 1 FROM cache_exact x WHERE x.tool = v.column1 AND x.exact = v.column3)
 		ON CONFLICT DO NOTHING`)
+	}
 	return b.String()
 }
 
@@ -352,8 +388,9 @@ func sqliteInsertChunk(rows int) string {
 // was stored. If so, storing them row by row (putOne, in order) would
 // have done the same: no two of them share a key (they would not all have
 // been stored) and none finds its key taken, so none depends on another.
-// Otherwise the statement is undone and nothing changed.
-func putChunk(exec func(string, ...any) (int64, error), chunk []*Entry) (bool, error) {
+// Otherwise the statement is undone and nothing changed. noExact says
+// cache_exact is empty.
+func putChunk(exec func(string, ...any) (int64, error), chunk []*Entry, noExact bool) (bool, error) {
 	if _, err := exec(`SAVEPOINT put_chunk`); err != nil {
 		return false, err
 	}
@@ -361,7 +398,7 @@ func putChunk(exec func(string, ...any) (int64, error), chunk []*Entry) (bool, e
 	for _, e := range chunk {
 		args = append(args, e.Tool, e.Args, e.Exact, string(e.Status), []byte(e.Body), e.Error, e.Origin, e.Created.UnixMilli())
 	}
-	k, err := exec(sqliteInsertChunk(len(chunk)), args...)
+	k, err := exec(sqliteInsertChunk(len(chunk), noExact), args...)
 	if err == nil && k != int64(len(chunk)) {
 		_, err = exec(`ROLLBACK TO put_chunk`)
 	}
