@@ -125,6 +125,13 @@ type options[T any] struct {
 	path  *string
 }
 
+// configDefaults returns a T holding its fields' default tags.
+func configDefaults[T any]() T {
+	var v T
+	configfile.Defaults(&v)
+	return v
+}
+
 // bindOptions registers on fs a flag for every field of T with a flag
 // tag, def giving their defaults; with file, also --config FILE.
 func bindOptions[T any](fs *pflag.FlagSet, def func() T, file bool) *options[T] {

@@ -5,9 +5,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/mapping/mapeval"
-	"github.com/toolenv/toolenv/mapping/structural"
 )
 
 func newMapEvalCmd(e *env) *cobra.Command {
@@ -21,9 +19,7 @@ func newMapEvalCmd(e *env) *cobra.Command {
 
 func newMapEvalDriftCmd(e *env) *cobra.Command {
 	var (
-		dirs   []string
-		out    string
-		opts   structural.Options
+		f      *options[mapeval.DriftConfig]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -38,18 +34,9 @@ over everything and over what the drift changed.`,
   toolenv map eval drift --collection out/drift/rest-v2 --collection out/drift/stb-v2 --out out/map-eval`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if len(dirs) == 0 {
-				return usagef("give at least one drifted collection folder with --collection")
-			}
-			results, err := mapeval.Drift(ctx, dirs, opts, e.logger())
+			results, err := f.value().Run(cmd.Context(), e.logger(), os.Args)
 			if err != nil {
 				return err
-			}
-			if out != "" {
-				if err := mapeval.WriteDrift(out, results, buildinfo.Provenance(os.Args, map[string]any{"collections": dirs, "min_score": opts.MinScore, "min_field": opts.MinField})); err != nil {
-					return err
-				}
 			}
 			if asJSON {
 				return writeJSON(e.stdout, results)
@@ -58,19 +45,15 @@ over everything and over what the drift changed.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&dirs, "collection", nil, "a drifted collection folder (repeatable)")
-	cmd.Flags().StringVar(&out, "out", "", "write drift-eval.md, drift-eval.json and the mappings into this folder")
-	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
-	cmd.Flags().Float64Var(&opts.MinField, "min-field", 0.35, "lowest field-pair score kept")
+	f = bindOptions(cmd.Flags(), configDefaults[mapeval.DriftConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
 }
 
 func newMapEvalSELCmd(e *env) *cobra.Command {
 	var (
-		selDir, slotDir string
-		opts            structural.Options
-		asJSON          bool
+		f      *options[mapeval.SELConfig]
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sel",
@@ -82,11 +65,7 @@ argument alignments and the fixed arguments against that exact truth.`,
 		Example: `  toolenv map eval sel --sel out/bird/sel --slot out/bird/slot`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if selDir == "" || slotDir == "" {
-				return usagef("--sel and --slot are required (folders of one NL2SQL build)")
-			}
-			s, err := mapeval.SEL(ctx, selDir, slotDir, opts)
+			s, err := f.value().Run(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -97,18 +76,15 @@ argument alignments and the fixed arguments against that exact truth.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&selDir, "sel", "", "the SEL collection folder of an NL2SQL build")
-	cmd.Flags().StringVar(&slotDir, "slot", "", "the SLOT collection folder of the same build")
-	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
+	f = bindOptions(cmd.Flags(), configDefaults[mapeval.SELConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
 	return cmd
 }
 
 func newMapEvalObfuscationCmd(e *env) *cobra.Command {
 	var (
-		origDir, obfDir string
-		opts            structural.Options
-		asJSON          bool
+		f      *options[mapeval.ObfuscationConfig]
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "obfuscation",
@@ -120,11 +96,7 @@ descriptions, types and response structure to go on.`,
 		Example: `  toolenv map eval obfuscation --original out/bird/rest --obfuscated out/bird/rest-obfuscated`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if origDir == "" || obfDir == "" {
-				return usagef("--original and --obfuscated are required")
-			}
-			s, orig, obf, err := mapeval.Obfuscation(ctx, origDir, obfDir, opts)
+			s, orig, obf, err := f.value().Run(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -135,28 +107,23 @@ descriptions, types and response structure to go on.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&origDir, "original", "", "the original collection folder")
-	cmd.Flags().StringVar(&obfDir, "obfuscated", "", "its obfuscated variant's folder (the mapping file <folder>.mapping.json beside it)")
-	cmd.Flags().Float64Var(&opts.MinScore, "min-score", 0.55, "lowest tool-pair score kept")
+	f = bindOptions(cmd.Flags(), configDefaults[mapeval.ObfuscationConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the scores as JSON")
 	return cmd
 }
 
 // workOptions are the options of the measurements at work: the
 // environments they open log at warn level and above.
-func workOptions(e *env, tasks string, limit int) mapeval.WorkOptions {
+func workOptions(e *env) mapeval.WorkOptions {
 	quiet := &env{stdin: e.stdin, stdout: e.stdout, stderr: e.stderr, getenv: e.getenv, logJSON: e.logJSON}
 	quiet.logLevel.Set(max(e.logLevel.Level(), slog.LevelWarn))
-	return mapeval.WorkOptions{Tasks: tasks, Limit: limit, Logger: e.logger(), EnvLogger: quiet.logger(), Getenv: e.getenv, Progress: e.stderr}
+	return mapeval.WorkOptions{Logger: e.logger(), EnvLogger: quiet.logger(), Getenv: e.getenv, Progress: e.stderr}
 }
 
 func newMapEvalRepairCmd(e *env) *cobra.Command {
 	var (
-		dir       string
-		tasksPath string
-		limit     int
-		agents    []string
-		asJSON    bool
+		f      *options[mapeval.RepairConfig]
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "repair",
@@ -178,11 +145,7 @@ has no gold call sequences).`,
   toolenv map eval repair --collection out/drift/stb-v2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if dir == "" {
-				return usagef("--collection DRIFTED_DIR is required (a folder written by toolenv drift)")
-			}
-			rep, err := mapeval.Repair(ctx, mapeval.RepairOptions{WorkOptions: workOptions(e, tasksPath, limit), Collection: dir, Agents: agents})
+			rep, err := f.value().Run(cmd.Context(), workOptions(e))
 			if rep == nil {
 				return err
 			}
@@ -190,23 +153,18 @@ has no gold call sequences).`,
 				return writeJSON(e.stdout, rep)
 			}
 			rep.Markdown(e.stdout)
-			return ctx.Err()
+			return cmd.Context().Err()
 		},
 	}
-	cmd.Flags().StringVar(&dir, "collection", "", "the drifted collection folder")
-	cmd.Flags().StringVar(&tasksPath, "tasks", "", "tasks of the old version (tasks.jsonl with gold calls); default: one call per documented API")
-	cmd.Flags().IntVar(&limit, "limit", 0, "run only the first N tasks")
-	cmd.Flags().StringSliceVar(&agents, "agent", []string{"oracle", "direct-replay"}, "agents: oracle, direct-replay")
+	f = bindOptions(cmd.Flags(), configDefaults[mapeval.RepairConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
 }
 
 func newMapEvalFailoverCmd(e *env) *cobra.Command {
 	var (
-		primary, alternative string
-		tasksPath            string
-		limit                int
-		asJSON               bool
+		f      *options[mapeval.FailoverConfig]
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "failover",
@@ -224,11 +182,7 @@ has only descriptions, types and values to go on.`,
   toolenv map eval failover --primary out/bird/rest --alternative out/bird/rest-obfuscated`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if primary == "" || alternative == "" {
-				return usagef("--primary and --alternative are required (collection folders)")
-			}
-			rep, err := mapeval.Failover(ctx, mapeval.FailoverOptions{WorkOptions: workOptions(e, tasksPath, limit), Primary: primary, Alternative: alternative})
+			rep, err := f.value().Run(cmd.Context(), workOptions(e))
 			if rep == nil {
 				return err
 			}
@@ -236,13 +190,10 @@ has only descriptions, types and values to go on.`,
 				return writeJSON(e.stdout, rep)
 			}
 			rep.Markdown(e.stdout)
-			return ctx.Err()
+			return cmd.Context().Err()
 		},
 	}
-	cmd.Flags().StringVar(&primary, "primary", "", "the primary collection folder (its tasks are run)")
-	cmd.Flags().StringVar(&alternative, "alternative", "", "the alternative provider's collection folder")
-	cmd.Flags().StringVar(&tasksPath, "tasks", "", "tasks to run (default: the primary's tasks.jsonl)")
-	cmd.Flags().IntVar(&limit, "limit", 0, "run only the first N tasks")
+	f = bindOptions(cmd.Flags(), configDefaults[mapeval.FailoverConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON")
 	return cmd
 }

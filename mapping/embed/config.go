@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"log/slog"
+	"os"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -20,19 +21,26 @@ type Embedder interface {
 
 // Config says which embedder to use: a remote OpenAI-compatible endpoint
 // (URL and Model), else the deterministic offline Hash embedder of Dims
-// dimensions.
+// dimensions. Its tags are the flags of the toolenv map commands
+// (internal/configfile binds them).
 type Config struct {
 	// URL is the embeddings endpoint, e.g. http://127.0.0.1:8000/v1;
 	// empty means the offline embedder.
-	URL string
+	URL string `json:"url" flag:"embed-url" help:"OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:8000/v1; empty: the deterministic offline embedder"`
 	// Model is the embedding model the endpoint serves (required with
-	// URL); APIKey its key.
-	Model, APIKey string
+	// URL).
+	Model string `json:"model" flag:"embed-model" help:"embedding model name at --embed-url"`
+	// KeyEnv names the variable holding the endpoint's key; APIKey is the
+	// key itself, for Go programs, and wins over it.
+	KeyEnv string `json:"key_env" flag:"embed-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the embeddings endpoint's API key"`
+	APIKey string `json:"api_key,omitempty" secret:"embed.key_env" help:"the embeddings endpoint's API key itself"`
 	// Dims are the offline embedder's dimensions (0 means its default).
-	Dims int
+	Dims int `json:"dims" flag:"embed-dims" default:"512" help:"dimensions of the offline embedder"`
 	// Timeout bounds one request to the endpoint.
-	Timeout time.Duration
-	Logger  *slog.Logger
+	Timeout time.Duration `json:"timeout" flag:"embed-timeout" default:"30s" help:"timeout of one embeddings request"`
+	Logger  *slog.Logger  `json:"-"`
+	// Getenv reads the variable KeyEnv names; nil means os.Getenv.
+	Getenv func(string) string `json:"-"`
 }
 
 // New returns the embedder cfg describes. A URL without a Model is an
@@ -44,6 +52,13 @@ func New(cfg Config) (Embedder, error) {
 	if cfg.Model == "" {
 		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--embed-url needs --embed-model (the embedding model the endpoint serves)")
 	}
-	c := llm.New(cfg.URL, llm.Options{APIKey: cfg.APIKey, Timeout: cfg.Timeout, MaxRetries: 1, Backoff: 500 * time.Millisecond, Logger: cfg.Logger})
+	key := cfg.APIKey
+	if getenv := cfg.Getenv; key == "" && cfg.KeyEnv != "" {
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		key = getenv(cfg.KeyEnv)
+	}
+	c := llm.New(cfg.URL, llm.Options{APIKey: key, Timeout: cfg.Timeout, MaxRetries: 1, Backoff: 500 * time.Millisecond, Logger: cfg.Logger})
 	return Remote{Client: c, Model: cfg.Model}, nil
 }
