@@ -7,18 +7,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolenv/toolenv/mapping/probe"
 	"github.com/toolenv/toolenv/mapping/review"
 	"github.com/toolenv/toolenv/server/guard"
 )
 
 func newMapReviewCmd(e *env) *cobra.Command {
-	var (
-		probePath, journal, addr, annotator string
-		exportTo, exportSet                 string
-		tokenEnv                            string
-		allowedHosts                        []string
-	)
+	var f *options[review.Config]
 	cmd := &cobra.Command{
 		Use:   "review",
 		Short: "Serve the annotation page: review proposed mappings per query with the keyboard, export reviewed ground truth",
@@ -36,51 +30,24 @@ as a mappings file, usable by --failover) and exit.`,
   toolenv map review --probe probe.json --export reviewed.json --export-set human-mappings.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if probePath == "" {
-				return usagef("--probe is required (a file written by toolenv map probe --out)")
-			}
-			f, err := probe.ReadFile(probePath)
-			if err != nil {
-				return usageError{err}
-			}
-			if journal == "" {
-				journal = probePath + ".review.jsonl"
-			}
-			tokens, err := guard.TokensFromEnv(e.getenv, tokenEnv)
-			if err != nil {
-				return usageError{err}
-			}
-			g, err := guard.New(guard.Policy{Login: true, Tokens: tokens, AllowedHosts: allowedHosts, Logger: e.logger()})
-			if err != nil {
-				return usageError{err}
-			}
-			r, problems, err := review.New(review.Options{Probe: f, Journal: journal, Annotator: annotator, Logger: e.logger(), Guard: g})
+			cfg := f.value()
+			r, tokens, err := review.Open(cfg, e.getenv, e.logger())
 			if err != nil {
 				return err
 			}
 			defer r.Close()
-			for _, p := range problems {
-				e.logger().Warn("journal line skipped", "err", p)
-			}
-			if exportTo != "" || exportSet != "" {
+			if cfg.Export != "" || cfg.ExportSet != "" {
 				ex := r.Export()
-				if err := ex.Write(exportTo, exportSet); err != nil {
+				if err := ex.Write(cfg.Export, cfg.ExportSet); err != nil {
 					return err
 				}
 				fmt.Fprintln(e.stdout, ex)
 				return nil
 			}
-			return serveReview(cmd.Context(), e, r, addr, journal, len(tokens) > 0)
+			return serveReview(cmd.Context(), e, r, cfg.Addr, cfg.Journal, tokens)
 		},
 	}
-	cmd.Flags().StringVar(&probePath, "probe", "", "the probe file to review (toolenv map probe --out)")
-	cmd.Flags().StringVar(&journal, "journal", "", "annotations file, appended to (default: PROBE.review.jsonl)")
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8088", "address to serve the page on")
-	cmd.Flags().StringVar(&annotator, "annotator", "", "default annotator name shown in the page")
-	cmd.Flags().StringVar(&exportTo, "export", "", "write the reviewed ground truth (JSON) here and exit")
-	cmd.Flags().StringVar(&exportSet, "export-set", "", "write the agreed mappings as a mappings file here and exit")
-	cmd.Flags().StringVar(&tokenEnv, "auth-token-env", "", "environment variable holding a bearer token programs may use instead of the login link (required when --addr is not a loopback address)")
-	cmd.Flags().StringArrayVar(&allowedHosts, "allowed-host", nil, "a Host name the page may be reached by besides loopback names and the server's address (repeatable)")
+	f = bindOptions(cmd.Flags(), configDefaults[review.Config], false)
 	return cmd
 }
 

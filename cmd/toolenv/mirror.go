@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,89 +39,63 @@ model request is recorded in the store, so --replay runs again with no network.
 --llm-url the schema-driven sampler writes the requests and the model stages
 (documentation check, synthesis, rationales) are skipped. See docs/mirror.md.`,
 	}
-	cmd.AddCommand(newMirrorRunCmd(e))
+	cmd.AddCommand(newMirrorRunsCmd(e, "run", "Run every stage: generate, collect, filter, synthesize, split, explain, export", mirrorRunExample, nil))
 	for _, stage := range mirror.Stages {
-		cmd.AddCommand(newMirrorStageCmd(e, stage))
+		cmd.AddCommand(newMirrorRunsCmd(e, stage, mirrorStageShort[stage], "", []string{stage}))
 	}
-	cmd.AddCommand(newMirrorReportCmd(e), newMirrorCacheSetCmd(e), newMirrorFACCmd(e), newMirrorCompareCmd(e))
+	cmd.AddCommand(newMirrorRunsCmd(e, "report", "Write the dataset's report (funnel, losses per rule, splits, per category) again", "", []string{}),
+		newMirrorCacheSetCmd(e), newMirrorFACCmd(e), newMirrorCompareCmd(e))
 	return cmd
 }
 
-func newMirrorRunCmd(e *env) *cobra.Command {
-	var f *options[dataset.Config]
-	cmd := &cobra.Command{
-		Use:   "run --collection DIR --out DIR",
-		Short: "Run every stage: generate, collect, filter, synthesize, split, explain, export",
-		Example: `  toolenv build bird --data ../shared/data/bird --out out/bird
+const mirrorRunExample = `  toolenv build bird --data ../shared/data/bird --out out/bird
   toolenv build bird --data ../shared/data/spider-de --out out/spider-de
   toolenv mirror run --collection out/bird/rest --collection spider-rest=out/spider-de/rest --out out/mirror
   toolenv mirror run --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction \
       --upstream-url http://rapidapi-proxy:8080/rapidapi --llm-url https://api.openai.com/v1 --llm-model gpt-4o --out out/mirror-stb
-  toolenv mirror run ... --replay     # the same run again from the records, no network`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMirror(cmd.Context(), f, e, nil)
-		},
-	}
-	f = bindMirror(cmd.Flags())
-	return cmd
+  toolenv mirror run ... --replay     # the same run again from the records, no network`
+
+// mirrorStageShort says what each stage's command does.
+var mirrorStageShort = map[string]string{
+	mirror.StageGenerate:   "Write requests for every API (the model's two stages, or the schema-driven sampler)",
+	mirror.StageCollect:    "Call the real API for every request that has no answer yet",
+	mirror.StageFilter:     "Keep the answers Appendix D's rules and the documentation check accept",
+	mirror.StageSynthesize: "Ask the model for more pairs of long-tail APIs",
+	mirror.StageSplit:      "Split off MirrorAPI-Bench: OOD success/failure and ID high/medium/low",
+	mirror.StageExplain:    "Ask the model for rationales of a sample of training pairs (Table 9)",
+	mirror.StageExport:     "Write SFT and CoT training data, the benchmark files and the dataset card",
 }
 
-func newMirrorStageCmd(e *env, stage string) *cobra.Command {
-	var f *options[dataset.Config]
-	short := map[string]string{
-		mirror.StageGenerate:   "Write requests for every API (the model's two stages, or the schema-driven sampler)",
-		mirror.StageCollect:    "Call the real API for every request that has no answer yet",
-		mirror.StageFilter:     "Keep the answers Appendix D's rules and the documentation check accept",
-		mirror.StageSynthesize: "Ask the model for more pairs of long-tail APIs",
-		mirror.StageSplit:      "Split off MirrorAPI-Bench: OOD success/failure and ID high/medium/low",
-		mirror.StageExplain:    "Ask the model for rationales of a sample of training pairs (Table 9)",
-		mirror.StageExport:     "Write SFT and CoT training data, the benchmark files and the dataset card",
-	}[stage]
-	cmd := &cobra.Command{
-		Use:   stage + " --collection DIR --out DIR",
-		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMirror(cmd.Context(), f, e, []string{stage})
-		},
-	}
-	f = bindMirror(cmd.Flags())
-	return cmd
-}
-
-func newMirrorReportCmd(e *env) *cobra.Command {
+// newMirrorRunsCmd is a command that runs the stages only names (nil:
+// all; empty: none) and writes the dataset's report.
+func newMirrorRunsCmd(e *env, name, short, example string, only []string) *cobra.Command {
 	var f *options[dataset.Config]
 	cmd := &cobra.Command{
-		Use:   "report --collection DIR --out DIR",
-		Short: "Write the dataset's report (funnel, losses per rule, splits, per category) again",
-		Args:  cobra.NoArgs,
+		Use:     name + " --collection DIR --out DIR",
+		Short:   short,
+		Example: example,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMirror(cmd.Context(), f, e, []string{})
+			cfg, err := f.resolve(e)
+			if err != nil {
+				return err
+			}
+			d, err := dataset.Open(cmd.Context(), cfg, mirrorOptions(e))
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			start := time.Now()
+			rep, err := d.Run(cmd.Context(), only)
+			if rep != nil && rep.Summary != nil {
+				fmt.Fprint(e.stdout, mirror.FunnelText(rep.Summary))
+				fmt.Fprintf(e.stdout, "report: %s (%s)\n", filepath.Join(cfg.Out, "report.md"), time.Since(start).Round(time.Millisecond))
+			}
+			return err
 		},
 	}
 	f = bindMirror(cmd.Flags())
 	return cmd
-}
-
-// runMirror runs the stages only names (nil: all) and writes the report.
-func runMirror(ctx context.Context, f *options[dataset.Config], e *env, only []string) error {
-	cfg, err := f.resolve(e)
-	if err != nil {
-		return err
-	}
-	d, err := dataset.Open(ctx, cfg, mirrorOptions(e))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	start := time.Now()
-	rep, err := d.Run(ctx, only)
-	if rep != nil && rep.Summary != nil {
-		fmt.Fprint(e.stdout, mirror.FunnelText(rep.Summary))
-		fmt.Fprintf(e.stdout, "report: %s (%s)\n", filepath.Join(cfg.Out, "report.md"), time.Since(start).Round(time.Millisecond))
-	}
-	return err
 }
 
 func newMirrorCacheSetCmd(e *env) *cobra.Command {
