@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
@@ -11,16 +10,8 @@ import (
 
 func newBenchCmd(e *env) *cobra.Command {
 	var (
-		docs          []string
-		connections   int
-		duration      time.Duration
-		warmup        time.Duration
-		baseline      bool
-		target        string
-		jsonOut       string
-		maxTools      int
-		rounds        int
-		canonicalOnly bool
+		f       *options[bench.Options]
+		jsonOut string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -38,8 +29,9 @@ resident memory afterwards.`,
   toolenv bench --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --connections 64 --duration 10s --json bench.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := bench.Run(cmd.Context(), bench.Options{Docs: docs, Connections: connections, Duration: duration, Warmup: warmup,
-				Baseline: baseline, Target: target, MaxTools: maxTools, Rounds: rounds, CanonicalOnly: canonicalOnly, Log: e.stderr, Logger: e.logger(), Command: os.Args})
+			o := f.value()
+			o.Log, o.Logger, o.Command = e.stderr, e.logger(), os.Args
+			rep, err := bench.Run(cmd.Context(), *o)
 			if err != nil {
 				return err
 			}
@@ -50,17 +42,8 @@ resident memory afterwards.`,
 			return nil
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs to serve (default: the demo collection)")
-	fs.IntVar(&connections, "connections", 64, "concurrent connections")
-	fs.DurationVar(&duration, "duration", 10*time.Second, "measured time per target, split over --rounds")
-	fs.DurationVar(&warmup, "warmup", 2*time.Second, "unmeasured warm-up per target and round")
-	fs.BoolVar(&baseline, "baseline", true, "also measure a bare net/http handler returning the same bytes")
-	fs.StringVar(&target, "target", "", "benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)")
-	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
-	fs.IntVar(&maxTools, "max-tools", 2000, "use at most this many tools' calls")
-	fs.BoolVar(&canonicalOnly, "canonical-only", false, "record the answers under their canonical arguments only (as MCP and REST calls record them), not under the /virtual client's exact key")
-	fs.IntVar(&rounds, "rounds", 3, "alternate the targets over this many rounds (splitting --duration) and report each one's median round")
+	f = bindOptions(cmd.Flags(), configDefaults[bench.Options], false)
+	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	cmd.AddCommand(newBenchBareCmd(e), newBenchReadyCmd(e))
 	return cmd
 }

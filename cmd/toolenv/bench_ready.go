@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
@@ -11,7 +10,7 @@ import (
 
 func newBenchReadyCmd(e *env) *cobra.Command {
 	var (
-		o       bench.ReadyOptions
+		f       *options[bench.ReadyOptions]
 		jsonOut string
 	)
 	cmd := &cobra.Command{
@@ -34,11 +33,12 @@ shaped on StableToolBench's documentation, deterministic for --seed) into
   toolenv bench ready --exe /tmp/toolenv-old`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o := f.value()
 			if o.Runs < 1 || o.APIs < 1 {
 				return usagef("--runs and --apis must be at least 1")
 			}
 			o.Log = e.stderr
-			rep, err := bench.Ready(cmd.Context(), o)
+			rep, err := bench.Ready(cmd.Context(), *o)
 			if err != nil {
 				return err
 			}
@@ -49,14 +49,11 @@ shaped on StableToolBench's documentation, deterministic for --seed) into
 			return nil
 		},
 	}
-	fs := cmd.Flags()
-	fs.IntVar(&o.APIs, "apis", 50000, "APIs in the generated set (ToolBench has 49,937)")
-	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the generated set")
-	fs.StringArrayVar(&o.Docs, "toolbench", nil, "serve these ToolBench docs instead of a generated set (repeatable)")
-	fs.IntVar(&o.Runs, "runs", 3, "start the server this many times; the median run is reported")
-	fs.DurationVar(&o.Settle, "settle", 5*time.Second, "read the memory again this long after ready")
-	fs.StringVar(&o.Executable, "exe", "", "the toolenv binary to measure (default: this one)")
-	fs.StringVar(&o.DataDir, "data-dir", os.TempDir(), "where generated sets are kept between runs")
-	fs.StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
+	f = bindOptions(cmd.Flags(), func() bench.ReadyOptions {
+		o := configDefaults[bench.ReadyOptions]()
+		o.DataDir = os.TempDir()
+		return o
+	}, false)
+	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	return cmd
 }

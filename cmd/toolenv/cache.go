@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"github.com/spf13/pflag"
+	"github.com/toolenv/toolenv/eval/harness"
 
 	"github.com/spf13/cobra"
-	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/cache"
-	"github.com/toolenv/toolenv/store"
-	"github.com/toolenv/toolenv/toolbench"
 )
 
 func newCacheCmd(e *env) *cobra.Command {
@@ -23,29 +18,16 @@ func newCacheCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// openStore opens the store at path; with mustExist (commands that only
-// read it) a path with no file is an error rather than a new empty store.
-func openStore(ctx context.Context, path string, mustExist bool, e *env) (store.Store, error) {
-	path = e.storeLocation(path)
-	if mustExist && path != ":memory:" && !store.IsPostgres(path) {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, toolenv.Errorw(toolenv.StatusNotFound, "pass --store PATH: the one serve and cache import used", "no store at %s", path)
-		}
-	}
-	st, err := store.Open(ctx, path, store.Options{Logger: e.logger()})
-	if err != nil {
-		return nil, storeOpenError(err)
-	}
-	return st, nil
+// bindStore registers --store (harness.StoreConfig).
+func bindStore(fs *pflag.FlagSet) *options[harness.StoreConfig] {
+	return bindOptions(fs, configDefaults[harness.StoreConfig], false)
 }
 
 func newCacheImportCmd(e *env) *cobra.Command {
 	var (
-		storePath  string
-		docs       []string
-		collection string
-		overwrite  bool
-		asJSON     bool
+		sf     *options[harness.StoreConfig]
+		f      *options[cache.ImportConfig]
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import DIR",
@@ -59,18 +41,14 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := openStore(ctx, storePath, false, e)
+			st, err := sf.value().Open(ctx, e.getenv, false, e.logger())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			opts := cache.ImportOptions{Collection: collection, Overwrite: overwrite, Progress: e.stderr}
-			if len(docs) > 0 {
-				src, err := toolbench.Load(docs...)
-				if err != nil {
-					return err
-				}
-				opts.Docs = toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: collection})
+			opts, err := f.value().Options(e.stderr)
+			if err != nil {
+				return err
 			}
 			rep, err := cache.Import(ctx, st, args[0], opts)
 			if err != nil {
@@ -83,22 +61,15 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 			return nil
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&storePath, "store", "", storeFlagUsage)
-	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs the cache belongs to (as for serve); recommended")
-	fs.StringVar(&collection, "collection", "toolbench", "collection name the entries belong to")
-	fs.BoolVar(&overwrite, "overwrite", false, "replace entries already in the store")
-	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	sf, f = bindStore(cmd.Flags()), bindOptions(cmd.Flags(), configDefaults[cache.ImportConfig], false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
 func newCacheExportCmd(e *env) *cobra.Command {
 	var (
-		storePath  string
-		format     string
-		docs       []string
-		tool       string
-		collection string
+		sf *options[harness.StoreConfig]
+		f  *options[cache.ExportConfig]
 	)
 	cmd := &cobra.Command{
 		Use:   "export [OUT]",
@@ -108,7 +79,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := openStore(ctx, storePath, true, e)
+			st, err := sf.value().Open(ctx, e.getenv, true, e.logger())
 			if err != nil {
 				return err
 			}
@@ -117,11 +88,12 @@ func newCacheExportCmd(e *env) *cobra.Command {
 			if len(args) == 1 {
 				out = args[0]
 			}
-			r, err := cache.Export(ctx, st, cache.ExportOptions{Format: format, Out: out, Stdout: e.stdout, Docs: docs, Collection: collection, Tool: tool})
+			cfg := f.value()
+			r, err := cache.Export(ctx, st, cfg.Options(out, e.stdout))
 			if err != nil {
 				return err
 			}
-			if format == cache.FormatStableToolBench {
+			if cfg.Format == cache.FormatStableToolBench {
 				fmt.Fprintf(e.stderr, "exported %d entries into %d files under %s (%d entries of other tools skipped)\n", r.Entries, r.Files, out, r.Skipped)
 			} else {
 				fmt.Fprintf(e.stderr, "exported %d entries\n", r.Entries)
@@ -129,26 +101,21 @@ func newCacheExportCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringVar(&storePath, "store", "", storeFlagUsage)
-	fs.StringVar(&format, "format", "jsonl", "jsonl or stabletoolbench")
-	fs.StringArrayVar(&docs, "toolbench", nil, "ToolBench docs (needed for --format stabletoolbench)")
-	fs.StringVar(&tool, "tool", "", "export only this tool ID")
-	fs.StringVar(&collection, "collection", "toolbench", "with --format stabletoolbench: the collection name the entries were imported under")
+	sf, f = bindStore(cmd.Flags()), bindOptions(cmd.Flags(), configDefaults[cache.ExportConfig], false)
 	return cmd
 }
 
 func newCacheStatsCmd(e *env) *cobra.Command {
 	var (
-		storePath string
-		asJSON    bool
+		sf     *options[harness.StoreConfig]
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Count the cache's entries by origin, status and tool",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openStore(cmd.Context(), storePath, true, e)
+			st, err := sf.value().Open(cmd.Context(), e.getenv, true, e.logger())
 			if err != nil {
 				return err
 			}
@@ -164,7 +131,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storePath, "store", "", storeFlagUsage)
+	sf = bindStore(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

@@ -142,7 +142,7 @@ into DIR too; without --run-name it lists the store's runs.`,
 func queueReport(ctx context.Context, e *env, url, name string, args []string) error {
 	st, err := store.Open(ctx, url, store.Options{Logger: e.logger(), Migrations: queue.Migrations})
 	if err != nil {
-		return storeOpenError(err)
+		return harness.StoreError(err)
 	}
 	defer st.Close()
 	if name == "" {

@@ -11,13 +11,12 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/fidelity"
 	"github.com/toolenv/toolenv/eval/harness"
-	"github.com/toolenv/toolenv/internal/configfile"
 )
 
 func newEvalFidelityCmd(e *env) *cobra.Command {
 	var (
 		cf *configFlags
-		ff *configfile.Flags
+		ff *options[harness.FidelityConfig]
 	)
 	cmd := &cobra.Command{
 		Use:   "fidelity --out DIR",
@@ -53,13 +52,10 @@ DIR/summary.json, DIR/report.md, DIR/report.html and DIR/pairs.jsonl.`,
 			if err != nil {
 				return err
 			}
-			fc := harness.DefaultFidelity()
-			ff.Apply(&fc, nil, nil)
-			return runEvalFidelity(cmd.Context(), e, &cfg.Config, &fc)
+			return runEvalFidelity(cmd.Context(), e, &cfg.Config, ff.value())
 		},
 	}
-	def := harness.DefaultFidelity()
-	ff = configfile.Bind(cmd.Flags(), &def, configfile.BindOptions{})
+	ff = bindOptions(cmd.Flags(), harness.DefaultFidelity, false)
 	cf = bindConfig(cmd.Flags(), bindEnv)
 	return cmd
 }

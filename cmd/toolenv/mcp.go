@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
 )
@@ -51,40 +47,5 @@ func runMCP(ctx context.Context, e *env, cfg *environment.Config) error {
 	}
 	defer env.Close()
 	defer env.WatchInBackground(ctx, cfg.Watch)()
-	srv, err := env.MCPServer()
-	if err != nil {
-		return err
-	}
-	tools := 0
-	for _, c := range env.Collections() {
-		tools += len(c.Tools)
-	}
-	log := env.Logger()
-	log.Info("toolenv is serving MCP over stdio", "collections", len(env.Collections()), "tools", tools, "names", cfg.MCP.Names, "store", env.Store.Path())
-	env.Ready()
-	t := &mcp.IOTransport{Reader: stdinCloser(e.stdin), Writer: writeNopCloser{e.stdout}}
-	err = srv.Run(ctx, t)
-	switch {
-	case err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
-		log.Info("MCP client disconnected")
-		return nil
-	case ctx.Err() != nil:
-		return nil // interrupted: a clean stop
-	}
-	return fmt.Errorf("mcp over stdio: %w", err)
+	return env.ServeStdio(ctx, e.stdin, e.stdout)
 }
-
-// stdinCloser lets the SDK close the input when the session ends (an
-// interrupt must unblock a pending read), when it can be closed.
-func stdinCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// writeNopCloser hands stdout to the SDK without letting it close it:
-// the command may still report on it after the session.
-type writeNopCloser struct{ io.Writer }
-
-func (writeNopCloser) Close() error { return nil }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -87,16 +88,8 @@ func newRootCmd(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			switch strings.ToLower(level) {
-			case "debug":
-				e.logLevel.Set(slog.LevelDebug)
-			case "info", "":
-				e.logLevel.Set(slog.LevelInfo)
-			case "warn":
-				e.logLevel.Set(slog.LevelWarn)
-			case "error":
-				e.logLevel.Set(slog.LevelError)
-			default:
+			// slog's level names, in any case: debug, info, warn, error.
+			if err := e.logLevel.UnmarshalText([]byte(cmp.Or(level, "info"))); err != nil {
 				return usagef("--log-level %q: want debug, info, warn or error", level)
 			}
 			return nil

@@ -31,39 +31,40 @@ import (
 	"github.com/toolenv/toolenv/validate"
 )
 
-// Options say what to measure.
+// Options say what to measure. Their tags are the flags of "toolenv
+// bench" (internal/configfile binds them).
 type Options struct {
 	// Docs are ToolBench docs to serve; nil serves the demo collection.
-	Docs []string
+	Docs []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs to serve (default: the demo collection)"`
 	// Connections, Duration (split over Rounds), Warmup (per target and
 	// round) and Rounds shape the load; zero values mean 64, 10s, 2s
 	// and 3.
-	Connections int
-	Duration    time.Duration
-	Warmup      time.Duration
-	Rounds      int
+	Connections int           `json:"connections" flag:"connections" default:"64" help:"concurrent connections"`
+	Duration    time.Duration `json:"duration" flag:"duration" default:"10s" help:"measured time per target, split over --rounds"`
+	Warmup      time.Duration `json:"warmup" flag:"warmup" default:"2s" help:"unmeasured warm-up per target and round"`
+	Rounds      int           `json:"rounds" flag:"rounds" default:"3" help:"alternate the targets over this many rounds (splitting --duration) and report each one's median round"`
 	// Baseline also measures a bare net/http handler returning the same
 	// bytes.
-	Baseline bool
+	Baseline bool `json:"baseline" flag:"baseline" default:"true" help:"also measure a bare net/http handler returning the same bytes"`
 	// Target benchmarks a running toolenv at this base URL instead of
 	// starting one (its cache must already hold the answers).
-	Target string
+	Target string `json:"target" flag:"target" help:"benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)"`
 	// MaxTools bounds the tools whose calls are used; 0 means 2,000.
-	MaxTools int
+	MaxTools int `json:"max_tools" flag:"max-tools" default:"2000" help:"use at most this many tools' calls"`
 	// CanonicalOnly records the answers under their canonical arguments
 	// only, as answers recorded through MCP or REST are: a /virtual hit
 	// then reads the store rather than the in-memory cache (which is
 	// keyed by the client's exact key first).
-	CanonicalOnly bool
+	CanonicalOnly bool `json:"canonical_only" flag:"canonical-only" help:"record the answers under their canonical arguments only (as MCP and REST calls record them), not under the /virtual client's exact key"`
 	// Executable is the toolenv program the servers run as (serve and
 	// bench bare, with TOOLENV_RUN_MAIN=1 set); "" means this program.
-	Executable string
+	Executable string `json:"-"`
 	// Log receives progress lines; nil discards them.
-	Log io.Writer
+	Log io.Writer `json:"-"`
 	// Logger logs the environment's loading; nil discards.
-	Logger *slog.Logger
+	Logger *slog.Logger `json:"-"`
 	// Command is the command line, recorded in the report.
-	Command []string
+	Command []string `json:"-"`
 }
 
 func (o *Options) defaults() {

@@ -62,26 +62,27 @@ type ReadyReport struct {
 	Median    ReadyRun   `json:"median"`
 }
 
-// ReadyOptions say what Ready measures.
+// ReadyOptions say what Ready measures. Their tags are the flags of
+// "toolenv bench ready" (internal/configfile binds them).
 type ReadyOptions struct {
 	// APIs and Seed make the generated set (internal/toolbenchgen) served
 	// when Docs is empty; default 50,000 APIs, seed 1.
-	APIs int
-	Seed uint64
+	APIs int    `json:"apis" flag:"apis" default:"50000" help:"APIs in the generated set (ToolBench has 49,937)"`
+	Seed uint64 `json:"seed" flag:"seed" default:"1" help:"seed of the generated set"`
 	// Docs are ToolBench docs to serve instead of a generated set.
-	Docs []string
+	Docs []string `json:"toolbench" flag:"toolbench" path:"file" help:"serve these ToolBench docs instead of a generated set (repeatable)"`
 	// Runs is how many times the server is started (default 3); the
 	// median run is the figure.
-	Runs int
+	Runs int `json:"runs" flag:"runs" default:"3" help:"start the server this many times; the median run is reported"`
 	// Settle is how long after ready the memory is read again.
-	Settle time.Duration
+	Settle time.Duration `json:"settle" flag:"settle" default:"5s" help:"read the memory again this long after ready"`
 	// Executable is the toolenv binary to measure ("" this program).
-	Executable string
+	Executable string `json:"exe" flag:"exe" path:"file" help:"the toolenv binary to measure (default: this one)"`
 	// DataDir keeps generated sets between runs (default the
 	// temporary folder).
-	DataDir string
+	DataDir string `json:"data_dir" flag:"data-dir" path:"file" help:"where generated sets are kept between runs"`
 	// Log receives progress lines; nil discards.
-	Log io.Writer
+	Log io.Writer `json:"-"`
 }
 
 // Ready starts "toolenv serve" over a large ToolBench set as a child

@@ -1,0 +1,47 @@
+package cache
+
+import (
+	"io"
+
+	"github.com/toolenv/toolenv/toolbench"
+)
+
+// ImportConfig is an import as "toolenv cache import" takes it, besides
+// its store. Its tags are the command's flags (internal/configfile binds
+// them).
+type ImportConfig struct {
+	// ToolBench are the docs the cache belongs to: entries are matched to
+	// their APIs and coerced as the server coerces calls.
+	ToolBench  []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs the cache belongs to (as for serve); recommended"`
+	Collection string   `json:"collection" flag:"collection" default:"toolbench" help:"collection name the entries belong to"`
+	Overwrite  bool     `json:"overwrite" flag:"overwrite" help:"replace entries already in the store"`
+}
+
+// Options loads the docs and returns the import's options, with a
+// progress bar on progress (nil: none).
+func (c *ImportConfig) Options(progress io.Writer) (ImportOptions, error) {
+	opts := ImportOptions{Collection: c.Collection, Overwrite: c.Overwrite, Progress: progress}
+	if len(c.ToolBench) > 0 {
+		src, err := toolbench.Load(c.ToolBench...)
+		if err != nil {
+			return opts, err
+		}
+		opts.Docs = toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: c.Collection})
+	}
+	return opts, nil
+}
+
+// ExportConfig is an export as "toolenv cache export" takes it, besides
+// its store and destination. Its tags are the command's flags.
+type ExportConfig struct {
+	Format     string   `json:"format" flag:"format" default:"jsonl" help:"jsonl or stabletoolbench"`
+	ToolBench  []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs (needed for --format stabletoolbench)"`
+	Tool       string   `json:"tool" flag:"tool" help:"export only this tool ID"`
+	Collection string   `json:"collection" flag:"collection" default:"toolbench" help:"with --format stabletoolbench: the collection name the entries were imported under"`
+}
+
+// Options returns the export's options: to the file or folder out, or
+// to stdout when out is "".
+func (c *ExportConfig) Options(out string, stdout io.Writer) ExportOptions {
+	return ExportOptions{Format: c.Format, Out: out, Stdout: stdout, Docs: c.ToolBench, Collection: c.Collection, Tool: c.Tool}
+}
