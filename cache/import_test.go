@@ -11,6 +11,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/cache"
+	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
 	"github.com/toolenv/toolenv/toolbench/toolbenchtest"
@@ -26,71 +27,85 @@ import (
 // with the tool the docs resolve the file's names to, the canonical JSON
 // of the key's arguments after the pipeline's lenient validation, the
 // recorded key as its exact key, and the recorded answer's bytes (NaN and
-// the infinities as null). The expectations come from the generator's own
+// the infinities as null), in SQLite and in PostgreSQL. The expectations come from the generator's own
 // record of each entry, not from the importer's reader, so a faster
 // reader cannot silently change a key, an argument or an answer.
 func TestImportStoresEachEntryAsRecorded(t *testing.T) {
-	ctx := context.Background()
-	for seed := uint64(1); seed <= 6; seed++ {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			dir := t.TempDir()
-			rng := rand.New(rand.NewPCG(seed, 29))
-			toolsDir, cacheDir := filepath.Join(dir, "tools"), filepath.Join(dir, "cache")
-			set, err := toolbenchtest.WriteToolSet(toolsDir, rng, toolbenchtest.Options{Tools: 30, MaxEntries: 40})
-			if err != nil {
-				t.Fatal(err)
-			}
-			gen, err := toolbenchtest.WriteCache(cacheDir, set, rng, toolbenchtest.Options{MaxEntries: 40})
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := toolbench.Load(toolsDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: "toolbench"})
-			want := expectedEntries(t, coll, gen)
+	stores := []struct {
+		name  string
+		open  func(t *testing.T) string
+		seeds uint64
+	}{
+		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "store.db") }, 6},
+		{"postgres", func(t *testing.T) string { return pgtest.DB(t) }, 2},
+	}
+	for _, sk := range stores {
+		for seed := uint64(1); seed <= sk.seeds; seed++ {
+			t.Run(fmt.Sprintf("%s/seed%d", sk.name, seed), func(t *testing.T) {
+				testImportAsRecorded(t, seed, sk.open(t))
+			})
+		}
+	}
+}
 
-			st, err := store.Open(ctx, filepath.Join(dir, "store.db"), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			// Odd seeds import in one transaction, even ones in many
-			// small ones (entries of one key in different batches).
-			opts := cache.ImportOptions{Docs: coll}
-			if seed%2 == 0 {
-				opts.Batch = 40
-			}
-			rep, err := cache.Import(ctx, st, cacheDir, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[[2]string]*store.Entry{}
-			if err := st.Each(ctx, func(e *store.Entry) error {
-				k := [2]string{e.Tool, e.Exact}
-				if got[k] != nil {
-					t.Errorf("two entries of %s under key %s", e.Tool, e.Exact)
-				}
-				got[k] = e
-				return nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			if rep.Imported != len(want) || len(got) != len(want) {
-				t.Errorf("imported %d entries (store holds %d), want %d (report %+v)", rep.Imported, len(got), len(want), rep)
-			}
-			for k, w := range want {
-				g := got[k]
-				switch {
-				case g == nil:
-					t.Errorf("%s %s: not in the store", k[0], k[1])
-				case g.Args != w.Args || g.Status != w.Status || string(g.Body) != string(w.Body) || g.Error != w.Error || g.Origin != "import":
-					t.Errorf("%s %s: stored args %s status %s error %q body %s;\nwant args %s status %s error %q body %s",
-						k[0], k[1], g.Args, g.Status, g.Error, g.Body, w.Args, w.Status, w.Error, w.Body)
-				}
-			}
-		})
+func testImportAsRecorded(t *testing.T, seed uint64, dsn string) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(seed, 29))
+	toolsDir, cacheDir := filepath.Join(dir, "tools"), filepath.Join(dir, "cache")
+	set, err := toolbenchtest.WriteToolSet(toolsDir, rng, toolbenchtest.Options{Tools: 30, MaxEntries: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := toolbenchtest.WriteCache(cacheDir, set, rng, toolbenchtest.Options{MaxEntries: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := toolbench.Load(toolsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coll := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: "toolbench"})
+	want := expectedEntries(t, coll, gen)
+
+	st, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Odd seeds import in one transaction, even ones in many small ones
+	// (entries of one key in different batches).
+	opts := cache.ImportOptions{Docs: coll}
+	if seed%2 == 0 {
+		opts.Batch = 40
+	}
+	rep, err := cache.Import(ctx, st, cacheDir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[[2]string]*store.Entry{}
+	if err := st.Each(ctx, func(e *store.Entry) error {
+		k := [2]string{e.Tool, e.Exact}
+		if got[k] != nil {
+			t.Errorf("two entries of %s under key %s", e.Tool, e.Exact)
+		}
+		got[k] = e
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Imported != len(want) || len(got) != len(want) {
+		t.Errorf("imported %d entries (store holds %d), want %d (report %+v)", rep.Imported, len(got), len(want), rep)
+	}
+	for k, w := range want {
+		g := got[k]
+		switch {
+		case g == nil:
+			t.Errorf("%s %s: not in the store", k[0], k[1])
+		case g.Args != w.Args || g.Status != w.Status || string(g.Body) != string(w.Body) || g.Error != w.Error || g.Origin != "import":
+			t.Errorf("%s %s: stored args %s status %s error %q body %s;\nwant args %s status %s error %q body %s",
+				k[0], k[1], g.Args, g.Status, g.Error, g.Body, w.Args, w.Status, w.Error, w.Body)
+		}
 	}
 }
 
@@ -144,3 +159,6 @@ func expectedEntries(t *testing.T, coll *toolenv.Collection, gen []*toolbenchtes
 	}
 	return want
 }
+
+// TestMain stops the PostgreSQL server the tests share.
+func TestMain(m *testing.M) { pgtest.Main(m) }
