@@ -80,6 +80,17 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 	if progressOut == nil {
 		progressOut = io.Discard
 	}
+	// A store with a bulk mode (SQLite: checkpoints off the writer) is
+	// in it for the import; ending it twice is harmless.
+	endBulk := func() error { return nil }
+	if bl, ok := st.(store.BulkLoader); ok {
+		end, err := bl.BeginBulk(ctx)
+		if err != nil {
+			return nil, err
+		}
+		endBulk = end
+		defer end()
+	}
 	rep := &ImportReport{Unresolved: map[string]int{}}
 	var v validate.Validator
 	bar := progress.New(progressOut, -1, "importing cache entries")
@@ -178,6 +189,9 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 		return nil, werr
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := endBulk(); err != nil {
 		return nil, err
 	}
 	rep.Files = files

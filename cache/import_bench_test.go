@@ -210,6 +210,14 @@ func (w *writerCPU) PutMany(ctx context.Context, entries []*store.Entry, overwri
 	return n, err
 }
 
+// BeginBulk passes the store's bulk mode on.
+func (w *writerCPU) BeginBulk(ctx context.Context) (func() error, error) {
+	if bl, ok := w.Store.(store.BulkLoader); ok {
+		return bl.BeginBulk(ctx)
+	}
+	return func() error { return nil }, nil
+}
+
 // threadCPUTime returns the CPU time the calling thread has used.
 func threadCPUTime() time.Duration {
 	var ru unix.Rusage

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,10 @@ type SQLite struct {
 	// The lookups' statements, prepared once: preparing one costs more
 	// than running it (database/sql keeps one per reader connection).
 	getStmt, getExactStmt, lookupStmt *sql.Stmt
+	// bulk is the checkpointer of bulk mode (BeginBulk), nil outside it.
+	bulkMu        sync.Mutex
+	bulk          *sqliteBulk
+	bulkWALFrames int // tests: the log's bound in bulk mode (0: bulkWALFrames)
 }
 
 var _ Store = (*SQLite)(nil)
@@ -120,6 +125,12 @@ func (s *SQLite) SQL() *DB { return &DB{Write: s.w, Read: s.r, Dialect: "sqlite"
 // Close closes the database.
 func (s *SQLite) Close() error {
 	var errs []error
+	s.bulkMu.Lock()
+	b := s.bulk
+	s.bulkMu.Unlock()
+	if b != nil {
+		errs = append(errs, s.endBulk(b))
+	}
 	for _, st := range []*sql.Stmt{s.getStmt, s.getExactStmt, s.lookupStmt} {
 		if st != nil {
 			errs = append(errs, st.Close())
@@ -254,6 +265,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 	if len(entries) == 0 {
 		return 0, nil
 	}
+	s.bulkWait()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("cache put: %w", err)
@@ -328,6 +340,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("cache put: commit: %w", err)
 	}
+	s.bulkCommitted()
 	if s.mem != nil {
 		s.mem.written(entries, overwrite)
 	}
