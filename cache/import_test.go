@@ -42,13 +42,20 @@ func TestImportStoresEachEntryAsRecorded(t *testing.T) {
 	for _, sk := range stores {
 		for seed := uint64(1); seed <= sk.seeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", sk.name, seed), func(t *testing.T) {
-				testImportAsRecorded(t, seed, sk.open(t))
+				testImportAsRecorded(t, seed, sk.open(t), false)
 			})
 		}
 	}
+	// An import that stopped midway (the store failed after its first
+	// batch) and ran again stores what one uninterrupted run stores.
+	for seed := uint64(2); seed <= 4; seed += 2 {
+		t.Run(fmt.Sprintf("sqlite/seed%d/resumed", seed), func(t *testing.T) {
+			testImportAsRecorded(t, seed, filepath.Join(t.TempDir(), "store.db"), true)
+		})
+	}
 }
 
-func testImportAsRecorded(t *testing.T, seed uint64, dsn string) {
+func testImportAsRecorded(t *testing.T, seed uint64, dsn string, resume bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(seed, 29))
@@ -79,10 +86,22 @@ func testImportAsRecorded(t *testing.T, seed uint64, dsn string) {
 	if seed%2 == 0 {
 		opts.Batch = 40
 	}
+	before := 0
+	if resume {
+		if _, err := cache.Import(ctx, &failingStore{Store: st}, cacheDir, opts); err == nil {
+			t.Fatal("the import into a store failing after one batch did not fail")
+		}
+		s, err := st.Stats(ctx)
+		if err != nil || s.Entries == 0 {
+			t.Fatalf("after the first batch: %+v %v", s, err)
+		}
+		before = int(s.Entries)
+	}
 	rep, err := cache.Import(ctx, st, cacheDir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep.Imported += before // what the stopped run stored
 	got := map[[2]string]*store.Entry{}
 	if err := st.Each(ctx, func(e *store.Entry) error {
 		k := [2]string{e.Tool, e.Exact}
