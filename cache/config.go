@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/toolenv/toolenv/toolbench"
@@ -44,4 +45,13 @@ type ExportConfig struct {
 // to stdout when out is "".
 func (c *ExportConfig) Options(out string, stdout io.Writer) ExportOptions {
 	return ExportOptions{Format: c.Format, Out: out, Stdout: stdout, Docs: c.ToolBench, Collection: c.Collection, Tool: c.Tool}
+}
+
+// Summary says in one line what an export of this configuration into out
+// wrote.
+func (c *ExportConfig) Summary(r *ExportReport, out string) string {
+	if c.Format == FormatStableToolBench {
+		return fmt.Sprintf("exported %d entries into %d files under %s (%d entries of other tools skipped)", r.Entries, r.Files, out, r.Skipped)
+	}
+	return fmt.Sprintf("exported %d entries", r.Entries)
 }

@@ -30,3 +30,13 @@ func (rep *Report) Markdown(source string, took time.Duration) []byte {
 	}
 	return b.Bytes()
 }
+
+// String is the report in one line: how many queries changed and, for
+// paraphrases, what the model did.
+func (rep *Report) String() string {
+	s := fmt.Sprintf("perturb %s: %d of %d queries changed", rep.Mode, rep.Changed, rep.Tasks)
+	if rep.Mode == Paraphrase {
+		s += fmt.Sprintf("; %d LLM answers, %d rejected for losing a value or saying nothing new, %d queries kept as they were", rep.Attempts, rep.Rejected, rep.Failed)
+	}
+	return s
+}

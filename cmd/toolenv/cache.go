@@ -93,11 +93,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if cfg.Format == cache.FormatStableToolBench {
-				fmt.Fprintf(e.stderr, "exported %d entries into %d files under %s (%d entries of other tools skipped)\n", r.Entries, r.Files, out, r.Skipped)
-			} else {
-				fmt.Fprintf(e.stderr, "exported %d entries\n", r.Entries)
-			}
+			fmt.Fprintln(e.stderr, cfg.Summary(r, out))
 			return nil
 		},
 	}

@@ -99,7 +99,7 @@ that holds them (the *_env keys), never their value.`,
 		Short: "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := fileSchema()
+			s, err := harness.Schema()
 			if err != nil {
 				return err
 			}
@@ -109,11 +109,6 @@ that holds them (the *_env keys), never their value.`,
 	}
 	cmd.AddCommand(print, schema)
 	return cmd
-}
-
-// fileSchema is the JSON Schema of configuration files.
-func fileSchema() ([]byte, error) {
-	return configfile.Schema(&harness.File{}, environment.SchemaID, "toolenv configuration")
 }
 
 // options are the flags of a library's options struct, bound from its

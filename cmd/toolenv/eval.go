@@ -12,7 +12,6 @@ import (
 	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/eval/report"
 	"github.com/toolenv/toolenv/eval/stb"
-	"github.com/toolenv/toolenv/store"
 )
 
 func newEvalCmd(e *env) *cobra.Command {
@@ -140,33 +139,25 @@ into DIR too; without --run-name it lists the store's runs.`,
 
 // queueReport writes the reports of a run in a queue, or lists the runs.
 func queueReport(ctx context.Context, e *env, url, name string, args []string) error {
-	st, err := store.Open(ctx, url, store.Options{Logger: e.logger(), Migrations: queue.Migrations})
-	if err != nil {
-		return harness.StoreError(err)
-	}
-	defer st.Close()
-	if name == "" {
-		runs, err := queue.List(ctx, st)
-		if err != nil {
-			return err
-		}
-		if len(runs) == 0 {
-			return usagef("the queue at %s holds no runs", store.Redact(url))
-		}
-		queue.WriteList(e.stdout, runs)
-		return nil
-	}
-	if len(args) != 1 {
+	if name != "" && len(args) != 1 {
 		return usagef("report --queue --run-name %s needs the folder to write the reports into", name)
 	}
-	q, err := report.FromQueue(ctx, st, name, store.Redact(url), args[0])
+	dir := ""
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	q, runs, err := harness.QueueReport(ctx, url, name, dir, e.logger())
 	if err != nil {
 		return err
+	}
+	if q == nil {
+		queue.WriteList(e.stdout, runs)
+		return nil
 	}
 	if q.Remaining > 0 {
 		fmt.Fprintf(e.stderr, "toolenv: run %s is not finished: %d episode(s) to go; these reports hold the %d finished\n", name, q.Remaining, q.Episodes)
 	}
-	printOverview(e, args[0], q.Info, q.Summary)
+	printOverview(e, dir, q.Info, q.Summary)
 	return nil
 }
 
@@ -206,32 +197,22 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 		Use:   "stb",
 		Short: "StableToolBench formats: convert raw answers, compute SoPR from recorded labels",
 	}
-	var method, out string
+	var cf *options[stb.ConvertConfig]
 	convert := &cobra.Command{
 		Use:     "convert ANSWER_DIR",
 		Short:   "Convert raw answers (answer/<model>/<group>/) to the converted format, as convert_to_answer_format.py",
 		Example: `  toolenv eval stb convert ../shared/data/stabletoolbench/data_example/answer/virtual_chatgpt_dfs/G1_instruction --method DFS_woFilter_w2 --out G1_instruction.json`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if method == "" || out == "" {
-				return usagef("--method (e.g. CoT@1, DFS_woFilter_w2) and --out are required")
-			}
-			cf, problems, err := stb.ConvertDir(args[0], method)
+			n, err := cf.value().Convert(args[0], e.logger())
 			if err != nil {
 				return err
 			}
-			for _, p := range problems {
-				e.logger().Warn("answer skipped", "err", p)
-			}
-			if err := stb.WriteConverted(out, cf); err != nil {
-				return err
-			}
-			fmt.Fprintf(e.stdout, "Converted %d answers\n", len(cf.IDs))
+			fmt.Fprintf(e.stdout, "Converted %d answers\n", n)
 			return nil
 		},
 	}
-	convert.Flags().StringVar(&method, "method", "", "the method in the answer file names (CoT@1, DFS_woFilter_w2)")
-	convert.Flags().StringVar(&out, "out", "", "converted answers file to write")
+	cf = bindOptions(convert.Flags(), configDefaults[stb.ConvertConfig], false)
 	var times int
 	passrate := &cobra.Command{
 		Use:     "passrate RESULTS.json...",
@@ -240,16 +221,9 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, p := range args {
-				f, err := stb.ReadPassRate(p)
+				r, err := stb.PassRate(p, times, e.logger())
 				if err != nil {
 					return err
-				}
-				r, problems := stb.SolvePassRate(f, times)
-				for _, pr := range problems {
-					e.logger().Warn("label", "problem", pr)
-				}
-				if len(r.PerRound) == 0 {
-					return fmt.Errorf("%s: %w: its %d queries have no label in any round (pass --evaluate-times N to score N rounds anyway)", p, stb.ErrNoLabels, r.Tasks)
 				}
 				fmt.Fprintf(e.stdout, "%s: %d queries. %s\n", filepath.Base(p), r.Tasks, stb.FormatSolveRate(r))
 			}

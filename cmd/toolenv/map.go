@@ -69,14 +69,7 @@ index is built for lexical search only, and says so.`,
 			if asJSON {
 				return writeJSON(e.stdout, rep)
 			}
-			var more []string
-			if run != nil {
-				more = append(more, run.Summary())
-				if cfg.MappingsOut != "" {
-					more = append(more, "mappings written to "+cfg.MappingsOut)
-				}
-			}
-			rep.WriteMarkdown(e.stdout, more...)
+			rep.WriteMarkdown(e.stdout, cfg.Notes(run)...)
 			return nil
 		},
 	}

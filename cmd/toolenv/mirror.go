@@ -187,16 +187,7 @@ and the episodes under OUT/compare/runs/<env>/.`,
 			if err != nil {
 				return err
 			}
-			if err := dataset.CheckCompare(cfg); err != nil {
-				return err
-			}
-			d, err := dataset.Open(cmd.Context(), cfg, mirrorOptions(e))
-			if err != nil {
-				return err
-			}
-			defer d.Close()
-			cc := cf.value()
-			cs, out, err := d.Compare(cmd.Context(), cc)
+			cs, out, err := dataset.Compare(cmd.Context(), cfg, cf.value(), mirrorOptions(e))
 			if err != nil {
 				return err
 			}

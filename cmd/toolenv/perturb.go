@@ -44,10 +44,6 @@ func runPerturb(ctx context.Context, e *env, cfg *perturb.Config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "perturb %s: %d of %d queries changed", cfg.Mode, rep.Changed, rep.Tasks)
-	if cfg.Mode == perturb.Paraphrase {
-		fmt.Fprintf(e.stderr, "; %d LLM answers, %d rejected for losing a value or saying nothing new, %d queries kept as they were", rep.Attempts, rep.Rejected, rep.Failed)
-	}
-	fmt.Fprintln(e.stderr)
+	fmt.Fprintln(e.stderr, rep)
 	return nil
 }

@@ -184,3 +184,9 @@ func Resolve(path string, flags *configfile.Flags, getenv func(string) string, l
 	cfg.Logger, cfg.Getenv = log, getenv
 	return &cfg, nil
 }
+
+// Schema returns the JSON Schema of configuration files (File): what
+// "toolenv config schema" prints and docs/toolenv.schema.json holds.
+func Schema() ([]byte, error) {
+	return configfile.Schema(&File{}, environment.SchemaID, "toolenv configuration")
+}

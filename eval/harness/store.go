@@ -11,6 +11,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/queue"
+	"github.com/toolenv/toolenv/eval/report"
 	"github.com/toolenv/toolenv/store"
 )
 
@@ -66,4 +67,25 @@ func StoreError(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w (pass --store PATH or --store postgres://… to use another store)", err)
+}
+
+// QueueReport opens the store of the evaluation queue at url. With a run
+// name it writes that run's reports into dir (report.FromQueue); without
+// one it returns the store's runs instead (and a nil *report.Queued). A
+// queue holding no runs is an invalid_arguments error.
+func QueueReport(ctx context.Context, url, name, dir string, log *slog.Logger) (*report.Queued, []queue.RunInfo, error) {
+	st, err := store.Open(ctx, url, store.Options{Logger: log, Migrations: queue.Migrations})
+	if err != nil {
+		return nil, nil, StoreError(err)
+	}
+	defer st.Close()
+	if name != "" {
+		q, err := report.FromQueue(ctx, st, name, store.Redact(url), dir)
+		return q, nil, err
+	}
+	runs, err := queue.List(ctx, st)
+	if err == nil && len(runs) == 0 {
+		err = toolenv.Errorw(toolenv.StatusInvalidArguments, "", "the queue at %s holds no runs", store.Redact(url))
+	}
+	return nil, runs, err
 }

@@ -80,6 +80,20 @@ func BuildMapped(ctx context.Context, src structural.ExampleSource, tools []*too
 	return rep, run, nil
 }
 
+// Notes are the lines a build's Markdown report ends with
+// (Report.WriteMarkdown): the structural mapping's summary (run may be
+// nil) and where the mappings were written.
+func (c *Config) Notes(run *graph.Mapped) []string {
+	if run == nil {
+		return nil
+	}
+	notes := []string{run.Summary()}
+	if c.MappingsOut != "" {
+		notes = append(notes, "mappings written to "+c.MappingsOut)
+	}
+	return notes
+}
+
 // SearchConfig is a search as "toolenv map search" takes it. Its tags are
 // the command's flags.
 type SearchConfig struct {

@@ -38,9 +38,9 @@ func DefaultCompare() CompareConfig {
 	return c
 }
 
-// CheckCompare reports a configuration that cannot compare: the queries
+// checkCompare reports a configuration that cannot compare: the queries
 // need a model (or its records).
-func CheckCompare(cfg *Config) error {
+func checkCompare(cfg *Config) error {
 	if cfg.Model.URL == "" && !cfg.Model.Replay {
 		return usage("--llm-url and --llm-model are required: a model writes the queries (Table 14)")
 	}
@@ -50,7 +50,7 @@ func CheckCompare(cfg *Config) error {
 // Compare runs the comparison into Out/compare and returns its result
 // (compare.md there holds the table).
 func (d *Dataset) Compare(ctx context.Context, cc *CompareConfig) (*mirror.CompareStats, string, error) {
-	if err := CheckCompare(&d.cfg); err != nil {
+	if err := checkCompare(&d.cfg); err != nil {
 		return nil, "", err
 	}
 	m := d.cfg.Model
@@ -95,4 +95,18 @@ func (d *Dataset) Compare(ctx context.Context, cc *CompareConfig) (*mirror.Compa
 		err = &toolenv.Error{Status: toolenv.StatusCanceled, Message: "mirror compare", Err: err}
 	}
 	return cs, opts.Out, err
+}
+
+// Compare opens the dataset cfg describes, runs the comparison cc
+// configures (Dataset.Compare) and closes the dataset.
+func Compare(ctx context.Context, cfg *Config, cc *CompareConfig, opts Options) (*mirror.CompareStats, string, error) {
+	if err := checkCompare(cfg); err != nil {
+		return nil, "", err
+	}
+	d, err := Open(ctx, cfg, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	defer d.Close()
+	return d.Compare(ctx, cc)
 }
