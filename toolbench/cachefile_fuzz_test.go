@@ -3,6 +3,7 @@ package toolbench
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -127,4 +128,21 @@ func checkEntryValue(t *testing.T, raw []byte) {
 	if e != we || !bytes.Equal(r, wr) || ok != wok {
 		t.Errorf("entryValue(%s) = %q, %s, %v; encoding/json reads %q, %s, %v", raw, e, r, ok, we, wr, wok)
 	}
+}
+
+// FuzzValidJSON: validJSON agrees with json.Valid on any input.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `""`, `0`, `-0.5e+10`, `01`, `1.`, `.5`, `-`, `1e`, `true`, `tru`, `nul`, ` {"a": [1, 2, {"b": null}]} `,
+		`{"a" 1}`, `{"a":1,}`, `[1,]`, `[,1]`, `"\u12G4"`, `"\x"`, "\"a\tb\"", "\"\xff\xfe\"", `"\ud800"`, `{"a":1}{`,
+		strings.Repeat("[", 10001) + strings.Repeat("]", 10001), strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+		`{"error": "", "response": "{\"id\": 1, \"msg\": \"x\"}"}`, "\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", b, got, want)
+		}
+	})
 }
