@@ -107,9 +107,17 @@ func (c *Collection) Reindex() {
 	c.byName = make(map[string]*Tool, len(c.Tools))
 	for _, t := range c.Tools {
 		t.Collection = c.Name
-		t.ID = ToolID(c.Name, t.Name)
+		if !isToolID(t.ID, c.Name, t.Name) { // set already when indexed before: no new string
+			t.ID = ToolID(c.Name, t.Name)
+		}
 		c.byName[t.Name] = t
 	}
+}
+
+// isToolID reports whether id is ToolID(collection, name).
+func isToolID(id, collection, name string) bool {
+	return len(id) == len(collection)+1+len(name) && id[len(collection)] == '/' &&
+		id[:len(collection)] == collection && id[len(collection)+1:] == name
 }
 
 // Tool returns the tool with the given name, or nil.
@@ -152,16 +160,18 @@ func (c *Collection) Validate() error {
 
 // CheckSchemas checks that no tool's input or output schema nests deeper
 // than MaxSchemaDepth or contains itself; the error names the first such
-// tool.
+// tool. A schema shared by many tools (ToolBench's loader shares equal
+// parameters and inputs) is measured once.
 func CheckSchemas(tools []*Tool) error {
+	d := newDepthWalk()
 	for _, t := range tools {
 		if t == nil {
 			continue
 		}
-		if err := t.Input.CheckDepth(); err != nil {
+		if err := d.check(t.Input); err != nil {
 			return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 		}
-		if err := t.Output.CheckDepth(); err != nil {
+		if err := d.check(t.Output); err != nil {
 			return fmt.Errorf("tool %q: output schema: %w", t.Name, err)
 		}
 	}

@@ -462,7 +462,18 @@ func (s *Schema) CheckDepth() error {
 	if s == nil {
 		return nil
 	}
-	d := newDepthWalk()
+	return newDepthWalk().check(s)
+}
+
+// check is CheckDepth within a walk that may have measured some of s's
+// nodes already (as parts of other schemas). A measure taken is the depth
+// of the node's own subtree, whatever the path that reached it, except
+// when the walk was cut short or met a cycle, and then the schema being
+// checked fails: a walk must not go on after an error.
+func (d *depthWalk) check(s *Schema) error {
+	if s == nil {
+		return nil
+	}
 	n := d.depth(s)
 	switch {
 	case d.cycle:

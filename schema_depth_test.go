@@ -1,6 +1,7 @@
 package toolenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,4 +109,46 @@ func FuzzCheckDepth(f *testing.F) {
 			t.Fatalf("JSON %d deep passed the check", jsonDepth([]byte(raw)))
 		}
 	})
+}
+
+// TestCheckSchemasSharedNodes: CheckSchemas measures a schema shared by
+// many tools once, and a shared node met at depth 1 in one tool still
+// counts at its real depth in another that nests it deep, whichever tool
+// comes first.
+func TestCheckSchemasSharedNodes(t *testing.T) {
+	shared := &Schema{Type: "object", Properties: map[string]*Schema{}}
+	leaf := shared
+	for range 9 { // shared is 10 levels deep
+		next := &Schema{Type: "object"}
+		leaf.Properties = map[string]*Schema{"x": next}
+		leaf = next
+	}
+	deep := shared
+	for range MaxSchemaDepth - 5 { // shared under 59 levels: 69 in all
+		deep = &Schema{Type: "object", Properties: map[string]*Schema{"y": deep}}
+	}
+	shallow := &Tool{Name: "shallow", Input: shared}
+	nested := &Tool{Name: "nested", Input: deep}
+	for _, tools := range [][]*Tool{{shallow, nested}, {nested, shallow}} {
+		err := CheckSchemas(tools)
+		if !errors.Is(err, ErrSchemaTooDeep) || !strings.Contains(err.Error(), `tool "nested"`) {
+			t.Errorf("%s then %s: %v, want nested too deep", tools[0].Name, tools[1].Name, err)
+		}
+	}
+	many := make([]*Tool, 1000)
+	for i := range many {
+		many[i] = &Tool{Name: fmt.Sprint("t", i), Input: shared}
+	}
+	if err := CheckSchemas(many); err != nil {
+		t.Fatal(err)
+	}
+	d := newDepthWalk()
+	for _, tl := range many {
+		if err := d.check(tl.Input); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.walked != 10 {
+		t.Errorf("%d nodes walked for 1,000 tools sharing one 10-node schema, want 10", d.walked)
+	}
 }

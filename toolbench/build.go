@@ -26,9 +26,18 @@ type builder struct {
 	extras map[string]map[string]json.RawMessage
 	params map[paramKey]*toolenv.Schema
 	inputs map[string]*toolenv.Schema
-	key    strings.Builder
+	key    []byte // extra's key, reused
+	ikey   []byte // input's key, reused
+	props  []prop // input's parameters, reused
 	buf    bytes.Buffer
 	mem    arena
+}
+
+// prop is one parameter of an input being built.
+type prop struct {
+	name     string
+	schema   *toolenv.Schema
+	required bool
 }
 
 // paramKey is everything a parameter's schema is made of (its name is
@@ -72,21 +81,20 @@ func (b *builder) raw(s string) json.RawMessage {
 // extra returns the one map of the given keywords (pairs of key and JSON
 // text), in which an empty text means the keyword is absent.
 func (b *builder) extra(kv ...string) map[string]json.RawMessage {
-	b.key.Reset()
+	key := b.key[:0]
 	n := 0
 	for i := 0; i < len(kv); i += 2 {
 		if kv[i+1] != "" {
 			n++
 		}
-		b.key.WriteString(kv[i])
-		b.key.WriteByte(0)
-		b.key.WriteString(kv[i+1])
-		b.key.WriteByte(0)
+		key = append(append(key, kv[i]...), 0)
+		key = append(append(key, kv[i+1]...), 0)
 	}
-	k := b.key.String()
-	if m, ok := b.extras[k]; ok {
+	b.key = key
+	if m, ok := b.extras[string(key)]; ok {
 		return m
 	}
+	k := string(key)
 	m := make(map[string]json.RawMessage, n)
 	for i := 0; i < len(kv); i += 2 {
 		if kv[i+1] != "" {
@@ -146,13 +154,9 @@ func (b *builder) param(pn string, p *ParamDoc) (*toolenv.Schema, paramKey) {
 
 // input returns the input schema of d's parameters.
 func (b *builder) input(d *APIDoc) *toolenv.Schema {
-	type prop struct {
-		name     string
-		schema   *toolenv.Schema
-		required bool
-	}
-	props := make([]prop, 0, len(d.RequiredParameters)+len(d.OptionalParameters))
-	var key strings.Builder
+	props := b.props[:0] // reused
+	defer func() { b.props = props[:0] }()
+	key := b.ikey[:0] // reused: most inputs are met before, and a lookup by string(key) copies nothing
 	add := func(params []ParamDoc, required bool) {
 		for i := range params {
 			pn := ParamName(params[i].Name)
@@ -169,21 +173,21 @@ func (b *builder) input(d *APIDoc) *toolenv.Schema {
 			s, k := b.param(pn, &params[i])
 			props = append(props, prop{pn, s, required})
 			for _, f := range []string{pn, k.typ, k.desc, k.example, k.xname, k.tbType} {
-				key.WriteString(f)
-				key.WriteByte(0)
+				key = append(append(key, f...), 0)
 			}
 			if required {
-				key.WriteByte(1)
+				key = append(key, 1)
 			}
-			key.WriteByte(2)
+			key = append(key, 2)
 		}
 	}
 	add(d.RequiredParameters, true)
 	add(d.OptionalParameters, false)
-	k := key.String()
-	if in, ok := b.inputs[k]; ok {
+	b.ikey = key
+	if in, ok := b.inputs[string(key)]; ok {
 		return in
 	}
+	k := string(key)
 	nreq := 0
 	for _, p := range props {
 		if p.required {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -92,12 +93,13 @@ func Load(paths ...string) (*Source, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // reused: the decoder copies what it keeps
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(files) {
 					return
 				}
-				parsed[i] = parseFile(files[i])
+				parsed[i] = parseFile(files[i], &buf)
 			}
 		}()
 	}
@@ -129,8 +131,11 @@ type parsedFile struct {
 	err     error
 }
 
-func parseFile(path string) parsedFile {
-	data, err := os.ReadFile(path)
+// parseFile reads and decodes one file, reading it into *buf (grown as
+// needed and kept for the next file: nothing decoded refers to it, as
+// both decoders copy the strings and raw values they keep).
+func parseFile(path string, buf *[]byte) parsedFile {
+	data, err := readFileInto(path, buf)
 	if err != nil {
 		return parsedFile{err: fmt.Errorf("load toolbench docs: %w", err)}
 	}
@@ -173,11 +178,42 @@ func parseFile(path string) parsedFile {
 	return out
 }
 
+// readFileInto reads the file at path into *buf, which it grows as
+// needed, and returns the bytes read.
+func readFileInto(path string, buf *[]byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && int64(cap(*buf)) < st.Size()+1 {
+		*buf = make([]byte, 0, st.Size()+512) // room to see the end at once
+	}
+	data := (*buf)[:0]
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // the file grew since Stat
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			*buf = data[:0]
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // Tasks turns the queries into tasks over collection c (made from the
 // same source by NewCollection). A task's ID is "<group>/<query_id>"; its
 // Tools are the collection's names for the query's api_list; Meta holds
 // the query_id and the relevant APIs as function names.
 func (src *Source) Tasks(c *toolenv.Collection) []*toolenv.Task {
+	if len(src.Queries) == 0 {
+		return nil // a tree of tool files: no index to build
+	}
 	ix := NewIndex(c)
 	groups := make([]string, 0, len(src.Queries))
 	for g := range src.Queries {

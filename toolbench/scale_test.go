@@ -107,3 +107,50 @@ func TestNewCollectionSharesWithoutChanging(t *testing.T) {
 		t.Errorf("only %d of %d tools share an input schema with another", shared, len(docs))
 	}
 }
+
+// TestLoadKeepsNothingOfItsReadBuffer loads a generated tree with one
+// worker, which reads every file into the same reused buffer, and checks
+// that every doc equals the one the file gives when loaded alone (a
+// string or raw value still pointing into the buffer would hold a later
+// file's bytes).
+func TestLoadKeepsNothingOfItsReadBuffer(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := toolbenchgen.WriteTree(context.Background(), dir, toolbenchgen.Options{APIs: 600, Seed: 3}, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	all, err := toolbench.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GOMAXPROCS(2)
+	var files []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".json" {
+			files = append(files, p)
+		}
+		return err
+	})
+	if len(files) < 20 || all.Files != len(files) {
+		t.Fatalf("%d files written, %d loaded", len(files), all.Files)
+	}
+	i := 0
+	for _, f := range files { // WalkDir's order is Load's: sorted
+		one, err := toolbench.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range one.Docs {
+			got := all.Docs[i]
+			i++
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(want)
+			if string(gj) != string(wj) {
+				t.Fatalf("%s: loaded among the others:\n%s\nalone:\n%s", f, gj, wj)
+			}
+		}
+	}
+	if i != len(all.Docs) {
+		t.Fatalf("%d docs loaded alone, %d together", i, len(all.Docs))
+	}
+}
