@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -115,16 +116,24 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		runtime.AddCleanup(f, func(s *IndexSearch) { s.Close() }, own)
 	}
 	f.sessions.issuer = opts.Sessions
-	cat := f.rebuild()
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
-		Logger:       sdkLogger(log),
-		Instructions: cat.instructions,
+		Logger: sdkLogger(log),
 		// Tools are listed and called through f.route, from the catalog;
-		// the list changes when a collection is hot-loaded. No logging
-		// capability.
+		// the list changes when a collection is hot-loaded, and so do
+		// the instructions f.route puts in initialize and discover
+		// results. No logging capability.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	f.srv.AddReceivingMiddleware(f.route)
+	// The first catalog is built in the background: at 50,000 tools it
+	// takes a fraction of a second that the server's start need not
+	// wait for (the rest of the start-up runs on another core
+	// meanwhile); a request that needs it before then waits for it.
+	f.built = make(chan struct{})
+	go func() {
+		defer close(f.built)
+		f.rebuild()
+	}()
 	followRegistry(f, opts.Registry, func(f *mcpFrontend) { f.rebuild(); f.notifyListChanged() })
 	return f.srv, nil
 }
@@ -141,14 +150,27 @@ type mcpFrontend struct {
 	search      ToolSearch
 	srv         *mcp.Server
 	catalog     atomic.Pointer[mcpCatalog]
+	built       chan struct{} // closed once the first catalog is in catalog
+	rebuildMu   sync.Mutex    // one rebuild at a time: the last one reads the registry last
 	sessions    mcpSessions
 	reqID       atomic.Uint64
 	idPre       string
 }
 
+// current returns the catalog, waiting for the first one to be built.
+func (f *mcpFrontend) current() *mcpCatalog {
+	if cat := f.catalog.Load(); cat != nil {
+		return cat
+	}
+	<-f.built
+	return f.catalog.Load()
+}
+
 // rebuild makes the catalog of the registry's collections as they are
 // now and installs it.
 func (f *mcpFrontend) rebuild() *mcpCatalog {
+	f.rebuildMu.Lock()
+	defer f.rebuildMu.Unlock()
 	cat := newMCPCatalog(f.registry.Collections(), f.naming, f.searchAbove)
 	if cat.search != nil {
 		f.search.Update(cat.tools())

@@ -184,7 +184,7 @@ func (cat *mcpCatalog) page(cursor string, size int) ([]*mcpEntry, string, error
 // listTools answers tools/list from the current catalog, rendering the
 // page's tools only.
 func (f *mcpFrontend) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
-	cat := f.catalog.Load()
+	cat := f.current()
 	var cursor string
 	if req != nil && req.Params != nil {
 		cursor = req.Params.Cursor
@@ -208,11 +208,21 @@ func (f *mcpFrontend) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult
 }
 
 // route is receiving middleware: it answers tools/list and tools/call
-// from the catalog (the go-sdk's own tool set stays empty) and passes
+// from the catalog (the go-sdk's own tool set stays empty), puts the
+// catalog's instructions in initialize and discover results, and passes
 // everything else on.
 func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "initialize", "server/discover":
+			res, err := next(ctx, method, req)
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				r.Instructions = f.current().instructions
+			case *mcp.DiscoverResult:
+				r.Instructions = f.current().instructions
+			}
+			return res, err
 		case "tools/list":
 			lr, _ := req.(*mcp.ListToolsRequest)
 			return f.listTools(lr)
@@ -221,7 +231,7 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || ctr.Params == nil {
 				return next(ctx, method, req)
 			}
-			cat := f.catalog.Load()
+			cat := f.current()
 			e := cat.resolve(ctr.Params.Name)
 			switch {
 			case e == nil:

@@ -347,3 +347,30 @@ func TestMCPHotLoadNotifies(t *testing.T) {
 		t.Errorf("/virtual of the new name: %s %s", resp.Header.Get("X-Toolenv-Status"), body)
 	}
 }
+
+// TestMCPInstructionsFollowTheCatalog: the catalog is built in the
+// background, and the instructions a client gets at initialize come from
+// the catalog of that moment: the tools it counts, and after a hot-load
+// the new version's count (over both transports).
+func TestMCPInstructionsFollowTheCatalog(t *testing.T) {
+	fx := newMCPFixtureWith(t, MCPOptions{SearchAbove: 3}, demoCollection(t))
+	cs := connectMemory(t, fx.server)
+	ins := cs.InitializeResult().Instructions
+	if !strings.Contains(ins, "serves 7 documented APIs") || !strings.Contains(ins, "demo (6)") || !strings.Contains(ins, mcpSearchTool) {
+		t.Fatalf("instructions %q: want 6 demo tools and %s counted", ins, mcpSearchTool)
+	}
+	next := demoCollection(t)
+	next.Tools = next.Tools[:4]
+	backend, err := virtual.Build(virtual.Options{Tools: next.Tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.reg.Replace(next, backend); err != nil {
+		t.Fatal(err)
+	}
+	for name, cs := range map[string]*mcp.ClientSession{"memory": connectMemory(t, fx.server), "http": connectHTTP(t, fx.httpServer(t).URL)} {
+		if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "serves 5 documented APIs") || !strings.Contains(ins, "demo (4)") {
+			t.Errorf("%s: instructions after the hot-load %q, want 4 demo tools", name, ins)
+		}
+	}
+}
