@@ -50,6 +50,22 @@ func (a *arena) str(s string) string {
 	return a.sb.String()[off:]
 }
 
+// bytes returns the text b as a string in the arena.
+func (a *arena) bytes(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > arenaChunk/8:
+		return string(b)
+	case a.sb.Cap()-a.sb.Len() < len(b):
+		a.sb = strings.Builder{}
+		a.sb.Grow(arenaChunk)
+	}
+	off := a.sb.Len()
+	a.sb.Write(b)
+	return a.sb.String()[off:]
+}
+
 // raw returns raw copied into the arena; appending to the copy never
 // writes over a neighbour (its capacity is its length).
 func (a *arena) raw(raw []byte) json.RawMessage {

@@ -2,10 +2,13 @@ package toolbench
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	sjson "github.com/segmentio/encoding/json"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -24,11 +27,16 @@ type builder struct {
 	strs   map[string]string
 	raws   map[string]json.RawMessage
 	extras map[string]map[string]json.RawMessage
-	params map[paramKey]*toolenv.Schema
+	params map[paramKey]paramRef
 	inputs map[string]*toolenv.Schema
 	key    []byte // extra's key, reused
 	ikey   []byte // input's key, reused
 	props  []prop // input's parameters, reused
+
+	typeText map[string]string // ToolBench type → its JSON text
+	last     lastTool          // the tool of the previous doc
+	fdesc    []byte            // function description, reused
+	cbuf     []byte            // compacted template, reused
 	buf    bytes.Buffer
 	mem    arena
 }
@@ -38,6 +46,13 @@ type prop struct {
 	name     string
 	schema   *toolenv.Schema
 	required bool
+}
+
+// paramRef is a parameter schema the builder made and its number, by
+// which input keys name it (shorter to hash than its text).
+type paramRef struct {
+	s  *toolenv.Schema
+	id uint32
 }
 
 // paramKey is everything a parameter's schema is made of (its name is
@@ -53,8 +68,10 @@ func newBuilder(n int) *builder {
 		strs:   make(map[string]string, n/2),
 		raws:   make(map[string]json.RawMessage, n/4),
 		extras: make(map[string]map[string]json.RawMessage, n/4),
-		params: make(map[paramKey]*toolenv.Schema, n),
+		params: make(map[paramKey]paramRef, n),
 		inputs: make(map[string]*toolenv.Schema, n/2),
+
+		typeText: map[string]string{},
 	}
 }
 
@@ -130,26 +147,32 @@ func isPlainString(s string) bool {
 }
 
 // param returns the schema of one documented parameter named pn.
-func (b *builder) param(pn string, p *ParamDoc) (*toolenv.Schema, paramKey) {
+func (b *builder) param(pn string, p *ParamDoc) paramRef {
 	typ, ok := typeMap[p.Type]
 	if !ok {
 		typ = "string"
 	}
-	k := paramKey{typ: typ, desc: p.Description, tbType: jsonText(p.Type)}
+	tb, ok := b.typeText[p.Type]
+	if !ok {
+		tb = jsonText(p.Type)
+		b.typeText[b.str(p.Type)] = tb
+	}
+	k := paramKey{typ: typ, desc: p.Description, tbType: tb}
 	if pyStr(p.Default) != "" {
 		k.example = jsonText(p.Default)
 	}
 	if pn != p.Name {
 		k.xname = jsonText(p.Name)
 	}
-	if s, ok := b.params[k]; ok {
-		return s, k
+	if r, ok := b.params[k]; ok {
+		return r
 	}
 	s := b.mem.schema()
 	s.Type, s.Description = b.str(typ), b.mem.str(p.Description)
 	s.Extra = b.extra("example_value", k.example, "x-name", k.xname, "x-toolbench-type", k.tbType)
-	b.params[k] = s
-	return s, k
+	r := paramRef{s, uint32(len(b.params))}
+	b.params[k] = r
+	return r
 }
 
 // input returns the input schema of d's parameters.
@@ -170,15 +193,17 @@ func (b *builder) input(d *APIDoc) *toolenv.Schema {
 			if dup {
 				continue // two documented names standardize alike; ToolBench keeps the last, we keep the first
 			}
-			s, k := b.param(pn, &params[i])
-			props = append(props, prop{pn, s, required})
-			for _, f := range []string{pn, k.typ, k.desc, k.example, k.xname, k.tbType} {
-				key = append(append(key, f...), 0)
-			}
+			r := b.param(pn, &params[i])
+			props = append(props, prop{pn, r.s, required})
+			// The name, the schema's number, required: an input's
+			// identity, without its texts.
+			key = append(append(key, pn...), 0)
+			key = binary.LittleEndian.AppendUint32(key, r.id)
 			if required {
 				key = append(key, 1)
+			} else {
+				key = append(key, 0)
 			}
-			key = append(key, 2)
 		}
 	}
 	add(d.RequiredParameters, true)
@@ -215,33 +240,63 @@ func (b *builder) input(d *APIDoc) *toolenv.Schema {
 	return in
 }
 
+// lastTool is what the builder made of the tool-level fields of the
+// previous doc: a tool's APIs are neighbours, and their docs share these
+// strings (one decoded copy per file), so most docs compare equal at
+// once (same pointer) and nothing is hashed or standardized again.
+type lastTool struct {
+	category, tool, toolDesc, host string // as in the doc
+	cat, stdCat, group, stdTool    string // kept
+	desc, hostKept                 string
+	set                            bool // the fields above were set once
+}
+
 // tool converts one doc (see APIDoc.Tool).
 func (b *builder) tool(d *APIDoc) *toolenv.Tool {
-	stdTool := b.str(Standardize(d.ToolName))
-	name := FunctionName(d.APIName, d.ToolName)
-	fdesc := `This is the subfunction for tool "` + stdTool + `", you can use this tool.`
+	l := &b.last
+	if !l.set || d.CategoryName != l.category {
+		l.category = d.CategoryName
+		l.cat, l.stdCat = b.str(d.CategoryName), b.str(StandardizeCategory(d.CategoryName))
+	}
+	if !l.set || d.ToolName != l.tool {
+		l.tool = d.ToolName
+		l.group, l.stdTool = b.str(d.ToolName), b.str(Standardize(d.ToolName))
+	}
+	if !l.set || d.ToolDescription != l.toolDesc {
+		l.toolDesc, l.desc = d.ToolDescription, b.str(d.ToolDescription)
+	}
+	if !l.set || d.Host != l.host {
+		l.host, l.hostKept = d.Host, b.str(d.Host)
+	}
+	l.set = true
+	stdTool := l.stdTool
+	apiName := APIName(d.APIName)
+	name := lastChars(apiName+"_for_"+stdTool, 64) // FunctionName(d.APIName, d.ToolName)
+	fdesc := append(b.fdesc[:0], `This is the subfunction for tool "`...)
+	fdesc = append(append(fdesc, stdTool...), `", you can use this tool.`...)
 	if desc := strings.TrimSpace(d.APIDescription); desc != "" {
 		desc = strings.ReplaceAll(desc, d.APIName, name)
-		if utf8.RuneCountInString(desc) > descriptionMax {
+		if len(desc) > descriptionMax && utf8.RuneCountInString(desc) > descriptionMax {
 			desc = string([]rune(desc)[:descriptionMax])
 		}
-		fdesc += `The description of this function is: "` + desc + `"`
+		fdesc = append(append(append(fdesc, `The description of this function is: "`...), desc...), '"')
 	}
+	b.fdesc = fdesc
 	name = b.mem.str(name)
 	t := b.mem.tool()
 	*t = toolenv.Tool{
 		Name:             name,
 		Title:            b.mem.str(d.APIName),
 		Description:      b.mem.str(d.APIDescription),
-		Category:         b.str(d.CategoryName),
-		Group:            b.str(d.ToolName),
-		GroupDescription: b.str(d.ToolDescription),
+		Category:         l.cat,
+		Group:            l.group,
+		GroupDescription: l.desc,
 		Input:            b.input(d),
 		Meta: map[string]string{
-			"function_description": b.mem.str(fdesc),
-			"std_category":         b.str(StandardizeCategory(d.CategoryName)),
+			"function_description": b.mem.bytes(fdesc),
+			"std_category":         l.stdCat,
 			"std_tool":             stdTool,
-			"api_name":             b.str(APIName(d.APIName)),
+			"api_name":             b.str(apiName),
 			"toolbench_name":       name,
 		},
 	}
@@ -261,7 +316,7 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 		}
 	}
 	if d.Host != "" {
-		t.Meta["host"] = b.str(d.Host)
+		t.Meta["host"] = l.hostKept
 	}
 	return t
 }
@@ -270,9 +325,43 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 // (tool files indent their templates; JSON output compacts them anyway),
 // or a plain copy when raw is not valid JSON.
 func (b *builder) compactJSON(raw json.RawMessage) json.RawMessage {
+	// The fast way: a text segmentio's validator accepts, without its
+	// whitespace outside strings (FuzzCompactJSON holds it to
+	// encoding/json.Compact); anything else goes the slow way.
+	if nestsAtMost(raw, fastDecodeMaxDepth) && sjson.Valid(raw) {
+		if out, ok := stripSpace(b.cbuf[:0], raw); ok {
+			b.cbuf = out
+			return b.mem.raw(out)
+		}
+	}
 	b.buf.Reset()
 	if err := json.Compact(&b.buf, raw); err != nil {
 		return b.mem.raw(raw)
 	}
 	return b.mem.raw(b.buf.Bytes())
+}
+
+// stripSpace appends raw to dst without the JSON whitespace outside
+// strings; ok is false when a string does not end.
+func stripSpace(dst, raw []byte) (out []byte, ok bool) {
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			j := i + 1
+			for ; j < len(raw) && raw[j] != '"'; j++ {
+				if raw[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(raw) {
+				return dst, false
+			}
+			dst = append(dst, raw[i:j+1]...)
+			i = j
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst, true
 }
