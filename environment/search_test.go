@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 )
@@ -108,13 +109,42 @@ func TestSearchEmbeddings(t *testing.T) {
 		env.Ready()
 		return env
 	}
+	// search calls search_tools through an MCP client and returns the
+	// IDs of the tools found and the notes.
 	search := func(t *testing.T, env *Environment, q string) ([]string, []string) {
 		t.Helper()
-		ids, notes, err := env.search.Search(ctx, q, 3, "")
+		srv, err := env.MCPServer()
 		if err != nil {
-			t.Fatalf("search %q: %v", q, err)
+			t.Fatal(err)
 		}
-		return ids, notes
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": q, "limit": 3}})
+		if err != nil || res.IsError {
+			t.Fatalf("search_tools %q: %v %+v", q, err, res)
+		}
+		var ans struct {
+			Tools []struct{ Name, Collection string }
+			Notes []string
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &ans); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range ans.Tools {
+			ids = append(ids, h.Collection+"/"+h.Name)
+		}
+		return ids, ans.Notes
 	}
 
 	store := filepath.Join(t.TempDir(), "store.db")
