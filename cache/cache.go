@@ -54,7 +54,7 @@ type ImportOptions struct {
 	// midway (killed, the machine down) leaves the batches committed
 	// before it, and running it again keeps those and adds the rest.
 	// Larger batches write fewer pages twice; each costs memory while it
-	// waits for the writer (two may wait, one is written, one is read).
+	// waits for the writer (one may wait, one is written, one is read).
 	Batch int
 }
 
@@ -97,7 +97,7 @@ func Import(ctx context.Context, st store.Store, dir string, opts ImportOptions)
 	defer bar.Finish()
 	// Reading and parsing (this goroutine) and writing (the writer's)
 	// overlap: batches go to the writer through a short queue.
-	batches := make(chan []*store.Entry, 2)
+	batches := make(chan []*store.Entry, 1)
 	var (
 		writeErr  error
 		writeDone = make(chan struct{})
