@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/spf13/pflag"
 	"github.com/toolenv/toolenv/eval/harness"
+	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/cache"
@@ -54,11 +55,7 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(e.stdout, rep)
-			}
-			rep.WriteText(e.stdout)
-			return nil
+			return show(e, asJSON, rep, rep.WriteText)
 		},
 	}
 	sf, f = bindStore(cmd.Flags()), bindOptions(cmd.Flags(), configDefaults[cache.ImportConfig], false)
@@ -120,11 +117,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(e.stdout, s)
-			}
-			cache.WriteStats(e.stdout, s)
-			return nil
+			return show(e, asJSON, s, func(w io.Writer) { cache.WriteStats(w, s) })
 		},
 	}
 	sf = bindStore(cmd.Flags())

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/internal/configfile"
@@ -150,19 +148,12 @@ func (o *options[T]) value() *T {
 // the flags given. It logs the file's warnings.
 func (o *options[T]) resolve(e *env) (*T, error) {
 	v := o.def()
-	var file *configfile.File
-	if o.path != nil && *o.path != "" {
-		f, err := configfile.Load(*o.path, &v)
-		if errors.Is(err, configfile.ErrNotExist) {
-			return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
-		} else if err != nil {
-			return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: err}
-		}
-		for _, w := range f.Warnings {
-			e.logger().Warn(w)
-		}
-		file = f
+	path := ""
+	if o.path != nil {
+		path = *o.path
 	}
-	o.flags.Apply(&v, file, e.logger())
+	if err := harness.Layer(path, &v, o.flags, e.logger()); err != nil {
+		return nil, err
+	}
 	return &v, nil
 }

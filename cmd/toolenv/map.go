@@ -79,6 +79,15 @@ index is built for lexical search only, and says so.`,
 	return cmd
 }
 
+// show prints v with text, or as JSON with --json.
+func show(e *env, asJSON bool, v any, text func(io.Writer)) error {
+	if asJSON {
+		return writeJSON(e.stdout, v)
+	}
+	text(e.stdout)
+	return nil
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

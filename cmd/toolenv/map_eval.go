@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"log/slog"
 	"os"
 
@@ -38,11 +39,7 @@ over everything and over what the drift changed.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(e.stdout, results)
-			}
-			mapeval.DriftMarkdown(e.stdout, results)
-			return nil
+			return show(e, asJSON, results, func(w io.Writer) { mapeval.DriftMarkdown(w, results) })
 		},
 	}
 	f = bindOptions(cmd.Flags(), configDefaults[mapeval.DriftConfig], false)
@@ -69,11 +66,7 @@ argument alignments and the fixed arguments against that exact truth.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(e.stdout, s)
-			}
-			mapeval.SELMarkdown(e.stdout, s)
-			return nil
+			return show(e, asJSON, s, func(w io.Writer) { mapeval.SELMarkdown(w, s) })
 		},
 	}
 	f = bindOptions(cmd.Flags(), configDefaults[mapeval.SELConfig], false)
@@ -100,11 +93,7 @@ descriptions, types and response structure to go on.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSON(e.stdout, s)
-			}
-			mapeval.ObfuscationMarkdown(e.stdout, orig, obf, s)
-			return nil
+			return show(e, asJSON, s, func(w io.Writer) { mapeval.ObfuscationMarkdown(w, orig, obf, s) })
 		},
 	}
 	f = bindOptions(cmd.Flags(), configDefaults[mapeval.ObfuscationConfig], false)

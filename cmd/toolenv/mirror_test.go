@@ -306,3 +306,31 @@ func TestMirrorCompare(t *testing.T) {
 		t.Fatalf("compare without a model: exit %d %s", code, stderr)
 	}
 }
+
+// TestMirrorConfigFile: the mirror commands read their options from
+// --config (paths relative to the file's folder), flags given override
+// it, and a file that is wrong is an error naming what to fix.
+func TestMirrorConfigFile(t *testing.T) {
+	bird := builtBird(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mirror.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("out: m\ncollections: [%q]\nstages:\n  per_api: 5\n", filepath.Join(bird, "rest"))), 0o644)
+	if code, _, stderr := run(t, ctx, "mirror", "generate", "--config", cfg, "--per-api", "2", "--log-level", "warn"); code != 0 {
+		t.Fatalf("mirror generate --config: exit %d\n%s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "m", "report.json"))
+	var rep struct {
+		Settings map[string]any `json:"settings"`
+	}
+	if err != nil || json.Unmarshal(raw, &rep) != nil || rep.Settings["per_api"] != 2.0 {
+		t.Fatalf("report of the run the file configured (flag --per-api 2 over the file's 5): %v %s", err, raw)
+	}
+	os.WriteFile(cfg, []byte("stages:\n  per_apii: 5\n"), 0o644)
+	if code, _, stderr := run(t, ctx, "mirror", "run", "--config", cfg); code != 2 || !strings.Contains(stderr, "per_api") {
+		t.Errorf("a mistyped key: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := run(t, ctx, "mirror", "run", "--config", filepath.Join(dir, "none.yaml")); code != 3 || !strings.Contains(stderr, "does not exist") {
+		t.Errorf("a missing file: exit %d %s", code, stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/store"
+	"io"
 )
 
 func newStoreCmd(e *env) *cobra.Command {
@@ -35,11 +36,7 @@ replicas. Migrating an up-to-date store changes nothing.`,
 			if err != nil {
 				return harness.StoreError(err)
 			}
-			if asJSON {
-				return writeJSON(e.stdout, rep)
-			}
-			rep.WriteText(e.stdout)
-			return nil
+			return show(e, asJSON, rep, rep.WriteText)
 		},
 	}
 	sf = bindStore(cmd.Flags())
@@ -61,11 +58,7 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 			if err != nil {
 				return harness.StoreError(err)
 			}
-			if asJSON {
-				return writeJSON(e.stdout, map[string]any{"components": vs})
-			}
-			store.WriteSchemaStatus(e.stdout, vs)
-			return nil
+			return show(e, asJSON, map[string]any{"components": vs}, func(w io.Writer) { store.WriteSchemaStatus(w, vs) })
 		},
 	}
 	sf = bindStore(cmd.Flags())

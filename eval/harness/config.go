@@ -161,14 +161,32 @@ func Resolve(path string, flags *configfile.Flags, getenv func(string) string, l
 	if v := getenv(StoreEnv); v != "" {
 		cfg.Store = v // a file or flag given still wins
 	}
+	if err := Layer(path, &cfg, flags, log); err != nil {
+		return nil, err
+	}
+	if cfg.MCP.PageSize == 0 || cfg.MCP.SearchAbove == 0 {
+		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
+	}
+	cfg.Logger, cfg.Getenv = log, getenv
+	return &cfg, nil
+}
+
+// Layer sets the configuration v points to (holding the defaults) from
+// the configuration file at path ("" for none), then from the flags the
+// user gave (nil for none; bound to v's type): defaults < file < flags.
+// It logs the file's warnings, and at debug level every flag that
+// overrides a different value in the file. A file that does not exist is
+// a not-found error; a file or value that is wrong, an invalid-arguments
+// error saying what to write instead. Every command's options, whatever
+// their type, are resolved this way.
+func Layer(path string, v any, flags *configfile.Flags, log *slog.Logger) error {
 	var file *configfile.File
 	if path != "" {
-		f, err := configfile.Load(path, &cfg)
-		if err != nil {
-			if errors.Is(err, configfile.ErrNotExist) {
-				return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
-			}
-			return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: err}
+		f, err := configfile.Load(path, v)
+		if errors.Is(err, configfile.ErrNotExist) {
+			return &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
+		} else if err != nil {
+			return &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: err}
 		}
 		for _, w := range f.Warnings {
 			log.Warn(w)
@@ -176,13 +194,9 @@ func Resolve(path string, flags *configfile.Flags, getenv func(string) string, l
 		file = f
 	}
 	if flags != nil {
-		flags.Apply(&cfg, file, log)
+		flags.Apply(v, file, log)
 	}
-	if cfg.MCP.PageSize == 0 || cfg.MCP.SearchAbove == 0 {
-		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "the MCP page size and search threshold are positive numbers, or -1 (one page; no search_tools)")
-	}
-	cfg.Logger, cfg.Getenv = log, getenv
-	return &cfg, nil
+	return nil
 }
 
 // Schema returns the JSON Schema of configuration files (File): what
