@@ -33,6 +33,7 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 		v = &validate.Validator{}
 	}
 	mem, _ := c.(exactMemory)
+	search, _ := c.(searchMemory)
 	return func(next toolenv.Handler) toolenv.Handler {
 		return toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 			if call.Tool == nil || call.Options.NoCache {
@@ -53,6 +54,11 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 				}
 			}
 			var tried []string // at most six keys
+			var writes uint64
+			if search != nil && exact != "" {
+				writes = search.Writes() // before the first lookup
+			}
+			exactKey := exact
 			lookup := func(args map[string]any) *toolenv.Result {
 				canon, err := toolenv.Canonical(args)
 				if err != nil || slices.Contains(tried, string(canon)) {
@@ -70,6 +76,11 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 				}
 				if !ok {
 					return nil
+				}
+				if len(tried) > 1 && search != nil && exactKey != "" {
+					// Found past the first keys: the next identical call
+					// finds it with its first lookup.
+					search.Searched(tool, exactKey, tried[0], e, writes)
 				}
 				return fromEntry(e)
 			}
@@ -115,6 +126,14 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 // memory holds it.
 type exactMemory interface {
 	CachedExact(tool, exact string) (*store.Entry, bool)
+}
+
+// searchMemory is what a Cache with an in-memory layer offers (the
+// stores' Writes and Searched) to remember where a lenient search of an
+// exact key ended.
+type searchMemory interface {
+	Writes() uint64
+	Searched(tool, exact, args string, e *store.Entry, writes uint64)
 }
 
 // documentedName returns the name a property's documentation gave it

@@ -120,3 +120,34 @@ func TestLenientLooksUpTheCacheFirst(t *testing.T) {
 		t.Fatalf("strict collection served an undocumented argument: %+v", res)
 	}
 }
+
+// TestLenientSearchRemembered: a call whose answer was recorded under
+// other arguments than it sends (coerced) is found again at once, and an
+// answer recorded later under the arguments it sends, which the search
+// tries first, is served from then on.
+func TestLenientSearchRemembered(t *testing.T) {
+	ctx := context.Background()
+	b := &countingBackend{source: toolenv.SourceSimulator}
+	p, reg := newQuotePipeline(t, b, toolenv.ValidationLenient, map[string]string{`{"limit":5,"symbol":"X"}`: `"recorded with a number 5"`})
+	const exact = "{'symbol': 'X', 'limit': '5'}"
+	invoke := func() *toolenv.Result {
+		c := quoteCall(t, reg, `{"symbol":"X","limit":"5"}`)
+		c.Meta = map[string]string{CallMetaExactKey: exact}
+		return p.Invoke(ctx, c)
+	}
+	for i := range 3 {
+		if res := invoke(); res.Source != toolenv.SourceCache || string(res.Body) != `"recorded with a number 5"` {
+			t.Fatalf("call %d: %+v %s", i, res, res.Body)
+		}
+	}
+	st := p.(*pipeline).mem.(store.Store)
+	if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"limit":"5","symbol":"X"}`, Status: toolenv.StatusOK, Body: json.RawMessage(`"recorded with a string 5"`), Origin: "import"}); err != nil {
+		t.Fatal(err)
+	}
+	if res := invoke(); string(res.Body) != `"recorded with a string 5"` {
+		t.Fatalf("after the sent arguments' answer was recorded: %+v %s", res, res.Body)
+	}
+	if b.calls.Load() != 0 {
+		t.Fatalf("%d calls reached the backend", b.calls.Load())
+	}
+}

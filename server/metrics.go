@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,18 @@ type Metrics struct {
 	cache   *prometheus.CounterVec
 	faults  *prometheus.CounterVec
 	store   *prometheus.CounterVec
+	// series holds each label set's call counter and latency histogram
+	// once looked up (the label sets are few: collections, front-ends,
+	// sources, statuses), so that counting a call hashes no labels.
+	series              sync.Map // callLabels -> *callSeries
+	cacheHit, cacheMiss prometheus.Counter
+}
+
+type callLabels struct{ collection, frontend, source, status string }
+
+type callSeries struct {
+	calls   prometheus.Counter
+	latency prometheus.Observer
 }
 
 var _ invoke.Observer = (*Metrics)(nil)
@@ -49,6 +62,7 @@ func NewMetrics() *Metrics {
 			Name: "toolenv_store_errors_total", Help: "Calls the store failed, by operation: read and claim (the call failed fast), write (the answer was served with a warning but not kept).",
 		}, []string{"op"}),
 	}
+	m.cacheHit, m.cacheMiss = m.cache.WithLabelValues("hit"), m.cache.WithLabelValues("miss")
 	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults, m.store,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -61,8 +75,15 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 		coll = call.Tool.Collection
 	}
 	src := string(res.Source)
-	m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)).Inc()
-	m.latency.WithLabelValues(src).Observe(elapsed.Seconds())
+	key := callLabels{coll, call.Frontend, src, string(res.Status)}
+	v, ok := m.series.Load(key)
+	if !ok {
+		v, _ = m.series.LoadOrStore(key, &callSeries{
+			calls: m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)), latency: m.latency.WithLabelValues(src)})
+	}
+	cs := v.(*callSeries)
+	cs.calls.Inc()
+	cs.latency.Observe(elapsed.Seconds())
 	if op := res.Meta[invoke.MetaStoreError]; op != "" {
 		m.store.WithLabelValues(op).Inc()
 	}
@@ -72,9 +93,9 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 	}
 	if call.Collection != nil && call.Collection.Policy.Cache && res.Source != toolenv.SourcePipeline {
 		if res.Source == toolenv.SourceCache {
-			m.cache.WithLabelValues("hit").Inc()
+			m.cacheHit.Inc()
 		} else {
-			m.cache.WithLabelValues("miss").Inc()
+			m.cacheMiss.Inc()
 		}
 	}
 }

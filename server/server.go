@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"weak"
@@ -74,6 +75,28 @@ type Server struct {
 type views struct {
 	index *toolbench.Index
 	bound *boundRoutes
+	// resolved memoizes index.Resolve's successes by the names as sent
+	// (normalizing them costs more than the rest of a cache hit's
+	// lookup), up to maxResolved names.
+	resolved  sync.Map // [3]string -> *toolenv.Tool
+	nResolved atomic.Int64
+}
+
+const maxResolved = 1 << 16
+
+// resolve is index.Resolve, memoized.
+func (v *views) resolve(category, tool, api string) (*toolenv.Tool, error) {
+	k := [3]string{category, tool, api}
+	if t, ok := v.resolved.Load(k); ok {
+		return t.(*toolenv.Tool), nil
+	}
+	t, err := v.index.Resolve(category, tool, api)
+	if err == nil && v.nResolved.Load() < maxResolved {
+		if _, loaded := v.resolved.LoadOrStore(k, t); !loaded {
+			v.nResolved.Add(1)
+		}
+	}
+	return t, err
 }
 
 // New returns a server over opts.Pipeline and opts.Registry. It serves the

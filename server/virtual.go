@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/invoke"
@@ -178,7 +180,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		reply(w, res)
 		return
 	}
-	tool, err := s.views.Load().index.Resolve(req.Category, req.ToolName, req.APIName)
+	tool, err := s.views.Load().resolve(req.Category, req.ToolName, req.APIName)
 	if err != nil {
 		reply(w, toolenv.ResultOf(err))
 		return
@@ -268,6 +270,11 @@ func isChatWithUser(req *VirtualRequest) bool {
 // codes, with toolenv's explanation in "response"; errors an API (or its
 // simulation) returned pass through unchanged.
 func VirtualResponse(res *toolenv.Result) []byte {
+	return appendVirtualResponse(nil, res)
+}
+
+// appendVirtualResponse appends VirtualResponse(res) to out.
+func appendVirtualResponse(out []byte, res *toolenv.Result) []byte {
 	errMsg, body := res.Error, res.Body
 	if !res.OK() {
 		if code, ok := stbError[res.Status]; ok && (res.Source == toolenv.SourcePipeline || res.Source == "" || res.Error == "") {
@@ -287,7 +294,7 @@ func VirtualResponse(res *toolenv.Result) []byte {
 	if len(body) == 0 {
 		body = json.RawMessage(`""`)
 	}
-	out := make([]byte, 0, len(errMsg)+len(body)+32)
+	out = slices.Grow(out, len(errMsg)+len(body)+32)
 	out = append(out, `{"error":`...)
 	if errMsg == "" {
 		out = append(out, `""`...)
@@ -302,8 +309,21 @@ func VirtualResponse(res *toolenv.Result) []byte {
 
 func writeVirtual(w http.ResponseWriter, code int, res *toolenv.Result) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = []string{"application/json"}
 	setResultHeaders(h, res)
 	w.WriteHeader(code)
-	w.Write(VirtualResponse(res))
+	// The answer is built in a pooled buffer: Write copies it out.
+	bp := responseBuffers.Get().(*[]byte)
+	out := appendVirtualResponse((*bp)[:0], res)
+	w.Write(out)
+	if cap(out) <= maxPooledResponse {
+		*bp = out
+		responseBuffers.Put(bp)
+	}
 }
+
+// responseBuffers holds the buffers /virtual answers are built in; one
+// grown past maxPooledResponse is left to the collector.
+var responseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledResponse = 64 << 10

@@ -20,6 +20,9 @@ type lru struct {
 	// to; a resolution holds the gen it was read at and is void after
 	// such a write.
 	gen atomic.Uint64
+	// writes counts every write: a search's resolution (see searched)
+	// may change with any new entry.
+	writes atomic.Uint64
 	// ttl bounds how long a resolution is served from memory, so that
 	// an entry another process records under its exact key is seen
 	// within ttl (this process's own writes void it at once).
@@ -49,9 +52,10 @@ type lruItem struct {
 	key   lruKey
 	entry *Entry
 	size  int
-	// For a resolution: the gen it was read at and when it expires
-	// (unix ns).
+	// For a resolution: the count of clock (gen or writes) it was read
+	// at and when it expires (unix ns).
 	gen     uint64
+	clock   *atomic.Uint64
 	expires int64
 }
 
@@ -76,7 +80,7 @@ func (l *lru) get(key lruKey) (*Entry, bool) {
 		return nil, false
 	}
 	it := el.Value.(*lruItem)
-	if it.expires != 0 && (it.gen != l.gen.Load() || time.Now().UnixNano() > it.expires) {
+	if it.expires != 0 && (it.gen != it.clock.Load() || time.Now().UnixNano() > it.expires) {
 		s.size -= it.size
 		s.ll.Remove(el)
 		delete(s.items, key)
@@ -107,7 +111,15 @@ func (l *lru) resolved(tool, exact, args string, e *Entry, gen uint64) {
 		return
 	}
 	l.add(lruKey{tool: tool, args: args}, e)
-	l.addItem(lruKey{tool, args, exact}, e, gen, time.Now().Add(l.ttl).UnixNano())
+	l.addItem(lruKey{tool, args, exact}, e, &l.gen, gen, time.Now().Add(l.ttl).UnixNano())
+}
+
+// searched keeps that a lookup of (tool, exact, args) which found nothing
+// under those keys went on to find e under other keys (a lenient search,
+// see Searcher), read when the write count was writes: the next identical
+// lookup finds e at once, until anything is written.
+func (l *lru) searched(tool, exact, args string, e *Entry, writes uint64) {
+	l.addItem(lruKey{tool, args, exact}, e, &l.writes, writes, time.Now().Add(l.ttl).UnixNano())
 }
 
 // written drops the items entries (just written) may have changed. A
@@ -125,11 +137,12 @@ func (l *lru) written(entries []*Entry, overwrite bool) {
 	if bump {
 		l.gen.Add(1)
 	}
+	l.writes.Add(1)
 }
 
-func (l *lru) add(key lruKey, e *Entry) { l.addItem(key, e, 0, 0) }
+func (l *lru) add(key lruKey, e *Entry) { l.addItem(key, e, nil, 0, 0) }
 
-func (l *lru) addItem(key lruKey, e *Entry, gen uint64, expires int64) {
+func (l *lru) addItem(key lruKey, e *Entry, clock *atomic.Uint64, gen uint64, expires int64) {
 	size := len(key.tool) + len(key.args) + len(key.exact) + len(e.Args) + len(e.Exact) + len(e.Body) + len(e.Error) + 96
 	s := l.shard(key)
 	if size > s.max {
@@ -140,10 +153,10 @@ func (l *lru) addItem(key lruKey, e *Entry, gen uint64, expires int64) {
 	if el, ok := s.items[key]; ok {
 		it := el.Value.(*lruItem)
 		s.size += size - it.size
-		it.entry, it.size, it.gen, it.expires = e, size, gen, expires
+		it.entry, it.size, it.clock, it.gen, it.expires = e, size, clock, gen, expires
 		s.ll.MoveToFront(el)
 	} else {
-		s.items[key] = s.ll.PushFront(&lruItem{key: key, entry: e, size: size, gen: gen, expires: expires})
+		s.items[key] = s.ll.PushFront(&lruItem{key: key, entry: e, size: size, clock: clock, gen: gen, expires: expires})
 		s.size += size
 	}
 	for s.size > s.max {
@@ -168,6 +181,7 @@ func (l *lru) remove(key lruKey) {
 
 func (l *lru) clear() {
 	l.gen.Add(1)
+	l.writes.Add(1)
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()

@@ -60,3 +60,51 @@ func TestResolvedExactKeyFromMemory(t *testing.T) {
 	}
 	get("after the resolution expired", `"its own"`)
 }
+
+// TestSearchedUntilAnyWrite: a lenient search's result (Searched) is
+// served from memory for the same (tool, exact, args), and is void after
+// any write through the handle, or when the search began before a write.
+func TestSearchedUntilAnyWrite(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "s.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const tool, exact, sent = "c/t", "{'n': '1'}", `{"n":"1"}`
+	put := func(tool, args string) {
+		t.Helper()
+		if _, err := s.Put(ctx, &Entry{Tool: tool, Args: args, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`), Origin: "simulator"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func() bool {
+		t.Helper()
+		_, ok, err := s.GetExact(ctx, tool, exact, sent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	put(tool, `{"n":1}`)
+	w := s.Writes()
+	e, ok, err := s.Get(ctx, tool, `{"n":1}`)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if found() {
+		t.Fatal("the store holds nothing under the exact key or the sent arguments, yet GetExact found an entry")
+	}
+	s.Searched(tool, exact, sent, e, w)
+	if !found() {
+		t.Fatal("the search's result is not served")
+	}
+	put("c/other", `{}`) // any write may store an entry the search would have found first
+	if found() {
+		t.Fatal("the search's result is served after a write")
+	}
+	s.Searched(tool, exact, sent, e, w) // begun before that write
+	if found() {
+		t.Fatal("a search begun before a write is served after it")
+	}
+}

@@ -177,6 +177,26 @@ func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, erro
 	return e, true, nil
 }
 
+// Writes returns the count of writes through this handle so far (0 without
+// the in-memory cache), for Searched.
+func (s *SQLite) Writes() uint64 {
+	if s.mem == nil {
+		return 0
+	}
+	return s.mem.writes.Load()
+}
+
+// Searched keeps in memory that GetExact(tool, exact, args) found
+// nothing and a search of other keys, begun when Writes returned writes,
+// found e: the next such lookup returns e without reading the database,
+// until anything is written through this handle (or, for another
+// process's writes, for a few seconds at most).
+func (s *SQLite) Searched(tool, exact, args string, e *Entry, writes uint64) {
+	if s.mem != nil && exact != "" && e != nil {
+		s.mem.searched(tool, exact, args, e, writes)
+	}
+}
+
 // CachedExact returns the entry recorded under exact for tool when the
 // in-memory cache holds it, without reading the database: a caller that
 // finds it there need not compute the canonical key at all.
