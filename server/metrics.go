@@ -25,7 +25,8 @@ type Metrics struct {
 	// series holds each label set's call counter and latency histogram
 	// once looked up (the label sets are few: collections, front-ends,
 	// sources, statuses), so that counting a call hashes no labels.
-	series              sync.Map // callLabels -> *callSeries
+	mu                  sync.RWMutex
+	series              map[callLabels]*callSeries
 	cacheHit, cacheMiss prometheus.Counter
 }
 
@@ -76,12 +77,18 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 	}
 	src := string(res.Source)
 	key := callLabels{coll, call.Frontend, src, string(res.Status)}
-	v, ok := m.series.Load(key)
+	m.mu.RLock()
+	cs, ok := m.series[key]
+	m.mu.RUnlock()
 	if !ok {
-		v, _ = m.series.LoadOrStore(key, &callSeries{
-			calls: m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)), latency: m.latency.WithLabelValues(src)})
+		cs = &callSeries{calls: m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)), latency: m.latency.WithLabelValues(src)}
+		m.mu.Lock()
+		if m.series == nil {
+			m.series = map[callLabels]*callSeries{}
+		}
+		m.series[key] = cs
+		m.mu.Unlock()
 	}
-	cs := v.(*callSeries)
 	cs.calls.Inc()
 	cs.latency.Observe(elapsed.Seconds())
 	if op := res.Meta[invoke.MetaStoreError]; op != "" {

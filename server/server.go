@@ -78,8 +78,8 @@ type views struct {
 	// resolved memoizes index.Resolve's successes by the names as sent
 	// (normalizing them costs more than the rest of a cache hit's
 	// lookup), up to maxResolved names.
-	resolved  sync.Map // [3]string -> *toolenv.Tool
-	nResolved atomic.Int64
+	mu       sync.RWMutex
+	resolved map[[3]string]*toolenv.Tool
 }
 
 const maxResolved = 1 << 16
@@ -87,14 +87,22 @@ const maxResolved = 1 << 16
 // resolve is index.Resolve, memoized.
 func (v *views) resolve(category, tool, api string) (*toolenv.Tool, error) {
 	k := [3]string{category, tool, api}
-	if t, ok := v.resolved.Load(k); ok {
-		return t.(*toolenv.Tool), nil
+	v.mu.RLock()
+	t, ok := v.resolved[k]
+	v.mu.RUnlock()
+	if ok {
+		return t, nil
 	}
 	t, err := v.index.Resolve(category, tool, api)
-	if err == nil && v.nResolved.Load() < maxResolved {
-		if _, loaded := v.resolved.LoadOrStore(k, t); !loaded {
-			v.nResolved.Add(1)
+	if err == nil {
+		v.mu.Lock()
+		if v.resolved == nil {
+			v.resolved = map[[3]string]*toolenv.Tool{}
 		}
+		if len(v.resolved) < maxResolved {
+			v.resolved[k] = t
+		}
+		v.mu.Unlock()
 	}
 	return t, err
 }

@@ -148,7 +148,16 @@ func kindOf(raw []byte) string {
 // invalid arguments, which it reports in "error") and 400/413 for bodies
 // that are not requests at all.
 func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	// The body is read into a pooled buffer: nothing keeps a reference to
+	// it past this handler (decoding copies what it keeps).
+	bp := bodyBuffers.Get().(*[]byte)
+	body, err := readAllInto((*bp)[:0], http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	defer func() {
+		if cap(body) <= maxPooledBody {
+			*bp = body[:0]
+			bodyBuffers.Put(bp)
+		}
+	}()
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -319,6 +328,29 @@ func writeVirtual(w http.ResponseWriter, code int, res *toolenv.Result) {
 	if cap(out) <= maxPooledResponse {
 		*bp = out
 		responseBuffers.Put(bp)
+	}
+}
+
+// bodyBuffers holds the buffers /virtual request bodies are read into;
+// one grown past maxPooledBody is left to the collector.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledBody = 64 << 10
+
+// readAllInto is io.ReadAll appending to b.
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
 	}
 }
 
