@@ -34,7 +34,7 @@ type SQLite struct {
 	prune atomic.Int64 // unix ms of the last claims prune
 	// The lookups' statements, prepared once: preparing one costs more
 	// than running it (database/sql keeps one per reader connection).
-	getStmt, getExactStmt, lookupStmt *sql.Stmt
+	getStmt, getExactStmt, getExactOnlyStmt, lookupStmt *sql.Stmt
 	// bulk is the checkpointer of bulk mode (BeginBulk), nil outside it.
 	bulkMu        sync.Mutex
 	bulk          *sqliteBulk
@@ -102,7 +102,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 	for _, p := range []struct {
 		st **sql.Stmt
 		q  string
-	}{{&s.getStmt, sqliteGet}, {&s.getExactStmt, sqliteGetExact}, {&s.lookupStmt, sqliteLookup}} {
+	}{{&s.getStmt, sqliteGet}, {&s.getExactStmt, sqliteGetExact}, {&s.getExactOnlyStmt, sqliteGetExactOnly}, {&s.lookupStmt, sqliteLookup}} {
 		st, err := s.r.PrepareContext(ctx, p.q)
 		if err != nil {
 			s.Close()
@@ -131,7 +131,7 @@ func (s *SQLite) Close() error {
 	if b != nil {
 		errs = append(errs, s.endBulk(b))
 	}
-	for _, st := range []*sql.Stmt{s.getStmt, s.getExactStmt, s.lookupStmt} {
+	for _, st := range []*sql.Stmt{s.getStmt, s.getExactStmt, s.getExactOnlyStmt, s.lookupStmt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -149,11 +149,15 @@ const entryCols = `args, exact, status, body, error, origin, created`
 
 // The lookups, prepared at open.
 const (
-	sqliteGet      = `SELECT ` + entryCols + ` FROM cache WHERE tool = ? AND args = ?`
-	sqliteGetExact = `
+	sqliteGet = `SELECT ` + entryCols + ` FROM cache WHERE tool = ? AND args = ?`
+	// An exact key is looked up where it is most often kept, the
+	// canonical slot, on its own (one index and one table descent); only
+	// when that finds nothing does the second statement read
+	// cache_exact and the canonical entry of args, in that order.
+	sqliteGetExactOnly = `SELECT ` + entryCols + ` FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != ''`
+	sqliteGetExact     = `
 SELECT ` + entryCols + ` FROM (
-	SELECT 0 AS pri, ` + entryCols + ` FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != ''
-	UNION ALL SELECT 1, ` + entryCols + ` FROM cache_exact WHERE tool = ?1 AND exact = ?2
+	SELECT 1 AS pri, ` + entryCols + ` FROM cache_exact WHERE tool = ?1 AND exact = ?2
 	UNION ALL SELECT 2, ` + entryCols + ` FROM cache WHERE tool = ?1 AND args = ?3
 ) ORDER BY pri LIMIT 1`
 	sqliteLookup = `SELECT response FROM records WHERE key = ?`
@@ -220,7 +224,10 @@ func (s *SQLite) GetExact(ctx context.Context, tool, exact, args string) (*Entry
 		}
 		gen = s.mem.gen.Load() // before the read: a write after it voids what it finds
 	}
-	e, err := scanOne(tool, s.getExactStmt.QueryRowContext(ctx, tool, exact, args))
+	e, err := scanOne(tool, s.getExactOnlyStmt.QueryRowContext(ctx, tool, exact))
+	if e == nil && err == nil {
+		e, err = scanOne(tool, s.getExactStmt.QueryRowContext(ctx, tool, exact, args))
+	}
 	if e == nil || err != nil {
 		return nil, false, wrapGet(tool, err)
 	}
