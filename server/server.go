@@ -65,6 +65,8 @@ type Server struct {
 	guarded  http.Handler
 	sessions SessionIssuer
 	patterns []string
+	// keys memoizes the exact keys of /virtual tool_inputs.
+	keys keyMemo
 	// cached is the pipeline's in-memory exact hits, when it serves them
 	// (see invoke.CachedInvoker).
 	cached invoke.CachedInvoker

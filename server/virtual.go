@@ -218,7 +218,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		// Recorded answers are found under the client's own key first.
 		k, ok := "", false
 		if vb.fast {
-			k, ok = toolbench.ToolInputKeyOf(vb.toolInput)
+			k, ok = s.keys.of(vb.toolInput)
 		} else {
 			k, ok = toolbench.ToolInputKey(body)
 		}

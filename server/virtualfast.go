@@ -1,8 +1,51 @@
 package server
 
 import (
+	"sync"
+
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/toolbench"
 )
+
+// keyMemo memoizes toolbench.ToolInputKeyOf by the raw tool_input, for
+// the calls agents repeat (what cache hits are): computing a Python repr
+// costs more than the rest of a hit's lookup. It holds up to maxKeys
+// inputs of up to maxKeyInput bytes and starts over when full.
+type keyMemo struct {
+	mu   sync.RWMutex
+	keys map[string]memoKey
+}
+
+type memoKey struct {
+	key string
+	ok  bool
+}
+
+const (
+	maxKeys     = 1 << 14
+	maxKeyInput = 1 << 10
+)
+
+// of returns toolbench.ToolInputKeyOf(raw).
+func (m *keyMemo) of(raw []byte) (string, bool) {
+	if len(raw) == 0 || len(raw) > maxKeyInput { // nil (no tool_input) is not "" to ToolInputKeyOf
+		return toolbench.ToolInputKeyOf(raw)
+	}
+	m.mu.RLock()
+	k, found := m.keys[string(raw)]
+	m.mu.RUnlock()
+	if found {
+		return k.key, k.ok
+	}
+	k.key, k.ok = toolbench.ToolInputKeyOf(raw)
+	m.mu.Lock()
+	if m.keys == nil || len(m.keys) >= maxKeys {
+		m.keys = make(map[string]memoKey)
+	}
+	m.keys[string(raw)] = k
+	m.mu.Unlock()
+	return k.key, k.ok
+}
 
 // virtualBody is a decoded /virtual request body: what
 // DecodeVirtualRequest returns, and the raw tool_input the client's exact

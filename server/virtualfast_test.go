@@ -127,3 +127,34 @@ func TestDecodeVirtualFastAsGeneral(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyMemoAsToolInputKeyOf: the memo returns what
+// toolbench.ToolInputKeyOf returns, for inputs seen again, for more
+// inputs than it holds, and for inputs too long to keep.
+func TestKeyMemoAsToolInputKeyOf(t *testing.T) {
+	var m keyMemo
+	r := rand.New(rand.NewPCG(3, 4))
+	inputs := []string{`"{\"q\": \"x\"}"`, `"{\"b\": 1, \"a\": \"2\"}"`, `null`, `""`, `"not json"`, `{"o": 1}`, `"\ud800"`,
+		`"{\"long\": \"` + strings.Repeat("y", maxKeyInput) + `\"}"`}
+	for i := range maxKeys + 100 {
+		inputs = append(inputs, fmt.Sprintf(`"{\"n\": %d, \"s\": \"%x\"}"`, i, r.Uint64()))
+	}
+	for range 2 {
+		for _, raw := range append([][]byte{nil, {}}, func() (bs [][]byte) {
+			for _, in := range inputs {
+				bs = append(bs, []byte(in))
+			}
+			return bs
+		}()...) {
+			in := string(raw)
+			k, ok := m.of(raw)
+			wk, wok := toolbench.ToolInputKeyOf(raw)
+			if k != wk || ok != wok {
+				t.Fatalf("%s: memo %q %v, ToolInputKeyOf %q %v", in, k, ok, wk, wok)
+			}
+		}
+	}
+	if len(m.keys) > maxKeys {
+		t.Fatalf("the memo holds %d inputs, over its %d", len(m.keys), maxKeys)
+	}
+}
