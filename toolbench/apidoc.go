@@ -136,12 +136,26 @@ func NewCollection(docs []APIDoc, opts CollectionOptions) *toolenv.Collection {
 	if name == "" {
 		name = "toolbench"
 	}
-	// Keys computed once: sorting compares each many times.
+	// Keys computed once (on every core): sorting compares each many
+	// times.
+	all := make([]string, len(docs))
+	var kwg sync.WaitGroup
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(docs)/2000))
+	for w := range parts {
+		lo, hi := w*len(docs)/parts, (w+1)*len(docs)/parts
+		kwg.Add(1)
+		go func() {
+			defer kwg.Done()
+			for i := lo; i < hi; i++ {
+				all[i] = docs[i].Key()
+			}
+		}()
+	}
+	kwg.Wait()
 	keys := make([]string, 0, len(docs))
 	uniq := make([]*APIDoc, 0, len(docs))
 	seen := make(map[string]bool, len(docs))
-	for i := range docs {
-		k := docs[i].Key()
+	for i, k := range all {
 		if seen[k] {
 			continue
 		}
