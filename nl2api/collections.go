@@ -93,7 +93,7 @@ func sessionTools(flavor string, plans []*decompose.Plan, dbs []string) []*toole
 func sessionTask(flavor string, c *candidate, p *decompose.Plan, tools []*toolenv.Tool) *toolenv.Task {
 	var names []string
 	getters := map[string]bool{}
-	for _, col := range p.Columns {
+	for _, col := range append(append([]sqltools.Column(nil), p.Columns...), sqltools.AddedColumns()...) {
 		getters[sqltools.GetterName(col.Name)] = true
 	}
 	for _, t := range tools {

@@ -31,6 +31,8 @@ func TestErrors(t *testing.T) {
 		{"value list too long", true, "filter_data", `{"data_source": "$starting_table$", "key_name": "superhero_id", "condition": "in", "value": [` + strings.Repeat("1,", 1500) + `1]}`, toolenv.StatusInvalidArguments, "at most 1000"},
 		{"huge string", true, "filter_data", `{"data_source": "$starting_table$", "key_name": "superhero_full_name", "condition": "equal_to", "value": "` + strings.Repeat("x", 20000) + `"}`, toolenv.StatusInvalidArguments, "characters"},
 		{"bad label", true, "sort_data", `{"data_source": "$starting_table$", "key_name": "superhero_id", "ascending": true, "label": "x; DROP TABLE superhero"}`, toolenv.StatusInvalidArguments, "label"},
+		{"new_column on a table", true, "aggregate_data", `{"data_source": "$starting_table$", "key_name": "superhero_id", "aggregation_type": "max", "new_column": true}`, toolenv.StatusInvalidArguments, "grouped data only"},
+		{"new_column without a key", true, "aggregate_data", `{"data_source": "$G$", "aggregation_type": "count", "new_column": true}`, toolenv.StatusInvalidArguments, "min, max, sum, mean, count"},
 		{"aggregate needs a column", true, "aggregate_data", `{"data_source": "$starting_table$", "aggregation_type": "sum"}`, toolenv.StatusInvalidArguments, "key_name"},
 		{"grouped data is not a table", true, "sort_data", `{"data_source": "$G$", "key_name": "superhero_id", "ascending": true}`, toolenv.StatusInvalidArguments, "grouped"},
 		{"combine unrelated filters", true, "combine_filters", `{"data_sources": ["$F1$", "$starting_table$"], "operation": "or"}`, toolenv.StatusInvalidArguments, "filter_data"},

@@ -2,6 +2,7 @@ package sqltools
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -95,6 +96,16 @@ var AggregationTypes = []string{"min", "max", "sum", "mean", "count", "std", "ar
 // RowCountColumn is the column a per-group count without key_name adds.
 const RowCountColumn = "row_count"
 
+// NewColumnTypes are the aggregation types aggregate_data can put in a
+// new per-group column (new_column), named NewColumnName(type).
+var NewColumnTypes = []string{"min", "max", "sum", "mean", "count"}
+
+// NewColumnName is the column a per-group aggregate of type typ with
+// new_column adds: <type>_value (max_value, mean_value, ...). A fixed
+// name per type keeps the columns an agent may name a closed list, as
+// row_count does.
+func NewColumnName(typ string) string { return typ + "_value" }
+
 // aggregate reduces a table to a value (argmin/argmax: to its row), or
 // grouped data to one row per group.
 func (b *Backend) aggregate(ss *session, a *args) (*result, error) {
@@ -102,7 +113,8 @@ func (b *Backend) aggregate(ss *session, a *args) (*result, error) {
 	keyName := a.str("key_name", false)
 	typ := strings.ToLower(a.str("aggregation_type", true))
 	distinct := a.boolean("distinct", false)
-	a.unknown("data_source", "key_name", "aggregation_type", "distinct", "label")
+	newColumn := a.boolean("new_column", false)
+	a.unknown("data_source", "key_name", "aggregation_type", "distinct", "new_column", "label")
 	if err := a.err("aggregate_data"); err != nil {
 		return nil, err
 	}
@@ -119,6 +131,14 @@ func (b *Backend) aggregate(ss *session, a *args) (*result, error) {
 			Problems: []toolenv.Problem{{Param: "key_name", Code: "missing_required", Message: "missing key_name"}}, Hint: "only count works without a key_name (it counts rows)"}
 	}
 	perGroup := src.group != nil
+	if newColumn {
+		switch {
+		case !perGroup:
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "group the data first (group_data_by), or leave new_column out", "aggregate_data: new_column applies to grouped data only")
+		case keyName == "" || !slices.Contains(NewColumnTypes, typ):
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "new_column works with a key_name and one of "+strings.Join(NewColumnTypes, ", "), "aggregate_data: new_column with %s", typ)
+		}
+	}
 	var scope *query
 	if perGroup {
 		scope = src.group.src
@@ -150,7 +170,13 @@ func (b *Backend) aggregate(ss *session, a *args) (*result, error) {
 	}
 	if perGroup {
 		name := RowCountColumn
-		if col != nil {
+		switch {
+		case newColumn:
+			name = NewColumnName(typ)
+			if scope.col(name) != nil {
+				return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "aggregate without new_column (the aggregate then replaces key_name's values)", "aggregate_data: the grouped rows already have a column %s", name)
+			}
+		case col != nil:
 			name = col.name
 		}
 		g := &groupInfo{src: src.group.src, keys: src.group.keys}

@@ -161,6 +161,15 @@ func TestShapeSemantics(t *testing.T) {
 			{"sort_data", `{"data_source": "$F$", "key_name": "superhero_id", "ascending": false, "label": "S"}`},
 			{"retrieve_data", `{"data_source": "$S$", "key_names": ["publisher_publisher_name", "superhero_id"]}`}},
 			"SELECT T3.publisher_name, COUNT(T1.id) FROM " + heroFrom + " GROUP BY T3.publisher_name HAVING COUNT(T1.id) > 20 ORDER BY COUNT(T1.id) DESC", "rows", false},
+		{"two aggregates of one column: new_column adds one", []step{
+			{"group_data_by", `{"data_source": "$starting_table$", "key_name": "eye_colour_colour", "label": "G"}`},
+			{"aggregate_data", `{"data_source": "$G$", "key_name": "superhero_height_cm", "aggregation_type": "mean", "label": "M"}`},
+			{"aggregate_data", `{"data_source": "$M$", "key_name": "superhero_height_cm", "aggregation_type": "max", "new_column": true, "label": "X"}`},
+			{"aggregate_data", `{"data_source": "$X$", "key_name": "superhero_height_cm", "aggregation_type": "count", "new_column": true, "label": "C"}`},
+			{"filter_data", `{"data_source": "$C$", "key_name": "count_value", "condition": "greater_than", "value": 3, "label": "F"}`},
+			{"sort_data", `{"data_source": "$F$", "key_name": "max_value", "ascending": false, "label": "S"}`},
+			{"retrieve_data", `{"data_source": "$S$", "key_names": ["superhero_height_cm", "max_value", "eye_colour_colour", "count_value"]}`}},
+			"SELECT AVG(T1.height_cm), MAX(T1.height_cm), T2.colour, COUNT(T1.height_cm) FROM " + heroFrom + " GROUP BY T2.colour HAVING COUNT(T1.height_cm) > 3 ORDER BY MAX(T1.height_cm) DESC, T2.colour", "rows", false},
 		{"group by two keys", []step{
 			{"group_data_by", `{"data_source": "$starting_table$", "key_name": "eye_colour_colour", "label": "G1"}`},
 			{"group_data_by", `{"data_source": "$G1$", "key_name": "superhero_gender_id", "label": "G2"}`},

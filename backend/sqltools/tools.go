@@ -3,6 +3,7 @@ package sqltools
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -62,14 +63,31 @@ func columnList(cols []Column) string {
 	return b.String()
 }
 
-// withRowCount appends the row_count column unless present.
+// AddedColumns are the columns per-group aggregates add to grouped
+// data: row_count and the new_column ones (max_value, ...). Every task
+// may name them.
+func AddedColumns() []Column {
+	out := []Column{rowCountDoc}
+	for _, t := range NewColumnTypes {
+		out = append(out, Column{Name: NewColumnName(t), Type: map[string]string{"count": "integer", "mean": "number"}[t],
+			Description: fmt.Sprintf("per group, %s of the aggregated column (added by aggregate_data %s with new_column on grouped data)", aggregatePhrase(t), t)})
+	}
+	return out
+}
+
+// withRowCount appends the added columns (AddedColumns) unless present.
 func withRowCount(cols []Column) []Column {
+	have := map[string]bool{}
 	for _, c := range cols {
-		if c.Name == RowCountColumn {
-			return cols
+		have[c.Name] = true
+	}
+	out := append([]Column(nil), cols...)
+	for _, c := range AddedColumns() {
+		if !have[c.Name] {
+			out = append(out, c)
 		}
 	}
-	return append(append([]Column(nil), cols...), rowCountDoc)
+	return out
 }
 
 func object(props ...any) *toolenv.Schema {
@@ -119,7 +137,7 @@ const (
 	descCombine   = "Combine the results of several filter_data calls on the same data source: `or` keeps the rows kept by any of them, `and` those kept by all. Use it for conditions joined by OR. Returns a table."
 	descSort      = "Sort the rows of a table by column `key_name`. Nulls come first in ascending order and last in descending order. Sorting again sorts by the new key first and keeps the earlier order among ties (so to sort by a then b, sort by b, then by a). Returns a table."
 	descGroup     = "Group the rows of a table by column `key_name` (group grouped data again to group by several columns). Then use aggregate_data to get one row per group. Returns grouped data."
-	descAggregate = "Aggregate column `key_name`: min, max, sum, mean, count (non-null values; all rows without key_name), std (sample standard deviation), argmin / argmax (the row holding the smallest / largest value). On a table the result is a single value (argmin/argmax: a one-row table); on grouped data it is a table with one row per group, where the aggregated column holds the aggregate (a count without key_name adds column row_count) and other columns hold values of one row of the group. Aggregating that per-group table again adds another per-group aggregate. Nulls are ignored; the sum, mean, min and max of no values are null."
+	descAggregate = "Aggregate column `key_name`: min, max, sum, mean, count (non-null values; all rows without key_name), std (sample standard deviation), argmin / argmax (the row holding the smallest / largest value). On a table the result is a single value (argmin/argmax: a one-row table); on grouped data it is a table with one row per group, where the aggregated column holds the aggregate (a count without key_name adds column row_count; with new_column the aggregate goes to a new column <aggregation_type>_value, e.g. max_value, and key_name keeps its per-group value) and other columns hold values of one row of the group. Aggregating that per-group table again adds another per-group aggregate. Nulls are ignored; the sum, mean, min and max of no values are null."
 	descTransform = "Rewrite column `key_name` of a table in place: substring, abs, year / month / day (numbers, from a date text like 2019-10-08), date (YYYY-MM-DD), lower, upper, length, round, cast, and add / subtract / multiply / divide (real division) / integer_divide with a number or another column. Nulls stay null. Returns a table."
 	descRetrieve  = "Return the values of columns `key_names` of a table, in the table's order: the answer. `distinct` drops duplicate rows, `limit` keeps the first rows (-1 or absent: all)."
 	descUnique    = "Return the distinct values of column `key_name` of a table, as a list (usable as the value of filter_data in / not_in)."
@@ -185,6 +203,7 @@ func SlotTools(cols []Column) []*toolenv.Tool {
 			"key_name", columnProp("The column to aggregate (optional for count: counts rows)", cols), false,
 			"aggregation_type", enumProp("The aggregate", AggregationTypes), true,
 			"distinct", &toolenv.Schema{Type: "boolean", Description: "count / sum / mean distinct values only (default false)"}, false,
+			"new_column", newColumnProp(), false,
 			"label", labelProp(), false)},
 		{Name: "transform_data", Description: descTransform, Input: object(
 			"data_source", sourceProp("the table to transform"), true,
@@ -283,10 +302,15 @@ func SelTools(cols []Column) []*toolenv.Tool {
 				fixed["distinct"] = true
 				desc = strings.Replace(desc, " with ", " with the distinct values' ", 1)
 			}
-			add(name, "aggregate_data", desc, fixed, object(
+			props := []any{
 				"data_source", sourceProp("the table or grouped data to aggregate"), true,
 				"key_name", columnProp("The column to aggregate"+map[bool]string{true: " (optional: without it, counts rows)", false: ""}[t == "count" && !distinct], cols), t != "count" || distinct,
-				"label", labelProp(), false))
+			}
+			if slices.Contains(NewColumnTypes, t) {
+				desc += fmt.Sprintf(" With new_column, the aggregate goes to a new column %s instead, leaving key_name as it is.", NewColumnName(t))
+				props = append(props, "new_column", newColumnProp(), false)
+			}
+			add(name, "aggregate_data", desc, fixed, object(append(props, "label", labelProp(), false)...))
 		}
 	}
 	for _, op := range TransformOperations {
@@ -440,6 +464,10 @@ func calculatePhrase(op string) string {
 		"divide": "left / right (real division).", "integer_divide": "left / right, truncated toward zero.",
 		"round": "left rounded to right digits after the decimal point.",
 	}[op]
+}
+
+func newColumnProp() *toolenv.Schema {
+	return &toolenv.Schema{Type: "boolean", Description: "grouped data only: put the per-group aggregate in a new column named <aggregation_type>_value (max_value, mean_value, ...; min, max, sum, mean, count) and leave key_name as it is, so that one column can have several aggregates (default false: the aggregate replaces key_name's values)"}
 }
 
 func intp(n int) *int           { return &n }

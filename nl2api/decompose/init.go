@@ -204,6 +204,18 @@ func rolePrefixes(from []*sqlplan.Source, roles map[*sqlplan.Source][]string) []
 }
 
 // colName is the starting-table name of a column reference.
+// hasColumn says whether the starting table has a column named name.
+func (sc *scope) hasColumn(name string) bool {
+	for _, m := range sc.names {
+		for _, n := range m {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (sc *scope) colName(r *sqlplan.ColumnRef) (string, error) {
 	if r.Outer {
 		return "", fail("correlated subquery", "%s", r.Column)

@@ -1,8 +1,11 @@
 package decompose
 
 import (
-	"github.com/toolenv/toolenv/nl2api/sqlplan"
+	"slices"
 	"strings"
+
+	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/nl2api/sqlplan"
 )
 
 // aggKey identifies an aggregate expression.
@@ -82,8 +85,9 @@ func (c *compiler) group(sc *scope, q *sqlplan.Query, cur string) (string, error
 	for _, k := range keys {
 		cur = ref(c.emit("group_data_by", "GROUPED_DF", map[string]any{"data_source": cur, "key_name": k.col}))
 	}
-	// One per-group aggregate per column: the aggregate replaces the
-	// column's values, so a column can hold only one.
+	// A per-group aggregate replaces its column's values, so a column
+	// holds one; a further aggregate of the column (or one of a group
+	// key) goes to a new column of its type (new_column: max_value, ...).
 	isKey := map[string]bool{}
 	for _, k := range keys {
 		isKey[k.col] = true
@@ -101,16 +105,26 @@ func (c *compiler) group(sc *scope, q *sqlplan.Query, cur string) (string, error
 		if name == "" {
 			name = "row_count"
 		}
-		if prev, ok := holder[name]; ok && prev != aggKey(a.f) {
-			return "", fail("two aggregates of one column", "%s and %s", prev, aggKey(a.f))
-		}
-		if isKey[name] {
-			return "", fail("aggregate of a group key", "%s", render(a.f))
+		newColumn := false
+		if prev, ok := holder[name]; ok && prev != aggKey(a.f) || isKey[name] {
+			if col == "" || !slices.Contains(sqltools.NewColumnTypes, a.typ) {
+				if isKey[name] {
+					return "", fail("aggregate of a group key", "%s", render(a.f))
+				}
+				return "", fail("two aggregates of one column", "%s and %s", prev, aggKey(a.f))
+			}
+			name, newColumn = sqltools.NewColumnName(a.typ), true
+			if prev, ok := holder[name]; ok || sc.hasColumn(name) {
+				return "", fail("two aggregates of one column", "%s needs column %s, which holds %s", aggKey(a.f), name, prev)
+			}
 		}
 		holder[name] = aggKey(a.f)
 		args := map[string]any{"data_source": cur, "aggregation_type": a.typ}
 		if col != "" {
 			args["key_name"] = col
+		}
+		if newColumn {
+			args["new_column"] = true
 		}
 		if a.f.Distinct && a.typ != "min" && a.typ != "max" {
 			args["distinct"] = true
