@@ -92,21 +92,48 @@ func (c *compiler) group(sc *scope, q *sqlplan.Query, cur string) (string, error
 	for _, k := range keys {
 		isKey[k.col] = true
 	}
+	// Columns the select list, HAVING or ORDER BY read as they are (a
+	// bare column: its value in one row of the group) keep their values:
+	// an aggregate of one goes to a new column.
+	raw := map[string]bool{}
+	var rawUse func(e sqlplan.Expr)
+	rawUse = func(e sqlplan.Expr) {
+		sqlplan.Walk(e, func(x sqlplan.Expr) bool {
+			switch y := x.(type) {
+			case *sqlplan.AliasRef:
+				rawUse(y.Expr)
+				return false
+			case *sqlplan.Func:
+				return !y.IsAggregate()
+			case *sqlplan.Subquery:
+				return false
+			case *sqlplan.ColumnRef:
+				if n, err := sc.colName(y); err == nil {
+					raw[n] = true
+				}
+			}
+			return true
+		})
+	}
+	rawUse(q.Having)
+	for _, it := range q.Select {
+		rawUse(it.Expr)
+	}
+	for _, o := range q.OrderBy {
+		rawUse(o.Expr)
+	}
 	holder := map[string]string{}
 	for _, a := range plan {
 		col := ""
 		if a.ce != nil {
 			col = a.ce.col
 		}
-		if a.typ == "count" && !a.f.Distinct && (col == "" || isKey[col]) {
-			col = "" // COUNT(*), or a count of a key: the group's row count
-		}
 		name := col
 		if name == "" {
 			name = "row_count"
 		}
 		newColumn := false
-		if prev, ok := holder[name]; ok && prev != aggKey(a.f) || isKey[name] {
+		if prev, ok := holder[name]; ok && prev != aggKey(a.f) || isKey[name] || raw[name] {
 			if col == "" || !slices.Contains(sqltools.NewColumnTypes, a.typ) {
 				if isKey[name] {
 					return "", fail("aggregate of a group key", "%s", render(a.f))

@@ -146,9 +146,28 @@ func (qb *questions) all() {
 		fmt.Sprintf("SELECT MAX(%s), %s FROM %s", pc("u"), pc("txt"), P), all, "")
 	qb.add("bare_beside_min", "The key and date of the row at the lowest position, with that position.",
 		fmt.Sprintf("SELECT %s, %s, MIN(%s) FROM %s", pc("pk"), pc("d"), pc("u"), P), all, "")
+	// Beside SUM or COUNT, from a row SQL does not name: SLOT and SEL
+	// group by the bare columns, which gives SQL's one row only when they
+	// hold one value over the rows; verification rejects the others.
 	qb.add("bare_beside_sum", "The total count, with some text.",
-		fmt.Sprintf("SELECT SUM(%s), %s FROM %s", pc("n"), pc("txt"), P), []string{"rest"}, "decompose")
+		fmt.Sprintf("SELECT SUM(%s), %s FROM %s", pc("n"), pc("txt"), P), []string{"rest"}, "verify")
 	qb.out[len(qb.out)-1].RejectIn = []string{"slot", "sel"}
+	v = qb.val(p, "cat")
+	qb.add("bare_beside_sum_one_value", "The total amount and number of rows of one category, with the category.",
+		fmt.Sprintf("SELECT SUM(%s), COUNT(*), %s FROM %s WHERE %s = %s", pc("x"), pc("cat"), P, pc("cat"), lit(v)), all, "")
+	parent := c.rows[r.IntN(len(c.rows))][c.colIndex("fk")]
+	qb.add("bare_beside_count_join", "How many children has this row, and what are its text and date?",
+		fmt.Sprintf("SELECT T1.%s, COUNT(T2.%s), T1.%s FROM %s AS T1 JOIN %s AS T2 ON T1.%s = T2.%s WHERE T1.%s = %s",
+			pc("txt"), col(c, "pk"), pc("d"), P, C, pc("pk"), col(c, "fk"), pc("pk"), lit(parent)), all, "")
+	// Several aggregates of one column: the first replaces the column's
+	// per-group values, the others go to new columns (new_column).
+	qb.add("two_aggregates_one_column", "Average and largest amount of each category.",
+		fmt.Sprintf("SELECT AVG(%s), MAX(%s), %s FROM %s GROUP BY %s", pc("x"), pc("x"), pc("cat"), P, pc("cat")), all, "")
+	qb.add("three_aggregates_having_order", "Smallest, largest and total count of each category whose counts differ, largest total first.",
+		fmt.Sprintf("SELECT %s, MIN(%s), MAX(%s), SUM(%s) FROM %s GROUP BY %s HAVING MAX(%s) > MIN(%s) ORDER BY SUM(%s) DESC, %s",
+			pc("cat"), pc("n"), pc("n"), pc("n"), P, pc("cat"), pc("n"), pc("n"), pc("n"), pc("cat")), all, "")
+	qb.add("count_of_group_key", "For each category, how many rows name it and how many rows it has.",
+		fmt.Sprintf("SELECT %s, COUNT(%s), COUNT(*) FROM %s GROUP BY %s", pc("cat"), pc("cat"), P, pc("cat")), all, "")
 	v = qb.val(p, "cat")
 	qb.add("union", "Texts of one category or with a high count.",
 		fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s UNION SELECT %s FROM %s WHERE %s > %d",
