@@ -73,6 +73,9 @@ func (s *SQLite) BeginBulk(ctx context.Context) (func() error, error) {
 	// size says whether the log is past the bound.
 	for _, q := range []string{`PRAGMA wal_autocheckpoint=0`, fmt.Sprintf(`PRAGMA journal_size_limit=%d`, b.limit)} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
+			// Back to checkpoints in the commits.
+			_, _ = s.w.ExecContext(context.Background(), `PRAGMA wal_autocheckpoint=1000`)
+			_, _ = s.w.ExecContext(context.Background(), `PRAGMA journal_size_limit=-1`)
 			return nil, fmt.Errorf("store %s: bulk mode: %w", s.path, err)
 		}
 	}
