@@ -196,6 +196,10 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 	var keptCands []*candidate
 	for i, t := range tasks {
 		if r := failures[i]; r != nil {
+			if cv := live[i].plan4(flavor).Caveat; cv != nil && r.Stage == "verify" && r.Reason == "answer differs" {
+				// The data is outside what the decomposition reproduces.
+				r.Reason, r.Detail = cv.Reason, cv.Detail+" ("+r.Detail+")"
+			}
 			live[i].rejects[flavor] = r
 			continue
 		}

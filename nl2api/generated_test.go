@@ -82,8 +82,8 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 		for _, q := range corpus.Questions {
 			r, isRejected := rejected[q.ID]
 			if must := q.MustReject(f.Flavor); must != "" {
-				if !isRejected || !strings.HasPrefix(stage[q.ID], must+":") {
-					t.Errorf("%s: question %d (%s) must be rejected at stage %q, got %q", f.Flavor, q.ID, q.Kind, must, stage[q.ID])
+				if !isRejected || !strings.HasPrefix(stage[q.ID], must+":") || q.RejectReason != "" && stage[q.ID] != must+": "+q.RejectReason {
+					t.Errorf("%s: question %d (%s) must be rejected at stage %q (%s), got %q", f.Flavor, q.ID, q.Kind, must, q.RejectReason, stage[q.ID])
 				}
 				continue
 			}

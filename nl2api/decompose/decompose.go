@@ -28,6 +28,10 @@ type Plan struct {
 	// Columns are the columns of the starting tables (the task's key_name
 	// enum), in starting-table order.
 	Columns []sqltools.Column
+	// Caveat, when set, says on which data the calls reproduce the SQL's
+	// answer, when that is not all data: the reason to give when they do
+	// not (verification shows it).
+	Caveat *sqlplan.Error
 }
 
 func fail(reason, format string, args ...any) error {
@@ -44,7 +48,7 @@ func Slot(q *sqlplan.Query, db string, describe Describer) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Init: c.inits, Calls: c.calls, Answer: answer, Ordered: ordered, Columns: c.columns}, nil
+	return &Plan{Init: c.inits, Calls: c.calls, Answer: answer, Ordered: ordered, Columns: c.columns, Caveat: c.caveat}, nil
 }
 
 type compiler struct {
@@ -58,6 +62,8 @@ type compiler struct {
 	// state records, for each result ("$label$"), the transforms applied
 	// in place to its columns (column → signature).
 	state map[string]map[string]string
+	// caveat is the plan's Caveat.
+	caveat *sqlplan.Error
 }
 
 // label returns a fresh label with the given prefix.
@@ -160,6 +166,12 @@ func (c *compiler) query(q *sqlplan.Query, main bool) ([]string, bool, error) {
 			// one row needs no ORDER BY, and LIMIT n ≥ 1 keeps it.
 			g := *q
 			g.GroupBy, g.OrderBy, g.Limit = keys, nil, nil
+			var names []string
+			for _, k := range keys {
+				names = append(names, render(k))
+			}
+			c.caveat = &sqlplan.Error{Reason: "bare column with aggregate holds several values",
+				Detail: fmt.Sprintf("%s beside an aggregate without GROUP BY: SQL takes a value from a row it does not name", strings.Join(names, ", "))}
 			if cur, err = c.group(sc, &g, cur); err != nil {
 				return nil, false, err
 			}
@@ -387,18 +399,27 @@ func bareKeys(q *sqlplan.Query) []sqlplan.Expr {
 	return keys
 }
 
-// bareWithExtreme compiles SELECT MAX(a), b, … (or MIN) without GROUP BY
-// and with columns only beside the one aggregate: SQLite takes the bare
-// columns from the row that holds the maximum (minimum), which is the
-// row argmax (argmin) returns, and a equals the extreme there. ok is
-// false when the select list has another shape.
+// bareWithExtreme compiles SELECT MAX(a), b, … (or MIN) without GROUP
+// BY, with columns beside the one MAX or MIN and, maybe, other
+// aggregates (SUM, COUNT, AVG; no second MIN or MAX): SQLite takes the
+// bare columns from the row that holds the maximum (minimum), which is
+// the row argmax (argmin) returns, and a equals the extreme there; the
+// other aggregates are values over all the rows. ok is false when the
+// select list has another shape.
 func (c *compiler) bareWithExtreme(sc *scope, q *sqlplan.Query, cur string) ([]string, bool, error) {
 	var ext *sqlplan.Func
 	bare := false
+	extremes := 0
 	for _, it := range q.Select {
 		if it.Star {
 			return nil, false, nil
 		}
+		sqlplan.Walk(it.Expr, func(x sqlplan.Expr) bool {
+			if f, ok := x.(*sqlplan.Func); ok && f.IsAggregate() && (f.Name == "max" || f.Name == "min") {
+				extremes++
+			}
+			return true
+		})
 		switch x := it.Expr.(type) {
 		case *sqlplan.ColumnRef:
 			bare = true
@@ -411,30 +432,58 @@ func (c *compiler) bareWithExtreme(sc *scope, q *sqlplan.Query, cur string) ([]s
 				}
 			}
 		}
+		if !sqlplan.HasAggregate(it.Expr) {
+			return nil, false, nil
+		}
+	}
+	if ext == nil || !bare || extremes != 1 || q.Distinct || len(q.OrderBy) > 0 {
 		return nil, false, nil
 	}
-	if ext == nil || !bare || q.Distinct || len(q.OrderBy) > 0 {
-		return nil, false, nil
+	ece, err := c.column(sc, ext.Args[0])
+	if err != nil {
+		return nil, true, err
 	}
-	var keys []any
-	var extCol string
+	if cur, err = c.use(sc, ece, cur); err != nil {
+		return nil, true, err
+	}
+	var row string
+	var answer, keys []any
+	flush := func() {
+		if len(keys) > 0 {
+			answer = append(answer, c.emit("retrieve_data", "SELECT_COL", map[string]any{"data_source": row, "key_names": keys}))
+			keys = nil
+		}
+	}
 	for _, it := range q.Select {
 		e := it.Expr
 		if e == sqlplan.Expr(ext) {
 			e = ext.Args[0]
 		}
+		if _, ok := e.(*sqlplan.ColumnRef); !ok {
+			flush()
+			l, err := c.resultLabel(sc, e, cur)
+			if err != nil {
+				return nil, true, err
+			}
+			answer = append(answer, l)
+			continue
+		}
 		ce, err := c.column(sc, e)
 		if err != nil {
 			return nil, true, err
 		}
-		if cur, err = c.use(sc, ce, cur); err != nil {
+		if _, err := c.use(sc, ce, cur); err != nil {
 			return nil, true, err
 		}
-		if e == ext.Args[0] {
-			extCol = ce.col
+		if row == "" {
+			row = ref(c.emit("aggregate_data", "AGG_DF", map[string]any{"data_source": cur, "key_name": ece.col, "aggregation_type": "arg" + ext.Name}))
 		}
 		keys = append(keys, ce.col)
 	}
-	row := ref(c.emit("aggregate_data", "AGG_DF", map[string]any{"data_source": cur, "key_name": extCol, "aggregation_type": "arg" + ext.Name}))
-	return []string{c.emit("retrieve_data", "SELECT_COL", map[string]any{"data_source": row, "key_names": keys})}, true, nil
+	flush()
+	out := make([]string, len(answer))
+	for i, a := range answer {
+		out[i] = a.(string)
+	}
+	return out, true, nil
 }

@@ -26,6 +26,7 @@ func TestSlotShapes(t *testing.T) {
 		{"IN subquery", "SELECT superhero_name FROM superhero WHERE eye_colour_id IN (SELECT id FROM colour WHERE colour = 'Blue')", "filter_data retrieve_data filter_data retrieve_data"},
 		{"group, having, order by aggregate", "SELECT T2.colour FROM superhero AS T1 JOIN colour AS T2 ON T1.eye_colour_id = T2.id GROUP BY T2.colour HAVING COUNT(T1.id) > 5 ORDER BY COUNT(T1.id) DESC LIMIT 1", "group_data_by aggregate_data filter_data sort_data retrieve_data"},
 		{"bare column beside MAX: the row argmax returns", "SELECT MAX(height_cm), superhero_name FROM superhero WHERE weight_kg > 100", "filter_data aggregate_data retrieve_data"},
+		{"bare columns beside one MAX and other aggregates", "SELECT superhero_name, MAX(height_cm), AVG(weight_kg), COUNT(*) FROM superhero", "aggregate_data retrieve_data aggregate_data aggregate_data"},
 		{"bare column beside SUM: grouped by it", "SELECT superhero_name, SUM(weight_kg), COUNT(id) FROM superhero WHERE id = 3", "filter_data group_data_by aggregate_data aggregate_data retrieve_data"},
 		{"two aggregates of one column: the second in a new column", "SELECT eye_colour_id, AVG(height_cm), MAX(height_cm) FROM superhero GROUP BY eye_colour_id ORDER BY MAX(height_cm) DESC", "group_data_by aggregate_data aggregate_data sort_data retrieve_data"},
 		{"an aggregate of a group key in a new column", "SELECT COUNT(DISTINCT eye_colour_id), eye_colour_id FROM superhero GROUP BY eye_colour_id", "group_data_by aggregate_data retrieve_data"},
@@ -131,4 +132,46 @@ func fuzzCatalog() *sqlplan.Catalog {
 			{Name: "height_cm", Kind: "integer"}, {Name: "weight_kg", Kind: "integer"}, {Name: "eye_colour_id", Kind: "integer"}}},
 		{Name: "colour", Columns: []sqlplan.Column{{Name: "id", Kind: "integer"}, {Name: "colour", Kind: "string"}}},
 	})
+}
+
+// TestNewColumnNameClash checks that a further per-group aggregate is
+// not put in a new column whose fixed name (count_value, ...) a starting
+// table column already has: the question is rejected, not answered from
+// the wrong column.
+func TestNewColumnNameClash(t *testing.T) {
+	cat := sqlplan.NewCatalog([]*sqlplan.Table{
+		{Name: "count", Columns: []sqlplan.Column{{Name: "k", Kind: "string"}, {Name: "value", Kind: "integer"}}},
+	})
+	for _, tc := range []struct{ sql, want string }{
+		// count_value is the column value of table count: the second
+		// count of it cannot go to a new column of that name.
+		{"SELECT k, AVG(value), COUNT(value) FROM count GROUP BY k", "two aggregates of one column"},
+		{"SELECT value, COUNT(value) FROM count GROUP BY k", "two aggregates of one column"},
+		{"SELECT k, AVG(value), MAX(value) FROM count GROUP BY k", ""},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			q, err := sqlplan.Build(tc.sql, cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := decompose.Slot(q, "db", nil)
+			var pe *sqlplan.Error
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (!errors.As(err, &pe) || pe.Reason != tc.want):
+				t.Fatalf("err %v, want %q", err, tc.want)
+			case tc.want == "":
+				var news int
+				for _, c := range p.Calls {
+					if c.Args["new_column"] == true {
+						news++
+					}
+				}
+				if news != 1 {
+					t.Fatalf("%d new columns in %v", news, p.Calls)
+				}
+			}
+		})
+	}
 }

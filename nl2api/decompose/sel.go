@@ -13,7 +13,7 @@ import (
 // retrieve_data becomes one getter per column, followed by
 // select_unique_values and limit_data when it had distinct or a limit.
 func Sel(p *Plan) (*Plan, error) {
-	out := &Plan{Init: p.Init, Ordered: p.Ordered, Columns: p.Columns}
+	out := &Plan{Init: p.Init, Ordered: p.Ordered, Columns: p.Columns, Caveat: p.Caveat}
 	rename := map[string][]string{} // SLOT answer label → SEL labels
 	n := 0
 	next := func(prefix string) string {

@@ -43,6 +43,8 @@ type Question struct {
 	Reject string
 	// RejectIn, when set, are the flavors Reject applies to.
 	RejectIn []string
+	// RejectReason, when set, is the reason the rejection must give.
+	RejectReason string
 }
 
 // MustReject returns the stage at which flavor must reject q, or "".

@@ -146,12 +146,15 @@ func (qb *questions) all() {
 		fmt.Sprintf("SELECT MAX(%s), %s FROM %s", pc("u"), pc("txt"), P), all, "")
 	qb.add("bare_beside_min", "The key and date of the row at the lowest position, with that position.",
 		fmt.Sprintf("SELECT %s, %s, MIN(%s) FROM %s", pc("pk"), pc("d"), pc("u"), P), all, "")
+	qb.add("bare_beside_max_and_sum", "The text at the highest position, with that position, the number of rows and the total count.",
+		fmt.Sprintf("SELECT %s, MAX(%s), COUNT(*), SUM(%s) FROM %s", pc("txt"), pc("u"), pc("n"), P), all, "")
 	// Beside SUM or COUNT, from a row SQL does not name: SLOT and SEL
 	// group by the bare columns, which gives SQL's one row only when they
 	// hold one value over the rows; verification rejects the others.
 	qb.add("bare_beside_sum", "The total count, with some text.",
 		fmt.Sprintf("SELECT SUM(%s), %s FROM %s", pc("n"), pc("txt"), P), []string{"rest"}, "verify")
 	qb.out[len(qb.out)-1].RejectIn = []string{"slot", "sel"}
+	qb.out[len(qb.out)-1].RejectReason = "bare column with aggregate holds several values"
 	v = qb.val(p, "cat")
 	qb.add("bare_beside_sum_one_value", "The total amount and number of rows of one category, with the category.",
 		fmt.Sprintf("SELECT SUM(%s), COUNT(*), %s FROM %s WHERE %s = %s", pc("x"), pc("cat"), P, pc("cat"), lit(v)), all, "")
