@@ -20,7 +20,9 @@ func newBenchReadyCmd(e *env) *cobra.Command {
 each with a fresh store, and report the wall time until it listens, its CPU time
 until then, its resident memory when ready and --settle later, and its peak; then
 a tools/list page and two search_tools calls through the go-sdk client (the
-first builds the search index) and the memory after them. The median run is the
+first waits for the search index if the server, which builds it in the
+background from ready, has not finished it; --settle 0s searches right after
+ready) and the memory after them. The median run is the
 figure.
 
 Without --toolbench the set is generated (internal/toolbenchgen: --apis APIs

@@ -38,8 +38,9 @@ type ReadyRun struct {
 	Tools int `json:"tools"`
 	// MCP, after settling: the first tools/list page (through the
 	// go-sdk client over streamable HTTP), the first search_tools call
-	// (it builds the search index) and a second one, and the resident
-	// memory after them.
+	// (it waits for the search index, which the server builds in the
+	// background from ready) and a second one, and the resident memory
+	// after them.
 	ListPageSeconds    float64 `json:"list_page_seconds,omitempty"`
 	ListPageTools      int     `json:"list_page_tools,omitempty"`
 	FirstSearchSeconds float64 `json:"first_search_seconds,omitempty"`
