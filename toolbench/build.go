@@ -37,8 +37,8 @@ type builder struct {
 	last     lastTool          // the tool of the previous doc
 	fdesc    []byte            // function description, reused
 	cbuf     []byte            // compacted template, reused
-	buf    bytes.Buffer
-	mem    arena
+	buf      bytes.Buffer
+	mem      arena
 }
 
 // prop is one parameter of an input being built.

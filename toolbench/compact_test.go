@@ -21,18 +21,19 @@ var compactCases = []string{
 	`{"a": 1, "b": [1, 2, {"c": "d e"}]}`,
 	"{\n  \"results\": [\n    {\"name\": \"x\\\"y\", \"n\": -1.5e3}\n  ],\n  \"ok\": true\n}",
 	` "a string with  spaces \\ and \" quotes" `,
-	`{"tab":"a\tb"}`,             // a raw control character in a string: invalid
-	"{\"nl\":\"a\nb\"}",          // likewise
-	`{"a": 1,}`,                  // trailing comma
-	`{"a": "unterminated}`,       // no closing quote
-	`{"a" 1}`,                    // no colon
-	`[1, 2] [3]`,                 // two values
-	`nul`,                        // a bare word
+	"{\"tab\":\"a\tb\"}",          // a raw control character in a string: invalid
+	`{"tab": "a\tb"}`,             // an escaped one: valid
+	"{\"nl\":\"a\nb\"}",           // likewise
+	`{"a": 1,}`,                   // trailing comma
+	`{"a": "unterminated}`,        // no closing quote
+	`{"a" 1}`,                     // no colon
+	`[1, 2] [3]`,                  // two values
+	`nul`,                         // a bare word
 	`{"u": "\u00e9\ud83d\ude00"}`, // escapes
-	"{\"bad\": \"\xff\xfe\"}",    // invalid UTF-8 in a string
-	`{"a": 01}`,                  // a leading zero
-	`{"a": 1.}`,                  // a number without digits after the point
-	`{"a": "\x"}`,                // an invalid escape
+	"{\"bad\": \"\xff\xfe\"}",     // invalid UTF-8 in a string
+	`{"a": 01}`,                   // a leading zero
+	`{"a": 1.}`,                   // a number without digits after the point
+	`{"a": "\x"}`,                 // an invalid escape
 	`[` + strings.Repeat(`[`, 50) + strings.Repeat(`]`, 50) + `]`,
 	`{"k": tru}`,
 	"\ufeff{}", // a byte order mark
