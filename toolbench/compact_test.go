@@ -22,8 +22,8 @@ var compactCases = []string{
 	"{\n  \"results\": [\n    {\"name\": \"x\\\"y\", \"n\": -1.5e3}\n  ],\n  \"ok\": true\n}",
 	` "a string with  spaces \\ and \" quotes" `,
 	"{\"tab\":\"a\tb\"}",          // a raw control character in a string: invalid
-	`{"tab": "a\tb"}`,             // an escaped one: valid
 	"{\"nl\":\"a\nb\"}",           // likewise
+	`{"tab": "a\tb"}`,             // an escaped one: valid
 	`{"a": 1,}`,                   // trailing comma
 	`{"a": "unterminated}`,        // no closing quote
 	`{"a" 1}`,                     // no colon
