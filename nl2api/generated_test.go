@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +127,13 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 			var gold answer.Table
 			if err := toolenv.DecodeJSON(task.Answer, &gold); err != nil {
 				t.Fatalf("%s %s: answer: %v", name, task.ID, err)
+			}
+			// An agent sees the task's tools only: every gold call must
+			// name one of them.
+			for _, g := range task.Gold {
+				if !slices.Contains(task.Tools, g.Name) {
+					t.Errorf("%s %s: gold call %s (%s) names a tool the task does not offer", name, task.ID, g.Name, g.Label)
+				}
 			}
 			ordered, _ := task.Meta[sqltools.MetaOrdered].(bool)
 			if want, err := runSQL(files[task.Group], task.Meta["sql"].(string)); err != nil {
