@@ -246,7 +246,7 @@ func TestMoreResultsRecordVersion(t *testing.T) {
 		t.Fatalf("fidelity: %s", errs)
 	}
 	benchOut := filepath.Join(dir, "bench.json")
-	if code, _, errs := run(t, ctx, "bench", "--duration", "100ms", "--rounds", "1", "--warmup", "10ms", "--connections", "1", "--json", benchOut); code != 0 {
+	if code, _, errs := run(t, ctx, "bench", "--duration", "1s", "--rounds", "1", "--warmup", "10ms", "--connections", "1", "--json", benchOut); code != 0 {
 		t.Fatalf("bench: %s", errs)
 	}
 	for _, f := range []string{filepath.Join(out, "summary.json"), benchOut} {
