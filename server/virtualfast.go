@@ -22,8 +22,8 @@ type memoKey struct {
 }
 
 const (
-	maxKeys     = 1 << 14
-	maxKeyInput = 1 << 10
+	maxKeys     = 1 << 12 // with maxKeyInput, at most a few MB
+	maxKeyInput = 1 << 9
 )
 
 // of returns toolbench.ToolInputKeyOf(raw).
