@@ -207,6 +207,7 @@ var operations = map[string]operation{
 	"get_column":           func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.get(ss, a) },
 	"limit_data":           func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.limitRows(ss, a) },
 	"set_operation":        func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.setOp(ss, a) },
+	"rank_data":            func(b *Backend, _ context.Context, ss *session, a *args) (*result, error) { return b.rank(ss, a) },
 }
 
 // Invoke runs one call. Every outcome, failures included, is a Result

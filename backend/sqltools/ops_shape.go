@@ -386,3 +386,59 @@ func transformHint(op string) string {
 	}
 	return "operation_args: {} (this operation takes none)"
 }
+
+// RankMethods are rank_data's methods: rank (ties share a rank, the
+// next rank skips: 1, 1, 3) and dense_rank (1, 1, 2), SQL's RANK() and
+// DENSE_RANK().
+var RankMethods = []string{"rank", "dense_rank"}
+
+// RankColumn is the column rank_data adds.
+const RankColumn = "rank_value"
+
+// rank adds column rank_value to a table: each row's rank by key_name
+// (within its partition_key_name group when given), as SQL's RANK() or
+// DENSE_RANK() OVER ([PARTITION BY p] ORDER BY k) computes it. Rows keep
+// their order.
+func (b *Backend) rank(ss *session, a *args) (*result, error) {
+	src := b.source(ss, a, "data_source", kindTable)
+	keyName := a.str("key_name", true)
+	part := a.str("partition_key_name", false)
+	if _, ok := a.raw("ascending"); !ok {
+		a.fail("ascending", "missing_required", "boolean", "missing required argument `ascending` (true: the smallest value has rank 1)")
+	}
+	asc := a.boolean("ascending", true)
+	method := strings.ToLower(a.str("method", true))
+	a.unknown("data_source", "key_name", "partition_key_name", "ascending", "method", "label")
+	if err := a.err("rank_data"); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(RankMethods, method) {
+		return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Message: fmt.Sprintf("rank_data: unknown method %q", method),
+			Problems: []toolenv.Problem{{Param: "method", Code: "not_in_enum", Message: "unknown method", Expected: strings.Join(RankMethods, ", ")}}}
+	}
+	q := src.q.open(&ss.seq)
+	col, err := column(q, src, keyName, "key_name")
+	if err != nil {
+		return nil, err
+	}
+	if q.col(RankColumn) != nil {
+		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "rank the data before an earlier rank_data, or rank another result", "rank_data: the table already has a column %s", RankColumn)
+	}
+	over := frag{}
+	if part != "" {
+		pc, err := column(q, src, part, "partition_key_name")
+		if err != nil {
+			return nil, err
+		}
+		over = fmtFrag("PARTITION BY %s ", pc.expr)
+	}
+	dir := " DESC"
+	if asc {
+		dir = ""
+	}
+	expr := fmtFrag(strings.ToUpper(method)+"() OVER (%sORDER BY %s"+dir+")", over, col.expr)
+	q.cols = append(q.cols, qcol{name: RankColumn, expr: expr, kind: "integer"})
+	// The rank is of these rows: what is added later (a filter, a limit)
+	// must not change them, so the next operation reads a wrapped copy.
+	return &result{kind: kindTable, q: q.wrap(&ss.seq), db: ss.db}, nil
+}

@@ -170,6 +170,19 @@ func TestShapeSemantics(t *testing.T) {
 			{"sort_data", `{"data_source": "$F$", "key_name": "max_value", "ascending": false, "label": "S"}`},
 			{"retrieve_data", `{"data_source": "$S$", "key_names": ["superhero_height_cm", "max_value", "eye_colour_colour", "count_value"]}`}},
 			"SELECT AVG(T1.height_cm), MAX(T1.height_cm), T2.colour, COUNT(T1.height_cm) FROM " + heroFrom + " GROUP BY T2.colour HAVING COUNT(T1.height_cm) > 3 ORDER BY MAX(T1.height_cm) DESC, T2.colour", "rows", false},
+		{"rank, then a filter on the rank keeps the ranks", []step{
+			{"filter_data", `{"data_source": "$starting_table$", "key_name": "eye_colour_colour", "condition": "equal_to", "value": "Blue", "label": "F"}`},
+			{"rank_data", `{"data_source": "$F$", "key_name": "superhero_height_cm", "ascending": false, "method": "rank", "label": "R"}`},
+			{"filter_data", `{"data_source": "$R$", "key_name": "rank_value", "condition": "less_than_equal_to", "value": 5, "label": "T"}`},
+			{"retrieve_data", `{"data_source": "$T$", "key_names": ["superhero_superhero_name", "superhero_height_cm", "rank_value"]}`}},
+			"SELECT n, h, r FROM (SELECT T1.superhero_name AS n, T1.height_cm AS h, RANK() OVER (ORDER BY T1.height_cm DESC) AS r FROM " + heroFrom + " WHERE T2.colour = 'Blue') WHERE r <= 5", "rows", true},
+		{"dense_rank within partitions of a per-group table", []step{
+			{"group_data_by", `{"data_source": "$starting_table$", "key_name": "publisher_publisher_name", "label": "G1"}`},
+			{"group_data_by", `{"data_source": "$G1$", "key_name": "eye_colour_colour", "label": "G"}`},
+			{"aggregate_data", `{"data_source": "$G$", "aggregation_type": "count", "label": "C"}`},
+			{"rank_data", `{"data_source": "$C$", "key_name": "row_count", "ascending": true, "method": "dense_rank", "partition_key_name": "publisher_publisher_name", "label": "R"}`},
+			{"retrieve_data", `{"data_source": "$R$", "key_names": ["publisher_publisher_name", "eye_colour_colour", "row_count", "rank_value"]}`}},
+			"SELECT T3.publisher_name, T2.colour, COUNT(*), DENSE_RANK() OVER (PARTITION BY T3.publisher_name ORDER BY COUNT(*)) FROM " + heroFrom + " GROUP BY T3.publisher_name, T2.colour", "rows", true},
 		{"group by two keys", []step{
 			{"group_data_by", `{"data_source": "$starting_table$", "key_name": "eye_colour_colour", "label": "G1"}`},
 			{"group_data_by", `{"data_source": "$G1$", "key_name": "superhero_gender_id", "label": "G2"}`},

@@ -22,7 +22,7 @@ type Column struct {
 var rowCountDoc = Column{Name: RowCountColumn, Type: "integer", Description: "number of rows in each group (added by aggregate_data count on grouped data without key_name)"}
 
 // The properties whose values are column names and are narrowed per task.
-var columnProps = map[string]bool{"key_name": true, "other_key_name": true, "key_names": true}
+var columnProps = map[string]bool{"key_name": true, "other_key_name": true, "key_names": true, "partition_key_name": true}
 
 func str(desc string) *toolenv.Schema { return &toolenv.Schema{Type: "string", Description: desc} }
 
@@ -63,16 +63,16 @@ func columnList(cols []Column) string {
 	return b.String()
 }
 
-// AddedColumns are the columns per-group aggregates add to grouped
-// data: row_count and the new_column ones (max_value, ...). Every task
-// may name them.
+// AddedColumns are the columns operations add: row_count and the
+// new_column ones (max_value, ...) of per-group aggregates, and
+// rank_value of rank_data. Every task may name them.
 func AddedColumns() []Column {
 	out := []Column{rowCountDoc}
 	for _, t := range NewColumnTypes {
 		out = append(out, Column{Name: NewColumnName(t), Type: map[string]string{"count": "integer", "mean": "number"}[t],
 			Description: fmt.Sprintf("per group, %s of the aggregated column (added by aggregate_data %s with new_column on grouped data)", aggregatePhrase(t), t)})
 	}
-	return out
+	return append(out, Column{Name: RankColumn, Type: "integer", Description: "each row's rank (added by rank_data)"})
 }
 
 // withRowCount appends the added columns (AddedColumns) unless present.
@@ -143,6 +143,7 @@ const (
 	descUnique    = "Return the distinct values of column `key_name` of a table, as a list (usable as the value of filter_data in / not_in)."
 	descCalculate = "Arithmetic on two values (numbers or \"$label$\" of single values): add, subtract, multiply, divide (real division), integer_divide (truncates toward zero), round (left rounded to right digits). A null operand or division by zero gives null. Returns a value."
 	descSetOp     = "Combine two results row by row as SQL's set operations do: union (rows of either, once each), union_all (every row of both), intersect (rows of both, once each), except (rows of the left that are not in the right). Both sides need as many columns. Returns a table whose columns are named after the left side's; retrieve, filter, sort or count it like any table."
+	descRank      = "Add column rank_value to a table: each row's rank by column `key_name` (with `partition_key_name`, among the rows sharing that column's value), as SQL's RANK() / DENSE_RANK() OVER (...). Nulls rank first in ascending order and last in descending order. The rows keep their order. Returns a table."
 	descInit      = "Hidden setup step: join the task's tables into the starting table, whose columns are named <prefix>_<column>. The evaluation harness calls it with the task's meta.init arguments at the start of a session; agents do not."
 	descLimit     = "Keep the first `limit` rows of a table or values of a list."
 	descUniqueSEL = "Return the distinct values of a list (a column a getter returned), as a list."
@@ -225,6 +226,13 @@ func SlotTools(cols []Column) []*toolenv.Tool {
 			"left", setSideProp("left"), true,
 			"right", setSideProp("right"), true,
 			"operation", enumProp("The set operation", SetOperations), true,
+			"label", labelProp(), false)},
+		{Name: "rank_data", Description: descRank, Input: object(
+			"data_source", sourceProp("the table to rank"), true,
+			"key_name", columnProp("The column to rank by", cols), true,
+			"ascending", &toolenv.Schema{Type: "boolean", Description: "true: the smallest value has rank 1; false: the largest"}, true,
+			"method", enumProp("rank: ties share a rank and the next rank skips (1, 1, 3); dense_rank: no gaps (1, 1, 2)", RankMethods), true,
+			"partition_key_name", columnProp("Rank within the groups of rows sharing this column's value (optional)", cols), false,
 			"label", labelProp(), false)},
 		{Name: "calculate", Description: descCalculate, Input: object(
 			"operation", enumProp("The operation", CalculateOperations), true,
@@ -335,6 +343,24 @@ func SelTools(cols []Column) []*toolenv.Tool {
 			"left", setSideProp("left"), true,
 			"right", setSideProp("right"), true,
 			"label", labelProp(), false))
+	}
+	for _, m := range RankMethods {
+		for _, asc := range []bool{true, false} {
+			name, way := m+"_data_descending", "the largest value first"
+			if asc {
+				name, way = m+"_data_ascending", "the smallest value first"
+			}
+			gaps := "ties share a rank and the next rank skips (1, 1, 3)"
+			if m == "dense_rank" {
+				gaps = "ties share a rank, without gaps (1, 1, 2)"
+			}
+			add(name, "rank_data", fmt.Sprintf("Add column rank_value to a table: each row's rank by column `key_name`, %s (with `partition_key_name`, among the rows sharing that column's value); %s. The rows keep their order. Returns a table.", way, gaps),
+				map[string]any{"method": m, "ascending": asc}, object(
+					"data_source", sourceProp("the table to rank"), true,
+					"key_name", columnProp("The column to rank by", cols), true,
+					"partition_key_name", columnProp("Rank within the groups of rows sharing this column's value (optional)", cols), false,
+					"label", labelProp(), false))
+		}
 	}
 	add("select_unique_values", "select_unique_values", descUniqueSEL, nil, object(
 		"data_source", sourceProp("a list (a column a getter returned)"), true,

@@ -103,6 +103,9 @@ type scope struct {
 	aggCols map[string]string
 	// grouped says the current data is a per-group table.
 	grouped bool
+	// ranked is the window function whose rank_value column the data
+	// has (rank_data).
+	ranked *sqlplan.Func
 }
 
 // query compiles q (main: the task's query) and returns the answer labels.
@@ -204,7 +207,9 @@ func check(q *sqlplan.Query) error {
 	case len(q.Compound) > 0:
 		return fail("set operation", "%s", q.Compound[0].Op)
 	case q.Window:
-		return fail("window function", "the query uses OVER (...); the tools have no window operation")
+		if _, err := window(q); err != nil {
+			return err
+		}
 	case q.With:
 		return fail("WITH clause", "common table expressions are not decomposed")
 	}
@@ -214,6 +219,69 @@ func check(q *sqlplan.Query) error {
 		}
 	}
 	return nil
+}
+
+// window returns the one window function of q's select list that
+// rank_data computes: RANK() or DENSE_RANK() OVER ([PARTITION BY p]
+// ORDER BY k), a select item of its own; nil when there is none, and an
+// error for any other use of windows.
+func window(q *sqlplan.Query) (*sqlplan.Func, error) {
+	var found *sqlplan.Func
+	top := map[sqlplan.Expr]bool{}
+	for _, it := range q.Select {
+		if it.Expr != nil {
+			top[it.Expr] = true
+		}
+	}
+	var err error
+	visit := func(e sqlplan.Expr) {
+		sqlplan.Walk(e, func(x sqlplan.Expr) bool {
+			f, ok := x.(*sqlplan.Func)
+			if !ok || err != nil {
+				return err == nil
+			}
+			switch f.Name {
+			case "rank", "dense_rank", "row_number", "ntile", "lag", "lead", "first_value", "last_value", "nth_value", "percent_rank", "cume_dist":
+			default:
+				if f.Over == nil {
+					return true
+				}
+			}
+			switch {
+			case f.Name != "rank" && f.Name != "dense_rank":
+				err = fail("window function", "%s: rank_data computes RANK() and DENSE_RANK() only", render(f))
+			case f.Over == nil || len(f.Args) > 0:
+				err = fail("window function", "%s: a named window or arguments", render(f))
+			case len(f.Over.OrderBy) != 1 || len(f.Over.Partition) > 1:
+				err = fail("window function", "%s: rank_data ranks by one column, within at most one partition column", render(f))
+			case f.Over.OrderBy[0].Nulls == "first" && f.Over.OrderBy[0].Desc || f.Over.OrderBy[0].Nulls == "last" && !f.Over.OrderBy[0].Desc:
+				err = fail("window function", "%s: NULLS FIRST/LAST against the default", render(f))
+			case !top[f]:
+				err = fail("window function", "%s: a window inside an expression or outside the select list", render(f))
+			case found != nil:
+				err = fail("window function", "%s and %s: rank_data adds one rank_value column", render(found), render(f))
+			default:
+				found = f
+			}
+			return false
+		})
+	}
+	for _, it := range q.Select {
+		visit(it.Expr)
+	}
+	top = map[sqlplan.Expr]bool{} // elsewhere a window is never supported
+	visit(q.Where)
+	visit(q.Having)
+	for _, o := range q.OrderBy {
+		if a, ok := o.Expr.(*sqlplan.AliasRef); ok && a.Expr == sqlplan.Expr(found) && found != nil {
+			continue // ORDER BY the rank's alias: sorting by rank_value
+		}
+		visit(o.Expr)
+	}
+	for _, g := range q.GroupBy {
+		visit(g)
+	}
+	return found, err
 }
 
 // setOps maps SQL's compound operators to set_operation's operations.

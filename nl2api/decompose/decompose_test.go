@@ -27,6 +27,8 @@ func TestSlotShapes(t *testing.T) {
 		{"group, having, order by aggregate", "SELECT T2.colour FROM superhero AS T1 JOIN colour AS T2 ON T1.eye_colour_id = T2.id GROUP BY T2.colour HAVING COUNT(T1.id) > 5 ORDER BY COUNT(T1.id) DESC LIMIT 1", "group_data_by aggregate_data filter_data sort_data retrieve_data"},
 		{"bare column beside MAX: the row argmax returns", "SELECT MAX(height_cm), superhero_name FROM superhero WHERE weight_kg > 100", "filter_data aggregate_data retrieve_data"},
 		{"bare columns beside one MAX and other aggregates", "SELECT superhero_name, MAX(height_cm), AVG(weight_kg), COUNT(*) FROM superhero", "aggregate_data retrieve_data aggregate_data aggregate_data"},
+		{"RANK() OVER: rank_data", "SELECT superhero_name, height_cm, RANK() OVER (ORDER BY height_cm DESC) AS r FROM superhero WHERE weight_kg > 100", "filter_data rank_data retrieve_data"},
+		{"DENSE_RANK() OVER a per-group count, ordered by it", "SELECT eye_colour_id, COUNT(id), DENSE_RANK() OVER (PARTITION BY gender_id ORDER BY COUNT(id) DESC) AS r FROM superhero GROUP BY eye_colour_id, gender_id ORDER BY r", "group_data_by group_data_by aggregate_data rank_data sort_data retrieve_data"},
 		{"bare column beside SUM: grouped by it", "SELECT superhero_name, SUM(weight_kg), COUNT(id) FROM superhero WHERE id = 3", "filter_data group_data_by aggregate_data aggregate_data retrieve_data"},
 		{"two aggregates of one column: the second in a new column", "SELECT eye_colour_id, AVG(height_cm), MAX(height_cm) FROM superhero GROUP BY eye_colour_id ORDER BY MAX(height_cm) DESC", "group_data_by aggregate_data aggregate_data sort_data retrieve_data"},
 		{"an aggregate of a group key in a new column", "SELECT COUNT(DISTINCT eye_colour_id), eye_colour_id FROM superhero GROUP BY eye_colour_id", "group_data_by aggregate_data retrieve_data"},
@@ -60,7 +62,9 @@ func TestSlotShapes(t *testing.T) {
 func TestSlotRejects(t *testing.T) {
 	cat := catalogs(t)["superhero"]
 	for _, tc := range []struct{ sql, reason string }{
-		{"SELECT superhero_name, RANK() OVER (ORDER BY height_cm) FROM superhero", "window function"},
+		{"SELECT superhero_name, ROW_NUMBER() OVER (ORDER BY height_cm) FROM superhero", "window function"},
+		{"SELECT superhero_name, RANK() OVER (ORDER BY height_cm) + 1 FROM superhero", "window function"},
+		{"SELECT superhero_name, RANK() OVER (ORDER BY height_cm), DENSE_RANK() OVER (ORDER BY weight_kg) FROM superhero", "window function"},
 		{"SELECT COUNT(*) FROM superhero EXCEPT SELECT COUNT(*) FROM colour", "set operation over values"},
 		{"SELECT superhero_name FROM superhero AS T1 WHERE NOT EXISTS (SELECT 1 FROM colour AS T2 WHERE T2.id = T1.eye_colour_id)", "correlated subquery"},
 		{"SELECT superhero_name FROM superhero AS T1 WHERE height_cm > (SELECT AVG(height_cm) FROM superhero AS T2 WHERE T2.eye_colour_id = T1.eye_colour_id)", "correlated subquery"},

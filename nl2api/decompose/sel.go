@@ -103,6 +103,16 @@ func Sel(p *Plan) (*Plan, error) {
 			emit(name, call.Label, a)
 		case "group_data_by":
 			emit("group_data_by", call.Label, a)
+		case "rank_data":
+			method, _ := a["method"].(string)
+			asc, _ := a["ascending"].(bool)
+			delete(a, "method")
+			delete(a, "ascending")
+			name := method + "_data_descending"
+			if asc {
+				name = method + "_data_ascending"
+			}
+			emit(name, call.Label, a)
 		case "aggregate_data":
 			typ, _ := a["aggregation_type"].(string)
 			delete(a, "aggregation_type")

@@ -196,6 +196,36 @@ func (c *compiler) output(sc *scope, q *sqlplan.Query, cur string) ([]string, bo
 			return nil, false, fail("NULLS FIRST/LAST", "")
 		}
 	}
+	// A window function of the select list: rank_data adds its
+	// rank_value column to the rows before they are sorted.
+	w, err := window(q)
+	if err != nil {
+		return nil, false, err
+	}
+	if w != nil {
+		o := w.Over.OrderBy[0]
+		key, err := c.column(sc, o.Expr)
+		if err != nil {
+			return nil, false, err
+		}
+		if cur, err = c.use(sc, key, cur); err != nil {
+			return nil, false, err
+		}
+		args := map[string]any{"data_source": cur, "key_name": key.col, "ascending": !o.Desc, "method": w.Name}
+		if len(w.Over.Partition) == 1 {
+			p, err := c.column(sc, w.Over.Partition[0])
+			if err != nil {
+				return nil, false, err
+			}
+			if cur, err = c.use(sc, p, cur); err != nil {
+				return nil, false, err
+			}
+			args["data_source"] = cur
+			args["partition_key_name"] = p.col
+		}
+		cur = ref(c.emit("rank_data", "RANKED_DF", args))
+		sc.ranked = w
+	}
 	// Resolve the select list first: its transforms conflict with raw
 	// uses in ORDER BY otherwise unnoticed.
 	var cols []colExpr

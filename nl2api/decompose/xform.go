@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/nl2api/sqlplan"
 )
 
@@ -61,6 +62,9 @@ func (c *compiler) column(sc *scope, e sqlplan.Expr) (colExpr, error) {
 	case *sqlplan.AliasRef:
 		return c.column(sc, x.Expr)
 	case *sqlplan.Func:
+		if x.Over != nil && sc.ranked == x {
+			return colExpr{col: sqltools.RankColumn, kind: "integer"}, nil
+		}
 		if x.IsAggregate() {
 			if col, ok := sc.aggCols[aggKey(x)]; ok {
 				return colExpr{col: col, kind: sqlplan.Kind(x), mark: aggMark(x)}, nil

@@ -171,6 +171,18 @@ func (qb *questions) all() {
 			pc("cat"), pc("n"), pc("n"), pc("n"), P, pc("cat"), pc("n"), pc("n"), pc("n"), pc("cat")), all, "")
 	qb.add("count_of_group_key", "For each category, how many rows name it and how many rows it has.",
 		fmt.Sprintf("SELECT %s, COUNT(%s), COUNT(*) FROM %s GROUP BY %s", pc("cat"), pc("cat"), P, pc("cat")), all, "")
+	// Window functions: RANK and DENSE_RANK become rank_data (a new
+	// column rank_value); ROW_NUMBER over tied rows is SQLite's pick.
+	k = int64(r.IntN(3))
+	qb.add("rank_window", "Texts and counts of the rows with a count over a bound, ranked by count, largest first.",
+		fmt.Sprintf("SELECT %s, %s, RANK() OVER (ORDER BY %s DESC) AS %s FROM %s WHERE %s > %d", pc("txt"), pc("n"), pc("n"), qb.id("Rang"), P, pc("n"), k), all, "")
+	qb.add("dense_rank_partition", "Each row's text and amount with the amount's dense rank within its category.",
+		fmt.Sprintf("SELECT %s, %s, %s, DENSE_RANK() OVER (PARTITION BY %s ORDER BY %s) FROM %s", pc("cat"), pc("txt"), pc("x"), pc("cat"), pc("x"), P), all, "")
+	qb.add("rank_per_group", "Categories ranked by how many rows they have.",
+		fmt.Sprintf("SELECT %s, COUNT(*), RANK() OVER (ORDER BY COUNT(*) DESC) FROM %s GROUP BY %s", pc("cat"), P, pc("cat")), all, "")
+	qb.add("row_number_window", "Texts numbered by count.",
+		fmt.Sprintf("SELECT %s, ROW_NUMBER() OVER (ORDER BY %s) FROM %s", pc("txt"), pc("n"), P), []string{"rest"}, "decompose")
+	qb.out[len(qb.out)-1].RejectIn = []string{"slot", "sel"}
 	v = qb.val(p, "cat")
 	qb.add("union", "Texts of one category or with a high count.",
 		fmt.Sprintf("SELECT %s FROM %s WHERE %s = %s UNION SELECT %s FROM %s WHERE %s > %d",

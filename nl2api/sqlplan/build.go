@@ -632,6 +632,30 @@ func (b *builder) expr(q *Query, e ast.Expr, useAliases bool) (Expr, error) {
 			}
 			f.Args = append(f.Args, e)
 		}
+		if w := x.Over; w != nil && w.Name == nil && w.Base == nil && !w.NameOnly && w.StartBound == nil && w.EndBound == nil {
+			f.Over = &Window{}
+			for _, p := range w.Partition {
+				e, err := b.expr(q, p, useAliases)
+				if err != nil {
+					return nil, err
+				}
+				f.Over.Partition = append(f.Over.Partition, e)
+			}
+			for _, o := range w.OrderBy {
+				e, err := b.expr(q, o.Expr, useAliases)
+				if err != nil {
+					return nil, err
+				}
+				item := &OrderItem{Expr: e, Desc: o.Order == ast.SortDesc}
+				switch o.Nulls {
+				case ast.NullsFirst:
+					item.Nulls = "first"
+				case ast.NullsLast:
+					item.Nulls = "last"
+				}
+				f.Over.OrderBy = append(f.Over.OrderBy, item)
+			}
+		}
 		return f, nil
 	case *ast.ExistsExpr:
 		sub, err := b.selectStmt(x.Select, q)

@@ -132,6 +132,16 @@ type Func struct {
 	Args     []Expr
 	Distinct bool
 	Star     bool // COUNT(*)
+	// Over is the window of a window function call (nil otherwise, and
+	// for windows other than [PARTITION BY …] [ORDER BY …]).
+	Over *Window
+}
+
+// Window is the OVER clause of a window function: PARTITION BY and
+// ORDER BY, without frame.
+type Window struct {
+	Partition []Expr
+	OrderBy   []*OrderItem
 }
 
 // Case is a CASE expression (Operand nil for the searched form).
@@ -256,6 +266,14 @@ func Walk(e Expr, fn func(Expr) bool) {
 	case *Func:
 		for _, a := range x.Args {
 			Walk(a, fn)
+		}
+		if x.Over != nil {
+			for _, p := range x.Over.Partition {
+				Walk(p, fn)
+			}
+			for _, o := range x.Over.OrderBy {
+				Walk(o.Expr, fn)
+			}
 		}
 	case *Case:
 		Walk(x.Operand, fn)

@@ -57,6 +57,32 @@ func write(b *strings.Builder, e Expr) {
 			write(b, a)
 		}
 		b.WriteString(")")
+		if w := x.Over; w != nil {
+			b.WriteString(" OVER (")
+			for i, p := range w.Partition {
+				if i == 0 {
+					b.WriteString("PARTITION BY ")
+				} else {
+					b.WriteString(", ")
+				}
+				write(b, p)
+			}
+			for i, o := range w.OrderBy {
+				switch {
+				case i == 0 && len(w.Partition) > 0:
+					b.WriteString(" ORDER BY ")
+				case i == 0:
+					b.WriteString("ORDER BY ")
+				default:
+					b.WriteString(", ")
+				}
+				write(b, o.Expr)
+				if o.Desc {
+					b.WriteString(" DESC")
+				}
+			}
+			b.WriteString(")")
+		}
 	case *Case:
 		b.WriteString("CASE")
 		if x.Operand != nil {
