@@ -31,17 +31,24 @@ func ToolInputKeyOf(raw []byte) (key string, ok bool) {
 		return "{}", true
 	case len(raw) == 0:
 		return "", false
-	case notText(raw):
-		// Python cannot read bytes that are not UTF-8, and writes a lone
-		// surrogate as its escape where ReprJSON writes U+FFFD: no key
-		// of StableToolBench's stands for such input, and one made up
-		// here would be shared with other inputs. The call keeps its own
+	case !utf8.Valid(raw):
+		// Python cannot read bytes that are not UTF-8: no key of
+		// StableToolBench's stands for such input, and one made up here
+		// would be shared with other inputs. The call keeps its own
 		// canonical key.
 		return "", false
 	case raw[0] == '{':
+		// An escaped lone surrogate is the surrogate, as json.loads
+		// reads it (ReprJSON).
 		k, err := pyfmt.ReprJSON(raw)
 		return k, err == nil
 	case raw[0] == '"':
+		if notText(raw) {
+			// A lone surrogate escaped in the string itself is a raw
+			// surrogate in the text json.loads then reads, which
+			// UnquoteJSON does not keep.
+			return "", false
+		}
 		s, err := pyfmt.UnquoteJSON(raw)
 		if err != nil {
 			return "", false
@@ -50,7 +57,7 @@ func ToolInputKeyOf(raw []byte) (key string, ok bool) {
 		if len(t) == 0 {
 			return "{}", true
 		}
-		if t[0] != '{' || notText(t) {
+		if t[0] != '{' {
 			return "", false
 		}
 		k, err := pyfmt.ReprJSON(t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolenv/toolenv/internal/pyfmt"
 )
@@ -26,13 +27,18 @@ func TestToolInputKey(t *testing.T) {
 		{`{"tool_input": "{\"a\": NaN}"}`, ``, false},
 		{`[]`, ``, false},
 		{`{"tool_input": }`, ``, false},
-		// No key of StableToolBench's stands for text that is not UTF-8
-		// or holds a lone surrogate: the call keeps its canonical key.
+		// No key of StableToolBench's stands for text that is not UTF-8:
+		// the call keeps its canonical key.
 		{"{\"tool_input\": {\"q\": \"a\xffb\"}}", ``, false},
-		{`{"tool_input": {"q": "a\ud800b"}}`, ``, false},
-		{`{"tool_input": {"q": "a\udc00"}}`, ``, false},
-		{`{"tool_input": {"q": "a\ud800\u0041"}}`, ``, false},
-		{`{"tool_input": "{\"q\": \"a\\ud800b\"}"}`, ``, false},
+		// An escaped lone surrogate is the surrogate, as json.loads
+		// reads it, and str() writes its escape.
+		{`{"tool_input": {"q": "a\ud800b"}}`, `{'q': 'a\ud800b'}`, true},
+		{`{"tool_input": {"q": "a\udc00"}}`, `{'q': 'a\udc00'}`, true},
+		{`{"tool_input": {"q": "a\ud800\u0041"}}`, `{'q': 'a\ud800A'}`, true},
+		{`{"tool_input": "{\"q\": \"a\\ud800b\"}"}`, `{'q': 'a\ud800b'}`, true},
+		// A lone surrogate in the string itself is a raw surrogate in the
+		// text json.loads reads next: no key.
+		{`{"tool_input": "{\"q\": \"a\ud800b\"}"}`, ``, false},
 		{`{"tool_input": {"q": "\ud83d\ude00 \\ud800 \ufffd"}}`, `{'q': '😀 \\ud800 �'}`, true},
 		{"{\"api_name\": \"\xff\", \"tool_input\": {\"q\": 1}}", `{'q': 1}`, true},
 	}
@@ -62,11 +68,26 @@ func FuzzToolInputKey(f *testing.F) {
 			return
 		}
 		ti, present := d.Get("tool_input")
-		if raw, _ := lastMember(body, "tool_input"); notText(raw) {
+		raw, _ := lastMember(body, "tool_input")
+		if !utf8.Valid(raw) || len(raw) > 0 && raw[0] == '"' && notText(raw) {
 			if ok {
-				t.Fatalf("ToolInputKey(%q) = %q for text that is not UTF-8 or holds a lone surrogate", body, key)
+				t.Fatalf("ToolInputKey(%q) = %q for text that is not UTF-8 or a string holding a lone surrogate", body, key)
 			}
 			return
+		}
+		// reprOf is str() of the dict: Repr of the decoded value, but
+		// ReprJSON when a lone surrogate is escaped in the text, which
+		// encoding/json reads as U+FFFD (FuzzReprJSON and
+		// TestReprJSONLoneSurrogates hold ReprJSON to Python there).
+		reprOf := func(text []byte, v any) string {
+			if notText(text) {
+				k, err := pyfmt.ReprJSON(text)
+				if err != nil {
+					t.Fatalf("ReprJSON(%q): %v", text, err)
+				}
+				return k
+			}
+			return pyfmt.Repr(v)
 		}
 		var want string
 		wantOK := true
@@ -74,7 +95,7 @@ func FuzzToolInputKey(f *testing.F) {
 		case nil:
 			want = "{}"
 		case pyfmt.Dict:
-			want = pyfmt.Repr(x)
+			want = reprOf(raw, x)
 		case string:
 			s := bytes.TrimSpace([]byte(x))
 			if len(s) == 0 {
@@ -82,11 +103,11 @@ func FuzzToolInputKey(f *testing.F) {
 				break
 			}
 			inner, err := pyfmt.OrderedDecoder{Unique: true}.Decode(s)
-			if _, isDict := inner.(pyfmt.Dict); err != nil || !isDict || notText(s) {
+			if _, isDict := inner.(pyfmt.Dict); err != nil || !isDict {
 				wantOK = false
 				break
 			}
-			want = pyfmt.Repr(inner)
+			want = reprOf(s, inner)
 		default:
 			wantOK = false
 		}

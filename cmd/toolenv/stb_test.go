@@ -177,3 +177,44 @@ func sameJSON(a, b json.RawMessage) bool {
 	y, errB := toolenv.CanonicalizeJSON(b)
 	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
+
+// TestLoneSurrogateKeysHit: StableToolBench keys an input holding an
+// escaped lone surrogate by str() of what json.loads made of it, the
+// surrogate written as its escape ('\ud800'). Imported, such an entry is
+// what /virtual answers for that input, from the cache, under either
+// spelling of tool_input (an object, or a string holding one).
+func TestLoneSurrogateKeysHit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tools, cache, st := filepath.Join(dir, "tools"), filepath.Join(dir, "cache"), filepath.Join(dir, "store.db")
+	writeTestFile(t, filepath.Join(tools, "Data", "echo_text.json"), `{"tool_name": "Echo Text", "tool_description": "Echo.",
+ "api_list": [{"name": "echo", "description": "Echo.", "method": "GET",
+   "required_parameters": [{"name": "q", "type": "STRING", "description": "", "default": ""}], "optional_parameters": []}]}`)
+	// As Python's json.dump writes the dict whose key is
+	// str({'q': 'a\ud800b'}): the key's backslash escaped once more.
+	writeTestFile(t, filepath.Join(cache, "Data", "echo_text_for_Data", "echo.json"),
+		`{"{'q': 'a\\ud800b'}": {"error": "", "response": "recorded for the lone surrogate"},
+ "{'q': 'a\\\\ud800b'}": {"error": "", "response": "recorded for a backslash"}}`)
+	if code, _, stderr := run(t, ctx, "cache", "import", cache, "--toolbench", tools, "--store", st); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	base, stop := serveInBackground(t, "--toolbench", tools, "--store", st)
+	defer stop()
+	for _, tc := range []struct{ input, want string }{
+		{`{"q": "a\ud800b"}`, "recorded for the lone surrogate"},
+		{`"{\"q\": \"a\\ud800b\"}"`, "recorded for the lone surrogate"},
+		{`{"q": "a\\ud800b"}`, "recorded for a backslash"},
+	} {
+		body := `{"category": "Data", "tool_name": "echo_text", "api_name": "echo", "tool_input": ` + tc.input + `}`
+		resp, err := http.Post(base+"/virtual", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var m struct{ Response string }
+		if err := json.Unmarshal(raw, &m); err != nil || m.Response != tc.want || resp.Header.Get("X-Toolenv-Source") != "cache" {
+			t.Errorf("tool_input %s: %s from %q; want %q from the cache", tc.input, raw, resp.Header.Get("X-Toolenv-Source"), tc.want)
+		}
+	}
+}

@@ -101,6 +101,11 @@ func writeReprString[S string | []byte](b *strings.Builder, s S) {
 	}
 	b.WriteByte(quote)
 	for i := 0; i < len(s); {
+		if u, ok := surrogateAt(s, i); ok {
+			writeEscape(b, `\u`, uint32(u), 4) // as Python writes a lone surrogate
+			i += 3
+			continue
+		}
 		r, size := decodeRuneIn(s, i) // invalid UTF-8 as utf8.RuneError
 		i += size
 		switch {

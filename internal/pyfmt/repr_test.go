@@ -2,6 +2,8 @@ package pyfmt
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -136,5 +138,50 @@ func TestFormat(t *testing.T) {
 	got := Format("Query:\n{query}\nAnswer:\n{answer} {{x}} {missing}", map[string]string{"query": "q", "answer": "{a}"})
 	if want := "Query:\nq\nAnswer:\n{a} {x} {missing}"; got != want {
 		t.Errorf("Format = %q, want %q", got, want)
+	}
+}
+
+// TestReprJSONLoneSurrogates holds ReprJSON to what Python wrote for
+// JSON with escaped lone surrogates (testdata/python_str_surrogates.json,
+// from a run of Python 3.11): json.loads keeps such a surrogate and str()
+// writes it as its escape, in keys and values, with repeated keys merged.
+func TestReprJSONLoneSurrogates(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "python_str_surrogates.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			JSON      string `json:"json"`
+			PythonStr string `json:"python_str"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range doc.Cases {
+		got, err := ReprJSON([]byte(c.JSON))
+		if err != nil || got != c.PythonStr {
+			t.Errorf("ReprJSON(%s) = %q, %v; Python wrote %q", c.JSON, got, err, c.PythonStr)
+		}
+	}
+}
+
+// TestReprJSONBytesNotUTF8: a byte that is not UTF-8 is U+FFFD, as
+// encoding/json reads it, even where its bytes would spell a surrogate
+// in WTF-8; only an escape makes a surrogate.
+func TestReprJSONBytesNotUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\"q\": \"a\xffb\"}":                        "{'q': 'a\ufffdb'}",
+		"{\"q\": \"\xed\xa0\x80\"}":                  "{'q': '\ufffd\ufffd\ufffd'}",
+		"{\"q\": \"\xed\xa0\x80\\n\"}":               "{'q': '\ufffd\ufffd\ufffd\\n'}",
+		"{\"\xed\xa0\x80\": 1, \"\xed\xa0\x81\": 2}": "{'\ufffd\ufffd\ufffd': 2}",
+	} {
+		if got, err := ReprJSON([]byte(in)); err != nil || got != want {
+			t.Errorf("ReprJSON(%q) = %q, %v; want %q", in, got, err, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package pyfmt
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -13,21 +14,26 @@ import (
 // (a repeated key keeps its first place and its last value, as json.loads
 // builds a dict), ints with their exact digits, floats as Python prints
 // them. It is what StableToolBench keys its cache with: str(tool_input).
+// An escaped lone surrogate (\ud800 not followed by \udc00-\udfff, or
+// a low surrogate alone) is the surrogate, as json.loads reads it, and
+// Python's repr writes it as its escape ('\ud800'); bytes of data that
+// are not UTF-8 are each U+FFFD, as encoding/json reads them.
 // It reads data in one pass; an error means data is not one JSON value
 // (NaN and Infinity, which json.loads also reads, are errors here).
 func ReprJSON(data []byte) (string, error) {
-	r := &reprReader{s: data}
+	r := &reprReader{s: data, surrogates: true}
 	var b strings.Builder
 	b.Grow(len(data) + 8)
 	r.ws()
-	if err := r.value(&b, 0); err != nil {
-		if errors.Is(err, errRepeatedKey) {
-			v, err := OrderedDecoder{Unique: true}.Decode(data)
-			if err != nil {
-				return "", err
-			}
-			return Repr(v), nil
-		}
+	err := r.value(&b, 0)
+	if errors.Is(err, errRepeatedKey) {
+		// Rare: read it again, merging repeated keys.
+		r = &reprReader{s: data, surrogates: true}
+		b.Reset()
+		r.ws()
+		err = r.valueMerged(&b, 0)
+	}
+	if err != nil {
 		return "", err
 	}
 	r.ws()
@@ -35,6 +41,111 @@ func ReprJSON(data []byte) (string, error) {
 		return "", errors.New("unexpected data after the JSON value")
 	}
 	return b.String(), nil
+}
+
+// valueMerged writes the value at r as value does, but an object's
+// repeated key is kept once, where it first stood, with the value it was
+// last given: the dict json.loads builds.
+func (r *reprReader) valueMerged(b *strings.Builder, depth int) error {
+	if depth > maxDepth {
+		return errors.New("JSON nested too deeply")
+	}
+	if r.i >= len(r.s) {
+		return errBadJSON
+	}
+	switch r.s[r.i] {
+	case '{':
+		r.i++
+		type item struct {
+			key   []byte
+			value string
+		}
+		var items []item
+		r.ws()
+		if r.i < len(r.s) && r.s[r.i] == '}' {
+			r.i++
+			b.WriteString("{}")
+			return nil
+		}
+		for {
+			r.ws()
+			k, err := r.strBytes()
+			if err != nil {
+				return err
+			}
+			r.ws()
+			if r.i >= len(r.s) || r.s[r.i] != ':' {
+				return errBadJSON
+			}
+			r.i++
+			r.ws()
+			var v strings.Builder
+			if err := r.valueMerged(&v, depth+1); err != nil {
+				return err
+			}
+			at := slices.IndexFunc(items, func(it item) bool { return bytes.Equal(it.key, k) })
+			if at >= 0 {
+				items[at].value = v.String()
+			} else {
+				items = append(items, item{k, v.String()})
+			}
+			r.ws()
+			if r.i >= len(r.s) {
+				return errBadJSON
+			}
+			if r.s[r.i] == '}' {
+				r.i++
+				break
+			}
+			if r.s[r.i] != ',' {
+				return errBadJSON
+			}
+			r.i++
+		}
+		b.WriteByte('{')
+		for n, it := range items {
+			if n > 0 {
+				b.WriteString(", ")
+			}
+			writeReprString(b, it.key)
+			b.WriteString(": ")
+			b.WriteString(it.value)
+		}
+		b.WriteByte('}')
+		return nil
+	case '[':
+		r.i++
+		b.WriteByte('[')
+		r.ws()
+		if r.i < len(r.s) && r.s[r.i] == ']' {
+			r.i++
+			b.WriteByte(']')
+			return nil
+		}
+		for n := 0; ; n++ {
+			if n > 0 {
+				b.WriteString(", ")
+			}
+			r.ws()
+			if err := r.valueMerged(b, depth+1); err != nil {
+				return err
+			}
+			r.ws()
+			if r.i >= len(r.s) {
+				return errBadJSON
+			}
+			if r.s[r.i] == ']' {
+				r.i++
+				b.WriteByte(']')
+				return nil
+			}
+			if r.s[r.i] != ',' {
+				return errBadJSON
+			}
+			r.i++
+		}
+	}
+	return r.value(b, depth)
 }
 
 // errRepeatedKey sends ReprJSON to the slow path that merges repeated
@@ -46,6 +157,12 @@ var errBadJSON = errors.New("not valid JSON")
 type reprReader struct {
 	s []byte
 	i int
+	// surrogates keeps an escaped lone surrogate as the surrogate, in
+	// the generalized UTF-8 (WTF-8) that writeReprString reads back,
+	// and makes raw bytes that are not UTF-8 U+FFFD, so that every
+	// surrogate in a string read stands for an escape; otherwise a
+	// lone surrogate is U+FFFD and raw bytes are kept.
+	surrogates bool
 }
 
 func (r *reprReader) ws() {
@@ -83,7 +200,7 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 			if err != nil {
 				return err
 			}
-			if !utf8.Valid(k) {
+			if !r.surrogates && !utf8.Valid(k) {
 				k = []byte(fixUTF8(string(k))) // compared as json.loads decoded them
 			}
 			for _, seen := range keys {
@@ -237,6 +354,9 @@ func (r *reprReader) strBytes() ([]byte, error) {
 		if c == '"' {
 			s := r.s[start:r.i]
 			r.i++
+			if r.surrogates && !utf8.Valid(s) {
+				s = []byte(fixUTF8(string(s)))
+			}
 			return s, nil
 		}
 		if c == '\\' || c < 0x20 {
@@ -246,6 +366,11 @@ func (r *reprReader) strBytes() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.Write(r.s[start:r.i])
+	if r.surrogates && !utf8.Valid(b.Bytes()) {
+		fixed := fixUTF8(b.String())
+		b.Reset()
+		b.WriteString(fixed)
+	}
 	for r.i < len(r.s) {
 		c := r.s[r.i]
 		switch {
@@ -297,19 +422,45 @@ func (r *reprReader) strBytes() ([]byte, error) {
 						}
 					}
 					r.i = save
-					b.WriteRune(utf8.RuneError)
+					if r.surrogates {
+						appendSurrogate(&b, u)
+					} else {
+						b.WriteRune(utf8.RuneError)
+					}
 					continue
 				}
 				b.WriteRune(u)
 			default:
 				return nil, errBadJSON
 			}
+		case c >= utf8.RuneSelf && r.surrogates:
+			u, size := utf8.DecodeRune(r.s[r.i:])
+			b.WriteRune(u) // U+FFFD for a byte that is not UTF-8
+			r.i += size
 		default:
 			b.WriteByte(c)
 			r.i++
 		}
 	}
 	return nil, errBadJSON
+}
+
+// appendSurrogate appends the surrogate u (U+D800 to U+DFFF) in the
+// generalized UTF-8 that encodes it as any other code point of three
+// bytes (WTF-8); isSurrogateAt reads it back.
+func appendSurrogate(b *bytes.Buffer, u rune) {
+	b.WriteByte(0xed)
+	b.WriteByte(0x80 | byte(u>>6)&0x3f)
+	b.WriteByte(0x80 | byte(u)&0x3f)
+}
+
+// surrogateAt returns the surrogate appendSurrogate wrote at s[i:], if
+// one starts there.
+func surrogateAt[S string | []byte](s S, i int) (rune, bool) {
+	if i+2 < len(s) && s[i] == 0xed && s[i+1] >= 0xa0 && s[i+1] <= 0xbf && s[i+2] >= 0x80 && s[i+2] <= 0xbf {
+		return 0xd000 | rune(s[i+1]&0x3f)<<6 | rune(s[i+2]&0x3f), true
+	}
+	return 0, false
 }
 
 // writeNumber writes Number(lit) without allocating for the common ints.
