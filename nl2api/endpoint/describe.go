@@ -498,6 +498,30 @@ func (m *maker) funcPhrase(x *sqlplan.Func) string {
 		l, ok := x.Args[i].(*sqlplan.Literal)
 		return l, ok && m.param(l) == nil
 	}
+	if w := x.Over; w != nil && (x.Name == "rank" || x.Name == "dense_rank" || x.Name == "row_number") {
+		// A window: say what is ranked, in which direction, within what.
+		s := map[string]string{"rank": "the rank", "dense_rank": "the dense rank (no gaps after ties)", "row_number": "the row number"}[x.Name]
+		for i, o := range w.OrderBy {
+			way := ", smallest first"
+			if o.Desc {
+				way = ", largest first"
+			}
+			if i == 0 {
+				s += " by "
+			} else {
+				s += ", then by "
+			}
+			s += m.exprPhrase(o.Expr) + way
+		}
+		if len(w.Partition) > 0 {
+			var ps []string
+			for _, p := range w.Partition {
+				ps = append(ps, m.exprPhrase(p))
+			}
+			s += " within each " + joinPhrases(ps)
+		}
+		return s
+	}
 	switch x.Name {
 	case "count":
 		return "the number of " + arg
