@@ -28,10 +28,10 @@ func ReprJSON(data []byte) (string, error) {
 	err := r.value(&b, 0)
 	if errors.Is(err, errRepeatedKey) {
 		// Rare: read it again, merging repeated keys.
-		r = &reprReader{s: data, surrogates: true}
+		r = &reprReader{s: data, surrogates: true, merge: true}
 		b.Reset()
 		r.ws()
-		err = r.valueMerged(&b, 0)
+		err = r.value(&b, 0)
 	}
 	if err != nil {
 		return "", err
@@ -43,109 +43,67 @@ func ReprJSON(data []byte) (string, error) {
 	return b.String(), nil
 }
 
-// valueMerged writes the value at r as value does, but an object's
-// repeated key is kept once, where it first stood, with the value it was
-// last given: the dict json.loads builds.
-func (r *reprReader) valueMerged(b *strings.Builder, depth int) error {
-	if depth > maxDepth {
-		return errors.New("JSON nested too deeply")
+// objectMerged writes the object at r as value does, but a repeated key
+// is kept once, where it first stood, with the value it was last given:
+// the dict json.loads builds.
+func (r *reprReader) objectMerged(b *strings.Builder, depth int) error {
+	r.i++ // '{'
+	type item struct {
+		key   []byte
+		value string
 	}
-	if r.i >= len(r.s) {
-		return errBadJSON
-	}
-	switch r.s[r.i] {
-	case '{':
+	var items []item
+	r.ws()
+	if r.i < len(r.s) && r.s[r.i] == '}' {
 		r.i++
-		type item struct {
-			key   []byte
-			value string
-		}
-		var items []item
-		r.ws()
-		if r.i < len(r.s) && r.s[r.i] == '}' {
-			r.i++
-			b.WriteString("{}")
-			return nil
-		}
-		for {
-			r.ws()
-			k, err := r.strBytes()
-			if err != nil {
-				return err
-			}
-			r.ws()
-			if r.i >= len(r.s) || r.s[r.i] != ':' {
-				return errBadJSON
-			}
-			r.i++
-			r.ws()
-			var v strings.Builder
-			if err := r.valueMerged(&v, depth+1); err != nil {
-				return err
-			}
-			at := slices.IndexFunc(items, func(it item) bool { return bytes.Equal(it.key, k) })
-			if at >= 0 {
-				items[at].value = v.String()
-			} else {
-				items = append(items, item{k, v.String()})
-			}
-			r.ws()
-			if r.i >= len(r.s) {
-				return errBadJSON
-			}
-			if r.s[r.i] == '}' {
-				r.i++
-				break
-			}
-			if r.s[r.i] != ',' {
-				return errBadJSON
-			}
-			r.i++
-		}
-		b.WriteByte('{')
-		for n, it := range items {
-			if n > 0 {
-				b.WriteString(", ")
-			}
-			writeReprString(b, it.key)
-			b.WriteString(": ")
-			b.WriteString(it.value)
-		}
-		b.WriteByte('}')
+		b.WriteString("{}")
 		return nil
-	case '[':
-		r.i++
-		b.WriteByte('[')
-		r.ws()
-		if r.i < len(r.s) && r.s[r.i] == ']' {
-			r.i++
-			b.WriteByte(']')
-			return nil
-		}
-		for n := 0; ; n++ {
-			if n > 0 {
-				b.WriteString(", ")
-			}
-			r.ws()
-			if err := r.valueMerged(b, depth+1); err != nil {
-				return err
-			}
-			r.ws()
-			if r.i >= len(r.s) {
-				return errBadJSON
-			}
-			if r.s[r.i] == ']' {
-				r.i++
-				b.WriteByte(']')
-				return nil
-			}
-			if r.s[r.i] != ',' {
-				return errBadJSON
-			}
-			r.i++
-		}
 	}
-	return r.value(b, depth)
+	for {
+		r.ws()
+		k, err := r.strBytes()
+		if err != nil {
+			return err
+		}
+		r.ws()
+		if r.i >= len(r.s) || r.s[r.i] != ':' {
+			return errBadJSON
+		}
+		r.i++
+		r.ws()
+		var v strings.Builder
+		if err := r.value(&v, depth+1); err != nil {
+			return err
+		}
+		if at := slices.IndexFunc(items, func(it item) bool { return bytes.Equal(it.key, k) }); at >= 0 {
+			items[at].value = v.String()
+		} else {
+			items = append(items, item{k, v.String()})
+		}
+		r.ws()
+		if r.i >= len(r.s) {
+			return errBadJSON
+		}
+		if r.s[r.i] == '}' {
+			r.i++
+			break
+		}
+		if r.s[r.i] != ',' {
+			return errBadJSON
+		}
+		r.i++
+	}
+	b.WriteByte('{')
+	for n, it := range items {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		writeReprString(b, it.key)
+		b.WriteString(": ")
+		b.WriteString(it.value)
+	}
+	b.WriteByte('}')
+	return nil
 }
 
 // errRepeatedKey sends ReprJSON to the slow path that merges repeated
@@ -163,6 +121,9 @@ type reprReader struct {
 	// surrogate in a string read stands for an escape; otherwise a
 	// lone surrogate is U+FFFD and raw bytes are kept.
 	surrogates bool
+	// merge reads objects with objectMerged, which merges repeated keys
+	// as json.loads does; otherwise a repeated key is errRepeatedKey.
+	merge bool
 }
 
 func (r *reprReader) ws() {
@@ -184,6 +145,8 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 		return errBadJSON
 	}
 	switch c := r.s[r.i]; {
+	case c == '{' && r.merge:
+		return r.objectMerged(b, depth)
 	case c == '{':
 		r.i++
 		b.WriteByte('{')
