@@ -348,7 +348,7 @@ const maxJSONDepth = 10000
 // scanned by a tight loop; as in encoding/json, bytes that are not UTF-8
 // are allowed in them).
 func validJSON(b []byte) bool {
-	v := jsonValidator{b: b}
+	v := jsonValidator{jscan{b: b}}
 	v.ws()
 	if !v.value(0) {
 		return false
@@ -357,21 +357,8 @@ func validJSON(b []byte) bool {
 	return v.i == len(v.b)
 }
 
-type jsonValidator struct {
-	b []byte
-	i int
-}
-
-func (v *jsonValidator) ws() {
-	for v.i < len(v.b) {
-		switch v.b[v.i] {
-		case ' ', '\t', '\n', '\r':
-			v.i++
-		default:
-			return
-		}
-	}
-}
+// jsonValidator checks JSON text as it walks it.
+type jsonValidator struct{ jscan }
 
 func (v *jsonValidator) value(depth int) bool {
 	if v.i >= len(v.b) {
