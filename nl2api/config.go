@@ -27,9 +27,7 @@ type Config struct {
 // DefaultConfig returns the configuration the CLI starts from: every
 // flavor, seed 1, four workers.
 func DefaultConfig() Config {
-	var c Config
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[Config]()
 }
 
 // Options checks the configuration and returns the build's options.

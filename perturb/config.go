@@ -95,7 +95,5 @@ func (c *Config) Job(ctx context.Context, env Env) (Job, func(), error) {
 // Default returns the configuration the CLI starts from (three attempts
 // per paraphrase, the usual key variable).
 func Default() Config {
-	var c Config
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[Config]()
 }

@@ -121,9 +121,7 @@ type SkewConfig struct {
 
 // Default returns the configuration toolenv eval starts from.
 func Default() Config {
-	var c Config
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[Config]()
 }
 
 // File is a whole configuration file: the environment's keys at the top

@@ -57,9 +57,7 @@ type FidelityConfig struct {
 // DefaultFidelity returns the configuration toolenv eval fidelity starts
 // from.
 func DefaultFidelity() FidelityConfig {
-	var c FidelityConfig
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[FidelityConfig]()
 }
 
 // FidelityResult is what a fidelity run scored.

@@ -192,6 +192,13 @@ func Option(v any, key string) string {
 // value returns the field's value in the struct rv.
 func (f *Field) value(rv reflect.Value) reflect.Value { return rv.FieldByIndex(f.index) }
 
+// Default returns a T with its default tags applied (Defaults).
+func Default[T any]() T {
+	var c T
+	Defaults(&c)
+	return c
+}
+
 // Defaults sets every field of the struct v points to that has a default
 // tag to that default. It panics on a default its field cannot hold.
 func Defaults(v any) {

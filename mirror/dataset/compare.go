@@ -33,9 +33,7 @@ type CompareConfig struct {
 // DefaultCompare returns the comparison's defaults: the paper's agents,
 // 20 queries.
 func DefaultCompare() CompareConfig {
-	var c CompareConfig
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[CompareConfig]()
 }
 
 // checkCompare reports a configuration that cannot compare: the queries

@@ -106,9 +106,7 @@ type StageConfig struct {
 // Default returns the configuration the CLI starts from: the paper's
 // sizes, one seed, the usual key variables.
 func Default() Config {
-	var c Config
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[Config]()
 }
 
 // RunOptions returns the stages' options: the settings, with the seed

@@ -32,9 +32,7 @@ type CacheSetConfig struct {
 // DefaultCacheSet returns the cache set's defaults: the paper's 200
 // held out.
 func DefaultCacheSet() CacheSetConfig {
-	var c CacheSetConfig
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[CacheSetConfig]()
 }
 
 // CacheSet loads the documentation of the sources, opens the store and
@@ -76,9 +74,7 @@ type FACConfig struct {
 
 // DefaultFAC returns the FAC files' defaults.
 func DefaultFAC() FACConfig {
-	var c FACConfig
-	configfile.Defaults(&c)
-	return c
+	return configfile.Default[FACConfig]()
 }
 
 // FAC reads the episodes of the eval runs and writes the FAC files
