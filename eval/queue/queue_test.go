@@ -214,7 +214,7 @@ func TestDeadWorkersEpisodeIsReclaimedOnce(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			ctx := context.Background()
 			dsn := k.fresh(t)
-			opts := queue.Options{Lease: 600 * time.Millisecond}
+			opts := queue.Options{Lease: 2 * time.Second}
 			dead := worker(t, dsn, "dead", opts)
 			keys := make([]eval.EpisodeKey, len(w.tasks))
 			for i, task := range w.tasks {
@@ -271,7 +271,7 @@ func TestErrorsAreRetriedThenKept(t *testing.T) {
 				}
 				return nil
 			}
-			opts := queue.Options{Attempts: 3, Lease: 300 * time.Millisecond}
+			opts := queue.Options{Attempts: 3, Lease: 2 * time.Second}
 			if _, err := eval.Run(ctx, config(w, env, worker(t, dsn, "w", opts), t.TempDir())); err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func TestEpisodeWhoseWorkersKeepDying(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			ctx := context.Background()
 			dsn := k.fresh(t)
-			opts := queue.Options{Attempts: 2, Lease: 200 * time.Millisecond}
+			opts := queue.Options{Attempts: 2, Lease: 1500 * time.Millisecond}
 			doomed := worker(t, dsn, "doomed", opts)
 			keys := make([]eval.EpisodeKey, len(w.tasks))
 			for i, task := range w.tasks {
@@ -320,7 +320,7 @@ func TestEpisodeWhoseWorkersKeepDying(t *testing.T) {
 					t.Fatalf("claim %d: %+v, %v", attempt, c, err)
 				}
 				cursed = c.Task
-				time.Sleep(300 * time.Millisecond)
+				time.Sleep(1700 * time.Millisecond) // past the lease
 			}
 			env := &paced{Env: w.env}
 			if _, err := eval.Run(ctx, config(w, env, worker(t, dsn, "w", opts), t.TempDir())); err != nil {
