@@ -168,8 +168,18 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		writeVirtual(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err))
 		return
 	}
-	vb := decodeVirtual(body)
-	req, args, res := vb.req, vb.args, vb.res
+	// A tool_input the client's exact key is made of is a JSON object,
+	// whose arguments a hit in memory does not need: they are parsed
+	// after it misses. Otherwise they are parsed now, so that errors
+	// come in the order they always did.
+	vb := decodeVirtualDeferred(body)
+	exact, exactOK := "", false
+	if vb.pending {
+		if exact, exactOK = s.keys.of(vb.toolInput); !exactOK {
+			vb.finish(body)
+		}
+	}
+	req, res := vb.req, vb.res
 	if res != nil && res.Status == toolenv.StatusBadRequest {
 		writeVirtual(w, http.StatusBadRequest, res)
 		return
@@ -197,7 +207,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	call := &toolenv.Call{
 		Tool:       tool,
 		Collection: s.opts.Registry.Collection(tool.Collection),
-		Args:       args,
+		Args:       vb.args,
 		Frontend:   "virtual",
 		RequestID:  s.newRequestID(),
 	}
@@ -216,10 +226,12 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	}
 	if call.Collection != nil && call.Collection.Policy.Cache {
 		// Recorded answers are found under the client's own key first.
-		k, ok := "", false
-		if vb.fast {
+		k, ok := exact, exactOK
+		switch {
+		case vb.pending:
+		case vb.fast:
 			k, ok = s.keys.of(vb.toolInput)
-		} else {
+		default:
 			k, ok = toolbench.ToolInputKey(body)
 		}
 		if ok {
@@ -234,6 +246,18 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 			reply(w, res)
 			return
 		}
+	}
+	if vb.pending {
+		vb.finish(body)
+		if vb.res != nil { // not seen: a tool_input with a key parses (TestDecodeVirtualFastAsGeneral)
+			if vb.res.Status == toolenv.StatusBadRequest {
+				writeVirtual(w, http.StatusBadRequest, vb.res)
+			} else {
+				reply(w, vb.res)
+			}
+			return
+		}
+		call.Args = vb.args
 	}
 	reply(w, s.invoke(r.Context(), call))
 }

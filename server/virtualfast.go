@@ -58,6 +58,9 @@ type virtualBody struct {
 	// raw value of its only tool_input member (nil without one).
 	fast      bool
 	toolInput []byte
+	// pending says toolInput is not parsed yet: args and res are unset
+	// until parseArgs (see decodeVirtualDeferred).
+	pending bool
 }
 
 // decodeVirtual decodes a /virtual body as DecodeVirtualRequest does,
@@ -84,6 +87,16 @@ var virtualFields = [...]string{"category", "tool_name", "api_name", "strip", "t
 // another type) it reports false, and the caller decodes it the general
 // way, which also words any error.
 func decodeVirtualFast(body []byte) (virtualBody, bool) {
+	vb, ok := decodeVirtualPlain(body)
+	if !ok {
+		return vb, false
+	}
+	return vb, vb.parseArgs()
+}
+
+// decodeVirtualPlain reads the body as decodeVirtualFast does, all but
+// its tool_input's arguments (toolInput holds the raw value).
+func decodeVirtualPlain(body []byte) (virtualBody, bool) {
 	var vb virtualBody
 	req := &VirtualRequest{}
 	i := skipSpace(body, 0)
@@ -175,12 +188,46 @@ func decodeVirtualFast(body []byte) (virtualBody, bool) {
 		return vb, false // DecodeVirtualRequest words the error
 	}
 	vb.req, vb.fast, vb.toolInput = req, true, toolInput
+	return vb, true
+}
+
+// decodeVirtualDeferred is decodeVirtual, except that a body the fast
+// decoder reads comes back with its tool_input not yet parsed into
+// arguments (pending): a cache hit under the client's exact key does not
+// need them. The caller calls parseArgs before it needs args or res.
+func decodeVirtualDeferred(body []byte) virtualBody {
+	if vb, ok := decodeVirtualPlain(body); ok {
+		vb.pending = true
+		return vb
+	}
+	req, args, res := DecodeVirtualRequest(body)
+	return virtualBody{req: req, args: args, res: res}
+}
+
+// finish parses a pending tool_input (parseArgs), decoding the body the
+// general way when the fast decoder does not read it.
+func (vb *virtualBody) finish(body []byte) {
+	if !vb.pending {
+		return
+	}
+	if !vb.parseArgs() {
+		req, args, res := DecodeVirtualRequest(body)
+		*vb = virtualBody{req: req, args: args, res: res}
+	}
+}
+
+// parseArgs parses the raw tool_input of a body read by the fast decoder
+// into args, or into res, the error DecodeVirtualRequest gives for it.
+// It reports false for a tool_input the fast decoder does not read (the
+// caller decodes the body the general way).
+func (vb *virtualBody) parseArgs() bool {
+	vb.pending = false
 	var ti any
-	if toolInput != nil {
+	if vb.toolInput != nil {
 		// The string as DecodeVirtualRequest's parser reads it.
-		v, err := toolenv.ParseJSON(toolInput)
+		v, err := toolenv.ParseJSON(vb.toolInput)
 		if err != nil {
-			return vb, false
+			return false
 		}
 		ti = v
 	}
@@ -188,10 +235,10 @@ func decodeVirtualFast(body []byte) (virtualBody, bool) {
 	if err != nil {
 		vb.res = &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + err.Error(),
 			Hint: toolInputHint, Source: toolenv.SourcePipeline}
-		return vb, true
+		return true
 	}
 	vb.args = args
-	return vb, true
+	return true
 }
 
 func skipSpace(b []byte, i int) int {

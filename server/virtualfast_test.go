@@ -96,8 +96,20 @@ func TestDecodeVirtualFastAsGeneral(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 6))
 	accepted := 0
 	const n = 20000
+	keyed := 0
 	for i := range n {
 		body := genVirtualBody(r)
+		// The handler parses the arguments of a tool_input with an
+		// exact key after a miss in memory, so such a tool_input must
+		// parse: its errors would otherwise come in another order.
+		if plain, ok := decodeVirtualPlain(body); ok {
+			if _, keyOK := toolbench.ToolInputKeyOf(plain.toolInput); keyOK {
+				keyed++
+				if full, ok := decodeVirtualFast(body); !ok || full.res != nil {
+					t.Fatalf("body %d %q: its tool_input has an exact key but does not parse: %v %+v", i, body, ok, full.res)
+				}
+			}
+		}
 		fast, ok := decodeVirtualFast(body)
 		if !ok {
 			continue
@@ -116,7 +128,10 @@ func TestDecodeVirtualFastAsGeneral(t *testing.T) {
 	if accepted < n/20 {
 		t.Fatalf("the fast decoder took %d of %d generated bodies; the generator no longer makes plain ones", accepted, n)
 	}
-	t.Logf("fast decoder took %d of %d bodies", accepted, n)
+	if keyed < n/40 {
+		t.Fatalf("only %d of %d generated bodies had an exact key", keyed, n)
+	}
+	t.Logf("fast decoder took %d of %d bodies, %d with an exact key", accepted, n, keyed)
 	for _, body := range []string{
 		`{"category": "Education", "tool_name": "Folio Books", "api_name": "getBooks", "tool_input": "{\"q\": \"x\"}", "strip": "", "toolbench_key": ""}`,
 		`{"api_name":"getBooks","strip":"","tool_input":"{}","tool_name":"Folio Books","category":"Education","toolbench_key":"","toolenv_meta":true}`,
