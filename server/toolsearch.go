@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,6 +137,11 @@ func (s *IndexSearch) build(g *searchGen) {
 			} else {
 				s.log.Info("tool search index ready", "tools", len(g.tools), "path", g.ix.Path(), "elapsed", time.Since(g.start).Round(time.Millisecond))
 			}
+			// Building leaves garbage the size of what it wrote (the
+			// tools' search documents, SQLite's buffers); give it back
+			// now rather than holding it resident until the scavenger
+			// does.
+			debug.FreeOSMemory()
 		}()
 	})
 }
