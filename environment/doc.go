@@ -22,13 +22,13 @@
 // base collection's backend). Then the pipeline (invoke.New), whose
 // middleware runs in this order for every call, from every front-end:
 //
-//	Observe (metrics) → Recover → Timeout
+//	Observe (metrics) → Recover → Timeout → Limit   Config.MaxResultBytes
 //	→ failover → repair                   Config.Failover, Config.Repair
 //	→ faults → feedback level → docs tool  Config.Faults, Config.Feedback, Config.Drift.DocsTool
 //	→ drift enforcement (before)           drifted collections, Config.Drift.Mode
-//	→ Validate
+//	→ lenient cache → Validate            lenient (ToolBench) collections, Config.Store
 //	→ drift enforcement (after)
-//	→ Limit → Cache → Limit                Config.MaxResultBytes, Config.Store
+//	→ Cache → Limit                       Config.Store, Config.MaxResultBytes
 //	→ Registry → the collection's backend
 //
 // Failover is outermost so that an alternative's call passes through

@@ -204,6 +204,26 @@ func TestRecoverTimeoutLimit(t *testing.T) {
 	if res := p.Invoke(ctx, call(t, reg, "get_time", `{}`)); res.Status != toolenv.StatusTooLarge {
 		t.Fatalf("oversized cached entry served: %+v", res.Status)
 	}
+	// Nor by a lenient collection's cache, which looks entries up before
+	// validation, nor from memory under the client's exact key.
+	lenient := toolenv.Policy{Cache: true, Validation: toolenv.ValidationLenient}
+	p, reg, st = newPipeline(t, small, lenient, Options{MaxResultBytes: 100})
+	const exact = "{}"
+	if _, err := st.Put(ctx, &store.Entry{Tool: "demo/get_time", Args: "{}", Exact: exact, Body: json.RawMessage(`"` + strings.Repeat("z", 500) + `"`)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second time, memory holds the entry
+		c := call(t, reg, "get_time", `{}`)
+		c.Meta = map[string]string{CallMetaExactKey: exact}
+		if res := p.Invoke(ctx, c); res.Status != toolenv.StatusTooLarge {
+			t.Fatalf("oversized entry served by the lenient cache: %+v", res.Status)
+		}
+		if ci, ok := p.(CachedInvoker); ok {
+			if res, hit := ci.InvokeCached(ctx, c); hit {
+				t.Fatalf("oversized entry served from memory: %+v", res.Status)
+			}
+		}
+	}
 }
 
 // blockingBackend answers once release is closed, or fails with the

@@ -44,22 +44,23 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	}
 	// Observe is outside Recover so that metrics count a panicked call
 	// with the internal error its client got.
-	mws := []toolenv.Middleware{Observe(opts.Observer, log), Recover(log), Timeout(opts.Timeout)}
+	// Limit runs on both sides of the caches: above both, so an entry
+	// stored before the limit was lowered (or imported) is not served,
+	// whichever cache finds it; below the cache, so an oversized answer
+	// is never stored.
+	mws := []toolenv.Middleware{Observe(opts.Observer, log), Recover(log), Timeout(opts.Timeout), Limit(opts.MaxResultBytes)}
 	mws = append(mws, opts.BeforeValidate...)
 	// Lenient (ToolBench) collections look the cache up before validation,
 	// as StableToolBench does; strict ones only after it (below).
 	mws = append(mws, LenientCache(opts.Cache, opts.Validator, log), Validate(opts.Validator))
 	mws = append(mws, opts.AfterValidate...)
-	// Limit runs on both sides of the cache: below it, so an oversized
-	// answer is never stored; above it, so an entry stored before the limit
-	// was lowered (or imported) is not served either.
-	mws = append(mws, Limit(opts.MaxResultBytes), NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
+	mws = append(mws, NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
 	h := toolenv.Chain(reg, mws...)
 	mem, _ := opts.Cache.(exactMemory)
 	if mem == nil || len(opts.BeforeValidate) > 0 {
 		return h
 	}
-	return &pipeline{Handler: h, mem: mem, obs: opts.Observer, log: log}
+	return &pipeline{Handler: h, mem: mem, obs: opts.Observer, log: log, max: opts.MaxResultBytes}
 }
 
 // CachedInvoker is implemented by the pipeline New returns when a call's
@@ -83,6 +84,7 @@ type pipeline struct {
 	mem exactMemory
 	obs Observer
 	log *slog.Logger
+	max int // MaxResultBytes: a larger entry goes through Limit
 }
 
 var _ CachedInvoker = (*pipeline)(nil)
@@ -101,7 +103,7 @@ func (p *pipeline) InvokeCached(ctx context.Context, call *toolenv.Call) (*toole
 	}
 	start := time.Now()
 	e, ok := p.mem.CachedExact(call.Tool.ID, exact)
-	if !ok {
+	if !ok || p.max > 0 && len(e.Body) > p.max {
 		return nil, false
 	}
 	res := fromEntry(e)
