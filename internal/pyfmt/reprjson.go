@@ -47,16 +47,46 @@ func ReprJSON(data []byte) (string, error) {
 // is kept once, where it first stood, with the value it was last given:
 // the dict json.loads builds.
 func (r *reprReader) objectMerged(b *strings.Builder, depth int) error {
-	r.i++ // '{'
 	type item struct {
 		key   []byte
 		value string
 	}
 	var items []item
+	err := r.members(func(k []byte) error {
+		var v strings.Builder
+		if err := r.value(&v, depth+1); err != nil {
+			return err
+		}
+		if at := slices.IndexFunc(items, func(it item) bool { return bytes.Equal(it.key, k) }); at >= 0 {
+			items[at].value = v.String()
+		} else {
+			items = append(items, item{k, v.String()})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.WriteByte('{')
+	for n, it := range items {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		writeReprString(b, it.key)
+		b.WriteString(": ")
+		b.WriteString(it.value)
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// members reads the object at r ('{' first): for each member its key,
+// then member reads the value. It leaves r after the '}'.
+func (r *reprReader) members(member func(key []byte) error) error {
+	r.i++ // '{'
 	r.ws()
 	if r.i < len(r.s) && r.s[r.i] == '}' {
 		r.i++
-		b.WriteString("{}")
 		return nil
 	}
 	for {
@@ -71,14 +101,8 @@ func (r *reprReader) objectMerged(b *strings.Builder, depth int) error {
 		}
 		r.i++
 		r.ws()
-		var v strings.Builder
-		if err := r.value(&v, depth+1); err != nil {
+		if err := member(k); err != nil {
 			return err
-		}
-		if at := slices.IndexFunc(items, func(it item) bool { return bytes.Equal(it.key, k) }); at >= 0 {
-			items[at].value = v.String()
-		} else {
-			items = append(items, item{k, v.String()})
 		}
 		r.ws()
 		if r.i >= len(r.s) {
@@ -86,24 +110,13 @@ func (r *reprReader) objectMerged(b *strings.Builder, depth int) error {
 		}
 		if r.s[r.i] == '}' {
 			r.i++
-			break
+			return nil
 		}
 		if r.s[r.i] != ',' {
 			return errBadJSON
 		}
 		r.i++
 	}
-	b.WriteByte('{')
-	for n, it := range items {
-		if n > 0 {
-			b.WriteString(", ")
-		}
-		writeReprString(b, it.key)
-		b.WriteString(": ")
-		b.WriteString(it.value)
-	}
-	b.WriteByte('}')
-	return nil
 }
 
 // errRepeatedKey sends ReprJSON to the slow path that merges repeated
@@ -148,24 +161,9 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 	case c == '{' && r.merge:
 		return r.objectMerged(b, depth)
 	case c == '{':
-		r.i++
 		b.WriteByte('{')
 		var keys [][]byte
-		r.ws()
-		if r.i < len(r.s) && r.s[r.i] == '}' {
-			r.i++
-			b.WriteByte('}')
-			return nil
-		}
-		for {
-			r.ws()
-			k, err := r.strBytes()
-			if err != nil {
-				return err
-			}
-			if !r.surrogates && !utf8.Valid(k) {
-				k = []byte(fixUTF8(string(k))) // compared as json.loads decoded them
-			}
+		err := r.members(func(k []byte) error {
 			for _, seen := range keys {
 				if bytes.Equal(seen, k) {
 					return errRepeatedKey
@@ -177,29 +175,13 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 			}
 			writeReprString(b, k)
 			b.WriteString(": ")
-			r.ws()
-			if r.i >= len(r.s) || r.s[r.i] != ':' {
-				return errBadJSON
-			}
-			r.i++
-			r.ws()
-			if err := r.value(b, depth+1); err != nil {
-				return err
-			}
-			r.ws()
-			if r.i >= len(r.s) {
-				return errBadJSON
-			}
-			if r.s[r.i] == '}' {
-				r.i++
-				b.WriteByte('}')
-				return nil
-			}
-			if r.s[r.i] != ',' {
-				return errBadJSON
-			}
-			r.i++
+			return r.value(b, depth+1)
+		})
+		if err != nil {
+			return err
 		}
+		b.WriteByte('}')
+		return nil
 	case c == '[':
 		r.i++
 		b.WriteByte('[')
@@ -292,19 +274,9 @@ func (r *reprReader) number() bool {
 	return true
 }
 
-// str reads a JSON string as encoding/json decodes it (invalid UTF-8 and
-// lone surrogates become U+FFFD).
-func (r *reprReader) str() (string, error) {
-	s, err := r.strBytes()
-	if err != nil {
-		return "", err
-	}
-	return fixUTF8(string(s)), nil
-}
-
 // strBytes reads a JSON string: the text between the quotes when it has no
-// escapes (invalid UTF-8 left as it is), else the decoded text (lone
-// surrogates as U+FFFD).
+// escapes, else the decoded text. Lone surrogates and raw bytes that are
+// not UTF-8 are read as the surrogates field says.
 func (r *reprReader) strBytes() ([]byte, error) {
 	if r.i >= len(r.s) || r.s[r.i] != '"' {
 		return nil, errBadJSON
