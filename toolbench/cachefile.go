@@ -252,6 +252,12 @@ func entryValue(raw []byte) (errText string, resp json.RawMessage, ok bool) {
 	if errText, resp, ok := entryValueFast(raw); ok {
 		return errText, resp, true
 	}
+	return entryValueDecoded(raw)
+}
+
+// entryValueDecoded is entryValue through encoding/json
+// (toolenv.DecodeJSON), for any shape.
+func entryValueDecoded(raw []byte) (errText string, resp json.RawMessage, ok bool) {
 	var val struct {
 		Error    any             `json:"error"`
 		Response json.RawMessage `json:"response"`
@@ -360,6 +366,39 @@ func validJSON(b []byte) bool {
 // jsonValidator checks JSON text as it walks it.
 type jsonValidator struct{ jscan }
 
+// seq checks the object or array at v (its opening byte first, one level
+// below depth) whose elements elem checks, up to its closing byte.
+func (v *jsonValidator) seq(depth int, closing byte, elem func() bool) bool {
+	if depth+1 > maxJSONDepth {
+		return false
+	}
+	v.i++
+	v.ws()
+	if v.i < len(v.b) && v.b[v.i] == closing {
+		v.i++
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		v.ws()
+		if v.i >= len(v.b) {
+			return false
+		}
+		switch v.b[v.i] {
+		case ',':
+			v.i++
+			v.ws()
+		case closing:
+			v.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
 func (v *jsonValidator) value(depth int) bool {
 	if v.i >= len(v.b) {
 		return false
@@ -368,16 +407,7 @@ func (v *jsonValidator) value(depth int) bool {
 	case c == '"':
 		return v.str()
 	case c == '{':
-		if depth+1 > maxJSONDepth {
-			return false
-		}
-		v.i++
-		v.ws()
-		if v.i < len(v.b) && v.b[v.i] == '}' {
-			v.i++
-			return true
-		}
-		for {
+		return v.seq(depth, '}', func() bool {
 			if v.i >= len(v.b) || v.b[v.i] != '"' || !v.str() {
 				return false
 			}
@@ -387,53 +417,10 @@ func (v *jsonValidator) value(depth int) bool {
 			}
 			v.i++
 			v.ws()
-			if !v.value(depth + 1) {
-				return false
-			}
-			v.ws()
-			if v.i >= len(v.b) {
-				return false
-			}
-			switch v.b[v.i] {
-			case ',':
-				v.i++
-				v.ws()
-			case '}':
-				v.i++
-				return true
-			default:
-				return false
-			}
-		}
+			return v.value(depth + 1)
+		})
 	case c == '[':
-		if depth+1 > maxJSONDepth {
-			return false
-		}
-		v.i++
-		v.ws()
-		if v.i < len(v.b) && v.b[v.i] == ']' {
-			v.i++
-			return true
-		}
-		for {
-			if !v.value(depth + 1) {
-				return false
-			}
-			v.ws()
-			if v.i >= len(v.b) {
-				return false
-			}
-			switch v.b[v.i] {
-			case ',':
-				v.i++
-				v.ws()
-			case ']':
-				v.i++
-				return true
-			default:
-				return false
-			}
-		}
+		return v.seq(depth, ']', func() bool { return v.value(depth + 1) })
 	case c == '-' || c >= '0' && c <= '9':
 		return v.number()
 	case c == 't':

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	toolenv "github.com/toolenv/toolenv"
 )
 
 // FuzzReadCacheFile: reading a cache file never panics; every entry it
@@ -60,28 +58,6 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
-}
-
-// entryValueDecoded is how ReadCache read an entry's value before
-// entryValueFast: through encoding/json (toolenv.DecodeJSON).
-func entryValueDecoded(raw []byte) (string, json.RawMessage, bool) {
-	var val struct {
-		Error    any             `json:"error"`
-		Response json.RawMessage `json:"response"`
-	}
-	if err := toolenv.DecodeJSON(raw, &val); err != nil || val.Response == nil {
-		return "", nil, false
-	}
-	errText := ""
-	if val.Error != nil {
-		if s, ok := val.Error.(string); ok {
-			errText = s
-		} else {
-			b, _ := json.Marshal(val.Error)
-			errText = string(b)
-		}
-	}
-	return errText, val.Response, true
 }
 
 // entryValueSeeds are values of the shapes StableToolBench writes and of
