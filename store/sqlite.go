@@ -16,7 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // SQLite is the embedded store: one SQLite database file in WAL mode with
@@ -90,8 +91,15 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 		r.SetMaxIdleConns(8)
 		s.w, s.r = w, r
 	}
+	// Processes (or stores of one process) opening a new database at
+	// once can meet SQLITE_BUSY where SQLite does not wait for the busy
+	// timeout (switching the new file to WAL): such a step is tried
+	// again until the timeout has passed.
 	m := &migrator{path: path, dialect: "sqlite", log: s.log}
-	if _, err := m.run(ctx, s.w, allMigrations(opts.Migrations), opts.NoMigrate); err != nil {
+	if err := retryBusy(ctx, busy, func() error {
+		_, err := m.run(ctx, s.w, allMigrations(opts.Migrations), opts.NoMigrate)
+		return err
+	}); err != nil {
 		s.Close()
 		var se *SchemaError
 		if errors.As(err, &se) {
@@ -103,7 +111,11 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 		st **sql.Stmt
 		q  string
 	}{{&s.getStmt, sqliteGet}, {&s.getExactStmt, sqliteGetExact}, {&s.getExactOnlyStmt, sqliteGetExactOnly}, {&s.lookupStmt, sqliteLookup}} {
-		st, err := s.r.PrepareContext(ctx, p.q)
+		var st *sql.Stmt
+		err := retryBusy(ctx, busy, func() (err error) {
+			st, err = s.r.PrepareContext(ctx, p.q)
+			return err
+		})
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open store %s: prepare lookups: %w", path, err)
@@ -111,6 +123,31 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 		*p.st = st
 	}
 	return s, nil
+}
+
+// retryBusy runs f until it does not fail with SQLITE_BUSY, or the busy
+// timeout has passed, or ctx ends; it returns f's last error.
+func retryBusy(ctx context.Context, busy time.Duration, f func() error) error {
+	deadline := time.Now().Add(busy)
+	wait := 5 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // Kind returns "sqlite".

@@ -345,3 +345,43 @@ func TestBulkModeBoundsTheLog(t *testing.T) {
 	}
 	// Closed while in bulk mode (st.Close, deferred).
 }
+
+// TestConcurrentOpensOfANewStore: stores opened at once on a database
+// file that does not exist yet all open (SQLite answers some of them
+// SQLITE_BUSY while the new file becomes WAL, without waiting for the
+// busy timeout; the open tries again), and share one schema.
+func TestConcurrentOpensOfANewStore(t *testing.T) {
+	ctx := context.Background()
+	for round := range 40 {
+		path := filepath.Join(t.TempDir(), fmt.Sprint("s", round, ".db"))
+		var wg sync.WaitGroup
+		errs := make([]error, 6)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := store.Open(ctx, path, store.Options{})
+				if err == nil {
+					_, err = st.Put(ctx, &store.Entry{Tool: "t/x", Args: fmt.Sprint(`{"i":`, i, `}`), Body: json.RawMessage(`1`)})
+					st.Close()
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, store %d: %v", round, i, err)
+			}
+		}
+		st, err := store.Open(ctx, path, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.Stats(ctx)
+		st.Close()
+		if err != nil || s.Entries != int64(len(errs)) {
+			t.Fatalf("round %d: %+v, %v; want every store's entry", round, s, err)
+		}
+	}
+}
