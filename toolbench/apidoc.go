@@ -124,6 +124,14 @@ type CollectionOptions struct {
 	Name string
 }
 
+// name is the collection's name: Name, or "toolbench".
+func (o CollectionOptions) name() string {
+	if o.Name == "" {
+		return "toolbench"
+	}
+	return o.Name
+}
+
 // NewCollection turns API docs into a collection of the "virtual" backend
 // with the lenient validation policy and caching on. Docs of the same API
 // (same standardized category, tool and API) are merged, first one wins.
@@ -132,26 +140,13 @@ type CollectionOptions struct {
 // names them for the first API in sorted order and get a short, stable
 // prefix for the others; Meta["toolbench_name"] keeps ToolBench's name.
 func NewCollection(docs []APIDoc, opts CollectionOptions) *toolenv.Collection {
-	name := opts.Name
-	if name == "" {
-		name = "toolbench"
-	}
-	// Keys computed once (on every core): sorting compares each many
-	// times.
+	// Keys computed once (on every core): merging and sorting need them.
 	all := make([]string, len(docs))
-	var kwg sync.WaitGroup
-	parts := min(runtime.GOMAXPROCS(0), max(1, len(docs)/2000))
-	for w := range parts {
-		lo, hi := w*len(docs)/parts, (w+1)*len(docs)/parts
-		kwg.Add(1)
-		go func() {
-			defer kwg.Done()
-			for i := lo; i < hi; i++ {
-				all[i] = docs[i].Key()
-			}
-		}()
-	}
-	kwg.Wait()
+	parallel(len(docs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			all[i] = docs[i].Key()
+		}
+	})
 	keys := make([]string, 0, len(docs))
 	uniq := make([]*APIDoc, 0, len(docs))
 	seen := make(map[string]bool, len(docs))
@@ -162,37 +157,52 @@ func NewCollection(docs []APIDoc, opts CollectionOptions) *toolenv.Collection {
 		seen[k] = true
 		keys, uniq = append(keys, k), append(uniq, &docs[i])
 	}
-	order := make([]int, len(uniq))
+	// Tools are built on every core, each worker sharing within its own
+	// run of APIs (a tool's APIs are neighbours in the docs).
+	tools := make([]*toolenv.Tool, len(uniq))
+	parallel(len(uniq), func(lo, hi int) {
+		b := newBuilder(hi - lo)
+		b.coll = opts.name()
+		for i := lo; i < hi; i++ {
+			tools[i] = b.tool(uniq[i])
+		}
+	})
+	return finishCollection(opts, tools, keys)
+}
+
+// parallel calls f on every core with a part [lo, hi) of [0, n), in runs
+// of at least 2,000, and returns when all have returned.
+func parallel(n int, f func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), max(1, n/2000))
+	var wg sync.WaitGroup
+	for w := range parts {
+		lo, hi := w*n/parts, (w+1)*n/parts
+		wg.Go(func() { f(lo, hi) })
+	}
+	wg.Wait()
+}
+
+// finishCollection makes the collection of tools, built from docs whose
+// keys are keys (both in the docs' order, each key once): the tools in
+// key order, colliding names made unique in that order.
+func finishCollection(opts CollectionOptions, tools []*toolenv.Tool, keys []string) *toolenv.Collection {
+	name := opts.name()
+	order := make([]int, len(tools))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(i, j int) bool { return keys[order[i]] < keys[order[j]] })
-	// Tools are built on every core, each worker sharing within its own
-	// run of APIs (a tool's APIs are neighbours in key order); names are
-	// then made unique in order.
-	tools := make([]*toolenv.Tool, len(order))
-	chunks := min(runtime.GOMAXPROCS(0), max(1, len(order)/2000))
-	var wg sync.WaitGroup
-	for w := range chunks {
-		lo, hi := w*len(order)/chunks, (w+1)*len(order)/chunks
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := newBuilder(hi - lo)
-			for i := lo; i < hi; i++ {
-				tools[i] = b.tool(uniq[order[i]])
-			}
-		}()
-	}
-	wg.Wait()
+	sorted := make([]*toolenv.Tool, len(order))
 	used := make(map[string]bool, len(tools))
-	for i, t := range tools {
+	for i, o := range order {
+		t := tools[o]
 		if used[t.Name] {
-			t.Name = disambiguate(t.Name, keys[order[i]], used)
+			t.Name = disambiguate(t.Name, keys[o], used)
 		}
 		used[t.Name] = true
+		sorted[i] = t
 	}
-	c := toolenv.NewCollection(name, "toolbench", tools)
+	c := toolenv.NewCollection(name, "toolbench", sorted)
 	c.Description = "ToolBench/StableToolBench APIs served virtually: cache, then the real upstream if configured, then the simulator"
 	c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true, Feedback: toolenv.FeedbackHelpful}
 	c.Backend = toolenv.BackendSpec{Type: "virtual"}

@@ -50,6 +50,28 @@ func (a *arena) str(s string) string {
 	return a.sb.String()[off:]
 }
 
+// concat returns the strings joined, as one string in the arena.
+func (a *arena) concat(parts ...string) string {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n > arenaChunk/8:
+		return strings.Join(parts, "")
+	case a.sb.Cap()-a.sb.Len() < n:
+		a.sb = strings.Builder{}
+		a.sb.Grow(arenaChunk)
+	}
+	off := a.sb.Len()
+	for _, p := range parts {
+		a.sb.WriteString(p)
+	}
+	return a.sb.String()[off:]
+}
+
 // bytes returns the text b as a string in the arena.
 func (a *arena) bytes(b []byte) string {
 	switch {
@@ -79,6 +101,21 @@ func (a *arena) raw(raw []byte) json.RawMessage {
 	}
 	off := len(a.buf)
 	a.buf = append(a.buf, raw...)
+	return json.RawMessage(a.buf[off:len(a.buf):len(a.buf)])
+}
+
+// rawString is raw for a text given as a string.
+func (a *arena) rawString(s string) json.RawMessage {
+	switch {
+	case len(s) == 0:
+		return nil
+	case len(s) > arenaChunk/8:
+		return json.RawMessage(s)
+	case cap(a.buf)-len(a.buf) < len(s):
+		a.buf = make([]byte, 0, arenaChunk)
+	}
+	off := len(a.buf)
+	a.buf = append(a.buf, s...)
 	return json.RawMessage(a.buf[off:len(a.buf):len(a.buf)])
 }
 

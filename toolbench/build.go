@@ -23,6 +23,11 @@ import (
 //
 // Shared schemas are never changed after the build: code that edits a
 // tool's schema (drift) works on Tool.Clone, which copies deeply.
+//
+// A doc's strings may point into a buffer that is reused once the doc is
+// built (LoadCollection decodes without copying): everything the builder
+// keeps of a doc, in its tools or in its maps' keys, is a copy it made,
+// and lastTool is reset between such buffers.
 type builder struct {
 	strs   map[string]string
 	raws   map[string]json.RawMessage
@@ -35,10 +40,16 @@ type builder struct {
 
 	typeText map[string]string // ToolBench type → its JSON text
 	last     lastTool          // the tool of the previous doc
-	fdesc    []byte            // function description, reused
-	cbuf     []byte            // compacted template, reused
-	buf      bytes.Buffer
-	mem      arena
+	// validJSON tells that the docs' raw values were decoded from JSON
+	// (a decoder validated them), so compactJSON need not check them.
+	validJSON bool
+	// coll, when set, is the collection the tools will be in: each
+	// tool's ID is made with its name, which is the end of it.
+	coll  string
+	fdesc []byte // function description, reused
+	cbuf  []byte // compacted template, reused
+	buf   bytes.Buffer
+	mem   arena
 }
 
 // prop is one parameter of an input being built.
@@ -90,8 +101,8 @@ func (b *builder) raw(s string) json.RawMessage {
 	if v, ok := b.raws[s]; ok {
 		return v
 	}
-	v := b.mem.raw([]byte(s))
-	b.raws[s] = v
+	v := b.mem.rawString(s)
+	b.raws[string(v)] = v
 	return v
 }
 
@@ -114,7 +125,11 @@ func (b *builder) extra(kv ...string) map[string]json.RawMessage {
 	k := string(key)
 	m := make(map[string]json.RawMessage, n)
 	for i := 0; i < len(kv); i += 2 {
-		if kv[i+1] != "" {
+		switch {
+		case kv[i+1] == "":
+		case kv[i] == "example_value":
+			m[kv[i]] = b.mem.rawString(kv[i+1]) // most examples differ: not worth a lookup
+		default:
 			m[kv[i]] = b.raw(kv[i+1])
 		}
 	}
@@ -124,14 +139,46 @@ func (b *builder) extra(kv ...string) map[string]json.RawMessage {
 
 // jsonText is the JSON text of v, "" when it does not marshal.
 func jsonText(v any) string {
-	if s, ok := v.(string); ok && isPlainString(s) {
-		return `"` + s + `"` // the common case, without an encoder
+	switch v := v.(type) {
+	case string:
+		if isPlainString(v) {
+			return `"` + v + `"` // the common case, without an encoder
+		}
+	case []string:
+		if text, ok := plainStrings(v); ok {
+			return text
+		}
 	}
 	raw, err := toolenv.MarshalJSONNoHTML(v)
 	if err != nil {
 		return ""
 	}
 	return string(raw)
+}
+
+// plainStrings is the JSON text of list when each string in it is plain
+// (isPlainString); ok is false otherwise.
+func plainStrings(list []string) (text string, ok bool) {
+	n := 2
+	for _, s := range list {
+		if !isPlainString(s) {
+			return "", false
+		}
+		n += len(s) + 3
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte('[')
+	for i, s := range list {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('"')
+		sb.WriteString(s)
+		sb.WriteByte('"')
+	}
+	sb.WriteByte(']')
+	return sb.String(), true
 }
 
 // isPlainString reports whether MarshalJSONNoHTML writes s as itself
@@ -168,9 +215,10 @@ func (b *builder) param(pn string, p *ParamDoc) paramRef {
 		return r
 	}
 	s := b.mem.schema()
-	s.Type, s.Description = b.str(typ), b.mem.str(p.Description)
+	s.Type, s.Description = typ, b.mem.str(p.Description) // typ is one of typeMap's constants
 	s.Extra = b.extra("example_value", k.example, "x-name", k.xname, "x-toolbench-type", k.tbType)
 	r := paramRef{s, uint32(len(b.params))}
+	k.desc = s.Description // the doc's may point into a read buffer (LoadCollection)
 	b.params[k] = r
 	return r
 }
@@ -248,7 +296,8 @@ type lastTool struct {
 	category, tool, toolDesc, host string // as in the doc
 	cat, stdCat, group, stdTool    string // kept
 	desc, hostKept                 string
-	set                            bool // the fields above were set once
+	set                            bool   // the fields above were set once
+	base, baseKept                 string // the last URL's scheme://host, as in the doc and kept
 }
 
 // tool converts one doc (see APIDoc.Tool).
@@ -258,15 +307,21 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 		l.category = d.CategoryName
 		l.cat, l.stdCat = b.str(d.CategoryName), b.str(StandardizeCategory(d.CategoryName))
 	}
+	// A tool's name, description and host are its own: copied, not
+	// looked up among the others (the tool's APIs share the copy).
 	if !l.set || d.ToolName != l.tool {
 		l.tool = d.ToolName
-		l.group, l.stdTool = b.str(d.ToolName), b.str(Standardize(d.ToolName))
+		l.stdTool = b.str(Standardize(d.ToolName))
+		l.group = l.stdTool
+		if d.ToolName != l.stdTool {
+			l.group = b.mem.str(d.ToolName)
+		}
 	}
 	if !l.set || d.ToolDescription != l.toolDesc {
-		l.toolDesc, l.desc = d.ToolDescription, b.str(d.ToolDescription)
+		l.toolDesc, l.desc = d.ToolDescription, b.mem.str(d.ToolDescription)
 	}
 	if !l.set || d.Host != l.host {
-		l.host, l.hostKept = d.Host, b.str(d.Host)
+		l.host, l.hostKept = d.Host, b.mem.str(d.Host)
 	}
 	l.set = true
 	stdTool := l.stdTool
@@ -277,16 +332,34 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 	if desc := strings.TrimSpace(d.APIDescription); desc != "" {
 		desc = strings.ReplaceAll(desc, d.APIName, name)
 		if len(desc) > descriptionMax && utf8.RuneCountInString(desc) > descriptionMax {
-			desc = string([]rune(desc)[:descriptionMax])
+			desc = firstRunes(desc, descriptionMax)
 		}
 		fdesc = append(append(append(fdesc, `The description of this function is: "`...), desc...), '"')
 	}
 	b.fdesc = fdesc
-	name = b.mem.str(name)
+	var id string
+	if b.coll != "" {
+		id = b.mem.concat(b.coll, "/", name)
+		name = id[len(b.coll)+1:]
+	} else {
+		name = b.mem.str(name)
+	}
+	// The API name is the start of the function name unless that was
+	// cut; the title is most often the API name itself.
+	apiKept := name[:min(len(apiName), len(name))]
+	if len(name) != len(apiName)+len("_for_")+len(stdTool) {
+		apiKept = b.str(apiName)
+	}
+	title := apiKept
+	if d.APIName != apiName {
+		title = b.mem.str(d.APIName)
+	}
 	t := b.mem.tool()
 	*t = toolenv.Tool{
+		ID:               id,
+		Collection:       b.coll,
 		Name:             name,
-		Title:            b.mem.str(d.APIName),
+		Title:            title,
 		Description:      b.mem.str(d.APIDescription),
 		Category:         l.cat,
 		Group:            l.group,
@@ -296,29 +369,120 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 			"function_description": b.mem.bytes(fdesc),
 			"std_category":         l.stdCat,
 			"std_tool":             stdTool,
-			"api_name":             b.str(apiName),
+			"api_name":             apiKept,
 			"toolbench_name":       name,
 		},
 	}
 	if len(d.TemplateResponse) > 0 && string(d.TemplateResponse) != "null" {
 		t.OutputExample = b.compactJSON(d.TemplateResponse)
 	}
-	method := strings.ToUpper(d.Method)
-	if method == "" {
-		method = "GET"
-	}
 	t.Binding = b.mem.binding()
-	t.Binding.Method = b.str(method)
+	t.Binding.Method = b.method(d.Method)
 	if d.URL != "" {
-		if u, err := url.Parse(d.URL); err == nil && u.Host != "" {
-			t.Binding.BaseURL = b.str(u.Scheme + "://" + u.Host)
-			t.Binding.Path = b.mem.str(u.EscapedPath())
-		}
+		t.Binding.BaseURL, t.Binding.Path = b.url(d.URL)
 	}
 	if d.Host != "" {
 		t.Meta["host"] = l.hostKept
 	}
 	return t
+}
+
+// method is the binding's method for a documented one: upper case, GET
+// when none is given.
+func (b *builder) method(m string) string {
+	switch m {
+	case "GET", "get", "":
+		return "GET"
+	case "POST", "post":
+		return "POST"
+	case "PUT", "put":
+		return "PUT"
+	case "DELETE", "delete":
+		return "DELETE"
+	case "PATCH", "patch":
+		return "PATCH"
+	}
+	return b.str(strings.ToUpper(m))
+}
+
+// url splits a documented URL into the binding's base (scheme://host)
+// and escaped path, both "" when it is not an absolute URL with a host.
+// The common URL, plain http(s) with a plain host and path, is split
+// without url.Parse, to the same strings (FuzzSplitPlainURL), and a
+// tool's APIs share their base.
+func (b *builder) url(raw string) (base, path string) {
+	baseIn, pathIn, ok := splitPlainURL(raw)
+	if !ok {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return "", ""
+		}
+		return b.str(u.Scheme + "://" + u.Host), b.mem.str(u.EscapedPath())
+	}
+	l := &b.last
+	if baseIn != l.base || l.baseKept == "" {
+		l.base, l.baseKept = baseIn, b.mem.str(baseIn)
+	}
+	return l.baseKept, b.mem.str(pathIn)
+}
+
+// splitPlainURL splits an http or https URL whose host is letters,
+// digits, dots and dashes (and maybe a port) and whose path is letters,
+// digits and "-._~/" only, with no query or fragment: for such a URL,
+// url.Parse gives Scheme+"://"+Host = base and EscapedPath() = path.
+// ok is false for any other text.
+func splitPlainURL(raw string) (base, path string, ok bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(raw, "https://"):
+		rest = raw[len("https://"):]
+	case strings.HasPrefix(raw, "http://"):
+		rest = raw[len("http://"):]
+	default:
+		return "", "", false
+	}
+	host := rest
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		host = rest[:i]
+	}
+	if host == "" {
+		return "", "", false
+	}
+	port := false
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		switch {
+		case c >= '0' && c <= '9':
+		case !port && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-'):
+		case !port && c == ':' && i > 0 && i < len(host)-1:
+			port = true
+		default:
+			return "", "", false
+		}
+	}
+	path = rest[len(host):]
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+			return "", "", false
+		}
+	}
+	return raw[:len(raw)-len(path)], path, true
+}
+
+// firstRunes is string([]rune(s)[:n]) without converting all of s: s cut
+// after its first n characters (an invalid byte counts as one, and
+// becomes U+FFFD as the conversion makes it).
+func firstRunes(s string, n int) string {
+	i := 0
+	for k := 0; k < n && i < len(s); k++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	if utf8.ValidString(s[:i]) {
+		return s[:i]
+	}
+	return string([]rune(s[:i]))
 }
 
 // compactJSON returns a copy of raw without insignificant whitespace
@@ -328,7 +492,7 @@ func (b *builder) compactJSON(raw json.RawMessage) json.RawMessage {
 	// The fast way: a text segmentio's validator accepts, without its
 	// whitespace outside strings (FuzzCompactJSON holds it to
 	// encoding/json.Compact); anything else goes the slow way.
-	if nestsAtMost(raw, fastDecodeMaxDepth) && sjson.Valid(raw) {
+	if b.validJSON || nestsAtMost(raw, fastDecodeMaxDepth) && sjson.Valid(raw) {
 		if out, ok := stripSpace(b.cbuf[:0], raw); ok {
 			b.cbuf = out
 			return b.mem.raw(out)

@@ -45,11 +45,19 @@ var compactCases = []string{
 
 // TestCompactJSONMatchesEncodingJSON: the builder's fast compaction gives
 // exactly encoding/json.Compact's text, or the input when that rejects it.
+// A builder told its raw values are valid JSON (LoadCollection's, whose
+// docs a decoder read) gives the same for every valid text.
 func TestCompactJSONMatchesEncodingJSON(t *testing.T) {
-	b := newBuilder(1)
+	b, trusting := newBuilder(1), newBuilder(1)
+	trusting.validJSON = true
 	for _, c := range compactCases {
 		if got, want := b.compactJSON(json.RawMessage(c)), compactRef([]byte(c)); !bytes.Equal(got, want) {
 			t.Errorf("compactJSON(%q) = %q, want %q", c, got, want)
+		}
+		if json.Valid([]byte(c)) {
+			if got, want := trusting.compactJSON(json.RawMessage(c)), compactRef([]byte(c)); !bytes.Equal(got, want) {
+				t.Errorf("compactJSON(%q) of valid JSON = %q, want %q", c, got, want)
+			}
 		}
 	}
 }
@@ -58,10 +66,16 @@ func FuzzCompactJSON(f *testing.F) {
 	for _, c := range compactCases {
 		f.Add(c)
 	}
-	b := newBuilder(1)
+	b, trusting := newBuilder(1), newBuilder(1)
+	trusting.validJSON = true
 	f.Fuzz(func(t *testing.T, c string) {
 		if got, want := b.compactJSON(json.RawMessage(c)), compactRef([]byte(c)); !bytes.Equal(got, want) {
 			t.Fatalf("compactJSON(%q) = %q, want %q", c, got, want)
+		}
+		if json.Valid([]byte(c)) {
+			if got, want := trusting.compactJSON(json.RawMessage(c)), compactRef([]byte(c)); !bytes.Equal(got, want) {
+				t.Fatalf("compactJSON(%q) of valid JSON = %q, want %q", c, got, want)
+			}
 		}
 	})
 }

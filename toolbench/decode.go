@@ -23,15 +23,20 @@ const fastDecodeMaxDepth = 1000
 // values). A file that does not decode is decoded again by
 // toolenv.DecodeJSON, so errors read as encoding/json's do.
 func decodeDoc(data []byte, v any) error {
-	_, err := decodeDocBy(data, v)
+	_, err := decodeDocBy(data, v, false)
 	return err
 }
 
 // decodeDocBy is decodeDoc, and tells whether the fast decoder's reading
-// stood.
-func decodeDocBy(data []byte, v any) (fast bool, err error) {
+// stood. With zeroCopy, strings, numbers and raw values the fast decoder
+// reads may point into data rather than be copies.
+func decodeDocBy(data []byte, v any, zeroCopy bool) (fast bool, err error) {
 	if nestsAtMost(data, fastDecodeMaxDepth) {
-		rest, err := sjson.Parse(data, v, sjson.UseNumber)
+		flags := sjson.UseNumber
+		if zeroCopy {
+			flags |= sjson.ZeroCopy
+		}
+		rest, err := sjson.Parse(data, v, flags)
 		if err == nil && len(rest) == 0 {
 			return true, nil
 		}

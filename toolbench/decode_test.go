@@ -59,30 +59,32 @@ func TestDecodeDocMatchesEncodingJSON(t *testing.T) {
 	} {
 		docs = append(docs, d)
 	}
-	for _, d := range docs {
-		var fast, std any
-		if strings.HasPrefix(d.data, "[") {
-			fast, std = &[]toolbench.Query{}, &[]toolbench.Query{}
-		} else {
-			fast, std = &toolbench.ToolFile{}, &toolbench.ToolFile{}
-		}
-		byFast, ferr := toolbench.DecodeDocBy([]byte(d.data), fast)
-		if byFast == d.slow {
-			t.Errorf("%s: decoded by the fast decoder: %v, want %v", d.name, byFast, !d.slow)
-		}
-		serr := toolenv.DecodeJSON([]byte(d.data), std)
-		if (ferr == nil) != (serr == nil) {
-			t.Errorf("%s: fast decoder error %v, encoding/json error %v", d.name, ferr, serr)
-			continue
-		}
-		if ferr != nil {
-			if ferr.Error() != serr.Error() {
-				t.Errorf("%s: error %q, want encoding/json's %q", d.name, ferr, serr)
+	for _, zeroCopy := range []bool{false, true} {
+		for _, d := range docs {
+			var fast, std any
+			if strings.HasPrefix(d.data, "[") {
+				fast, std = &[]toolbench.Query{}, &[]toolbench.Query{}
+			} else {
+				fast, std = &toolbench.ToolFile{}, &toolbench.ToolFile{}
 			}
-			continue
-		}
-		if !reflect.DeepEqual(fast, std) {
-			t.Errorf("%s: decoded\n%#v\nencoding/json decoded\n%#v", d.name, fast, std)
+			byFast, ferr := toolbench.DecodeDocBy([]byte(d.data), fast, zeroCopy)
+			if byFast == d.slow {
+				t.Errorf("%s (zero copy %v): decoded by the fast decoder: %v, want %v", d.name, zeroCopy, byFast, !d.slow)
+			}
+			serr := toolenv.DecodeJSON([]byte(d.data), std)
+			if (ferr == nil) != (serr == nil) {
+				t.Errorf("%s (zero copy %v): fast decoder error %v, encoding/json error %v", d.name, zeroCopy, ferr, serr)
+				continue
+			}
+			if ferr != nil {
+				if ferr.Error() != serr.Error() {
+					t.Errorf("%s (zero copy %v): error %q, want encoding/json's %q", d.name, zeroCopy, ferr, serr)
+				}
+				continue
+			}
+			if !reflect.DeepEqual(fast, std) {
+				t.Errorf("%s (zero copy %v): decoded\n%#v\nencoding/json decoded\n%#v", d.name, zeroCopy, fast, std)
+			}
 		}
 	}
 }

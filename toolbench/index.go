@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/validate"
@@ -14,9 +15,16 @@ import (
 // to tools, with the server's own normalisation. It is read-only after
 // NewIndex and safe for concurrent use.
 type Index struct {
-	exact   map[[3]string]*toolenv.Tool   // std category, std tool, api
-	byTool  map[[2]string][]*toolenv.Tool // std tool, api; any category
-	toolAPI map[string][]string           // std tool → its api names (for hints)
+	exact  map[[3]string]*toolenv.Tool // std category, std tool, api
+	byTool map[[2]string]*toolenv.Tool // std tool, api; the first category's
+	// more holds, for the few (std tool, api) in several categories, the
+	// tools of every category: most APIs are in one, and keep no list.
+	more map[[2]string][]*toolenv.Tool
+
+	// toolAPI (std tool → its api names, sorted) gives hints when a
+	// request names no tool; it is made from exact on the first miss.
+	toolAPIOnce sync.Once
+	toolAPI     map[string][]string
 }
 
 // NewIndex indexes the tools of collections by the names a
@@ -26,7 +34,11 @@ type Index struct {
 // tool_name and its Title or Name as api_name, so every collection can be
 // called through /virtual.
 func NewIndex(collections ...*toolenv.Collection) *Index {
-	ix := &Index{exact: map[[3]string]*toolenv.Tool{}, byTool: map[[2]string][]*toolenv.Tool{}, toolAPI: map[string][]string{}}
+	n := 0
+	for _, c := range collections {
+		n += len(c.Tools)
+	}
+	ix := &Index{exact: make(map[[3]string]*toolenv.Tool, n), byTool: make(map[[2]string]*toolenv.Tool, n), more: map[[2]string][]*toolenv.Tool{}}
 	add := func(cat, tool, api string, t *toolenv.Tool) {
 		k := [3]string{cat, tool, api}
 		if _, dup := ix.exact[k]; dup {
@@ -34,10 +46,15 @@ func NewIndex(collections ...*toolenv.Collection) *Index {
 		}
 		ix.exact[k] = t
 		ta := [2]string{tool, api}
-		if len(ix.byTool[ta]) == 0 { // the same API in another category is listed once
-			ix.toolAPI[tool] = append(ix.toolAPI[tool], api)
+		first, ok := ix.byTool[ta]
+		switch {
+		case !ok:
+			ix.byTool[ta] = t
+		case ix.more[ta] == nil:
+			ix.more[ta] = []*toolenv.Tool{first, t}
+		default:
+			ix.more[ta] = append(ix.more[ta], t)
 		}
-		ix.byTool[ta] = append(ix.byTool[ta], t)
 	}
 	for _, c := range collections {
 		for _, t := range c.Tools {
@@ -58,10 +75,21 @@ func NewIndex(collections ...*toolenv.Collection) *Index {
 			add(cat, tool, APIName(t.Name), t)
 		}
 	}
-	for k := range ix.toolAPI {
-		sort.Strings(ix.toolAPI[k])
-	}
 	return ix
+}
+
+// apisByTool returns the API names of each standardized tool, sorted.
+func (ix *Index) apisByTool() map[string][]string {
+	ix.toolAPIOnce.Do(func() {
+		ix.toolAPI = map[string][]string{}
+		for ta := range ix.byTool {
+			ix.toolAPI[ta[0]] = append(ix.toolAPI[ta[0]], ta[1])
+		}
+		for k := range ix.toolAPI {
+			sort.Strings(ix.toolAPI[k])
+		}
+	})
+	return ix.toolAPI
 }
 
 // Len returns the number of indexed APIs.
@@ -103,10 +131,13 @@ func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
 	if t, ok := ix.exact[[3]string{n.Category, n.Tool, n.API}]; ok {
 		return t, nil
 	}
-	switch ts := ix.byTool[[2]string{n.Tool, n.API}]; {
-	case len(ts) == 1:
-		return ts[0], nil
-	case len(ts) > 1:
+	ta := [2]string{n.Tool, n.API}
+	switch ts := ix.more[ta]; {
+	case len(ts) == 0:
+		if t, ok := ix.byTool[ta]; ok {
+			return t, nil
+		}
+	default:
 		cats := make([]string, len(ts))
 		for i, t := range ts {
 			cats[i] = cmp.Or(t.Meta["std_category"], t.Category, t.Collection)
@@ -115,10 +146,11 @@ func (ix *Index) Resolve(category, tool, api string) (*toolenv.Tool, error) {
 		return nil, toolenv.Errorw(toolenv.StatusUnknownTool, "send one of these as category: "+strings.Join(cats, ", "),
 			"tool %q has the API %q in %d categories, and %q (standardized from %q) is none of them", n.Tool, n.API, len(ts), n.Category, category)
 	}
-	apis, ok := ix.toolAPI[n.Tool]
+	toolAPI := ix.apisByTool()
+	apis, ok := toolAPI[n.Tool]
 	if !ok {
-		tools := make([]string, 0, len(ix.toolAPI))
-		for k := range ix.toolAPI {
+		tools := make([]string, 0, len(toolAPI))
+		for k := range toolAPI {
 			tools = append(tools, k)
 		}
 		hint := ""

@@ -65,45 +65,16 @@ type Source struct {
 // kind at any depth (the toolenv/tools/<Category>/<tool>.json layout among
 // them).
 func Load(paths ...string) (*Source, error) {
-	var files []string
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("load toolbench docs: %w", err)
-		}
-		if !st.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		fs, err := jsonFiles(p)
-		if err != nil {
-			return nil, fmt.Errorf("load toolbench docs from %s: %w", p, err)
-		}
-		if len(fs) == 0 {
-			return nil, fmt.Errorf("load toolbench docs: %s holds no .json files (want query files or the toolenv/tools/<Category>/<tool>.json layout)", p)
-		}
-		files = append(files, fs...)
+	files, err := docFiles(paths)
+	if err != nil {
+		return nil, err
 	}
 	// The files are read and decoded on every core (decoding is most of
 	// loading a large set), then gathered in order.
 	parsed := make([]parsedFile, len(files))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte // reused: the decoder copies what it keeps
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) {
-					return
-				}
-				parsed[i] = parseFile(files[i], &buf)
-			}
-		}()
-	}
-	wg.Wait()
+	eachFile(files, func(i int, buf *[]byte) {
+		parsed[i] = parseFile(files[i], buf, false)
+	})
 	src := &Source{Queries: map[string][]Query{}}
 	n := 0
 	for _, pf := range parsed {
@@ -123,6 +94,119 @@ func Load(paths ...string) (*Source, error) {
 	return src, nil
 }
 
+// LoadCollection reads paths as Load does and returns what
+// NewCollection(src.Docs, opts) would, with the Source (its Docs left
+// nil: a large set's docs are not held). Each file is decoded and its
+// tools built on the core that read it, while the file is at hand, so the
+// decoded docs of a tool file are garbage at once (they point into the
+// read buffer, which the next file reuses) rather than a copy of the
+// whole set held until every file is read. Serving 50,000 APIs starts
+// this way.
+func LoadCollection(opts CollectionOptions, paths ...string) (*toolenv.Collection, *Source, error) {
+	files, err := docFiles(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	type builtFile struct {
+		tools   []*toolenv.Tool
+		keys    []string
+		group   string
+		queries []Query
+		err     error
+	}
+	out := make([]builtFile, len(files))
+	builders := make(chan *builder, runtime.GOMAXPROCS(0))
+	eachFile(files, func(i int, buf *[]byte) {
+		var b *builder
+		select {
+		case b = <-builders:
+		default:
+			b = newBuilder(4 * len(files) / cap(builders))
+			b.validJSON = true // every doc is decoded from a file
+			b.coll = opts.name()
+		}
+		defer func() { builders <- b }()
+		pf := parseFile(files[i], buf, true)
+		f := &out[i]
+		f.group, f.queries, f.err = pf.group, pf.queries, pf.err
+		// A tool file's docs point into *buf: what the builder keeps
+		// of them it copies, and it must not compare them with the
+		// previous file's (the buffer changed under those).
+		b.last = lastTool{}
+		f.tools, f.keys = make([]*toolenv.Tool, len(pf.docs)), make([]string, len(pf.docs))
+		for j := range pf.docs {
+			f.keys[j], f.tools[j] = pf.docs[j].Key(), b.tool(&pf.docs[j])
+		}
+	})
+	src := &Source{Queries: map[string][]Query{}, Files: len(files)}
+	n := 0
+	for _, f := range out {
+		if f.err != nil {
+			return nil, nil, f.err // the first failing file, in order
+		}
+		n += len(f.tools)
+	}
+	tools, keys := make([]*toolenv.Tool, 0, n), make([]string, 0, n)
+	seen := make(map[string]bool, n)
+	for _, f := range out {
+		if f.group != "" {
+			src.Queries[f.group] = append(src.Queries[f.group], f.queries...)
+		}
+		for j, k := range f.keys {
+			if !seen[k] { // docs of one API: the first one wins
+				seen[k] = true
+				tools, keys = append(tools, f.tools[j]), append(keys, k)
+			}
+		}
+	}
+	return finishCollection(opts, tools, keys), src, nil
+}
+
+// docFiles lists the files Load reads from paths: each file, and the
+// .json files below each folder.
+func docFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("load toolbench docs: %w", err)
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		fs, err := jsonFiles(p)
+		if err != nil {
+			return nil, fmt.Errorf("load toolbench docs from %s: %w", p, err)
+		}
+		if len(fs) == 0 {
+			return nil, fmt.Errorf("load toolbench docs: %s holds no .json files (want query files or the toolenv/tools/<Category>/<tool>.json layout)", p)
+		}
+		files = append(files, fs...)
+	}
+	return files, nil
+}
+
+// eachFile calls f(i, buf) for every file index on every core, each
+// worker with its own read buffer, and returns when all calls have.
+func eachFile(files []string, f func(i int, buf *[]byte)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			var buf []byte // reused
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				f(i, &buf)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // parsedFile is what one file holds.
 type parsedFile struct {
 	docs    []APIDoc
@@ -132,9 +216,11 @@ type parsedFile struct {
 }
 
 // parseFile reads and decodes one file, reading it into *buf (grown as
-// needed and kept for the next file: nothing decoded refers to it, as
-// both decoders copy the strings and raw values they keep).
-func parseFile(path string, buf *[]byte) parsedFile {
+// needed and kept for the next file). Nothing decoded refers to *buf
+// unless zeroCopy is set, in which case the docs of a tool file may (its
+// strings, numbers and raw values are not copied out): they are good only
+// until *buf is used again. A query file's queries are always copies.
+func parseFile(path string, buf *[]byte, zeroCopy bool) parsedFile {
 	data, err := readFileInto(path, buf)
 	if err != nil {
 		return parsedFile{err: fmt.Errorf("load toolbench docs: %w", err)}
@@ -153,7 +239,7 @@ func parseFile(path string, buf *[]byte) parsedFile {
 		}
 	case len(trimmed) > 0 && trimmed[0] == '{':
 		var tf ToolFile
-		if err := decodeDoc(trimmed, &tf); err != nil {
+		if _, err := decodeDocBy(trimmed, &tf, zeroCopy); err != nil {
 			return parsedFile{err: fmt.Errorf("load toolbench docs: %s is not a ToolBench tool file: %w", path, err)}
 		}
 		if tf.ToolName == "" {

@@ -38,7 +38,8 @@ func generatedTree(tb testing.TB, n int) string {
 }
 
 // BenchmarkLoadToolBenchScale loads generated ToolBench tool sets the way
-// serve does (read the files, build the collection, index the names) and
+// serve does (LoadCollection reads the files and builds the collection,
+// then the names are indexed) and
 // reports the heap the result keeps ("live-MiB", after a collection).
 func BenchmarkLoadToolBenchScale(b *testing.B) {
 	for _, n := range []int{10000, 50000} {
@@ -47,17 +48,15 @@ func BenchmarkLoadToolBenchScale(b *testing.B) {
 			b.ReportAllocs()
 			var live uint64
 			for b.Loop() {
-				src, err := toolbench.Load(dir)
+				c, _, err := toolbench.LoadCollection(toolbench.CollectionOptions{}, dir)
 				if err != nil {
 					b.Fatal(err)
 				}
-				c := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
 				ix := toolbench.NewIndex(c)
 				if len(c.Tools) != n || ix.Len() < n {
 					b.Fatalf("%d tools, %d indexed", len(c.Tools), ix.Len())
 				}
 				b.StopTimer()
-				src = nil
 				runtime.GC()
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
