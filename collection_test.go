@@ -52,6 +52,38 @@ func TestCollectionValidate(t *testing.T) {
 	}
 }
 
+// TestValidateAfterChanges: a collection validated once indexed (where
+// the index vouches for unique names) is checked in full again once a
+// tool is renamed, replaced, added or removed without Reindex.
+func TestValidateAfterChanges(t *testing.T) {
+	fresh := func() *Collection {
+		return NewCollection("c", "demo", []*Tool{{Name: "a"}, {Name: "b"}, {Name: "c"}})
+	}
+	if err := fresh().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(c *Collection){
+		"renamed":        func(c *Collection) { c.Tools[1].Name = "a" },
+		"replaced":       func(c *Collection) { c.Tools[2] = &Tool{Name: "a"} },
+		"added":          func(c *Collection) { c.Tools = append(c.Tools, &Tool{Name: "b"}) },
+		"removed, added": func(c *Collection) { c.Tools = append(c.Tools[:2], &Tool{Name: "a"}) },
+		"renamed back and forth": func(c *Collection) {
+			c.Tools[0].Name, c.Tools[1].Name = "b", "b"
+		},
+	} {
+		c := fresh()
+		change(c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "is used twice") {
+			t.Errorf("%s: Validate() = %v, want a name used twice", name, err)
+		}
+	}
+	c := fresh()
+	c.Tools = append(c.Tools, nil)
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "tool 3 is null") {
+		t.Errorf("a null tool: Validate() = %v", err)
+	}
+}
+
 func TestReadTasksSkipsBrokenLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tasks.jsonl")
 	data := `{"id":"1","query":"q1","gold":[{"name":"f","arguments":{"n":5},"label":"$var1"}]}

@@ -125,12 +125,16 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, col := range colls {
+	for _, ls := range colls {
+		col := ls.col
 		backend, err := env.newBackend(ctx, col)
 		if err != nil {
 			return nil, fmt.Errorf("collection %s: %w", col.Name, err)
 		}
 		if err := env.Registry.Add(col, backend); err != nil {
+			if ls.from != "" {
+				return nil, fmt.Errorf("%s: %w", ls.from, err)
+			}
 			return nil, err
 		}
 	}

@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,24 +15,29 @@ import (
 	"github.com/toolenv/toolenv/toolbench"
 )
 
+// loadedSource is a collection loadSources read, and where from when
+// the registry's checks (Registry.Add validates every collection) need
+// to say so: "" when the loader's own errors already name the file.
+type loadedSource struct {
+	col  *toolenv.Collection
+	from string
+}
+
 // loadSources reads the collections the configuration names, in a fixed
 // order: the ToolBench collection, OpenAPI documents, collection folders,
 // then the demo (when asked for or when nothing else is given). It keeps
 // the tasks that come with them.
-func (env *Environment) loadSources(ctx context.Context) ([]*toolenv.Collection, error) {
+func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error) {
 	c, log := &env.Config, env.log
-	var colls []*toolenv.Collection
+	var colls []loadedSource
 	start := time.Now()
 	if len(c.ToolBench) > 0 {
-		src, err := toolbench.Load(c.ToolBench...)
+		col, src, err := toolbench.LoadCollection(toolbench.CollectionOptions{}, c.ToolBench...)
 		if err != nil {
 			return nil, err
 		}
-		col := toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{})
-		if err := toolenv.CheckSchemas(col.Tools); err != nil {
-			return nil, fmt.Errorf("ToolBench docs %s: %w", strings.Join(c.ToolBench, ", "), err)
-		}
-		colls = append(colls, col)
+		// Its schemas are checked once, by Registry.Add.
+		colls = append(colls, loadedSource{col, "ToolBench docs " + strings.Join(c.ToolBench, ", ")})
 		env.Tasks[col.Name] = src.Tasks(col)
 		log.Info("loaded ToolBench docs", "files", src.Files, "apis", len(col.Tools), "queries", len(env.Tasks[col.Name]), "elapsed", time.Since(start).Round(time.Millisecond))
 	}
@@ -42,7 +46,7 @@ func (env *Environment) loadSources(ctx context.Context) ([]*toolenv.Collection,
 		if err != nil {
 			return nil, err
 		}
-		colls = append(colls, col)
+		colls = append(colls, loadedSource{col: col})
 		log.Info("loaded OpenAPI document", "file", path, "collection", col.Name, "tools", len(col.Tools))
 	}
 	for _, dir := range c.Collections {
@@ -50,7 +54,7 @@ func (env *Environment) loadSources(ctx context.Context) ([]*toolenv.Collection,
 		if err != nil {
 			return nil, err
 		}
-		colls = append(colls, col)
+		colls = append(colls, loadedSource{col: col})
 		tasks, problems, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
 		switch {
 		case err == nil:
@@ -68,7 +72,7 @@ func (env *Environment) loadSources(ctx context.Context) ([]*toolenv.Collection,
 		if err != nil {
 			return nil, err
 		}
-		colls = append(colls, col)
+		colls = append(colls, loadedSource{col: col})
 		if tasks, err := demo.Tasks(); err == nil {
 			env.Tasks[col.Name] = tasks
 		}
