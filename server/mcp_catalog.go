@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,25 +41,25 @@ type mcpCatalog struct {
 // newMCPCatalog names the tools of colls. searchAbove is the number of
 // listed tools above which the catalog offers search_tools (0: never).
 func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove int) *mcpCatalog {
-	cat := &mcpCatalog{entries: mcpEntries(colls, naming)}
-	cat.byName = make(map[string]*mcpEntry, len(cat.entries))
+	cat := &mcpCatalog{}
+	cat.entries, cat.byName = mcpEntries(colls, naming)
 	cat.alias = map[string]*mcpEntry{}
-	cat.listed = make([]*mcpEntry, 0, len(cat.entries))
+	cat.listed = make([]*mcpEntry, 0, len(cat.entries)+1)
 	for i := range cat.entries {
 		e := &cat.entries[i]
-		cat.byName[e.name] = e
 		if !e.tool.Hidden() {
 			cat.listed = append(cat.listed, e)
 		}
-	}
-	for i := range cat.entries {
-		e := &cat.entries[i]
 		if cat.byID(e.tool.ID) != e {
 			cat.alias[e.tool.ID] = e
 		}
-		plain := e.coll.Name + mcpNameSep + e.tool.Name
-		if p := mcpFit(mcpSanitize(e.coll.Name) + mcpNameSep + mcpSanitize(e.tool.Name)); p != plain {
-			cat.alias[p] = e
+		// The prefixed name "<collection>__<name>" reaches the tool
+		// too: as itself when both names are valid and short, or
+		// sanitized and fitted, then an alias.
+		if !mcpPlainPrefix(e.coll.Name, e.tool.Name) {
+			if p := mcpPrefixed(e.coll.Name, e.tool.Name); p != e.coll.Name+mcpNameSep+e.tool.Name {
+				cat.alias[p] = e
+			}
 		}
 	}
 	if searchAbove > 0 && len(cat.listed) > searchAbove {
@@ -70,7 +71,7 @@ func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove in
 		cat.byName[name] = cat.search
 		cat.listed = append(cat.listed, cat.search)
 	}
-	sort.Slice(cat.listed, func(i, j int) bool { return cat.listed[i].name < cat.listed[j].name })
+	slices.SortFunc(cat.listed, func(a, b *mcpEntry) int { return strings.Compare(a.name, b.name) })
 	cat.instructions = mcpInstructions(colls, len(cat.listed), cat.search)
 	return cat
 }
@@ -87,7 +88,7 @@ func (cat *mcpCatalog) byID(id string) *mcpEntry {
 	if e := cat.byName[mcpSanitize(name)]; e != nil && e.tool.ID == id {
 		return e
 	}
-	if e := cat.byName[mcpFit(mcpSanitize(coll)+mcpNameSep+mcpSanitize(name))]; e != nil && e.tool.ID == id {
+	if e := cat.byName[mcpPrefixed(coll, name)]; e != nil && e.tool.ID == id {
 		return e
 	}
 	if e := cat.alias[id]; e != nil && e.tool.ID == id {
@@ -108,8 +109,9 @@ func (cat *mcpCatalog) resolve(name string) *mcpEntry {
 	if e := cat.alias[name]; e != nil {
 		return e
 	}
-	// "<collection>__<name>": the collection may itself hold "__".
-	for i := strings.Index(name, mcpNameSep); i > 0; {
+	// "<collection>__<name>": the collection may itself hold "__",
+	// or end in "_".
+	for i := strings.Index(name, mcpNameSep); i >= 0; {
 		if e := cat.byID(name[:i] + "/" + name[i+len(mcpNameSep):]); e != nil {
 			return e
 		}

@@ -64,7 +64,7 @@ type mcpEntry struct {
 // under the given naming scheme. NewMCPServer names tools the same way
 // (with colls in registry order: sorted by name).
 func MCPToolNames(colls []*toolenv.Collection, naming MCPNaming) map[string]string {
-	entries := mcpEntries(colls, naming)
+	entries, _ := mcpEntries(colls, naming)
 	out := make(map[string]string, len(entries))
 	for _, e := range entries {
 		out[e.tool.ID] = e.name
@@ -77,11 +77,18 @@ func MCPToolNames(colls []*toolenv.Collection, naming MCPNaming) map[string]stri
 // still collides after prefixing (a tool literally named "a__b" beside
 // collection a's tool b) gets a numeric suffix, first come first served in
 // collection order.
-func mcpEntries(colls []*toolenv.Collection, naming MCPNaming) []mcpEntry {
-	uses := map[string]int{}
-	if naming == MCPNamesAuto {
+func mcpEntries(colls []*toolenv.Collection, naming MCPNaming) (entries []mcpEntry, byName map[string]*mcpEntry) {
+	total := 0
+	for _, c := range colls {
+		total += len(c.Tools)
+	}
+	// A name is prefixed when another collection uses it too: with one
+	// collection (the usual case) none is, and nothing need be counted.
+	var uses map[string]int
+	if naming == MCPNamesAuto && len(colls) > 1 {
+		uses = make(map[string]int, total)
 		for _, c := range colls {
-			seen := map[string]bool{}
+			seen := make(map[string]bool, len(c.Tools))
 			for _, t := range c.Tools {
 				n := mcpSanitize(t.Name)
 				if !seen[n] {
@@ -91,37 +98,55 @@ func mcpEntries(colls []*toolenv.Collection, naming MCPNaming) []mcpEntry {
 			}
 		}
 	}
-	var out []mcpEntry
-	taken := map[string]bool{}
+	// entries never grows beyond total, so the pointers in byName stay.
+	entries = make([]mcpEntry, 0, total)
+	byName = make(map[string]*mcpEntry, total)
 	for _, c := range colls {
 		for _, t := range c.Tools {
 			n := mcpSanitize(t.Name)
 			if naming == MCPNamesPrefixed || uses[n] > 1 {
 				n = mcpFit(mcpSanitize(c.Name) + mcpNameSep + n)
 			}
-			if taken[n] {
+			if byName[n] != nil {
 				base := n
-				for i := 2; taken[n]; i++ {
+				for i := 2; byName[n] != nil; i++ {
 					suffix := fmt.Sprintf("_%d", i)
 					n = mcpFit(base[:min(len(base), mcpMaxName-len(suffix))] + suffix)
 				}
 			}
-			taken[n] = true
-			out = append(out, mcpEntry{name: n, tool: t, coll: c})
+			entries = append(entries, mcpEntry{name: n, tool: t, coll: c})
+			byName[n] = &entries[len(entries)-1]
 		}
 	}
-	return out
+	return entries, byName
 }
 
-// mcpSanitize replaces every character outside [A-Za-z0-9_-] with '_' and
-// fits the result into mcpMaxName bytes.
-func mcpSanitize(s string) string {
+// mcpPrefixed is the prefixed MCP name of tool in coll,
+// "<collection>__<name>" sanitized and fitted.
+func mcpPrefixed(coll, tool string) string {
+	return mcpFit(mcpSanitize(coll) + mcpNameSep + mcpSanitize(tool))
+}
+
+// mcpPlainPrefix reports whether mcpPrefixed(coll, tool) is coll + "__" +
+// tool as it stands: both valid names, short enough together.
+func mcpPlainPrefix(coll, tool string) bool {
+	return len(coll)+len(mcpNameSep)+len(tool) <= mcpMaxName && mcpValid(coll) && mcpValid(tool)
+}
+
+// mcpValid reports whether s is a non-empty name of [A-Za-z0-9_-] only.
+func mcpValid(s string) bool {
 	valid := s != ""
 	for i := 0; i < len(s) && valid; i++ {
 		c := s[i]
 		valid = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 	}
-	if valid {
+	return valid
+}
+
+// mcpSanitize replaces every character outside [A-Za-z0-9_-] with '_' and
+// fits the result into mcpMaxName bytes.
+func mcpSanitize(s string) string {
+	if mcpValid(s) {
 		return mcpFit(s) // the common case: no copy
 	}
 	var b strings.Builder

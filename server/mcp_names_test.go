@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -68,5 +69,60 @@ func TestParseMCPNaming(t *testing.T) {
 	}
 	if _, err := ParseMCPNaming("plain"); err == nil || !strings.Contains(err.Error(), "auto or prefixed") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestMCPCatalogResolvesEveryName builds catalogs of random collections
+// whose names collide, hold invalid characters, are long, or are
+// literally another's prefixed name, and checks that every tool is
+// reached by its MCP name, by its ID and by its prefixed name, wherever
+// no other tool's MCP name (which wins) or alike prefixed name takes it.
+func TestMCPCatalogResolvesEveryName(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	pool := []string{"a", "b", "a__b", "get users", "get_users", "get-users", "x.y", strings.Repeat("long", 20), strings.Repeat("long", 20) + "!", "ü", "c__d__e", "_", "-"}
+	for round := range 200 {
+		var colls []*toolenv.Collection
+		collNames := map[string]bool{}
+		for range 1 + r.IntN(3) {
+			cn := pool[r.IntN(len(pool))]
+			if collNames[cn] {
+				continue
+			}
+			collNames[cn] = true
+			var tools []string
+			seen := map[string]bool{}
+			for range 1 + r.IntN(6) {
+				tn := pool[r.IntN(len(pool))]
+				if !seen[tn] {
+					seen[tn] = true
+					tools = append(tools, tn)
+				}
+			}
+			colls = append(colls, namedColl(cn, tools...))
+		}
+		for _, naming := range []MCPNaming{MCPNamesAuto, MCPNamesPrefixed} {
+			cat := newMCPCatalog(colls, naming, 0)
+			prefixed := map[string]int{}
+			for _, e := range cat.entries {
+				prefixed[mcpPrefixed(e.coll.Name, e.tool.Name)]++
+			}
+			for i := range cat.entries {
+				e := &cat.entries[i]
+				if got := cat.resolve(e.name); got != e {
+					t.Fatalf("round %d (%v): MCP name %q resolves to %v, want %s", round, naming, e.name, got, e.tool.ID)
+				}
+				if other := cat.byName[e.tool.ID]; other == nil || other == e {
+					if got := cat.resolve(e.tool.ID); got != e {
+						t.Fatalf("round %d (%v): ID %q resolves to %v", round, naming, e.tool.ID, got)
+					}
+				}
+				p := mcpPrefixed(e.coll.Name, e.tool.Name)
+				if other := cat.byName[p]; (other == nil || other == e) && prefixed[p] == 1 {
+					if got := cat.resolve(p); got != e {
+						t.Fatalf("round %d (%v): prefixed name %q of %s resolves to %v", round, naming, p, e.tool.ID, got)
+					}
+				}
+			}
+		}
 	}
 }
