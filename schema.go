@@ -491,16 +491,32 @@ type depthWalk struct {
 	path   map[*Schema]bool
 	cycle  bool
 	level  int
-	walked int // nodes whose children were walked: each node at most once
+	walked int // nodes whose children were walked: each node at most once (a leaf has none)
 }
 
 func newDepthWalk() *depthWalk {
 	return &depthWalk{done: map[*Schema]int{}, path: map[*Schema]bool{}}
 }
 
+// rawDepth is the depth of the schemas s's raw keywords (not,
+// additionalProperties, $defs, ...) may hold: two levels of JSON make
+// about one of schema.
+func (d *depthWalk) rawDepth(s *Schema) int {
+	deepest := (jsonDepth(s.AdditionalProperties) + 1) / 2
+	for _, raw := range s.Extra {
+		deepest = max(deepest, (jsonDepth(raw)+1)/2)
+	}
+	return deepest
+}
+
 func (d *depthWalk) depth(s *Schema) int {
 	if s == nil {
 		return 0
+	}
+	if len(s.Properties) == 0 && s.Items == nil && len(s.AnyOf)+len(s.OneOf)+len(s.AllOf) == 0 {
+		// A leaf (most parameters) is in no cycle: its depth is its
+		// raw keywords', which cost less to measure than to memoize.
+		return 1 + d.rawDepth(s)
 	}
 	if n, ok := d.done[s]; ok {
 		return n
@@ -531,17 +547,7 @@ func (d *depthWalk) depth(s *Schema) int {
 			visit(c)
 		}
 	}
-	// Keywords kept raw (not, additionalProperties, $defs, ...) may hold
-	// schemas too: two levels of JSON make about one of schema.
-	raws := func(raw json.RawMessage) {
-		if n := (jsonDepth(raw) + 1) / 2; n > deepest {
-			deepest = n
-		}
-	}
-	raws(s.AdditionalProperties)
-	for _, raw := range s.Extra {
-		raws(raw)
-	}
+	deepest = max(deepest, d.rawDepth(s))
 	delete(d.path, s)
 	d.done[s] = deepest + 1
 	return deepest + 1
