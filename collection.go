@@ -11,8 +11,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
 )
 
 // Collection is a named set of tools and the backend that executes them.
@@ -187,8 +189,29 @@ func (c *Collection) Validate() error {
 // CheckSchemas checks that no tool's input or output schema nests deeper
 // than MaxSchemaDepth or contains itself; the error names the first such
 // tool. A schema shared by many tools (ToolBench's loader shares equal
-// parameters and inputs) is measured once.
+// parameters and inputs) is measured once per core: a large list is
+// split among the cores (the walk waits on memory more than it computes).
 func CheckSchemas(tools []*Tool) error {
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(tools)/4096))
+	if parts == 1 {
+		return checkSchemas(tools)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for w := range parts {
+		lo, hi := w*len(tools)/parts, (w+1)*len(tools)/parts
+		wg.Go(func() { errs[w] = checkSchemas(tools[lo:hi]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // the first part's: the first tool's
+		}
+	}
+	return nil
+}
+
+func checkSchemas(tools []*Tool) error {
 	d := newDepthWalk()
 	for _, t := range tools {
 		if t == nil {

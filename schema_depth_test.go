@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -151,5 +152,31 @@ func TestCheckSchemasSharedNodes(t *testing.T) {
 	}
 	if d.walked != 9 {
 		t.Errorf("%d nodes walked for 1,000 tools sharing one 10-node schema (one a leaf), want 9", d.walked)
+	}
+}
+
+// TestCheckSchemasNamesTheFirstTool: a list long enough to be checked on
+// several cores still names the first tool that fails, wherever the
+// failing tools sit.
+func TestCheckSchemasNamesTheFirstTool(t *testing.T) {
+	deep := &Schema{Type: "string"}
+	for range MaxSchemaDepth + 1 {
+		deep = &Schema{Type: "object", Properties: map[string]*Schema{"x": deep}}
+	}
+	flat := ObjectSchema()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const n = 20000
+	for _, bad := range [][]int{{n - 1}, {n / 2, n - 1}, {3, n / 2}, {n/4 + 1, 3*n/4 + 1}} {
+		tools := make([]*Tool, n)
+		for i := range tools {
+			tools[i] = &Tool{Name: fmt.Sprint("t", i), Input: flat}
+		}
+		for _, i := range bad {
+			tools[i].Input = deep
+		}
+		err := CheckSchemas(tools)
+		if want := fmt.Sprintf(`tool "t%d"`, bad[0]); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("deep at %v: %v, want an error naming %s", bad, err, want)
+		}
 	}
 }

@@ -265,20 +265,22 @@ func parseFile(path string, buf *[]byte, zeroCopy bool) parsedFile {
 }
 
 // readFileInto reads the file at path into *buf, which it grows as
-// needed, and returns the bytes read.
+// needed (and keeps grown: the next file likely fits), and returns the
+// bytes read. It does not stat the file first: most files fit the
+// buffer, and reading to the end is how the end is known anyway.
 func readFileInto(path string, buf *[]byte) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && int64(cap(*buf)) < st.Size()+1 {
-		*buf = make([]byte, 0, st.Size()+512) // room to see the end at once
+	if cap(*buf) == 0 {
+		*buf = make([]byte, 0, 64<<10)
 	}
 	data := (*buf)[:0]
 	for {
 		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)] // the file grew since Stat
+			data = append(data, 0)[:len(data)] // full: grow
 		}
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
