@@ -118,8 +118,11 @@ func TestModelDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An answer of the first run recorded (Reuse) before its verdict was
+	// stored is served from the records: at most answered-kept of them.
 	checked := fs.DocFollows + fs.DocNot + fs.DocUnparsed
-	if checked != fs.Real || verdicts() != fs.Real || fs.DocAsked != fs.Real-kept || m2.count("doc") != fs.DocAsked {
+	reused := fs.DocAsked - m2.count("doc")
+	if checked != fs.Real || verdicts() != fs.Real || fs.DocAsked != fs.Real-kept || reused < 0 || reused > answered-kept {
 		t.Fatalf("second run: %+v; %d verdicts kept from the first run, %d requests to the model", fs, kept, m2.count("doc"))
 	}
 	// No pair was asked about twice.
