@@ -334,15 +334,11 @@ func Export(ctx context.Context, st store.Store, opts ExportOptions) (*ExportRep
 		if len(opts.Docs) == 0 {
 			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--format stabletoolbench needs --toolbench DOCS to name each API's category, tool and file")
 		}
-		src, err := toolbench.Load(opts.Docs...)
+		col, _, err := toolbench.LoadCollection(toolbench.CollectionOptions{Name: opts.Collection}, opts.Docs...)
 		if err != nil {
 			return nil, err
 		}
-		name := opts.Collection
-		if name == "" {
-			name = "toolbench"
-		}
-		return ExportStableToolBench(ctx, st, opts.Out, toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: name}), opts.Tool)
+		return ExportStableToolBench(ctx, st, opts.Out, col, opts.Tool)
 	}
 	return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--format %q: want jsonl or stabletoolbench", opts.Format)
 }

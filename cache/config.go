@@ -23,11 +23,11 @@ type ImportConfig struct {
 func (c *ImportConfig) Options(progress io.Writer) (ImportOptions, error) {
 	opts := ImportOptions{Collection: c.Collection, Overwrite: c.Overwrite, Progress: progress}
 	if len(c.ToolBench) > 0 {
-		src, err := toolbench.Load(c.ToolBench...)
+		col, _, err := toolbench.LoadCollection(toolbench.CollectionOptions{Name: c.Collection}, c.ToolBench...)
 		if err != nil {
 			return opts, err
 		}
-		opts.Docs = toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{Name: c.Collection})
+		opts.Docs = col
 	}
 	return opts, nil
 }

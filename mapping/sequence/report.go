@@ -46,11 +46,11 @@ func ReadTasks(paths []string) ([]*toolenv.Task, error) {
 		stb = append(stb, p)
 	}
 	if len(stb) > 0 {
-		src, err := toolbench.Load(stb...)
+		col, src, err := toolbench.LoadCollection(toolbench.CollectionOptions{}, stb...)
 		if err != nil {
 			return nil, &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: err}
 		}
-		tasks = append(tasks, src.Tasks(toolbench.NewCollection(src.Docs, toolbench.CollectionOptions{}))...)
+		tasks = append(tasks, src.Tasks(col)...)
 	}
 	var out []*toolenv.Task
 	for _, t := range tasks {
