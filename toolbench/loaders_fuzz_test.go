@@ -12,7 +12,9 @@ import (
 
 // FuzzLoad reads any file as ToolBench documentation (a tool file or a
 // query file, by its first character): no panic; the docs it reads build
-// a valid collection, and the queries give tasks whose tools are in it.
+// a valid collection, and the queries give tasks whose tools are in it;
+// LoadCollection (which decodes without copying) fails alike or gives
+// the same tools.
 func FuzzLoad(f *testing.F) {
 	tool, _ := os.ReadFile("testdata/tools/Data/theclique.json")
 	f.Add(tool)
@@ -32,10 +34,24 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 		src, err := Load(path)
+		lc, _, lerr := LoadCollection(CollectionOptions{}, path)
+		if (err == nil) != (lerr == nil) || err != nil && err.Error() != lerr.Error() {
+			t.Fatalf("Load: %v; LoadCollection: %v", err, lerr)
+		}
 		if err != nil {
 			return
 		}
 		c := NewCollection(src.Docs, CollectionOptions{})
+		if len(lc.Tools) != len(c.Tools) {
+			t.Fatalf("LoadCollection made %d tools, NewCollection %d", len(lc.Tools), len(c.Tools))
+		}
+		for i := range c.Tools {
+			got, _ := json.Marshal(lc.Tools[i])
+			want, _ := json.Marshal(c.Tools[i])
+			if string(got) != string(want) {
+				t.Fatalf("tool %d: LoadCollection made\n%s\nNewCollection made\n%s", i, got, want)
+			}
+		}
 		if err := c.Validate(); err != nil {
 			t.Fatalf("the docs read build an invalid collection: %v", err)
 		}
