@@ -18,6 +18,7 @@ import (
 	"github.com/philippgille/chromem-go"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/mapping/terms"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, with FTS5
 )
 
@@ -324,28 +325,28 @@ func docOf(t *toolenv.Tool, outputs []string) document {
 	var params []string
 	for _, n := range t.Input.Names() {
 		p := t.Input.Properties[n]
-		params = append(params, strings.Join(splitWords(n), " "))
+		params = append(params, terms.JoinWords(n))
 		if p.Description != "" {
 			params = append(params, p.Description)
 		}
 	}
 	var outs []string
 	for _, o := range outputs {
-		outs = append(outs, strings.Join(splitWords(o), " "))
+		outs = append(outs, terms.JoinWords(o))
 	}
 	name := t.Name
 	if i := strings.LastIndex(name, "_for_"); i > 0 && t.Group != "" {
 		name = name[:i]
 	}
 	d := document{
-		name:        strings.Join(splitWords(name), " "),
+		name:        terms.JoinWords(name),
 		title:       t.Title,
 		description: t.Description,
 		params:      strings.Join(params, " . "),
 		outputs:     strings.Join(outs, " "),
 		group:       strings.TrimSpace(t.Group + " " + t.Category + " " + t.GroupDescription),
 	}
-	d.canon = strings.Join(canonWords(d.name+" "+d.title+" "+d.description+" "+d.params+" "+d.outputs), " ")
+	d.canon = terms.JoinText(d.name, d.title, d.description, d.params, d.outputs)
 	return d
 }
 

@@ -1,6 +1,8 @@
 package terms
 
 import (
+	"iter"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -12,44 +14,84 @@ import (
 // ("getUser"), before the last capital of a run followed by a lower-case
 // letter ("HTTPServer" → http, server) and between letters and digits
 // ("page2").
-func Split(s string) []string {
-	var out []string
-	rs := []rune(s)
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			out = append(out, strings.ToLower(string(rs[start:end])))
+func Split(s string) []string { return slices.Collect(Words(s)) }
+
+// Words yields the words of s that Split returns, one at a time, without
+// a list.
+func Words(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := -1 // the byte where the current word starts
+		flush := func(end int) bool {
+			ok := true
+			if start >= 0 && end > start {
+				ok = yield(lower(s[start:end]))
+			}
+			start = -1
+			return ok
 		}
-		start = -1
+		var prev rune
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			cut := false
+			switch {
+			case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+				if !flush(i) {
+					return
+				}
+			case start < 0:
+				start = i
+			case unicode.IsLower(prev) && unicode.IsUpper(r), unicode.IsLetter(prev) != unicode.IsLetter(r):
+				cut = true
+			case unicode.IsUpper(prev) && unicode.IsUpper(r):
+				next, n := utf8.DecodeRuneInString(s[i+size:])
+				cut = n > 0 && unicode.IsLower(next) && !pluralOfCaps(next, s[i+size+n:])
+			}
+			if cut {
+				if !flush(i) {
+					return
+				}
+				start = i
+			}
+			prev = r
+			i += size
+		}
+		flush(len(s))
 	}
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush(i)
-			continue
-		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		p := rs[i-1]
-		switch {
-		case unicode.IsLower(p) && unicode.IsUpper(r),
-			unicode.IsLetter(p) != unicode.IsLetter(r):
-			flush(i)
-			start = i
-		case unicode.IsUpper(p) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralOfCaps(rs, i+1):
-			flush(i)
-			start = i
-		}
-	}
-	flush(len(rs))
-	return out
 }
 
-// pluralOfCaps reports whether rs[i] is the "s" of a plural written
-// after capitals ("IDs", "URLs").
-func pluralOfCaps(rs []rune, i int) bool {
-	return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLower(rs[i+1]))
+// JoinWords is strings.Join(Split(s), " ") without the list.
+func JoinWords(s string) string {
+	var b strings.Builder
+	for w := range Words(s) {
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		} else {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
+}
+
+// lower is strings.ToLower(w), without a copy when w is lower-case ASCII
+// already (most words).
+func lower(w string) string {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= 0x80 || c >= 'A' && c <= 'Z' {
+			return strings.ToLower(w)
+		}
+	}
+	return w
+}
+
+// pluralOfCaps reports whether r, followed by rest, is the "s" of a
+// plural written after capitals ("IDs", "URLs").
+func pluralOfCaps(r rune, rest string) bool {
+	if r != 's' {
+		return false
+	}
+	next, n := utf8.DecodeRuneInString(rest)
+	return n == 0 || !unicode.IsLower(next)
 }
 
 // Name returns the normalised words of an identifier (a tool, parameter
@@ -80,18 +122,39 @@ func Name(s string) []string {
 // Text returns the normalised words of prose (a description): split,
 // stopwords dropped, abbreviations of three letters or more expanded,
 // stemmed and canonicalised. Unlike Name it keeps no compound splitting.
-func Text(s string) []string {
-	var out []string
-	for _, w := range Split(s) {
-		if stopwords[w] || utf8.RuneCountInString(w) < 2 {
-			continue
+func Text(s string) []string { return slices.Collect(textWords(s)) }
+
+// JoinText is strings.Join(Text(strings.Join(parts, " ")), " ") without
+// the lists or the joined text: the words of each part in turn (no word
+// spans two parts, as a space ends a word).
+func JoinText(parts ...string) string {
+	var b strings.Builder
+	for _, s := range parts {
+		for w := range textWords(s) {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(w)
 		}
-		if e, ok := abbreviations[w]; ok && (len(w) >= 3 || w == "id") {
-			w = e
-		}
-		out = append(out, Canonical(w))
 	}
-	return out
+	return b.String()
+}
+
+// textWords yields the words Text returns.
+func textWords(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for w := range Words(s) {
+			if stopwords[w] || utf8.RuneCountInString(w) < 2 {
+				continue
+			}
+			if e, ok := abbreviations[w]; ok && (len(w) >= 3 || w == "id") {
+				w = e
+			}
+			if !yield(Canonical(w)) {
+				return
+			}
+		}
+	}
 }
 
 // Canonical returns the stem of a lower-case word, replaced by its

@@ -2,9 +2,105 @@ package terms
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
+
+// splitRef is Split as it was written first, over a slice of runes: the
+// reference FuzzSplit holds the byte-walking Split to.
+func splitRef(s string) []string {
+	var out []string
+	rs := []rune(s)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, strings.ToLower(string(rs[start:end])))
+		}
+		start = -1
+	}
+	plural := func(i int) bool { return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLower(rs[i+1])) }
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		p := rs[i-1]
+		switch {
+		case unicode.IsLower(p) && unicode.IsUpper(r),
+			unicode.IsLetter(p) != unicode.IsLetter(r):
+			flush(i)
+			start = i
+		case unicode.IsUpper(p) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !plural(i+1):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(rs))
+	return out
+}
+
+var splitCases = []string{"getUserByID", "HTTPServerURL", "page_size", "IDs", "URLsList", "HTTPs", "ABCdEF", "aBCs", "Ünïcode_Straße", "ǅemal", "ΣΑΣ_σας", "x\xffY\xc3", "İstanbul", "ﬁle", "a1b2C3d", "日本語のテキストABC", ""}
+
+// textRef is Text as it was written first, over splitRef's list.
+func textRef(s string) []string {
+	var out []string
+	for _, w := range splitRef(s) {
+		if stopwords[w] || utf8.RuneCountInString(w) < 2 {
+			continue
+		}
+		if e, ok := abbreviations[w]; ok && (len(w) >= 3 || w == "id") {
+			w = e
+		}
+		out = append(out, Canonical(w))
+	}
+	return out
+}
+
+// FuzzSplit: Split, Words (stopped after its first word too), JoinWords,
+// Text and JoinText read any text as the list-building references do.
+func FuzzSplit(f *testing.F) {
+	for _, c := range splitCases {
+		f.Add(c)
+	}
+	f.Add("The getUserByID endpoint returns the user's IDs and URLs for a page")
+	f.Fuzz(func(t *testing.T, s string) {
+		want := splitRef(s)
+		if got := Split(s); !slices.Equal(got, want) {
+			t.Fatalf("Split(%q) = %q, want %q", s, got, want)
+		}
+		for w := range Words(s) {
+			if w != want[0] {
+				t.Fatalf("Words(%q) starts with %q, want %q", s, w, want[0])
+			}
+			break
+		}
+		if got := JoinWords(s); got != strings.Join(want, " ") {
+			t.Fatalf("JoinWords(%q) = %q", s, got)
+		}
+		wantText := textRef(s)
+		if got := Text(s); !slices.Equal(got, wantText) {
+			t.Fatalf("Text(%q) = %q, want %q", s, got, wantText)
+		}
+		if got := JoinText(s); got != strings.Join(wantText, " ") {
+			t.Fatalf("JoinText(%q) = %q", s, got)
+		}
+		// In parts: cut s anywhere (at a byte, maybe inside a character)
+		// and the parts read as the text with a space between them.
+		for _, cut := range []int{0, len(s) / 3, len(s) / 2, len(s)} {
+			a, b := s[:cut], s[cut:]
+			if got, want := JoinText(a, b), strings.Join(textRef(a+" "+b), " "); got != want {
+				t.Fatalf("JoinText(%q, %q) = %q, want %q", a, b, got, want)
+			}
+		}
+	})
+}
 
 func TestSplit(t *testing.T) {
 	tests := map[string]string{
