@@ -81,6 +81,9 @@ type container struct {
 	} `yaml:"ports"`
 	ReadinessProbe *httpProbe `yaml:"readinessProbe"`
 	LivenessProbe  *httpProbe `yaml:"livenessProbe"`
+	Resources      struct {
+		Limits map[string]string `yaml:"limits"`
+	} `yaml:"resources"`
 }
 
 type httpProbe struct {
@@ -88,6 +91,39 @@ type httpProbe struct {
 		Path string `yaml:"path"`
 		Port any    `yaml:"port"`
 	} `yaml:"httpGet"`
+}
+
+// envValue is the literal value of the container's variable name, "" if
+// it sets none.
+func envValue(c container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// byteSize reads a size as GOMEMLIMIT ("800MiB") or a Kubernetes quantity
+// ("1Gi") writes it, in bytes.
+func byteSize(t *testing.T, s string) int64 {
+	t.Helper()
+	units := []struct {
+		suffix string
+		n      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("size %q: %v", s, err)
+	}
+	return n * mult
 }
 
 func (c *container) envNames() []string {
@@ -249,6 +285,13 @@ func TestKubernetesManifest(t *testing.T) {
 	}
 	if !slices.Equal(valueRefs(jc, "TOOLENV_STORE"), valueRefs(c, "TOOLENV_STORE")) {
 		t.Fatalf("the Job and the replicas read TOOLENV_STORE from different secrets: %v, %v", valueRefs(jc, "TOOLENV_STORE"), valueRefs(c, "TOOLENV_STORE"))
+	}
+	// The Go runtime's soft memory limit sits below the container's.
+	if got, limit := envValue(c, "GOMEMLIMIT"), c.Resources.Limits["memory"]; got != "" {
+		g, l := byteSize(t, got), byteSize(t, limit)
+		if g <= 0 || g >= l {
+			t.Errorf("GOMEMLIMIT=%s is not below the container's memory limit %s", got, limit)
+		}
 	}
 	// Every environment variable a flag names is set.
 	serve.Flags().Visit(func(f *pflag.Flag) {
