@@ -238,9 +238,14 @@ func parseFile(path string, buf *[]byte, zeroCopy bool) parsedFile {
 			out.docs = append(out.docs, q.APIList...)
 		}
 	case len(trimmed) > 0 && trimmed[0] == '{':
+		// The common shape is read without a general decoder (when its
+		// strings may point into *buf); anything else by decodeDocBy.
 		var tf ToolFile
-		if _, err := decodeDocBy(trimmed, &tf, zeroCopy); err != nil {
-			return parsedFile{err: fmt.Errorf("load toolbench docs: %s is not a ToolBench tool file: %w", path, err)}
+		if !zeroCopy || !decodeToolFile(trimmed, &tf) {
+			tf = ToolFile{} // what the fast reading left
+			if _, err := decodeDocBy(trimmed, &tf, zeroCopy); err != nil {
+				return parsedFile{err: fmt.Errorf("load toolbench docs: %s is not a ToolBench tool file: %w", path, err)}
+			}
 		}
 		if tf.ToolName == "" {
 			tf.ToolName = tf.Title
