@@ -45,11 +45,13 @@ type builder struct {
 	validJSON bool
 	// coll, when set, is the collection the tools will be in: each
 	// tool's ID is made with its name, which is the end of it.
-	coll  string
-	fdesc []byte // function description, reused
-	cbuf  []byte // compacted template, reused
-	buf   bytes.Buffer
-	mem   arena
+	coll string
+	// docKey is the Key of the doc tool built last.
+	docKey string
+	fdesc  []byte // function description, reused
+	cbuf   []byte // compacted template, reused
+	buf    bytes.Buffer
+	mem    arena
 }
 
 // prop is one parameter of an input being built.
@@ -326,6 +328,7 @@ func (b *builder) tool(d *APIDoc) *toolenv.Tool {
 	l.set = true
 	stdTool := l.stdTool
 	apiName := APIName(d.APIName)
+	b.docKey = key(l.stdCat, stdTool, apiName)     // d.Key(), from the parts at hand
 	name := lastChars(apiName+"_for_"+stdTool, 64) // FunctionName(d.APIName, d.ToolName)
 	fdesc := append(b.fdesc[:0], `This is the subfunction for tool "`...)
 	fdesc = append(append(fdesc, stdTool...), `", you can use this tool.`...)

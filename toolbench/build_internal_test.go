@@ -118,3 +118,21 @@ func TestMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestDocKey: the key the builder makes from the names it standardized
+// is the doc's Key, for names that standardize in every way.
+func TestDocKey(t *testing.T) {
+	b := newBuilder(1)
+	names := []string{"Data", "Sports, Games", "a/b c", "x__y", "Get User!", "getUser", "天气 API", "é", "", "long " + strings.Repeat("name ", 20), "1st"}
+	for _, cat := range names {
+		for _, tool := range names {
+			for _, api := range names {
+				d := &APIDoc{CategoryName: cat, ToolName: tool, APIName: api}
+				b.tool(d)
+				if b.docKey != d.Key() {
+					t.Fatalf("%q %q %q: builder's key %q, Key() %q", cat, tool, api, b.docKey, d.Key())
+				}
+			}
+		}
+	}
+}

@@ -135,7 +135,8 @@ func LoadCollection(opts CollectionOptions, paths ...string) (*toolenv.Collectio
 		b.last = lastTool{}
 		f.tools, f.keys = make([]*toolenv.Tool, len(pf.docs)), make([]string, len(pf.docs))
 		for j := range pf.docs {
-			f.keys[j], f.tools[j] = pf.docs[j].Key(), b.tool(&pf.docs[j])
+			f.tools[j] = b.tool(&pf.docs[j])
+			f.keys[j] = b.docKey
 		}
 	})
 	src := &Source{Queries: map[string][]Query{}, Files: len(files)}
