@@ -3,8 +3,6 @@ package toolbench
 import (
 	"encoding/json"
 	"strings"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -260,7 +258,9 @@ func (s *scanner) string() (string, bool) {
 	if simple {
 		return unsafe.String(unsafe.SliceData(raw), len(raw)), true
 	}
-	return unescape(raw)
+	var v string
+	err := json.Unmarshal(s.data[start:s.i], &v)
+	return v, err == nil
 }
 
 // skipString skips a string, checking it, without decoding it.
@@ -302,65 +302,6 @@ func (s *scanner) skipString() bool {
 	return true
 }
 
-// unescape decodes the text of a JSON string with escapes (raw is valid
-// UTF-8 without control characters) as encoding/json does: a \u escape
-// of half a surrogate pair that no other half follows is U+FFFD.
-func unescape(raw []byte) (string, bool) {
-	b := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			j := i + 1
-			for j < len(raw) && raw[j] != '\\' {
-				j++
-			}
-			b = append(b, raw[i:j]...)
-			i = j
-			continue
-		}
-		if i+1 >= len(raw) {
-			return "", false
-		}
-		switch e := raw[i+1]; e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r := rune(hex4(raw, i+2))
-			if r < 0 {
-				return "", false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if r2 := rune(hex4(raw, i+2)); r2 >= 0 {
-						if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
-							b = utf8.AppendRune(b, d)
-							i += 6
-							continue
-						}
-					}
-				}
-				r = unicode.ReplacementChar
-			}
-			b = utf8.AppendRune(b, r)
-			continue
-		default:
-			return "", false
-		}
-		i += 2
-	}
-	return string(b), true
-}
 
 // api reads one object of api_list.
 func (s *scanner) api(a *ToolFileAPI) bool {
