@@ -115,6 +115,9 @@ func LoadCollection(opts CollectionOptions, paths ...string) (*toolenv.Collectio
 		err     error
 	}
 	out := make([]builtFile, len(files))
+	// A builder per worker (eachFile runs one per core), which shares
+	// what the tools it builds have in common; sized for ToolBench's
+	// average of about 4 APIs a file.
 	builders := make(chan *builder, runtime.GOMAXPROCS(0))
 	eachFile(files, func(i int, buf *[]byte) {
 		var b *builder
