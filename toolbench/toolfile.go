@@ -302,7 +302,6 @@ func (s *scanner) skipString() bool {
 	return true
 }
 
-
 // api reads one object of api_list.
 func (s *scanner) api(a *ToolFileAPI) bool {
 	if !s.open('{') {
