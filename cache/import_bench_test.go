@@ -15,6 +15,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/cache"
+	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/internal/toolbenchgen"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
@@ -36,6 +37,12 @@ import (
 //
 //	TOOLENV_BENCH_IMPORT_ENTRIES=1000000 go test ./cache -run '^$' -bench Import -benchtime 1x
 //
+// With TOOLENV_BENCH_IMPORT_STORE=postgres the store is a PostgreSQL
+// database of a server the benchmark starts (internal/pgtest), a new
+// database each run:
+//
+//	TOOLENV_BENCH_IMPORT_STORE=postgres TOOLENV_BENCH_IMPORT_ENTRIES=100000 go test ./cache -run '^$' -bench Import -benchtime 1x
+//
 // The same folders time the command itself:
 //
 //	time toolenv cache import $TMPDIR/toolenv-bench/stb-cache-1000000 \
@@ -52,11 +59,19 @@ func BenchmarkImport(b *testing.B) {
 	docsDir, cacheDir, coll := benchCache(b, n)
 	b.Logf("docs %s, cache %s", docsDir, cacheDir)
 	ctx := context.Background()
+	newStore := func() string { return filepath.Join(b.TempDir(), "import.db") }
+	switch kind := os.Getenv("TOOLENV_BENCH_IMPORT_STORE"); kind {
+	case "", "sqlite":
+	case "postgres":
+		pg := pgtest.Start(b)
+		newStore = func() string { return pg.NewDatabase(b) }
+	default:
+		b.Fatalf("TOOLENV_BENCH_IMPORT_STORE=%q: want sqlite or postgres", kind)
+	}
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		path := filepath.Join(b.TempDir(), "import.db")
-		st, err := store.Open(ctx, path, store.Options{})
+		st, err := store.Open(ctx, newStore(), store.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
