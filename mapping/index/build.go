@@ -16,7 +16,6 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/embed"
-	"github.com/toolenv/toolenv/mapping/terms"
 )
 
 // BuildOptions configure Build.
@@ -282,10 +281,6 @@ func writeMappings(ctx context.Context, tx *sql.Tx, set *mapping.Set) error {
 	}
 	return nil
 }
-
-func splitWords(s string) []string { return terms.Split(s) }
-
-func canonWords(s string) []string { return terms.Text(s) }
 
 // rowID parses a chromem document ID back into a tool row.
 func rowID(s string) int64 {
