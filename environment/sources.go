@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -87,9 +86,4 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 // file name is generic (openapi.yaml).
 func LoadOpenAPI(ctx context.Context, path string) (*toolenv.Collection, error) {
 	return openapi.LoadNamed(ctx, path)
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
