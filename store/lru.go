@@ -191,3 +191,38 @@ func (l *lru) clear() {
 		s.mu.Unlock()
 	}
 }
+
+// memLayer is the in-memory cache a store keeps in front of its database
+// (mem is nil when it keeps none), with the methods both stores offer
+// through it.
+type memLayer struct{ mem *lru }
+
+// Writes returns the count of writes through this handle so far (0 without
+// the in-memory cache), for Searched.
+func (m memLayer) Writes() uint64 {
+	if m.mem == nil {
+		return 0
+	}
+	return m.mem.writes.Load()
+}
+
+// Searched keeps in memory that GetExact(tool, exact, args) found
+// nothing and a search of other keys, begun when Writes returned writes,
+// found e: the next such lookup returns e without reading the database,
+// until anything is written through this handle (or, for another
+// process's writes, for a few seconds at most).
+func (m memLayer) Searched(tool, exact, args string, e *Entry, writes uint64) {
+	if m.mem != nil && exact != "" && e != nil {
+		m.mem.searched(tool, exact, args, e, writes)
+	}
+}
+
+// CachedExact returns the entry recorded under exact for tool when the
+// in-memory cache holds it, without reading the database: a caller that
+// finds it there need not compute the canonical key at all.
+func (m memLayer) CachedExact(tool, exact string) (*Entry, bool) {
+	if m.mem == nil || exact == "" {
+		return nil, false
+	}
+	return m.mem.get(lruKey{tool: tool, exact: exact})
+}

@@ -28,10 +28,10 @@ import (
 // Options.Timeout, so that calls fail fast (with ErrUnavailable) while the
 // server is gone; the connection pool reconnects when it returns.
 type Postgres struct {
-	path    string // the DSN without its password
-	pool    *pgxpool.Pool
-	db      *sql.DB // the same pool through database/sql
-	mem     *lru
+	path string // the DSN without its password
+	pool *pgxpool.Pool
+	db   *sql.DB // the same pool through database/sql
+	memLayer
 	log     *slog.Logger
 	timeout time.Duration
 	extra   []Migration
@@ -48,7 +48,7 @@ const pgMigrationLock = `SELECT pg_advisory_xact_lock(125779459893110)`
 // (postgres://user:password@host:port/db?sslmode=…) and migrates its
 // schema (see Open).
 func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, error) {
-	s := &Postgres{path: redactDSN(dsn), log: opts.logger(), mem: newMem(opts), timeout: opts.Timeout, extra: opts.Migrations}
+	s := &Postgres{path: redactDSN(dsn), log: opts.logger(), memLayer: memLayer{newMem(opts)}, timeout: opts.Timeout, extra: opts.Migrations}
 	if s.timeout <= 0 {
 		s.timeout = 5 * time.Second
 	}
@@ -243,36 +243,6 @@ func (s *Postgres) Get(ctx context.Context, tool, args string) (*Entry, bool, er
 		s.mem.add(key, e)
 	}
 	return e, true, nil
-}
-
-// Writes returns the count of writes through this handle so far (0 without
-// the in-memory cache), for Searched.
-func (s *Postgres) Writes() uint64 {
-	if s.mem == nil {
-		return 0
-	}
-	return s.mem.writes.Load()
-}
-
-// Searched keeps in memory that GetExact(tool, exact, args) found
-// nothing and a search of other keys, begun when Writes returned writes,
-// found e: the next such lookup returns e without reading the database,
-// until anything is written through this handle (or, for another
-// process's writes, for a few seconds at most).
-func (s *Postgres) Searched(tool, exact, args string, e *Entry, writes uint64) {
-	if s.mem != nil && exact != "" && e != nil {
-		s.mem.searched(tool, exact, args, e, writes)
-	}
-}
-
-// CachedExact returns the entry recorded under exact for tool when the
-// in-memory cache holds it, without reading the database: a caller that
-// finds it there need not compute the canonical key at all.
-func (s *Postgres) CachedExact(tool, exact string) (*Entry, bool) {
-	if s.mem == nil || exact == "" {
-		return nil, false
-	}
-	return s.mem.get(lruKey{tool: tool, exact: exact})
 }
 
 // GetExact returns the entry recorded under exact, else the canonical

@@ -26,10 +26,10 @@ import (
 // entry and never corrupts the file. A sharded in-memory LRU in front of
 // the cache serves hot entries without touching SQLite.
 type SQLite struct {
-	path  string
-	w     *sql.DB // one connection: SQLite has one writer at a time
-	r     *sql.DB // a pool of readers (WAL lets them run beside the writer)
-	mem   *lru
+	path string
+	w    *sql.DB // one connection: SQLite has one writer at a time
+	r    *sql.DB // a pool of readers (WAL lets them run beside the writer)
+	memLayer
 	log   *slog.Logger
 	extra []Migration
 	prune atomic.Int64 // unix ms of the last claims prune
@@ -52,7 +52,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 	if busy <= 0 {
 		busy = 10 * time.Second
 	}
-	s := &SQLite{path: path, log: opts.logger(), mem: newMem(opts), extra: opts.Migrations}
+	s := &SQLite{path: path, log: opts.logger(), memLayer: memLayer{newMem(opts)}, extra: opts.Migrations}
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy.Milliseconds())
 	if path == ":memory:" {
 		var b [8]byte
@@ -216,36 +216,6 @@ func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, erro
 		s.mem.add(key, e)
 	}
 	return e, true, nil
-}
-
-// Writes returns the count of writes through this handle so far (0 without
-// the in-memory cache), for Searched.
-func (s *SQLite) Writes() uint64 {
-	if s.mem == nil {
-		return 0
-	}
-	return s.mem.writes.Load()
-}
-
-// Searched keeps in memory that GetExact(tool, exact, args) found
-// nothing and a search of other keys, begun when Writes returned writes,
-// found e: the next such lookup returns e without reading the database,
-// until anything is written through this handle (or, for another
-// process's writes, for a few seconds at most).
-func (s *SQLite) Searched(tool, exact, args string, e *Entry, writes uint64) {
-	if s.mem != nil && exact != "" && e != nil {
-		s.mem.searched(tool, exact, args, e, writes)
-	}
-}
-
-// CachedExact returns the entry recorded under exact for tool when the
-// in-memory cache holds it, without reading the database: a caller that
-// finds it there need not compute the canonical key at all.
-func (s *SQLite) CachedExact(tool, exact string) (*Entry, bool) {
-	if s.mem == nil || exact == "" {
-		return nil, false
-	}
-	return s.mem.get(lruKey{tool: tool, exact: exact})
 }
 
 // GetExact returns the entry recorded under exact, else the canonical
