@@ -3,6 +3,7 @@ package toolbench
 import (
 	"encoding/json"
 	"strings"
+	"unsafe"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -24,7 +25,8 @@ const (
 // tools, until a new version replaces them.
 //
 // Strings are written once through a strings.Builder and never changed,
-// so each is a substring of the block's string: no unsafe conversion.
+// so each is a substring of the block's string: no unsafe conversion of
+// what the arena keeps (view only reads its input).
 type arena struct {
 	sb       strings.Builder
 	buf      []byte
@@ -35,22 +37,12 @@ type arena struct {
 }
 
 // str returns s copied into the arena.
-func (a *arena) str(s string) string {
-	switch {
-	case s == "":
-		return ""
-	case len(s) > arenaChunk/8:
-		return strings.Clone(s) // a large one alone
-	case a.sb.Cap()-a.sb.Len() < len(s):
-		a.sb = strings.Builder{}
-		a.sb.Grow(arenaChunk)
-	}
-	off := a.sb.Len()
-	a.sb.WriteString(s)
-	return a.sb.String()[off:]
-}
+func (a *arena) str(s string) string { return a.concat(s) }
 
-// concat returns the strings joined, as one string in the arena.
+// bytes returns the text b as a string in the arena.
+func (a *arena) bytes(b []byte) string { return a.concat(view(b)) }
+
+// concat returns the strings joined, copied into the arena as one.
 func (a *arena) concat(parts ...string) string {
 	n := 0
 	for _, p := range parts {
@@ -59,8 +51,13 @@ func (a *arena) concat(parts ...string) string {
 	switch {
 	case n == 0:
 		return ""
-	case n > arenaChunk/8:
-		return strings.Join(parts, "")
+	case n > arenaChunk/8: // a large one alone
+		var sb strings.Builder
+		sb.Grow(n)
+		for _, p := range parts {
+			sb.WriteString(p)
+		}
+		return sb.String()
 	case a.sb.Cap()-a.sb.Len() < n:
 		a.sb = strings.Builder{}
 		a.sb.Grow(arenaChunk)
@@ -72,37 +69,9 @@ func (a *arena) concat(parts ...string) string {
 	return a.sb.String()[off:]
 }
 
-// bytes returns the text b as a string in the arena.
-func (a *arena) bytes(b []byte) string {
-	switch {
-	case len(b) == 0:
-		return ""
-	case len(b) > arenaChunk/8:
-		return string(b)
-	case a.sb.Cap()-a.sb.Len() < len(b):
-		a.sb = strings.Builder{}
-		a.sb.Grow(arenaChunk)
-	}
-	off := a.sb.Len()
-	a.sb.Write(b)
-	return a.sb.String()[off:]
-}
-
 // raw returns raw copied into the arena; appending to the copy never
 // writes over a neighbour (its capacity is its length).
-func (a *arena) raw(raw []byte) json.RawMessage {
-	switch {
-	case len(raw) == 0:
-		return nil
-	case len(raw) > arenaChunk/8:
-		return append(json.RawMessage(nil), raw...)
-	case cap(a.buf)-len(a.buf) < len(raw):
-		a.buf = make([]byte, 0, arenaChunk)
-	}
-	off := len(a.buf)
-	a.buf = append(a.buf, raw...)
-	return json.RawMessage(a.buf[off:len(a.buf):len(a.buf)])
-}
+func (a *arena) raw(raw []byte) json.RawMessage { return a.rawString(view(raw)) }
 
 // rawString is raw for a text given as a string.
 func (a *arena) rawString(s string) json.RawMessage {
@@ -118,6 +87,11 @@ func (a *arena) rawString(s string) json.RawMessage {
 	a.buf = append(a.buf, s...)
 	return json.RawMessage(a.buf[off:len(a.buf):len(a.buf)])
 }
+
+// view is b as a string without a copy: good while b is unchanged (the
+// arena copies from it; the tool-file scanner's strings point into the
+// file read, see decodeToolFile).
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // list returns a list of n strings, empty, to fill with append; its
 // capacity is n, so an append beyond n moves it out of the arena.

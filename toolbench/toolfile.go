@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // decodeToolFile reads a ToolBench tool file of the common shape into tf
@@ -198,7 +197,7 @@ func (s *scanner) rawKey() (string, bool) {
 		switch c := s.data[j]; {
 		case c == '"':
 			s.i = j + 1
-			return unsafe.String(unsafe.SliceData(s.data[start:]), j-start), true
+			return view(s.data[start:j]), true
 		case c == '\\' || c < 0x20 || c >= 0x7f:
 			return "", false
 		}
@@ -256,7 +255,7 @@ func (s *scanner) string() (string, bool) {
 		return "", false // encoding/json replaces the bad bytes: left to it
 	}
 	if simple {
-		return unsafe.String(unsafe.SliceData(raw), len(raw)), true
+		return view(raw), true
 	}
 	var v string
 	err := json.Unmarshal(s.data[start:s.i], &v)
@@ -449,7 +448,7 @@ func (s *scanner) defaultValue(p *ParamDoc) bool {
 		return ok
 	case c == '-' || c >= '0' && c <= '9':
 		raw, ok := s.value()
-		p.Default = json.Number(unsafe.String(unsafe.SliceData(raw), len(raw)))
+		p.Default = json.Number(view(raw))
 		return ok
 	}
 	return false
