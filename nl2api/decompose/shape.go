@@ -13,6 +13,19 @@ func aggKey(f *sqlplan.Func) string { return render(f) }
 
 // group compiles GROUP BY, the per-group aggregates the query uses, and
 // HAVING. It returns the per-group table.
+// afterGrouping returns the expressions evaluated over the groups:
+// HAVING, the select list and ORDER BY, in that order.
+func afterGrouping(q *sqlplan.Query) []sqlplan.Expr {
+	out := append(make([]sqlplan.Expr, 0, 1+len(q.Select)+len(q.OrderBy)), q.Having)
+	for _, it := range q.Select {
+		out = append(out, it.Expr)
+	}
+	for _, o := range q.OrderBy {
+		out = append(out, o.Expr)
+	}
+	return out
+}
+
 func (c *compiler) group(sc *scope, q *sqlplan.Query, cur string) (string, error) {
 	var keys []colExpr
 	for _, g := range q.GroupBy {
@@ -37,12 +50,8 @@ func (c *compiler) group(sc *scope, q *sqlplan.Query, cur string) (string, error
 			return true
 		})
 	}
-	collect(q.Having)
-	for _, it := range q.Select {
-		collect(it.Expr)
-	}
-	for _, o := range q.OrderBy {
-		collect(o.Expr)
+	for _, e := range afterGrouping(q) {
+		collect(e)
 	}
 	// Columns that aggregates read are transformed before grouping.
 	type aggArg struct {
@@ -115,12 +124,8 @@ func (c *compiler) group(sc *scope, q *sqlplan.Query, cur string) (string, error
 			return true
 		})
 	}
-	rawUse(q.Having)
-	for _, it := range q.Select {
-		rawUse(it.Expr)
-	}
-	for _, o := range q.OrderBy {
-		rawUse(o.Expr)
+	for _, e := range afterGrouping(q) {
+		rawUse(e)
 	}
 	holder := map[string]string{}
 	for _, a := range plan {
