@@ -35,7 +35,7 @@ type Config struct {
 
 // Env is what a configured job runs with.
 type Env struct {
-	// Logger logs; nil means slog.Default().
+	// Logger logs; nil discards.
 	Logger *slog.Logger
 	// Getenv reads the variable KeyEnv names; nil means os.Getenv.
 	Getenv func(string) string
@@ -55,7 +55,7 @@ func (c *Config) Job(ctx context.Context, env Env) (Job, func(), error) {
 	if c.Tasks == "" || c.Mode == "" {
 		return Job{}, nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "--tasks and --mode are required")
 	}
-	log := cmp.Or(env.Logger, slog.Default())
+	log := cmp.Or(env.Logger, slog.New(slog.DiscardHandler))
 	opts := Options{Mode: c.Mode, Seed: c.Seed, Attempts: c.Attempts}
 	var closer io.Closer = io.NopCloser(nil)
 	if c.Mode == Paraphrase {

@@ -84,15 +84,9 @@ type Config struct {
 	Neighbours   int    `json:"neighbours" flag:"neighbours" help:"add up to N operation-graph neighbours of the retrieved tools to each prompt"`
 }
 
-// Env is what a configured probe runs with.
-type Env struct {
-	// Logger logs; nil discards.
-	Logger *slog.Logger
-	// Getenv reads the variable KeyEnv names; nil means os.Getenv.
-	Getenv func(string) string
-	// Progress receives a progress bar; nil shows none.
-	Progress io.Writer
-}
+// Env is what a configured probe runs with: the index's (a logger, the
+// environment the model's KeyEnv is read from, a progress writer).
+type Env = index.Env
 
 // RunFile probes every query of cfg.Queries (the first Limit) against the
 // index, writes the probe file to cfg.Out and returns its summary. Bad
