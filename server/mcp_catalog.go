@@ -218,13 +218,22 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)
+			if err != nil {
+				// The SDK answers a duplicate initialize with an error
+				// and a typed nil result: nothing to fill in.
+				return nil, err
+			}
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
-				r.Instructions = f.current().instructions
+				if r != nil {
+					r.Instructions = f.current().instructions
+				}
 			case *mcp.DiscoverResult:
-				r.Instructions = f.current().instructions
+				if r != nil {
+					r.Instructions = f.current().instructions
+				}
 			}
-			return res, err
+			return res, nil
 		case "tools/list":
 			lr, _ := req.(*mcp.ListToolsRequest)
 			return f.listTools(lr)
