@@ -117,7 +117,9 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	}
 	f.sessions.issuer = opts.Sessions
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
-		Logger: sdkLogger(log),
+		Logger:             sdkLogger(log),
+		SubscribeHandler:   f.subscribe,
+		UnsubscribeHandler: f.unsubscribe,
 		// Tools are listed and called through f.route, from the catalog;
 		// the list changes when a collection is hot-loaded, and so do
 		// the instructions f.route puts in initialize and discover
@@ -137,7 +139,13 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		defer close(f.built)
 		f.rebuild()
 	}()
-	followRegistry(f, opts.Registry, func(f *mcpFrontend) { f.rebuild(); f.notifyListChanged() })
+	f.setupResources()
+	followRegistry(f, opts.Registry, func(f *mcpFrontend, name string) {
+		f.rebuild()
+		f.notifyListChanged()
+		f.syncResources()
+		f.resourcesChanged(name)
+	})
 	return f.srv, nil
 }
 
@@ -156,6 +164,7 @@ type mcpFrontend struct {
 	built       chan struct{} // closed once the first catalog is in catalog
 	rebuildMu   sync.Mutex    // one rebuild at a time: the last one reads the registry last
 	sessions    mcpSessions
+	resources   mcpResources
 	reqID       atomic.Uint64
 	idPre       string
 }
@@ -251,7 +260,9 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcp
 		if nc, ok := req.Params.Meta[MCPMetaNoCache].(bool); ok {
 			call.Options.NoCache = nc
 		}
+		f.logCall(ctx, req.Session, "debug", call, fmt.Sprintf("tools/call %s: calling %s", req.Params.Name, e.tool.ID))
 		res = f.pipeline.Invoke(ctx, call)
+		f.logResult(ctx, req.Session, call, res)
 	}
 	out := MCPResult(res)
 	out.Meta[MCPMetaTool] = e.tool.ID

@@ -13,14 +13,14 @@ import (
 )
 
 // The JSON-RPC error codes toolenv's MCP server answers with: JSON-RPC
-// 2.0's own, and MCP's code for an unknown resource.
+// 2.0's own (an unknown resource is -32602 too, as MCP asks since
+// SEP-2164: mcp.ResourceNotFoundError).
 const (
-	mcpCodeParse            = jsonrpc.CodeParseError     // -32700: not JSON
-	mcpCodeInvalidRequest   = jsonrpc.CodeInvalidRequest // -32600: not a valid request here and now
-	mcpCodeMethodNotFound   = jsonrpc.CodeMethodNotFound // -32601: no such method, or not offered
-	mcpCodeInvalidParams    = jsonrpc.CodeInvalidParams  // -32602: bad params
-	mcpCodeInternal         = jsonrpc.CodeInternalError  // -32603: a bug in toolenv
-	mcpCodeResourceNotFound = -32002                     // MCP: resources/read or subscribe of an unknown URI
+	mcpCodeParse          = jsonrpc.CodeParseError     // -32700: not JSON
+	mcpCodeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: not a valid request here and now
+	mcpCodeMethodNotFound = jsonrpc.CodeMethodNotFound // -32601: no such method, or not offered
+	mcpCodeInvalidParams  = jsonrpc.CodeInvalidParams  // -32602: bad params, an unknown tool or resource
+	mcpCodeInternal       = jsonrpc.CodeInternalError  // -32603: a bug in toolenv
 )
 
 // mcpCapabilities is what toolenv's MCP server declares: tools (the
