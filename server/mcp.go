@@ -184,6 +184,7 @@ func (f *mcpFrontend) rebuild() *mcpCatalog {
 	f.rebuildMu.Lock()
 	defer f.rebuildMu.Unlock()
 	cat := newMCPCatalog(f.registry.Collections(), f.naming, f.searchAbove)
+	cat.log = f.log
 	if cat.search != nil {
 		f.search.Update(cat.tools())
 	}
@@ -240,7 +241,7 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 }
 
 // call runs one tools/call through the pipeline.
-func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcpEntry) *mcp.CallToolResult {
+func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) *mcp.CallToolResult {
 	session, release, res := f.sessions.sessionOf(ctx, req)
 	if res == nil {
 		defer release()
@@ -265,6 +266,9 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcp
 		f.logResult(ctx, req.Session, call, res)
 	}
 	out := MCPResult(res)
+	if o := cat.output(e); o != nil && res.OK() {
+		conform(out, o, res.Body)
+	}
 	out.Meta[MCPMetaTool] = e.tool.ID
 	if session != "" {
 		out.Meta[MCPMetaSession] = session

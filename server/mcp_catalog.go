@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,12 +45,16 @@ type mcpCatalog struct {
 	alias        map[string]*mcpEntry
 	instructions string
 	search       *mcpEntry // the search_tools tool, or nil
+	// outputs holds each tool's compiled output schema (*mcpOutput, nil
+	// for none), by *mcpEntry, built when first listed or called.
+	outputs sync.Map
+	log     *slog.Logger
 }
 
 // newMCPCatalog names the tools of colls. searchAbove is the number of
 // listed tools above which the catalog offers search_tools (0: never).
 func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove int) *mcpCatalog {
-	cat := &mcpCatalog{}
+	cat := &mcpCatalog{log: slog.New(slog.DiscardHandler)}
 	cat.entries, cat.byName = mcpEntries(colls, naming)
 	cat.alias = map[string]*mcpEntry{}
 	cat.listed = make([]*mcpEntry, 0, len(cat.entries)+1)
@@ -239,6 +245,8 @@ func (f *mcpFrontend) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult
 		} else if t, err = mcpTool(e); err != nil {
 			f.log.Error("tool does not render for tools/list; left out", "tool", e.tool.ID, "err", err)
 			continue
+		} else if o := cat.output(e); o != nil {
+			t.OutputSchema = o.schema
 		}
 		res.Tools = append(res.Tools, t)
 	}
@@ -286,7 +294,7 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 			case e == cat.search:
 				return f.searchTools(ctx, ctr, cat), nil
 			}
-			return f.call(ctx, ctr, e), nil
+			return f.call(ctx, ctr, cat, e), nil
 		}
 		return next(ctx, method, req)
 	}
