@@ -127,21 +127,29 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 		}
 	}
 	msgs := all[:0:0]
-	var unknown []*jsonrpc.Request // calls of methods MCP does not have
+	var rejected []mcpRejection // calls answered here
 	dropped := false
 	for _, msg := range all {
-		if req, ok := msg.(*jsonrpc.Request); ok && !mcpKnownMethods[req.Method] {
+		req, ok := msg.(*jsonrpc.Request)
+		if ok && !mcpKnownMethods[req.Method] {
 			if req.IsCall() {
-				unknown = append(unknown, req)
+				rejected = append(rejected, mcpRejection{req, &jsonrpc.Error{Code: mcpCodeMethodNotFound,
+					Message: fmt.Sprintf("method %q not found: MCP has no such method", req.Method)}})
 			} else {
 				dropped = true // a notification nobody handles: ignored
 			}
 			continue
 		}
+		if ok && req.IsCall() {
+			if err := mcpCheckParams(req); err != nil {
+				rejected = append(rejected, mcpRejection{req, err})
+				continue
+			}
+		}
 		msgs = append(msgs, msg)
 	}
-	if len(unknown) > 0 {
-		h.answerUnknown(w, batch, unknown, msgs)
+	if len(rejected) > 0 {
+		h.answerRejected(w, batch, rejected, msgs)
 		return nil, false
 	}
 	if len(msgs) == 0 { // only notifications of unknown methods
@@ -207,29 +215,34 @@ func mcpHasMeta(params json.RawMessage, key string) bool {
 	return ok
 }
 
-// answerUnknown answers a POST holding requests for methods MCP does not
-// have: one -32601 error, or for a batch an array answering each of its
-// requests (the others unprocessed, -32600).
-func (h *mcpHTTP) answerUnknown(w *mcpErrorWriter, batch bool, unknown []*jsonrpc.Request, others []jsonrpc.Message) {
-	notFound := func(req *jsonrpc.Request) []byte {
-		return mcpErrorJSON(req.ID, mcpCodeMethodNotFound, fmt.Sprintf("method %q not found: MCP has no such method", req.Method))
-	}
+// mcpRejection is a request answered with an error before the SDK sees
+// it.
+type mcpRejection struct {
+	req *jsonrpc.Request
+	err *jsonrpc.Error
+}
+
+// answerRejected answers a POST holding requests answered here (an
+// unknown method, params the SDK would refuse with no code): the error,
+// or for a batch an array answering each of its requests (the others
+// unprocessed, -32600).
+func (h *mcpHTTP) answerRejected(w *mcpErrorWriter, batch bool, rejected []mcpRejection, others []jsonrpc.Message) {
 	var out []byte
 	if !batch {
-		out = notFound(unknown[0])
+		out = mcpErrorJSON(rejected[0].req.ID, int(rejected[0].err.Code), rejected[0].err.Message)
 	} else {
 		out = []byte{'['}
-		for i, req := range unknown {
+		for i, r := range rejected {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = append(out, notFound(req)...)
+			out = append(out, mcpErrorJSON(r.req.ID, int(r.err.Code), r.err.Message)...)
 		}
 		for _, m := range others {
 			if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
 				out = append(out, ',')
 				out = append(out, mcpErrorJSON(req.ID, mcpCodeInvalidRequest,
-					fmt.Sprintf("not processed: the batch also held a request for the unknown method %q; send it without that request", unknown[0].Method))...)
+					fmt.Sprintf("not processed: the batch also held an invalid request (%s: %s); send it without that request", rejected[0].req.Method, rejected[0].err.Message))...)
 			}
 		}
 		out = append(out, ']')

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -139,4 +140,21 @@ func mcpNormalizeError(msg jsonrpc.Message) bool {
 	}
 	resp.Error = &jsonrpc.Error{Code: mcpCodeInvalidRequest, Message: text}
 	return true
+}
+
+// mcpCheckParams answers -32602 for the params of a request that the SDK
+// would refuse before any middleware with an uncoded error: today those
+// of initialize, which it decodes apart.
+func mcpCheckParams(req *jsonrpc.Request) *jsonrpc.Error {
+	if req.Method != "initialize" {
+		return nil
+	}
+	var p mcp.InitializeParams
+	if len(req.Params) == 0 || string(req.Params) == "null" {
+		return &jsonrpc.Error{Code: mcpCodeInvalidParams, Message: `initialize needs "params": {"protocolVersion": …, "capabilities": {…}, "clientInfo": {"name": …, "version": …}}`}
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return &jsonrpc.Error{Code: mcpCodeInvalidParams, Message: "invalid initialize params: " + err.Error()}
+	}
+	return nil
 }

@@ -183,6 +183,12 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.writeError(id, code, why)
 			continue
 		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			if err := mcpCheckParams(req); err != nil {
+				c.writeError(req.ID, int(err.Code), err.Message)
+				continue
+			}
+		}
 		c.note(msg)
 		return msg, nil
 	}
@@ -223,6 +229,11 @@ func (c *stdioConn) readBatch(line []byte) {
 	c.mu.Lock()
 	for _, raw := range raws {
 		msg, id, code, why := decodeMCPMessage(raw)
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			if err := mcpCheckParams(req); err != nil {
+				msg, id, code, why = nil, req.ID, int(err.Code), err.Message
+			}
+		}
 		if msg != nil {
 			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 				if _, dup := b.index[req.ID]; dup || c.batches[req.ID] != nil {
