@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	toolenv "github.com/toolenv/toolenv"
 )
 
 const pingMsg = `{"jsonrpc":"2.0","id":"p","method":"ping"}`
@@ -253,3 +254,47 @@ func TestMCPStdioBatchesEndWith20250618(t *testing.T) {
 }
 
 var _ = mcp.DefaultPageSize
+
+// panicSearch is a ToolSearch that panics: a stand-in for any bug below
+// the MCP handlers that toolenv's pipeline does not already recover.
+type panicSearch struct{}
+
+func (panicSearch) Update([]*toolenv.Tool) {}
+
+func (panicSearch) Search(context.Context, string, int, string) ([]string, []string, error) {
+	panic("a bug in the search")
+}
+
+// TestMCPRecoversPanics: a panic in a handler that runs in one of the
+// SDK's goroutines (search_tools is not a pipeline call, so invoke's
+// Recover does not cover it) is answered with -32603 and the session
+// and the process go on, over both transports.
+func TestMCPRecoversPanics(t *testing.T) {
+	fx := newMCPFixtureWith(t, MCPOptions{Search: panicSearch{}, SearchAbove: 1})
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"weather"}}}`
+	t.Run("http", func(t *testing.T) {
+		c := newRawHTTP(fx.httpServer(t).URL)
+		sid := c.openSession(t, "2025-11-25")
+		a := c.do(t, http.MethodPost, sid, call, nil)
+		checkAnswer(t, a)
+		if r := responses(t, a.msgs)["5"]; r.Error == nil || r.Error.Code != mcpCodeInternal || !strings.Contains(r.Error.Message, "bug in toolenv") {
+			t.Fatalf("%d %s", a.status, a.body)
+		}
+		if a := c.do(t, http.MethodPost, sid, pingMsg, nil); responses(t, a.msgs)[`"p"`].Error != nil {
+			t.Fatalf("ping after: %s", a.body)
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		s := serveRawStdio(t, func(ctx context.Context, tr *MCPStdioTransport) error { return fx.server.Run(ctx, tr) })
+		s.send(t, initMsg(1, "2025-11-25"))
+		s.answer(t)
+		s.send(t, call)
+		if m := decodeMsg(t, s.answer(t)); m.Error == nil || m.Error.Code != mcpCodeInternal {
+			t.Fatalf("%+v %s", m.Error, m.Result)
+		}
+		s.send(t, pingMsg)
+		if m := decodeMsg(t, s.answer(t)); m.Error != nil {
+			t.Fatal(m.Error)
+		}
+	})
+}
