@@ -307,14 +307,14 @@ func newMCPFuzzTarget(t testing.TB) *mcpFuzzTarget {
 // mcpSeeds are sequences worth keeping: the two that killed the process,
 // and the lifecycle's corners.
 var mcpSeeds = [][]byte{
-	{opBatch, 1, opInit, 0, opInit, 0, opPing},                                  // a batch of two initialize
-	{opInit, 0, opInitialized, opInit, 0, opPing, opCall, 0, 0, 0},              // initialize resent on its session
-	{opList, 0, opCall, 0, 0, 0, opInit, 1, opCall, 0, 0, 0},                    // calls before initialize
+	{opBatch, 1, opInit, 0, opInit, 0, opPing},                                   // a batch of two initialize
+	{opInit, 0, opInitialized, opInit, 0, opPing, opCall, 0, 0, 0},               // initialize resent on its session
+	{opList, 0, opCall, 0, 0, 0, opInit, 1, opCall, 0, 0, 0},                     // calls before initialize
 	{opInit, 2, opBatch, 3, opPing, opInitialized, opCancel, 0, opCall, 1, 2, 1}, // batches in 2025-03-26
-	{opInit, 0, opCall, 0, 0, 0, opCancel, 0, opDelete, opPing, opGet},          // DELETE, then the stale session
-	{opInit, 0, opGet, 1, 3, 4, opGet, 0, opMalformed, 0, opMalformed, 17},      // resumed streams, bad JSON
+	{opInit, 0, opCall, 0, 0, 0, opCancel, 0, opDelete, opPing, opGet},           // DELETE, then the stale session
+	{opInit, 0, opGet, 1, 3, 4, opGet, 0, opMalformed, 0, opMalformed, 17},       // resumed streams, bad JSON
 	{opInit, 4, opUndeclared, 3, opUndeclared, 0, opResources, 5, opSetLevel, 3}, // 2026-07-28, undeclared methods
-	{opInit, 0, opDupID, opBatch, 2, opDupID, opDupID, opForeignSession, 3},     // ids used twice
+	{opInit, 0, opDupID, opBatch, 2, opDupID, opDupID, opForeignSession, 3},      // ids used twice
 }
 
 // FuzzMCPSequence plays byte strings as MCP sequences over both
