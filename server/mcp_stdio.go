@@ -195,13 +195,36 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // note remembers the initialize requests, whose answers name the
-// negotiated protocol version.
+// negotiated protocol version. Until the answer is written the version
+// is the one the request will negotiate, so that a batch a client sends
+// right behind its initialize meets the same rule whenever it is read.
 func (c *stdioConn) note(msg jsonrpc.Message) {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.IsCall() {
-		c.mu.Lock()
-		c.inits[req.ID] = true
-		c.mu.Unlock()
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" || !req.IsCall() {
+		return
 	}
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(req.Params, &p)
+	c.mu.Lock()
+	c.inits[req.ID] = true
+	if c.version == "" {
+		c.version = mcpNegotiated(p.ProtocolVersion)
+	}
+	c.mu.Unlock()
+}
+
+// mcpNegotiated is the version an initialize asking for v negotiates
+// (see the SDK's negotiation): v when the SDK speaks it through
+// initialize, else the newest it does.
+func mcpNegotiated(v string) string {
+	for _, s := range mcp.SupportedProtocolVersions() {
+		if s == v && v < "2026-07-28" {
+			return v
+		}
+	}
+	return "2025-11-25"
 }
 
 // readBatch queues the messages of a batch, or answers it when it cannot
