@@ -165,6 +165,7 @@ type mcpFrontend struct {
 	rebuildMu   sync.Mutex    // one rebuild at a time: the last one reads the registry last
 	sessions    mcpSessions
 	resources   mcpResources
+	logLevels   mcpLogLevels
 	reqID       atomic.Uint64
 	idPre       string
 }
@@ -261,9 +262,14 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 		if nc, ok := req.Params.Meta[MCPMetaNoCache].(bool); ok {
 			call.Options.NoCache = nc
 		}
-		f.logCall(ctx, req.Session, "debug", call, fmt.Sprintf("tools/call %s: calling %s", req.Params.Name, e.tool.ID))
+		logging := f.logging(req)
+		if logging {
+			f.logCall(ctx, req.Session, "debug", call, fmt.Sprintf("tools/call %s: calling %s", req.Params.Name, e.tool.ID))
+		}
 		res = f.pipeline.Invoke(ctx, call)
-		f.logResult(ctx, req.Session, call, res)
+		if logging {
+			f.logResult(ctx, req.Session, call, res)
+		}
 	}
 	out := MCPResult(res)
 	if o := cat.output(e); o != nil && res.OK() {

@@ -103,7 +103,7 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 	}
 	all := make([]jsonrpc.Message, 0, len(raws))
 	for i, raw := range raws {
-		msg, id, code, why := decodeMCPMessage(raw)
+		msg, id, code, why := peekMCPMessage(raw)
 		if msg == nil {
 			if batch {
 				why = fmt.Sprintf("message %d of the batch: %s; nothing in the batch was processed", i+1, why)
@@ -127,9 +127,10 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 		}
 	}
 	msgs := all[:0:0]
+	var kept []json.RawMessage // the raw messages of msgs
 	var rejected []mcpRejection // calls answered here
 	dropped := false
-	for _, msg := range all {
+	for i, msg := range all {
 		req, ok := msg.(*jsonrpc.Request)
 		if ok && !mcpKnownMethods[req.Method] {
 			if req.IsCall() {
@@ -147,6 +148,7 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 			}
 		}
 		msgs = append(msgs, msg)
+		kept = append(kept, raws[i])
 	}
 	if len(rejected) > 0 {
 		h.answerRejected(w, batch, rejected, msgs)
@@ -163,18 +165,59 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 		return body, true
 	}
 	out := []byte{'['}
-	for i, m := range msgs {
-		data, err := jsonrpc.EncodeMessage(m)
-		if err != nil {
-			w.fail(http.StatusInternalServerError, mcpCodeInternal, "internal error: "+err.Error())
-			return nil, false
-		}
+	for i, raw := range kept {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, data...)
+		out = append(out, raw...)
 	}
 	return append(out, ']'), true
+}
+
+// peekMCPMessage reads what mcpHTTP needs of a message — its kind, id,
+// method and params — with the standard decoder (the SDK's allocates tens
+// of kilobytes per message, and decodes the body again anyway), refusing
+// what the SDK's decoder refuses. Results are not decoded.
+func peekMCPMessage(raw []byte) (msg jsonrpc.Message, id jsonrpc.ID, code int, why string) {
+	var m struct {
+		JSONRPC *string         `json:"jsonrpc"`
+		ID      any             `json:"id"`
+		Method  *string         `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	raw = bytes.TrimSpace(raw)
+	if !json.Valid(raw) {
+		return nil, jsonrpc.ID{}, mcpCodeParse, "parse error: the message is not JSON"
+	}
+	invalid := func(what string) (jsonrpc.Message, jsonrpc.ID, int, string) {
+		return nil, id, mcpCodeInvalidRequest, "invalid request: not a JSON-RPC 2.0 message (" + what + "); send {\"jsonrpc\": \"2.0\", \"id\": …, \"method\": …, \"params\": {…}}"
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return invalid("not an object")
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		var probe struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal(raw, &probe) == nil {
+			id, _ = jsonrpc.MakeID(probe.ID)
+		}
+		return invalid(err.Error())
+	}
+	id, err := jsonrpc.MakeID(m.ID)
+	if err != nil {
+		return invalid("the id must be a string, a number or null")
+	}
+	if m.JSONRPC == nil || *m.JSONRPC != "2.0" {
+		return invalid(`"jsonrpc" must be "2.0"`)
+	}
+	if m.Method != nil {
+		return &jsonrpc.Request{ID: id, Method: *m.Method, Params: m.Params}, id, 0, ""
+	}
+	if !id.IsValid() {
+		return invalid("neither a method nor an id")
+	}
+	return &jsonrpc.Response{ID: id}, id, 0, ""
 }
 
 // mcpNeedsSession says why a POST without Mcp-Session-Id cannot be

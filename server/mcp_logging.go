@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
+	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
@@ -25,6 +28,54 @@ const mcpLogger = "toolenv"
 //
 // Every message's data is an object with "message" and the call's
 // "tool" and "request" ids, so a client can match them to its calls.
+
+// mcpLogLevels remembers the level each session set (logging/setLevel),
+// so that a call of a session that set none costs nothing. It holds
+// sessions weakly.
+type mcpLogLevels struct {
+	mu     sync.Mutex
+	levels map[weak.Pointer[mcp.ServerSession]]mcp.LoggingLevel
+}
+
+func (l *mcpLogLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel) {
+	key := weak.Make(ss)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.levels == nil {
+		l.levels = map[weak.Pointer[mcp.ServerSession]]mcp.LoggingLevel{}
+	}
+	if _, ok := l.levels[key]; !ok {
+		runtime.AddCleanup(ss, l.forget, key)
+	}
+	l.levels[key] = level
+}
+
+func (l *mcpLogLevels) forget(key weak.Pointer[mcp.ServerSession]) {
+	l.mu.Lock()
+	delete(l.levels, key)
+	l.mu.Unlock()
+}
+
+func (l *mcpLogLevels) get(ss *mcp.ServerSession) mcp.LoggingLevel {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.levels[weak.Make(ss)]
+}
+
+// logging reports whether a call's client wants log messages: it set a
+// level for its session, or (the 2026-07-28 protocol) its request names
+// one.
+func (f *mcpFrontend) logging(req *mcp.CallToolRequest) bool {
+	if req.Session == nil {
+		return false
+	}
+	if req.Params != nil {
+		if l, ok := req.Params.Meta[mcp.MetaKeyLogLevel].(string); ok && l != "" {
+			return true
+		}
+	}
+	return f.logLevels.get(req.Session) != ""
+}
 
 // logCall sends ss a log message about a call at level.
 func (f *mcpFrontend) logCall(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel, call *toolenv.Call, msg string, extra ...any) {

@@ -82,6 +82,13 @@ func (f *mcpFrontend) protocol(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, &jsonrpc.Error{Code: mcpCodeMethodNotFound, Message: fmt.Sprintf("method %q is not available: %s", method, why)}
 		}
 		res, err = next(ctx, method, req)
+		if method == "logging/setLevel" && err == nil {
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+					f.logLevels.set(ss, p.Level)
+				}
+			}
+		}
 		switch {
 		case notification:
 			return nil, nil // nothing is answered
