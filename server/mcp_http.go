@@ -127,7 +127,7 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 		}
 	}
 	msgs := all[:0:0]
-	var kept []json.RawMessage // the raw messages of msgs
+	var kept []json.RawMessage  // the raw messages of msgs
 	var rejected []mcpRejection // calls answered here
 	dropped := false
 	for i, msg := range all {

@@ -2,16 +2,16 @@ package server
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/ajvcompat"
 )
 
 // A tool whose output schema is known (Tool.Output: OpenAPI responses,
@@ -72,9 +72,10 @@ func compileOutput(s *toolenv.Schema) (*mcpOutput, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	for _, f := range ajvFormats {
+	for _, f := range ajvFormats() {
 		c.RegisterFormat(f)
 	}
+	c.UseRegexpEngine(ajvPattern)
 	// No loader: a $ref to anything outside the schema fails to
 	// compile, as it would in a client's validator.
 	c.UseLoader(noLoader{})
@@ -95,35 +96,31 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("the schema refers to %s, which is not part of it", url)
 }
 
-// ajvFormats are the formats the TypeScript SDK's validator (Ajv with
-// ajv-formats) asserts beyond JSON Schema's own, checked the same way.
-var ajvFormats = []*jsonschema.Format{
-	{Name: "int32", Validate: intFormat(math.MinInt32, math.MaxInt32)},
-	{Name: "int64", Validate: intFormat(-(1<<53 - 1), 1<<53-1)},
-	{Name: "byte", Validate: func(v any) error {
-		s, ok := v.(string)
-		if !ok {
+// ajvFormats are the formats as the TypeScript SDK's validator (Ajv
+// with ajv-formats) asserts them, and those it does not know (the
+// santhosh-tekuri validator's own extras) as passing, as Ajv lets them
+// pass: a value conforms here exactly when it conforms there.
+func ajvFormats() []*jsonschema.Format {
+	names := append(slices.Clone(ajvcompat.Formats), "period", "iri", "iri-reference", "semver", "idn-email", "idn-hostname")
+	out := make([]*jsonschema.Format, len(names))
+	for i, name := range names {
+		out[i] = &jsonschema.Format{Name: name, Validate: func(v any) error {
+			if !ajvcompat.Check(name, v) {
+				return fmt.Errorf("not a valid %s", name)
+			}
 			return nil
-		}
-		if _, err := base64.StdEncoding.DecodeString(s); err != nil || strings.ContainsAny(s, "\r\n") {
-			return errors.New("not base64")
-		}
-		return nil
-	}},
+		}}
+	}
+	return out
 }
 
-func intFormat(lo, hi float64) func(any) error {
-	return func(v any) error {
-		n, ok := v.(json.Number)
-		if !ok {
-			return nil
-		}
-		f, err := n.Float64()
-		if err != nil || f != math.Trunc(f) || f < lo || f > hi {
-			return fmt.Errorf("not an integer from %.0f to %.0f", lo, hi)
-		}
-		return nil
+// ajvPattern compiles a pattern as Ajv runs it (see ajvcompat.Pattern).
+func ajvPattern(p string) (jsonschema.Regexp, error) {
+	re, err := ajvcompat.Pattern(p)
+	if err != nil {
+		return nil, err
 	}
+	return re, nil
 }
 
 // check reports how body breaks the output schema, or nil when it is an
