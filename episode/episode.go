@@ -194,7 +194,7 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	}
 	st := &stepEntry{Seq: int64(ep.steps) + 1, Type: a.Type, Answer: final}
 	rs := ep.rewardSpec()
-	st.Reward = -rs.StepCost
+	st.Reward -= rs.StepCost // (not -StepCost: no negative zero)
 	var results []*toolenv.Result
 	if ep.faults != nil {
 		ep.faults.clock.Advance(e.opts.StepTime)
