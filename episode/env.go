@@ -176,6 +176,9 @@ func New(ctx context.Context, env *environment.Environment, opts Options) (*Env,
 // sharing it serves them).
 func (e *Env) Persistent() bool { return e.log != nil }
 
+// Idle returns the idle expiry (0: never).
+func (e *Env) Idle() time.Duration { return e.opts.Idle }
+
 // Max returns the cap on open episodes (0: none).
 func (e *Env) Max() int { return e.opts.Max }
 
