@@ -67,16 +67,24 @@ func (e *Env) Record(ctx context.Context, principal, id string) (*Record, error)
 	ep := e.live[id]
 	tb, dead := e.tombs[id]
 	e.mu.Unlock()
-	if ep == nil && dead && tb.ep != nil {
-		ep = tb.ep
-	}
-	if ep != nil {
-		if ep.principal != epstore.Principal(principal) {
+	if ep == nil && dead && tb.ep != nil && e.log == nil {
+		if tb.ep.principal != epstore.Principal(principal) {
 			return nil, unknownErr(id)
 		}
-		ep.mu.Lock()
-		defer ep.mu.Unlock()
-		return ep.record(), nil
+		tb.ep.mu.Lock()
+		defer tb.ep.mu.Unlock()
+		return tb.ep.record(), nil
+	}
+	if ep != nil {
+		// An open episode, brought up to date with the store.
+		ep, err := e.acquire(ctx, principal, id)
+		if err == nil {
+			defer ep.mu.Unlock()
+			return ep.record(), nil
+		}
+		if e.log == nil || (!errors.Is(err, ErrExpired) && !errors.Is(err, ErrClosed)) {
+			return nil, err
+		}
 	}
 	if e.log == nil {
 		if dead {
