@@ -201,6 +201,15 @@ type ServerConfig struct {
 	// MaxConns caps the connections open at once; 0 means 1024, -1 no
 	// cap.
 	MaxConns int `json:"max_conns" flag:"max-conns" default:"1024" help:"most connections open at once (over it: 503 at once); -1: no cap"`
+	// MaxEpisodes caps the RL episodes open at once in this process
+	// (/openenv, docs/episodes.md); 0 means 10,000, -1 no cap.
+	MaxEpisodes int `json:"max_episodes" flag:"max-episodes" default:"10000" help:"most RL episodes open at once (/openenv: OpenEnv's protocol and MCP episodes); a reset over it is refused with 503, an open episode is never evicted; -1: no cap"`
+	// EpisodeIdle expires RL episodes unused this long; 0 means 30
+	// minutes, negative never.
+	EpisodeIdle time.Duration `json:"episode_idle" flag:"episode-idle" default:"30m" help:"expire RL episodes unused this long (a later step is told it expired); negative: never"`
+	// EpisodeMaxSteps is the step limit of RL episodes that set none; 0
+	// means 50.
+	EpisodeMaxSteps int `json:"episode_max_steps" flag:"episode-max-steps" default:"50" help:"step limit of RL episodes whose reset sets none (max_steps); the episode ends truncated there"`
 }
 
 // MCPConfig configures the MCP server.
