@@ -114,6 +114,7 @@ type Env struct {
 	byID   map[string]map[string]*toolenv.Task
 	infoMu sync.Mutex
 	infos  map[string]*taskInfo // by collection + "\x00" + task id
+	sets   map[string]*toolset
 
 	mu       sync.Mutex
 	live     map[string]*Episode
@@ -134,7 +135,7 @@ type tomb struct {
 func New(ctx context.Context, env *environment.Environment, opts Options) (*Env, error) {
 	opts.defaults()
 	e := &Env{env: env, opts: opts, tasks: map[string][]*toolenv.Task{}, byID: map[string]map[string]*toolenv.Task{},
-		infos: map[string]*taskInfo{}, live: map[string]*Episode{}, tombs: map[string]tomb{}, stop: make(chan struct{})}
+		infos: map[string]*taskInfo{}, sets: map[string]*toolset{}, live: map[string]*Episode{}, tombs: map[string]tomb{}, stop: make(chan struct{})}
 	switch opts.Persist {
 	case "memory":
 	case "store", "":
@@ -717,14 +718,20 @@ func (e *Env) End(ctx context.Context, principal, id string) error {
 }
 
 // taskInfo is what every episode of one task shares: the tools offered
-// and their renderings, the instructions.
+// and their renderings (shared by every task offering the same tools),
+// the instructions.
 type taskInfo struct {
-	offered      []*toolenv.Tool // the task's tools, then SubmitTool
-	byName       map[string]*toolenv.Tool
-	openai, mcp  json.RawMessage
-	listed       json.RawMessage // OpenEnv's list_tools form
+	*toolset
 	instructions string
 	hasAnswer    bool
+}
+
+// toolset is a set of offered tools and its renderings.
+type toolset struct {
+	offered     []*toolenv.Tool // the task's tools, then SubmitTool
+	byName      map[string]*toolenv.Tool
+	openai, mcp json.RawMessage
+	listed      json.RawMessage // OpenEnv's list_tools form
 }
 
 func (e *Env) taskInfo(c *toolenv.Collection, t *toolenv.Task) (*taskInfo, error) {
@@ -734,6 +741,25 @@ func (e *Env) taskInfo(c *toolenv.Collection, t *toolenv.Task) (*taskInfo, error
 	if in := e.infos[key]; in != nil {
 		return in, nil
 	}
+	_, hasAnswer, _ := answer.Gold(t)
+	// Tasks offering the same tools (the same names, and for NL2SQL
+	// tasks the same columns) share one rendering.
+	cols, _ := json.Marshal(t.Meta["columns"])
+	setKey := fmt.Sprintf("%s\x00%v\x00%s\x00%s\x00%t", c.Name, t.Tools, cols, c.Version, hasAnswer)
+	ts := e.sets[setKey]
+	if ts == nil {
+		var err error
+		if ts, err = newToolset(c, t, hasAnswer); err != nil {
+			return nil, err
+		}
+		e.sets[setKey] = ts
+	}
+	in := &taskInfo{toolset: ts, hasAnswer: hasAnswer, instructions: instructions(c, t, hasAnswer)}
+	e.infos[key] = in
+	return in, nil
+}
+
+func newToolset(c *toolenv.Collection, t *toolenv.Task, hasAnswer bool) (*toolset, error) {
 	tools, err := harness.TaskTools(c, t)
 	if err != nil {
 		return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Message: err.Error(), Hint: "check the task's tools against the collection"}
@@ -741,25 +767,22 @@ func (e *Env) taskInfo(c *toolenv.Collection, t *toolenv.Task) (*taskInfo, error
 	if len(tools) == 0 {
 		return nil, &toolenv.Error{Status: toolenv.StatusNotFound, Message: fmt.Sprintf("task %s offers no tool of collection %s", t.ID, c.Name), Hint: "check the task's tools against the collection"}
 	}
-	_, hasAnswer, _ := answer.Gold(t)
-	in := &taskInfo{byName: map[string]*toolenv.Tool{}, hasAnswer: hasAnswer}
+	ts := &toolset{byName: map[string]*toolenv.Tool{}}
 	for _, tl := range tools {
 		if tl.Name == SubmitTool {
 			return nil, &toolenv.Error{Status: toolenv.StatusInternal, Message: fmt.Sprintf("collection %s has a tool named %s, which episodes reserve", c.Name, SubmitTool)}
 		}
-		in.byName[tl.Name] = tl
+		ts.byName[tl.Name] = tl
 	}
-	in.offered = append(append([]*toolenv.Tool(nil), tools...), submitTool(hasAnswer))
-	if in.openai, err = renderOpenAI(in.offered); err != nil {
+	ts.offered = append(append([]*toolenv.Tool(nil), tools...), submitTool(hasAnswer))
+	if ts.openai, err = renderOpenAI(ts.offered); err != nil {
 		return nil, err
 	}
-	if in.mcp, err = renderMCP(in.offered, "inputSchema"); err != nil {
+	if ts.mcp, err = renderMCP(ts.offered, "inputSchema"); err != nil {
 		return nil, err
 	}
-	if in.listed, err = renderMCP(in.offered, "input_schema"); err != nil {
+	if ts.listed, err = renderMCP(ts.offered, "input_schema"); err != nil {
 		return nil, err
 	}
-	in.instructions = instructions(c, t, hasAnswer)
-	e.infos[key] = in
-	return in, nil
+	return ts, nil
 }

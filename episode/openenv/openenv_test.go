@@ -2,6 +2,8 @@ package openenv_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -40,7 +42,7 @@ func TestMain(m *testing.M) {
 }
 
 // folders builds the generated corpus once for the package's tests.
-func folders(t *testing.T) map[string]string {
+func folders(t testing.TB) map[string]string {
 	corpusOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "openenv-corpus-")
 		if err != nil {
@@ -64,7 +66,14 @@ type served struct {
 	srv *httptest.Server
 }
 
-func serve(t *testing.T, opts episode.Options) *served {
+func serve(t *testing.T, opts episode.Options) *served { return serveTB(t, opts) }
+
+func serveB(b *testing.B) *served { return serveTB(b, episode.Options{}) }
+
+// principalA is the guard's name for tokenA.
+var principalA = func() string { d := sha256.Sum256([]byte(tokenA)); return "token-" + hex.EncodeToString(d[:6]) }()
+
+func serveTB(t testing.TB, opts episode.Options) *served {
 	t.Helper()
 	f := folders(t)
 	ctx := context.Background()
