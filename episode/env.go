@@ -486,7 +486,7 @@ func (e *Env) build(ctx context.Context, principal, id string, o *ResetOptions) 
 		}
 		ep.query = ts[0].Query
 	}
-	if ep.success, ep.successWhy, err = successFor(&o.Reward, task); err != nil {
+	if ep.success, ep.successWhy, err = successFor(&o.Reward, task, info.hasAnswer); err != nil {
 		return nil, err
 	}
 	if len(o.Faults) > 0 {
