@@ -95,16 +95,22 @@ type param struct {
 // tool converts one operation. why, when not empty, says why its
 // schemas are not exact (a parameter or body without a typed schema).
 func (b *builder) tool(o op) (t *toolenv.Tool, why string) {
+	summary := o.op.Summary
+	if summary == o.op.OperationID {
+		// A summary that repeats the operationId says nothing more
+		// (Document writes one so that every operation has a summary).
+		summary = ""
+	}
 	t = &toolenv.Tool{
 		Name:        b.toolName(o),
-		Title:       o.op.Summary,
+		Title:       summary,
 		Description: o.op.Description,
 		Input:       toolenv.ObjectSchema(),
 		Binding:     &toolenv.Binding{Method: o.method, Path: o.path, BaseURL: baseURL(o, b.doc), In: map[string]string{}},
 		Meta:        map[string]string{},
 	}
 	if t.Description == "" {
-		t.Description = o.op.Summary
+		t.Description = summary
 	}
 	if o.op.OperationID != "" && o.op.OperationID != t.Name {
 		t.Meta["operation_id"] = o.op.OperationID

@@ -129,7 +129,7 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		base = scheme + "://" + r.Host
 	}
-	writeJSON(w, http.StatusOK, openapi.Document(c, base))
+	writeJSON(w, http.StatusOK, openapi.DocumentWith(c, openapi.DocumentOptions{ServerURL: base, BearerAuth: s.guard.Authenticates(), Recorded: s.recorded(r.Context())}))
 }
 
 // handleToolCall serves the generic REST route of every tool: POST with a
@@ -151,6 +151,17 @@ func (s *Server) handleToolCall(w http.ResponseWriter, r *http.Request) {
 // serveCall invokes a call made by a REST request and writes the result:
 // the response body itself on success, an error object otherwise.
 func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv.Call) {
+	if pv := r.Header.Values("Prefer"); len(pv) > 0 {
+		p, ok, res := parsePrefer(pv)
+		if res != nil {
+			writeError(w, http.StatusBadRequest, res)
+			return
+		}
+		if ok && (p.example != "" || p.code != http.StatusOK) {
+			s.servePreferred(w, r, call, p)
+			return
+		}
+	}
 	call.RequestID = s.newRequestID()
 	release, res := s.callSession(w, r, call)
 	if res != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/toolenv/toolenv/server/guard"
 	"github.com/toolenv/toolenv/server/session"
 	"github.com/toolenv/toolenv/toolbench"
+	"github.com/toolenv/toolenv/validate"
 )
 
 // Options configure a Server.
@@ -46,6 +47,10 @@ type Options struct {
 	// session.Table with its defaults whose ended sessions are dropped
 	// from the registry's backends.
 	Sessions SessionIssuer
+	// Recorded, when set, holds recorded answers: OpenAPI documents show
+	// up to two per tool as examples (recorded1, recorded2), which a
+	// Prefer: example=NAME header answers too.
+	Recorded RecordedAnswers
 }
 
 // SessionHeader carries a session id (SLOT/SEL task sessions) on REST and
@@ -70,6 +75,9 @@ type Server struct {
 	// cached is the pipeline's in-memory exact hits, when it serves them
 	// (see invoke.CachedInvoker).
 	cached invoke.CachedInvoker
+	// validator checks the arguments of calls answered from the
+	// documentation (a Prefer header).
+	validator validate.Validator
 }
 
 // views are the indexes built from the registry's collections; they are
