@@ -87,30 +87,16 @@ func DocumentWith(c *toolenv.Collection, opts DocumentOptions) map[string]any {
 	if sessions {
 		tools = append([]*toolenv.Tool(nil), c.Tools...)
 	}
+	routes := boundRoutes(c, tools)
 	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	paths := map[string]map[string]any{}
-	shapes := map[string]string{} // path with placeholders blanked → path as written
-	used := errorUse{}
+	used := usage{codes: map[int]bool{}, params: map[string]bool{}}
 	groups := map[string]string{}
 	for _, t := range tools {
 		path, method := GenericPath(c.Name, t.Name), "post"
-		bound := t.Binding != nil && t.Binding.Path != ""
+		rt, bound := routes[t]
 		if bound {
-			p, m := t.Binding.Path, strings.ToLower(t.Binding.Method)
-			if m == "" {
-				m = "get"
-			}
-			shape := placeholder.ReplaceAllString(p, "{}")
-			if other, ok := shapes[shape]; (ok && other != p) || paths[p][m] != nil || !strings.HasPrefix(p, "/") || strings.Contains(p, "?") {
-				// Another tool has this route (or one that differs
-				// only in its parameter names), or it is no path: this
-				// one is described at its generic route, where it is
-				// served too.
-				bound = false
-			} else {
-				path, method = p, m
-				shapes[shape] = p
-			}
+			path, method = rt[0], rt[1]
 		}
 		var recorded []toolenv.Example
 		if opts.Recorded != nil {
@@ -130,7 +116,9 @@ func DocumentWith(c *toolenv.Collection, opts DocumentOptions) map[string]any {
 		if groups["sessions"] == "" {
 			groups["sessions"] = "Task sessions: the state of SLOT/SEL tasks (the starting table and every labelled result)."
 		}
-		components["parameters"] = sessionParameters()
+		if ps := sessionParameters(used); len(ps) > 0 {
+			components["parameters"] = ps
+		}
 		components["headers"] = map[string]any{"Session": sessionHeaderObject()}
 	}
 	p := make(map[string]any, len(paths))
@@ -138,9 +126,13 @@ func DocumentWith(c *toolenv.Collection, opts DocumentOptions) map[string]any {
 		p[k] = v
 	}
 	doc["paths"] = p
-	components["schemas"] = problemSchemas()
-	components["responses"] = used.components()
-	doc["components"] = components
+	if len(used.codes) > 0 {
+		components["schemas"] = problemSchemas()
+		components["responses"] = used.responses()
+	}
+	if len(components) > 0 {
+		doc["components"] = components
+	}
 	if len(groups) > 0 {
 		names := make([]string, 0, len(groups))
 		for g := range groups {
@@ -156,10 +148,46 @@ func DocumentWith(c *toolenv.Collection, opts DocumentOptions) map[string]any {
 	return doc
 }
 
+// boundRoutes returns the route (path, lowercase method) each tool is
+// described at when it is not its generic route: its binding's, as the
+// server mounts it (toolenv serve's bound routes: not for ToolBench
+// collections, whose documented URLs are RapidAPI's; a path matched
+// without its trailing slash; the first tool of the collection keeps a
+// route two bind). A tool whose route differs from another's only in its
+// parameters' names (GET /items/{id} beside DELETE /items/{itemId}) is
+// described at its generic route, where it is served too, since one
+// path of a document has one spelling.
+func boundRoutes(c *toolenv.Collection, tools []*toolenv.Tool) map[*toolenv.Tool][2]string {
+	out := map[*toolenv.Tool][2]string{}
+	if c.Kind == "toolbench" {
+		return out
+	}
+	shapes := map[string]string{} // path with placeholders blanked → path as written
+	taken := map[string]bool{}
+	for _, t := range tools {
+		if t.Binding == nil || !strings.HasPrefix(t.Binding.Path, "/") || strings.ContainsAny(t.Binding.Path, "?#") {
+			continue
+		}
+		p := "/" + strings.Trim(t.Binding.Path, "/")
+		m := strings.ToLower(t.Binding.Method)
+		if m == "" {
+			m = "get"
+		}
+		shape := placeholder.ReplaceAllString(p, "{}")
+		if other, ok := shapes[shape]; ok && other != p || taken[m+" "+shape] {
+			continue
+		}
+		shapes[shape] = p
+		taken[m+" "+shape] = true
+		out[t] = [2]string{p, m}
+	}
+	return out
+}
+
 // placeholder matches a path template's parameters.
 var placeholder = regexp.MustCompile(`\{[^{}/]*\}`)
 
-func operation(t *toolenv.Tool, bound bool, method, path string, sessions bool, recorded []toolenv.Example, used errorUse) map[string]any {
+func operation(t *toolenv.Tool, bound bool, method, path string, sessions bool, recorded []toolenv.Example, used usage) map[string]any {
 	op := map[string]any{"operationId": t.Name, "summary": summary(t)}
 	desc := t.Description
 	if t.Hidden() {
@@ -216,7 +244,7 @@ func operation(t *toolenv.Tool, bound bool, method, path string, sessions bool, 
 		if ps != nil && ps.Description != "" {
 			param["description"] = ps.Description
 		}
-		if ex, ok := firstArg(t.Examples, name); ok {
+		if ex, ok := firstArg(t.Examples, name); ok && conforms(ex, ps) {
 			param["example"] = ex
 		}
 		declared[where+" "+name] = true
@@ -233,11 +261,12 @@ func operation(t *toolenv.Tool, bound bool, method, path string, sessions bool, 
 		}
 	}
 	if sessions {
-		ref := "#/components/parameters/Session"
+		name := "Session"
 		if t.Hidden() {
-			ref = "#/components/parameters/SessionOptional"
+			name = "SessionOptional"
 		}
-		params = append(params, map[string]any{"$ref": ref})
+		used.params[name] = true
+		params = append(params, map[string]any{"$ref": "#/components/parameters/" + name})
 	}
 	if len(params) > 0 {
 		op["parameters"] = params
@@ -275,7 +304,7 @@ func operation(t *toolenv.Tool, bound bool, method, path string, sessions bool, 
 	responses := map[string]any{"200": resp}
 	for _, e := range ErrorResponsesOf(t) {
 		responses[fmt.Sprint(e.Code)] = map[string]any{"$ref": "#/components/responses/" + e.Name}
-		used[e.Code] = true
+		used.codes[e.Code] = true
 	}
 	op["responses"] = responses
 	return op
@@ -401,14 +430,14 @@ func firstArg(exs []toolenv.Example, name string) (any, bool) {
 }
 
 // sessionPaths adds the routes that open and end a task session.
-func sessionPaths(paths map[string]map[string]any, used errorUse) {
+func sessionPaths(paths map[string]map[string]any, used usage) {
 	errs := func(codes ...int) map[string]any {
 		m := map[string]any{}
 		for _, code := range codes {
 			for _, e := range ErrorResponses {
 				if e.Code == code {
 					m[fmt.Sprint(code)] = map[string]any{"$ref": "#/components/responses/" + e.Name}
-					used[code] = true
+					used.codes[code] = true
 				}
 			}
 		}
@@ -448,7 +477,7 @@ func sessionPaths(paths map[string]map[string]any, used errorUse) {
 	}}
 }
 
-func sessionParameters() map[string]any {
+func sessionParameters(used usage) map[string]any {
 	param := func(required bool) map[string]any {
 		d := "The task session of the call: an id from POST /sessions (or from the " + SessionHeader + " header of the initialisation tool's answer)."
 		if !required {
@@ -456,7 +485,14 @@ func sessionParameters() map[string]any {
 		}
 		return map[string]any{"name": SessionHeader, "in": "header", "required": required, "description": d, "schema": map[string]any{"type": "string"}}
 	}
-	return map[string]any{"Session": param(true), "SessionOptional": param(false)}
+	out := map[string]any{}
+	if used.params["Session"] {
+		out["Session"] = param(true)
+	}
+	if used.params["SessionOptional"] {
+		out["SessionOptional"] = param(false)
+	}
+	return out
 }
 
 func sessionHeaderObject() map[string]any {

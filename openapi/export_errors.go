@@ -62,14 +62,17 @@ func ErrorResponsesOf(t *toolenv.Tool) []ErrorResponse {
 	return out
 }
 
-// errorUse records which error responses a document's operations list,
-// so that components holds those only.
-type errorUse map[int]bool
+// usage records which error responses and parameters a document's
+// operations refer to, so that components holds those only.
+type usage struct {
+	codes  map[int]bool
+	params map[string]bool
+}
 
-func (u errorUse) components() map[string]any {
+func (u usage) responses() map[string]any {
 	out := map[string]any{}
 	for _, e := range ErrorResponses {
-		if !u[e.Code] {
+		if !u.codes[e.Code] {
 			continue
 		}
 		statuses := make([]any, len(e.Statuses))

@@ -221,7 +221,7 @@ func sanitize(s *toolenv.Schema, depth int) {
 		v, err := toolenv.ParseJSON(raw)
 		check, known := schemaKeywords[k]
 		if !known || err != nil || !check(v) {
-			if k == "example_value" && err == nil && (s.Type == "" || fitsType(v, s.Type, s.Nullable)) && !containsJSON(s.Examples, v) {
+			if k == "example_value" && err == nil && conforms(v, s) && !containsJSON(s.Examples, v) {
 				s.Examples = append(s.Examples, v)
 			}
 			moveAside(k, raw)
@@ -290,4 +290,22 @@ func containsJSON(list []any, v any) bool {
 		}
 	}
 	return false
+}
+
+// conforms reports whether v is of s's type and among its enum values:
+// the check an example must pass to be shown as one.
+func conforms(v any, s *toolenv.Schema) bool {
+	if s == nil {
+		return true
+	}
+	if s.Type != "" && !fitsType(v, s.Type, s.Nullable) {
+		return false
+	}
+	if _, not := s.Extra["not"]; not || len(s.AnyOf)+len(s.OneOf)+len(s.AllOf) > 0 {
+		return false // not checked here: shown only when it surely fits
+	}
+	if len(s.Enum) > 0 && !containsJSON(s.Enum, v) {
+		return false
+	}
+	return s.Const == nil || containsJSON([]any{s.Const}, v)
 }
