@@ -464,13 +464,22 @@ func sessionPaths(paths map[string]map[string]any, used usage) {
 		"summary":     "Open a task session",
 		"description": "Opens a task session (SLOT/SEL state: the starting table and every labelled result) for the caller. Then call the initialisation tool with the task's meta.init arguments, then the task's tools, each with the id in " + SessionHeader + "; end it with DELETE /sessions/{id}.",
 		"tags":        []string{"sessions"},
-		"responses":   create,
+		"requestBody": map[string]any{
+			"required":    true,
+			"description": "An empty JSON object: the server refuses state-changing requests that are not JSON (unless they carry a bearer token), so that no web page can open sessions.",
+			"content": map[string]any{"application/json": map[string]any{
+				"schema":  map[string]any{"type": "object", "additionalProperties": false},
+				"example": map[string]any{},
+			}},
+		},
+		"responses": create,
 	}}
 	end := errs(400, 404)
 	end["204"] = map[string]any{"description": "The session ended; what it held is freed."}
 	paths["/sessions/{id}"] = map[string]any{"delete": map[string]any{
 		"operationId": "end_session",
 		"summary":     "End a task session",
+		"description": "Ends the session and frees what it holds. Send Content-Type: application/json (or a bearer token): the server refuses state-changing requests without either.",
 		"tags":        []string{"sessions"},
 		"parameters":  []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "The id POST /sessions answered.", "schema": map[string]any{"type": "string"}}},
 		"responses":   end,
