@@ -67,14 +67,23 @@ func Load(ctx context.Context, path string, opts LoadOptions) (*toolenv.Collecti
 	if err != nil {
 		abs = path
 	}
-	loader := newLoader(ctx, true)
-	doc, err := safeLoad(func() (*openapi3.T, error) {
-		return loader.LoadFromDataWithPath(data, &url.URL{Path: filepath.ToSlash(abs)})
-	})
-	if err != nil {
-		return nil, loadError(path, data, filepath.Dir(abs), err)
+	var doc *openapi3.T
+	var order *sourceOrder
+	if isSwagger2(data) {
+		doc, order, err = readSwagger2(ctx, data)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %s: %w", path, err)
+		}
+	} else {
+		loader := newLoader(ctx, true)
+		doc, err = safeLoad(func() (*openapi3.T, error) {
+			return loader.LoadFromDataWithPath(data, &url.URL{Path: filepath.ToSlash(abs)})
+		})
+		if err != nil {
+			return nil, loadError(path, data, filepath.Dir(abs), err)
+		}
+		order = newSourceOrder(data, filepath.Dir(abs), os.ReadFile)
 	}
-	order := newSourceOrder(data, filepath.Dir(abs), os.ReadFile)
 	c, err := fromDocument(ctx, doc, order, path, opts)
 	if err == nil {
 		err = toolenv.CheckSchemas(c.Tools)
@@ -88,6 +97,20 @@ func Load(ctx context.Context, path string, opts LoadOptions) (*toolenv.Collecti
 // Read reads an OpenAPI document from data, like Load; refs to other
 // files are refused (there is no folder to resolve them in).
 func Read(ctx context.Context, data []byte, opts LoadOptions) (*toolenv.Collection, error) {
+	if isSwagger2(data) {
+		doc, order, err := readSwagger2(ctx, data)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %w", err)
+		}
+		c, err := fromDocument(ctx, doc, order, "", opts)
+		if err == nil {
+			err = toolenv.CheckSchemas(c.Tools)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	doc, err := safeLoad(func() (*openapi3.T, error) { return newLoader(ctx, false).LoadFromData(data) })
 	if err != nil {
 		return nil, loadError("the document", data, "", err)
@@ -100,6 +123,21 @@ func Read(ctx context.Context, data []byte, opts LoadOptions) (*toolenv.Collecti
 		return nil, err
 	}
 	return c, nil
+}
+
+// readSwagger2 converts a Swagger 2.0 document (fromSwagger2) and loads
+// the result, with the key order of the Swagger document.
+func readSwagger2(ctx context.Context, data []byte) (*openapi3.T, *sourceOrder, error) {
+	conv, err := fromSwagger2(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := safeLoad(func() (*openapi3.T, error) { return newLoader(ctx, false).LoadFromData(conv.json) })
+	if err != nil {
+		return nil, nil, loadError("the converted Swagger 2.0 document", conv.json, "", err)
+	}
+	order := &sourceOrder{trees: map[string]*keyTree{"": conv.order}}
+	return doc, order, nil
 }
 
 // safeLoad runs kin-openapi's loader, which is not hardened against

@@ -290,7 +290,43 @@ func (b *builder) addParam(t *toolenv.Tool, pr param, exs *examples) (why string
 		t.Input.Required = append(t.Input.Required, name)
 	}
 	t.Binding.In[name] = p.In
+	if f := arrayFormat(p, s); f != "" {
+		t.Meta[MetaArrayFormat+name] = f
+	}
 	return why
+}
+
+// MetaArrayFormat, followed by a parameter's name, is the Tool.Meta key
+// saying how an array parameter's items are written in one value of the
+// query string, a path segment or a header: "csv" (a,b), "ssv" (a b) or
+// "pipes" (a|b), from the parameter's style (a Swagger 2.0 document's
+// collectionFormat). Without it a query array is one value per
+// repetition (?id=1&id=2), or a JSON array.
+const MetaArrayFormat = "array_format."
+
+// arrayFormat is the MetaArrayFormat value of parameter p with schema s.
+func arrayFormat(p *openapi3.Parameter, s *toolenv.Schema) string {
+	if s.Type != "array" {
+		return ""
+	}
+	switch p.In {
+	case openapi3.ParameterInPath, openapi3.ParameterInHeader:
+		if p.Style == "" || p.Style == openapi3.SerializationSimple {
+			return "csv"
+		}
+	case openapi3.ParameterInQuery:
+		switch p.Style {
+		case openapi3.SerializationSpaceDelimited:
+			return "ssv"
+		case openapi3.SerializationPipeDelimited:
+			return "pipes"
+		case "", openapi3.SerializationForm:
+			if p.Explode != nil && !*p.Explode {
+				return "csv"
+			}
+		}
+	}
+	return ""
 }
 
 // typed reports whether a schema says what values it takes.
