@@ -201,6 +201,16 @@ func TestGeneratedTypeScriptClientRunsSLOTTasks(t *testing.T) {
 			if len(tasks) == 0 {
 				t.Fatal("no tasks")
 			}
+			if flavor == "sel" {
+				// SEL's 155 tools make a large client to type-check:
+				// every fourth task (each database and tool kind is
+				// among them) keeps the test's time in bounds.
+				var some []*toolenv.Task
+				for i := 0; i < len(tasks); i += 4 {
+					some = append(some, tasks[i])
+				}
+				tasks = some
+			}
 			coll := "bird-" + flavor
 			dir := tools.ScriptDir(t)
 			write := func(name, text string) {
