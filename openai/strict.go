@@ -58,7 +58,8 @@ var strictKeywords = map[string]string{
 }
 
 // StrictTool returns t as a strict OpenAI function: its input converted
-// by StrictSchema and "strict": true. When the input cannot be made
+// by StrictSchema and "strict": true, with a note naming the tool and
+// what was narrowed, if anything was. When the input cannot be made
 // strict, it returns FromTool(t) (not strict) and a note naming the tool
 // and why.
 func StrictTool(t *toolenv.Tool) (Tool, string) {
@@ -66,15 +67,19 @@ func StrictTool(t *toolenv.Tool) (Tool, string) {
 	if in == nil {
 		in = toolenv.ObjectSchema()
 	}
-	s, why := StrictSchema(in)
+	s, narrowed, why := StrictSchema(in)
 	if why != "" {
 		return FromTool(t), fmt.Sprintf("%s is listed without strict: %s", t.Name, why)
 	}
-	return Tool{Type: "function", Function: Function{Name: t.Name, Description: Description(t), Parameters: s, Strict: true}}, ""
+	note := ""
+	if len(narrowed) > 0 {
+		note = fmt.Sprintf("%s is listed strict, narrowed: %s", t.Name, strings.Join(narrowed, "; "))
+	}
+	return Tool{Type: "function", Function: Function{Name: t.Name, Description: Description(t), Parameters: s, Strict: true}}, note
 }
 
 // StrictTools converts tools in order (see StrictTool), with the notes of
-// those listed without strict.
+// those listed without strict or narrowed.
 func StrictTools(tools []*toolenv.Tool) ([]Tool, []string) {
 	out := make([]Tool, len(tools))
 	var notes []string
@@ -93,27 +98,54 @@ func StrictTools(tools []*toolenv.Tool) ([]Tool, []string) {
 // false on every object; only the keywords strict mode supports, the
 // meaning of dropped ones (default, minLength, an unsupported format…)
 // said in the description; oneOf as anyOf, a one-branch allOf merged.
+// A value of any type (an untyped parameter) cannot be left open in
+// strict mode: it is narrowed to a string, number, boolean or a list of
+// those (objects left out), and narrowed names each such parameter. A
+// tool without parameters is an empty closed object.
+//
 // When the schema cannot be made strict it returns why: an open map (an
 // object whose keys are not listed, or that allows more than it lists),
-// a value of any type, an array without items, a composition strict mode
-// cannot say, or a schema over strict mode's limits.
-func StrictSchema(in *toolenv.Schema) (*toolenv.Schema, string) {
+// an array without items, a composition strict mode cannot say, or a
+// schema over strict mode's limits.
+func StrictSchema(in *toolenv.Schema) (s *toolenv.Schema, narrowed []string, why string) {
 	if in == nil || in.Type != "object" || len(in.AnyOf)+len(in.OneOf) > 0 {
-		return nil, "the parameters are not one object"
+		return nil, nil, "the parameters are not one object"
 	}
-	s, why := strictNode(in, "", 1)
+	if len(in.Properties) == 0 {
+		if ap := strings.TrimSpace(string(in.AdditionalProperties)); ap != "" && ap != "false" {
+			return nil, nil, "the parameters are an open map (an object whose keys are not listed): strict mode allows only listed keys"
+		}
+		return &toolenv.Schema{Type: "object", Description: in.Description, Properties: map[string]*toolenv.Schema{},
+			AdditionalProperties: json.RawMessage("false"), Extra: map[string]json.RawMessage{"required": json.RawMessage("[]")}}, nil, ""
+	}
+	c := &converter{}
+	s, why = c.node(in, "", 1)
 	if why != "" {
-		return nil, why
+		return nil, nil, why
 	}
 	if errs := CheckStrict(s); len(errs) > 0 {
-		return nil, errs[0]
+		return nil, nil, "the parameters' strict form breaks strict mode's rules at " + errs[0]
 	}
-	return s, ""
+	return s, c.narrowed, ""
 }
 
-// strictNode converts one schema (not nullable: the caller makes
-// optional properties so).
-func strictNode(in *toolenv.Schema, path string, depth int) (*toolenv.Schema, string) {
+// converter converts one schema, recording what it narrowed.
+type converter struct {
+	narrowed []string
+}
+
+// anyValue is what a value of any type is narrowed to.
+func anyValue(description string) *toolenv.Schema {
+	scalars := func() []*toolenv.Schema {
+		return []*toolenv.Schema{{Type: "string"}, {Type: "number"}, {Type: "boolean"}}
+	}
+	return &toolenv.Schema{Description: description, AnyOf: append(scalars(),
+		&toolenv.Schema{Type: "array", Items: &toolenv.Schema{AnyOf: scalars()}})}
+}
+
+// node converts one schema (not nullable: the caller makes optional
+// properties so).
+func (c *converter) node(in *toolenv.Schema, path string, depth int) (*toolenv.Schema, string) {
 	where := func() string {
 		if path == "" {
 			return "the parameters"
@@ -144,14 +176,15 @@ func strictNode(in *toolenv.Schema, path string, depth int) (*toolenv.Schema, st
 		notes = append(notes, "default: "+jsonText(in.Default))
 	}
 	if in.Type == "" && len(in.AnyOf)+len(in.OneOf) == 0 && len(in.Enum) == 0 && in.Const == nil {
-		return nil, fmt.Sprintf("%s takes a value of any type, which strict mode cannot say", where())
+		c.narrowed = append(c.narrowed, fmt.Sprintf("%s takes a value of any type; strict mode offers a string, number, boolean or a list of those", where()))
+		return anyValue(in.Description), ""
 	}
 	if len(in.Enum) > 0 {
 		out.Enum = append([]any(nil), in.Enum...)
 	}
 	out.Const = in.Const
 	for _, alt := range append(append([]*toolenv.Schema(nil), in.AnyOf...), in.OneOf...) {
-		a, why := strictNode(alt, path, depth+1)
+		a, why := c.node(alt, path, depth+1)
 		if why != "" {
 			return nil, why
 		}
@@ -171,7 +204,7 @@ func strictNode(in *toolenv.Schema, path string, depth int) (*toolenv.Schema, st
 			if path == "" {
 				child = name
 			}
-			p, why := strictNode(in.Properties[name], child, depth+1)
+			p, why := c.node(in.Properties[name], child, depth+1)
 			if why != "" {
 				return nil, why
 			}
@@ -189,7 +222,7 @@ func strictNode(in *toolenv.Schema, path string, depth int) (*toolenv.Schema, st
 		if in.Items == nil {
 			return nil, fmt.Sprintf("%s is an array whose items are not described", where())
 		}
-		it, why := strictNode(in.Items, path+"[]", depth+1)
+		it, why := c.node(in.Items, path+"[]", depth+1)
 		if why != "" {
 			return nil, why
 		}

@@ -68,6 +68,14 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "format is toolenv, openai or mcp", "unknown format %q", f))
 		return
 	}
+	strict, res := strictParam(r)
+	if res == nil && strict && f != "openai" {
+		res = toolenv.Errorf(toolenv.StatusBadRequest, "strict=true goes with format=openai", "strict=true lists OpenAI functions, not format %q", f)
+	}
+	if res != nil {
+		writeError(w, http.StatusBadRequest, res)
+		return
+	}
 	tools, next, res := listPage(all, r.URL.Query())
 	if res != nil {
 		writeError(w, http.StatusBadRequest, res)
@@ -78,7 +86,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	case "", "toolenv":
 		writeJSON(w, http.StatusOK, tools)
 	case "openai":
-		writeJSON(w, http.StatusOK, openai.FromTools(tools))
+		writeJSON(w, http.StatusOK, openaiTools(w, tools, nil, strict))
 	case "mcp":
 		type mcpTool struct {
 			Name        string          `json:"name"`

@@ -90,6 +90,14 @@ type views struct {
 	// lookup), up to maxResolved names.
 	mu       sync.RWMutex
 	resolved map[[3]string]*toolenv.Tool
+	// fn names every tool for GET /functions, built at its first use.
+	fn functionNames
+}
+
+// functions returns the /functions names of the registry's tools.
+func (v *views) functions(reg *invoke.Registry) *functionNames {
+	v.fn.build(reg)
+	return &v.fn
 }
 
 const maxResolved = 1 << 16
@@ -173,6 +181,8 @@ func (s *Server) routes() {
 	s.handle("GET /openapi.json", http.HandlerFunc(s.handleOpenAPI))
 	s.handle("GET /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
 	s.handle("POST /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
+	s.handle("GET /functions", http.HandlerFunc(s.handleFunctions))
+	s.handle("POST /functions/{name}", http.HandlerFunc(s.handleFunctionCall))
 	s.handle("POST /sessions", http.HandlerFunc(s.handleNewSession))
 	s.handle("DELETE /sessions/{id}", http.HandlerFunc(s.handleEndSession))
 	if s.opts.Metrics != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/toolenv/toolenv/internal/oaslint"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/nl2api"
+	"github.com/toolenv/toolenv/openai"
 )
 
 // The documents third-party tools read, checked with those tools: the
@@ -334,4 +335,68 @@ const results: Record<string, Record<string, unknown>> = {};
 	}
 	b.WriteString("  console.log(JSON.stringify(results));\n}\n\nmain().catch((e: unknown) => { console.error(e); process.exitCode = 1; });\n")
 	return b.String(), nil
+}
+
+// TestServedStrictListings: the strict OpenAI listings of the demo, the
+// three BIRD flavors and the StableToolBench docs pass OpenAI's strict-
+// mode rules for every tool listed strict, and each tool listed without
+// strict has a note saying why; GET /functions over all of them gives
+// unique names (SLOT's and SEL's group_data_by prefixed).
+func TestServedStrictListings(t *testing.T) {
+	out := builtBIRD(t)
+	docs := shareddata.Require(t, "stabletoolbench", "solvable_queries", "test_instruction")
+	url := serveEnv(t, &environment.Config{Store: ":memory:", Demo: true, ToolBench: []string{docs},
+		Collections: []string{filepath.Join(out, "slot"), filepath.Join(out, "sel"), filepath.Join(out, "rest")}})
+	total, strict := 0, 0
+	for _, c := range []string{"demo", "bird-slot", "bird-sel", "bird-rest", "toolbench"} {
+		req, _ := http.NewRequest(http.MethodGet, url+"/collections/"+c+"/tools?format=openai&strict=true&limit=all", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tools []openai.Tool
+		err = json.NewDecoder(resp.Body).Decode(&tools)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tool := range tools {
+			if !tool.Function.Strict {
+				continue
+			}
+			n++
+			if errs := openai.CheckStrictTool(tool); len(errs) > 0 {
+				t.Errorf("%s: %v", c, errs)
+			}
+		}
+		notes := resp.Header.Values("X-Toolenv-Note")
+		without := 0
+		for _, note := range notes {
+			if strings.Contains(note, "listed without strict: ") {
+				without++
+			}
+		}
+		if resp.Header.Get("X-Toolenv-Not-Strict") != fmt.Sprint(len(tools)-n) || len(notes) < 200 && without != len(tools)-n {
+			t.Errorf("%s: %d tools not strict, header says %s with %d notes of them", c, len(tools)-n, resp.Header.Get("X-Toolenv-Not-Strict"), without)
+		}
+		t.Logf("%s: %d of %d tools strict; first notes: %.300s", c, n, len(tools), strings.Join(notes, " | "))
+		total += len(tools)
+		strict += n
+	}
+	t.Logf("all: %d of %d tools strict", strict, total)
+	var fns []openai.Tool
+	if err := json.Unmarshal(fetch(t, url+"/functions?limit=all", ""), &fns); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range fns {
+		if seen[f.Function.Name] {
+			t.Errorf("/functions names %q twice", f.Function.Name)
+		}
+		seen[f.Function.Name] = true
+	}
+	if len(fns) != total || !seen["bird-slot__group_data_by"] || !seen["bird-sel__group_data_by"] || seen["group_data_by"] {
+		t.Errorf("/functions lists %d tools (want %d); group_data_by of SLOT and SEL: %v %v", len(fns), total, seen["bird-slot__group_data_by"], seen["bird-sel__group_data_by"])
+	}
 }
