@@ -240,3 +240,30 @@ func TestStrictSchemaGenerated(t *testing.T) {
 		t.Fatalf("the generator is lopsided: %d strict, %d refused", strict, refused)
 	}
 }
+
+// FuzzStrictSchema: any schema toolenv reads converts to a strict one
+// that the checker accepts, or is refused with a reason; never a panic.
+func FuzzStrictSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"q":{"type":"string","example_value":"x"}},"required":["q"],"optional":[]}`,
+		`{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"const":1}]},"m":{"type":"object"}}}`,
+		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"b":{"enum":["x",null]}}}}}}`,
+		`{"type":"object","properties":{"v":{"allOf":[{"type":"integer","minimum":1}]}}}`,
+		`{"type":"object"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s toolenv.Schema
+		if s.UnmarshalJSON(data) != nil || s.CheckDepth() != nil {
+			return
+		}
+		out, _, why := StrictSchema(&s)
+		if why != "" {
+			return
+		}
+		if errs := CheckStrict(out); len(errs) > 0 {
+			t.Fatalf("the strict form breaks the rules: %v\nin: %s", errs, data)
+		}
+	})
+}

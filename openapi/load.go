@@ -23,7 +23,9 @@ type LoadOptions struct {
 
 // Load reads the OpenAPI 3.0 or 3.1 document at path (JSON or YAML) into
 // a collection. $refs are resolved, to other local files too (relative to
-// the document); remote refs are refused.
+// the document); remote refs are refused. A Swagger 2.0 document is
+// converted to OpenAPI 3 first (see fromSwagger2 for what is refused and
+// how), in its own key order.
 //
 // The collection has Kind "openapi", the "virtual" backend (answers are
 // simulated unless an upstream is configured: each tool's Binding.BaseURL

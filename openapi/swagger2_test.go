@@ -2,8 +2,8 @@ package openapi
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -24,11 +24,11 @@ import (
 // produces/consumes, host/basePath/schemes, examples, deprecation.
 func TestSwagger2Petstore(t *testing.T) {
 	ctx := context.Background()
-	c, err := Load(ctx, filepath.Join("testdata", "swagger2", "petstore.yaml"), LoadOptions{})
+	c, err := Load(ctx, filepath.Join("..", "examples", "petstore-swagger2.yaml"), LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join("testdata", "swagger2", "petstore.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "examples", "petstore-swagger2.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestSwagger2Petstore(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
-	if c.Name != "petstore" || c.Version != "1.0.7" || c.Policy.Validation != toolenv.ValidationStrict {
+	if c.Name != "petstore-swagger2" || c.Version != "1.0.7" || c.Policy.Validation != toolenv.ValidationStrict {
 		t.Errorf("collection %s %s %v", c.Name, c.Version, c.Policy)
 	}
 	check := func(name string, f func(tool *toolenv.Tool) string) {

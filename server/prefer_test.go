@@ -164,3 +164,27 @@ func TestErrorResponsesCoverEveryStatus(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParsePrefer: any Prefer header values give a preference or a 400,
+// never a panic; a code given is an HTTP status code, an example a name.
+func FuzzParsePrefer(f *testing.F) {
+	for _, s := range []string{"code=404", `respond-async, code="503"; wait=5`, "example=example2", "code=200, example=recorded1", "code=abc", "example=", "return=minimal", ",,;;=", "CODE = 429"} {
+		f.Add(s, "")
+	}
+	f.Add("code=404", "example=x")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		p, ok, res := parsePrefer([]string{a, b})
+		if res != nil {
+			if res.Status != toolenv.StatusBadRequest || res.Error == "" {
+				t.Fatalf("refusal %+v", res)
+			}
+			return
+		}
+		if p.code != 0 && (p.code < 100 || p.code > 599) {
+			t.Fatalf("code %d", p.code)
+		}
+		if ok != (p.code != 0 || p.example != "") {
+			t.Fatalf("ok %v for %+v", ok, p)
+		}
+	})
+}

@@ -380,7 +380,8 @@ func TestServedStrictListings(t *testing.T) {
 		if resp.Header.Get("X-Toolenv-Not-Strict") != fmt.Sprint(len(tools)-n) || len(notes) < 200 && without != len(tools)-n {
 			t.Errorf("%s: %d tools not strict, header says %s with %d notes of them", c, len(tools)-n, resp.Header.Get("X-Toolenv-Not-Strict"), without)
 		}
-		t.Logf("%s: %d of %d tools strict; first notes: %.300s", c, n, len(tools), strings.Join(notes, " | "))
+		narrowed := len(notes) - without
+		t.Logf("%s: %d of %d tools strict, %d of them narrowed; first notes: %.300s", c, n, len(tools), narrowed, strings.Join(notes, " | "))
 		total += len(tools)
 		strict += n
 	}
