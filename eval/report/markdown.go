@@ -64,10 +64,10 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 		out = append(out, t)
 	}
 	section("Intent and slot: position-aware (Live API-Bench)", "Calls aligned on the gold sequence, repeated calls counted; slots scored on correctly predicted intents only.", positionalMetrics)
-	section("Intent and slot: NESTful scorer", "Per-sample multi-label, macro-averaged over the gold labels (scikit-learn), as NESTful's scorer computes them; partial and full sequence match.", nestfulMetrics)
+	section("Intent and slot: NESTful scorer", "NESTful's own calculate_scores, exactly (reference variant: grounding on, scikit-learn 1.2.1's arithmetic; arguments as toolenv holds them, object keys sorted): per-sample label sets, macro-averaged over the gold labels; partial and full sequence match.", nestfulMetrics)
 	section("API sequence: set and order (API mapping paper)", "Set: distinct APIs; order: longest common subsequence with the gold sequence.", sequenceMetrics)
 
-	cats := tableData{Title: "Error categories of failed direct attempts (BFCL, first match)", Head: []string{"Split", "Model"}}
+	cats := tableData{Title: "Error categories of failed direct attempts (Live API-Bench Appendix G, first match)", Note: "The paper's BFCL-style categories, not BFCL's own checker verdicts (toolenv eval score bfcl gives those).", Head: []string{"Split", "Model"}}
 	cats.Head = append(cats.Head, metrics.ErrorCategories...)
 	for i := range gs {
 		g := &gs[i]
