@@ -12,7 +12,13 @@
 //     predicted intents, as Live API-Bench reports them (Positional);
 //   - the set and order P/R/F1 of API sequences from the API-mapping
 //     paper (SetPRF, OrderPRF);
-//   - the BFCL error category of a failed direct attempt (ErrorCategory);
+//   - BFCL's own AST checker, verdict for verdict (BFCLCheck: its
+//     error_type values, any order for parallel categories or call by
+//     call in order), on BFCL's inputs or on what a gold call implies
+//     (BFCLFromGold);
+//   - the Live API-Bench paper's BFCL-style error category of a failed
+//     direct attempt (Appendix G, first match: ErrorCategory), which is
+//     not BFCL's checker;
 //   - ReAct loop statistics (Loops);
 //   - StableToolBench's Solvable Pass Rate from judge labels and
 //     MirrorAPI's Final Answer Completeness (PassRate).

@@ -163,9 +163,11 @@ func pyFloatKey(f float64) string {
 	return pyfmt.Float(f)
 }
 
-// pyEqual is Python's == of two values json.loads made: numbers (and
-// bools) by value across int and float, strings, None, lists item by
-// item and dicts key by key (order aside). NaN equals nothing.
+// pyEqual is Python's == of two values json.loads made, as containment
+// (x in list) and the comparison of lists and dicts apply it: numbers (and
+// bools) by value across int and float, strings, None, lists item by item
+// and dicts key by key (order aside). A NaN equals a NaN: json.loads
+// returns one shared NaN object, and containment tests identity first.
 func pyEqual(a, b any) bool {
 	switch x := a.(type) {
 	case []any:
@@ -192,9 +194,6 @@ func pyEqual(a, b any) bool {
 		}
 		return true
 	}
-	if pyIsNaN(a) || pyIsNaN(b) {
-		return false
-	}
 	ka, err := pyHashKey(a)
 	if err != nil {
 		return false
@@ -203,15 +202,6 @@ func pyEqual(a, b any) bool {
 	return err == nil && ka == kb
 }
 
-func pyIsNaN(v any) bool {
-	switch x := v.(type) {
-	case float64:
-		return math.IsNaN(x)
-	case json.Number:
-		return !pyIsInt(x) && strings.EqualFold(string(x), "nan")
-	}
-	return false
-}
 
 // pyStr is str(v) of a value json.loads made.
 func pyStr(v any) string { return pyfmt.Str(v) }
