@@ -202,7 +202,6 @@ func pyEqual(a, b any) bool {
 	return err == nil && ka == kb
 }
 
-
 // pyStr is str(v) of a value json.loads made.
 func pyStr(v any) string { return pyfmt.Str(v) }
 
