@@ -25,7 +25,7 @@ standard output.`,
 }
 
 func newEvalScoreNestfulCmd(e *env) *cobra.Command {
-	var in, out string
+	var in, out, reference string
 	var opt metrics.NestfulOptions
 	var corrected bool
 	cmd := &cobra.Command{
@@ -47,8 +47,10 @@ The reference's quirks are kept unless a flag corrects them: --unordered-objects
 binary target for a set with one gold label), --scalar-prediction-as-parse-error
 (a prediction that is a number, boolean or null is a parse error instead of
 stopping), or --corrected for the three. --skip-grounding is the reference's
-own skip_grounding.`,
-		Example: `  toolenv eval score nestful --in ../shared/fixtures/reference-metrics/nestful/cases.json --out out/score-nestful
+own skip_grounding. --reference compares the scores with NESTful's own output
+for the same file.`,
+		Example: `  toolenv eval score nestful --in ../shared/fixtures/reference-metrics/nestful/cases.json \
+      --reference ../shared/fixtures/reference-metrics/nestful/reference.json --out out/score-nestful
   toolenv eval score nestful --in predictions.jsonl --corrected`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,6 +68,11 @@ own skip_grounding.`,
 			if err != nil {
 				return err
 			}
+			if reference != "" {
+				if rep.Agreement, err = score.CompareNestfulReference(rep, reference); err != nil {
+					return err
+				}
+			}
 			return emitScore(e, out, score.NestfulMarkdown(rep), rep, func() {
 				for _, s := range rep.Sets {
 					if s.Result == nil {
@@ -75,12 +82,16 @@ own skip_grounding.`,
 					r := s.Result
 					fmt.Fprintf(e.stdout, "%s: %d samples, intent F1 %.3f, slot F1 %.3f, partial %.3f, full %.3f\n", s.Name, s.Samples, r.Intent.F1, r.Slot.F1, r.PartialMatch, r.FullMatch)
 				}
+				if a := rep.Agreement; a != nil {
+					fmt.Fprintf(e.stdout, "equal to NESTful's own output to 1e-9: %d of %d samples, %d of %d sets\n", a.Samples.N, a.Samples.Total, a.Sets.N, a.Sets.Total)
+				}
 			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&in, "in", "", "the file of samples (fixture JSON, JSON array or JSON Lines)")
 	f.StringVar(&out, "out", "", "folder for score.md and score.json (default: the Markdown report on standard output)")
+	f.StringVar(&reference, "reference", "", "NESTful's own output for the same file (the fixture's reference.json format), to compare with")
 	f.BoolVar(&opt.SkipGrounding, "skip-grounding", false, "score the calls as written (the reference's skip_grounding): var_result kept, references left as labels")
 	f.BoolVar(&opt.UnorderedObjects, "unordered-objects", false, "correction: ignore the key order of objects inside argument values")
 	f.BoolVar(&opt.SingleLabelAsMultiLabel, "single-label-as-multi-label", false, "correction: score a set with one gold label as multi-label, not as scikit-learn's binary target")

@@ -59,9 +59,13 @@ func num(v any) float64 {
 func TestEvalScoreNestfulFixture(t *testing.T) {
 	dir := shareddata.RequireFixture(t, "reference-metrics", "nestful")
 	out := t.TempDir()
-	code, stdout, stderr := run(t, context.Background(), "eval", "score", "nestful", "--in", filepath.Join(dir, "cases.json"), "--out", out)
+	code, stdout, stderr := run(t, context.Background(), "eval", "score", "nestful", "--in", filepath.Join(dir, "cases.json"),
+		"--reference", filepath.Join(dir, "reference.json"), "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "equal to NESTful's own output to 1e-9: 4079 of 4079 samples, 23 of 23 sets") {
+		t.Errorf("agreement line missing:\n%s", stdout)
 	}
 	if !strings.Contains(stdout, "nestful-data/exact: 303 samples") || !strings.Contains(stderr, "4079/4079") {
 		t.Errorf("overview or progress missing:\n%s\n%s", stdout, stderr)

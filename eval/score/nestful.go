@@ -2,10 +2,13 @@ package score
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"strings"
 
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/internal/progress"
@@ -153,6 +156,8 @@ type NestfulReport struct {
 	Variant string                 `json:"variant"`
 	Options metrics.NestfulOptions `json:"options"`
 	Sets    []NestfulSetReport     `json:"sets"`
+	// Agreement compares with NESTful's own output, when given.
+	Agreement *NestfulAgreement `json:"agreement,omitempty"`
 }
 
 // NestfulSetReport is one set's scores: the set as a whole, and each
@@ -234,4 +239,105 @@ func stopErr(input string, set NestfulSet, offset int, err error) error {
 		where = set.Where[i]
 	}
 	return badInput(input, where, "", "%v", err)
+}
+
+// NestfulAgreement is how a scoring compares with the output of NESTful's
+// own scorer on the same file.
+type NestfulAgreement struct {
+	Reference string `json:"reference"`
+	// Sets and Samples count those whose every figure (intent and slot
+	// P/R/F1, partial and full match, parse errors; or the error) equals
+	// the reference's to Tolerance.
+	Sets      Fraction `json:"sets"`
+	Samples   Fraction `json:"samples"`
+	Tolerance float64  `json:"tolerance"`
+	// Unmatched names the first sets and samples that differ.
+	Unmatched []string `json:"unmatched,omitempty"`
+}
+
+// CompareNestfulReference compares a report with NESTful's own output for
+// the same file, in the fixture's reference.json format ({"sets": {name:
+// {"aggregate": {...}, "per": {id: {...}}}}}, each entry {"intent": [p,
+// r, f1], "slot": [...], "partial", "full", "parse_errors"} or {"error"}).
+func CompareNestfulReference(rep *NestfulReport, path string) (*NestfulAgreement, error) {
+	obj, _, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	setsV, ok := obj.Get("sets")
+	refSets, isDict := setsV.(pyfmt.Dict)
+	if !ok || !isDict {
+		return nil, badInput(path, "", `the reference is {"sets": {name: {"aggregate", "per"}}}`, `no "sets" object`)
+	}
+	a := &NestfulAgreement{Reference: path, Tolerance: 1e-9}
+	for _, s := range rep.Sets {
+		a.Sets.Total++
+		want, ok := refSets.Get(s.Name)
+		if !ok {
+			a.Unmatched = append(a.Unmatched, "set "+s.Name+": not in the reference")
+			a.Samples.Total += len(s.PerSample)
+			continue
+		}
+		wd, _ := want.(pyfmt.Dict)
+		agg, _ := wd.Get("aggregate")
+		if nestfulEqual(s.Result, s.Error, agg, a.Tolerance) {
+			a.Sets.N++
+		} else {
+			a.Unmatched = append(a.Unmatched, "set "+s.Name)
+		}
+		per, _ := wd.Get("per")
+		pd, _ := per.(pyfmt.Dict)
+		for _, p := range s.PerSample {
+			a.Samples.Total++
+			w, ok := pd.Get(p.ID)
+			if ok && nestfulEqual(p.Result, p.Error, w, a.Tolerance) {
+				a.Samples.N++
+			} else if len(a.Unmatched) < 50 {
+				a.Unmatched = append(a.Unmatched, "sample "+s.Name+" "+p.ID)
+			}
+		}
+	}
+	return a, nil
+}
+
+// nestfulEqual compares a result (or its error) with a reference entry.
+func nestfulEqual(r *metrics.NestfulResult, errText string, want any, tol float64) bool {
+	w, ok := want.(pyfmt.Dict)
+	if !ok {
+		return false
+	}
+	if e, ok := w.Get("error"); ok {
+		es, _ := e.(string)
+		return r == nil && es != "" && strings.Contains(errText, es[strings.Index(es, ":")+1:])
+	}
+	if r == nil {
+		return false
+	}
+	num := func(v any) float64 {
+		switch x := v.(type) {
+		case json.Number:
+			f, _ := x.Float64()
+			return f
+		case float64:
+			return x
+		}
+		return math.Inf(1)
+	}
+	same := func(g float64, v any) bool {
+		x := num(v)
+		if math.IsNaN(g) || math.IsNaN(x) {
+			return math.IsNaN(g) && math.IsNaN(x)
+		}
+		return math.Abs(g-x) <= tol
+	}
+	triple := func(g metrics.PRF, key string) bool {
+		v, _ := w.Get(key)
+		l, ok := v.([]any)
+		return ok && len(l) == 3 && same(g.Precision, l[0]) && same(g.Recall, l[1]) && same(g.F1, l[2])
+	}
+	partial, _ := w.Get("partial")
+	full, _ := w.Get("full")
+	pe, _ := w.Get("parse_errors")
+	return triple(r.Intent, "intent") && triple(r.Slot, "slot") && same(r.PartialMatch, partial) && same(r.FullMatch, full) &&
+		(pe == nil || num(pe) == float64(r.ParseErrors))
 }

@@ -73,6 +73,12 @@ func NestfulMarkdown(r *NestfulReport) string {
 	if undefined > 0 {
 		notes = append(notes, fmt.Sprintf("%d sample(s) have no score alone (score.json says why: the reference stops on a sample whose gold calls name no API or have no argument)", undefined))
 	}
+	if a := r.Agreement; a != nil {
+		fmt.Fprintf(&b, "\nEqual to NESTful's own output (%s) to 1e-9: %d of %d samples, %d of %d sets.\n", a.Reference, a.Samples.N, a.Samples.Total, a.Sets.N, a.Sets.Total)
+		for _, u := range a.Unmatched {
+			fmt.Fprintf(&b, "- differs: %s\n", u)
+		}
+	}
 	if len(notes) > 0 {
 		b.WriteString("\n")
 		for _, n := range notes {
