@@ -115,6 +115,7 @@ type BFCLOptions struct {
 // of the wrong shape): there is no verdict.
 type BFCLInputError struct{ Msg string }
 
+// Error says what is wrong with the input.
 func (e *BFCLInputError) Error() string { return "bfcl: " + e.Msg }
 
 func inputErr(format string, args ...any) error {

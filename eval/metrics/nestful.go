@@ -154,6 +154,7 @@ type NestfulUndefinedError struct {
 	Metric string
 }
 
+// Error says which metric is undefined and why.
 func (e *NestfulUndefinedError) Error() string {
 	what := "no gold call names an API"
 	if e.Metric == "slot" {
@@ -177,6 +178,7 @@ type NestfulSampleError struct {
 	Err error
 }
 
+// Error names the sample and says what is wrong and how to fix it.
 func (e *NestfulSampleError) Error() string {
 	name := fmt.Sprintf("sample %d", e.Index+1)
 	if e.ID != "" {
@@ -189,6 +191,7 @@ func (e *NestfulSampleError) Error() string {
 	return fmt.Sprintf("nestful: %s: %s: %v; %s", name, e.Side, e.Err, hint)
 }
 
+// Unwrap returns what is wrong.
 func (e *NestfulSampleError) Unwrap() error { return e.Err }
 
 // Nestful scores samples as NESTful's calculate_scores does (IBM NESTful,

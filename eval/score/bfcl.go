@@ -305,7 +305,7 @@ type BFCLCaseResult struct {
 }
 
 // ScoreBFCL checks every case in both modes. A case BFCL's own checker
-// would fail on is an error naming it.
+// would fail on is an error naming it. Progress goes to w (nil: nowhere).
 func ScoreBFCL(ctx context.Context, input string, cases []BFCLCase, opt metrics.BFCLOptions, w io.Writer) (*BFCLReport, error) {
 	bar := progress.New(w, len(cases), "bfcl")
 	defer bar.Finish()

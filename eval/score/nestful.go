@@ -183,8 +183,7 @@ type NestfulSampleReport struct {
 // sample the reference stops on (unreadable gold, a scalar prediction)
 // is an error naming it: the file must be fixed, or the correction that
 // covers it chosen. A set or sample whose scores are undefined (no gold
-// label at all) is reported as such. Progress goes to progress (nil:
-// nowhere).
+// label at all) is reported as such. Progress goes to w (nil: nowhere).
 func ScoreNestful(ctx context.Context, input string, sets []NestfulSet, opt metrics.NestfulOptions, w io.Writer) (*NestfulReport, error) {
 	total := 0
 	for _, s := range sets {

@@ -104,7 +104,7 @@ func readFile(path string) (pyfmt.Dict, []record, error) {
 
 // jsonKind names a value's JSON type for messages.
 func jsonKind(v any) string {
-	switch x := v.(type) {
+	switch v.(type) {
 	case nil:
 		return "null"
 	case bool:
@@ -116,7 +116,6 @@ func jsonKind(v any) string {
 	case pyfmt.Dict:
 		return "an object"
 	default:
-		_ = x
 		return "a number"
 	}
 }

@@ -24,6 +24,7 @@ type LoadsError struct {
 	Msg    string
 }
 
+// Error says what was wrong and where.
 func (e *LoadsError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
 
 // Loads reads one JSON value as Python's json.loads does, into the values
