@@ -59,12 +59,29 @@ func readBFCLFixture(t testing.TB) []bfclCase {
 	return out
 }
 
-// bfclNeedsAnswers lists the mutations whose BFCL verdict turns on what
-// only BFCL's possible answers say and the fixture's gold call does not:
-// another accepted value (alt_allowed) and an optional parameter BFCL
-// lists with its values (add_optional_allowed). With the gold call as the
-// only answer the checker must reject both; given BFCL's answers it
-// accepts them (TestBFCLPossibleAnswers).
+// bfclStructural are the verdicts that do not depend on which values a
+// parameter accepts: reading the output, counting calls, naming the
+// function, the required parameters. A checker given only the gold call
+// must agree with BFCL on them exactly.
+var bfclStructural = map[string]bool{
+	BFCLDecoderFailed: true, BFCLWrongOutputFormat: true, BFCLSimpleWrongCount: true, BFCLMultipleWrongCount: true,
+	BFCLNoOrderWrongCount: true, BFCLEnforceOrderWrongCnt: true, BFCLWrongFuncName: true, BFCLMissingRequired: true,
+}
+
+// explainedByAnswers reports whether a verdict that differs from BFCL's is
+// one only BFCL's possible answers (or typed descriptions) could decide:
+// neither side structural, and ours the stricter one, since the gold call
+// accepts a subset of what BFCL's answers list (BFCL valid, or failing a
+// later check of a call, or matching in another order).
+func explainedByAnswers(ours, bfcl string) bool {
+	return !bfclStructural[ours] && !bfclStructural[bfcl] && ours != BFCLValid
+}
+
+// bfclNeedsAnswers lists the fixture's mutations made by giving a value
+// only BFCL's possible answers list: another accepted value
+// (alt_allowed), an optional parameter with a listed value
+// (add_optional_allowed). Every other mutation must agree exactly, but
+// for an optional parameter the gold call leaves out (optionalLeftOut).
 var bfclNeedsAnswers = map[string]bool{"alt_allowed": true, "add_optional_allowed": true}
 
 // optionalLeftOut reports whether the verdict is an unexpected parameter
@@ -85,12 +102,17 @@ func optionalLeftOut(r BFCLResult, c bfclCase) bool {
 	return false
 }
 
-// TestBFCLMatchesReference runs BFCL's checker on the 6,000 cases of the
+// excused reports whether a verdict may differ from BFCL's.
+func excused(r BFCLResult, bfcl string, c bfclCase) bool {
+	return explainedByAnswers(r.Verdict(), bfcl) && (bfclNeedsAnswers[c.Mutation] || optionalLeftOut(r, c))
+}
+
+// TestBFCLMatchesReference runs BFCL's checker on the cases of the
 // fixture, with the possible answers and types the gold call implies
 // (BFCLFromGold), in both modes, and compares each verdict with BFCL's
-// own. Every case agrees but those whose verdict needs BFCL's list of
-// accepted values; those are counted and must be exactly the cases that
-// list would change.
+// own: equal, except for the cases made with a value only BFCL's answers
+// list, and there never more lenient than BFCL. The agreement per
+// mutation is logged (docs/eval.md gives it for this fixture).
 func TestBFCLMatchesReference(t *testing.T) {
 	cases := readBFCLFixture(t)
 	type tally struct{ n, ast, ordered int }
@@ -125,8 +147,7 @@ func TestBFCLMatchesReference(t *testing.T) {
 			k.ordered++
 			total.ordered++
 		}
-		excused := bfclNeedsAnswers[c.Mutation] || (okAST || optionalLeftOut(ast, c)) && (okOrd || optionalLeftOut(ord, c))
-		if (!okAST || !okOrd) && !excused {
+		if !(okAST || excused(ast, c.AST, c)) || !(okOrd || excused(ord, c.Ordered, c)) {
 			t.Errorf("%s: ast %s (BFCL %s), ordered %s (BFCL %s)", c.ID, ast.Verdict(), c.AST, ord.Verdict(), c.Ordered)
 		}
 	}
