@@ -186,3 +186,36 @@ func TestNestfulMatchesReference(t *testing.T) {
 	}
 	t.Logf("%d of %d samples equal to the reference", equal, total)
 }
+
+// TestReferenceArithmetic pins the summations to what numpy and Python
+// print (numpy 1.24, Python 3.11): a naive sum differs in the last bit,
+// which a figure printed with three places can turn on.
+func TestReferenceArithmetic(t *testing.T) {
+	long := make([]float64, 0, 157)
+	for i := 0; i < 10; i++ {
+		long = append(long, 0.1)
+	}
+	for i := 0; i < 7; i++ {
+		long = append(long, 0.7)
+	}
+	for i := 0; i < 140; i++ {
+		long = append(long, 1.0/3)
+	}
+	tests := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"np.mean of 8", npMean([]float64{0.8, 1.0, 0.6666666666666666, 1.0, 0.8333333333333334, 1.0, 1.0, 1.0}), 0.9125000000000001},
+		{"np.mean of 157 (pairwise halves)", npMean(long), 0.33481953290870486},
+		{"statistics.mean", statisticsMean([]float64{0.1, 0.2, 0.3}), 0.2},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s = %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	if !math.IsNaN(statisticsMean([]float64{1, math.NaN()})) {
+		t.Error("statistics.mean with a NaN is not NaN")
+	}
+}
