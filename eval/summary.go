@@ -65,9 +65,12 @@ type Group struct {
 	// Set and order metrics of the API sequence (API mapping paper).
 	SetMetrics   *PRFStat `json:"set,omitempty"`
 	OrderMetrics *PRFStat `json:"order,omitempty"`
-	// ErrorCategories counts the BFCL categories of failed direct
-	// episodes, in check order.
+	// ErrorCategories counts the Live API-Bench Appendix G categories
+	// of failed direct episodes, in check order.
 	ErrorCategories []Count `json:"error_categories,omitempty"`
+	// BFCLVerdicts counts BFCL's checker verdicts on direct episodes
+	// (Score.BFCL), in metrics.BFCLVerdicts order.
+	BFCLVerdicts []Count `json:"bfcl_verdicts,omitempty"`
 	// Loops are the ReAct loop statistics.
 	Loops *metrics.LoopStats `json:"loops,omitempty"`
 	// SoPR and FAC are percentages; Unparseable counts verdicts that
@@ -226,6 +229,17 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		for _, c := range metrics.ErrorCategories {
 			if counts[c] > 0 {
 				g.ErrorCategories = append(g.ErrorCategories, Count{c, counts[c]})
+			}
+		}
+		verdicts := map[string]int{}
+		for _, e := range eps {
+			if v := e.Score.BFCL; v != "" {
+				verdicts[v]++
+			}
+		}
+		for _, v := range metrics.BFCLVerdicts {
+			if verdicts[v] > 0 {
+				g.BFCLVerdicts = append(g.BFCLVerdicts, Count{v, verdicts[v]})
 			}
 		}
 	}

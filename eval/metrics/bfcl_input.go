@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -241,4 +242,60 @@ func bfclSchemaType(s *toolenv.Schema) string {
 		return "dict"
 	}
 	return "any"
+}
+
+// BFCLAttempt checks a direct attempt at a toolenv task with BFCL's
+// checker, call by call in order (toolenv's sequences are ordered): the
+// tools' schemas give the types, the gold sequence's values are the only
+// accepted ones (toolenv holds one answer), and the attempt is the
+// output BFCL's decoder would give (nothing parsed: not decoded; an item
+// that is not a call: the wrong format). References to earlier outputs
+// are strings to BFCL, compared as written.
+func BFCLAttempt(tools []*toolenv.Tool, gold []toolenv.GoldCall, a Attempt) (BFCLResult, error) {
+	funcs := BFCLFunctionsFromTools(tools)
+	goldV, err := pyValueOf(gold, func(c toolenv.GoldCall) any {
+		return map[string]any{"name": c.Name, "arguments": nonNil(c.Args)}
+	})
+	if err != nil {
+		return BFCLResult{}, err
+	}
+	_, answers, err := BFCLFromGold(nil, goldV)
+	if err != nil {
+		return BFCLResult{}, err
+	}
+	var output any
+	if a.Parsed {
+		out, err := pyValueOf(a.Calls, func(c toolenv.GoldCall) any {
+			return map[string]any{c.Name: nonNil(c.Args)}
+		})
+		if err != nil {
+			return BFCLResult{}, err
+		}
+		list := out.([]any)
+		for i := 0; i < a.Malformed; i++ {
+			list = append(list, "not a call")
+		}
+		output = list
+	}
+	return BFCLCheck("toolenv", funcs, output, answers, BFCLOptions{Ordered: true})
+}
+
+func nonNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// pyValueOf writes calls as JSON and reads them back as Python would.
+func pyValueOf(calls []toolenv.GoldCall, shape func(toolenv.GoldCall) any) (any, error) {
+	items := make([]any, len(calls))
+	for i, c := range calls {
+		items[i] = shape(c)
+	}
+	b, err := json.Marshal(items)
+	if err != nil {
+		return nil, fmt.Errorf("bfcl: calls cannot be written as JSON: %w", err)
+	}
+	return pyfmt.Loads(string(b))
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/internal/shareddata"
 )
@@ -355,4 +357,41 @@ func FuzzBFCL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBFCLAttempt checks toolenv direct attempts with BFCL's checker: the
+// tools' JSON Schema types, the gold call's values, the attempt as BFCL's
+// decoder would give it.
+func TestBFCLAttempt(t *testing.T) {
+	in := toolenv.ObjectSchema()
+	in.Properties["city"] = &toolenv.Schema{Type: "string"}
+	in.Properties["days"] = &toolenv.Schema{Type: "integer"}
+	in.Properties["km"] = &toolenv.Schema{Type: "number"}
+	in.Properties["tags"] = &toolenv.Schema{Type: "array", Items: &toolenv.Schema{Type: "string"}}
+	in.Required = []string{"city"}
+	tools := []*toolenv.Tool{{Name: "forecast", Input: in}, {Name: "other", Input: toolenv.ObjectSchema()}}
+	n := func(s string) json.Number { return json.Number(s) }
+	gold := []toolenv.GoldCall{{Name: "forecast", Args: map[string]any{"city": "New York", "days": n("3"), "km": n("2.5"), "tags": []any{"a"}}, Label: "F"}}
+	call := func(args map[string]any) []toolenv.GoldCall {
+		return []toolenv.GoldCall{{Name: "forecast", Args: args}}
+	}
+	tests := []struct {
+		name string
+		a    Attempt
+		want string
+	}{
+		{"normalised string", Attempt{Parsed: true, Calls: call(map[string]any{"city": "new_york", "days": n("3"), "km": n("2.5"), "tags": []any{"A"}})}, BFCLValid},
+		{"float for an integer", Attempt{Parsed: true, Calls: call(map[string]any{"city": "New York", "days": n("3.0"), "km": n("2.5"), "tags": []any{"a"}})}, BFCLTypeErrorSimple},
+		{"int for a number", Attempt{Parsed: true, Calls: call(map[string]any{"city": "New York", "days": n("3"), "km": n("2"), "tags": []any{"a"}})}, BFCLValueErrorOthers},
+		{"nothing parsed", Attempt{}, BFCLDecoderFailed},
+		{"a malformed item", Attempt{Parsed: true, Calls: call(map[string]any{"city": "New York"}), Malformed: 1}, BFCLWrongOutputFormat},
+		{"another tool", Attempt{Parsed: true, Calls: []toolenv.GoldCall{{Name: "other"}}}, BFCLWrongFuncName},
+		{"two calls", Attempt{Parsed: true, Calls: append(call(nil), call(nil)...)}, BFCLEnforceOrderWrongCnt},
+	}
+	for _, tt := range tests {
+		r, err := BFCLAttempt(tools, gold, tt.a)
+		if err != nil || r.Verdict() != tt.want {
+			t.Errorf("%s: %s, %v; want %s", tt.name, r.Verdict(), err, tt.want)
+		}
+	}
 }
