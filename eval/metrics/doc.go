@@ -14,8 +14,8 @@
 //     paper (SetPRF, OrderPRF);
 //   - BFCL's own AST checker, verdict for verdict (BFCLCheck: its
 //     error_type values, any order for parallel categories or call by
-//     call in order), on BFCL's inputs or on what a gold call implies
-//     (BFCLFromGold);
+//     call in order), on BFCL's inputs, on what a gold call implies
+//     (BFCLFromGold) and on toolenv's direct attempts (BFCLAttempt);
 //   - the Live API-Bench paper's BFCL-style error category of a failed
 //     direct attempt (Appendix G, first match: ErrorCategory), which is
 //     not BFCL's checker;
