@@ -479,7 +479,7 @@ func sessionPaths(paths map[string]map[string]any, used usage) {
 	paths["/sessions/{id}"] = map[string]any{"delete": map[string]any{
 		"operationId": "end_session",
 		"summary":     "End a task session",
-		"description": "Ends the session and frees what it holds. Send Content-Type: application/json (or a bearer token): the server refuses state-changing requests without either.",
+		"description": "Ends the session and frees what it holds.",
 		"tags":        []string{"sessions"},
 		"parameters":  []any{map[string]any{"name": "id", "in": "path", "required": true, "description": "The id POST /sessions answered.", "schema": map[string]any{"type": "string"}}},
 		"responses":   end,

@@ -290,7 +290,7 @@ async function openSession(): Promise<string> {
 }
 
 async function endSession(id: string): Promise<void> {
-  const { error } = await client.DELETE("/sessions/{id}", { params: { path: { id } }, headers: { "Content-Type": "application/json" } });
+  const { error } = await client.DELETE("/sessions/{id}", { params: { path: { id } } });
   if (error !== undefined) throw new Error("DELETE /sessions: " + JSON.stringify(error));
 }
 
