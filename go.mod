@@ -22,6 +22,8 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
+require github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510 // indirect
+
 require (
 	cloud.google.com/go v0.123.0 // indirect
 	github.com/TwiN/go-color v1.4.1 // indirect

@@ -59,7 +59,10 @@ type Environment struct {
 	// enforcer and documentation learn each hot-loaded version.
 	reloadMu sync.Mutex
 	enforcer *drift.Enforcer
-	docs     *drift.Docs
+
+	// MCP servers served as collections (mcpsources.go).
+	mcp  mcpSources
+	docs *drift.Docs
 
 	frontOnce sync.Once
 	search    *server.IndexSearch // behind search_tools

@@ -54,6 +54,11 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	// as StableToolBench does; strict ones only after it (below).
 	mws = append(mws, LenientCache(opts.Cache, opts.Validator, log), Validate(opts.Validator))
 	mws = append(mws, opts.AfterValidate...)
+	if opts.Cache != nil {
+		// Tools whose answers depend on state are keyed by their
+		// session's history (toolenv.MetaState); the others pass.
+		mws = append(mws, Episodes(EpisodeOptions{}))
+	}
 	mws = append(mws, NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
 	h := toolenv.Chain(reg, mws...)
 	mem, _ := opts.Cache.(exactMemory)

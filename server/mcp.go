@@ -216,6 +216,9 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 		InputSchema: json.RawMessage(raw),
 		Meta:        mcp.Meta{MCPMetaTool: e.tool.ID},
 	}
+	if e.coll.Kind == mcpSourceKind {
+		mcpSourceTool(t, e.tool)
+	}
 	if b := e.tool.Binding; b != nil && e.coll.Kind != "toolbench" {
 		// Reading is safe to retry; ToolBench's documented methods
 		// are RapidAPI's and mean little.
@@ -250,7 +253,13 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcp
 		}
 		res = f.pipeline.Invoke(ctx, call)
 	}
-	out := MCPResult(res)
+	out, passed := (*mcp.CallToolResult)(nil), false
+	if e.coll.Kind == mcpSourceKind {
+		out, passed = mcpSourceResult(res)
+	}
+	if !passed {
+		out = MCPResult(res)
+	}
 	out.Meta[MCPMetaTool] = e.tool.ID
 	if session != "" {
 		out.Meta[MCPMetaSession] = session
