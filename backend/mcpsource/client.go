@@ -142,7 +142,9 @@ func (c *Client) Server() *Server { return c.srv }
 // or until ctx ends) and returns it, or why there is none yet. The client
 // keeps trying after an error.
 func (c *Client) Ready(ctx context.Context) ([]*mcp.Tool, error) {
-	t := time.NewTimer(c.opts.StartTimeout)
+	// The first start ends within StartTimeout (and the time to stop a
+	// server that did not answer): its error then says why.
+	t := time.NewTimer(c.opts.StartTimeout + 2*stopGrace + time.Second)
 	defer t.Stop()
 	select {
 	case <-c.ready:
