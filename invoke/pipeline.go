@@ -96,7 +96,7 @@ var _ CachedInvoker = (*pipeline)(nil)
 
 // InvokeCached implements CachedInvoker.
 func (p *pipeline) InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool) {
-	if call.Tool == nil || call.Options.NoCache {
+	if call.Tool == nil || call.Options.NoCache || call.Tool.Meta[toolenv.MetaState] != "" && call.Tool.State() != toolenv.StateStateless {
 		return nil, false
 	}
 	if policy := policyOf(call); !policy.Cache || policy.Validation != toolenv.ValidationLenient {
