@@ -2,15 +2,21 @@ package environment
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/internal/npmtest"
+	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/invoke"
+	"github.com/toolenv/toolenv/server"
 )
 
 // memoryServer is the mcpServers JSON of @modelcontextprotocol/server-memory
@@ -149,5 +155,227 @@ func TestMCPServerRecordReplay(t *testing.T) {
 	}
 	if last.Meta[invoke.MetaEpisodeStep] != "1" {
 		t.Fatalf("episode step %q, want 1", last.Meta[invoke.MetaEpisodeStep])
+	}
+}
+
+// stdioServer is the mcpServers JSON of one installed npm server run with
+// Node 22.
+func stdioServer(t *testing.T, tools npmtest.Tools, name, bin string, args []string, env map[string]string) string {
+	t.Helper()
+	doc := map[string]any{"mcpServers": map[string]any{name: map[string]any{
+		"command": tools.Node(), "args": append([]string{tools.Bin(bin)}, args...), "env": env,
+	}}}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func invokeIn(t *testing.T, env *Environment, coll, session, tool string, args map[string]any) *toolenv.Result {
+	t.Helper()
+	call, res := env.Registry.NewCall(coll, tool, args)
+	if res != nil {
+		t.Fatalf("%s: %s", tool, res.Error)
+	}
+	call.Session = session
+	return env.Pipeline.Invoke(context.Background(), call)
+}
+
+// TestMCPServerEverything: server-everything's content kinds (text,
+// image, embedded resource, structured content) are recorded whole and
+// replayed byte for byte, and toolenv's own MCP front-end passes them
+// through with the server's outputSchema and annotations.
+func TestMCPServerEverything(t *testing.T) {
+	tools := npmtest.Require(t)
+	ctx := context.Background()
+	env, err := Open(ctx, &Config{Store: filepath.Join(t.TempDir(), "s.db"),
+		MCPSources: MCPSourcesConfig{Config: []string{stdioServer(t, tools, "everything", "mcp-server-everything", nil, nil)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	calls := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"echo", map[string]any{"message": "hello"}, `"text":"Echo: hello"`},
+		{"get-sum", map[string]any{"a": 2, "b": 40}, `42`},
+		{"get-tiny-image", map[string]any{}, `"type":"image"`},
+		{"get-structured-content", map[string]any{"location": "New York"}, `"structuredContent":{`},
+		{"get-resource-reference", map[string]any{"resourceType": "Text", "resourceId": 1}, `"type":"resource"`},
+	}
+	first := map[string]string{}
+	for _, c := range calls {
+		r := invokeIn(t, env, "everything", "a", c.tool, c.args)
+		if !r.OK() || r.Source != toolenv.SourceUpstream || !strings.Contains(string(r.Body), c.want) {
+			t.Fatalf("%s: %s %s %s %s", c.tool, r.Status, r.Source, r.Error, r.Body)
+		}
+		first[c.tool] = string(r.Body)
+	}
+	for _, c := range calls {
+		r := invokeIn(t, env, "everything", "b", c.tool, c.args)
+		if r.Source != toolenv.SourceCache || string(r.Body) != first[c.tool] {
+			t.Fatalf("%s replayed: %s %s", c.tool, r.Source, r.Body)
+		}
+	}
+	// Through toolenv's MCP front-end: the server's own result shape.
+	srv, err := env.MCPServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var structured *mcp.Tool
+	for _, tl := range lt.Tools {
+		if tl.Name == "get-structured-content" {
+			structured = tl
+		}
+	}
+	if structured == nil || structured.OutputSchema == nil || structured.Annotations == nil || !structured.Annotations.ReadOnlyHint {
+		t.Fatalf("listing: %+v", structured)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-tiny-image", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var img *mcp.ImageContent
+	for _, c := range res.Content {
+		if i, ok := c.(*mcp.ImageContent); ok {
+			img = i
+		}
+	}
+	if img == nil || len(img.Data) == 0 || img.MIMEType != "image/png" || res.Meta[server.MCPMetaSource] != "cache" {
+		t.Fatalf("image not passed through: %+v meta %v", res.Content, res.Meta)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get-structured-content", Arguments: map[string]any{"location": "New York"}})
+	if err != nil || res.StructuredContent == nil || res.IsError {
+		t.Fatalf("structured content: %+v %v", res, err)
+	}
+}
+
+// TestMCPServerFilesystem: a recorded episode of server-filesystem on a
+// temporary folder replays with the server gone, and the replay touches
+// no file: its side effects happened once, when it was recorded.
+func TestMCPServerFilesystem(t *testing.T) {
+	tools := npmtest.Require(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, _ = filepath.EvalSymlinks(root)
+	storePath := filepath.Join(dir, "s.db")
+	cfg := &Config{Store: storePath, MCPSources: MCPSourcesConfig{Config: []string{stdioServer(t, tools, "fs", "mcp-server-filesystem", []string{root}, nil)}}}
+	env, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := filepath.Join(root, "note.txt")
+	steps := []episodeStep{
+		{"write_file", map[string]any{"path": note, "content": "first"}},
+		{"read_text_file", map[string]any{"path": note}},
+		{"edit_file", map[string]any{"path": note, "edits": []any{map[string]any{"oldText": "first", "newText": "second"}}}},
+		{"read_text_file", map[string]any{"path": note}},
+		{"list_directory", map[string]any{"path": root}},
+	}
+	run := func(env *Environment, session string) []*toolenv.Result {
+		var out []*toolenv.Result
+		for _, s := range steps {
+			out = append(out, invokeIn(t, env, "fs", session, s.tool, s.args))
+		}
+		return out
+	}
+	live := run(env, "rec")
+	for i, r := range live {
+		if !r.OK() || r.Source != toolenv.SourceUpstream {
+			t.Fatalf("step %d %s: %s %s %s", i, steps[i].tool, r.Status, r.Source, r.Error)
+		}
+	}
+	if !strings.Contains(string(live[1].Body), "first") || !strings.Contains(string(live[3].Body), "second") {
+		t.Fatalf("reads:\n%s\n%s", live[1].Body, live[3].Body)
+	}
+	env.Close()
+	if err := os.Remove(note); err != nil {
+		t.Fatal(err)
+	}
+	gone := &Config{Store: storePath, MCPSources: MCPSourcesConfig{StartTimeout: 5e9,
+		Config: []string{`{"mcpServers":{"fs":{"command":"` + filepath.Join(dir, "gone") + `"}}}`}}}
+	env2, err := Open(ctx, gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env2.Close()
+	replay := run(env2, "replay")
+	for i, r := range replay {
+		if r.Source != toolenv.SourceCache || string(r.Body) != string(live[i].Body) {
+			t.Fatalf("replay step %d: %s %s", i, r.Source, r.Body)
+		}
+	}
+	if _, err := os.Stat(note); !os.IsNotExist(err) {
+		t.Fatalf("the replay wrote the file again: %v", err)
+	}
+}
+
+// TestMCPServerPostgres: server-postgres on a database of a real
+// PostgreSQL; its query tool (no annotations: write by default) made
+// stateless by an override, its answers replay after the database and
+// the server are gone; an SQL error, which the server throws as a
+// JSON-RPC error, is never recorded.
+func TestMCPServerPostgres(t *testing.T) {
+	tools := npmtest.Require(t)
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	ctx := context.Background()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE heroes (name text, power int); INSERT INTO heroes VALUES ('Ada', 9), ('Grace', 8)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	dir := t.TempDir()
+	storePath := filepath.Join(dir, "s.db")
+	env, err := Open(ctx, &Config{Store: storePath, MCPSources: MCPSourcesConfig{
+		Config: []string{stdioServer(t, tools, "pg", "mcp-server-postgres", []string{dsn}, nil)},
+		State:  []string{"pg/query=stateless"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := map[string]any{"sql": "SELECT name, power FROM heroes ORDER BY power DESC"}
+	r := invokeIn(t, env, "pg", "", "query", q)
+	if !r.OK() || r.Source != toolenv.SourceUpstream || !strings.Contains(string(r.Body), "Grace") {
+		t.Fatalf("%s %s %s %s", r.Status, r.Source, r.Error, r.Body)
+	}
+	bad := invokeIn(t, env, "pg", "", "query", map[string]any{"sql": "SELECT nope FROM nowhere"})
+	if bad.Source == toolenv.SourceUpstream || bad.Source == toolenv.SourceCache || !strings.Contains(strings.Join(bad.Warnings, " "), "real API was not used") {
+		t.Fatalf("SQL error: %s %s %v", bad.Status, bad.Source, bad.Warnings)
+	}
+	env.Close()
+	pg.Stop()
+	env2, err := Open(ctx, &Config{Store: storePath, MCPSources: MCPSourcesConfig{StartTimeout: 5e9,
+		Config: []string{stdioServer(t, tools, "pg", "mcp-server-postgres", []string{dsn}, nil)},
+		State:  []string{"pg/query=stateless"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env2.Close()
+	r2 := invokeIn(t, env2, "pg", "", "query", q)
+	if r2.Source != toolenv.SourceCache || string(r2.Body) != string(r.Body) {
+		t.Fatalf("replay: %s %s", r2.Source, r2.Body)
 	}
 }
