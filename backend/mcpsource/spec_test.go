@@ -229,9 +229,9 @@ func TestNewCollectionNamesAndStates(t *testing.T) {
 
 func TestWrapBody(t *testing.T) {
 	for in, want := range map[string]string{
-		`"plain text"`:  `{"content":[{"type":"text","text":"plain text"}]}`,
-		`{"a": 1}`:      `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}`,
-		`[1, 2]`:        `{"content":[{"type":"text","text":"[1,2]"}]}`,
+		`"plain text"`: `{"content":[{"type":"text","text":"plain text"}]}`,
+		`{"a": 1}`:     `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}`,
+		`[1, 2]`:       `{"content":[{"type":"text","text":"[1,2]"}]}`,
 		`{"content":[{"type":"text","text":"x"}]}`: `{"content":[{"type":"text","text":"x"}]}`,
 	} {
 		if got := string(WrapBody([]byte(in))); got != want {
