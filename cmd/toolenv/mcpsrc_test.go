@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/npmtest"
+)
+
+// memoryTasks are oracle tasks for server-memory: each writes to the
+// graph and reads it back.
+const memoryTasks = `{"id":"m1","query":"Record that Ada wrote the first program, then show the graph.","gold":[{"name":"create_entities","arguments":{"entities":[{"name":"Ada","entityType":"person","observations":["wrote the first program"]}]}},{"name":"read_graph","arguments":{}}]}
+{"id":"m2","query":"Add the Engine, link Ada to it, and search for Ada.","gold":[{"name":"create_entities","arguments":{"entities":[{"name":"Engine","entityType":"machine","observations":[]}]}},{"name":"create_relations","arguments":{"relations":[{"from":"Ada","to":"Engine","relationType":"programmed"}]}},{"name":"search_nodes","arguments":{"query":"Ada"}}]}
+`
+
+func memoryConfig(t *testing.T, dir string) string {
+	t.Helper()
+	tools := npmtest.Require(t)
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"memory": map[string]any{
+		"command": tools.Node(), "args": []string{tools.Bin("mcp-server-memory")},
+		"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.json")},
+	}}})
+	return string(raw)
+}
+
+// episodeSteps reads the steps of every episode an eval run wrote, in
+// task order (episodes are written as they end).
+func episodeSteps(t *testing.T, out string) [][]toolenv.Step {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, "episodes.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	byTask := map[string][]toolenv.Step{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var ep struct {
+			TaskID  string `json:"task_id"`
+			Outcome struct {
+				Trajectory toolenv.Trajectory `json:"trajectory"`
+			} `json:"outcome"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ep); err != nil {
+			t.Fatal(err)
+		}
+		byTask[ep.TaskID] = ep.Outcome.Trajectory.Steps
+	}
+	var ids []string
+	for id := range byTask {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var all [][]toolenv.Step
+	for _, id := range ids {
+		all = append(all, byTask[id])
+	}
+	return all
+}
+
+// TestEvalMCPServerReplay: toolenv eval runs agents on an MCP server's
+// tools (tasks from a tasks file), recording every exchange; run again
+// with the server gone, every observation is the same and report.md is
+// byte-identical. Then the server's collection is drifted: the agent's old
+// calls are rejected by the strict version and translated by the compat
+// one, answered from the same recordings.
+func TestEvalMCPServerReplay(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := memoryConfig(t, dir)
+	tasks := filepath.Join(dir, "tasks.jsonl")
+	if err := os.WriteFile(tasks, []byte(memoryTasks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := filepath.Join(dir, "store.db")
+	live, replay := filepath.Join(dir, "live"), filepath.Join(dir, "replay")
+	if code, _, stderr := run(t, ctx, "eval", "--mcp-config", cfg, "--tasks", tasks, "--agent", "oracle", "--store", st, "--out", live); code != 0 {
+		t.Fatalf("live run: exit %d\n%s", code, stderr)
+	}
+	gone := `{"mcpServers":{"memory":{"command":"` + filepath.Join(dir, "no-server") + `"}}}`
+	if code, _, stderr := run(t, ctx, "eval", "--mcp-config", gone, "--mcp-start-timeout", "5s", "--tasks", tasks, "--agent", "oracle", "--store", st, "--out", replay); code != 0 {
+		t.Fatalf("replay: exit %d\n%s", code, stderr)
+	}
+	a, b := episodeSteps(t, live), episodeSteps(t, replay)
+	if len(a) != 2 || len(b) != 2 {
+		t.Fatalf("episodes: %d and %d", len(a), len(b))
+	}
+	for i := range a {
+		for j := range a[i] {
+			if a[i][j].Source != toolenv.SourceUpstream || b[i][j].Source != toolenv.SourceCache || a[i][j].Observation != b[i][j].Observation || a[i][j].Observation == "" {
+				t.Fatalf("episode %d step %d: live %s %q, replay %s %q", i, j, a[i][j].Source, a[i][j].Observation, b[i][j].Source, b[i][j].Observation)
+			}
+		}
+	}
+	ra, _ := os.ReadFile(filepath.Join(live, "report.md"))
+	rb, _ := os.ReadFile(filepath.Join(replay, "report.md"))
+	if len(ra) == 0 || string(ra) != string(rb) {
+		t.Fatalf("report.md differs:\n%s\n---\n%s", ra, rb)
+	}
+
+	// Drift: save the collection, rename every tool.
+	saved := filepath.Join(dir, "mcp")
+	if code, _, stderr := run(t, ctx, "mcp", "save", "--mcp-config", gone, "--mcp-start-timeout", "5s", "--store", st, "--out", saved); code != 0 {
+		t.Fatalf("mcp save with the server gone (from the recorded list): exit %d\n%s", code, stderr)
+	}
+	v2 := filepath.Join(dir, "memory-v2")
+	if code, _, stderr := run(t, ctx, "drift", "--in", filepath.Join(saved, "memory"), "--out", v2, "--seed", "7", "--ops", "rename,endpoint", "--rate", "rename=1,endpoint=1"); code != 0 {
+		t.Fatalf("drift: exit %d\n%s", code, stderr)
+	}
+	for mode, want := range map[string]toolenv.Status{"strict": toolenv.StatusGone, "compat": toolenv.StatusOK} {
+		out := filepath.Join(dir, "drift-"+mode)
+		code, _, stderr := run(t, ctx, "eval", "--collection", v2, "--drift-mode", mode, "--mcp-start-timeout", "5s", "--tasks", tasks, "--agent", "oracle", "--store", st, "--out", out)
+		if code != 0 && code != 4 {
+			t.Fatalf("%s: exit %d\n%s", mode, code, stderr)
+		}
+		for i, ep := range episodeSteps(t, out) {
+			first := ep[0]
+			switch want {
+			case toolenv.StatusOK:
+				if first.Status != toolenv.StatusOK || first.Observation != a[i][0].Observation {
+					t.Fatalf("%s: episode %d: %s %q, want the recorded answer", mode, i, first.Status, first.Observation)
+				}
+			default:
+				if first.Status == toolenv.StatusOK || !strings.Contains(first.Observation, "create_entities") {
+					t.Fatalf("%s: episode %d: the old call was not rejected with a pointer to its new name: %s %q", mode, i, first.Status, first.Observation)
+				}
+			}
+		}
+	}
+}
