@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -377,5 +378,63 @@ func TestMCPServerPostgres(t *testing.T) {
 	r2 := invokeIn(t, env2, "pg", "", "query", q)
 	if r2.Source != toolenv.SourceCache || string(r2.Body) != string(r.Body) {
 		t.Fatalf("replay: %s %s", r2.Source, r2.Body)
+	}
+}
+
+// TestMCPServerOverHTTP: a streamable HTTP server (toolenv's own /mcp,
+// serving the demo behind a bearer token) as a source: the token comes
+// from the environment through a ${VAR} header, never from the
+// configuration; without it the server refuses toolenv and Open says so.
+func TestMCPServerOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	const token = "0123456789abcdef0123456789abcdef"
+	getenv := func(k string) string {
+		if k == "UPSTREAM_TOKEN" || k == "DEMO_TOKEN" {
+			return token
+		}
+		return ""
+	}
+	up, err := Open(ctx, &Config{Server: ServerConfig{AuthTokenEnv: "DEMO_TOKEN"}, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	h, err := up.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	cfg := &Config{Getenv: getenv, MCPSources: MCPSourcesConfig{
+		Servers: []string{"demo=" + srv.URL + "/mcp"},
+		Headers: []string{"demo=Authorization: Bearer ${UPSTREAM_TOKEN}"},
+	}}
+	env, err := Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	col := env.Registry.Collection("demo")
+	if col == nil || col.Kind != mcpsource.Kind || len(col.Tools) < 5 {
+		t.Fatalf("collection %+v", col)
+	}
+	r := invokeIn(t, env, "demo", "", "weather_forecast", map[string]any{"city": "Paris", "days": 2})
+	if !r.OK() || r.Source != toolenv.SourceUpstream || !strings.Contains(string(r.Body), "Paris") {
+		t.Fatalf("%s %s %s %s", r.Status, r.Source, r.Error, r.Body)
+	}
+	// The configuration holds the reference, not the token.
+	if raw, _ := json.Marshal(col); strings.Contains(string(raw), token) {
+		t.Fatal("the token is in the collection")
+	}
+	// No token: the server refuses, and Open says why.
+	_, err = Open(ctx, &Config{MCPSources: MCPSourcesConfig{Servers: []string{"demo=" + srv.URL + "/mcp"}, StartTimeout: 5e9}})
+	if err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+		t.Fatalf("without the token: %v", err)
+	}
+	// A variable that is not set is an error naming it.
+	_, err = Open(ctx, &Config{Getenv: func(string) string { return "" }, MCPSources: MCPSourcesConfig{
+		Servers: []string{"demo=" + srv.URL + "/mcp"}, Headers: []string{"demo=Authorization: Bearer ${UPSTREAM_TOKEN}"}}})
+	if err == nil || !strings.Contains(err.Error(), "UPSTREAM_TOKEN is not set") {
+		t.Fatalf("unset variable: %v", err)
 	}
 }
