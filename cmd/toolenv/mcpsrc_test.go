@@ -69,7 +69,8 @@ func episodeSteps(t *testing.T, out string) [][]toolenv.Step {
 // TestEvalMCPServerReplay: toolenv eval runs agents on an MCP server's
 // tools (tasks from a tasks file), recording every exchange; run again
 // with the server gone, every observation is the same and report.md is
-// byte-identical. Then the server's collection is drifted: the agent's old
+// byte-identical, from recordings exported and imported into another
+// store. Then the server's collection is drifted: the agent's old
 // calls are rejected by the strict version and translated by the compat
 // one, answered from the same recordings.
 func TestEvalMCPServerReplay(t *testing.T) {
@@ -84,6 +85,16 @@ func TestEvalMCPServerReplay(t *testing.T) {
 	live, replay := filepath.Join(dir, "live"), filepath.Join(dir, "replay")
 	if code, _, stderr := run(t, ctx, "eval", "--mcp-config", cfg, "--tasks", tasks, "--agent", "oracle", "--store", st, "--out", live); code != 0 {
 		t.Fatalf("live run: exit %d\n%s", code, stderr)
+	}
+	// The recordings travel: exported as JSON lines, imported into
+	// another store, which the replay alone uses.
+	dump := filepath.Join(dir, "cache.jsonl")
+	if code, _, stderr := run(t, ctx, "cache", "export", "--store", st, dump); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	st = filepath.Join(dir, "other.db")
+	if code, out, stderr := run(t, ctx, "cache", "import", dump, "--store", st); code != 0 || !strings.Contains(out, "imported") {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, stderr)
 	}
 	gone := `{"mcpServers":{"memory":{"command":"` + filepath.Join(dir, "no-server") + `"}}}`
 	if code, _, stderr := run(t, ctx, "eval", "--mcp-config", gone, "--mcp-start-timeout", "5s", "--tasks", tasks, "--agent", "oracle", "--store", st, "--out", replay); code != 0 {
