@@ -161,7 +161,7 @@ func TestMCPServerRecordReplay(t *testing.T) {
 
 // stdioServer is the mcpServers JSON of one installed npm server run with
 // Node 22.
-func stdioServer(t *testing.T, tools npmtest.Tools, name, bin string, args []string, env map[string]string) string {
+func stdioServer(t testing.TB, tools npmtest.Tools, name, bin string, args []string, env map[string]string) string {
 	t.Helper()
 	doc := map[string]any{"mcpServers": map[string]any{name: map[string]any{
 		"command": tools.Node(), "args": append([]string{tools.Bin(bin)}, args...), "env": env,
@@ -173,7 +173,7 @@ func stdioServer(t *testing.T, tools npmtest.Tools, name, bin string, args []str
 	return string(raw)
 }
 
-func invokeIn(t *testing.T, env *Environment, coll, session, tool string, args map[string]any) *toolenv.Result {
+func invokeIn(t testing.TB, env *Environment, coll, session, tool string, args map[string]any) *toolenv.Result {
 	t.Helper()
 	call, res := env.Registry.NewCall(coll, tool, args)
 	if res != nil {
