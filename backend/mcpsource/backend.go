@@ -2,6 +2,7 @@ package mcpsource
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -91,4 +92,42 @@ func (b *Backend) Close() error {
 		return b.client.Close()
 	}
 	return nil
+}
+
+// LiveUpstream is the upstream of a collection's own server, started by
+// DialUpstream; Close stops the server.
+type LiveUpstream struct {
+	*Upstream
+	client *Client
+}
+
+// Close stops the server.
+func (l *LiveUpstream) Close() error { return l.client.Close() }
+
+// DialUpstream starts the server an MCP collection's Backend.Config names
+// (the collection folder toolenv mcp save writes), waits for it to list
+// its tools, and returns the upstream that calls it, each call bounded by
+// timeout: the real API alone, for collecting real answers (toolenv
+// mirror). A collection with no server is an error.
+func DialUpstream(ctx context.Context, c *toolenv.Collection, timeout time.Duration, opts Options) (*LiveUpstream, error) {
+	var cfg BackendConfig
+	if len(c.Backend.Config) > 0 {
+		if err := json.Unmarshal(c.Backend.Config, &cfg); err != nil {
+			return nil, fmt.Errorf("collection %s: backend config: %w", c.Name, err)
+		}
+	}
+	if cfg.Server == nil {
+		return nil, fmt.Errorf("collection %s holds an MCP server's documentation only (no server to call)", c.Name)
+	}
+	s := *cfg.Server
+	s.Name = c.Name
+	cl, err := Start(ctx, &s, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cl.Ready(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return &LiveUpstream{Upstream: NewUpstream(cl, timeout), client: cl}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -145,5 +146,38 @@ func TestEvalMCPServerReplay(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMirrorMCPServer: toolenv mirror collects real request-response
+// pairs from an MCP server saved as a folder (toolenv mcp save), from the
+// tools that change nothing: sampled requests never reach a tool that
+// changes state.
+func TestMirrorMCPServer(t *testing.T) {
+	tools := npmtest.Require(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := filepath.Join(dir, "s.db")
+	saved := filepath.Join(dir, "mcp")
+	srv := "everything=" + tools.Node() + " " + tools.Bin("mcp-server-everything")
+	if code, _, stderr := run(t, ctx, "mcp", "save", "--mcp-server", srv, "--store", st, "--out", saved); code != 0 {
+		t.Fatalf("save: exit %d\n%s", code, stderr)
+	}
+	out := filepath.Join(dir, "mirror")
+	code, stdout, stderr := run(t, ctx, "mirror", "run", "--collection", filepath.Join(saved, "everything"), "--per-api", "3", "--store", filepath.Join(dir, "m.db"), "--out", out)
+	if code != 0 {
+		t.Fatalf("mirror: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "tools that change state are not mirrored") {
+		t.Fatalf("write tools not reported as left out:\n%s", stderr)
+	}
+	var called int
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "| called |") {
+			fmt.Sscanf(strings.TrimPrefix(line, "| called |"), "%d", &called)
+		}
+	}
+	if called < 9 {
+		t.Fatalf("%d pairs called, want at least one per read-only tool:\n%s", called, stdout)
 	}
 }
