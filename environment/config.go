@@ -118,6 +118,11 @@ type MCPSourcesConfig struct {
 	// StartTimeout bounds a server's start, initialize and first
 	// tools/list; 0 means 30 s.
 	StartTimeout time.Duration `json:"start_timeout" flag:"mcp-start-timeout" default:"30s" help:"longest an MCP server may take to start, initialize and list its tools (after it, serve goes on with the tool list recorded in the store, if any)"`
+	// OnFailure says what answers a call the cache misses when the server
+	// cannot (down, crashed, hung, an answer too large): simulate (the
+	// simulator chain, marked; "" means it) or error (the failure, so
+	// that failover can send the call to a mapped alternative).
+	OnFailure string `json:"on_failure" flag:"mcp-on-failure" default:"simulate" enum:",simulate,error" help:"when an MCP server cannot answer a call the cache misses: simulate (the simulator or the offline synthesizer answers, marked) or error (the call fails, so --failover can send it to a mapped tool of another server)"`
 	// MaxMessageBytes bounds one message from a server; 0 means 16 MiB.
 	MaxMessageBytes int `json:"max_message_bytes" flag:"mcp-max-message-bytes" default:"16777216" help:"largest message accepted from an MCP server (a larger answer fails its call, and the simulator answers)"`
 }

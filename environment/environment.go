@@ -179,6 +179,11 @@ func (env *Environment) check() error {
 	default:
 		return invalid("%s %q: want none, terse or helpful", env.option("feedback"), c.Feedback)
 	}
+	switch c.MCPSources.OnFailure {
+	case "", "simulate", "error":
+	default:
+		return invalid("%s %q: want simulate or error", env.option("mcp_sources.on_failure"), c.MCPSources.OnFailure)
+	}
 	if c.MCP.EmbedURL != "" && c.MCP.EmbedModel == "" {
 		return invalid("%s needs %s (the embedding model the endpoint serves)", env.option("mcp.embed_url"), env.option("mcp.embed_model"))
 	}

@@ -311,7 +311,8 @@ func (env *Environment) newMCPBackend(ctx context.Context, c *toolenv.Collection
 	if env.llm != nil {
 		vopts.LLM = env.llm
 	}
-	b, err := mcpsource.NewBackend(mcpsource.BackendOptions{Client: cl, UpstreamTimeout: cfgv.Upstream.Timeout, Virtual: vopts})
+	b, err := mcpsource.NewBackend(mcpsource.BackendOptions{Client: cl, UpstreamTimeout: cfgv.Upstream.Timeout, Virtual: vopts,
+		FailOnServerError: cfgv.MCPSources.OnFailure == "error"})
 	if err != nil {
 		return nil, invalid("%v", err)
 	}

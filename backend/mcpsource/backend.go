@@ -28,6 +28,8 @@ const ReplayedWarning = "this session's earlier state-changing calls were answer
 // the server. Close stops the server's client.
 type Backend struct {
 	live, sim toolenv.Handler
+	up        *Upstream
+	fail      bool
 	client    *Client
 }
 
@@ -44,6 +46,11 @@ type BackendOptions struct {
 	// Virtual configures the simulator and synthesizer stages (its
 	// upstream fields are ignored).
 	Virtual virtual.Options
+	// FailOnServerError returns the server's failure (down, crashed, hung,
+	// too large) instead of simulating, so that failover can send the call
+	// elsewhere; calls the server has not followed (replayed sessions) are
+	// still simulated.
+	FailOnServerError bool
 }
 
 // NewBackend composes the backend.
@@ -59,7 +66,9 @@ func NewBackend(opts BackendOptions) (*Backend, error) {
 	if opts.Client == nil {
 		return b, nil
 	}
-	v.Upstream = NewUpstream(opts.Client, opts.UpstreamTimeout)
+	b.up = NewUpstream(opts.Client, opts.UpstreamTimeout)
+	b.fail = opts.FailOnServerError
+	v.Upstream = b.up
 	if b.live, err = virtual.Build(v); err != nil {
 		return nil, fmt.Errorf("mcp backend: %w", err)
 	}
@@ -79,6 +88,9 @@ func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		r.SetMeta(MetaNotLive, "replayed")
 		r.Warnings = append(r.Warnings, ReplayedWarning)
 		return r
+	}
+	if b.fail {
+		return b.up.Invoke(ctx, call)
 	}
 	return b.live.Invoke(ctx, call)
 }

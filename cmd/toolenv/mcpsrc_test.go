@@ -10,8 +10,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/npmtest"
 )
 
@@ -179,5 +181,59 @@ func TestMirrorMCPServer(t *testing.T) {
 	}
 	if called < 9 {
 		t.Fatalf("%d pairs called, want at least one per read-only tool:\n%s", called, stdout)
+	}
+}
+
+// TestFailoverBetweenMCPServers: two memory servers, their tools mapped
+// by toolenv map index; with --mcp-on-failure error, a call the first
+// server cannot answer (its command gone) goes to the mapped tool of the
+// second, marked; with the default (simulate) it is simulated, marked.
+func TestFailoverBetweenMCPServers(t *testing.T) {
+	tools := npmtest.Require(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := filepath.Join(dir, "s.db")
+	server := func(name string) map[string]any {
+		return map[string]any{"command": tools.Node(), "args": []string{tools.Bin("mcp-server-memory")},
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, name+".json")}}
+	}
+	both, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"mem-a": server("a"), "mem-b": server("b")}})
+	saved := filepath.Join(dir, "mcp")
+	if code, _, stderr := run(t, ctx, "mcp", "save", "--mcp-config", string(both), "--store", st, "--out", saved); code != 0 {
+		t.Fatalf("save: exit %d\n%s", code, stderr)
+	}
+	index := filepath.Join(dir, "map.db")
+	if code, _, stderr := run(t, ctx, "map", "index", "--collection", filepath.Join(saved, "mem-a"), "--collection", filepath.Join(saved, "mem-b"), "--index", index, "--store", st); code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	aGone := server("a")
+	aGone["command"] = filepath.Join(dir, "gone")
+	broken, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"mem-a": aGone, "mem-b": server("b")}})
+	for _, tc := range []struct {
+		onFailure string
+		source    toolenv.Source
+		warn      string
+	}{
+		{"error", toolenv.SourceUpstream, "mem-b/read_graph"},
+		{"simulate", toolenv.SourceSynthesizer, "synthesized"},
+	} {
+		t.Run(tc.onFailure, func(t *testing.T) {
+			env, err := environment.Open(ctx, &environment.Config{Store: st,
+				MCPSources: environment.MCPSourcesConfig{Config: []string{string(broken)}, StartTimeout: 5 * time.Second, OnFailure: tc.onFailure},
+				Failover:   environment.FailoverConfig{Mappings: index, MinScore: 0.6}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer env.Close()
+			call, res := env.Registry.NewCall("mem-a", "read_graph", map[string]any{})
+			if res != nil {
+				t.Fatal(res.Error)
+			}
+			call.Session = "failover-" + tc.onFailure
+			r := env.Pipeline.Invoke(ctx, call)
+			if !r.OK() || r.Source != tc.source || !strings.Contains(strings.Join(r.Warnings, " "), tc.warn) {
+				t.Fatalf("%s %s %s warnings %v", r.Status, r.Source, r.Error, r.Warnings)
+			}
+		})
 	}
 }
