@@ -426,6 +426,18 @@ func TestMCPServerOverHTTP(t *testing.T) {
 	if raw, _ := json.Marshal(col); strings.Contains(string(raw), token) {
 		t.Fatal("the token is in the collection")
 	}
+	// Operational faults apply to an MCP-sourced collection as to any:
+	// every call of this one fails with 503, before the server is asked.
+	faulty := *cfg
+	faulty.Faults = `{"rules":[{"collection":"demo","errors":{"rate":1}}]}`
+	fenv, err := Open(ctx, &faulty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fenv.Close()
+	if r := invokeIn(t, fenv, "demo", "", "weather_forecast", map[string]any{"city": "Rome", "days": 1}); r.OK() || len(r.Faults) == 0 {
+		t.Fatalf("fault not injected: %s %v", r.Status, r.Faults)
+	}
 	// No token: the server refuses, and Open says why.
 	_, err = Open(ctx, &Config{MCPSources: MCPSourcesConfig{Servers: []string{"demo=" + srv.URL + "/mcp"}, StartTimeout: 5e9}})
 	if err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
