@@ -22,6 +22,7 @@ type mcpSources struct {
 	mu      sync.Mutex
 	clients map[string]*mcpsource.Client
 	states  map[string]map[string]string // server → tool → state override
+	lists   map[string][]*mcp.Tool        // server → the tool list served (live or recorded)
 }
 
 // MCPToolsKey is the tool ID under which the store keeps the last tool
@@ -50,6 +51,7 @@ func (env *Environment) loadMCPSources(ctx context.Context) ([]loadedSource, err
 	}
 	env.mcp.states = states
 	env.mcp.clients = map[string]*mcpsource.Client{}
+	env.mcp.lists = map[string][]*mcp.Tool{}
 	opts := mcpsource.Options{Logger: env.log, Getenv: env.getenv, StartTimeout: c.StartTimeout, MaxMessageBytes: c.MaxMessageBytes}
 	// Start every server at once, then wait for each.
 	for _, s := range servers {
@@ -84,6 +86,7 @@ func (env *Environment) loadMCPSources(ctx context.Context) ([]loadedSource, err
 		} else if err := env.recordMCPTools(ctx, s.Name, tools); err != nil {
 			env.log.Warn("the MCP server's tool list could not be recorded in the store", "server", s.Name, "err", err)
 		}
+		env.mcp.lists[s.Name] = tools
 		col, err := env.mcpCollection(s.Name, tools, mcpsource.CollectionOptions{Server: s})
 		if err != nil {
 			return nil, err
@@ -266,6 +269,9 @@ func (env *Environment) mcpToolsChanged(server string, tools []*mcp.Tool) {
 		env.log.Warn("the MCP server's new tool list cannot be served; keeping the last one", "server", server, "err", err)
 		return
 	}
+	env.mcp.mu.Lock()
+	env.mcp.lists[server] = tools
+	env.mcp.mu.Unlock()
 	if err := env.recordMCPTools(ctx, server, tools); err != nil {
 		env.log.Warn("the MCP server's tool list could not be recorded in the store", "server", server, "err", err)
 	}
@@ -329,4 +335,14 @@ func (env *Environment) MCPClients() map[string]*mcpsource.Client {
 		out[k] = v
 	}
 	return out
+}
+
+// MCPTools returns the tool list an MCP server's collection was made
+// from: the server's last tools/list, or the one recorded in the store
+// when the server could not be reached. Nil for a name that is not an
+// MCP server served.
+func (env *Environment) MCPTools(server string) []*mcp.Tool {
+	env.mcp.mu.Lock()
+	defer env.mcp.mu.Unlock()
+	return env.mcp.lists[server]
 }

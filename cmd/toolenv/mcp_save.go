@@ -70,7 +70,7 @@ shape that --mcp-tools reads: documentation only, no server needed to serve it.`
 					}
 					fmt.Fprintf(e.stdout, "%s: %d tools → %s\n", n, len(col.Tools), dir)
 				}
-				entry := map[string]any{"tools": clients[n].Tools()}
+				entry := map[string]any{"tools": env.MCPTools(n)}
 				raw, _ := json.Marshal(clients[n].Server().Redacted())
 				var srv map[string]any
 				_ = json.Unmarshal(raw, &srv)
