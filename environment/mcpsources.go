@@ -22,7 +22,7 @@ type mcpSources struct {
 	mu      sync.Mutex
 	clients map[string]*mcpsource.Client
 	states  map[string]map[string]string // server → tool → state override
-	lists   map[string][]*mcp.Tool        // server → the tool list served (live or recorded)
+	lists   map[string][]*mcp.Tool       // server → the tool list served (live or recorded)
 }
 
 // MCPToolsKey is the tool ID under which the store keeps the last tool
