@@ -237,3 +237,28 @@ func TestFailoverBetweenMCPServers(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPSourcesSecretsNeverShow: config print (and so every report that
+// records the configuration) hides the credentials MCP sources may carry:
+// a URL's user info, env and header values written inline, while ${VAR}
+// references, which name where a secret is, stay readable.
+func TestMCPSourcesSecretsNeverShow(t *testing.T) {
+	code, out, stderr := run(t, context.Background(), "config", "print",
+		"--mcp-server", "api=https://u:sekrit@h/mcp?key=qk",
+		"--mcp-header", "api=Authorization: Bearer abc123",
+		"--mcp-header", "api=X-Key: ${KEY}",
+		"--mcp-config", `{"mcpServers":{"a":{"command":"x","env":{"K":"sk-123","H":"${HOME}"},"headers":{"T":"tok"}}}}`)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, leak := range []string{"sekrit", "qk", "abc123", "sk-123", "tok\""} {
+		if strings.Contains(out, leak) {
+			t.Errorf("config print shows %q:\n%s", leak, out)
+		}
+	}
+	for _, keep := range []string{"${KEY}", "${HOME}", "api=https://u:xxxxx@h/mcp"} {
+		if !strings.Contains(out, keep) {
+			t.Errorf("config print lost %q:\n%s", keep, out)
+		}
+	}
+}
