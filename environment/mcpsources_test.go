@@ -17,6 +17,7 @@ import (
 	"github.com/toolenv/toolenv/internal/npmtest"
 	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/invoke"
+	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/server"
 )
 
@@ -448,5 +449,42 @@ func TestMCPServerOverHTTP(t *testing.T) {
 		Servers: []string{"demo=" + srv.URL + "/mcp"}, Headers: []string{"demo=Authorization: Bearer ${UPSTREAM_TOKEN}"}}})
 	if err == nil || !strings.Contains(err.Error(), "UPSTREAM_TOKEN is not set") {
 		t.Fatalf("unset variable: %v", err)
+	}
+}
+
+// TestMCPToolsSimulated: saved tools with no server (--mcp-tools) are
+// answered on a miss by the LLM simulator with the MirrorAPI prompt, given
+// the MCP tool's documentation; its answer takes a CallToolResult's shape,
+// is marked as simulated, and is recorded, so the same call replays it.
+func TestMCPToolsSimulated(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "weather.json")
+	doc := `{"tools":[{"name":"get_forecast","description":"Forecast for a city, in Celsius","inputSchema":{"type":"object","properties":{"city":{"type":"string","description":"the city"}},"required":["city"]},"outputSchema":{"type":"object","properties":{"city":{"type":"string"},"high_c":{"type":"number"}}},"annotations":{"readOnlyHint":true}}]}`
+	if err := os.WriteFile(tools, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(llmtest.Script(llmtest.Reply{Content: `{"error": "", "response": "{\"city\": \"Oslo\", \"high_c\": 7}"}`}))
+	defer srv.Close()
+	env, err := Open(ctx, &Config{Store: filepath.Join(dir, "s.db"), Simulator: SimulatorConfig{URL: srv.URL(), Model: "MirrorAPI"},
+		MCPSources: MCPSourcesConfig{Tools: []string{"wx=" + tools}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	r := invokeIn(t, env, "wx", "", "get_forecast", map[string]any{"city": "Oslo"})
+	if !r.OK() || r.Source != toolenv.SourceSimulator || !mcpsource.IsResult(r.Body) || !strings.Contains(string(r.Body), `"structuredContent":{"city":"Oslo","high_c":7}`) {
+		t.Fatalf("%s %s %s %s", r.Status, r.Source, r.Error, r.Body)
+	}
+	if r.Meta[mcpsource.MetaNotLive] != "no_server" {
+		t.Fatalf("meta %v", r.Meta)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].Messages[len(reqs[0].Messages)-1].Content, "Forecast for a city, in Celsius") {
+		t.Fatalf("the simulator was not given the tool's documentation: %+v", reqs)
+	}
+	again := invokeIn(t, env, "wx", "", "get_forecast", map[string]any{"city": "Oslo"})
+	if again.Source != toolenv.SourceCache || string(again.Body) != string(r.Body) || len(srv.Requests()) != 1 {
+		t.Fatalf("replay: %s %s", again.Source, again.Body)
 	}
 }

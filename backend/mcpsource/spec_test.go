@@ -232,6 +232,7 @@ func TestWrapBody(t *testing.T) {
 		`"plain text"`: `{"content":[{"type":"text","text":"plain text"}]}`,
 		`{"a": 1}`:     `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1}}`,
 		`[1, 2]`:       `{"content":[{"type":"text","text":"[1,2]"}]}`,
+		`"{\"a\": 2}"`: `{"content":[{"type":"text","text":"{\"a\": 2}"}],"structuredContent":{"a":2}}`,
 		`{"content":[{"type":"text","text":"x"}]}`: `{"content":[{"type":"text","text":"x"}]}`,
 	} {
 		if got := string(WrapBody([]byte(in))); got != want {

@@ -185,7 +185,8 @@ func DecodeResult(body []byte) (*mcp.CallToolResult, bool) {
 
 // WrapBody gives an answer that is not a CallToolResult that shape: a
 // JSON string becomes one text content, any other JSON its compact text,
-// and a JSON object is the structured content too. A CallToolResult is
+// and a JSON object (or a string holding one) is the structured content
+// too. A CallToolResult is
 // returned as it is.
 func WrapBody(body []byte) json.RawMessage {
 	if IsResult(body) {
@@ -197,6 +198,11 @@ func WrapBody(body []byte) json.RawMessage {
 		var s string
 		if json.Unmarshal(body, &s) == nil {
 			text = s
+			// A simulator's answer is often JSON written as a string:
+			// an object in it is the structured content.
+			if t := bytes.TrimSpace([]byte(s)); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+				body = t
+			}
 		}
 	} else {
 		var b bytes.Buffer
