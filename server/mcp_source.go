@@ -14,14 +14,10 @@ import (
 const mcpSourceKind = "mcp"
 
 // mcpSourceTool adds to an MCP-sourced tool's definition what its server
-// declared beyond toolenv's fields: the output schema and the
-// annotations (backend/mcpsource's Meta "mcp_annotations").
+// declared beyond toolenv's fields: the annotations (backend/mcpsource's
+// Meta "mcp_annotations"). Its output schema is listed as every tool's
+// is (mcp_output.go).
 func mcpSourceTool(t *mcp.Tool, tool *toolenv.Tool) {
-	if tool.Output != nil {
-		if raw, err := tool.Output.MarshalJSON(); err == nil {
-			t.OutputSchema = json.RawMessage(raw)
-		}
-	}
 	if raw := tool.Meta["mcp_annotations"]; raw != "" {
 		var a mcp.ToolAnnotations
 		if json.Unmarshal([]byte(raw), &a) == nil {
@@ -45,4 +41,19 @@ func mcpSourceResult(res *toolenv.Result) (*mcp.CallToolResult, bool) {
 	}
 	out.Meta = mcpResultMeta(res)
 	return &out, true
+}
+
+// structuredBytes is a passed-through result's structured content as
+// JSON ("null" when it has none), for the output schema's check: a server
+// that declares an output schema promises structured content that
+// conforms, and so does toolenv, which lists the schema.
+func structuredBytes(out *mcp.CallToolResult) []byte {
+	if out.StructuredContent == nil {
+		return []byte("null")
+	}
+	raw, err := json.Marshal(out.StructuredContent)
+	if err != nil {
+		return []byte("null")
+	}
+	return raw
 }
