@@ -27,6 +27,8 @@ type Outcome struct {
 	// NESTful's, against the gold sequence (tasks with one).
 	Positional *metrics.PositionalResult `json:"positional,omitempty"`
 	Nestful    *metrics.NestfulResult    `json:"nestful,omitempty"`
+	// NestfulError says why NESTful's scores could not be computed.
+	NestfulError string `json:"nestful_error,omitempty"`
 	// API is the set P/R/F1 of the APIs called against the solvable API
 	// list or the gold sequence's.
 	API *metrics.PRF `json:"api,omitempty"`
@@ -106,8 +108,13 @@ func (ep *Episode) score(calls []callEntry, final *Answer) *Outcome {
 	}
 	if len(t.Gold) > 0 {
 		p := metrics.Positional(t.Gold, predicted)
-		n := metrics.NestfulScores([][]toolenv.GoldCall{t.Gold}, [][]toolenv.GoldCall{predicted})
-		out.Positional, out.Nestful = &p, &n
+		out.Positional = &p
+		// NESTful's scorer, as the evaluation harness runs it.
+		if n, err := metrics.NestfulScores([][]toolenv.GoldCall{t.Gold}, [][]toolenv.GoldCall{predicted}, metrics.NestfulOptions{}); err != nil {
+			out.NestfulError = err.Error()
+		} else {
+			out.Nestful = &n
+		}
 	}
 	apis := relevantAPIs(t)
 	if len(apis) == 0 {
@@ -134,9 +141,13 @@ func (ep *Episode) score(calls []callEntry, final *Answer) *Outcome {
 			out.Success = out.Positional.Slot.F1
 		}
 	case SequenceMatch:
-		out.Success = out.Nestful.PartialMatch
+		if out.Nestful != nil {
+			out.Success = out.Nestful.PartialMatch
+		}
 	case FullSequenceMatch:
-		out.Success = out.Nestful.FullMatch
+		if out.Nestful != nil {
+			out.Success = out.Nestful.FullMatch
+		}
 	case APIF1:
 		out.Success = out.API.F1
 	}
