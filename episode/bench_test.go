@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
@@ -124,6 +125,46 @@ func BenchmarkReset(b *testing.B) {
 			for _, id := range ids {
 				eps.End(ctx, "", id)
 			}
+		})
+	}
+}
+
+// BenchmarkStepOverhead alternates the same call made outside an episode
+// and as an episode's step, so that both meet the same load, and
+// reports each one's time and their ratio (target: at most 1.25).
+func BenchmarkStepOverhead(b *testing.B) {
+	env, eps := benchEnv(b)
+	for _, coll := range []string{"bird-rest", "bird-slot"} {
+		b.Run(coll, func(b *testing.B) {
+			ctx := context.Background()
+			task, g := firstCall(b, env, coll)
+			c := env.Registry.Collection(coll)
+			s, err := agent.NewLocal(env.Pipeline, []*toolenv.Collection{c}, agent.LocalOptions{}).Start(ctx, task)
+			if err != nil {
+				b.Fatal(err)
+			}
+			first, err := eps.Reset(ctx, "", &episode.ResetOptions{Collection: coll, TaskID: task.ID})
+			if err != nil {
+				b.Fatal(err)
+			}
+			id := first.Observation.EpisodeID
+			a := &episode.Action{Type: episode.ActionCallTool, Calls: []episode.Call{{Name: g.Name, Args: g.Args, Label: g.Label}}}
+			var call, step time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if res := s.Call(ctx, agent.Call{Name: g.Name, Args: g.Args, Label: g.Label}); !res.OK() {
+					b.Fatal(res.Error)
+				}
+				t1 := time.Now()
+				if _, err := eps.Step(ctx, "", id, a); err != nil {
+					b.Fatal(err)
+				}
+				call, step = call+t1.Sub(t0), step+time.Since(t1)
+			}
+			b.ReportMetric(float64(call.Nanoseconds())/float64(b.N), "call-ns")
+			b.ReportMetric(float64(step.Nanoseconds())/float64(b.N), "step-ns")
+			b.ReportMetric(float64(step)/float64(call), "step/call")
 		})
 	}
 }

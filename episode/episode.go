@@ -267,11 +267,9 @@ func (ep *Episode) call(ctx context.Context, c Call) (*toolenv.Result, callEntry
 	}
 	ce := callEntry{ID: c.ID, Name: c.Name, Args: g.Args, Label: g.Label, Status: res.Status, Error: res.Error, Hint: res.Hint, Faults: res.Faults}
 	if res.OK() {
-		ce.Body = res.Body
-	}
-	ce.Text = agent.Observation(res)
-	if res.OK() {
-		ce.Text = "" // the body is the observation
+		ce.Body = res.Body // the body is the observation
+	} else {
+		ce.Text = agent.Observation(res)
 	}
 	return res, ce
 }
