@@ -113,6 +113,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newDriftCmd(e),
 		newPerturbCmd(e),
 		newMirrorCmd(e),
+		newEpisodesCmd(e),
 	)
 	return root
 }
