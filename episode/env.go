@@ -116,12 +116,13 @@ type Env struct {
 	infos  map[string]*taskInfo // by collection + "\x00" + task id
 	sets   map[string]*toolset
 
-	mu       sync.Mutex
-	live     map[string]*Episode
-	pending  int
-	tombs    map[string]tomb
-	stop     chan struct{}
-	stopOnce sync.Once
+	mu        sync.Mutex
+	live      map[string]*Episode
+	pending   int
+	tombs     map[string]tomb
+	tombOrder []string // ids of tombs, oldest first
+	stop      chan struct{}
+	stopOnce  sync.Once
 }
 
 // tomb says how an episode this process served ended.
@@ -220,7 +221,7 @@ func (e *Env) Sweep(ctx context.Context) int {
 			if ep.idleSince(now) > e.opts.Idle {
 				expired = append(expired, ep)
 				delete(e.live, id)
-				e.tombs[id] = tomb{err: e.expiredErr(id, ep.lastUsedAt()), at: now}
+				e.bury(id, tomb{err: e.expiredErr(id, ep.lastUsedAt()), at: now})
 			}
 		}
 	}
@@ -229,6 +230,7 @@ func (e *Env) Sweep(ctx context.Context) int {
 			delete(e.tombs, id)
 		}
 	}
+	e.pruneOrder()
 	e.mu.Unlock()
 	for _, ep := range expired {
 		e.release(ep.id)
@@ -242,6 +244,45 @@ func (e *Env) Sweep(ctx context.Context) int {
 		e.opts.Logger.Debug("episodes expired", "count", len(expired))
 	}
 	return len(expired)
+}
+
+// The bounds on what this process remembers of ended episodes: how they
+// ended (for a late step's error), and the episode itself (for its
+// record, without a store) for the most recent ones.
+const (
+	maxTombs   = 100000
+	maxRecords = 10000
+)
+
+// bury remembers how episode id ended; e.mu is held. The oldest are
+// forgotten beyond maxTombs, and the records of all but the newest
+// maxRecords are dropped.
+func (e *Env) bury(id string, t tomb) {
+	e.tombs[id] = t
+	e.tombOrder = append(e.tombOrder, id)
+	if n := len(e.tombOrder) - maxRecords; n > 0 {
+		if old, ok := e.tombs[e.tombOrder[n-1]]; ok && old.ep != nil {
+			old.ep = nil
+			e.tombs[e.tombOrder[n-1]] = old
+		}
+	}
+	if len(e.tombOrder) > maxTombs {
+		delete(e.tombs, e.tombOrder[0])
+		e.tombOrder = e.tombOrder[1:]
+	}
+}
+
+// pruneOrder drops the ids of forgotten tombs from tombOrder; e.mu is
+// held.
+func (e *Env) pruneOrder() {
+	kept := e.tombOrder[:0]
+	for _, id := range e.tombOrder {
+		if _, ok := e.tombs[id]; ok {
+			kept = append(kept, id)
+		}
+	}
+	clear(e.tombOrder[len(kept):])
+	e.tombOrder = kept
 }
 
 // Open returns how many episodes this process holds open.
@@ -649,7 +690,7 @@ func (e *Env) expire(ctx context.Context, ep *Episode, now time.Time) {
 	e.mu.Lock()
 	if e.live[ep.id] == ep {
 		delete(e.live, ep.id)
-		e.tombs[ep.id] = tomb{err: e.expiredErr(ep.id, ep.lastUsedAt()), at: now}
+		e.bury(ep.id, tomb{err: e.expiredErr(ep.id, ep.lastUsedAt()), at: now})
 	}
 	e.mu.Unlock()
 	e.release(ep.id)
@@ -708,7 +749,7 @@ func (e *Env) End(ctx context.Context, principal, id string) error {
 	now := e.opts.Now()
 	e.mu.Lock()
 	delete(e.live, id)
-	e.tombs[id] = tomb{err: ep.gone, at: now, ep: ep}
+	e.bury(id, tomb{err: ep.gone, at: now, ep: ep})
 	e.mu.Unlock()
 	e.release(id)
 	if e.log != nil {
