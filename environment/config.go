@@ -245,6 +245,14 @@ type ServerConfig struct {
 	// EpisodeMaxSteps is the step limit of RL episodes that set none; 0
 	// means 50.
 	EpisodeMaxSteps int `json:"episode_max_steps" flag:"episode-max-steps" default:"50" help:"step limit of RL episodes whose reset sets none (max_steps); the episode ends truncated there"`
+	// EpisodeJudgeURL is the OpenAI-compatible endpoint of the judge
+	// behind the pass_rate reward of RL episodes; "" offers none.
+	EpisodeJudgeURL string `json:"episode_judge_url" flag:"episode-judge-url" help:"OpenAI-compatible endpoint of the judge behind the pass_rate reward of RL episodes (StableToolBench's SoPR prompts); empty: pass_rate is refused"`
+	// EpisodeJudgeModel is the judge's model name.
+	EpisodeJudgeModel string `json:"episode_judge_model" flag:"episode-judge-model" help:"the model name the judge endpoint serves"`
+	// EpisodeJudgeKeyEnv names the environment variable holding the
+	// judge endpoint's API key.
+	EpisodeJudgeKeyEnv string `json:"episode_judge_key_env" flag:"episode-judge-key-env" help:"environment variable holding the judge endpoint's API key"`
 }
 
 // MCPConfig configures the MCP server.

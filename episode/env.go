@@ -20,6 +20,7 @@ import (
 	"github.com/toolenv/toolenv/episode/epstore"
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/perturb"
 	"github.com/toolenv/toolenv/server"
 )
@@ -65,6 +66,10 @@ type Options struct {
 	// environment's task sessions in the store too). "" means store when
 	// the environment keeps its task sessions in the store.
 	Persist string
+	// Judge, when set, offers the pass_rate reward: StableToolBench's
+	// judge reads the episode's calls and final answer (nil: pass_rate
+	// is refused at reset).
+	Judge *judge.Judge
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Logger logs expiries; nil discards.
@@ -527,7 +532,7 @@ func (e *Env) build(ctx context.Context, principal, id string, o *ResetOptions) 
 		}
 		ep.query = ts[0].Query
 	}
-	if ep.success, ep.successWhy, err = successFor(&o.Reward, task, info.hasAnswer); err != nil {
+	if ep.success, ep.successWhy, err = successFor(&o.Reward, task, info.hasAnswer, e.opts.Judge != nil); err != nil {
 		return nil, err
 	}
 	if len(o.Faults) > 0 {

@@ -214,7 +214,10 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	terminal := final != nil || ep.steps+1 >= ep.maxSteps
 	if terminal {
 		calls := append(append([]callEntry(nil), ep.calls...), st.Calls...)
-		out := ep.score(calls, final)
+		out, err := ep.score(ctx, calls, final)
+		if err != nil {
+			return nil, err
+		}
 		st.Outcome = out
 		st.Done = true
 		st.Truncated = final == nil

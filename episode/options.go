@@ -77,6 +77,8 @@ type Reward struct {
 	//     sequence match against the gold sequence;
 	//   - api_f1: F1 of the APIs called against the task's solvable API
 	//     list (StableToolBench's relevant APIs) or the gold sequence's;
+	//   - pass_rate: StableToolBench's judge (its SoPR prompts, through
+	//     Options.Judge): 1 for Solved, 0.5 for Unsure, 0 for Unsolved;
 	//   - none: 0 (costs only).
 	//
 	// Empty means completion when the task has a gold answer, else
@@ -98,11 +100,12 @@ const (
 	SequenceMatch     = "sequence_match"
 	FullSequenceMatch = "full_sequence_match"
 	APIF1             = "api_f1"
+	PassRate          = "pass_rate"
 	NoSuccess         = "none"
 )
 
 // SuccessKinds lists the success measures.
-var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, NoSuccess}
+var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, PassRate, NoSuccess}
 
 // The tool formats of ResetOptions.ToolFormat.
 const (

@@ -2,12 +2,15 @@ package episode
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/answer"
+	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/eval/stb"
 	nlanswer "github.com/toolenv/toolenv/nl2api/answer"
 )
 
@@ -34,10 +37,12 @@ type Outcome struct {
 	API *metrics.PRF `json:"api,omitempty"`
 	// Answer is the final answer text, for tasks without a gold answer.
 	Answer string `json:"answer,omitempty"`
+	// Judge is the judge's verdict (pass_rate).
+	Judge *judge.Verdict `json:"judge,omitempty"`
 }
 
 // successFor resolves the success measure of r for task t.
-func successFor(r *Reward, t *toolenv.Task, hasAnswer bool) (kind, why string, err error) {
+func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why string, err error) {
 	hasGold := len(t.Gold) > 0
 	hasAPIs := len(relevantAPIs(t)) > 0 || hasGold
 	kind = r.Success
@@ -64,6 +69,10 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer bool) (kind, why string, e
 		err = need(hasGold, "a gold call sequence")
 	case APIF1:
 		err = need(hasAPIs, "a solvable API list or a gold sequence")
+	case PassRate:
+		if !judged {
+			err = invalid("reward.success pass_rate needs a judge model, and this server has none", "start it with --episode-judge-url and --episode-judge-model (an OpenAI-compatible endpoint), or choose another measure")
+		}
 	}
 	return kind, "asked for", err
 }
@@ -81,8 +90,9 @@ func relevantAPIs(t *toolenv.Task) []string {
 }
 
 // score measures the episode's calls and final answer (nil: the
-// episode ran out of steps).
-func (ep *Episode) score(calls []callEntry, final *Answer) *Outcome {
+// episode ran out of steps). Only a judge that cannot be asked is an
+// error: the reward must not silently be 0.
+func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) (*Outcome, error) {
 	t := ep.task
 	out := &Outcome{SuccessKind: ep.success}
 	var predicted []toolenv.GoldCall
@@ -150,8 +160,38 @@ func (ep *Episode) score(calls []callEntry, final *Answer) *Outcome {
 		}
 	case APIF1:
 		out.Success = out.API.F1
+	case PassRate:
+		v := ep.env.opts.Judge.SoPR(ctx, ep.Query(), ep.converted(calls, final))
+		if v.Error != "" {
+			return nil, &toolenv.Error{Status: toolenv.StatusUnavailable, Message: "the judge model could not be asked: " + v.Error,
+				Hint: "check --episode-judge-url; the episode is unchanged: submit the answer again"}
+		}
+		out.Judge, out.Success = &v, v.Label.Score()
 	}
-	return out
+	return out, nil
+}
+
+// converted is the episode as StableToolBench's converted answer, which
+// its judge reads: every call with its observation, then Finish with
+// the final answer.
+func (ep *Episode) converted(calls []callEntry, final *Answer) *stb.ConvertedAnswer {
+	tr := &toolenv.Trajectory{TaskID: ep.task.ID, Agent: "episode"}
+	for _, c := range calls {
+		g := toolenv.GoldCall{Name: c.Name, Args: c.Args, Label: c.Label}
+		obs := c.Text
+		if c.Status == toolenv.StatusOK {
+			obs = bodyText(c.Body)
+		}
+		tr.Steps = append(tr.Steps, toolenv.Step{Call: &g, Observation: obs, Status: c.Status})
+	}
+	finish := ""
+	if final != nil {
+		b, _ := json.Marshal(map[string]string{"return_type": "give_answer", "final_answer": answerText(final)})
+		finish = string(b)
+		tr.Steps = append(tr.Steps, toolenv.Step{Call: &toolenv.GoldCall{Name: stb.FinishName}, Raw: finish})
+		tr.Finished, tr.Answer = true, answerText(final)
+	}
+	return &stb.FromTrajectory("episode", ep.Query(), finish, tr, nil).Answer
 }
 
 // answerTable is the episode's answer: the labelled results or the value

@@ -10,6 +10,8 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/episode"
 	"github.com/toolenv/toolenv/episode/openenv"
+	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/server/guard"
 )
 
@@ -55,7 +57,18 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 		return err
 	}
 	g, _ := env.Guard()
-	eps, err := episode.New(ctx, env, episode.Options{Max: cfg.Server.MaxEpisodes, Idle: cfg.Server.EpisodeIdle, MaxSteps: cfg.Server.EpisodeMaxSteps, Logger: log})
+	epOpts := episode.Options{Max: cfg.Server.MaxEpisodes, Idle: cfg.Server.EpisodeIdle, MaxSteps: cfg.Server.EpisodeMaxSteps, Logger: log}
+	if u := cfg.Server.EpisodeJudgeURL; u != "" {
+		if cfg.Server.EpisodeJudgeModel == "" {
+			return usageError{fmt.Errorf("--episode-judge-url needs --episode-judge-model (the model name the endpoint serves)")}
+		}
+		key := ""
+		if cfg.Server.EpisodeJudgeKeyEnv != "" {
+			key = e.getenv(cfg.Server.EpisodeJudgeKeyEnv)
+		}
+		epOpts.Judge = &judge.Judge{Model: llm.New(u, llm.Options{APIKey: key, Logger: log}), ModelName: cfg.Server.EpisodeJudgeModel}
+	}
+	eps, err := episode.New(ctx, env, epOpts)
 	if err != nil {
 		return err
 	}
