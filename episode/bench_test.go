@@ -9,6 +9,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/episode"
 	"github.com/toolenv/toolenv/episode/episodetest"
@@ -165,6 +166,83 @@ func BenchmarkStepOverhead(b *testing.B) {
 			b.ReportMetric(float64(call.Nanoseconds())/float64(b.N), "call-ns")
 			b.ReportMetric(float64(step.Nanoseconds())/float64(b.N), "step-ns")
 			b.ReportMetric(float64(step)/float64(call), "step/call")
+		})
+	}
+}
+
+// BenchmarkSLOTvsREST plays every task's gold sequence through the
+// pipeline on the SLOT build and on the REST build, alternated, and
+// reports the time per call of each and their ratio (target: SLOT within
+// 1.25× of REST). "repeated" plays the same tasks in every iteration (the
+// SLOT backend's render memo answers what it read before, the REST
+// answers come from the cache); "first" opens a fresh environment for
+// every iteration, so that each task's queries run once.
+func BenchmarkSLOTvsREST(b *testing.B) {
+	dir := b.TempDir()
+	f := episodetest.Corpus(b, dir, 31)
+	ctx := context.Background()
+	open := func() *environment.Environment {
+		env, err := environment.Open(ctx, &environment.Config{Collections: []string{f["slot"], f["rest"]}, Store: ":memory:"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return env
+	}
+	for _, mode := range []string{"repeated", "first"} {
+		b.Run(mode, func(b *testing.B) {
+			var slotT, restT time.Duration
+			var slotN, restN int
+			env := open()
+			for i := 0; i < b.N; i++ {
+				if mode == "first" {
+					env.Close()
+					env = open()
+				}
+				local := agent.NewLocal(env.Pipeline, env.Collections(), agent.LocalOptions{})
+				restTasks := map[string]*toolenv.Task{}
+				for _, t := range env.Tasks["bird-rest"] {
+					restTasks[t.ID] = t
+				}
+				play := func(t *toolenv.Task) (time.Duration, int) {
+					s, err := local.Start(ctx, t)
+					if err != nil {
+						b.Fatal(err)
+					}
+					o := episodetest.NewOracle(env.Registry.Collection(t.Collection), t)
+					var d time.Duration
+					n := 0
+					for {
+						g, ok, err := o.Next()
+						if err != nil || !ok {
+							break
+						}
+						t0 := time.Now()
+						res := s.Call(ctx, agent.Call{Name: g.Name, Args: g.Args, Label: g.Label})
+						d += time.Since(t0)
+						o.Observe(g.Label, res.Body)
+						n++
+					}
+					return d, n
+				}
+				for _, t := range env.Tasks["bird-slot"] {
+					rt := restTasks[t.ID]
+					if rt == nil {
+						continue
+					}
+					d, n := play(t)
+					slotT, slotN = slotT+d, slotN+n
+					d, n = play(rt)
+					restT, restN = restT+d, restN+n
+				}
+			}
+			if sb, ok := env.Registry.Backend("bird-slot").(*sqltools.Backend); ok {
+				st := sb.Stats()
+				b.ReportMetric(float64(st.MemoHits)/float64(max(1, st.MemoHits+st.MemoMisses)), "memo-hit-rate")
+			}
+			env.Close()
+			b.ReportMetric(float64(slotT.Nanoseconds())/float64(slotN), "slot-ns/call")
+			b.ReportMetric(float64(restT.Nanoseconds())/float64(restN), "rest-ns/call")
+			b.ReportMetric((float64(slotT)/float64(slotN))/(float64(restT)/float64(restN)), "slot/rest")
 		})
 	}
 }

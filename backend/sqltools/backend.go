@@ -456,11 +456,21 @@ type Stats struct {
 	// calls served by other replicas.
 	Restored int `json:"restored,omitempty"`
 	Replayed int `json:"replayed,omitempty"`
+	// MemoHits and MemoMisses count the results rendered from the render
+	// memo and from the databases (Options.RenderCacheBytes).
+	MemoHits   int64 `json:"memo_hits,omitempty"`
+	MemoMisses int64 `json:"memo_misses,omitempty"`
 }
 
 // Stats reports the sessions held, the memory they hold, how many were
 // evicted and how many were rebuilt from their logs.
-func (b *Backend) Stats() Stats { return b.store.stats() }
+func (b *Backend) Stats() Stats {
+	st := b.store.stats()
+	if b.memo != nil {
+		st.MemoHits, st.MemoMisses = b.memo.hits.Load(), b.memo.misses.Load()
+	}
+	return st
+}
 
 // render executes a result's queries and returns its response body.
 func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error) {

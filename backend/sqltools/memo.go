@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 )
@@ -19,6 +20,8 @@ import (
 // bounded by bytes, least recently used first out; an answer larger than
 // a sixteenth of the bound is not kept.
 type renderMemo struct {
+	hits, misses atomic.Int64
+
 	mu    sync.Mutex
 	max   int64
 	used  int64
@@ -68,8 +71,10 @@ func (m *renderMemo) get(k memoKey) (*memoEntry, bool) {
 	defer m.mu.Unlock()
 	el, ok := m.items[k]
 	if !ok {
+		m.misses.Add(1)
 		return nil, false
 	}
+	m.hits.Add(1)
 	m.order.MoveToFront(el)
 	return el.Value.(*memoEntry), true
 }

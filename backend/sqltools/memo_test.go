@@ -65,6 +65,10 @@ func TestRenderMemoAnswersAlike(t *testing.T) {
 			if calls == 0 {
 				t.Fatalf("%s: no call compared", flavor)
 			}
+			// The second round's sessions were answered from the memo.
+			if st := memo.Stats(); st.MemoHits < int64(calls)/2 || plain.Stats().MemoHits != 0 {
+				t.Fatalf("%s: memo hits %d misses %d over %d calls in two rounds", flavor, st.MemoHits, st.MemoMisses, calls)
+			}
 			t.Logf("seed %d %s: %d calls of %d tasks answer alike", seed, flavor, calls, len(tasks))
 			memo.Close()
 			plain.Close()
