@@ -156,6 +156,9 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		for _, c := range env.Collections() {
 			lt.colls[c.Name] = c
 			colls = append(colls, c)
+			if !taskSource(c, collDirs, len(queries) > 0) {
+				continue // served for its tools, not evaluated
+			}
 			for _, t := range env.Tasks[c.Name] {
 				if t.Collection == "" {
 					t.Collection = c.Name
@@ -244,6 +247,30 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		return nil, err
 	}
 	return ev, nil
+}
+
+// taskSource reports whether the tasks of c are evaluated: c was read
+// from one of the task folders (compared as files: the same folder may
+// be spelled two ways, in a --config file and in --tasks), or it is the
+// ToolBench collection and query files were given. The environment's
+// other collections are served, their tasks not run.
+func taskSource(c *toolenv.Collection, dirs []string, queries bool) bool {
+	if queries && c.Kind == "toolbench" {
+		return true
+	}
+	if c.Dir == "" {
+		return false
+	}
+	fc, err := os.Stat(c.Dir)
+	if err != nil {
+		return false
+	}
+	for _, d := range dirs {
+		if fd, err := os.Stat(d); err == nil && os.SameFile(fc, fd) {
+			return true
+		}
+	}
+	return false
 }
 
 // joinQueue opens the run in the queue cfg.Queue names.
