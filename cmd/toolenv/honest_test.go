@@ -65,3 +65,27 @@ func TestEvalConfigAndTasksNameOneFolder(t *testing.T) {
 		t.Fatalf("groups %+v: want the 4 tasks of slot alone", s.Groups)
 	}
 }
+
+// TestBuildRootNamesItsFlavors points commands that take one collection
+// at the root of a build (out/bird rather than out/bird/slot): each says
+// which collections the folder holds.
+func TestBuildRootNamesItsFlavors(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "bird")
+	slot := demoFolder(t, filepath.Join(root, "slot"), "slot")
+	rest := demoFolder(t, filepath.Join(root, "rest"), "rest")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--collection", root, "--store", ":memory:"}, 3, "name one of them: " + rest + ", " + slot},
+		{[]string{"eval", "--tasks", root, "--agent", "oracle", "--out", t.TempDir()}, 2, "name one of them: --tasks " + rest + " or --tasks " + slot},
+		{[]string{"map", "index", "--collection", root, "--index", filepath.Join(t.TempDir(), "x.db")}, 3, "name one of them: " + rest + ", " + slot},
+	} {
+		code, _, stderr := run(t, ctx, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d (want %d)\n%s\nwant %q", tc.args, code, tc.code, stderr, tc.want)
+		}
+	}
+}
