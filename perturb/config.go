@@ -19,12 +19,12 @@ import (
 // Job Run runs.
 type Config struct {
 	Tasks  string `json:"tasks" flag:"tasks" path:"file" help:"tasks to perturb: a JSONL file or a collection folder (its tasks.jsonl)"`
-	Mode   string `json:"mode" flag:"mode" help:"perturbation: distractor, case_mix, punctuation, paraphrase"`
+	Mode   string `json:"mode" flag:"mode" enum:"distractor,case_mix,punctuation,paraphrase" help:"perturbation: distractor, case_mix, punctuation, paraphrase"`
 	Seed   uint64 `json:"seed" flag:"seed" help:"seed of every random choice (required)"`
 	Out    string `json:"out" flag:"out" path:"file" help:"write the perturbed tasks here (default: stdout)"`
 	Report string `json:"report" flag:"report" path:"file" help:"write the report to PREFIX.md and PREFIX.json"`
 	// URL, Model and KeyEnv are the paraphrasing model's.
-	URL     string `json:"llm_url" flag:"llm-url" help:"OpenAI-compatible endpoint for paraphrases"`
+	URL     string `json:"llm_url" flag:"llm-url" url:"http" help:"OpenAI-compatible endpoint for paraphrases"`
 	Model   string `json:"llm_model" flag:"llm-model" help:"model name for paraphrases"`
 	KeyEnv  string `json:"llm_key_env" flag:"llm-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the LLM's API key"`
 	Records string `json:"records" flag:"records" path:"file" help:"SQLite file recording every LLM exchange (reused when the same request comes again)"`

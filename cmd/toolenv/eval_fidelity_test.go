@@ -179,7 +179,7 @@ func TestEvalFidelityUsage(t *testing.T) {
 		{[]string{"--demo", "--out", dir, "--judge-url", "http://127.0.0.1:9/v1"}, "--judge-url and --judge-model go together"},
 		{[]string{"--demo", "--out", dir, "--embed-model", "e"}, "--embed-url and --embed-model go together"},
 		{[]string{"--demo", "--out", dir, "--bleu-smoothing", "method6"}, "unknown BLEU smoothing"},
-		{[]string{"--demo", "--out", dir, "--bleu-tokens", "jieba"}, "unknown BLEU tokenisation"},
+		{[]string{"--demo", "--out", dir, "--bleu-tokens", "jieba"}, `--bleu-tokens: "jieba" is not one of chars, words`},
 		{[]string{"--demo", "--out", dir, "--upstream-url", "http://127.0.0.1:9"}, "do not apply"},
 		{[]string{"--demo", "--out", filepath.Join(dir, "r"), "--replay"}, "no records"},
 		{[]string{"--demo", "--out", dir, "--store", filepath.Join(dir, "s.db")}, "no real answers to score"},

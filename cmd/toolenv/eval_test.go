@@ -261,7 +261,7 @@ func TestEvalUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"eval", "--out", "x"}, "--tasks is required"},
-		{[]string{"eval", "--tasks", ".", "--agent", "nope", "--out", "x"}, "--agent \"nope\""},
+		{[]string{"eval", "--tasks", ".", "--agent", "nope", "--out", "x"}, `--agent: "nope" is not one of direct, react`},
 		{[]string{"eval", "--tasks", ".", "--agent", "react", "--out", "x"}, "needs --model"},
 		{[]string{"eval", "--tasks", ".", "--agent", "oracle", "--out", "x", "--shard", "2/2"}, "--shard"},
 	}

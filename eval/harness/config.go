@@ -27,7 +27,7 @@ type Config struct {
 	Out string `json:"out" flag:"out" path:"file" help:"output folder"`
 	// EnvURL runs the tools on a running toolenv server instead of
 	// in-process.
-	EnvURL string `json:"env_url" flag:"env-url" help:"run tools on a running toolenv server (e.g. http://127.0.0.1:8080) instead of in-process"`
+	EnvURL string `json:"env_url" flag:"env-url" url:"http" help:"run tools on a running toolenv server (e.g. http://127.0.0.1:8080) instead of in-process"`
 	// Shard is "i/n": run only task k with k mod n = i.
 	Shard string `json:"shard" flag:"shard" help:"run only shard i/n of the tasks (task k goes to shard k mod n); join shards with toolenv eval merge"`
 	// Resume continues the run in Out; RetryErrors also runs again the
@@ -75,7 +75,7 @@ type QueueConfig struct {
 
 // ModelConfig is the model the agent asks.
 type ModelConfig struct {
-	URL    string `json:"url" flag:"model" help:"OpenAI-compatible endpoint of the model, e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:11434/v1 (Ollama), https://api.openai.com/v1"`
+	URL    string `json:"url" flag:"model" url:"http" help:"OpenAI-compatible endpoint of the model, e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:11434/v1 (Ollama), https://api.openai.com/v1"`
 	Name   string `json:"name" flag:"model-name" help:"model name the endpoint serves"`
 	KeyEnv string `json:"key_env" flag:"api-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the model's API key (empty: none)"`
 	// APIKey is the key itself, for Go programs; it wins over KeyEnv.
@@ -88,7 +88,7 @@ type ModelConfig struct {
 
 // JudgeConfig is the judge of final answers.
 type JudgeConfig struct {
-	URL    string `json:"url" flag:"judge-url" help:"endpoint of the SoPR/FAC judge (default: --model)"`
+	URL    string `json:"url" flag:"judge-url" url:"http" help:"endpoint of the SoPR/FAC judge (default: --model)"`
 	Model  string `json:"model" flag:"judge-model" help:"judge model name (default: --model-name); judging applies to react, cot and dfsdt"`
 	KeyEnv string `json:"key_env" flag:"judge-api-key-env" help:"environment variable of the judge's API key (default: --api-key-env)"`
 	// APIKey is the key itself, for Go programs.

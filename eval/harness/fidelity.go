@@ -42,15 +42,15 @@ type FidelityConfig struct {
 	Records     string   `json:"records" flag:"records" path:"file" help:"database of recorded requests (default DIR/records.db)"`
 	Retries     int      `json:"retries" flag:"retries" default:"3" help:"retries of a simulator, embedding or judge request that failed with a timeout, 429 or 5xx"`
 
-	EmbedURL     string        `json:"embed_url" flag:"embed-url" help:"OpenAI-compatible embeddings endpoint for the cosine (the paper: text-embedding-3-small); empty: toolenv's offline embedder"`
+	EmbedURL     string        `json:"embed_url" flag:"embed-url" url:"http" help:"OpenAI-compatible embeddings endpoint for the cosine (the paper: text-embedding-3-small); empty: toolenv's offline embedder"`
 	EmbedModel   string        `json:"embed_model" flag:"embed-model" help:"embedding model name"`
 	EmbedKeyEnv  string        `json:"embed_key_env" flag:"embed-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the embeddings endpoint's API key"`
-	JudgeURL     string        `json:"judge_url" flag:"judge-url" help:"OpenAI-compatible endpoint of the judge (the paper: gpt-4o); empty: no judging"`
+	JudgeURL     string        `json:"judge_url" flag:"judge-url" url:"http" help:"OpenAI-compatible endpoint of the judge (the paper: gpt-4o); empty: no judging"`
 	JudgeModel   string        `json:"judge_model" flag:"judge-model" help:"judge model name"`
 	JudgeKeyEnv  string        `json:"judge_key_env" flag:"judge-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the judge's API key"`
 	JudgeTimeout time.Duration `json:"judge_timeout" flag:"judge-timeout" default:"2m" help:"timeout of one judge or embeddings request"`
 
-	BLEUTokens    string `json:"bleu_tokens" flag:"bleu-tokens" default:"chars" help:"BLEU tokens: chars (Python's list(text), the MirrorAPI pipeline's) or words (str.split())"`
+	BLEUTokens    string `json:"bleu_tokens" flag:"bleu-tokens" default:"chars" enum:"chars,words" help:"BLEU tokens: chars (Python's list(text), the MirrorAPI pipeline's) or words (str.split())"`
 	BLEUSmoothing string `json:"bleu_smoothing" flag:"bleu-smoothing" default:"method3" help:"NLTK smoothing: none, method1 ... method5, method7 (method3 is the MirrorAPI pipeline's)"`
 }
 

@@ -48,7 +48,7 @@ type Options struct {
 	Baseline bool `json:"baseline" flag:"baseline" default:"true" help:"also measure a bare net/http handler returning the same bytes"`
 	// Target benchmarks a running toolenv at this base URL instead of
 	// starting one (its cache must already hold the answers).
-	Target string `json:"target" flag:"target" help:"benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)"`
+	Target string `json:"target" flag:"target" url:"http" help:"benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)"`
 	// MaxTools bounds the tools whose calls are used; 0 means 2,000.
 	MaxTools int `json:"max_tools" flag:"max-tools" default:"2000" help:"use at most this many tools' calls"`
 	// CanonicalOnly records the answers under their canonical arguments

@@ -26,7 +26,7 @@ type Embedder interface {
 type Config struct {
 	// URL is the embeddings endpoint, e.g. http://127.0.0.1:8000/v1;
 	// empty means the offline embedder.
-	URL string `json:"url" flag:"embed-url" help:"OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:8000/v1; empty: the deterministic offline embedder"`
+	URL string `json:"url" flag:"embed-url" url:"http" help:"OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:8000/v1; empty: the deterministic offline embedder"`
 	// Model is the embedding model the endpoint serves (required with
 	// URL).
 	Model string `json:"model" flag:"embed-model" help:"embedding model name at --embed-url"`

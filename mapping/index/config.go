@@ -102,7 +102,7 @@ type SearchConfig struct {
 	// K is the number of tools returned.
 	K int `json:"top" flag:"top" short:"k" default:"10" help:"number of tools to return"`
 	// Mode is hybrid, lexical or vector; "" picks (SearchOptions.Mode).
-	Mode string `json:"mode" flag:"mode" help:"hybrid, lexical or vector (default: hybrid when the index has vectors from an embedding model, else lexical)"`
+	Mode string `json:"mode" flag:"mode" enum:",hybrid,lexical,vector" help:"hybrid, lexical or vector (default: hybrid when the index has vectors from an embedding model, else lexical)"`
 	// In restricts the results to these collections.
 	In []string `json:"in" flag:"in" help:"only tools of this collection (repeatable)"`
 	// Embed embeds the query; without a URL, the index's own offline
