@@ -93,10 +93,10 @@ that holds them (the *_env keys), never their value.`,
 		return err
 	}
 	schema := &cobra.Command{
-		Use:   "schema",
-		Short: "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
+		Use:     "schema",
+		Short:   "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
 		Example: `  toolenv config schema > toolenv.schema.json   # then, first line of a YAML file: # yaml-language-server: $schema=toolenv.schema.json`,
-		Args:  cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := harness.Schema()
 			if err != nil {

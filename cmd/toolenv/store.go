@@ -54,7 +54,7 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 		Short: "Print every component's schema version without changing anything",
 		Example: `  toolenv store status --store out/bird/store.db
   TOOLENV_STORE=postgres://toolenv@db/toolenv toolenv store status --json`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vs, err := store.ReadSchema(cmd.Context(), sf.value().Location(e.getenv), harness.StoreMigrations())
 			if err != nil {
