@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/invoke"
@@ -60,6 +61,11 @@ type Environment struct {
 	reloadMu sync.Mutex
 	enforcer *drift.Enforcer
 	docs     *drift.Docs
+
+	// What the configuration applies, for PolicyOf: the fault rules, and
+	// the collections calls are repaired for (name → the option).
+	faults  *faults.Config
+	repairs map[string]string
 
 	frontOnce sync.Once
 	search    *server.IndexSearch // behind search_tools
