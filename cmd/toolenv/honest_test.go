@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/demo"
+	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 )
 
 // demoFolder writes the demo collection and its tasks into dir as a
@@ -184,4 +189,160 @@ func TestUnknownFlagsAndValuesSuggest(t *testing.T) {
 			t.Errorf("%v: %q shows the credential", tc.args, stderr)
 		}
 	}
+}
+
+// deadModel returns the URL of a loopback port nothing listens on.
+func deadModel(t *testing.T) string {
+	t.Helper()
+	return "http://" + freeAddr(t) + "/v1"
+}
+
+// TestEvalChecksItsModelsFirst: eval with a model (or a judge) that
+// cannot answer stops before its first episode, in one request, with
+// exit 4 and a message naming the endpoint and what answered; nothing is
+// written as if episodes had run.
+func TestEvalChecksItsModelsFirst(t *testing.T) {
+	tasks := demoFolder(t, filepath.Join(t.TempDir(), "demo2"), "demo2")
+	ok := llmtest.New(llmtest.Script(llmtest.Reply{Content: "Thought: done\nFinal Answer: 21.5"}))
+	defer ok.Close()
+	html := llmtest.New(llmtest.Script(llmtest.Reply{Raw: "<html>not a model</html>"}))
+	defer html.Close()
+	dead := deadModel(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"dead model", []string{"--model", dead, "--no-judge"}, []string{"--model: model endpoint " + dead, "connection refused"}},
+		{"not a model", []string{"--model", html.URL(), "--no-judge"}, []string{"--model: model endpoint", "not an OpenAI chat completion", "<html>not a model</html>"}},
+		{"dead judge", []string{"--model", ok.URL(), "--judge-url", dead, "--judge-model", "j"}, []string{"judge (--judge-url, --judge-model): model endpoint " + dead, `(model "j")`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"eval", "--tasks", tasks, "--agent", "react", "--model-name", "m", "--out", out, "--store", ":memory:", "--log-level", "warn"}, tc.args...)
+			code, _, stderr := run(t, context.Background(), args...)
+			if code != 4 {
+				t.Fatalf("exit %d, want 4: %s", code, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("%q lacks %q", stderr, w)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(out, "episodes.jsonl")); err == nil {
+				t.Error("episodes were written")
+			}
+		})
+	}
+	if n := len(html.Requests()); n != 1 {
+		t.Errorf("the endpoint that is not a model got %d requests, want 1", n)
+	}
+}
+
+// incompleteRun runs react over the demo's 4 tasks × 5 runs, one episode
+// at a time, with a model that answers each episode in one request and
+// does what act says at its nth request (the check is request 0), and
+// returns the exit code, stderr and the run's folder.
+func incompleteRun(t *testing.T, ctx context.Context, act func(n int, srv *llmtest.Server) llmtest.Reply) (int, string, string) {
+	t.Helper()
+	tasks := demoFolder(t, filepath.Join(t.TempDir(), "demo2"), "demo2")
+	var srv *llmtest.Server
+	srv = llmtest.New(func(n int, _ *llm.Request) llmtest.Reply { return act(n, srv) })
+	t.Cleanup(srv.Close)
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := run(t, ctx, "eval", "--tasks", tasks, "--agent", "react", "--model", srv.URL(), "--model-name", "m",
+		"--runs", "5", "--concurrency", "1", "--no-judge", "--model-retries", "1", "--out", out, "--store", ":memory:", "--log-level", "error")
+	return code, stderr, out
+}
+
+// checkIncomplete checks the three reports of an incomplete run: the
+// counts in summary.json, the banner at the top of report.md and
+// report.html, and every figure naming its denominator.
+func checkIncomplete(t *testing.T, out string, want eval.RunStatus, why string) {
+	t.Helper()
+	s := readSummary(t, out)
+	if s.Status == nil || *s.Status != want {
+		t.Fatalf("status %+v, want %+v", s.Status, want)
+	}
+	banner := fmt.Sprintf("Incomplete run: %d of %d planned episodes ran (%d completed, %d errored); %d never ran because %s",
+		want.Completed+want.Errored, want.Planned, want.Completed, want.Errored, want.Missing, why)
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+	if !strings.HasPrefix(string(md), "# toolenv evaluation\n\n> **"+banner) {
+		t.Errorf("report.md does not open with the banner %q:\n%s", banner, md)
+	}
+	if i, j := strings.Index(string(page), `<div class="banner" role="alert">`+banner), strings.Index(string(page), "<h2>"); i < 0 || i > j {
+		t.Errorf("report.html has no banner %q above its first section", banner)
+	}
+	plan := fmt.Sprintf("4 task(s) × 5 run(s) planned (20 episodes; %d in this report)", want.Completed+want.Errored)
+	if !strings.Contains(string(md), plan) {
+		t.Errorf("report.md's run line does not say %q", plan)
+	}
+	g := s.Groups[0]
+	if f1 := fmt.Sprintf("%.2f (n=%d)", g.Intent.F1.Mean, g.GoldEpisodes); g.GoldEpisodes != want.Completed+want.Errored || !strings.Contains(string(md), f1) {
+		t.Errorf("the intent F1 does not name its denominator (%s):\n%s", f1, md)
+	}
+}
+
+// TestModelDiesMidRun: the model answers five episodes, then its server
+// goes away. The run stops after three episodes in a row measured
+// nothing (each after its one retry), exits 4 saying so, and its reports
+// say at their top how many of the planned episodes ran.
+func TestModelDiesMidRun(t *testing.T) {
+	code, stderr, out := incompleteRun(t, context.Background(), func(n int, srv *llmtest.Server) llmtest.Reply {
+		if n == 5 {
+			go srv.Close() // after this answer: connections are refused from now on
+		}
+		return llmtest.Reply{Content: "Thought: I know it.\nFinal Answer: 21.5"}
+	})
+	// Episodes that finished while the run was stopping are kept (one
+	// running, one waiting to be written): 3 to 5 errored.
+	errored := readSummary(t, out).Groups[0].Errors
+	if code != 4 || errored < 3 || errored > 5 || !strings.Contains(stderr, fmt.Sprintf("the run stopped after %d of 20 episodes: ", 5+errored)) ||
+		!strings.Contains(stderr, "episodes in a row measured nothing") ||
+		!strings.Contains(stderr, "connection refused") || !strings.Contains(stderr, "--resume --retry-errors") {
+		t.Fatalf("exit %d, %d errored: %s", code, errored, stderr)
+	}
+	checkIncomplete(t, out, eval.RunStatus{Planned: 20, Completed: 5, Errored: errored, Missing: 15 - errored,
+		Stopped: "3 episodes in a row measured nothing (the last: " + lastError(t, out) + ")"}, "the run stopped")
+}
+
+// lastError is the error of the episode that stopped the run in out:
+// the third errored one.
+func lastError(t *testing.T, out string) string {
+	t.Helper()
+	eps, _, err := eval.ReadJournals(out)
+	if err != nil || len(eps) == 0 {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range eps {
+		if e.Errored() != "" {
+			if n == 2 {
+				return e.Errored()
+			}
+			n++
+		}
+	}
+	t.Fatal("fewer than 3 errored episodes")
+	return ""
+}
+
+// TestInterruptedRunSaysSo: the run is interrupted (its context ends)
+// while the fourth episode waits for the model; it exits 130, and its
+// reports say that 3 of 20 episodes ran.
+func TestInterruptedRunSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code, stderr, out := incompleteRun(t, ctx, func(n int, _ *llmtest.Server) llmtest.Reply {
+		if n == 4 {
+			cancel()
+			return llmtest.Reply{Delay: time.Minute}
+		}
+		return llmtest.Reply{Content: "Thought: I know it.\nFinal Answer: 21.5"}
+	})
+	if code != 130 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	checkIncomplete(t, out, eval.RunStatus{Planned: 20, Completed: 3, Missing: 17, Interrupted: true}, "the run was interrupted")
 }

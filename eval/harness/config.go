@@ -34,6 +34,9 @@ type Config struct {
 	// episodes that ended with an error.
 	Resume      bool `json:"resume" flag:"resume" help:"continue the run in --out, skipping finished episodes"`
 	RetryErrors bool `json:"retry_errors" flag:"retry-errors" help:"with --resume, run again the episodes that ended with an error (model or environment unreachable)"`
+	// StopAfterErrors stops the run when this many episodes in a row
+	// measured nothing (eval.Config.StopAfterErrors).
+	StopAfterErrors int `json:"stop_after_errors" flag:"stop-after-errors" default:"3" help:"stop the run when this many episodes in a row measured nothing (the model, the environment or the judge did not answer after its retries); 0: never"`
 	// Replay serves every model and judge request from Records.
 	Replay  bool   `json:"replay" flag:"replay" help:"serve every model and judge request from the records, with no network (a request never recorded is an error)"`
 	Records string `json:"records" flag:"records" path:"file" help:"database of recorded model and judge requests (default DIR/records.db)"`

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -207,6 +208,7 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		Tasks: tasks, Collections: lt.colls, Env: runEnv, Agent: a, ModelName: cfg.Model.Name,
 		Runs: cfg.Runs, Concurrency: cfg.Concurrency, Seed: cfg.Seed, MaxTokens: cfg.Model.MaxTokens,
 		Out: cfg.Out, Resume: cfg.Resume, RetryErrors: cfg.RetryErrors, Shard: shard, Logger: log,
+		StopAfterErrors: cmp.Or(cfg.StopAfterErrors, -1),
 	}
 	if needModel {
 		ev.run.Model = newClient(cfg.Model.URL, cfg.Model.APIKey, cfg.Model.KeyEnv)
@@ -217,7 +219,7 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		Concurrency: cfg.Concurrency, Seed: cfg.Seed, Shard: shard, Temperature: ev.run.Temperature, MaxTokens: cfg.Model.MaxTokens,
 		AgentOptions: agentOpts, Env: envName, Replay: cfg.Replay, Records: records.Path(), Skipped: lt.problems,
 		Command: opts.Command, Version: buildinfo.Version(), Started: time.Now().UTC(),
-		Config: recorded(cfg, envCfg),
+		Config: recorded(cfg, envCfg), Planned: planned(tasks, shard, cfg),
 	}
 	ev.Info.Prompts = append(ev.Info.Prompts, agent.Prompts()...)
 	j := &cfg.Judge
@@ -237,6 +239,16 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		ev.Info.Judge = &eval.JudgeInfo{Model: jm, URL: redact.URL(ju), Rounds: max(j.Rounds, 1), SoPR: !j.NoSoPR, FAC: j.FAC}
 		ev.Info.Prompts = append(ev.Info.Prompts, judge.Prompts()...)
 	}
+	// Every model is asked once before the first episode: a dead or
+	// wrong endpoint fails here, in seconds, not after each episode's
+	// retries (a replay uses no network, and checks nothing).
+	eps := []llm.Endpoint{{Role: "--model", Client: clientOf(ev.run.Model), Model: cfg.Model.Name}}
+	if ev.run.Judge != nil {
+		eps = append(eps, llm.Endpoint{Role: "judge (--judge-url, --judge-model)", Client: clientOf(ev.run.Judge.Model), Model: ev.run.Judge.ModelName})
+	}
+	if err := llm.Preflight(ctx, eps...); err != nil {
+		return nil, err
+	}
 	ev.Journal = filepath.Join(cfg.Out, eval.JournalName(shard))
 	if cfg.Queue.URL != "" {
 		if err := ev.joinQueue(ctx, log); err != nil {
@@ -247,6 +259,27 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		return nil, err
 	}
 	return ev, nil
+}
+
+// planned is how many episodes the run is to have: its shard's tasks (a
+// queued run's: all of them) × Runs.
+func planned(tasks []*toolenv.Task, shard eval.Shard, cfg *Config) int {
+	n := len(tasks)
+	if shard.Count > 1 && cfg.Queue.URL == "" {
+		n = 0
+		for i := range tasks {
+			if i%shard.Count == shard.Index {
+				n++
+			}
+		}
+	}
+	return n * cfg.Runs
+}
+
+// clientOf returns m as an *llm.Client, or nil.
+func clientOf(m any) *llm.Client {
+	c, _ := m.(*llm.Client)
+	return c
 }
 
 // taskSource reports whether the tasks of c are evaluated: c was read
@@ -390,7 +423,7 @@ func (ev *Evaluation) Run(ctx context.Context) (*Result, error) {
 		return nil, runErr
 	}
 	info := ev.Info
-	info.Finished, info.Ran, info.Resumed, info.Interrupted = time.Now().UTC(), res.Ran, res.Skipped, res.Interrupted
+	info.Finished, info.Ran, info.Resumed, info.Interrupted, info.Stopped = time.Now().UTC(), res.Ran, res.Skipped, res.Interrupted, res.Stopped
 	if err := eval.WriteRunInfo(cfg.Out, info); err != nil {
 		return nil, err
 	}
