@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/eval"
+	"github.com/toolenv/toolenv/eval/fidelity"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 )
@@ -345,4 +347,56 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	checkIncomplete(t, out, eval.RunStatus{Planned: 20, Completed: 3, Missing: 17, Interrupted: true}, "the run was interrupted")
+}
+
+// TestEvalFidelityNeverScoresAStandIn: with the simulator's model down
+// from the start, eval fidelity fails its check (exit 4) and scores
+// nothing; with the model dying after one pair, no pair is answered by
+// the synthesizer in its place: the run stops after three pairs in a row
+// got no answer (exit 4), and its reports say how many were scored.
+func TestEvalFidelityNeverScoresAStandIn(t *testing.T) {
+	db := fidelityStore(t)
+	ctx := context.Background()
+	args := func(url, out string) []string {
+		return []string{"eval", "fidelity", "--demo", "--doc-examples", "--store", db, "--out", out, "--retries", "0", "--concurrency", "1",
+			"--llm-url", url, "--llm-model", "mirror", "--log-level", "error"}
+	}
+	dead := deadModel(t)
+	out := filepath.Join(t.TempDir(), "dead")
+	code, _, stderr := run(t, ctx, args(dead, out)...)
+	if code != 4 || !strings.Contains(stderr, "simulator (--llm-url, --llm-model): model endpoint "+dead) || !strings.Contains(stderr, "connection refused") {
+		t.Fatalf("dead from the start: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+		t.Error("a summary was written for a run that scored nothing")
+	}
+
+	var sim *llmtest.Server
+	sim = llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		if n == 1 {
+			go sim.Close() // the check and one pair are answered
+		}
+		return mirrorModel(n, req)
+	})
+	defer sim.Close()
+	out = filepath.Join(t.TempDir(), "dies")
+	code, _, stderr = run(t, ctx, args(sim.URL(), out)...)
+	if code != 4 || !strings.Contains(stderr, "3 pairs in a row met a model that did not answer") {
+		t.Fatalf("dies after one pair: exit %d: %s", code, stderr)
+	}
+	var s fidelity.Summary
+	raw, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status == nil || s.Status.Scored != 1 || s.Status.Failed < 3 || s.Status.Stopped == "" || s.Status.Complete {
+		t.Fatalf("status %+v", s.Status)
+	}
+	if s.Overall.Sources["synthesizer"] != 0 || s.Overall.BLEU.N != 1 {
+		t.Errorf("scored %+v: the synthesizer stood in, or a failed pair was scored", s.Overall)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), fmt.Sprintf("> **Incomplete run: 1 of %d planned pairs scored; %d got no answer from the simulator to score", s.Status.Planned, s.Status.Failed)) {
+		t.Errorf("report.md has no banner:\n%s", md)
+	}
 }

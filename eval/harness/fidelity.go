@@ -13,6 +13,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/simulate"
 	"github.com/toolenv/toolenv/backend/virtual"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/bleu"
@@ -140,13 +141,15 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	var simLLM *llm.Client
 	if envCfg.Simulator.URL != "" {
 		simLLM = newClient(envCfg.Simulator.URL, envCfg.Simulator.KeyEnv, envCfg.Simulator.Timeout)
-		simulator = fmt.Sprintf("%s at %s, prompt %s (synthesizer when it cannot answer)", envCfg.Simulator.Model, redact.URL(envCfg.Simulator.URL), envCfg.Simulator.Prompt)
+		simulator = fmt.Sprintf("%s at %s, prompt %s", envCfg.Simulator.Model, redact.URL(envCfg.Simulator.URL), envCfg.Simulator.Prompt)
 	}
 	simReg := invoke.NewRegistry()
 	for _, c := range colls {
 		opts := virtual.Options{Model: envCfg.Simulator.Model, Prompt: envCfg.Simulator.Prompt, Examples: fidelity.HoldOut(envx.Store), Tools: c.Tools, Logger: log}
 		if simLLM != nil {
-			opts.LLM = simLLM
+			// The model under test answers, or the pair is not scored:
+			// the synthesizer never stands in for it.
+			opts.LLM, opts.OnSimulatorFailure = simLLM, virtual.FallbackError
 		}
 		b, err := virtual.Build(opts)
 		if err != nil {
@@ -220,15 +223,40 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 		settings.Judge = ff.JudgeModel
 		settings.Prompts = fidelity.Prompts()
 	}
+	if simLLM != nil {
+		cfg.Failure = simulatorFailure
+	}
+	// Every model named is asked once before the first pair (a replay
+	// uses no network and checks nothing).
+	eps := []llm.Endpoint{{Role: "simulator (--llm-url, --llm-model)", Client: simLLM, Model: envCfg.Simulator.Model}}
+	if cfg.Judge != nil {
+		jc, _ := cfg.Judge.Model.(*llm.Client)
+		eps = append(eps, llm.Endpoint{Role: "judge (--judge-url, --judge-model)", Client: jc, Model: ff.JudgeModel})
+	}
+	if r, ok := cfg.Embedder.(embed.Remote); ok {
+		eps = append(eps, llm.Endpoint{Role: "embeddings (--embed-url, --embed-model)", Client: r.Client, Model: ff.EmbedModel, Embeddings: true})
+	}
+	if err := llm.Preflight(ctx, eps...); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(opts.Log(), "toolenv: scoring %d real answer(s) of %d tool(s) against %s, %d at a time\n", len(pairs), countTools(pairs), simulator, ff.Concurrency)
 	bar := progress.New(opts.Log(), len(pairs), "fidelity")
 	cfg.Progress = func(done, total int, _ *fidelity.Scored) { bar.Add(1) }
 	scored, runErr := fidelity.Run(ctx, cfg, pairs)
 	bar.Finish()
-	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
+	stopped := errors.Is(runErr, fidelity.ErrStopped)
+	if runErr != nil && !stopped && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
 		return nil, runErr
 	}
 	s := fidelity.Summarize(settings, scored, skipped)
+	why := ""
+	if stopped {
+		var te *toolenv.Error
+		if errors.As(runErr, &te) {
+			why = te.Message
+		}
+	}
+	s.Status = fidelity.NewStatus(len(pairs), scored, runErr != nil && !stopped, why)
 	s.Provenance = buildinfo.Provenance(argv, envCfg.Redacted())
 	if err := fidelity.Write(ff.Out, s, scored); err != nil {
 		return nil, err
@@ -240,11 +268,25 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	if err := toolenv.WriteJSONFile(filepath.Join(ff.Out, "run.json"), run); err != nil {
 		return nil, err
 	}
-	res := &FidelityResult{Summary: s, Scored: scored, Interrupted: runErr != nil}
-	if runErr != nil {
+	res := &FidelityResult{Summary: s, Scored: scored, Interrupted: runErr != nil && !stopped}
+	switch {
+	case stopped:
+		return res, runErr
+	case runErr != nil:
 		return res, toolenv.Errorw(toolenv.StatusCanceled, "", "interrupted: %v", runErr)
 	}
 	return res, nil
+}
+
+// simulatorFailure says why a result of the virtual backend under test
+// is no answer of its model (with OnSimulatorFailure error, a failure is
+// returned, marked), and whether the endpoint itself failed.
+func simulatorFailure(r *toolenv.Result) (string, bool) {
+	kind := r.Meta[simulate.MetaFailure]
+	if kind == "" {
+		return "", false
+	}
+	return "the simulator did not answer (" + kind + "): " + r.Error, kind != "unparseable"
 }
 
 func skippedHint(skipped []string) string {
