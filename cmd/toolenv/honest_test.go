@@ -400,3 +400,50 @@ func TestEvalFidelityNeverScoresAStandIn(t *testing.T) {
 		t.Errorf("report.md has no banner:\n%s", md)
 	}
 }
+
+// TestMirrorChecksItsModelsFirst: mirror's model stages, its comparison
+// and its FAC annotation ask every model they were given once before any
+// work, and a dead one fails in one request with exit 4 naming it; a
+// stage that asks no model checks nothing.
+func TestMirrorChecksItsModelsFirst(t *testing.T) {
+	bird := builtBird(t)
+	rest := filepath.Join(bird, "rest")
+	ctx := context.Background()
+	ok := llmtest.New(func(_ int, req *llm.Request) llmtest.Reply {
+		if req.Model == "gone" {
+			return llmtest.Reply{Status: 404, Raw: `{"error": {"message": "The model gone does not exist."}}`}
+		}
+		return llmtest.Reply{Content: "OK"}
+	})
+	defer ok.Close()
+	dead := deadModel(t)
+	evalRun := filepath.Join(t.TempDir(), "oracle")
+	if code, _, stderr := run(t, ctx, "eval", "--tasks", demoFolder(t, filepath.Join(t.TempDir(), "d"), "d"), "--agent", "oracle", "--out", evalRun, "--log-level", "error"); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // "" when no check fails
+	}{
+		{"generate, model dead", []string{"mirror", "generate", "--collection", rest, "--llm-url", dead, "--llm-model", "m"}, "--llm-url, --llm-model: model endpoint " + dead},
+		{"filter, judge model unknown", []string{"mirror", "filter", "--collection", rest, "--llm-url", ok.URL(), "--llm-model", "m", "--judge-model", "gone"}, "--judge-model: model endpoint"},
+		{"split asks no model", []string{"mirror", "split", "--collection", rest, "--llm-url", dead, "--llm-model", "m"}, ""},
+		{"compare, agent endpoint dead", []string{"mirror", "compare", "--collection", rest, "--llm-url", ok.URL(), "--llm-model", "m", "--agent-url", dead, "--agent-model", "a"}, "--agent-url, --agent-model: model endpoint " + dead},
+		{"compare, simulator dead", []string{"mirror", "compare", "--collection", rest, "--llm-url", ok.URL(), "--llm-model", "m", "--agent-model", "a", "--sim-url", dead, "--sim-model", "s"}, "--sim-url, --sim-model: model endpoint " + dead},
+		{"fac, annotator dead", []string{"mirror", "fac", "--runs", evalRun, "--llm-url", dead, "--llm-model", "m"}, "--llm-url, --llm-model: model endpoint " + dead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, ctx, append(tc.args, "--out", filepath.Join(t.TempDir(), "m"), "--log-level", "error")...)
+			if tc.want == "" {
+				if code == 4 {
+					t.Errorf("exit 4: %s", stderr)
+				}
+				return
+			}
+			if code != 4 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "connection refused") && !strings.Contains(stderr, "HTTP 404: The model gone does not exist.") {
+				t.Errorf("exit %d: %s\nwant 4 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/internal/configfile"
+	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 )
 
@@ -87,6 +88,24 @@ func (d *Dataset) Compare(ctx context.Context, cc *CompareConfig) (*mirror.Compa
 	}
 	if m.JudgeModel != "" {
 		opts.Judge = &judge.Judge{Model: d.Client(cmp.Or(cc.JudgeURL, m.URL), m.APIKey, m.KeyEnv), ModelName: m.JudgeModel, Seed: d.cfg.Seed}
+	}
+	// Every model is asked once before the first query (a replay checks
+	// nothing): the query writer, each agent model, the simulator, the
+	// judge.
+	qc, _ := d.Engine.Model.(*llm.Client)
+	eps := []llm.Endpoint{{Role: "--llm-url, --llm-model", Client: qc, Model: m.Name}}
+	for _, name := range cc.AgentModels {
+		eps = append(eps, llm.Endpoint{Role: "--agent-url, --agent-model", Client: ac, Model: name})
+	}
+	if cc.SimURL != "" {
+		eps = append(eps, llm.Endpoint{Role: "--sim-url, --sim-model", Client: d.Client(cc.SimURL, m.APIKey, m.KeyEnv), Model: cc.SimModel})
+	}
+	if opts.Judge != nil {
+		jc, _ := opts.Judge.Model.(*llm.Client)
+		eps = append(eps, llm.Endpoint{Role: "--judge-url, --judge-model", Client: jc, Model: m.JudgeModel})
+	}
+	if err := llm.Preflight(ctx, eps...); err != nil {
+		return nil, "", err
 	}
 	cs, err := d.Engine.Compare(ctx, opts)
 	if errors.Is(err, mirror.ErrInterrupted) {

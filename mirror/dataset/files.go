@@ -111,6 +111,9 @@ func FAC(ctx context.Context, cfg *FACConfig, opts Options) (*mirror.FACStats, e
 		defer rec.Close()
 		client := llm.New(cmp.Or(cfg.URL, replayURL), llm.Options{APIKey: opts.Getenv(cfg.KeyEnv), Recorder: rec, Reuse: true, Replay: cfg.Replay, Logger: opts.Logger})
 		fo.Judge = &judge.Judge{Model: client, ModelName: cfg.Model}
+		if err := llm.Preflight(ctx, llm.Endpoint{Role: "--llm-url, --llm-model", Client: client, Model: cfg.Model}); err != nil {
+			return nil, err
+		}
 	}
 	return mirror.FACFiles(ctx, eps, fo)
 }
