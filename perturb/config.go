@@ -11,6 +11,7 @@ import (
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/internal/progress"
+	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/internal/redact"
 )
 
@@ -68,6 +69,12 @@ func (c *Config) Job(ctx context.Context, env Env) (Job, func(), error) {
 		}
 		m, cl, err := OpenModel(ctx, ModelConfig{URL: c.URL, APIKey: getenv(c.KeyEnv), Records: c.Records, Replay: c.Replay, Logger: log})
 		if err != nil {
+			return Job{}, nil, err
+		}
+		// The model is asked once before the first task (a replay checks
+		// nothing).
+		if err := llm.Preflight(ctx, llm.Endpoint{Role: "--llm-url, --llm-model", Client: m, Model: c.Model}); err != nil {
+			cl.Close()
 			return Job{}, nil, err
 		}
 		opts.Model, opts.ModelName, closer = m, c.Model, cl

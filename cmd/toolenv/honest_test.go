@@ -447,3 +447,31 @@ func TestMirrorChecksItsModelsFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestMapAndPerturbCheckTheirModelsFirst: perturb's paraphrases, map
+// probe's model and map index's embeddings endpoint are each asked once
+// before any work; a dead one fails with exit 4 naming it.
+func TestMapAndPerturbCheckTheirModelsFirst(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	coll := demoFolder(t, filepath.Join(tmp, "d"), "d")
+	ix := filepath.Join(tmp, "map.db")
+	if code, _, stderr := run(t, ctx, "map", "index", "--collection", coll, "--index", ix, "--log-level", "error"); code != 0 {
+		t.Fatal(stderr)
+	}
+	dead := deadModel(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"perturb", "--tasks", filepath.Join(coll, toolenv.TasksFile), "--mode", "paraphrase", "--seed", "1", "--llm-url", dead, "--llm-model", "m", "--out", filepath.Join(tmp, "p.jsonl")}, "--llm-url, --llm-model: model endpoint " + dead},
+		{[]string{"map", "probe", "--index", ix, "--queries", filepath.Join(coll, toolenv.TasksFile), "--llm-url", dead, "--model", "m", "--out", filepath.Join(tmp, "probe.json")}, "--llm-url, --model: model endpoint " + dead},
+		{[]string{"map", "index", "--collection", coll, "--index", filepath.Join(tmp, "v.db"), "--embed-url", dead, "--embed-model", "e"}, "--embed-url, --embed-model: model endpoint " + dead},
+		{[]string{"map", "search", "--index", ix, "--embed-url", dead, "--embed-model", "e", "weather"}, "--embed-url, --embed-model: model endpoint " + dead},
+	} {
+		code, _, stderr := run(t, ctx, append(tc.args, "--log-level", "error")...)
+		if code != 4 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "connection refused") {
+			t.Errorf("%v: exit %d: %s\nwant 4 and %q", tc.args[:2], code, stderr, tc.want)
+		}
+	}
+}

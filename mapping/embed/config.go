@@ -62,3 +62,14 @@ func New(cfg Config) (Embedder, error) {
 	c := llm.New(cfg.URL, llm.Options{APIKey: key, Timeout: cfg.Timeout, MaxRetries: 1, Backoff: 500 * time.Millisecond, Logger: cfg.Logger})
 	return Remote{Client: c, Model: cfg.Model}, nil
 }
+
+// Check asks a remote embedder's endpoint once (llm.Client's
+// CheckEmbeddings), so that a command that needs it fails in seconds
+// when it cannot answer; the offline embedder needs no check.
+func Check(ctx context.Context, e Embedder) error {
+	r, ok := e.(Remote)
+	if !ok {
+		return nil
+	}
+	return llm.Preflight(ctx, llm.Endpoint{Role: "--embed-url, --embed-model", Client: r.Client, Model: r.Model, Embeddings: true})
+}

@@ -53,6 +53,9 @@ func BuildMapped(ctx context.Context, src structural.ExampleSource, tools []*too
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := embed.Check(ctx, emb); err != nil {
+		return nil, nil, err
+	}
 	var set *mapping.Set
 	var outputs func(*toolenv.Tool) []string
 	var run *graph.Mapped
@@ -130,6 +133,9 @@ func SearchFile(ctx context.Context, query string, cfg *SearchConfig, env Env) (
 		ec.Logger, ec.Getenv = env.Logger, env.Getenv
 		var err error
 		if emb, err = embed.New(ec); err != nil {
+			return nil, Meta{}, err
+		}
+		if err := embed.Check(ctx, emb); err != nil {
 			return nil, Meta{}, err
 		}
 	}

@@ -66,7 +66,13 @@ func (c *ModelConfig) Open(ctx context.Context, getenv func(string) string, log 
 	if url == "" {
 		url = "http://replay.invalid/v1"
 	}
-	return llm.New(url, opts), closer, nil
+	client := llm.New(url, opts)
+	// The model is asked once before any work (a replay checks nothing).
+	if err := llm.Preflight(ctx, llm.Endpoint{Role: "--llm-url, --model", Client: client, Model: c.Model}); err != nil {
+		closer.Close()
+		return nil, nil, err
+	}
+	return client, closer, nil
 }
 
 // Config is a probe as "toolenv map probe" takes it. Its tags are the
