@@ -11,8 +11,8 @@ import (
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/internal/progress"
-	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/internal/redact"
+	"github.com/toolenv/toolenv/llm"
 )
 
 // Config is a perturbation as "toolenv perturb" takes it, each field a
