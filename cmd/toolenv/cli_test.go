@@ -291,8 +291,8 @@ func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {
 			}
 			// --duration is each round's measured time, not split over
 			// the rounds: 2 rounds × 2 targets of at least 1 s each.
-			if len(rep.RoundSeconds) != 4 {
-				t.Fatalf("rounds %v", rep.RoundSeconds)
+			if len(rep.RoundSeconds) != 4 || rep.Duration != "1s" {
+				t.Fatalf("rounds %v of %s", rep.RoundSeconds, rep.Duration)
 			}
 			for _, s := range rep.RoundSeconds {
 				if s < 1 {

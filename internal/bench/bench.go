@@ -254,7 +254,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.LoadGenerator = drv.name()
+	// The report records what the rounds last: wrk counts whole
+	// seconds (a warm-up of 0 is none).
+	rep.LoadGenerator, rep.Duration = drv.name(), drv.effective(duration).String()
+	if warmup > 0 {
+		warmup = drv.effective(warmup)
+	}
+	duration = drv.effective(duration)
 	var bareURL string
 	var bareProc *os.Process
 	if baseline {

@@ -36,6 +36,8 @@ const (
 // measured round, whose result and the client's own CPU time it returns.
 type driver interface {
 	name() string
+	// effective is the duration a round of d lasts with this driver.
+	effective(d time.Duration) time.Duration
 	warmup(ctx context.Context, base string, d time.Duration) error
 	measure(ctx context.Context, base string, d time.Duration) (*loadgen.Result, time.Duration, error)
 }
@@ -71,6 +73,8 @@ type goDriver struct {
 }
 
 func (g *goDriver) name() string { return "go (internal/loadgen, in the bench process)" }
+
+func (g *goDriver) effective(d time.Duration) time.Duration { return d }
 
 func (g *goDriver) requests(base string) []loadgen.Request {
 	hdr := http.Header{"Content-Type": {"application/json"}}
@@ -158,6 +162,10 @@ func newWrk(exe string, bodies [][]byte, dir string, connections, threads int) (
 
 func (w *wrkDriver) name() string {
 	return fmt.Sprintf("wrk %s (%d threads, a child process)", w.version, w.threads)
+}
+
+func (w *wrkDriver) effective(d time.Duration) time.Duration {
+	return time.Duration(seconds(d)) * time.Second
 }
 
 // seconds is d as wrk takes it: whole seconds, at least one.
