@@ -152,10 +152,13 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 	}
 }
 
-// TestUnknownFlagsAndValuesSuggest checks the usage errors of flags: an
-// unknown flag names the nearest one, a value outside a flag's set names
-// the set and the nearest value, a URL flag refuses what is not an
-// http(s) URL and says the URL meant, hiding credentials. All exit 2.
+// TestUnknownFlagsAndValuesSuggest checks the usage errors of flags and
+// commands: an unknown flag names the nearest one, a value outside a
+// flag's set names the set and the nearest value, a URL flag refuses what
+// is not an http(s) URL and says the URL meant, hiding credentials, and a
+// word that names no subcommand names the nearest (a group of commands
+// used to print its help and exit 0). All exit 2; a group given no word
+// prints its help.
 func TestUnknownFlagsAndValuesSuggest(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -177,6 +180,10 @@ func TestUnknownFlagsAndValuesSuggest(t *testing.T) {
 		{[]string{"serve", "--llm-url", "ftp://user:SECRET2@h/v1"}, []string{"--llm-url", "its scheme is ftp"}, "SECRET2"},
 		{[]string{"eval", "fidelity", "--judge-url", "http:///v1"}, []string{"--judge-url", "has no host"}, ""},
 		{[]string{"mirror", "run", "--llm-url", "127.0.0.1:8000"}, []string{"--llm-url", "http://127.0.0.1:8000"}, ""},
+		{[]string{"map", "indx"}, []string{`unknown command "indx" for "toolenv map"`, "did you mean index?"}, ""},
+		{[]string{"eval", "stb", "convrt", "x"}, []string{"did you mean convert?"}, ""},
+		{[]string{"eval", "scor", "--in", "x"}, []string{`unknown command "scor" for "toolenv eval"`, "did you mean score?"}, ""},
+		{[]string{"map", "zzzzzz"}, []string{"toolenv map --help lists its commands"}, ""},
 	} {
 		code, _, stderr := run(t, ctx, tc.args...)
 		if code != 2 {
@@ -190,6 +197,9 @@ func TestUnknownFlagsAndValuesSuggest(t *testing.T) {
 		if tc.not != "" && strings.Contains(stderr, tc.not) {
 			t.Errorf("%v: %q shows the credential", tc.args, stderr)
 		}
+	}
+	if code, stdout, _ := run(t, ctx, "map"); code != 0 || !strings.Contains(stdout, "Available Commands") {
+		t.Errorf("map with no command: exit %d: %s", code, stdout)
 	}
 }
 

@@ -117,6 +117,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newPerturbCmd(e),
 		newMirrorCmd(e),
 	)
+	groupsRefuseUnknownCommands(root)
 	return root
 }
 
@@ -132,6 +133,13 @@ func suggestFlag(c *cobra.Command, err error) error {
 			return fmt.Errorf("--%s: %w", bad.GetFlag().Name, errors.Unwrap(bad))
 		}
 		return err
+	}
+	// A word before the flag that is no subcommand: the command meant is
+	// the nearest one ("eval scor --in F"), whose flags these may be.
+	if args := c.Flags().Args(); len(args) > 0 && c.HasSubCommands() {
+		if e := unknownCommand(c, args[0]); e != nil {
+			return e
+		}
 	}
 	var unknown *pflag.NotExistError
 	if !errors.As(err, &unknown) || !strings.HasPrefix(err.Error(), "unknown flag: --") {
@@ -150,6 +158,50 @@ func suggestFlag(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (did you mean --%s?)", err, near)
 	}
 	return fmt.Errorf("%w (%s --help lists its flags)", err, c.CommandPath())
+}
+
+// unknownCommand is the usage error of a word that names none of c's
+// subcommands, with the nearest ones; nil when word names one.
+func unknownCommand(c *cobra.Command, word string) error {
+	var names []string
+	for _, s := range c.Commands() {
+		if s.Name() == word || slices.Contains(s.Aliases, word) {
+			return nil
+		}
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", word, c.CommandPath())
+	near := c.SuggestionsFor(word)
+	if n := configfile.Nearest(word, names); n != "" && !slices.Contains(near, n) {
+		near = append([]string{n}, near...)
+	}
+	if len(near) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
+	} else {
+		msg += fmt.Sprintf(" (%s --help lists its commands)", c.CommandPath())
+	}
+	return usageError{errors.New(msg)}
+}
+
+// groupsRefuseUnknownCommands makes every command that only groups
+// others (no Run of its own) refuse a word that names none of them, as a
+// usage error with the nearest ones, instead of printing its help and
+// exiting 0; with no word it prints its help.
+func groupsRefuseUnknownCommands(c *cobra.Command) {
+	for _, s := range c.Commands() {
+		groupsRefuseUnknownCommands(s)
+	}
+	if c.HasParent() && c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return unknownCommand(cmd, args[0])
+		}
+	}
 }
 
 // oneOf checks a flag's value against the values it takes, for flags not
