@@ -212,7 +212,7 @@ func deadModel(t *testing.T) string {
 // TestEvalChecksItsModelsFirst: eval with a model (or a judge) that
 // cannot answer stops before its first episode, in one request, with
 // exit 4 and a message naming the endpoint and what answered; nothing is
-// written as if episodes had run.
+// written.
 func TestEvalChecksItsModelsFirst(t *testing.T) {
 	tasks := demoFolder(t, filepath.Join(t.TempDir(), "demo2"), "demo2")
 	ok := llmtest.New(llmtest.Script(llmtest.Reply{Content: "Thought: done\nFinal Answer: 21.5"}))
@@ -227,7 +227,7 @@ func TestEvalChecksItsModelsFirst(t *testing.T) {
 	}{
 		{"dead model", []string{"--model", dead, "--no-judge"}, []string{"--model: model endpoint " + dead, "connection refused"}},
 		{"not a model", []string{"--model", html.URL(), "--no-judge"}, []string{"--model: model endpoint", "not an OpenAI chat completion", "<html>not a model</html>"}},
-		{"dead judge", []string{"--model", ok.URL(), "--judge-url", dead, "--judge-model", "j"}, []string{"judge (--judge-url, --judge-model): model endpoint " + dead, `(model "j")`}},
+		{"dead judge", []string{"--model", ok.URL(), "--judge-url", dead, "--judge-model", "j"}, []string{"the judge (--judge-url, --judge-model): model endpoint " + dead, `(model "j")`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
@@ -241,8 +241,8 @@ func TestEvalChecksItsModelsFirst(t *testing.T) {
 					t.Errorf("%q lacks %q", stderr, w)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(out, "episodes.jsonl")); err == nil {
-				t.Error("episodes were written")
+			if _, err := os.Stat(out); err == nil {
+				t.Error("the output folder was written")
 			}
 		})
 	}

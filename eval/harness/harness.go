@@ -118,6 +118,15 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 	if cfg.Runs < 1 || cfg.Concurrency < 1 {
 		return nil, invalid("--runs and --concurrency must be at least 1")
 	}
+	// Every model is asked once before anything is written or the first
+	// episode runs: a dead or wrong endpoint fails here, in seconds, not
+	// after each episode's retries (a replay uses no network, and checks
+	// nothing).
+	if needModel && !cfg.Replay {
+		if err := checkModels(ctx, cfg, getenv); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, err
 	}
@@ -238,32 +247,12 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		Config: recorded(cfg, envCfg), Planned: planned(tasks, shard, cfg),
 	}
 	ev.Info.Prompts = append(ev.Info.Prompts, agent.Prompts()...)
-	j := &cfg.Judge
-	if needModel && !j.Off && cfg.Agent != "direct" && (!j.NoSoPR || j.FAC) {
-		ju, jm, jk, key := j.URL, j.Model, j.KeyEnv, j.APIKey
-		if ju == "" {
-			ju = cfg.Model.URL
-		}
-		if jm == "" {
-			jm = cfg.Model.Name
-		}
-		if jk == "" && key == "" {
-			jk, key = cfg.Model.KeyEnv, cfg.Model.APIKey
-		}
+	if ju, jm, jk, key, ok := judgeOf(cfg); ok {
+		j := &cfg.Judge
 		ev.run.Judge = &judge.Judge{Model: newClient(ju, key, jk), ModelName: jm}
 		ev.run.NoSoPR, ev.run.FAC, ev.run.JudgeRounds = j.NoSoPR, j.FAC, j.Rounds
 		ev.Info.Judge = &eval.JudgeInfo{Model: jm, URL: redact.URL(ju), Rounds: max(j.Rounds, 1), SoPR: !j.NoSoPR, FAC: j.FAC}
 		ev.Info.Prompts = append(ev.Info.Prompts, judge.Prompts()...)
-	}
-	// Every model is asked once before the first episode: a dead or
-	// wrong endpoint fails here, in seconds, not after each episode's
-	// retries (a replay uses no network, and checks nothing).
-	eps := []llm.Endpoint{{Role: "--model", Client: clientOf(ev.run.Model), Model: cfg.Model.Name}}
-	if ev.run.Judge != nil {
-		eps = append(eps, llm.Endpoint{Role: "judge (--judge-url, --judge-model)", Client: clientOf(ev.run.Judge.Model), Model: ev.run.Judge.ModelName})
-	}
-	if err := llm.Preflight(ctx, eps...); err != nil {
-		return nil, err
 	}
 	ev.Journal = filepath.Join(cfg.Out, eval.JournalName(shard))
 	if cfg.Queue.URL != "" {
@@ -292,10 +281,33 @@ func planned(tasks []*toolenv.Task, shard eval.Shard, cfg *Config) int {
 	return n * cfg.Runs
 }
 
-// clientOf returns m as an *llm.Client, or nil.
-func clientOf(m any) *llm.Client {
-	c, _ := m.(*llm.Client)
-	return c
+// judgeOf returns the judge's endpoint, model and key (each the model's
+// when not given), and whether the run is judged at all.
+func judgeOf(cfg *Config) (url, model, keyEnv, key string, ok bool) {
+	j := &cfg.Judge
+	if cfg.Agent == "oracle" || j.Off || cfg.Agent == "direct" || j.NoSoPR && !j.FAC {
+		return "", "", "", "", false
+	}
+	url, model, keyEnv, key = cmp.Or(j.URL, cfg.Model.URL), cmp.Or(j.Model, cfg.Model.Name), j.KeyEnv, j.APIKey
+	if keyEnv == "" && key == "" {
+		keyEnv, key = cfg.Model.KeyEnv, cfg.Model.APIKey
+	}
+	return url, model, keyEnv, key, true
+}
+
+// checkModels asks the agent's model and the judge once each (llm.Preflight).
+func checkModels(ctx context.Context, cfg *Config, getenv func(string) string) error {
+	client := func(url, key, keyEnv string) *llm.Client {
+		if key == "" && keyEnv != "" {
+			key = getenv(keyEnv)
+		}
+		return llm.New(url, llm.Options{APIKey: key, Timeout: cfg.Model.Timeout})
+	}
+	eps := []llm.Endpoint{{Role: "--model", Client: client(cfg.Model.URL, cfg.Model.APIKey, cfg.Model.KeyEnv), Model: cfg.Model.Name}}
+	if url, model, keyEnv, key, ok := judgeOf(cfg); ok && (url != cfg.Model.URL || model != cfg.Model.Name) {
+		eps = append(eps, llm.Endpoint{Role: "the judge (--judge-url, --judge-model)", Client: client(url, key, keyEnv), Model: model})
+	}
+	return llm.Preflight(ctx, eps...)
 }
 
 // taskSource reports whether the tasks of c are evaluated: c was read
