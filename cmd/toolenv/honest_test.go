@@ -377,8 +377,8 @@ func TestEvalFidelityNeverScoresAStandIn(t *testing.T) {
 	if code != 4 || !strings.Contains(stderr, "simulator (--llm-url, --llm-model): model endpoint "+dead) || !strings.Contains(stderr, "connection refused") {
 		t.Fatalf("dead from the start: exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
-		t.Error("a summary was written for a run that scored nothing")
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the output folder was written for a run that scored nothing")
 	}
 
 	var sim *llmtest.Server

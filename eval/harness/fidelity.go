@@ -109,6 +109,23 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	if err != nil {
 		return nil, invalid("--bleu-smoothing: %v", err)
 	}
+	// Every model named is asked once before anything is written or the
+	// first pair is scored (a replay uses no network and checks nothing).
+	if !ff.Replay {
+		check := func(url, keyEnv string) *llm.Client {
+			if url == "" {
+				return nil
+			}
+			return llm.New(url, llm.Options{APIKey: getenv(keyEnv), Timeout: ff.JudgeTimeout})
+		}
+		if err := llm.Preflight(ctx,
+			llm.Endpoint{Role: "simulator (--llm-url, --llm-model)", Client: check(envCfg.Simulator.URL, envCfg.Simulator.KeyEnv), Model: envCfg.Simulator.Model},
+			llm.Endpoint{Role: "judge (--judge-url, --judge-model)", Client: check(ff.JudgeURL, ff.JudgeKeyEnv), Model: ff.JudgeModel},
+			llm.Endpoint{Role: "embeddings (--embed-url, --embed-model)", Client: check(ff.EmbedURL, ff.EmbedKeyEnv), Model: ff.EmbedModel, Embeddings: true},
+		); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(ff.Out, 0o755); err != nil {
 		return nil, err
 	}
@@ -225,19 +242,6 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	}
 	if simLLM != nil {
 		cfg.Failure = simulatorFailure
-	}
-	// Every model named is asked once before the first pair (a replay
-	// uses no network and checks nothing).
-	eps := []llm.Endpoint{{Role: "simulator (--llm-url, --llm-model)", Client: simLLM, Model: envCfg.Simulator.Model}}
-	if cfg.Judge != nil {
-		jc, _ := cfg.Judge.Model.(*llm.Client)
-		eps = append(eps, llm.Endpoint{Role: "judge (--judge-url, --judge-model)", Client: jc, Model: ff.JudgeModel})
-	}
-	if r, ok := cfg.Embedder.(embed.Remote); ok {
-		eps = append(eps, llm.Endpoint{Role: "embeddings (--embed-url, --embed-model)", Client: r.Client, Model: ff.EmbedModel, Embeddings: true})
-	}
-	if err := llm.Preflight(ctx, eps...); err != nil {
-		return nil, err
 	}
 	fmt.Fprintf(opts.Log(), "toolenv: scoring %d real answer(s) of %d tool(s) against %s, %d at a time\n", len(pairs), countTools(pairs), simulator, ff.Concurrency)
 	bar := progress.New(opts.Log(), len(pairs), "fidelity")
