@@ -513,14 +513,46 @@ func (m *Matcher) Onto(ctx context.Context, a, b string) ([]*mapping.Mapping, er
 	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, bestPerSource)
 }
 
+// Ranked scores each tool of collection a against its candidates in
+// collection b and returns, by tool ID of a, every candidate scoring at
+// least floor (after the operation graph's strengthening), best first.
+// It is what Between chooses from; a caller with more evidence (package
+// verify: the answers of both tools to the same calls) chooses itself.
+func (m *Matcher) Ranked(ctx context.Context, a, b string, floor float64) (map[string][]*mapping.Mapping, error) {
+	side := func(i int) string { return m.profiles[i].Tool.Collection }
+	ms, err := m.runFloor(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, ranked, floor)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]*mapping.Mapping{}
+	for _, mp := range ms {
+		out[mp.From] = append(out[mp.From], mp)
+	}
+	for _, list := range out {
+		sort.SliceStable(list, func(i, j int) bool {
+			if list[i].Score != list[j].Score {
+				return list[i].Score > list[j].Score
+			}
+			return list[i].To < list[j].To
+		})
+	}
+	return out, nil
+}
+
 // How run pairs tools.
 const (
 	allPairs      = iota // every pair above the threshold, once
 	oneToOne             // directed, each tool on either side at most once
 	bestPerSource        // directed, each source tool at most once
+	ranked               // directed, every pair above the threshold
 )
 
 func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int) ([]*mapping.Mapping, error) {
+	return m.runFloor(ctx, allowed, mode, m.opts.MinScore)
+}
+
+// runFloor is run keeping the pairs scoring at least floor.
+func (m *Matcher) runFloor(ctx context.Context, allowed func(i, j int) bool, mode int, floor float64) ([]*mapping.Mapping, error) {
 	directed := mode != allPairs
 	invWords := m.invert(func(p *Profile) map[string]float64 { return p.words })
 	invDesc := m.invert(func(p *Profile) map[string]float64 { return p.desc })
@@ -543,7 +575,7 @@ func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int
 				a, b = b, a
 			}
 			mp := m.compare(m.profiles[a], m.profiles[b])
-			if mp.Score >= m.opts.MinScore*0.8 { // kept for propagation; filtered below
+			if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
 				out = append(out, mp)
 			}
 		}
@@ -556,7 +588,7 @@ func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int
 	}
 	var kept []*mapping.Mapping
 	for _, mp := range out {
-		if mp.Score >= m.opts.MinScore {
+		if mp.Score >= floor {
 			kept = append(kept, mp)
 		}
 	}

@@ -269,3 +269,33 @@ func TestCommonWordsStillFindCandidates(t *testing.T) {
 		t.Fatalf("a/get_hero_name_by_id (common words only) not mapped to b/FUNC_0: %v", got)
 	}
 }
+
+// TestRanked: every candidate at or above the floor, best first, and
+// what Between chose among them.
+func TestRanked(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 7))
+	api := adversarialAPI(r, "api")
+	obf, _, _ := obfuscate(r, api, "api-obfuscated")
+	m := New(append(append([]*toolenv.Tool(nil), api...), obf...), nil, Options{})
+	ranked, err := m.Ranked(context.Background(), "api", "api-obfuscated", 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chosen, err := m.Between(context.Background(), "api", "api-obfuscated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mp := range chosen {
+		list := ranked[mp.From]
+		found := false
+		for i, c := range list {
+			if c.Score < 0.3 || (i > 0 && c.Score > list[i-1].Score) || !strings.HasPrefix(c.To, "api-obfuscated/") {
+				t.Errorf("%s: candidate %d %s %.3f out of order or below the floor", mp.From, i, c.To, c.Score)
+			}
+			found = found || c.To == mp.To
+		}
+		if !found || len(list) < 2 {
+			t.Errorf("%s: Between's %s not among %d ranked candidates", mp.From, mp.To, len(list))
+		}
+	}
+}
