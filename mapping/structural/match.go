@@ -67,6 +67,9 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 	markOpaque(m.profiles)
 	for _, p := range m.profiles {
 		p.descWords = terms.Text(p.descText)
+		if raw := prose(p.Tool); raw != p.descText {
+			p.asWritten = &prosePart{text: raw, words: terms.Text(raw)}
+		}
 	}
 	docs := make([][]string, len(m.profiles))
 	for i, p := range m.profiles {
@@ -94,6 +97,9 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 		}
 		p.words = m.tools.vector(docs[i])
 		p.desc = m.tools.vector(p.descWords)
+		if p.asWritten != nil {
+			p.asWritten.vec = m.tools.vector(p.asWritten.words)
+		}
 		p.domain = m.tools.vector(terms.Text(p.Tool.Category + " " + p.Tool.GroupDescription))
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			f.desc = m.fields.vector(terms.Text(f.Description))
@@ -205,9 +211,9 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 		// what counts is how much of its description the other covers.
 		switch {
 		case len(mp.When) > 0:
-			d = max(d, covered(pb.desc, pa.desc))
+			d = max(d, covered(pb.desc, pa.desc), covered(written(pb).vec, written(pa).vec))
 		case len(mp.Fixed) > 0:
-			d = max(d, covered(pa.desc, pb.desc))
+			d = max(d, covered(pa.desc, pb.desc), covered(written(pa).vec, written(pb).vec))
 		}
 		sum += wToolDesc * d
 		weight += wToolDesc
@@ -272,12 +278,33 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 // words: "count, name and id" is not "name, id and count" (the columns
 // of the answer come in another order), and a description written in
 // the same order is better evidence than a permutation of it.
+//
+// The prose is read twice — without the mentions of the tools' own
+// arguments (a renamed argument is the same reference spelled
+// otherwise) and as written (two tools naming their arguments alike
+// share those words) — and the better reading counts.
 func textSimilarity(pa, pb *Profile) float64 {
-	if strings.TrimSpace(pa.descText) == strings.TrimSpace(pb.descText) {
+	return max(proseSimilarity(pa.descText, pb.descText, pa.descWords, pb.descWords, pa.desc, pb.desc),
+		proseSimilarity(written(pa).text, written(pb).text, written(pa).words, written(pb).words, written(pa).vec, written(pb).vec))
+}
+
+// written is a profile's prose as written.
+func written(p *Profile) *prosePart {
+	if p.asWritten != nil {
+		return p.asWritten
+	}
+	return &prosePart{text: p.descText, words: p.descWords, vec: p.desc}
+}
+
+func proseSimilarity(ta, tb string, wa, wb []string, va, vb map[string]float64) float64 {
+	if va == nil || vb == nil {
+		return 0
+	}
+	if strings.TrimSpace(ta) == strings.TrimSpace(tb) {
 		return 1
 	}
-	c := cosine(pa.desc, pb.desc)
-	order := terms.Dice(bigrams(pa.descWords), bigrams(pb.descWords))
+	c := cosine(va, vb)
+	order := terms.Dice(bigrams(wa), bigrams(wb))
 	return c * (1 - 0.1*math.Pow(c, 4)*(1-order))
 }
 

@@ -299,3 +299,33 @@ func TestRanked(t *testing.T) {
 		}
 	}
 }
+
+// TestProseReadTwice: mentions of arguments are read both ways — a
+// renamed argument is the same reference (removed), and two tools that
+// name their arguments alike share those words (kept).
+func TestProseReadTwice(t *testing.T) {
+	args := func(names ...string) *toolenv.Schema {
+		s := &toolenv.Schema{Type: "object", Properties: map[string]*toolenv.Schema{}}
+		for _, n := range names {
+			s.SetProp(n, &toolenv.Schema{Type: "string"})
+		}
+		return s
+	}
+	tools := []*toolenv.Tool{
+		{ID: "a/keep_greater", Collection: "a", Name: "keep_greater", Description: "Keep the rows whose column `key_name` is greater than `value`.", Input: args("key_name", "value")},
+		{ID: "b/filter", Collection: "b", Name: "filter", Description: "Keep the rows whose column `key_name` matches `value` under `condition`.", Input: args("key_name", "value", "condition")},
+	}
+	for i := 0; i < 3; i++ {
+		tools = append(tools, &toolenv.Tool{ID: fmt.Sprintf("c/FUNC_%d", i), Collection: "c", Name: fmt.Sprintf("FUNC_%d", i),
+			Description: fmt.Sprintf("Keep the rows whose column `ARG_%d` is greater than `ARG_%d`.", 2*i, 2*i+1), Input: args(fmt.Sprintf("ARG_%d", 2*i), fmt.Sprintf("ARG_%d", 2*i+1))})
+	}
+	m := New(tools, nil, Options{})
+	a, b, c := m.Profile("a/keep_greater"), m.Profile("b/filter"), m.Profile("c/FUNC_0")
+	without := proseSimilarity(a.descText, b.descText, a.descWords, b.descWords, a.desc, b.desc)
+	if got := textSimilarity(a, b); got <= without {
+		t.Errorf("alike-named arguments: %.3f, no more than without the mentions (%.3f)", got, without)
+	}
+	if got := textSimilarity(a, c); got != 1 {
+		t.Errorf("renamed arguments: %.3f, want 1 (the same text but for the mentions)", got)
+	}
+}

@@ -78,6 +78,10 @@ type Profile struct {
 	// normalised words in order.
 	descText  string
 	descWords []string
+	// asWritten is the prose with the mentions kept, when they were
+	// removed: two tools that name their arguments alike share those
+	// words (see textSimilarity).
+	asWritten *prosePart
 	words     map[string]float64 // TF-IDF vector of the whole tool (name, description, fields)
 	desc      map[string]float64 // TF-IDF vector of the description
 	// domain is the TF-IDF vector of the API's category and description.
@@ -129,6 +133,14 @@ func NewProfile(t *toolenv.Tool, ev *Evidence) *Profile {
 	p.name = ToolWords(t)
 	p.descText = prose(t)
 	return p
+}
+
+// prosePart is a tool's prose as written: its text, words and TF-IDF
+// vector.
+type prosePart struct {
+	text  string
+	words []string
+	vec   map[string]float64
 }
 
 // prose returns a tool's description followed by its response's (what
