@@ -124,3 +124,66 @@ func logWrong(t *testing.T, out string, rep *Report) {
 		}
 	}
 }
+
+// TestFailoverReportSaysWhyUnmapped: an endpoint whose counterpart the
+// alternative lacks is reported unmapped with the reason, in the JSON
+// and the Markdown, and the tasks that need it are the ones lost.
+func TestFailoverReportSaysWhyUnmapped(t *testing.T) {
+	out, _ := adversarialBuild(t, 2)
+	alt := filepath.Join(out, "rest-obfuscated")
+	var mf struct{ Tools map[string]string }
+	raw, err := os.ReadFile(filepath.Join(out, "rest-obfuscated.mapping.json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &mf)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Remove the counterpart of the first near-duplicate filter endpoint.
+	var gone, victim string
+	for f, o := range mf.Tools {
+		if strings.Contains(o, "_by_") && (victim == "" || o < victim) {
+			gone, victim = f, o
+		}
+	}
+	var tools []*toolenv.Tool
+	raw, err = os.ReadFile(filepath.Join(alt, toolenv.ToolsFile))
+	if err == nil {
+		err = toolenv.DecodeJSON(raw, &tools)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := tools[:0]
+	for _, tl := range tools {
+		if tl.Name != gone {
+			kept = append(kept, tl)
+		}
+	}
+	if err := toolenv.WriteJSONFile(filepath.Join(alt, toolenv.ToolsFile), kept); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Failover(context.Background(), FailoverOptions{Primary: filepath.Join(out, "rest"), Alternative: alt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var why string
+	for _, u := range rep.Mapping.Unmapped {
+		if u.Tool == "bird-rest/"+victim {
+			why = u.Reason
+		}
+	}
+	if why == "" || rep.Mapped != rep.Tools-1 {
+		t.Fatalf("%s (counterpart %s removed): mapped %d of %d, unmapped %+v", victim, gone, rep.Mapped, rep.Tools, rep.Mapping.Unmapped)
+	}
+	var b strings.Builder
+	rep.Markdown(&b)
+	if !strings.Contains(b.String(), "Unmapped endpoints:") || !strings.Contains(b.String(), "- bird-rest/"+victim+": ") ||
+		!strings.Contains(b.String(), fmt.Sprintf("Mapped %d of %d endpoints", rep.Tools-1, rep.Tools)) {
+		t.Errorf("markdown:\n%s", b.String())
+	}
+	if down := rep.Runs[len(rep.Runs)-1]; down.Correct == down.Checkable || down.Correct < down.Checkable-3 {
+		t.Errorf("with one endpoint unmapped: %d of %d answered", down.Correct, down.Checkable)
+	}
+	t.Logf("unmapped %s: %s", victim, why)
+}
