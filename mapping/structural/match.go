@@ -66,9 +66,9 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 	}
 	markOpaque(m.profiles)
 	for _, p := range m.profiles {
-		p.descWords = terms.Text(p.descText)
+		p.descWords = proseWords(p.descText)
 		if raw := prose(p.Tool); raw != p.descText {
-			p.asWritten = &prosePart{text: raw, words: terms.Text(raw)}
+			p.asWritten = &prosePart{text: raw, words: proseWords(raw)}
 		}
 	}
 	docs := make([][]string, len(m.profiles))
@@ -305,7 +305,46 @@ func proseSimilarity(ta, tb string, wa, wb []string, va, vb map[string]float64) 
 	}
 	c := cosine(va, vb)
 	order := terms.Dice(bigrams(wa), bigrams(wb))
-	return c * (1 - 0.1*math.Pow(c, 4)*(1-order))
+	c *= 1 - 0.1*math.Pow(c, 4)*(1-order)
+	// A negation in one text only reverses what both say: "is null" is
+	// not "is not null" (prose drops "not" as a stopword).
+	if negations(ta) != negations(tb) {
+		c *= 0.9
+	}
+	return c
+}
+
+// proseWords returns the normalised words of prose, with the operators
+// of arithmetic and comparison that stand alone between spaces as words
+// of their own ("left + right" is not "left * right"; prose drops
+// symbols).
+func proseWords(text string) []string {
+	words := terms.Text(text)
+	for _, f := range strings.Fields(text) {
+		if op, ok := operators[f]; ok {
+			words = append(words, op)
+		}
+	}
+	return words
+}
+
+// operators name the symbols proseWords keeps.
+var operators = map[string]string{
+	"+": "op_plus", "-": "op_minus", "*": "op_times", "×": "op_times", "/": "op_divide", "÷": "op_divide", "%": "op_modulo",
+	"<": "op_lt", "<=": "op_le", "≤": "op_le", ">": "op_gt", ">=": "op_ge", "≥": "op_ge", "=": "op_eq", "==": "op_eq",
+	"!=": "op_ne", "<>": "op_ne", "≠": "op_ne",
+}
+
+// negations counts the negation words of a text.
+func negations(text string) int {
+	n := 0
+	for w := range terms.Words(text) {
+		switch w {
+		case "not", "no", "non", "never", "without", "except", "excluding", "nor":
+			n++
+		}
+	}
+	return n
 }
 
 // siblings reports whether two tools are operations of one API: one

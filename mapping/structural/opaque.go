@@ -119,12 +119,16 @@ func (p *Profile) fields() []*Field {
 
 // mentionable returns the identifiers a tool's description may mention
 // by name rather than by meaning: the tool's own name and the names of
-// its arguments (every segment of their paths).
+// its arguments (every segment of their paths, and the paths and their
+// prefixes: operation_args.value).
 func (p *Profile) mentionable() map[string]bool {
 	out := map[string]bool{p.Tool.Name: true}
 	for _, f := range p.Inputs {
-		for _, seg := range strings.Split(strings.ReplaceAll(f.Path, "[]", ""), ".") {
+		path := strings.ReplaceAll(f.Path, "[]", "")
+		segs := strings.Split(path, ".")
+		for i, seg := range segs {
 			out[seg] = true
+			out[strings.Join(segs[:i+1], ".")] = true
 		}
 	}
 	return out
@@ -156,13 +160,27 @@ func withoutMentions(desc string, idents map[string]bool, opaque func(string) bo
 			i += size
 			continue
 		}
-		j := i
-		for j < len(desc) {
-			r2, s2 := utf8.DecodeRuneInString(desc[j:])
+		j := identEnd(desc, i)
+		// A dotted chain (table.column, or an argument's path such as
+		// operation_args.value) is one token: a mention when it is one of
+		// the tool's own argument paths or made of generated names only.
+		k := j
+		for k+1 < len(desc) && desc[k] == '.' {
+			r2, _ := utf8.DecodeRuneInString(desc[k+1:])
 			if !isIdent(r2) {
 				break
 			}
-			j += s2
+			k = identEnd(desc, k+1)
+		}
+		if k > j {
+			chain := desc[i:k]
+			if idents[chain] || allOpaque(chain, opaque) {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString(chain)
+			}
+			i = k
+			continue
 		}
 		tok := desc[i:j]
 		if (idents[tok] || opaque(tok)) && standsAlone(desc, i, j) && (codeMarked(desc, i) || !proseWord(tok) || opaque(tok)) {
@@ -173,6 +191,29 @@ func withoutMentions(desc string, idents map[string]bool, opaque func(string) bo
 		i = j
 	}
 	return b.String()
+}
+
+// identEnd returns the end of the identifier starting at i.
+func identEnd(desc string, i int) int {
+	for i < len(desc) {
+		r, size := utf8.DecodeRuneInString(desc[i:])
+		if !isIdent(r) {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// allOpaque reports whether every segment of a dotted chain is a
+// generated name.
+func allOpaque(chain string, opaque func(string) bool) bool {
+	for _, seg := range strings.Split(chain, ".") {
+		if !opaque(seg) {
+			return false
+		}
+	}
+	return true
 }
 
 func isIdent(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -70,6 +70,12 @@ func TestWithoutMentions(t *testing.T) {
 		{"rows where `other` is set", []string{"city"}, "rows where `other` is set"},
 		{"", []string{"x"}, ""},
 		{"ünïcode `größe` ok", []string{"größe"}, "ünïcode ` ` ok"},
+		// An argument's own path is a mention, dotted or not; a path of
+		// generated names too; a table.column is content.
+		{"add operation_args.value or column operation_args.other_key_name.", []string{"operation_args", "operation_args.value", "operation_args.other_key_name"},
+			"add   or column  ."},
+		{"add ARG_13.ARG_1 or column ARG_13.ARG_7.", nil, "add   or column  ."},
+		{"where team.city equals `city`", []string{"city"}, "where team.city equals ` `"},
 	}
 	for _, tt := range tests {
 		ids := map[string]bool{}
@@ -327,5 +333,30 @@ func TestProseReadTwice(t *testing.T) {
 	}
 	if got := textSimilarity(a, c); got != 1 {
 		t.Errorf("renamed arguments: %.3f, want 1 (the same text but for the mentions)", got)
+	}
+}
+
+// TestProseOperatorsAndNegation: two texts that differ only in an
+// operator or a negation are told apart.
+func TestProseOperatorsAndNegation(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"Arithmetic on two values: left + right. Returns a value.", "Arithmetic on two values: left * right. Returns a value."},
+		{"Keep the rows whose column is null. Returns a table.", "Keep the rows whose column is not null. Returns a table."},
+		{"Rows where the count > 3.", "Rows where the count <= 3."},
+	}
+	for _, tt := range tests {
+		var tools []*toolenv.Tool
+		for i, d := range []string{tt.a, tt.b, tt.a} {
+			coll := "x"
+			if i == 2 {
+				coll = "y"
+			}
+			tools = append(tools, &toolenv.Tool{ID: fmt.Sprintf("%s/t%d", coll, i), Collection: coll, Name: fmt.Sprintf("t%d", i), Description: d})
+		}
+		m := New(tools, nil, Options{})
+		same, other := textSimilarity(m.Profile("y/t2"), m.Profile("x/t0")), textSimilarity(m.Profile("y/t2"), m.Profile("x/t1"))
+		if same != 1 || other >= 0.95 {
+			t.Errorf("%q vs %q: same text %.3f, other %.3f", tt.a, tt.b, same, other)
+		}
 	}
 }
