@@ -131,7 +131,7 @@ type MCPSourcesConfig struct {
 type SimulatorConfig struct {
 	// URL is an OpenAI-compatible endpoint; "" means the offline
 	// synthesizer answers.
-	URL string `json:"url" flag:"llm-url" help:"OpenAI-compatible endpoint of the API simulator, e.g. http://127.0.0.1:8000/v1 (vLLM serving MirrorAPI); empty: the offline synthesizer answers"`
+	URL string `json:"url" flag:"llm-url" url:"http" help:"OpenAI-compatible endpoint of the API simulator, e.g. http://127.0.0.1:8000/v1 (vLLM serving MirrorAPI); empty: the offline synthesizer answers"`
 	// Model is the model name the endpoint serves (required with URL).
 	Model string `json:"model" flag:"llm-model" help:"model name of the simulator"`
 	// KeyEnv names the environment variable holding the API key.
@@ -167,7 +167,7 @@ type BreakerConfig struct {
 // UpstreamConfig configures the real APIs tried before simulating.
 type UpstreamConfig struct {
 	// URL is a StableToolBench/RapidAPI proxy.
-	URL string `json:"url" flag:"upstream-url" help:"StableToolBench/RapidAPI proxy URL to try before simulating (e.g. http://host:8080/rapidapi)"`
+	URL string `json:"url" flag:"upstream-url" url:"http" help:"StableToolBench/RapidAPI proxy URL to try before simulating (e.g. http://host:8080/rapidapi)"`
 	// KeyEnv names the environment variable holding the proxy's
 	// toolbench_key.
 	KeyEnv string `json:"key_env" flag:"upstream-key-env" default:"TOOLBENCH_KEY" help:"environment variable holding the proxy's toolbench_key"`
@@ -216,7 +216,7 @@ type ServerConfig struct {
 	Addr string `json:"addr" flag:"addr" default:"127.0.0.1:8080" help:"address to listen on"`
 	// BaseURL is the public URL written into OpenAPI documents; "" means
 	// the request's host.
-	BaseURL string `json:"base_url" flag:"base-url" help:"public URL of the server, written into OpenAPI documents (default: the request's host)"`
+	BaseURL string `json:"base_url" flag:"base-url" url:"http" help:"public URL of the server, written into OpenAPI documents (default: the request's host)"`
 	// MaxBody bounds request bodies; 0 means 1 MiB.
 	MaxBody int64 `json:"max_body" flag:"max-body" default:"1048576" help:"largest request body accepted, in bytes"`
 	// AuthTokenEnv names the environment variable holding the bearer
@@ -270,7 +270,7 @@ type MCPConfig struct {
 	// EmbedURL is an OpenAI-compatible embeddings endpoint: search_tools
 	// then ranks by BM25 and the cosine of the tools' embeddings fused
 	// (reciprocal rank fusion); "" means BM25 only.
-	EmbedURL string `json:"embed_url" flag:"search-embed-url" help:"OpenAI-compatible embeddings endpoint (e.g. http://127.0.0.1:8000/v1) for search_tools: the tools' names and descriptions are embedded in the background and searches rank by BM25 and cosine fused; empty: BM25 only"`
+	EmbedURL string `json:"embed_url" flag:"search-embed-url" url:"http" help:"OpenAI-compatible embeddings endpoint (e.g. http://127.0.0.1:8000/v1) for search_tools: the tools' names and descriptions are embedded in the background and searches rank by BM25 and cosine fused; empty: BM25 only"`
 	// EmbedModel is the embedding model the endpoint serves (required
 	// with EmbedURL).
 	EmbedModel string `json:"embed_model" flag:"search-embed-model" help:"embedding model served at --search-embed-url"`

@@ -16,6 +16,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/drift"
 	"github.com/toolenv/toolenv/episode/epstore"
+	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/invoke"
@@ -64,6 +65,11 @@ type Environment struct {
 	// MCP servers served as collections (mcpsources.go).
 	mcp  mcpSources
 	docs *drift.Docs
+
+	// What the configuration applies, for PolicyOf: the fault rules, and
+	// the collections calls are repaired for (name → the option).
+	faults  *faults.Config
+	repairs map[string]string
 
 	frontOnce sync.Once
 	search    *server.IndexSearch // behind search_tools

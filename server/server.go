@@ -43,6 +43,10 @@ type Options struct {
 	// tokens, content type); nil means guard.New(guard.Policy{}):
 	// loopback names only, no token.
 	Guard *guard.Guard
+	// Policy says what policy is in force for a collection's calls,
+	// for GET /collections; nil means PolicyFromCollection (the
+	// collection's own, with nothing configured over it).
+	Policy func(*toolenv.Collection) CollectionPolicy
 	// Sessions issues and checks task-session ids; nil means a
 	// session.Table with its defaults whose ended sessions are dropped
 	// from the registry's backends.

@@ -179,7 +179,7 @@ func TestEvalFidelityUsage(t *testing.T) {
 		{[]string{"--demo", "--out", dir, "--judge-url", "http://127.0.0.1:9/v1"}, "--judge-url and --judge-model go together"},
 		{[]string{"--demo", "--out", dir, "--embed-model", "e"}, "--embed-url and --embed-model go together"},
 		{[]string{"--demo", "--out", dir, "--bleu-smoothing", "method6"}, "unknown BLEU smoothing"},
-		{[]string{"--demo", "--out", dir, "--bleu-tokens", "jieba"}, "unknown BLEU tokenisation"},
+		{[]string{"--demo", "--out", dir, "--bleu-tokens", "jieba"}, `--bleu-tokens: "jieba" is not one of chars, words`},
 		{[]string{"--demo", "--out", dir, "--upstream-url", "http://127.0.0.1:9"}, "do not apply"},
 		{[]string{"--demo", "--out", filepath.Join(dir, "r"), "--replay"}, "no records"},
 		{[]string{"--demo", "--out", dir, "--store", filepath.Join(dir, "s.db")}, "no real answers to score"},
@@ -193,14 +193,15 @@ func TestEvalFidelityUsage(t *testing.T) {
 }
 
 // TestEvalFidelityInterrupted cancels the run while the second pair is
-// being simulated: the first pair's scores are written, the exit code is
-// 130.
+// being simulated (request 0 is the endpoint's check): the first pair's
+// scores are written, the reports say 1 of 2 pairs was scored, the exit
+// code is 130.
 func TestEvalFidelityInterrupted(t *testing.T) {
 	db := fidelityStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sim := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
-		if n == 0 {
+		if n <= 1 {
 			return mirrorModel(n, req)
 		}
 		cancel()
@@ -220,5 +221,12 @@ func TestEvalFidelityInterrupted(t *testing.T) {
 	}
 	if s.Overall.Pairs != 1 || s.Overall.Sources["simulator"] != 1 {
 		t.Errorf("after the interrupt: %+v", s.Overall)
+	}
+	if want := (fidelity.RunStatus{Planned: 2, Scored: 1, Missing: 1, Interrupted: true}); s.Status == nil || *s.Status != want {
+		t.Errorf("status %+v, want %+v", s.Status, want)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "> **Incomplete run: 1 of 2 planned pairs scored; 1 never asked because the run was interrupted.") {
+		t.Errorf("report.md has no banner:\n%s", md)
 	}
 }

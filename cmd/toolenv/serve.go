@@ -90,7 +90,8 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	tools := 0
 	for _, c := range env.Collections() {
 		tools += len(c.Tools)
-		log.Info("collection", "name", c.Name, "kind", c.Kind, "tools", len(c.Tools), "backend", c.Backend.Type, "validation", c.Policy.Validation)
+		p := env.PolicyOf(c)
+		log.Info("collection", "name", c.Name, "kind", c.Kind, "tools", len(c.Tools), "backend", c.Backend.Type, "validation", p.Validation, "feedback", p.Feedback, "mode", p.Mode, "faults", len(p.Faults))
 	}
 	log.Info("toolenv is serving", "url", "http://"+ln.Addr().String(), "collections", len(env.Collections()), "tools", tools, "store", env.Store.Path(), "version", cfg.Version)
 	env.Ready() // the search_tools index is built from now on, in the background

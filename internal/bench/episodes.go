@@ -150,7 +150,7 @@ func episodesLevel(ctx context.Context, o *EpisodesOptions, coll *toolenv.Collec
 		resetCPU, stepCPU int64
 		elapsed           time.Duration
 	)
-	self0, server0 := selfCPU(), procCPU(proc)
+	self0, server0 := int64(selfCPU()), procCPU(proc)
 	for wave := 0; wave < waves; wave++ {
 		rss0, _ := procMemMiB(proc)
 		cpu0 := procCPU(proc)
@@ -185,7 +185,7 @@ func episodesLevel(ctx context.Context, o *EpisodesOptions, coll *toolenv.Collec
 	lv.ServerCPUPerReset = float64(resetCPU) / float64(len(resets)) / 1e3
 	lv.ServerCPUPerStep = float64(stepCPU) / float64(len(steps)) / 1e3
 	if server := procCPU(proc) - server0; server > 0 {
-		lv.ClientCPUShare = float64(selfCPU()-self0) / float64(server)
+		lv.ClientCPUShare = float64(int64(selfCPU())-self0) / float64(server)
 	}
 	lv.Load = loadAverage()
 	return lv, nil
@@ -364,15 +364,6 @@ func pct(ds []time.Duration, q float64) float64 {
 		i = len(s) - 1
 	}
 	return float64(s[i]) / 1e6
-}
-
-// selfCPU is this process's user + system CPU time, in nanoseconds.
-func selfCPU() int64 {
-	p, err := os.FindProcess(os.Getpid())
-	if err != nil {
-		return 0
-	}
-	return procCPU(p)
 }
 
 // PrintEpisodes writes rep as a Markdown table.
