@@ -647,11 +647,9 @@ func (e *Env) load(ctx context.Context, principal, id string, now time.Time) (*E
 	if err != nil {
 		return nil, err
 	}
-	if err := e.reserve(); err != nil {
-		return nil, err
-	}
+	// An episode another replica opened is served whatever this
+	// replica's count: the cap refuses resets, never a step.
 	e.mu.Lock()
-	e.pending--
 	if other := e.live[id]; other != nil { // loaded at the same time
 		ep = other
 	} else {
