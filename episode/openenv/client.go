@@ -298,6 +298,52 @@ func (c *Client) ResetHTTP(ctx context.Context, kwargs map[string]any) (*StepRes
 	return resultOf(out)
 }
 
+// ResetEpisodeID posts to /reset and returns the episode's id only,
+// without decoding the first observation into maps: for load
+// generators, whose own CPU must stay small beside the server's.
+func (c *Client) ResetEpisodeID(ctx context.Context, kwargs map[string]any) (string, error) {
+	if kwargs == nil {
+		kwargs = map[string]any{}
+	}
+	b, err := json.Marshal(kwargs)
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/reset", bytes.NewReader(b))
+	if err != nil {
+		return "", err
+	}
+	req.Header = c.header()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		Metadata struct {
+			EpisodeID string `json:"episode_id"`
+		} `json:"metadata"`
+		Detail string `json:"detail"`
+		Status string `json:"status"`
+		Hint   string `json:"hint"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return "", fmt.Errorf("POST /reset: HTTP %d, not JSON: %.200s", resp.StatusCode, raw)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", &ServerError{HTTP: resp.StatusCode, Message: out.Detail, Status: out.Status, Hint: out.Hint}
+	}
+	if out.Metadata.EpisodeID == "" {
+		return "", fmt.Errorf("POST /reset: no metadata.episode_id in %.200s", raw)
+	}
+	return out.Metadata.EpisodeID, nil
+}
+
 // StepHTTP posts an action of episode id to /step.
 func (c *Client) StepHTTP(ctx context.Context, id string, action map[string]any) (*StepResult, error) {
 	out, err := c.post(ctx, "/step", map[string]any{"episode_id": id, "action": action})

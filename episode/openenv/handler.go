@@ -29,6 +29,7 @@
 package openenv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -125,6 +126,44 @@ func toResult(sr *episode.StepResult) *result {
 		Metadata: map[string]any{"truncated": sr.Truncated, "info": sr.Info, "episode_id": sr.Observation.EpisodeID}}
 }
 
+// encode writes a result as JSON. A reset's tools, rendered once per
+// task when the episode's tools were made, are spliced in as they are
+// rather than re-read by the encoder: for a task offering a few dozen
+// documented tools they are most of the answer and most of its cost.
+func encode(res *result) ([]byte, error) {
+	tools := res.Observation.Tools
+	if len(tools) == 0 {
+		return toolenv.MarshalJSONNoHTML(res)
+	}
+	obs := *res.Observation
+	obs.Tools = nil
+	cp := *res
+	cp.Observation = &obs
+	b, err := toolenv.MarshalJSONNoHTML(&cp)
+	if err != nil {
+		return nil, err
+	}
+	const prefix = `{"observation":{`
+	if !bytes.HasPrefix(b, []byte(prefix)) {
+		return toolenv.MarshalJSONNoHTML(res)
+	}
+	out := make([]byte, 0, len(b)+len(tools)+10)
+	out = append(out, prefix...)
+	out = append(out, `"tools":`...)
+	out = append(out, tools...)
+	out = append(out, ',')
+	return append(out, b[len(prefix):]...), nil
+}
+
+func writeResult(w http.ResponseWriter, res *result) {
+	b, err := encode(res)
+	if err != nil {
+		http.Error(w, `{"detail":"the response does not encode"}`, http.StatusInternalServerError)
+		return
+	}
+	writeRaw(w, http.StatusOK, b)
+}
+
 func principal(r *http.Request) string { return guard.Principal(r.Context()) }
 
 func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
@@ -156,7 +195,7 @@ func (h *handler) handleReset(w http.ResponseWriter, r *http.Request) {
 		h.writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toResult(sr))
+	writeResult(w, toResult(sr))
 }
 
 // stepRequest is OpenEnv's StepRequest with toolenv's episode_id.
@@ -202,7 +241,7 @@ func (h *handler) handleStep(w http.ResponseWriter, r *http.Request) {
 		h.writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toResult(sr))
+	writeResult(w, toResult(sr))
 }
 
 func (h *handler) handleState(w http.ResponseWriter, r *http.Request) {
@@ -382,6 +421,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 		http.Error(w, `{"detail":"the response does not encode"}`, http.StatusInternalServerError)
 		return
 	}
+	writeRaw(w, code, b)
+}
+
+func writeRaw(w http.ResponseWriter, code int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(code)

@@ -372,13 +372,13 @@ func TestCapAndExpiry(t *testing.T) {
 	coll := s.env.Registry.Collection("bird-rest")
 	var ids []string
 	for i := 0; i < 2; i++ {
-		r, err := c.ResetHTTP(ctx, map[string]any{"collection": coll.Name})
+		id, err := c.ResetEpisodeID(ctx, map[string]any{"collection": coll.Name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, r.Metadata["episode_id"].(string))
+		ids = append(ids, id)
 	}
-	_, err := c.ResetHTTP(ctx, map[string]any{"collection": coll.Name})
+	_, err := c.ResetEpisodeID(ctx, map[string]any{"collection": coll.Name})
 	var se *openenv.ServerError
 	if !errors.As(err, &se) || se.HTTP != http.StatusServiceUnavailable || !strings.Contains(se.Hint, episode.MaxFlag) {
 		t.Fatalf("a reset over the cap: %v", err)

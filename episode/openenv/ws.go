@@ -69,7 +69,20 @@ func (h *handler) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// observation is an observation message, its data encoded by encode.
+type observation struct{ data *result }
+
 func (s *wsSession) send(ctx context.Context, v any) error {
+	if o, ok := v.(observation); ok {
+		data, err := encode(o.data)
+		if err == nil {
+			b := make([]byte, 0, len(data)+32)
+			b = append(b, `{"type":"observation","data":`...)
+			b = append(append(b, data...), '}')
+			return s.conn.Write(ctx, websocket.MessageText, b)
+		}
+		v = errorMsg("the response does not encode: "+err.Error(), codeExecution, "")
+	}
 	b, err := toolenv.MarshalJSONNoHTML(v)
 	if err != nil {
 		b, _ = json.Marshal(errorMsg("the response does not encode: "+err.Error(), codeExecution, ""))
@@ -133,7 +146,7 @@ func (s *wsSession) handle(ctx context.Context, data []byte) (reply any, closeNo
 			return errorFor(err), false
 		}
 		s.episode = sr.Observation.EpisodeID
-		return map[string]any{"type": "observation", "data": toResult(sr)}, false
+		return observation{toResult(sr)}, false
 	case "step":
 		if len(m.Data) == 0 || string(m.Data) == "null" {
 			return errorMsg("a step message needs data: the action", codeValidation, `send {"type": "step", "data": {"type": "call_tool", "tool_name": "...", "arguments": {...}}}`), false
@@ -149,7 +162,7 @@ func (s *wsSession) handle(ctx context.Context, data []byte) (reply any, closeNo
 		if err != nil {
 			return errorFor(err), false
 		}
-		return map[string]any{"type": "observation", "data": toResult(sr)}, false
+		return observation{toResult(sr)}, false
 	case "state":
 		if s.episode == "" {
 			return map[string]any{"type": "state", "data": map[string]any{"episode_id": nil, "step_count": 0}}, false

@@ -217,13 +217,12 @@ func resetWave(ctx context.Context, url string, hc *http.Client, coll *toolenv.C
 			for i := w; i < n; i += workers {
 				task := tasks[(wave*n+i)%len(tasks)]
 				t0 := time.Now()
-				r, err := c.ResetHTTP(ctx, map[string]any{"collection": coll.Name, "task_id": task.ID})
+				id, err := c.ResetEpisodeID(ctx, map[string]any{"collection": coll.Name, "task_id": task.ID})
 				if err != nil {
 					errs <- err
 					return
 				}
 				lat[w] = append(lat[w], time.Since(t0))
-				id, _ := r.Metadata["episode_id"].(string)
 				eps[w] = append(eps[w], &live{id: id, or: episodetest.NewOracle(coll, task)})
 			}
 		}(w)
