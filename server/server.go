@@ -134,7 +134,7 @@ func New(opts Options) *Server {
 		s.sessions = session.New(session.Options{OnEnd: DropSessions(opts.Registry)})
 	}
 	s.routes()
-	s.guarded = s.guard.Handler(s.mux)
+	s.guarded = s.guard.Handler(guard.CleanPaths(s.mux))
 	return s
 }
 
