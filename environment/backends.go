@@ -55,6 +55,7 @@ func (env *Environment) newVirtualBackend(ctx context.Context, c *toolenv.Collec
 		Model: cfg.Simulator.Model, Prompt: cfg.Simulator.Prompt,
 		SimulatorBudget: cfg.Simulator.Budget, OnSimulatorFailure: cfg.Simulator.OnFailure,
 		Breakers: virtual.BreakerOptions{Failures: cfg.Breakers.Failures, Cooldown: cfg.Breakers.Cooldown},
+		MaxAnswerBytes: cfg.MaxResultBytes,
 		Examples: env.Store, Tools: c.Tools, Logger: env.log,
 	}
 	if env.llm != nil {

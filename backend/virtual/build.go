@@ -42,6 +42,9 @@ type Options struct {
 	// Breakers configure the circuit breakers of the upstream hosts and
 	// the model endpoint.
 	Breakers BreakerOptions
+	// MaxAnswerBytes is the largest answer the upstream or the simulator
+	// may give (see Config.MaxAnswerBytes); 0 means no limit.
+	MaxAnswerBytes int
 
 	// Examples gives recorded calls (the store) to the simulator's
 	// few-shot examples and the synthesizer's values.
@@ -61,7 +64,8 @@ func Build(opts Options) (*Backend, error) {
 	default:
 		return nil, fmt.Errorf("virtual backend: on simulator failure %q: want %s or %s", opts.OnSimulatorFailure, FallbackSynthesize, FallbackError)
 	}
-	cfg := Config{Logger: opts.Logger, SimulatorBudget: opts.SimulatorBudget, OnSimulatorFailure: opts.OnSimulatorFailure, Breakers: opts.Breakers}
+	cfg := Config{Logger: opts.Logger, SimulatorBudget: opts.SimulatorBudget, OnSimulatorFailure: opts.OnSimulatorFailure, Breakers: opts.Breakers,
+		MaxAnswerBytes: opts.MaxAnswerBytes}
 	if opts.UpstreamURL != "" || opts.UpstreamDirect {
 		up, err := upstream.New(upstream.Config{
 			ProxyURL: opts.UpstreamURL, ToolbenchKey: opts.ToolbenchKey, Direct: opts.UpstreamDirect,
