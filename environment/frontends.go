@@ -116,7 +116,8 @@ func (env *Environment) frontends() {
 			return
 		}
 		drop := server.DropSessions(env.Registry)
-		var sessions server.SessionIssuer = session.New(session.Options{Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: drop})
+		var sessions server.SessionIssuer = session.New(session.Options{Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: drop,
+			Logger: env.log, OnEvict: func(n int) { env.Metrics.SessionsEvicted("task", n) }})
 		if env.Sessions != nil {
 			sessions = env.Sessions // issued by any replica, honoured by all
 		}
@@ -128,7 +129,8 @@ func (env *Environment) frontends() {
 			env.frontErr = err
 			return
 		}
-		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop})
+		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop,
+			OnEvict: func(n int) { env.Metrics.SessionsEvicted("mcp", n) }})
 		env.handler = server.New(server.Options{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Metrics: env.Metrics,
 			MaxBodyBytes: c.Server.MaxBody, BaseURL: c.Server.BaseURL, MCP: mcpHandler,

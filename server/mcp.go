@@ -326,6 +326,10 @@ type MCPHTTPOptions struct {
 	// cap closes or the handler finds closed (idle, DELETE): the
 	// toolenv session of that id ends with it (DropSessions).
 	OnSessionEnd func(id string)
+	// OnEvict is told of every n sessions the cap closes
+	// (Metrics.SessionsEvicted); evictions are also logged to Logger,
+	// rate-limited (session.Evictions).
+	OnEvict func(n int)
 }
 
 // NewMCPHandler serves srv over MCP's streamable HTTP transport (mount it
@@ -353,5 +357,5 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 	case opts.MaxSessions == 0:
 		opts.MaxSessions = 4096
 	}
-	return newMCPCap(h, srv, opts.MaxSessions, opts.OnSessionEnd)
+	return newMCPCap(h, srv, opts.MaxSessions, opts.OnSessionEnd, log, opts.OnEvict)
 }

@@ -1,13 +1,16 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolenv/toolenv/server/guard"
+	"github.com/toolenv/toolenv/server/session"
 )
 
 // mcpSessionHeader is the streamable-HTTP transport's session header.
@@ -19,25 +22,30 @@ const mcpSessionHeader = "Mcp-Session-Id"
 // has one, it is refused with 503 and a message saying so. The SDK keeps
 // no cap of its own, and each session holds about 14 KB.
 type mcpCap struct {
-	next  http.Handler
-	srv   *mcp.Server
-	max   int
-	onEnd func(id string)
+	next      http.Handler
+	srv       *mcp.Server
+	max       int
+	onEnd     func(id string)
+	evictions *session.Evictions
 
 	mu      sync.Mutex
 	use     map[string]*mcpUse // by Mcp-Session-Id
 	closing map[string]bool    // victims being closed
 	pending int                // sessions being opened
 	evicted int
+	gone    *session.Recent // the last sessions evicted, with their principal
 }
 
 type mcpUse struct {
-	last     time.Time
-	inFlight int
+	last      time.Time
+	inFlight  int
+	principal string
 }
 
-func newMCPCap(next http.Handler, srv *mcp.Server, max int, onEnd func(string)) *mcpCap {
-	return &mcpCap{next: next, srv: srv, max: max, onEnd: onEnd, use: map[string]*mcpUse{}, closing: map[string]bool{}}
+func newMCPCap(next http.Handler, srv *mcp.Server, limit int, onEnd func(string), log *slog.Logger, onEvict func(int)) *mcpCap {
+	ev := session.NewEvictions(session.EvictionOptions{Kind: "MCP", Max: limit, Logger: log, OnEvict: onEvict})
+	return &mcpCap{next: next, srv: srv, max: limit, onEnd: onEnd, evictions: ev, use: map[string]*mcpUse{}, closing: map[string]bool{},
+		gone: session.NewRecent(min(max(4*limit, 1024), 1<<16))}
 }
 
 func (c *mcpCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +56,17 @@ func (c *mcpCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			u.inFlight++
 			u.last = time.Now()
 		}
+		p, evicted := c.gone.Get(id)
+		evicted = evicted && u == nil && p == guard.Principal(r.Context())
 		c.mu.Unlock()
+		if evicted {
+			// As the SDK answers any session it no longer has (404, so
+			// that the client opens a new one), saying why.
+			writeJSONRPCError(w, http.StatusNotFound, -32001, fmt.Sprintf(
+				"MCP session evicted: --max-sessions %d was reached and it was the idlest session with no request in flight; send initialize without %s to open a new one, and raise --max-sessions or close sessions you no longer need (DELETE /mcp)",
+				c.max, mcpSessionHeader))
+			return
+		}
 		if u != nil {
 			defer func() {
 				c.mu.Lock()
@@ -75,9 +93,17 @@ func (c *mcpCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	c.pending--
 	if id != "" && c.use[id] == nil {
-		c.use[id] = &mcpUse{last: time.Now()}
+		c.use[id] = &mcpUse{last: time.Now(), principal: guard.Principal(r.Context())}
 	}
 	c.mu.Unlock()
+}
+
+// writeJSONRPCError answers a JSON-RPC error that belongs to no request.
+func writeJSONRPCError(w http.ResponseWriter, status, code int, msg string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
 }
 
 // reserve makes room for one more session. Under the cap (counting the
@@ -123,6 +149,7 @@ func (c *mcpCap) reserve() error {
 			c.ended(gone)
 			return fmt.Errorf("no new MCP session: all %d sessions have a request in flight", n)
 		}
+		c.gone.Add(victim.ID(), c.use[victim.ID()].principal)
 		delete(c.use, victim.ID())
 		gone = append(gone, victim.ID())
 		c.closing[victim.ID()] = true
@@ -131,6 +158,7 @@ func (c *mcpCap) reserve() error {
 	c.pending++
 	c.mu.Unlock()
 	if victim != nil {
+		c.evictions.Evicted(1)
 		victim.Close()
 		c.mu.Lock()
 		delete(c.closing, victim.ID())

@@ -59,6 +59,11 @@ func sessionResult(err error) *toolenv.Result {
 		r.RetryAfter = time.Second
 		r.Source = toolenv.SourcePipeline
 		return r
+	case errors.Is(err, session.ErrEvicted):
+		r := toolenv.Errorf(toolenv.StatusGone,
+			"start a new session (POST /sessions, or call the task's initialisation tool without "+SessionHeader+") and repeat the task's calls",
+			"%v", err)
+		return r
 	case errors.Is(err, session.ErrUnknown):
 		r := toolenv.Errorf(toolenv.StatusNotFound,
 			"session ids are issued by the server: POST /sessions, or call the task's initialisation tool without "+SessionHeader+

@@ -52,6 +52,12 @@ func (b *statefulBackend) DropSession(id string) bool {
 
 func newSessionServer(t *testing.T, g *guard.Guard, tb *session.Table) (*httptest.Server, *statefulBackend) {
 	t.Helper()
+	return newSessionServerWith(t, g, tb, nil)
+}
+
+// newSessionServerWith is newSessionServer with metrics (nil: none).
+func newSessionServerWith(t *testing.T, g *guard.Guard, tb *session.Table, m *Metrics) (*httptest.Server, *statefulBackend) {
+	t.Helper()
 	c := toolenv.NewCollection("live", "sqltools", []*toolenv.Tool{
 		{Name: "init", Input: toolenv.ObjectSchema(), Meta: map[string]string{"hidden": "true"}},
 		{Name: "next", Input: toolenv.ObjectSchema()},
@@ -62,7 +68,7 @@ func newSessionServer(t *testing.T, g *guard.Guard, tb *session.Table) (*httptes
 	if err := reg.Add(c, b); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Pipeline: invoke.New(reg, invoke.Options{}), Registry: reg, Guard: g}
+	opts := Options{Pipeline: invoke.New(reg, invoke.Options{}), Registry: reg, Guard: g, Metrics: m}
 	if tb != nil {
 		opts.Sessions = tb
 	}

@@ -16,6 +16,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -33,7 +34,17 @@ var (
 	// ErrFull: the table holds its maximum of sessions and every one is
 	// in use.
 	ErrFull = errors.New("too many sessions")
+	// ErrEvicted: the session was evicted at the cap (the idlest one not
+	// in use when a new one was needed). An error wrapping it also wraps
+	// ErrUnknown.
+	ErrEvicted = errors.New("evicted")
 )
+
+// Evicted returns the error of a call on session id after the cap of max
+// sessions evicted it: it wraps ErrEvicted and ErrUnknown.
+func Evicted(id string, max int) error {
+	return fmt.Errorf("%w %q: %w: --max-sessions %d was reached and it was the idlest session; raise --max-sessions or end the sessions you no longer need", ErrUnknown, clip(id), ErrEvicted, max)
+}
 
 // Options configure a Table. The zero value means the defaults.
 type Options struct {
@@ -54,6 +65,11 @@ type Options struct {
 	OnEnd func(id string)
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
+	// Logger logs evictions (rate-limited: see Evictions); nil discards.
+	Logger *slog.Logger
+	// OnEvict is told of every n sessions evicted at the cap (a metrics
+	// counter).
+	OnEvict func(n int)
 }
 
 // Table is an in-memory session table, safe for concurrent use.
@@ -64,6 +80,10 @@ type Table struct {
 	lru  *list.List        // front: most recently used
 	// stats
 	evicted, expired int
+	// gone remembers the keys of the last sessions evicted (with their
+	// principal), so that their late calls get ErrEvicted.
+	gone *Recent
+	evictions *Evictions
 }
 
 type entry struct {
@@ -91,7 +111,15 @@ func New(opts Options) *Table {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Table{opts: opts, m: map[string]*entry{}, lru: list.New()}
+	return &Table{opts: opts, m: map[string]*entry{}, lru: list.New(), gone: NewRecent(rememberEvicted(opts.Max)),
+		evictions: NewEvictions(EvictionOptions{Kind: "task", Max: opts.Max, Logger: opts.Logger, OnEvict: opts.OnEvict})}
+}
+
+// rememberEvicted is how many evicted sessions a table of max sessions
+// remembers: four times the cap, at least 1,024 and at most 65,536
+// (about 100 bytes each).
+func rememberEvicted(cap int) int {
+	return min(max(4*cap, 1024), 1<<16)
 }
 
 // Idle returns the idle timeout (0: none).
@@ -126,7 +154,13 @@ func (t *Table) Issue(ctx context.Context, principal string) (id string, release
 // holds.
 func (t *Table) add(key, id, principal string, inUse int) (*entry, []string, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	evicted := false
+	defer func() {
+		t.mu.Unlock()
+		if evicted {
+			t.evictions.Evicted(1)
+		}
+	}()
 	now := t.opts.Now()
 	ended := t.expireLocked(now)
 	if t.opts.Max > 0 && len(t.m) >= t.opts.Max {
@@ -136,6 +170,8 @@ func (t *Table) add(key, id, principal string, inUse int) (*entry, []string, err
 		}
 		t.removeLocked(victim)
 		t.evicted++
+		t.gone.Add(victim.key, victim.principal)
+		evicted = true
 		ended = append(ended, victim.id)
 	}
 	e := &entry{key: key, id: id, principal: principal, lastUsed: now, inUse: inUse}
@@ -230,6 +266,11 @@ func (t *Table) Acquire(ctx context.Context, id, principal string) (backend stri
 	}
 	if e == nil && !strings.HasPrefix(id, Prefix) && t.opts.ClientNamed {
 		e = t.m[clientKey(principal, id)]
+		if e == nil && t.wasEvicted(clientKey(principal, id), principal) {
+			t.mu.Unlock()
+			t.end(ended)
+			return "", nil, Evicted(id, t.opts.Max)
+		}
 		if e == nil {
 			t.mu.Unlock()
 			t.end(ended)
@@ -242,8 +283,12 @@ func (t *Table) Acquire(ctx context.Context, id, principal string) (backend stri
 		}
 	}
 	if e == nil {
+		gone := t.wasEvicted(id, principal)
 		t.mu.Unlock()
 		t.end(ended)
+		if gone {
+			return "", nil, Evicted(id, t.opts.Max)
+		}
 		return "", nil, fmt.Errorf("%w %q", ErrUnknown, clip(id))
 	}
 	e.inUse++
@@ -262,13 +307,25 @@ func (t *Table) End(ctx context.Context, id, principal string) error {
 		e = t.m[clientKey(principal, id)]
 	}
 	if e == nil || e.principal != principal {
+		gone := t.wasEvicted(id, principal) || t.opts.ClientNamed && t.wasEvicted(clientKey(principal, id), principal)
 		t.mu.Unlock()
+		if gone {
+			return Evicted(id, t.opts.Max)
+		}
 		return fmt.Errorf("%w %q", ErrUnknown, clip(id))
 	}
 	t.removeLocked(e)
 	t.mu.Unlock()
 	t.end([]string{e.id})
 	return nil
+}
+
+// wasEvicted reports whether the session under key was evicted at the
+// cap while it belonged to principal (for another principal it is as
+// unknown as any id).
+func (t *Table) wasEvicted(key, principal string) bool {
+	p, ok := t.gone.Get(key)
+	return ok && p == principal
 }
 
 // Stats are a table's counts.

@@ -219,3 +219,46 @@ func TestManyIssuesStayUnderTheCap(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+// TestEvictedSessionsAreRemembered: a session the cap evicted answers
+// ErrEvicted (which is also ErrUnknown) to its principal, issued or
+// client-named, for both Acquire and End; to another principal it is
+// unknown; memory of evictions is bounded.
+func TestEvictedSessionsAreRemembered(t *testing.T) {
+	ctx := context.Background()
+	var counted int
+	tb := New(Options{Max: 2, ClientNamed: true, OnEvict: func(n int) { counted += n }})
+	a, rel, _ := tb.Issue(ctx, "p")
+	rel()
+	_, rel, _ = tb.Acquire(ctx, "named", "p") // client-named
+	rel()
+	for range 2 {
+		_, rel, err := tb.Issue(ctx, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+	}
+	for _, id := range []string{a, "named"} {
+		_, _, err := tb.Acquire(ctx, id, "p")
+		if !errors.Is(err, ErrEvicted) || !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "evicted: --max-sessions 2 was reached") {
+			t.Fatalf("Acquire(%s) after eviction: %v", id, err)
+		}
+		if err := tb.End(ctx, id, "p"); !errors.Is(err, ErrEvicted) {
+			t.Fatalf("End(%s) after eviction: %v", id, err)
+		}
+	}
+	if _, _, err := tb.Acquire(ctx, a, "q"); errors.Is(err, ErrEvicted) || !errors.Is(err, ErrUnknown) {
+		t.Fatalf("another principal: %v", err)
+	}
+	if counted != 2 || tb.Stats().Evicted != 2 {
+		t.Fatalf("counted %d evictions (stats %+v), want 2", counted, tb.Stats())
+	}
+	r := NewRecent(3)
+	for i := range 10 {
+		r.Add(NewID(), strings.Repeat("p", i))
+	}
+	if r.Len() != 3 {
+		t.Fatalf("Recent(3) holds %d", r.Len())
+	}
+}
