@@ -82,7 +82,7 @@ type Table struct {
 	evicted, expired int
 	// gone remembers the keys of the last sessions evicted (with their
 	// principal), so that their late calls get ErrEvicted.
-	gone *Recent
+	gone      *Recent
 	evictions *Evictions
 }
 
