@@ -306,4 +306,3 @@ func TestManyUnknownArgumentsAreCounted(t *testing.T) {
 		}
 	}
 }
-
