@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/invoke"
@@ -236,5 +235,3 @@ func BenchmarkToolInputPerKB(b *testing.B) {
 		}
 	}
 }
-
-var _ = mcp.Implementation{}
