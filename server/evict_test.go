@@ -62,7 +62,7 @@ func TestEvictedTaskSessionsSaySo(t *testing.T) {
 	}
 	var logs syncBuffer
 	m := NewMetrics()
-	tb := session.New(session.Options{Max: max, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnEvict: func(k int) { m.SessionsEvicted("task", k) }})
+	tb := session.New(session.Options{Max: max, MaxPerClient: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnEvict: func(k int) { m.SessionsEvicted("task", k) }})
 	hs, _ := newSessionServerWith(t, nil, tb, m)
 	c := sessionClient{t, hs.URL, ""}
 	ids := make([]string, n)

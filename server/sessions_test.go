@@ -180,7 +180,7 @@ func TestServerIssuedSessions(t *testing.T) {
 func TestSessionCapOverHTTP(t *testing.T) {
 	const max = 50
 	var backend *statefulBackend
-	tb := session.New(session.Options{Max: max, OnEnd: func(id string) { backend.DropSession(id) }})
+	tb := session.New(session.Options{Max: max, MaxPerClient: -1, OnEnd: func(id string) { backend.DropSession(id) }})
 	hs, b := newSessionServer(t, nil, tb)
 	backend = b
 	c := sessionClient{t, hs.URL, ""}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -50,9 +51,17 @@ type Limits struct {
 	ShutdownTimeout time.Duration
 	// Logger logs refused connections at debug level; nil discards.
 	Logger *slog.Logger
+
+	// defaulted marks Limits whose defaults are applied: applying them
+	// again would turn a limit switched off (negative, then 0) back on.
+	defaulted bool
 }
 
 func (l Limits) withDefaults() Limits {
+	if l.defaulted {
+		return l
+	}
+	l.defaulted = true
 	def := func(d *time.Duration, v time.Duration) {
 		switch {
 		case *d == 0:
@@ -319,11 +328,24 @@ func (l *limitListener) admit(c net.Conn) (*limitConn, string) {
 	return nil, busyResponse
 }
 
-// refuse answers with answer and closes c after reading what the client
-// sent (closing with unread input would reset the connection before the
-// client reads the answer).
+// refuse answers with answer and closes c. It first reads the request's
+// head (for at most a second): an answer that arrives before the client
+// has sent its request is one HTTP clients discard as unsolicited (Go's
+// reports an error instead of the status). Then it reads what else the
+// client sent (closing with unread input would reset the connection
+// before the client reads the answer).
 func refuse(c net.Conn, answer string) {
 	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	var head []byte
+	buf := make([]byte, 4096)
+	for len(head) < 64<<10 && !bytes.Contains(head, []byte("\r\n\r\n")) {
+		n, err := c.Read(buf)
+		head = append(head, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
 	c.SetDeadline(time.Now().Add(500 * time.Millisecond))
 	if _, err := io.WriteString(c, answer); err != nil {
 		return

@@ -370,3 +370,19 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 		t.Fatalf("after the first client let go: %d", code)
 	}
 }
+
+// TestLimitsSwitchedOffStayOff: a negative limit is no limit through
+// Serve (whose Server and Listener apply the defaults again: a limit
+// switched off used to come back as its default there).
+func TestLimitsSwitchedOffStayOff(t *testing.T) {
+	addr := startLimited(t, Limits{MaxConnsPerClient: -1, HeaderTimeout: time.Minute})
+	hold(t, addr, "127.0.0.2", 300) // over the default of 256
+	resp, err := clientFrom("127.0.0.2").Get("http://" + addr + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("a client's 301st connection with the cap off: %s", resp.Status)
+	}
+}
