@@ -262,3 +262,53 @@ func TestEvictedSessionsAreRemembered(t *testing.T) {
 		t.Fatalf("Recent(3) holds %d", r.Len())
 	}
 }
+
+// TestPerClientCap: at its per-client cap a client's new session evicts
+// that client's idlest, never another client's; when all of its
+// sessions are in use it gets ErrClientFull while other clients still
+// get sessions; the evicted session names the per-client flag.
+func TestPerClientCap(t *testing.T) {
+	ctx := context.Background()
+	a, b := WithClient(ctx, "addr:127.0.0.2"), WithClient(ctx, "addr:127.0.0.1")
+	tb := New(Options{Max: 100, MaxPerClient: 3})
+	bID, rel, err := tb.Issue(b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel()
+	var aIDs []string
+	for range 10 {
+		id, rel, err := tb.Issue(a, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+		aIDs = append(aIDs, id)
+	}
+	if _, _, err := tb.Acquire(b, bID, ""); err != nil {
+		t.Fatalf("B's session after A's 10: %v", err)
+	}
+	if _, _, err := tb.Acquire(a, aIDs[0], ""); !errors.Is(err, ErrEvicted) || !strings.Contains(err.Error(), "--max-sessions-per-client 3 was reached") {
+		t.Fatalf("A's first session: %v", err)
+	}
+	var rels []func()
+	for _, id := range aIDs[7:] {
+		_, rel, err := tb.Acquire(a, id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, rel)
+	}
+	if _, _, err := tb.Issue(a, ""); !errors.Is(err, ErrClientFull) || !strings.Contains(err.Error(), "--max-sessions-per-client") {
+		t.Fatalf("A with every session in use: %v", err)
+	}
+	if _, _, err := tb.Issue(b, ""); err != nil {
+		t.Fatalf("B while A is full: %v", err)
+	}
+	for _, r := range rels {
+		r()
+	}
+	if st := tb.Stats(); st.Live != 5 {
+		t.Fatalf("live sessions %d, want 3 of A and 2 of B", st.Live)
+	}
+}
