@@ -130,13 +130,14 @@ func (env *Environment) frontends() {
 			return
 		}
 		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop,
+			MaxBodyBytes:         c.Server.MaxBody,
 			OnEvict:              func(n int) { env.Metrics.SessionsEvicted("mcp", n) },
 			MaxSessionsPerClient: c.Server.MaxSessionsPerClient, MaxStreamsPerClient: c.Server.MaxStreamsPerClient,
 			StreamIdle: c.Server.StreamIdle, StreamMaxLifetime: c.Server.StreamMaxLifetime})
 		env.handler = server.New(server.Options{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Metrics: env.Metrics,
 			MaxBodyBytes: c.Server.MaxBody, BaseURL: c.Server.BaseURL, MCP: mcpHandler,
-			Guard: env.guard, Sessions: sessions,
+			Guard: env.guard, Sessions: sessions, Recorded: env.Store,
 		})
 	})
 }

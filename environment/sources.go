@@ -24,7 +24,7 @@ type loadedSource struct {
 
 // loadSources reads the collections the configuration names, in a fixed
 // order: the ToolBench collection, OpenAPI documents, collection folders,
-// then the demo (when asked for or when nothing else is given). It keeps
+// MCP servers and saved MCP tool lists, then the demo (when asked for or when nothing else is given). It keeps
 // the tasks that come with them.
 func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error) {
 	c, log := &env.Config, env.log
@@ -66,6 +66,11 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 		}
 		log.Info("loaded collection", "dir", dir, "collection", col.Name, "kind", col.Kind, "tools", len(col.Tools))
 	}
+	mcpColls, err := env.loadMCPSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	colls = append(colls, mcpColls...)
 	if c.Demo || len(colls) == 0 {
 		col, err := demo.Collection()
 		if err != nil {
@@ -80,7 +85,7 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 	return colls, nil
 }
 
-// LoadOpenAPI reads an OpenAPI 3.0/3.1 document (JSON or YAML) into a
+// LoadOpenAPI reads an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) into a
 // collection (see openapi.Load). "NAME=FILE" names the collection;
 // otherwise it is named after the file, or the document's title when the
 // file name is generic (openapi.yaml).
