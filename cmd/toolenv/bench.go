@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/bench"
@@ -40,7 +38,7 @@ docs takes and the resident memory afterwards.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := f.value()
-			o.Log, o.Logger, o.Command = e.stderr, e.logger(), os.Args
+			o.Log, o.Logger, o.Command = e.stderr, e.logger(), e.command
 			rep, err := bench.Run(cmd.Context(), *o)
 			if err != nil {
 				return err
