@@ -236,6 +236,26 @@ type ServerConfig struct {
 	// MaxConns caps the connections open at once; 0 means 1024, -1 no
 	// cap.
 	MaxConns int `json:"max_conns" flag:"max-conns" default:"1024" help:"most connections open at once (over it: 503 at once); -1: no cap"`
+	// MaxConnsPerClient caps the connections of one remote address; 0
+	// means 256, -1 no cap (behind a proxy, where every client has its
+	// address).
+	MaxConnsPerClient int `json:"max_conns_per_client" flag:"max-conns-per-client" default:"256" help:"most connections one client (remote address) holds at once (over it: 429 at once); -1: no cap (behind a proxy, where every client has the proxy's address)"`
+	// ReserveConns are connections beyond MaxConns kept for /healthz and
+	// /metrics; 0 means 16, -1 none.
+	ReserveConns int `json:"reserve_conns" flag:"reserve-conns" default:"16" help:"connections kept beyond --max-conns for /healthz and /metrics, so health checks and scrapes get in when the cap is full; -1: none"`
+	// MaxSessionsPerClient caps the live sessions of each kind one client
+	// (its token, or its address without one) holds; 0 means 1024, -1 no
+	// cap.
+	MaxSessionsPerClient int `json:"max_sessions_per_client" flag:"max-sessions-per-client" default:"1024" help:"most live sessions of each kind (in-memory SLOT/SEL task sessions, MCP sessions) one client (its token, or its address without one) holds: a new one evicts that client's idlest not in use, or is refused with 429 when all are in use; -1: no cap"`
+	// MaxStreamsPerClient caps the MCP event streams (GET /mcp) one
+	// client holds open; 0 means 64, -1 no cap.
+	MaxStreamsPerClient int `json:"max_streams_per_client" flag:"max-streams-per-client" default:"64" help:"most MCP event streams (GET /mcp) one client (its token, or its address without one) holds open (over it: 429); -1: no cap"`
+	// StreamIdle closes an MCP event stream that sent nothing this long;
+	// 0 means 5 min, negative never.
+	StreamIdle time.Duration `json:"stream_idle" flag:"stream-idle" default:"5m" help:"close an MCP event stream (GET /mcp) that sent nothing this long (the client opens another); negative: never"`
+	// StreamMaxLifetime closes an MCP event stream this long after it
+	// opened; 0 means 1 h, negative never.
+	StreamMaxLifetime time.Duration `json:"stream_max_lifetime" flag:"stream-max-lifetime" default:"1h" help:"close an MCP event stream (GET /mcp) this long after it opened (the client opens another); negative: never"`
 	// MaxEpisodes caps the RL episodes open at once in this process
 	// (/openenv, docs/episodes.md); 0 means 10,000, -1 no cap.
 	MaxEpisodes int `json:"max_episodes" flag:"max-episodes" default:"10000" help:"most RL episodes open at once (/openenv: OpenEnv's protocol and MCP episodes); a reset over it is refused with 503, an open episode is never evicted; -1: no cap"`
@@ -247,7 +267,7 @@ type ServerConfig struct {
 	EpisodeMaxSteps int `json:"episode_max_steps" flag:"episode-max-steps" default:"50" help:"step limit of RL episodes whose reset sets none (max_steps); the episode ends truncated there"`
 	// EpisodeJudgeURL is the OpenAI-compatible endpoint of the judge
 	// behind the pass_rate reward of RL episodes; "" offers none.
-	EpisodeJudgeURL string `json:"episode_judge_url" flag:"episode-judge-url" help:"OpenAI-compatible endpoint of the judge behind the pass_rate reward of RL episodes (StableToolBench's SoPR prompts); empty: pass_rate is refused"`
+	EpisodeJudgeURL string `json:"episode_judge_url" flag:"episode-judge-url" url:"http" help:"OpenAI-compatible endpoint of the judge behind the pass_rate reward of RL episodes (StableToolBench's SoPR prompts); empty: pass_rate is refused"`
 	// EpisodeJudgeModel is the judge's model name.
 	EpisodeJudgeModel string `json:"episode_judge_model" flag:"episode-judge-model" help:"the model name the judge endpoint serves"`
 	// EpisodeJudgeKeyEnv names the environment variable holding the

@@ -123,7 +123,8 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	env.closers = append(env.closers, st)
 	if c.Sessions == "store" || (c.Sessions == "" && st.Kind() == "postgres") {
 		env.Sessions, err = tasksession.New(ctx, st, tasksession.Options{
-			Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: server.DropSessions(env.Registry), Logger: env.log})
+			Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: server.DropSessions(env.Registry), Logger: env.log,
+			OnEvict: func(n int) { env.Metrics.SessionsEvicted("task", n) }})
 		if err != nil {
 			return nil, err
 		}

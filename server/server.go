@@ -154,7 +154,7 @@ func New(opts Options) *Server {
 		s.sessions = session.New(session.Options{OnEnd: DropSessions(opts.Registry)})
 	}
 	s.routes()
-	s.guarded = s.guard.Handler(s.mux)
+	s.guarded = s.guard.Handler(guard.CleanPaths(s.mux))
 	return s
 }
 
@@ -276,6 +276,7 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, code int, res *toolenv.Result) {
+	res = res.Bounded(0)
 	if code == 0 {
 		code = HTTPStatus(res.Status)
 	}
@@ -287,6 +288,7 @@ func writeError(w http.ResponseWriter, code int, res *toolenv.Result) {
 
 // setResultHeaders reports a result's provenance in response headers.
 func setResultHeaders(h http.Header, res *toolenv.Result) {
+	res = res.Bounded(0)
 	// Keys are written in canonical form directly (no per-call
 	// canonicalisation on the hot path).
 	h["X-Toolenv-Status"] = []string{string(res.Status)}

@@ -40,7 +40,7 @@ docs takes and the resident memory afterwards.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := f.value()
-			o.Log, o.Logger, o.Command = e.stderr, e.logger(), os.Args
+			o.Log, o.Logger, o.Command = e.stderr, e.logger(), e.command
 			rep, err := bench.Run(cmd.Context(), *o)
 			if err != nil {
 				return err

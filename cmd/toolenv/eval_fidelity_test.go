@@ -126,8 +126,18 @@ func TestEvalFidelityEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(raw, raw2) {
-		t.Errorf("the replay scored differently:\n%s\n%s", raw, raw2)
+	// The same summary but for the command line each records (the
+	// replay's has --replay and its own --out).
+	var s2 fidelity.Summary
+	if err := json.Unmarshal(raw2, &s2); err != nil {
+		t.Fatal(err)
+	}
+	if s.Provenance == nil || s2.Provenance == nil || !strings.Contains(strings.Join(s2.Provenance.Command, " "), "--replay") {
+		t.Fatalf("the summaries do not record their command lines: %v %v", s.Provenance, s2.Provenance)
+	}
+	s.Provenance.Command, s2.Provenance.Command = nil, nil
+	if a, b := mustJSON(t, s), mustJSON(t, s2); !bytes.Equal(a, b) {
+		t.Errorf("the replay scored differently:\n%s\n%s", a, b)
 	}
 }
 
@@ -229,4 +239,13 @@ func TestEvalFidelityInterrupted(t *testing.T) {
 	if !strings.Contains(string(md), "> **Incomplete run: 1 of 2 planned pairs scored; 1 never asked because the run was interrupted.") {
 		t.Errorf("report.md has no banner:\n%s", md)
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

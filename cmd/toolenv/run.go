@@ -16,6 +16,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // env is what every command gets: its streams and a logger. Commands read
@@ -28,22 +29,25 @@ type env struct {
 	// logLevel is set by the --log-level flag before a command runs.
 	logLevel slog.LevelVar
 	logJSON  bool
+	// command is the command line, redacted (redact.Args), as run
+	// records and reports keep it.
+	command []string
 }
 
 // logger returns the logger commands log with, on stderr.
 func (e *env) logger() *slog.Logger {
 	opts := &slog.HandlerOptions{Level: &e.logLevel}
 	if e.logJSON {
-		return slog.New(slog.NewJSONHandler(e.stderr, opts))
+		return slog.New(redact.Handler(slog.NewJSONHandler(e.stderr, opts)))
 	}
-	return slog.New(slog.NewTextHandler(e.stderr, opts))
+	return slog.New(redact.Handler(slog.NewTextHandler(e.stderr, opts)))
 }
 
 // Run runs the toolenv command line with args (without the program name)
 // and returns the process exit code. Tests drive the whole binary through
 // it in-process.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, command: redact.Args(append([]string{"toolenv"}, args...))}
 	root := newRootCmd(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -53,7 +57,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "toolenv: %v\n", err)
+	fmt.Fprintf(stderr, "toolenv: %s\n", redact.Text(err.Error()))
 	return exitCode(err)
 }
 

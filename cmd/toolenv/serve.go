@@ -96,7 +96,8 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	log.Info("toolenv is serving", "url", "http://"+ln.Addr().String(), "collections", len(env.Collections()), "tools", tools, "store", env.Store.Path(), "version", cfg.Version)
 	env.Ready() // the search_tools index is built from now on, in the background
 	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics, RL episodes at /openenv); Ctrl-C stops\n", tools, ln.Addr())
-	if err := guard.Serve(ctx, ln, h, guard.Limits{MaxConns: cfg.Server.MaxConns, Logger: log}); err != nil {
+	if err := guard.Serve(ctx, ln, h, guard.Limits{MaxConns: cfg.Server.MaxConns, MaxConnsPerClient: cfg.Server.MaxConnsPerClient,
+		ReserveConns: cfg.Server.ReserveConns, Logger: log}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")

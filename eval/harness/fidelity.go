@@ -85,7 +85,7 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	argv := opts.Command
+	argv := redactArgs(opts.Command)
 	started := time.Now().UTC()
 	if ff.Out == "" {
 		return nil, invalid("--out is required: the folder for the scores and the reports")

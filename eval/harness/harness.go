@@ -243,7 +243,7 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		Agent: a.Name(), Model: cfg.Model.Name, ModelURL: redact.URL(cfg.Model.URL), Tasks: sources, TaskCount: len(tasks), Runs: cfg.Runs,
 		Concurrency: cfg.Concurrency, Seed: cfg.Seed, Shard: shard, Temperature: ev.run.Temperature, MaxTokens: cfg.Model.MaxTokens,
 		AgentOptions: agentOpts, Env: envName, Replay: cfg.Replay, Records: records.Path(), Skipped: lt.problems,
-		Command: opts.Command, Version: buildinfo.Version(), Started: time.Now().UTC(),
+		Command: redactArgs(opts.Command), Version: buildinfo.Version(), Started: time.Now().UTC(),
 		Config: recorded(cfg, envCfg), Planned: planned(tasks, shard, cfg),
 	}
 	ev.Info.Prompts = append(ev.Info.Prompts, agent.Prompts()...)
@@ -550,4 +550,13 @@ func (o Options) Log() io.Writer {
 		return io.Discard
 	}
 	return o.Progress
+}
+
+// redactArgs is a command line as run records keep it: nil stays nil,
+// secrets hidden (redact.Args).
+func redactArgs(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	return redact.Args(args)
 }
