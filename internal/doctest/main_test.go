@@ -66,4 +66,3 @@ func network(t testing.TB) *Network {
 	}
 	return n
 }
-

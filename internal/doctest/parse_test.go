@@ -15,7 +15,7 @@ func TestParse(t *testing.T) {
 	}{
 		{
 			name: "languages and attributes",
-			src: "# t\n```sh\necho a\n```\n\n```text\nout\n```\n```sh exit=2 timeout=90s\nfalse\n```\n```sh illustrative\nrm -rf /\n```\n",
+			src:  "# t\n```sh\necho a\n```\n\n```text\nout\n```\n```sh exit=2 timeout=90s\nfalse\n```\n```sh illustrative\nrm -rf /\n```\n",
 			want: []Block{
 				{Line: 2, Lang: "sh", Lines: []string{"echo a"}},
 				{Line: 6, Lang: "text", Lines: []string{"out"}},

@@ -256,8 +256,8 @@ func ServerOf(c Command, dir string) (Server, bool) {
 
 var (
 	assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-	yamlAddr = regexp.MustCompile(`(?m)^addr:\s*["']?([^"'\s#]+)`)
-	jsonAddr = regexp.MustCompile(`"addr"\s*:\s*"([^"]+)"`)
+	yamlAddr   = regexp.MustCompile(`(?m)^addr:\s*["']?([^"'\s#]+)`)
+	jsonAddr   = regexp.MustCompile(`"addr"\s*:\s*"([^"]+)"`)
 )
 
 // configAddr reads the top-level addr of a YAML or JSON config file, ""
