@@ -17,7 +17,7 @@ var bins struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bins.dir != "" {
+	if bins.dir != "" && os.Getenv("TOOLENV_DOCTEST_BIN") == "" {
 		os.RemoveAll(bins.dir)
 	}
 	os.Exit(code)
@@ -42,6 +42,11 @@ func binDir(t testing.TB) string {
 	t.Helper()
 	root := moduleRoot(t)
 	bins.once.Do(func() {
+		if dir := os.Getenv("TOOLENV_DOCTEST_BIN"); dir != "" {
+			// binaries built beforehand (doctest.Build), to iterate on a page
+			bins.dir, bins.err = dir, nil
+			return
+		}
 		dir, err := os.MkdirTemp("", "doctest-bin-*")
 		if err != nil {
 			bins.err = err
