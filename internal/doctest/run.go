@@ -51,6 +51,10 @@ type Options struct {
 	Keep bool
 	// Logf, when set, reports progress (each block, its duration).
 	Logf func(format string, args ...any)
+	// After, when set, is called with the copy of the checkout once every
+	// block has passed, before it is removed (to read the figures the
+	// blocks wrote).
+	After func(dir string) error
 }
 
 // Report is what a run of one document did.
@@ -63,6 +67,9 @@ type Report struct {
 	Dir string
 	// Durations are the run blocks' wall times, in order.
 	Durations []time.Duration
+	// CPU is the CPU time (user and system) the blocks' foreground
+	// commands used, in order.
+	CPU []time.Duration
 }
 
 // Failure is a block that did not end as its fence says.
@@ -162,15 +169,22 @@ func Run(ctx context.Context, opts Options, name string, blocks []Block) (rep *R
 			opts.Logf("%s: running", b.Where())
 		}
 		t0 := time.Now()
-		if err := r.block(ctx, b); err != nil {
+		cpu, err := r.block(ctx, b)
+		if err != nil {
 			return rep, err
 		}
 		rep.Durations = append(rep.Durations, time.Since(t0))
+		rep.CPU = append(rep.CPU, cpu)
 		if opts.Logf != nil {
-			opts.Logf("%s: ok in %.1f s", b.Where(), time.Since(t0).Seconds())
+			opts.Logf("%s: ok in %.1f s (CPU %.1f s)", b.Where(), time.Since(t0).Seconds(), cpu.Seconds())
 		}
 		if err := r.snap.check(r.work); err != nil {
 			return rep, fmt.Errorf("%s: %w", b.Where(), err)
+		}
+	}
+	if opts.After != nil {
+		if err := opts.After(r.work); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
@@ -320,8 +334,9 @@ func (r *runner) start(ctx context.Context) error {
 	}
 }
 
-// block runs one block and checks its exit code.
-func (r *runner) block(ctx context.Context, b Block) error {
+// block runs one block and checks its exit code; it returns the CPU time
+// the block's foreground commands used.
+func (r *runner) block(ctx context.Context, b Block) (cpu time.Duration, err error) {
 	r.n++
 	cwd := r.work
 	if c, err := os.ReadFile(filepath.Join(r.state, "cwd")); err == nil {
@@ -329,16 +344,16 @@ func (r *runner) block(ctx context.Context, b Block) error {
 	}
 	sc, err := buildScript(b, r.lib, r.held, cwd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	path := filepath.Join(r.state, fmt.Sprintf("block-%d.sh", r.n))
 	if err := os.WriteFile(path, []byte(sc.text), 0o644); err != nil {
-		return err
+		return 0, err
 	}
 	outPath := filepath.Join(r.state, fmt.Sprintf("block-%d.out", r.n))
 	out, err := os.Create(outPath)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer out.Close()
 	os.Remove(filepath.Join(r.state, "fail"))
@@ -358,7 +373,7 @@ func (r *runner) block(ctx context.Context, b Block) error {
 	cmd.Stderr = out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return err
+		return 0, err
 	}
 	pgid := cmd.Process.Pid
 	r.pgids = append(r.pgids, pgid)
@@ -379,12 +394,15 @@ func (r *runner) block(ctx context.Context, b Block) error {
 	case <-ctx.Done():
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		<-done
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	// the servers the block started stay for the file's later blocks
 	r.held = append(r.held, sc.servers...)
 	for _, f := range []string{"env", "cwd"} {
 		os.Rename(filepath.Join(r.state, f+".next"), filepath.Join(r.state, f))
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
 	}
 	code := 0
 	var ee *exec.ExitError
@@ -393,10 +411,10 @@ func (r *runner) block(ctx context.Context, b Block) error {
 	case errors.As(werr, &ee):
 		code = ee.ExitCode()
 	default:
-		return werr
+		return cpu, werr
 	}
 	if !timedOut && code == b.Exit {
-		return nil
+		return cpu, nil
 	}
 	f := &Failure{Block: b, Line: b.Line, Exit: code, Tail: tail(outPath, 40)}
 	if fail, err := os.ReadFile(filepath.Join(r.state, "fail")); err == nil {
@@ -415,7 +433,7 @@ func (r *runner) block(ctx context.Context, b Block) error {
 		f.Command = ""
 		f.Reason = fmt.Sprintf("the block (fence at line %d) ended with exit code 0, want %d", b.Line, b.Exit)
 	}
-	return f
+	return cpu, f
 }
 
 // tail returns the last n lines of a file.
