@@ -21,7 +21,7 @@ import (
 var libSh []byte
 
 // DefaultTimeout is a block's budget when its fence sets none.
-const DefaultTimeout = 3 * time.Minute
+const DefaultTimeout = 5 * time.Minute
 
 // ModelAddr is where the loopback model listens while a file runs.
 const ModelAddr = "127.0.0.1:8000"
@@ -371,7 +371,7 @@ func (r *runner) block(ctx context.Context, b Block) (cpu time.Duration, err err
 	cmd.Stdin = nil
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}
