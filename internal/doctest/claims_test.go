@@ -214,3 +214,50 @@ func TestDocsNameExistingTests(t *testing.T) {
 	}
 	t.Logf("%d named tests checked", checked)
 }
+
+// TestFuzzingListsEveryTarget checks that docs/fuzzing.md's table lists
+// every fuzz target of the repository, with its package.
+func TestFuzzingListsEveryTarget(t *testing.T) {
+	root := moduleRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "fuzzing.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| `(Fuzz\\w+)` \\|")
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		listed[m[1]+" "+m[2]] = true
+	}
+	fuzzFunc := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
+	n := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata" || d.Name() == "out") {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		pkg, _ := filepath.Rel(root, filepath.Dir(p))
+		if pkg == "." {
+			pkg = "(root)"
+		}
+		for _, m := range fuzzFunc.FindAllStringSubmatch(string(b), -1) {
+			n++
+			if !listed[filepath.ToSlash(pkg)+" "+m[1]] {
+				t.Errorf("docs/fuzzing.md does not list %s (%s): add its row", m[1], filepath.ToSlash(pkg))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d fuzz targets, %d rows", n, len(listed))
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolenv/toolenv/internal/shareddata"
 )
@@ -114,8 +115,10 @@ func TestDocs(t *testing.T) {
 				}
 				ctx := context.Background()
 				if dl, ok := t.Deadline(); ok {
+					// stop the blocks with a message before go test's own
+					// timeout stops everything with a panic
 					var cancel context.CancelFunc
-					ctx, cancel = context.WithDeadline(ctx, dl)
+					ctx, cancel = context.WithDeadline(ctx, dl.Add(-30*time.Second))
 					defer cancel()
 				}
 				rep, err := RunFile(ctx, opts, filepath.Join(root, filepath.FromSlash(name)), name)

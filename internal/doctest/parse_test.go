@@ -147,6 +147,7 @@ func TestBuildScriptRefuses(t *testing.T) {
 		{[]string{"toolenv serve"}, nil, "t.md:2: `toolenv serve` runs in the foreground"},
 		{[]string{"toolenv serve &", "toolenv serve --addr :8080 &"}, nil, "t.md:3: a second server on 127.0.0.1:8080, which the server started at t.md:2"},
 		{[]string{"ls", "toolenv serve &"}, held, "t.md:3: a second server on 127.0.0.1:8080, which the server started at t.md:3 still holds"},
+		{[]string{"go test -run '^$' -fuzz '^FuzzX$' ./server"}, nil, "t.md:2: `go test -fuzz` without -fuzztime"},
 	}
 	for _, tc := range tests {
 		_, err := buildScript(Block{File: "t.md", Line: 1, Lang: "sh", Lines: tc.lines}, "lib.sh", tc.held, t.TempDir())

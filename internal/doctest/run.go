@@ -394,7 +394,8 @@ func (r *runner) block(ctx context.Context, b Block) (cpu time.Duration, err err
 	case <-ctx.Done():
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		<-done
-		return 0, ctx.Err()
+		return 0, &Failure{Block: b, Line: b.Line, Exit: -1, Tail: tail(outPath, 20),
+			Reason: fmt.Sprintf("was stopped: the test's time ran out (%v); run the docs' pages with a longer -timeout", ctx.Err())}
 	}
 	// the servers the block started stay for the file's later blocks
 	r.held = append(r.held, sc.servers...)

@@ -318,6 +318,9 @@ func buildScript(b Block, lib string, held []startedServer, dir string) (script,
 		taken[h.Addr] = h
 	}
 	for _, c := range Commands(b.Lines) {
+		if err := unbounded(c); err != nil {
+			return script{}, fmt.Errorf("%s:%d: %v", b.File, b.LineOf(c.First), err)
+		}
 		srv, ok := ServerOf(c, dir)
 		if !ok || srv.Help {
 			continue
@@ -347,4 +350,25 @@ func buildScript(b Block, lib string, held []startedServer, dir string) (script,
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// unbounded refuses a command that would run until stopped: go test
+// -fuzz without -fuzztime.
+func unbounded(c Command) error {
+	fuzz, fuzztime, goTest := false, false, false
+	for i, w := range c.Words {
+		if w == "go" && i+1 < len(c.Words) && c.Words[i+1] == "test" {
+			goTest = true
+		}
+		switch {
+		case w == "-fuzz" || strings.HasPrefix(w, "-fuzz=") || w == "--fuzz" || strings.HasPrefix(w, "--fuzz="):
+			fuzz = true
+		case w == "-fuzztime" || strings.HasPrefix(w, "-fuzztime=") || w == "--fuzztime" || strings.HasPrefix(w, "--fuzztime="):
+			fuzztime = true
+		}
+	}
+	if goTest && fuzz && !fuzztime {
+		return fmt.Errorf("`go test -fuzz` without -fuzztime runs until it is stopped: give it one (e.g. -fuzztime 10s)")
+	}
+	return nil
 }
