@@ -108,10 +108,11 @@ func ParseFigures(name string, src []byte) (defs []FigureDef, uses []FigureUse, 
 			inDefs = true
 			continue
 		}
-		for _, m := range figUse.FindAllStringSubmatch(line, -1) {
+		prose := outsideCode(line)
+		for _, m := range figUse.FindAllStringSubmatch(prose, -1) {
 			uses = append(uses, FigureUse{ID: m[1], File: name, Line: n, Value: m[2]})
 		}
-		if strings.Contains(line, "<!--fig:") && len(figUse.FindAllString(line, -1)) != strings.Count(line, "<!--fig:") {
+		if strings.Contains(prose, "<!--fig:") && len(figUse.FindAllString(prose, -1)) != strings.Count(prose, "<!--fig:") {
 			errs = append(errs, fmt.Sprintf("%s:%d: a figure marker without its end: write <!--fig:ID-->VALUE<!--/fig--> on one line", name, n))
 		}
 	}
@@ -369,19 +370,38 @@ func UpdateFigures(src []byte, values map[string]FigureValue) ([]byte, int) {
 		if inFence {
 			continue
 		}
-		lines[i] = figUse.ReplaceAllStringFunc(line, func(m string) string {
-			sub := figUse.FindStringSubmatch(m)
-			v, ok := values[sub[1]]
-			if !ok {
-				return m
-			}
-			u := FigureUse{ID: sub[1], Value: sub[2]}
-			if u.Check(v) == nil {
-				return m
-			}
-			n++
-			return "<!--fig:" + sub[1] + "-->" + v.Shown + "<!--/fig-->"
-		})
+		parts := strings.Split(line, "`")
+		for j := 0; j < len(parts); j += 2 { // outside code spans
+			parts[j] = replaceFigures(parts[j], values, &n)
+		}
+		lines[i] = strings.Join(parts, "`")
 	}
 	return []byte(strings.Join(lines, "")), n
+}
+
+// outsideCode is a line with its inline code spans blanked, so that a
+// marker quoted in code (`<!--fig:ID-->`) is not one.
+func outsideCode(line string) string {
+	parts := strings.Split(line, "`")
+	for j := 1; j < len(parts); j += 2 {
+		parts[j] = strings.Repeat(" ", len(parts[j]))
+	}
+	return strings.Join(parts, "`")
+}
+
+// replaceFigures writes fresh values into the markers of text that differ.
+func replaceFigures(text string, values map[string]FigureValue, n *int) string {
+	return figUse.ReplaceAllStringFunc(text, func(m string) string {
+		sub := figUse.FindStringSubmatch(m)
+		v, ok := values[sub[1]]
+		if !ok {
+			return m
+		}
+		u := FigureUse{ID: sub[1], Value: sub[2]}
+		if u.Check(v) == nil {
+			return m
+		}
+		*n++
+		return "<!--fig:" + sub[1] + "-->" + v.Shown + "<!--/fig-->"
+	})
 }

@@ -10,7 +10,7 @@ import (
 
 func TestParseFigures(t *testing.T) {
 	src := "# t\n<!-- figures\n# a comment\nx.kept  out/r.json  flavors[flavor=slot].kept\nx.pct  out/r.json  a.b[1]  fmt=%.1f scale=100 tol=0.5\nx.re   out/log.txt  re=kept\\s(\\d+)\n-->\n" +
-		"| kept | <!--fig:x.kept-->286<!--/fig--> and <!--fig:x.pct-->98.6<!--/fig--> |\n```text\n<!--fig:x.kept-->1<!--/fig--> in a fence is text\n```\n"
+		"| kept | <!--fig:x.kept-->286<!--/fig--> and <!--fig:x.pct-->98.6<!--/fig--> |\n```text\n<!--fig:x.kept-->1<!--/fig--> in a fence is text\n```\nquoted in code: `<!--fig:ID-->VALUE<!--/fig-->` and `<!--fig:x`\n"
 	defs, uses, err := ParseFigures("t.md", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -95,11 +95,11 @@ func TestFigureEvalAndCheck(t *testing.T) {
 
 func TestUpdateFigures(t *testing.T) {
 	d, _ := parseFigureDef("a r.json x fmt=%.1f tol=0.2")
-	src := "a <!--fig:a-->1.0<!--/fig--> b <!--fig:a-->1.5<!--/fig--> <!--fig:other-->7<!--/fig-->\n```text\n<!--fig:a-->9<!--/fig-->\n```\n"
+	src := "a <!--fig:a-->1.0<!--/fig--> b <!--fig:a-->1.5<!--/fig--> <!--fig:other-->7<!--/fig-->\n```text\n<!--fig:a-->9<!--/fig-->\n```\n`<!--fig:a-->5<!--/fig-->` <!--fig:a-->5<!--/fig-->\n"
 	got, n := UpdateFigures([]byte(src), map[string]FigureValue{"a": {Def: d, Value: 1.1, Shown: "1.1"}})
-	want := "a <!--fig:a-->1.0<!--/fig--> b <!--fig:a-->1.1<!--/fig--> <!--fig:other-->7<!--/fig-->\n```text\n<!--fig:a-->9<!--/fig-->\n```\n"
-	if string(got) != want || n != 1 {
-		t.Errorf("updated (%d):\n%s\nwant (1):\n%s", n, got, want)
+	want := "a <!--fig:a-->1.0<!--/fig--> b <!--fig:a-->1.1<!--/fig--> <!--fig:other-->7<!--/fig-->\n```text\n<!--fig:a-->9<!--/fig-->\n```\n`<!--fig:a-->5<!--/fig-->` <!--fig:a-->1.1<!--/fig-->\n"
+	if string(got) != want || n != 2 {
+		t.Errorf("updated (%d):\n%s\nwant (2):\n%s", n, got, want)
 	}
 }
 
