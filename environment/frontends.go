@@ -128,7 +128,7 @@ func (env *Environment) frontends() {
 			env.frontErr = err
 			return
 		}
-		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop})
+		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop, MaxBodyBytes: c.Server.MaxBody})
 		env.handler = server.New(server.Options{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Metrics: env.Metrics,
 			MaxBodyBytes: c.Server.MaxBody, BaseURL: c.Server.BaseURL, MCP: mcpHandler,

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolenv/toolenv/server"
 )
 
 // ServeStdio serves the MCP server (MCPServer) over in and out, the stdio
@@ -31,7 +32,9 @@ func (env *Environment) ServeStdio(ctx context.Context, in io.Reader, out io.Wri
 	if !ok {
 		rc = io.NopCloser(in)
 	}
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: rc, Writer: writeNopCloser{out}})
+	// toolenv's stdio transport answers a line that holds no message
+	// (the SDK's IOTransport ends the session on one).
+	err = srv.Run(ctx, &server.MCPStdioTransport{Reader: rc, Writer: out})
 	switch {
 	case err == nil, errors.Is(err, io.EOF), errors.Is(err, mcp.ErrConnectionClosed):
 		env.log.Info("MCP client disconnected")
@@ -41,8 +44,3 @@ func (env *Environment) ServeStdio(ctx context.Context, in io.Reader, out io.Wri
 	}
 	return fmt.Errorf("mcp over stdio: %w", err)
 }
-
-// writeNopCloser hands a writer to the SDK without letting it close it.
-type writeNopCloser struct{ io.Writer }
-
-func (writeNopCloser) Close() error { return nil }

@@ -47,8 +47,13 @@ type Score struct {
 	Positional *metrics.PositionalResult `json:"positional,omitempty"`
 	Set        *metrics.PRF              `json:"set,omitempty"`
 	Order      *metrics.PRF              `json:"order,omitempty"`
-	// ErrorCategory is the BFCL category of a failed direct attempt.
+	// ErrorCategory is the Live API-Bench Appendix G (BFCL-style)
+	// category of a failed direct attempt.
 	ErrorCategory string `json:"error_category,omitempty"`
+	// BFCL is BFCL's own checker's verdict on a direct attempt, call by
+	// call in order, the gold sequence's values the only accepted ones
+	// (metrics.BFCLAttempt): "valid" or its error_type.
+	BFCL string `json:"bfcl,omitempty"`
 	// Stuck marks a failed episode that made the same call twice in a
 	// row.
 	Stuck bool `json:"stuck,omitempty"`
@@ -108,13 +113,23 @@ func names(calls []toolenv.GoldCall) []string {
 	return out
 }
 
-// categorize sets the BFCL error category of a failed direct episode and
-// the stuck flag of a failed one.
+// categorize sets BFCL's checker verdict of a direct episode, the
+// Appendix G error category of a failed one and the stuck flag of a failed
+// episode.
 func categorize(e *Episode, tools map[string]*toolenv.Tool) {
+	o := e.Outcome
+	if e.Agent == "direct" && e.Score.HasGold {
+		list := make([]*toolenv.Tool, 0, len(tools))
+		for _, t := range tools {
+			list = append(list, t)
+		}
+		if r, err := metrics.BFCLAttempt(list, e.Gold, metrics.Attempt{Parsed: o.Parsed, Calls: o.Predicted, Malformed: o.Malformed}); err == nil {
+			e.Score.BFCL = r.Verdict()
+		}
+	}
 	if !e.Failed() {
 		return
 	}
-	o := e.Outcome
 	if e.Agent == "direct" && e.Score.HasGold {
 		e.Score.ErrorCategory = metrics.ErrorCategory(tools, e.Gold, metrics.Attempt{Parsed: o.Parsed, Calls: o.Predicted, Malformed: o.Malformed})
 	}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"math"
 	"sort"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -49,20 +50,27 @@ type Group struct {
 	// Completion is the completion (win) rate over episodes whose task
 	// has a gold answer.
 	Completion *Stat `json:"completion,omitempty"`
-	// NESTful scorer metrics (tasks with a gold sequence).
-	NestfulIntent *PRFStat `json:"nestful_intent,omitempty"`
-	NestfulSlot   *PRFStat `json:"nestful_slot,omitempty"`
-	PartialMatch  *Stat    `json:"partial_match,omitempty"`
-	FullMatch     *Stat    `json:"full_match,omitempty"`
+	// NESTful scorer metrics (tasks with a gold sequence): NESTful's
+	// calculate_scores exactly, in the variant NestfulVariant names;
+	// NestfulNote says why a run has none (the reference gives no score).
+	NestfulVariant string   `json:"nestful_variant,omitempty"`
+	NestfulNote    string   `json:"nestful_note,omitempty"`
+	NestfulIntent  *PRFStat `json:"nestful_intent,omitempty"`
+	NestfulSlot    *PRFStat `json:"nestful_slot,omitempty"`
+	PartialMatch   *Stat    `json:"partial_match,omitempty"`
+	FullMatch      *Stat    `json:"full_match,omitempty"`
 	// Position-aware intent and slot metrics (Live API-Bench).
 	Intent *PRFStat `json:"intent,omitempty"`
 	Slot   *PRFStat `json:"slot,omitempty"`
 	// Set and order metrics of the API sequence (API mapping paper).
 	SetMetrics   *PRFStat `json:"set,omitempty"`
 	OrderMetrics *PRFStat `json:"order,omitempty"`
-	// ErrorCategories counts the BFCL categories of failed direct
-	// episodes, in check order.
+	// ErrorCategories counts the Live API-Bench Appendix G categories
+	// of failed direct episodes, in check order.
 	ErrorCategories []Count `json:"error_categories,omitempty"`
+	// BFCLVerdicts counts BFCL's checker verdicts on direct episodes
+	// (Score.BFCL), in metrics.BFCLVerdicts order.
+	BFCLVerdicts []Count `json:"bfcl_verdicts,omitempty"`
 	// Loops are the ReAct loop statistics.
 	Loops *metrics.LoopStats `json:"loops,omitempty"`
 	// SoPR and FAC are percentages; Unparseable counts verdicts that
@@ -185,11 +193,20 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 			completion = append(completion, metrics.Rate(comp))
 		}
 		if len(gold) > 0 {
-			n := metrics.NestfulScores(gold, pred)
-			nIntent = append(nIntent, n.Intent)
-			nSlot = append(nSlot, n.Slot)
-			partial = append(partial, n.PartialMatch)
-			full = append(full, n.FullMatch)
+			// NESTful's calculate_scores exactly (the reference variant).
+			if n, err := metrics.NestfulScores(gold, pred, metrics.NestfulOptions{}); err != nil {
+				g.NestfulNote = err.Error()
+			} else {
+				g.NestfulVariant = metrics.NestfulOptions{}.Variant()
+				nIntent = append(nIntent, n.Intent)
+				nSlot = append(nSlot, n.Slot)
+				if math.IsNaN(n.PartialMatch) {
+					g.NestfulNote = "partial match undefined: a sample has no call on either side (the reference's accuracy of two empty lists is NaN)"
+				} else {
+					partial = append(partial, n.PartialMatch)
+				}
+				full = append(full, n.FullMatch)
+			}
 			pIntent = append(pIntent, metrics.MeanPRF(pi))
 			pSlot = append(pSlot, metrics.MeanPRF(ps))
 			set = append(set, metrics.MeanPRF(st))
@@ -212,6 +229,17 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		for _, c := range metrics.ErrorCategories {
 			if counts[c] > 0 {
 				g.ErrorCategories = append(g.ErrorCategories, Count{c, counts[c]})
+			}
+		}
+		verdicts := map[string]int{}
+		for _, e := range eps {
+			if v := e.Score.BFCL; v != "" {
+				verdicts[v]++
+			}
+		}
+		for _, v := range metrics.BFCLVerdicts {
+			if verdicts[v] > 0 {
+				g.BFCLVerdicts = append(g.BFCLVerdicts, Count{v, verdicts[v]})
 			}
 		}
 	}

@@ -117,14 +117,19 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	}
 	f.sessions.issuer = opts.Sessions
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
-		Logger: sdkLogger(log),
+		Logger:             sdkLogger(log),
+		SubscribeHandler:   f.subscribe,
+		UnsubscribeHandler: f.unsubscribe,
 		// Tools are listed and called through f.route, from the catalog;
 		// the list changes when a collection is hot-loaded, and so do
 		// the instructions f.route puts in initialize and discover
-		// results. No logging capability.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// results.
+		Capabilities: mcpCapabilities(),
 	})
+	// The last middleware added is the outermost: protocol sees every
+	// request first and every answer last.
 	f.srv.AddReceivingMiddleware(f.route)
+	f.srv.AddReceivingMiddleware(f.protocol)
 	// The first catalog is built in the background: at 50,000 tools it
 	// takes a fraction of a second that the server's start need not
 	// wait for (the rest of the start-up runs on another core
@@ -134,7 +139,13 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		defer close(f.built)
 		f.rebuild()
 	}()
-	followRegistry(f, opts.Registry, func(f *mcpFrontend) { f.rebuild(); f.notifyListChanged() })
+	f.setupResources()
+	followRegistry(f, opts.Registry, func(f *mcpFrontend, name string) {
+		f.rebuild()
+		f.notifyListChanged()
+		f.syncResources()
+		f.resourcesChanged(name)
+	})
 	return f.srv, nil
 }
 
@@ -153,6 +164,8 @@ type mcpFrontend struct {
 	built       chan struct{} // closed once the first catalog is in catalog
 	rebuildMu   sync.Mutex    // one rebuild at a time: the last one reads the registry last
 	sessions    mcpSessions
+	resources   mcpResources
+	logLevels   mcpLogLevels
 	reqID       atomic.Uint64
 	idPre       string
 }
@@ -172,6 +185,7 @@ func (f *mcpFrontend) rebuild() *mcpCatalog {
 	f.rebuildMu.Lock()
 	defer f.rebuildMu.Unlock()
 	cat := newMCPCatalog(f.registry.Collections(), f.naming, f.searchAbove)
+	cat.log = f.log
 	if cat.search != nil {
 		f.search.Update(cat.tools())
 	}
@@ -228,7 +242,7 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 }
 
 // call runs one tools/call through the pipeline.
-func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcpEntry) *mcp.CallToolResult {
+func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) *mcp.CallToolResult {
 	session, release, res := f.sessions.sessionOf(ctx, req)
 	if res == nil {
 		defer release()
@@ -248,9 +262,19 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, e *mcp
 		if nc, ok := req.Params.Meta[MCPMetaNoCache].(bool); ok {
 			call.Options.NoCache = nc
 		}
+		logging := f.logging(req)
+		if logging {
+			f.logCall(ctx, req.Session, "debug", call, fmt.Sprintf("tools/call %s: calling %s", req.Params.Name, e.tool.ID))
+		}
 		res = f.pipeline.Invoke(ctx, call)
+		if logging {
+			f.logResult(ctx, req.Session, call, res)
+		}
 	}
 	out := MCPResult(res)
+	if o := cat.output(e); o != nil && res.OK() {
+		conform(out, o, res.Body)
+	}
 	out.Meta[MCPMetaTool] = e.tool.ID
 	if session != "" {
 		out.Meta[MCPMetaSession] = session
@@ -326,11 +350,21 @@ type MCPHTTPOptions struct {
 	// cap closes or the handler finds closed (idle, DELETE): the
 	// toolenv session of that id ends with it (DropSessions).
 	OnSessionEnd func(id string)
+	// MaxBodyBytes bounds a POST body; 0 means the SDK's 4 MiB.
+	MaxBodyBytes int64
 }
 
 // NewMCPHandler serves srv over MCP's streamable HTTP transport (mount it
 // at /mcp). Every client session is an MCP session with its own
-// Mcp-Session-Id, which becomes the toolenv session of its calls.
+// Mcp-Session-Id, which becomes the toolenv session of its calls; DELETE
+// with that id ends it.
+//
+// Every answer is JSON-RPC: a body that is not JSON is answered with
+// -32700, a message that is not JSON-RPC with -32600, a method MCP does
+// not have with -32601, a request other than initialize without
+// Mcp-Session-Id with HTTP 400 and -32600, and the transport's own
+// refusals (unknown session 404, 405, 406, 503 at the session cap) with
+// a JSON-RPC error body too (-32600 for a 4xx, -32603 for a 5xx).
 func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 	timeout := opts.SessionTimeout
 	switch {
@@ -343,15 +377,19 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Logger:         sdkLogger(log),
-		SessionTimeout: timeout,
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
+	}
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Logger:              sdkLogger(log),
+		SessionTimeout:      timeout,
+		MaxRequestBodyBytes: opts.MaxBodyBytes,
 	})
 	switch {
-	case opts.MaxSessions < 0:
-		return h
 	case opts.MaxSessions == 0:
-		opts.MaxSessions = 4096
+		h = newMCPCap(h, srv, 4096, opts.OnSessionEnd)
+	case opts.MaxSessions > 0:
+		h = newMCPCap(h, srv, opts.MaxSessions, opts.OnSessionEnd)
 	}
-	return newMCPCap(h, srv, opts.MaxSessions, opts.OnSessionEnd)
+	return &mcpHTTP{next: h, max: opts.MaxBodyBytes, log: log}
 }

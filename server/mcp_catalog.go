@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/drift"
 	"github.com/toolenv/toolenv/validate"
 )
 
@@ -27,21 +30,31 @@ const DefaultMCPPageSize = mcp.DefaultPageSize
 // the tools of the requested page only (input schema and description), so
 // a server of 50,000 tools keeps no second copy of their schemas.
 type mcpCatalog struct {
-	entries []mcpEntry           // every tool, in registry order
-	listed  []*mcpEntry          // the listed tools sorted by MCP name: tools/list order
-	byName  map[string]*mcpEntry // by MCP name
+	entries []mcpEntry  // every tool, in registry order
+	listed  []*mcpEntry // the listed tools sorted by MCP name
+	// meta are the listed tools that help find and read the others
+	// (search_tools, then each collection's get_api_documentation),
+	// which open the first tools/list page: clients such as MCP
+	// Inspector and the TypeScript SDK's listTools() read that page
+	// only. paged are the other listed tools, in name order.
+	meta, paged []*mcpEntry
+	byName      map[string]*mcpEntry // by MCP name
 	// alias holds the tool IDs and prefixed names ("<collection>__<name>")
 	// that byID cannot derive from the MCP name (a tool renamed to
 	// "<name>_2" on a collision, a sanitized or shortened name): few.
 	alias        map[string]*mcpEntry
 	instructions string
 	search       *mcpEntry // the search_tools tool, or nil
+	// outputs holds each tool's compiled output schema (*mcpOutput, nil
+	// for none), by *mcpEntry, built when first listed or called.
+	outputs sync.Map
+	log     *slog.Logger
 }
 
 // newMCPCatalog names the tools of colls. searchAbove is the number of
 // listed tools above which the catalog offers search_tools (0: never).
 func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove int) *mcpCatalog {
-	cat := &mcpCatalog{}
+	cat := &mcpCatalog{log: slog.New(slog.DiscardHandler)}
 	cat.entries, cat.byName = mcpEntries(colls, naming)
 	cat.alias = map[string]*mcpEntry{}
 	cat.listed = make([]*mcpEntry, 0, len(cat.entries)+1)
@@ -72,6 +85,19 @@ func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove in
 		cat.listed = append(cat.listed, cat.search)
 	}
 	slices.SortFunc(cat.listed, func(a, b *mcpEntry) int { return strings.Compare(a.name, b.name) })
+	if cat.search != nil {
+		cat.meta = append(cat.meta, cat.search)
+	}
+	cat.paged = make([]*mcpEntry, 0, len(cat.listed))
+	for _, e := range cat.listed {
+		switch {
+		case e == cat.search:
+		case e.tool.Meta[drift.MetaDocsTool] == "true":
+			cat.meta = append(cat.meta, e)
+		default:
+			cat.paged = append(cat.paged, e)
+		}
+	}
 	cat.instructions = mcpInstructions(colls, len(cat.listed), cat.search)
 	return cat
 }
@@ -160,27 +186,43 @@ func decodeMCPCursor(cursor string) (string, error) {
 	return string(raw[len(mcpCursorPrefix):]), nil
 }
 
-// page returns the listed tools of one tools/list page: those named after
-// the cursor's tool, in name order. A cursor stays valid when the catalog
-// changes between pages (tools are paged by name, as the go-sdk pages).
+// page returns the listed tools of one tools/list page. The first page
+// opens with the meta tools (search_tools, the documentation tools), then
+// the other tools in name order; each later page holds those named after
+// the cursor's tool. A cursor stays valid when the catalog changes
+// between pages (tools are paged by name, as the go-sdk pages).
 func (cat *mcpCatalog) page(cursor string, size int) ([]*mcpEntry, string, error) {
+	var out []*mcpEntry
 	start := 0
 	if cursor != "" {
 		last, err := decodeMCPCursor(cursor)
 		if err != nil {
 			return nil, "", err
 		}
-		start = sort.Search(len(cat.listed), func(i int) bool { return cat.listed[i].name > last })
+		start = sort.Search(len(cat.paged), func(i int) bool { return cat.paged[i].name > last })
+	} else if len(cat.meta) > 0 {
+		out = make([]*mcpEntry, 0, min(len(cat.meta)+len(cat.paged), max(size, len(cat.meta))))
+		out = append(out, cat.meta...)
+		if size > 0 {
+			size = max(size-len(cat.meta), 0)
+		}
 	}
-	end := len(cat.listed)
+	end := len(cat.paged)
 	if size > 0 && end-start > size {
 		end = start + size
 	}
 	var next string
-	if end < len(cat.listed) {
-		next = encodeMCPCursor(cat.listed[end-1].name)
+	if end < len(cat.paged) {
+		last := "" // no tool of paged yet: the next page starts with its first
+		if end > 0 {
+			last = cat.paged[end-1].name
+		}
+		next = encodeMCPCursor(last)
 	}
-	return cat.listed[start:end], next, nil
+	if out == nil {
+		return cat.paged[start:end], next, nil
+	}
+	return append(out, cat.paged[start:end]...), next, nil
 }
 
 // listTools answers tools/list from the current catalog, rendering the
@@ -203,6 +245,8 @@ func (f *mcpFrontend) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult
 		} else if t, err = mcpTool(e); err != nil {
 			f.log.Error("tool does not render for tools/list; left out", "tool", e.tool.ID, "err", err)
 			continue
+		} else if o := cat.output(e); o != nil {
+			t.OutputSchema = o.schema
 		}
 		res.Tools = append(res.Tools, t)
 	}
@@ -218,13 +262,22 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)
+			if err != nil {
+				// The SDK answers a duplicate initialize with an error
+				// and a typed nil result: nothing to fill in.
+				return nil, err
+			}
 			switch r := res.(type) {
 			case *mcp.InitializeResult:
-				r.Instructions = f.current().instructions
+				if r != nil {
+					r.Instructions = f.current().instructions
+				}
 			case *mcp.DiscoverResult:
-				r.Instructions = f.current().instructions
+				if r != nil {
+					r.Instructions = f.current().instructions
+				}
 			}
-			return res, err
+			return res, nil
 		case "tools/list":
 			lr, _ := req.(*mcp.ListToolsRequest)
 			return f.listTools(lr)
@@ -241,7 +294,7 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 			case e == cat.search:
 				return f.searchTools(ctx, ctr, cat), nil
 			}
-			return f.call(ctx, ctr, e), nil
+			return f.call(ctx, ctr, cat, e), nil
 		}
 		return next(ctx, method, req)
 	}

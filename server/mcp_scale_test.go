@@ -15,6 +15,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/virtual"
 	"github.com/toolenv/toolenv/demo"
+	"github.com/toolenv/toolenv/drift"
 )
 
 func demoCollection(t testing.TB) *toolenv.Collection {
@@ -372,5 +373,70 @@ func TestMCPInstructionsFollowTheCatalog(t *testing.T) {
 		if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "serves 5 documented APIs") || !strings.Contains(ins, "demo (4)") {
 			t.Errorf("%s: instructions after the hot-load %q, want 4 demo tools", name, ins)
 		}
+	}
+}
+
+// TestMCPMetaToolsOnFirstPage: search_tools and the documentation tools
+// open the first tools/list page, whatever their names and the page
+// size, since MCP Inspector and the TypeScript SDK's listTools() read
+// that page only; every tool is still listed exactly once over all pages.
+func TestMCPMetaToolsOnFirstPage(t *testing.T) {
+	withDocs := func(name string) *toolenv.Collection {
+		c := demoCollection(t)
+		c = cloneCollection(c)
+		c.Name = name
+		drift.AddDocsTool(c)
+		return c
+	}
+	cases := []struct {
+		name      string
+		opts      MCPOptions
+		colls     []*toolenv.Collection
+		firstPage []string // the meta tools page 1 must start with, in order
+	}{
+		{"search_tools, page of 4", MCPOptions{PageSize: 4, SearchAbove: 3}, []*toolenv.Collection{demoCollection(t)}, []string{"search_tools"}},
+		{"search_tools, page of 1", MCPOptions{PageSize: 1, SearchAbove: 3}, []*toolenv.Collection{demoCollection(t)}, []string{"search_tools"}},
+		{"docs tool of one collection", MCPOptions{PageSize: 2, SearchAbove: -1}, []*toolenv.Collection{withDocs("aaa")}, []string{"get_api_documentation"}},
+		{"search and the docs tools of two collections", MCPOptions{PageSize: 3, SearchAbove: 5},
+			[]*toolenv.Collection{withDocs("aaa"), withDocs("zzz")}, []string{"search_tools", "aaa__get_api_documentation", "zzz__get_api_documentation"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newMCPFixtureWith(t, tc.opts, tc.colls...)
+			cs := connectMemory(t, fx.server)
+			first, cur := listNames(t, cs, "")
+			if len(first) < len(tc.firstPage) || !slices.Equal(first[:len(tc.firstPage)], tc.firstPage) {
+				t.Fatalf("page 1 = %v, want it to start with %v", first, tc.firstPage)
+			}
+			all := slices.Clone(first)
+			for pages := 1; cur != ""; pages++ {
+				if pages > 100 {
+					t.Fatal("more than 100 pages")
+				}
+				var p []string
+				p, cur = listNames(t, cs, cur)
+				all = append(all, p...)
+			}
+			want := 0
+			for _, c := range tc.colls {
+				want += len(c.Tools)
+			}
+			if tc.firstPage[0] == "search_tools" {
+				want++
+			}
+			seen := map[string]bool{}
+			for _, n := range all {
+				if seen[n] {
+					t.Errorf("%s is listed twice", n)
+				}
+				seen[n] = true
+			}
+			if len(all) != want {
+				t.Errorf("%d tools over all pages, want %d: %v", len(all), want, all)
+			}
+			if rest := all[len(tc.firstPage):]; !slices.IsSorted(rest) {
+				t.Errorf("the other tools are not in name order: %v", rest)
+			}
+		})
 	}
 }

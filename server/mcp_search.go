@@ -56,9 +56,21 @@ func searchToolDef(name string) *mcp.Tool {
 			`"limit":{"type":"integer","minimum":1,"maximum":%d,"default":10,"description":"how many tools to return"},`+
 			`"collection":{"type":"string","description":"only tools of this collection"}},`+
 			`"required":["query"],"additionalProperties":false}`, mcpSearchMax)),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		OutputSchema: json.RawMessage(searchOutputSchema),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 	}
 }
+
+// searchOutputSchema is the schema of searchAnswer, search_tools'
+// structured result.
+const searchOutputSchema = `{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"the query searched for"},` +
+	`"tools":{"type":"array","description":"the best matching tools, best first","items":{"type":"object","properties":{` +
+	`"name":{"type":"string","description":"the name to call it by"},"title":{"type":"string"},"description":{"type":"string"},` +
+	`"collection":{"type":"string"},"inputSchema":{"type":"object","description":"its arguments, as tools/list gives them"}},` +
+	`"required":["name","description","collection","inputSchema"]}},` +
+	`"notes":{"type":"array","items":{"type":"string"},"description":"how the search was made (a fallback, say)"}},` +
+	`"required":["query","tools"]}`
 
 // searchHit is one tool search_tools returns.
 type searchHit struct {

@@ -128,7 +128,7 @@ func New(opts Options) *Server {
 	}
 	s.cached, _ = opts.Pipeline.(invoke.CachedInvoker)
 	s.rebuildViews()
-	followRegistry(s, opts.Registry, (*Server).rebuildViews)
+	followRegistry(s, opts.Registry, func(s *Server, _ string) { s.rebuildViews() })
 	s.sessions = opts.Sessions
 	if s.sessions == nil {
 		s.sessions = session.New(session.Options{OnEnd: DropSessions(opts.Registry)})
@@ -138,14 +138,14 @@ func New(opts Options) *Server {
 	return s
 }
 
-// followRegistry calls rebuild(owner) after every change of reg's
-// collections, for as long as owner is reachable: the subscription holds
-// owner weakly and ends when owner is collected.
-func followRegistry[T any](owner *T, reg *invoke.Registry, rebuild func(*T)) {
+// followRegistry calls rebuild(owner, name) after every change of reg's
+// collection name, for as long as owner is reachable: the subscription
+// holds owner weakly and ends when owner is collected.
+func followRegistry[T any](owner *T, reg *invoke.Registry, rebuild func(*T, string)) {
 	wp := weak.Make(owner)
-	cancel := reg.Subscribe(func(string) {
+	cancel := reg.Subscribe(func(name string) {
 		if o := wp.Value(); o != nil {
-			rebuild(o)
+			rebuild(o, name)
 		}
 	})
 	runtime.AddCleanup(owner, func(cancel func()) { cancel() }, cancel)

@@ -131,7 +131,7 @@ func TestMCPInitializeFloodStaysUnderTheCap(t *testing.T) {
 func TestMCPCapRefusesWhenAllSessionsAreBusy(t *testing.T) {
 	fx := newMCPFixture(t)
 	h := NewMCPHandler(fx.server, MCPHTTPOptions{MaxSessions: 2})
-	capped := h.(*mcpCap)
+	capped := h.(*mcpHTTP).next.(*mcpCap)
 	hs := httptest.NewServer(New(Options{Pipeline: fx.pipeline, Registry: fx.reg, MCP: h}))
 	defer hs.Close()
 	var ids []string

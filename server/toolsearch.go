@@ -131,6 +131,14 @@ func (s *IndexSearch) build(g *searchGen) {
 		g.start = time.Now()
 		go func() {
 			defer close(g.done)
+			defer func() {
+				// A bug in the index build must not take the server
+				// down: search_tools answers with the error.
+				if p := recover(); p != nil {
+					g.ix, g.err = nil, fmt.Errorf("internal error while building the tool search index (a bug in toolenv): %v", p)
+					s.log.Error("panic while building the tool search index", "panic", p, "stack", string(debug.Stack()))
+				}
+			}()
 			g.ix, g.err = s.open(g.tools)
 			if g.err != nil {
 				s.log.Error("tool search index failed; search_tools answers with the error", "err", g.err)

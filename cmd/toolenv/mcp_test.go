@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -213,5 +214,85 @@ func TestMCPBadNaming(t *testing.T) {
 	code := Run(context.Background(), []string{"mcp", "--names", "short", "--store", ":memory:"}, strings.NewReader(""), &out, &errb)
 	if code != 2 || !strings.Contains(errb.String(), "auto or prefixed") || out.Len() != 0 {
 		t.Errorf("code %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// TestMCPStdioSurvivesHostileInput feeds toolenv mcp, as a client could
+// over stdio, a second initialize (which once killed the process with
+// exit 2), lines that are not JSON-RPC, a request before initialize, an
+// unknown method and a batch where the protocol has none: each is
+// answered with a JSON-RPC error, the session goes on (the ping after
+// them is answered), and the end of the input is a clean exit.
+func TestMCPStdioSurvivesHostileInput(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`this is not JSON`,
+		`{"jsonrpc":"2.0","id":4,"method":`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/frobnicate"}`,
+		`[{"jsonrpc":"2.0","id":6,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := Run(context.Background(), []string{"mcp", "--store", ":memory:"}, inR, outW, &stderr)
+		outW.Close()
+		done <- code
+	}()
+	go func() {
+		for _, l := range lines {
+			io.WriteString(inW, l+"\n")
+		}
+	}()
+	type answer struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code int64 `json:"code"`
+		} `json:"error"`
+	}
+	got := map[string]int64{}
+	var nullCodes []int64
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m answer
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.JSONRPC != "2.0" {
+			t.Fatalf("not a JSON-RPC message: %q", sc.Text())
+		}
+		code := int64(0)
+		if m.Error != nil {
+			code = m.Error.Code
+		}
+		if string(m.ID) == "null" {
+			nullCodes = append(nullCodes, code)
+		} else {
+			got[string(m.ID)] = code
+		}
+		if len(got) == 5 && len(nullCodes) == 3 {
+			inW.Close() // all answered; the end of the input is a clean stop
+		}
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+		}
+	case <-time.After(2 * time.Minute): // a hang guard, not a speed figure
+		t.Fatal("toolenv mcp did not stop at the end of its input")
+	}
+	want := map[string]int64{"1": -32600, "2": 0, "3": -32600, "5": -32601, "7": 0}
+	for id, c := range want {
+		if g, ok := got[id]; !ok || g != c {
+			t.Errorf("id %s: code %d (answered %v), want %d", id, g, ok, c)
+		}
+	}
+	if !slices.Equal(nullCodes, []int64{-32700, -32700, -32600}) {
+		t.Errorf("answers without an id: codes %v, want two parse errors and the refused batch", nullCodes)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
 func ExampleOrderPRF() {
@@ -46,4 +47,44 @@ func ExampleErrorCategory() {
 	gold := []toolenv.GoldCall{{Name: "get_card", Args: map[string]any{}}}
 	fmt.Println(metrics.ErrorCategory(tools, gold, metrics.Attempt{Parsed: true, Calls: []toolenv.GoldCall{{Name: "get_cards"}}}))
 	// Output: hallucinated_func_name
+}
+
+func ExampleNestful() {
+	samples := []metrics.NestfulSample{{
+		Gold: `[{"name": "f", "arguments": {"q": 1}, "label": "var1"}, {"name": "g", "arguments": {"y": "$var1.out$"}, "label": "var2"}, {"name": "var_result", "arguments": {"r": "$var2$"}}]`,
+		// Other labels, no var_result: the same once grounded.
+		Pred: `[{"name": "f", "arguments": {"q": 1}, "label": "var7"}, {"name": "g", "arguments": {"y": "$var7.out$"}, "label": "var8"}]`,
+	}, {
+		Gold: `[{"name": "f", "arguments": {"q": 2}}, {"name": "h", "arguments": {"z": 7}}]`,
+		Pred: `[{"name": "h", "arguments": {"z": 7.0}}]`,
+	}}
+	r, err := metrics.Nestful(samples, metrics.NestfulOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := r.Printed()
+	fmt.Println("intent F1", p["f1_intent"], "slot F1", p["f1_slot"], "partial", p["accuracy_combined"], "full", p["percentage_times_full_score"])
+	// Output: intent F1 0.889 slot F1 0.500 partial 0.500 full 0.500
+}
+
+func ExampleBFCLCheck() {
+	docs, _ := pyfmt.Loads(`[{"name": "geo.distance", "parameters": {"type": "dict", "properties": {
+		"origin": {"type": "string"}, "unit": {"type": "string"}}, "required": ["origin"]}}]`)
+	funcs, _ := metrics.BFCLFunctionsFromDocs(docs)
+	// BFCL's possible answers: every accepted value, "" for "may be left out".
+	answers, _ := pyfmt.Loads(`[{"geo.distance": {"origin": ["New York City", "NYC"], "unit": ["", "miles"]}}]`)
+	for _, out := range []string{
+		`[{"geo.distance": {"origin": "nyc"}}]`,
+		`[{"geo.distance": {"origin": "NYC", "unit": "km"}}]`,
+		`[{"geo.distance": {"origin": "NYC"}}, {"geo.distance": {"origin": "NYC"}}]`,
+	} {
+		o, _ := pyfmt.Loads(out)
+		r, _ := metrics.BFCLCheck("simple_python", funcs, o, answers.([]any), metrics.BFCLOptions{})
+		fmt.Println(r.Verdict())
+	}
+	// Output:
+	// valid
+	// value_error:string
+	// simple_function_checker:wrong_count
 }

@@ -27,46 +27,6 @@ func readJSON(t *testing.T, name string, v any) {
 	}
 }
 
-// TestNestfulScoresMatchReference compares NestfulScores with the values
-// the NESTful scorer's own computation gives under scikit-learn
-// (testdata/nestful_ref.py writes testdata/nestful_expected.json).
-func TestNestfulScoresMatchReference(t *testing.T) {
-	var cases []struct {
-		Name string               `json:"name"`
-		Gold [][]toolenv.GoldCall `json:"gold"`
-		Pred [][]toolenv.GoldCall `json:"pred"`
-	}
-	readJSON(t, "nestful_cases.json", &cases)
-	var want map[string]struct {
-		Intent  [3]float64 `json:"intent"`
-		Slot    [3]float64 `json:"slot"`
-		Partial float64    `json:"partial"`
-		Full    float64    `json:"full"`
-	}
-	raw, err := os.ReadFile(filepath.Join("testdata", "nestful_expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			w := want[c.Name]
-			got := NestfulScores(c.Gold, c.Pred)
-			if !nearPRF(got.Intent, PRF{w.Intent[0], w.Intent[1], w.Intent[2]}) {
-				t.Errorf("intent = %+v, want %v", got.Intent, w.Intent)
-			}
-			if !nearPRF(got.Slot, PRF{w.Slot[0], w.Slot[1], w.Slot[2]}) {
-				t.Errorf("slot = %+v, want %v", got.Slot, w.Slot)
-			}
-			if !near(got.PartialMatch, w.Partial) || !near(got.FullMatch, w.Full) {
-				t.Errorf("partial/full = %v/%v, want %v/%v", got.PartialMatch, got.FullMatch, w.Partial, w.Full)
-			}
-		})
-	}
-}
-
 func calls(spec ...any) []toolenv.GoldCall {
 	var out []toolenv.GoldCall
 	for i := 0; i < len(spec); i += 3 {

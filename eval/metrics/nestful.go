@@ -1,7 +1,10 @@
 package metrics
 
 import (
-	"maps"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -10,107 +13,759 @@ import (
 	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
-// NestfulResult holds the scores the NESTful scorer reports for a set of
-// samples.
-type NestfulResult struct {
-	// Intent and Slot are macro-averaged over the gold labels.
-	Intent PRF `json:"intent"`
-	Slot   PRF `json:"slot"`
-	// PartialMatch is the mean, over samples, of the fraction of aligned
-	// positions whose call (name and arguments) equals the gold call.
-	PartialMatch float64 `json:"partial_match"`
-	// FullMatch is the fraction of samples whose every position matches.
-	FullMatch float64 `json:"full_match"`
-	// Samples is how many samples were scored.
-	Samples int `json:"samples"`
+// NestfulSample is one sample as NESTful's scorer reads it: Gold is the
+// text of the gold call sequence (its item["output"]) and Pred the model's
+// output (item["generated_text"]), each the JSON of a list of calls
+// {"name", "arguments", "label"}.
+type NestfulSample struct {
+	ID   string `json:"id,omitempty"`
+	Gold string `json:"gold"`
+	Pred string `json:"pred"`
 }
 
-// NestfulScores computes NESTful's intent, slot and sequence-match scores
-// for samples gold[i] / pred[i], reproducing calculate_scores and
-// compute_score_sklearn of the NESTful scorer (IBM NESTful, scorer.py and
-// utils.py):
+// NestfulOptions choose a variant of the NESTful scorer. The zero value is
+// the reference exactly; the other fields each correct one of its quirks
+// (NestfulCorrected sets them all).
+type NestfulOptions struct {
+	// SkipGrounding is the reference parser's own skip_grounding: the
+	// calls are scored as written, var_result included and references
+	// left as labels. Off (the reference's default), the parser drops
+	// var_result calls and rewrites "$varN.x$" to "$API.x$" (API being
+	// the name of the call labelled varN) in the gold sequence, and in
+	// the prediction when its text holds "label".
+	SkipGrounding bool `json:"skip_grounding,omitempty"`
+	// UnorderedObjects writes objects nested in argument values with
+	// their keys sorted, so that {"a": 1, "b": 2} and {"b": 2, "a": 1}
+	// agree. The reference writes them with Python's str, in the order
+	// they were written, so the two differ.
+	UnorderedObjects bool `json:"unordered_objects,omitempty"`
+	// SingleLabelAsMultiLabel scores a set whose gold sequences hold a
+	// single distinct label (one API name, one "arg = value") as a
+	// multi-label problem of that one label. The reference hands
+	// scikit-learn a one-column indicator matrix, which it takes for a
+	// binary target and averages over the presence and the absence of
+	// the label.
+	SingleLabelAsMultiLabel bool `json:"single_label_as_multi_label,omitempty"`
+	// ScalarPredictionAsParseError counts a prediction that is a JSON
+	// number, true, false or null (and holds no "label") as one that
+	// could not be parsed. The reference stops with a TypeError.
+	ScalarPredictionAsParseError bool `json:"scalar_prediction_as_parse_error,omitempty"`
+}
+
+// NestfulCorrected is the reference with every quirk corrected but its
+// grounding, which is NESTful's design.
+var NestfulCorrected = NestfulOptions{UnorderedObjects: true, SingleLabelAsMultiLabel: true, ScalarPredictionAsParseError: true}
+
+// Variant names the options as a report prints them: "reference", or the
+// corrections in force.
+func (o NestfulOptions) Variant() string {
+	var parts []string
+	if o.SkipGrounding {
+		parts = append(parts, "skip-grounding")
+	}
+	if o.UnorderedObjects {
+		parts = append(parts, "unordered-objects")
+	}
+	if o.SingleLabelAsMultiLabel {
+		parts = append(parts, "single-label-as-multi-label")
+	}
+	if o.ScalarPredictionAsParseError {
+		parts = append(parts, "scalar-prediction-as-parse-error")
+	}
+	if len(parts) == 0 {
+		return "reference"
+	}
+	return strings.Join(parts, ",")
+}
+
+// NestfulResult holds what NESTful's calculate_scores returns for a set
+// of samples, at full precision.
+type NestfulResult struct {
+	// Intent and Slot are compute_score_sklearn's macro-averaged
+	// precision, recall and F1.
+	Intent PRF `json:"intent"`
+	Slot   PRF `json:"slot"`
+	// PartialMatch is accuracy_combined: the mean over samples of
+	// PerSample. It is NaN when a sample has no call on either side
+	// (scikit-learn's accuracy of two empty lists).
+	PartialMatch float64 `json:"-"`
+	// FullMatch is percentage_times_full_score: the fraction of samples
+	// whose PerSample is 1.
+	FullMatch float64 `json:"full_match"`
+	// PerSample is each sample's accuracy over its aligned calls.
+	PerSample []float64 `json:"-"`
+	Samples   int       `json:"samples"`
+	// ParseErrors is num_pred_examples_w_parsing_errors: the samples
+	// whose prediction could not (wholly) be read.
+	ParseErrors int `json:"parse_errors"`
+	// Counts are the reference's four num_errors_parsing counters.
+	Counts NestfulParseCounts `json:"parse_error_counts"`
+}
+
+// NestfulParseCounts are the reference's num_errors_parsing_pred_intent,
+// _gold_intent, _pred_slot and _gold_slot.
+type NestfulParseCounts struct {
+	PredIntent int `json:"pred_intent"`
+	GoldIntent int `json:"gold_intent"`
+	PredSlot   int `json:"pred_slot"`
+	GoldSlot   int `json:"gold_slot"`
+}
+
+// MarshalJSON writes the result with PartialMatch and PerSample, a NaN
+// as null (JSON has no NaN).
+func (r NestfulResult) MarshalJSON() ([]byte, error) {
+	type plain NestfulResult
+	per := make([]*float64, len(r.PerSample))
+	for i := range r.PerSample {
+		per[i] = finite(r.PerSample[i])
+	}
+	return json.Marshal(struct {
+		plain
+		PartialMatch *float64   `json:"partial_match"`
+		PerSample    []*float64 `json:"per_sample,omitempty"`
+	}{plain(r), finite(r.PartialMatch), per})
+}
+
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// Printed returns the figures as calculate_scores returns them, each
+// written with "{:.3f}" (p_intent, r_intent, f1_intent, p_slot, r_slot,
+// f1_slot, accuracy_combined, percentage_times_full_score).
+func (r NestfulResult) Printed() map[string]string {
+	return map[string]string{
+		"p_intent": pyFormat3(r.Intent.Precision), "r_intent": pyFormat3(r.Intent.Recall), "f1_intent": pyFormat3(r.Intent.F1),
+		"p_slot": pyFormat3(r.Slot.Precision), "r_slot": pyFormat3(r.Slot.Recall), "f1_slot": pyFormat3(r.Slot.F1),
+		"accuracy_combined":           pyFormat3(r.PartialMatch),
+		"percentage_times_full_score": pyFormat3(r.FullMatch),
+	}
+}
+
+// NestfulUndefinedError is returned when a metric has no gold label at
+// all: no gold call names an API (intent), or no gold call has an
+// argument (slot). scikit-learn then raises "ValueError: unknown is not
+// supported" and the reference scorer stops; there is no score.
+type NestfulUndefinedError struct {
+	// Metric is "intent" or "slot".
+	Metric string
+}
+
+// Error says which metric is undefined and why.
+func (e *NestfulUndefinedError) Error() string {
+	what := "no gold call names an API"
+	if e.Metric == "slot" {
+		what = "no gold call has an argument"
+	}
+	return fmt.Sprintf("nestful: %s scores are undefined: %s (scikit-learn raises %q and NESTful's scorer stops); add samples whose gold calls have them", e.Metric, what, e.Python())
+}
+
+// Python is the exception the reference scorer raises.
+func (e *NestfulUndefinedError) Python() string { return "ValueError: unknown is not supported" }
+
+// NestfulSampleError is a sample the reference scorer would stop on: a
+// gold sequence it cannot read, or a prediction it cannot iterate.
+type NestfulSampleError struct {
+	// Index is the sample's position (from 0), ID its id if it has one.
+	Index int
+	ID    string
+	// Side is "gold" or "prediction".
+	Side string
+	// Err says what is wrong, as Python's exception.
+	Err error
+}
+
+// Error names the sample and says what is wrong and how to fix it.
+func (e *NestfulSampleError) Error() string {
+	name := fmt.Sprintf("sample %d", e.Index+1)
+	if e.ID != "" {
+		name += " (" + e.ID + ")"
+	}
+	hint := "the gold sequence must be a JSON list of {\"name\", \"arguments\", \"label\"} objects"
+	if e.Side == "prediction" {
+		hint = "NESTful's scorer stops on a prediction that is a JSON number, boolean or null; fix the record, or count it as a parse error with the scalar-prediction-as-parse-error correction"
+	}
+	return fmt.Sprintf("nestful: %s: %s: %v; %s", name, e.Side, e.Err, hint)
+}
+
+// Unwrap returns what is wrong.
+func (e *NestfulSampleError) Unwrap() error { return e.Err }
+
+// Nestful scores samples as NESTful's calculate_scores does (IBM NESTful,
+// src/scorer.py, with the parse_granite_3_1_output parser it runs and
+// compute_score_sklearn and post_process_api_with_args of src/utils.py,
+// under scikit-learn 1.2.1), to the last bit where the arithmetic allows:
 //
-//   - intent: each sample's label set is the names it calls; a
-//     MultiLabelBinarizer is fitted on the gold sets, predicted names not
-//     among them are ignored, and precision, recall and F1 are computed
-//     per gold label over the samples and averaged (average="macro", a
-//     label never predicted has precision 0);
-//   - slot: every API named on either side of a sample gives one row
-//     whose labels are its arguments written "arg = value" (Python's str
-//     of the value; a later call to the same API replaces an earlier one's
-//     row; a predicted "$ref" missing its closing '$' gets one), scored
-//     like intents;
-//   - sequence match: each call is written "name(arg = value, ...)" with
-//     the arguments sorted; sequences of different lengths are aligned by
-//     name (NESTful's align_lists, padding with blanks) and the fraction of
-//     equal positions is the sample's partial match, 1 its full match.
-func NestfulScores(gold, pred [][]toolenv.GoldCall) NestfulResult {
-	n := len(gold)
-	if len(pred) < n {
-		pred = append(pred, make([][]toolenv.GoldCall, n-len(pred))...)
+//   - reading: each side is read with Python's json.loads; the parser
+//     then drops var_result calls and rewrites references "$varN.x$" to
+//     the name of the API labelled varN ("grounding"), always in the gold
+//     sequence and in the prediction only when its text holds "label";
+//     a prediction that cannot be read or grounded scores no calls and
+//     counts as a parse error;
+//   - intent: per sample the list of str(name) of its calls (a
+//     prediction {"name": "dummy", "arguments": {}} skipped); a
+//     MultiLabelBinarizer fitted on the gold lists; precision, recall and
+//     F1 per gold label averaged (macro; a label never predicted has
+//     precision 0). With a single gold label scikit-learn sees a binary
+//     target and averages over its presence and absence instead;
+//   - slot: per sample one row per API named on either side (Python dict
+//     keys, so 1 and 1.0 are one API), the labels "arg = str(value)" of
+//     the last call to it (a predicted "$ref" missing its closing '$'
+//     gets one), scored as intents;
+//   - sequence match: each call written "name(arg = value, ...)" with the
+//     items sorted (a predicted call whose arguments are not an object as
+//     "name({})"); lists of different lengths aligned by NESTful's
+//     align_lists on the names; the fraction of equal positions is the
+//     sample's accuracy (NaN for two empty lists), their exact mean the
+//     partial match and the share of 1s the full match.
+//
+// A set whose gold sequences hold no API or no argument at all has no
+// score: the error is a *NestfulUndefinedError. A gold sequence the
+// reference cannot read, or a prediction it cannot iterate, is a
+// *NestfulSampleError naming the sample. opt selects corrections of the
+// reference's quirks; its zero value is the reference.
+func Nestful(samples []NestfulSample, opt NestfulOptions) (NestfulResult, error) {
+	res := NestfulResult{Samples: len(samples)}
+	if len(samples) == 0 {
+		return res, errors.New("nestful: no samples to score")
 	}
 	var goldIntent, predIntent, goldSlot, predSlot [][]string
-	var partial float64
 	full := 0
-	for i := 0; i < n; i++ {
-		g, p := gold[i], pred[i]
-		goldIntent = append(goldIntent, names(g))
-		predIntent = append(predIntent, names(p))
-		gm, gorder := slotRows(g, false)
-		pm, porder := slotRows(p, true)
-		for _, name := range unionKeys(gorder, porder) {
-			goldSlot = append(goldSlot, gm[name])
-			predSlot = append(predSlot, pm[name])
+	for i, s := range samples {
+		ps, err := nestfulParse(s, opt)
+		if err != nil {
+			se := err.(*NestfulSampleError)
+			se.Index, se.ID = i, s.ID
+			return res, se
 		}
-		acc := nestfulAccuracy(callStrings(g, false), callStrings(p, true))
-		partial += acc
+		predErr := ps.predErr
+		if predErr {
+			res.Counts.PredIntent++ // counted by the parser
+		}
+		gold := reloadAll(ps.gold)
+		pred := reloadAll(ps.pred)
+
+		// Intent.
+		var gi, pi []string
+		for k, f := range pred {
+			if ps.pred[k] == nestfulDummy {
+				continue
+			}
+			if name, err := pyGetItem(f.v, "name"); f.err == nil && err == nil {
+				pi = append(pi, pyStr(name))
+			} else {
+				res.Counts.PredIntent++
+				predErr = true
+			}
+		}
+		for _, f := range gold {
+			if name, err := pyGetItem(f.v, "name"); f.err == nil && err == nil {
+				gi = append(gi, pyStr(name))
+			} else {
+				res.Counts.GoldIntent++
+			}
+		}
+		goldIntent = append(goldIntent, gi)
+		predIntent = append(predIntent, pi)
+
+		// Slot.
+		pm := newSlotMap()
+		for k, f := range pred {
+			if ps.pred[k] == nestfulDummy {
+				continue
+			}
+			if !pm.add(f, true, opt) {
+				res.Counts.PredSlot++
+				predErr = true
+			}
+		}
+		gm := newSlotMap()
+		for _, f := range gold {
+			if !gm.add(f, false, opt) {
+				res.Counts.GoldSlot++
+			}
+		}
+		for _, key := range unionKeys(pm.order, gm.order) {
+			predSlot = append(predSlot, pm.rows[key])
+			goldSlot = append(goldSlot, gm.rows[key])
+		}
+		if predErr {
+			res.ParseErrors++
+		}
+
+		// Sequence match.
+		gs := make([]string, 0, len(gold))
+		for _, f := range gold {
+			c, err := callString(f, false, opt)
+			if err != nil {
+				return res, &NestfulSampleError{Index: i, ID: s.ID, Side: "gold", Err: err}
+			}
+			gs = append(gs, c)
+		}
+		var pss []string
+		for _, f := range pred {
+			if c, err := callString(f, true, opt); err == nil {
+				pss = append(pss, c)
+			}
+		}
+		acc := accuracyScore(postProcess(gs, pss))
 		if acc == 1 {
 			full++
 		}
+		res.PerSample = append(res.PerSample, acc)
 	}
-	r := NestfulResult{Samples: n}
-	r.Intent = macroMultiLabel(goldIntent, predIntent)
-	r.Slot = macroMultiLabel(goldSlot, predSlot)
-	if n > 0 {
-		r.PartialMatch = partial / float64(n)
-		r.FullMatch = float64(full) / float64(n)
+	var err error
+	if res.Intent, err = sklearnMacro(goldIntent, predIntent, opt.SingleLabelAsMultiLabel); err != nil {
+		return res, &NestfulUndefinedError{Metric: "intent"}
 	}
-	return r
+	if res.Slot, err = sklearnMacro(goldSlot, predSlot, opt.SingleLabelAsMultiLabel); err != nil {
+		return res, &NestfulUndefinedError{Metric: "slot"}
+	}
+	res.PartialMatch = statisticsMean(res.PerSample)
+	res.FullMatch = float64(full) / float64(len(samples))
+	return res, nil
 }
 
-func names(calls []toolenv.GoldCall) []string {
-	out := make([]string, len(calls))
-	for i, c := range calls {
-		out[i] = c.Name
+// nestfulDummy is the placeholder call the reference skips in intents and
+// slots (as json.dumps writes it).
+const nestfulDummy = `{"name": "dummy", "arguments": {}}`
+
+type parsedSample struct {
+	// gold and pred are the calls as json.dumps wrote them
+	// (gold_func_calls and pred_func_calls).
+	gold, pred []string
+	predErr    bool
+}
+
+// nestfulParse is parse_granite_3_1_output.
+func nestfulParse(s NestfulSample, opt NestfulOptions) (parsedSample, error) {
+	var ps parsedSample
+	gv, err := pyfmt.Loads(s.Gold)
+	if err != nil {
+		return ps, &NestfulSampleError{Side: "gold", Err: fmt.Errorf("JSONDecodeError: %w", err)}
+	}
+	var gl []any
+	if opt.SkipGrounding {
+		gl, err = pyIter(gv)
+	} else {
+		gl, err = ground(gv)
+	}
+	if err != nil {
+		return ps, &NestfulSampleError{Side: "gold", Err: err}
+	}
+	ps.gold = dumpsAll(gl)
+
+	text := strings.ReplaceAll(strings.ReplaceAll(s.Pred, "<|tool_call|>", ""), "<tool_call>", "")
+	pv, err := pyfmt.Loads(text)
+	if err != nil {
+		ps.predErr = true
+		return ps, nil
+	}
+	var pl []any
+	switch {
+	case opt.SkipGrounding:
+		pl, err = pyIter(pv)
+	case strings.Contains(text, "label"):
+		pl, err = ground(pv)
+	default:
+		pl, err = pyIter(pv)
+		if err != nil && !opt.ScalarPredictionAsParseError {
+			// The reference keeps the scalar as its list of calls and
+			// fails iterating it in calculate_scores.
+			return ps, &NestfulSampleError{Side: "prediction", Err: err}
+		}
+	}
+	if err != nil {
+		ps.predErr = true
+		return ps, nil
+	}
+	ps.pred = dumpsAll(pl)
+	return ps, nil
+}
+
+// ground is ground_seq_nested_repsonse.
+func ground(v any) ([]any, error) {
+	items, err := pyIter(v)
+	if err != nil {
+		return nil, err
+	}
+	type labelAPI struct {
+		label string
+		api   any
+	}
+	var labels []labelAPI
+	at := map[string]int{}
+	for _, api := range items {
+		name, err := pyGetItem(api, "name")
+		if err != nil {
+			return nil, err
+		}
+		if name == "varResult" || name == "var_result" {
+			continue
+		}
+		l, ok := api.(pyfmt.Dict).Get("label")
+		if !ok {
+			continue
+		}
+		ls, ok := l.(string)
+		if !ok {
+			return nil, fmt.Errorf("AttributeError: '%s' object has no attribute 'replace'", pyTypeName(l))
+		}
+		lbl := strings.ReplaceAll(ls, "$", "")
+		if n, seen := at[lbl]; seen {
+			labels[n].api = name
+		} else {
+			at[lbl] = len(labels)
+			labels = append(labels, labelAPI{lbl, name})
+		}
+	}
+	replace := func(s string, l labelAPI) (string, error) {
+		a, ok := l.api.(string)
+		if !ok {
+			return "", fmt.Errorf("TypeError: replace() argument 2 must be str, not %s", pyTypeName(l.api))
+		}
+		return strings.ReplaceAll(s, l.label, a), nil
+	}
+	var out []any
+	for _, api := range items {
+		d := api.(pyfmt.Dict)
+		name, _ := d.Get("name")
+		if name == "var_result" {
+			continue
+		}
+		var args any = pyfmt.Dict{}
+		if a, ok := d.Get("arguments"); ok {
+			args = a
+		} else if p, ok := d.Get("parameters"); ok {
+			args = p
+		}
+		ad, err := pyItems(args)
+		if err != nil {
+			return nil, err
+		}
+		temp := make(pyfmt.Dict, 0, len(ad))
+		for _, it := range ad {
+			sv := it.Value
+			for _, l := range labels {
+				switch x := sv.(type) {
+				case string:
+					if labelInSlot(l.label, x) {
+						if sv, err = replace(x, l); err != nil {
+							return nil, err
+						}
+					}
+				case []any:
+					nv := make([]any, len(x))
+					for k, e := range x {
+						if es, ok := e.(string); ok && labelInSlot(l.label, es) {
+							if e, err = replace(es, l); err != nil {
+								return nil, err
+							}
+						}
+						// A dict item is checked through its json.dumps,
+						// which never starts with "$var": left as it is.
+						nv[k] = e
+					}
+					sv = nv
+				}
+			}
+			temp = append(temp, pyfmt.Item{Key: it.Key, Value: sv})
+		}
+		out = append(out, pyfmt.Dict{{Key: "name", Value: name}, {Key: "arguments", Value: temp}})
+	}
+	return out, nil
+}
+
+// labelInSlot is the grounding's check_label_in_slot: "$varN.x..." whose
+// part before the first '.' is label once its '$' are gone.
+func labelInSlot(label, v string) bool {
+	if !strings.HasPrefix(v, "$var") || !strings.Contains(v, ".") {
+		return false
+	}
+	head, _, _ := strings.Cut(v, ".")
+	return strings.ReplaceAll(head, "$", "") == label
+}
+
+func dumpsAll(items []any) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = pyfmt.Dumps(it)
 	}
 	return out
 }
 
-// slotRows returns, per API name, the "arg = value" labels of its last
-// call, and the names in first-call order.
-func slotRows(calls []toolenv.GoldCall, predicted bool) (map[string][]string, []string) {
-	rows := map[string][]string{}
-	var order []string
-	for _, c := range calls {
-		if _, ok := rows[c.Name]; !ok {
-			order = append(order, c.Name)
-		}
-		row := []string{}
-		for _, k := range slices.Sorted(maps.Keys(c.Args)) {
-			row = append(row, k+" = "+nestfulValue(c.Args[k], predicted))
-		}
-		rows[c.Name] = row
-	}
-	return rows, order
+// reloaded is a call the parser wrote, read again as the scorer reads
+// it: json.loads of its text with every "<|endoftext|>" removed.
+type reloaded struct {
+	v   any
+	err error
 }
 
-// nestfulValue is Python's str of an argument value, with the scorer's
-// repair of a predicted "$ref" that lacks its closing '$'.
-func nestfulValue(v any, predicted bool) string {
-	if s, ok := v.(string); ok && predicted && strings.HasPrefix(s, "$") && !strings.HasSuffix(s, "$") {
-		return s + "$"
+func reloadAll(calls []string) []reloaded {
+	out := make([]reloaded, len(calls))
+	for i, f := range calls {
+		out[i].v, out[i].err = pyfmt.Loads(strings.TrimSpace(strings.ReplaceAll(f, "<|endoftext|>", "")))
 	}
-	return pyfmt.Str(v)
+	return out
+}
+
+// slotMap is the scorer's pred_api_map / gold_api_map: per API (a Python
+// dict key) the labels of its last call, in first-seen order.
+type slotMap struct {
+	rows  map[string][]string
+	order []string
+}
+
+func newSlotMap() *slotMap { return &slotMap{rows: map[string][]string{}} }
+
+// add adds a call's row, reporting false where the reference counts a
+// parse error (the row may then be left empty, as the reference leaves
+// it).
+func (m *slotMap) add(f reloaded, predicted bool, opt NestfulOptions) bool {
+	if f.err != nil {
+		return false
+	}
+	name, err := pyGetItem(f.v, "name")
+	if err != nil {
+		return false
+	}
+	key, err := pyHashKey(name)
+	if err != nil {
+		return false
+	}
+	if _, ok := m.rows[key]; !ok {
+		m.order = append(m.order, key)
+	}
+	m.rows[key] = []string{}
+	args, err := pyGetItem(f.v, "arguments")
+	if err != nil {
+		return false
+	}
+	items, err := pyItems(args)
+	if err != nil {
+		return false
+	}
+	row := make([]string, 0, len(items))
+	for _, it := range items {
+		row = append(row, it.Key+" = "+argValue(it.Value, predicted, opt))
+	}
+	m.rows[key] = row
+	return true
+}
+
+// argValue is str(val) of an argument, with the scorer's repair of a
+// predicted "$ref" that lacks its closing '$'.
+func argValue(v any, predicted bool, opt NestfulOptions) string {
+	if s, ok := v.(string); ok {
+		if predicted && strings.HasPrefix(s, "$") && !strings.HasSuffix(s, "$") {
+			return s + "$"
+		}
+		return s
+	}
+	if opt.UnorderedObjects {
+		v = sortedKeys(v)
+	}
+	return pyStr(v)
+}
+
+// callString writes a call as "name(a = 1, b = x)". A gold call must be
+// an object with a name and an object of arguments (the reference stops
+// otherwise); a predicted one that is not an object with a name is
+// skipped (an error here), and one whose arguments are not an object is
+// written "name({})".
+func callString(f reloaded, predicted bool, opt NestfulOptions) (string, error) {
+	if f.err != nil {
+		return "", f.err
+	}
+	name, err := pyGetItem(f.v, "name")
+	if err != nil {
+		return "", err
+	}
+	args, err := pyGetItem(f.v, "arguments")
+	var items pyfmt.Dict
+	if err == nil {
+		items, err = pyItems(args)
+	}
+	if err != nil {
+		if predicted {
+			return pyStr(name) + "({})", nil
+		}
+		return "", err
+	}
+	parts := make([]string, 0, len(items))
+	for _, it := range items {
+		parts = append(parts, it.Key+" = "+argValue(it.Value, predicted, opt))
+	}
+	sort.Strings(parts)
+	return pyStr(name) + "(" + strings.Join(parts, ", ") + ")", nil
+}
+
+// postProcess is post_process_api_with_args: lists of different lengths
+// are aligned on their names (the text before the first '(') by
+// align_lists, blanks filling the gaps. As in the reference, a call whose
+// name is empty is taken for a blank when the lists are rebuilt, so the
+// calls after it shift.
+func postProcess(gold, pred []string) ([]string, []string) {
+	if len(gold) == len(pred) {
+		return gold, pred
+	}
+	name := func(s string) string { n, _, _ := strings.Cut(s, "("); return n }
+	gn, pn := make([]string, len(gold)), make([]string, len(pred))
+	for i, s := range gold {
+		gn[i] = name(s)
+	}
+	for i, s := range pred {
+		pn[i] = name(s)
+	}
+	var ag, ap []string
+	for i, j := 0, 0; i < len(gn) || j < len(pn); {
+		switch {
+		case i < len(gn) && j < len(pn) && gn[i] == pn[j]:
+			ag, ap = append(ag, gn[i]), append(ap, pn[j])
+			i, j = i+1, j+1
+		case i < len(gn):
+			ag, ap = append(ag, gn[i]), append(ap, "")
+			i++
+		default:
+			ag, ap = append(ag, ""), append(ap, pn[j])
+			j++
+		}
+	}
+	rebuild := func(names, calls []string) []string {
+		out := make([]string, 0, len(names))
+		for _, n := range names {
+			if n == "" {
+				out = append(out, "")
+				continue
+			}
+			out = append(out, calls[0])
+			calls = calls[1:]
+		}
+		return out
+	}
+	return rebuild(ag, gold), rebuild(ap, pred)
+}
+
+// accuracyScore is scikit-learn's accuracy_score of two lists of strings:
+// the fraction of equal positions; NaN for two empty lists (the mean of
+// nothing); 0 when the lengths differ (the reference catches the error).
+func accuracyScore(gold, pred []string) float64 {
+	if len(gold) != len(pred) {
+		return 0
+	}
+	if len(gold) == 0 {
+		return math.NaN()
+	}
+	eq := 0
+	for i := range gold {
+		if gold[i] == pred[i] {
+			eq++
+		}
+	}
+	return float64(eq) / float64(len(gold))
+}
+
+// sklearnMacro is compute_score_sklearn: a MultiLabelBinarizer fitted on
+// the gold label lists (predicted labels it does not know are dropped),
+// then scikit-learn 1.2.1's precision, recall and F1 with
+// average="macro". With two or more classes the target is a multi-label
+// indicator matrix and every class is averaged; with one, unless
+// singleAsMulti, scikit-learn reads the one-column matrix as a binary
+// target and averages over the values present in it (the label's absence
+// and presence). With none it raises, and so does this.
+func sklearnMacro(gold, pred [][]string, singleAsMulti bool) (PRF, error) {
+	classSet := map[string]bool{}
+	for _, g := range gold {
+		for _, l := range g {
+			classSet[l] = true
+		}
+	}
+	if len(classSet) == 0 {
+		return PRF{}, errors.New("unknown is not supported")
+	}
+	classes := make([]string, 0, len(classSet))
+	for l := range classSet {
+		classes = append(classes, l)
+	}
+	sort.Strings(classes)
+	type counts struct{ tp, pred, gold float64 }
+	var per []counts
+	if len(classes) == 1 && !singleAsMulti {
+		c := classes[0]
+		yt := make([]bool, len(gold))
+		yp := make([]bool, len(gold))
+		for i := range gold {
+			yt[i] = slices.Contains(gold[i], c)
+			yp[i] = i < len(pred) && slices.Contains(pred[i], c)
+		}
+		for _, v := range []bool{false, true} {
+			if !slices.Contains(yt, v) && !slices.Contains(yp, v) {
+				continue
+			}
+			var k counts
+			for i := range yt {
+				if yt[i] == v && yp[i] == v {
+					k.tp++
+				}
+				if yp[i] == v {
+					k.pred++
+				}
+				if yt[i] == v {
+					k.gold++
+				}
+			}
+			per = append(per, k)
+		}
+	} else {
+		index := make(map[string]int, len(classes))
+		for i, c := range classes {
+			index[c] = i
+		}
+		per = make([]counts, len(classes))
+		row := func(labels []string) map[int]bool {
+			m := map[int]bool{}
+			for _, l := range labels {
+				if j, ok := index[l]; ok {
+					m[j] = true
+				}
+			}
+			return m
+		}
+		for i := range gold {
+			g := row(gold[i])
+			var p map[int]bool
+			if i < len(pred) {
+				p = row(pred[i])
+			}
+			for j := range g {
+				per[j].gold++
+				if p[j] {
+					per[j].tp++
+				}
+			}
+			for j := range p {
+				per[j].pred++
+			}
+		}
+	}
+	ps, rs, fs := make([]float64, len(per)), make([]float64, len(per)), make([]float64, len(per))
+	for j, k := range per {
+		if k.pred > 0 {
+			ps[j] = k.tp / k.pred
+		}
+		if k.gold > 0 {
+			rs[j] = k.tp / k.gold
+		}
+		denom := ps[j] + rs[j]
+		if denom == 0 {
+			denom = 1
+		}
+		fs[j] = 2 * ps[j] * rs[j] / denom
+	}
+	return PRF{npMean(ps), npMean(rs), npMean(fs)}, nil
 }
 
 func unionKeys(a, b []string) []string {
@@ -125,130 +780,41 @@ func unionKeys(a, b []string) []string {
 	return out
 }
 
-// callStrings writes each call as NESTful's "name(a = 1, b = x)".
-func callStrings(calls []toolenv.GoldCall, predicted bool) []string {
-	out := make([]string, len(calls))
-	for i, c := range calls {
-		if c.Args == nil && predicted {
-			// The scorer writes a call whose arguments are not a mapping
-			// with "{}" in the parentheses.
-			out[i] = c.Name + "({})"
-			continue
-		}
-		args := make([]string, 0, len(c.Args))
-		for k, v := range c.Args {
-			args = append(args, k+" = "+nestfulValue(v, predicted))
-		}
-		sort.Strings(args)
-		out[i] = c.Name + "(" + strings.Join(args, ", ") + ")"
-	}
-	return out
-}
-
-// nestfulAccuracy is NESTful's post_process_api_with_args followed by
-// scikit-learn's accuracy_score.
-func nestfulAccuracy(gold, pred []string) float64 {
-	if len(gold) != len(pred) {
-		gold, pred = alignByName(gold, pred)
-	}
-	if len(gold) == 0 {
-		// accuracy_score fails on empty input and the scorer counts 0.
-		return 0
-	}
-	eq := 0
+// NestfulScores scores toolenv's call sequences (gold[i] against pred[i])
+// with Nestful: each sequence is written as the JSON NESTful reads,
+// [{"name", "arguments", "label"}], arguments without any as {} and
+// object keys sorted (Go maps keep no order, so this is the
+// UnorderedObjects reading whatever opt says).
+func NestfulScores(gold, pred [][]toolenv.GoldCall, opt NestfulOptions) (NestfulResult, error) {
+	samples := make([]NestfulSample, len(gold))
 	for i := range gold {
-		if gold[i] == pred[i] {
-			eq++
-		}
-	}
-	return float64(eq) / float64(len(gold))
-}
-
-// alignByName pads two call lists with blanks where their API names do
-// not line up, walking both greedily (NESTful's align_lists).
-func alignByName(gold, pred []string) ([]string, []string) {
-	name := func(s string) string { n, _, _ := strings.Cut(s, "("); return n }
-	var ag, ap []string
-	i, j := 0, 0
-	for i < len(gold) || j < len(pred) {
-		switch {
-		case i < len(gold) && j < len(pred) && name(gold[i]) == name(pred[j]):
-			ag, ap = append(ag, gold[i]), append(ap, pred[j])
-			i, j = i+1, j+1
-		case i < len(gold):
-			ag, ap = append(ag, gold[i]), append(ap, "")
-			i++
-		default:
-			ag, ap = append(ag, ""), append(ap, pred[j])
-			j++
-		}
-	}
-	return ag, ap
-}
-
-// macroMultiLabel is scikit-learn's precision/recall/f1 with
-// average="macro" over label sets binarized by a MultiLabelBinarizer
-// fitted on the gold sets (labels only predicted are dropped). A label
-// never predicted has precision 0 (zero_division).
-func macroMultiLabel(gold, pred [][]string) PRF {
-	classes := map[string]int{}
-	for _, g := range gold {
-		for _, l := range g {
-			classes[l] = 0
-		}
-	}
-	if len(classes) == 0 {
-		return PRF{}
-	}
-	type counts struct{ tp, fp, fn int }
-	c := make(map[string]*counts, len(classes))
-	for l := range classes {
-		c[l] = &counts{}
-	}
-	for i := range gold {
-		gs := toSet(gold[i])
-		var ps map[string]bool
+		var p []toolenv.GoldCall
 		if i < len(pred) {
-			ps = toSet(pred[i])
+			p = pred[i]
 		}
-		for l, k := range c {
-			switch {
-			case gs[l] && ps[l]:
-				k.tp++
-			case ps[l]:
-				k.fp++
-			case gs[l]:
-				k.fn++
-			}
-		}
+		samples[i] = NestfulSample{Gold: nestfulJSON(gold[i]), Pred: nestfulJSON(p)}
 	}
-	labels := make([]string, 0, len(c))
-	for l := range c {
-		labels = append(labels, l)
-	}
-	sort.Strings(labels)
-	var sum PRF
-	for _, l := range labels {
-		k := c[l]
-		var p, r float64
-		if k.tp+k.fp > 0 {
-			p = float64(k.tp) / float64(k.tp+k.fp)
-		}
-		if k.tp+k.fn > 0 {
-			r = float64(k.tp) / float64(k.tp+k.fn)
-		}
-		sum.Precision += p
-		sum.Recall += r
-		sum.F1 += F1(p, r)
-	}
-	n := float64(len(labels))
-	return PRF{sum.Precision / n, sum.Recall / n, sum.F1 / n}
+	return Nestful(samples, opt)
 }
 
-func toSet(xs []string) map[string]bool {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
+func nestfulJSON(calls []toolenv.GoldCall) string {
+	type call struct {
+		Name  string         `json:"name"`
+		Args  map[string]any `json:"arguments"`
+		Label string         `json:"label,omitempty"`
 	}
-	return m
+	out := make([]call, len(calls))
+	for i, c := range calls {
+		out[i] = call{c.Name, c.Args, c.Label}
+		if out[i].Args == nil {
+			out[i].Args = map[string]any{}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		// An argument value encoding/json cannot write (it came from
+		// Go code, not from JSON): score it as no calls.
+		return "[]"
+	}
+	return string(b)
 }

@@ -1,5 +1,7 @@
 package metrics
 
+import toolenv "github.com/toolenv/toolenv"
+
 // SetPRF is the API-mapping paper's set-level precision, recall and F1 of
 // an API sequence: the distinct predicted APIs that are among the distinct
 // gold APIs, over the distinct predicted (precision) and distinct gold
@@ -26,4 +28,20 @@ func SetPRF(gold, pred []string) PRF {
 // order.
 func OrderPRF(gold, pred []string) PRF {
 	return NewPRF(len(AlignLCS(gold, pred)), len(pred), len(gold))
+}
+
+func names(calls []toolenv.GoldCall) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func toSet(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
 }

@@ -139,7 +139,14 @@ func view(i int, e *eval.Episode, max int) episodeView {
 		v.Badges = append(v.Badges, badge{"stuck", "warn"})
 	}
 	if c := e.Score.ErrorCategory; c != "" {
-		v.Badges = append(v.Badges, badge{c, "warn"})
+		v.Badges = append(v.Badges, badge{"Appendix G: " + c, "warn"})
+	}
+	if b := e.Score.BFCL; b != "" {
+		class := "warn"
+		if b == "valid" {
+			class = "ok"
+		}
+		v.Badges = append(v.Badges, badge{"BFCL: " + b, class})
 	}
 	for k, vd := range e.SoPR {
 		v.Badges = append(v.Badges, badge{"SoPR " + string(vd.Label), labelClass(string(vd.Label))})

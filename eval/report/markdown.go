@@ -64,10 +64,10 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 		out = append(out, t)
 	}
 	section("Intent and slot: position-aware (Live API-Bench)", "Calls aligned on the gold sequence, repeated calls counted; slots scored on correctly predicted intents only.", positionalMetrics)
-	section("Intent and slot: NESTful scorer", "Per-sample multi-label, macro-averaged over the gold labels (scikit-learn), as NESTful's scorer computes them; partial and full sequence match.", nestfulMetrics)
+	section("Intent and slot: NESTful scorer", "NESTful's own calculate_scores, exactly (reference variant: grounding on, scikit-learn 1.2.1's arithmetic; arguments as toolenv holds them, object keys sorted): per-sample label sets, macro-averaged over the gold labels; partial and full sequence match.", nestfulMetrics)
 	section("API sequence: set and order (API mapping paper)", "Set: distinct APIs; order: longest common subsequence with the gold sequence.", sequenceMetrics)
 
-	cats := tableData{Title: "Error categories of failed direct attempts (BFCL, first match)", Head: []string{"Split", "Model"}}
+	cats := tableData{Title: "Error categories of failed direct attempts (Live API-Bench Appendix G, first match)", Note: "The paper's BFCL-style categories, not BFCL's own checker verdicts (toolenv eval score bfcl gives those).", Head: []string{"Split", "Model"}}
 	cats.Head = append(cats.Head, metrics.ErrorCategories...)
 	for i := range gs {
 		g := &gs[i]
@@ -86,6 +86,9 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 	}
 	if len(cats.Rows) > 0 {
 		out = append(out, cats)
+	}
+	if t, ok := bfclTable(gs); ok {
+		out = append(out, t)
 	}
 	loops := tableData{Title: "ReAct loops (Live API-Bench, Table 4)", Note: "Fractions of all episodes; out-of-budget and stuck may overlap.",
 		Head: []string{"Split", "Model", "Avg. loops", "OOB", "Stuck", "Unclassified"}}
@@ -167,4 +170,42 @@ func table(b *strings.Builder, head []string, rows [][]string) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// bfclTable counts BFCL's checker verdicts on the direct attempts of each
+// group, one column per verdict that occurs.
+func bfclTable(gs []eval.Group) (tableData, bool) {
+	t := tableData{Title: "BFCL's checker on direct attempts (call by call, the gold sequence's values the only accepted)",
+		Note: "BFCL's own AST checker, verdict for verdict (eval/metrics.BFCLCheck, ordered mode); types from the tools' schemas. BFCL's data may accept more values than toolenv's one gold answer.",
+		Head: []string{"Split", "Model", "Valid %"}}
+	present := map[string]bool{}
+	for _, g := range gs {
+		for _, c := range g.BFCLVerdicts {
+			present[c.Name] = true
+		}
+	}
+	var cols []string
+	for _, v := range metrics.BFCLVerdicts {
+		if present[v] {
+			cols = append(cols, v)
+		}
+	}
+	t.Head = append(t.Head, cols...)
+	for i := range gs {
+		g := &gs[i]
+		if len(g.BFCLVerdicts) == 0 {
+			continue
+		}
+		counts, total := map[string]int{}, 0
+		for _, c := range g.BFCLVerdicts {
+			counts[c.Name] = c.Count
+			total += c.Count
+		}
+		r := []string{g.Split, g.Model, fmt.Sprintf("%.1f", 100*float64(counts[metrics.BFCLValid])/float64(total))}
+		for _, v := range cols {
+			r = append(r, fmt.Sprint(counts[v]))
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t, len(t.Rows) > 0
 }

@@ -58,7 +58,7 @@ func TestHTMLIsSelfContainedAndEscaped(t *testing.T) {
 			t.Errorf("page contains %q unescaped", bad)
 		}
 	}
-	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "<svg", "Completion", "SoPR %", "Failed direct attempts by BFCL error category", "3 more episode(s)", "tasks.jsonl:3: &lt;bad&gt;"} {
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "<svg", "Completion", "SoPR %", "Failed direct attempts by error category (Live API-Bench Appendix G)", "3 more episode(s)", "tasks.jsonl:3: &lt;bad&gt;"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

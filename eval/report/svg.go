@@ -85,7 +85,7 @@ func trimZeros(f float64) string {
 }
 
 // categoryChart draws, per group of direct attempts, one bar split into
-// the BFCL error categories of its failures.
+// the Appendix G (BFCL-style) error categories of its failures.
 func categoryChart(gs []eval.Group) template.HTML {
 	var rows []*eval.Group
 	for i := range gs {
@@ -105,7 +105,7 @@ func categoryChart(gs []eval.Group) template.HTML {
 	height := chartMargin + len(rows)*(barHeight+barGap) + legendH + 10
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="error categories">`, chartWidth, height)
-	b.WriteString(`<text x="0" y="16" class="ct">Failed direct attempts by BFCL error category</text>`)
+	b.WriteString(`<text x="0" y="16" class="ct">Failed direct attempts by error category (Live API-Bench Appendix G)</text>`)
 	for i, g := range rows {
 		y := chartMargin + i*(barHeight+barGap)
 		total := 0

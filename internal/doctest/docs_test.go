@@ -20,7 +20,7 @@ var update = flag.Bool("update", false, "write the fresh values of the documente
 // maxIllustrative is how many sh blocks of README.md and docs/*.md may be
 // shown without being run. Keep them rare: raise it only for a block that
 // truly cannot run here, and say why beside it.
-const maxIllustrative = 12
+const maxIllustrative = 8
 
 // TestDocs runs every sh block of README.md and docs/*.md as written
 // (see the package documentation for the convention). Run one page with

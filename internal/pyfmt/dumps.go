@@ -3,6 +3,7 @@ package pyfmt
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Dumps returns json.dumps(v) as Python writes it by default: ", " and
@@ -45,12 +46,21 @@ func dumpsNumber(repr string) string {
 
 // JSONString returns s as a JSON string the way Python's json.dumps
 // writes it with ensure_ascii: every non-ASCII character as \uXXXX
-// (surrogate pairs above U+FFFF), invalid UTF-8 as \ufffd.
+// (surrogate pairs above U+FFFF), a lone surrogate in the generalized
+// UTF-8 that Loads keeps it in as its escape (\ud800), other invalid
+// UTF-8 as \ufffd.
 func JSONString(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 2)
 	b.WriteByte('"')
-	for _, r := range s {
+	for i, r := range s {
+		if u, ok := surrogateAt(s, i); ok {
+			fmt.Fprintf(&b, `\u%04x`, u) // a lone surrogate, as Loads keeps it
+			continue
+		}
+		if r == utf8.RuneError && i > 0 && isSurrogateTail(s, i) {
+			continue
+		}
 		switch {
 		case r == '"':
 			b.WriteString(`\"`)
@@ -66,7 +76,7 @@ func JSONString(s string) string {
 			b.WriteString(`\b`)
 		case r == '\f':
 			b.WriteString(`\f`)
-		case r < 0x20:
+		case r < 0x20 || r == 0x7f: // json.dumps escapes all but ' ' to '~'
 			fmt.Fprintf(&b, `\u%04x`, r)
 		case r < 0x80:
 			b.WriteRune(r)
@@ -79,4 +89,16 @@ func JSONString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// isSurrogateTail reports whether s[i] is the second or third byte of a
+// lone surrogate that surrogateAt reads (ranging over s yields U+FFFD for
+// each of its bytes).
+func isSurrogateTail(s string, i int) bool {
+	for k := 1; k <= 2 && i-k >= 0; k++ {
+		if _, ok := surrogateAt(s, i-k); ok {
+			return true
+		}
+	}
+	return false
 }

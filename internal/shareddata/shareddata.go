@@ -45,3 +45,19 @@ func Require(tb testing.TB, elem ...string) string {
 	}
 	return p
 }
+
+// RequireFixture returns the shared fixtures folder (../shared/fixtures,
+// beside the data folder Dir finds) joined with elem, or skips the test,
+// saying why, when it is absent.
+func RequireFixture(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	d, ok := Dir()
+	if !ok {
+		tb.Skip("skipped: ../shared is not present beside the repository (set TOOLENV_SHARED_DATA to point at its data folder)")
+	}
+	p := filepath.Join(append([]string{filepath.Dir(d), "fixtures"}, elem...)...)
+	if _, err := os.Stat(p); err != nil {
+		tb.Skipf("skipped: %s is not present in the shared folder", p)
+	}
+	return p
+}

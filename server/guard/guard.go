@@ -110,7 +110,8 @@ const LoginPrincipal = "login"
 
 // Handler returns next behind the guard's checks, in this order: the
 // Host header, the request's origin, its token (or login cookie), and for
-// state-changing methods its content type. A refused request gets a JSON
+// state-changing methods its content type (JSON; see needsBody for the
+// bodiless DELETE, PUT and PATCH that need none). A refused request gets a JSON
 // error {"status", "error", "hint"} and never reaches next.
 func (g *Guard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +130,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 		if done {
 			return
 		}
-		if stateChanging(r.Method) && !bearer && !jsonContent(header(r, "Content-Type")) {
+		if stateChanging(r.Method) && !bearer && needsBody(r) && !jsonContent(header(r, "Content-Type")) {
 			g.refuse(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type",
 				fmt.Sprintf("a %s request must have Content-Type: application/json (got %s)", r.Method, strconv.Quote(header(r, "Content-Type"))),
 				"send the body as JSON with Content-Type: application/json (curl -H 'Content-Type: application/json'), or authenticate with a bearer token")
@@ -236,6 +237,16 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
+}
+
+// needsBody reports whether a state-changing request must carry a JSON
+// body: a POST always (an HTML form posts, even with no fields), any
+// other method when it has a body. A DELETE, PUT or PATCH without one is
+// no form, and a page of another site cannot send it without a CORS
+// preflight, which the server never grants; MCP clients end a session
+// with a bare DELETE.
+func needsBody(r *http.Request) bool {
+	return r.Method == http.MethodPost || r.ContentLength != 0
 }
 
 // stateChanging reports whether a method may change the server's state.

@@ -99,7 +99,14 @@ func TestHostOriginAndContentType(t *testing.T) {
 		{"form POST", req{method: "POST", ctype: "application/x-www-form-urlencoded", body: "a=1"}, 415},
 		{"multipart POST", req{method: "POST", ctype: "multipart/form-data; boundary=x", body: ""}, 415},
 		{"POST with no type", req{method: "POST", body: "{}"}, 415},
-		{"DELETE with no type", req{method: "DELETE"}, 415},
+		// A DELETE with no body is no form and cannot cross sites
+		// without a CORS preflight the server never grants: MCP's
+		// session end (the SDKs' terminateSession) sends no
+		// Content-Type.
+		{"DELETE with no body", req{method: "DELETE"}, 200},
+		{"DELETE with a text body", req{method: "DELETE", ctype: "text/plain", body: "x"}, 415},
+		{"POST with no body and no type", req{method: "POST"}, 415},
+		{"cross-origin DELETE", req{method: "DELETE", hdr: map[string]string{"Origin": "http://evil.example"}}, 403},
 		{"cross-origin JSON POST", req{method: "POST", ctype: "application/json", body: "{}", hdr: map[string]string{"Origin": "http://evil.example"}}, 403},
 	}
 	for _, c := range cases {

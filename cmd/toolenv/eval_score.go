@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/eval/score"
+)
+
+func newEvalScoreCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "score",
+		Short: "Score a file of predictions against gold with NESTful's scorer or BFCL's checker, exactly",
+		Long: `Score outputs that did not come from toolenv's harness with the reference
+metrics toolenv reproduces exactly: NESTful's calculate_scores (nestful) and
+BFCL's AST checker (bfcl). The input is the reference fixtures' format or JSON
+Lines of the same records. With --out DIR the report is written as
+DIR/score.md and DIR/score.json; without it the Markdown report goes to
+standard output.`,
+	}
+	cmd.AddCommand(newEvalScoreNestfulCmd(e), newEvalScoreBFCLCmd(e))
+	return cmd
+}
+
+func newEvalScoreNestfulCmd(e *env) *cobra.Command {
+	var in, out, reference string
+	var opt metrics.NestfulOptions
+	var corrected bool
+	cmd := &cobra.Command{
+		Use:   "nestful --in FILE [--out DIR]",
+		Short: "NESTful's intent/slot P/R/F1 and partial/full sequence match, as its own scorer computes them",
+		Long: `Score (gold, prediction) call sequences with NESTful's calculate_scores,
+exactly: its parser's grounding (var_result dropped, "$varN.x$" rewritten to
+the API's name), Python's str of values, scikit-learn 1.2.1's macro averaging.
+Each set is scored as a whole and each sample alone.
+
+FILE is {"sets": [{"name", "samples": [{"id", "gold", "pred"}]}]} (the
+fixture's format), or a JSON array or JSON Lines of {"id", "gold", "pred"}
+records (NESTful's "output" and "generated_text" accepted too; an optional
+"set" field groups them). gold and pred are the JSON text of a list of
+{"name", "arguments", "label"} calls, or the list itself.
+
+The reference's quirks are kept unless a flag corrects them: --unordered-objects
+(key order inside argument objects ignored), --single-label-as-multi-label (no
+binary target for a set with one gold label), --scalar-prediction-as-parse-error
+(a prediction that is a number, boolean or null is a parse error instead of
+stopping), or --corrected for the three. --skip-grounding is the reference's
+own skip_grounding. --reference compares the scores with NESTful's own output
+for the same file.`,
+		Example: `  toolenv eval score nestful --in ../shared/fixtures/reference-metrics/nestful/cases.json \
+      --reference ../shared/fixtures/reference-metrics/nestful/reference.json --out out/score-nestful
+  toolenv eval score nestful --in predictions.jsonl --corrected`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if in == "" {
+				return usagef("--in FILE is required: the predictions and gold to score")
+			}
+			if corrected {
+				opt.UnorderedObjects, opt.SingleLabelAsMultiLabel, opt.ScalarPredictionAsParseError = true, true, true
+			}
+			sets, err := score.ReadNestful(in)
+			if err != nil {
+				return err
+			}
+			rep, err := score.ScoreNestful(cmd.Context(), in, sets, opt, e.stderr)
+			if err != nil {
+				return err
+			}
+			if reference != "" {
+				if rep.Agreement, err = score.CompareNestfulReference(rep, reference); err != nil {
+					return err
+				}
+			}
+			return emitScore(e, out, score.NestfulMarkdown(rep), rep, func() {
+				for _, s := range rep.Sets {
+					if s.Result == nil {
+						fmt.Fprintf(e.stdout, "%s: no score: %s\n", s.Name, s.Error)
+						continue
+					}
+					r := s.Result
+					fmt.Fprintf(e.stdout, "%s: %d samples, intent F1 %.3f, slot F1 %.3f, partial %.3f, full %.3f\n", s.Name, s.Samples, r.Intent.F1, r.Slot.F1, r.PartialMatch, r.FullMatch)
+				}
+				if a := rep.Agreement; a != nil {
+					fmt.Fprintf(e.stdout, "equal to NESTful's own output to 1e-9: %d of %d samples, %d of %d sets\n", a.Samples.N, a.Samples.Total, a.Sets.N, a.Sets.Total)
+				}
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&in, "in", "", "the file of samples (fixture JSON, JSON array or JSON Lines)")
+	f.StringVar(&out, "out", "", "folder for score.md and score.json (default: the Markdown report on standard output)")
+	f.StringVar(&reference, "reference", "", "NESTful's own output for the same file (the fixture's reference.json format), to compare with")
+	f.BoolVar(&opt.SkipGrounding, "skip-grounding", false, "score the calls as written (the reference's skip_grounding): var_result kept, references left as labels")
+	f.BoolVar(&opt.UnorderedObjects, "unordered-objects", false, "correction: ignore the key order of objects inside argument values")
+	f.BoolVar(&opt.SingleLabelAsMultiLabel, "single-label-as-multi-label", false, "correction: score a set with one gold label as multi-label, not as scikit-learn's binary target")
+	f.BoolVar(&opt.ScalarPredictionAsParseError, "scalar-prediction-as-parse-error", false, "correction: a prediction that is a JSON number, boolean or null is a parse error instead of stopping the scorer")
+	f.BoolVar(&corrected, "corrected", false, "all three corrections")
+	return cmd
+}
+
+func newEvalScoreBFCLCmd(e *env) *cobra.Command {
+	var in, out, functions, answers string
+	var underscore bool
+	cmd := &cobra.Command{
+		Use:   "bfcl --in FILE [--out DIR]",
+		Short: "BFCL's AST checker verdicts (error_type), any order for parallel categories and call by call",
+		Long: `Check decoded model outputs with BFCL's AST checker, verdict for verdict, in
+two modes: as the leaderboard runs it (parallel categories in any order) and
+call by call in output order.
+
+FILE is a JSON array or JSON Lines of records {"id", "category", "tools",
+"gold", "model_output"} (the fixture's format): tools are
+[{"name", "properties", "required"}], gold the expected calls
+[{"name", "arguments"}], model_output the calls as BFCL's decoder gives them
+([{name: {param: value}}], null when it could not be decoded). A record may
+carry BFCL's own "function" descriptions and "ground_truth" possible answers
+instead; --functions and --answers join BFCL's question and possible_answer
+files by id. With only the gold call, each value is the only one accepted and
+types are read from it: BFCL's possible answers, which list every accepted
+value, are needed for an exact verdict where a model gives another one.
+Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
+		Example: `  toolenv eval score bfcl --in ../shared/fixtures/reference-metrics/bfcl/cases.json --out out/score-bfcl
+  toolenv eval score bfcl --in outputs.jsonl --functions BFCL_v4_multiple.json --answers possible_answer/BFCL_v4_multiple.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if in == "" {
+				return usagef("--in FILE is required: the model outputs to check")
+			}
+			cases, err := score.ReadBFCL(in, functions, answers)
+			if err != nil {
+				return err
+			}
+			rep, err := score.ScoreBFCL(cmd.Context(), in, cases, metrics.BFCLOptions{UnderscoreNames: underscore}, e.stderr)
+			if err != nil {
+				return err
+			}
+			return emitScore(e, out, score.BFCLMarkdown(rep), rep, func() {
+				fmt.Fprintf(e.stdout, "%d cases: AST accuracy %.4f, ordered %.4f\n", rep.Cases, rep.AST.Accuracy, rep.Ordered.Accuracy)
+				if a, o := rep.AST.Agreement, rep.Ordered.Agreement; a != nil && o != nil {
+					fmt.Fprintf(e.stdout, "verdicts equal to the file's: AST %d of %d, ordered %d of %d\n", a.Equal, a.Total, o.Equal, o.Total)
+				}
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&in, "in", "", "the file of cases (JSON array or JSON Lines)")
+	f.StringVar(&out, "out", "", "folder for score.md and score.json (default: the Markdown report on standard output)")
+	f.StringVar(&functions, "functions", "", `BFCL's question file ({"id", "function"} per line), joined by id`)
+	f.StringVar(&answers, "answers", "", `BFCL's possible_answer file ({"id", "ground_truth"} per line), joined by id`)
+	f.BoolVar(&underscore, "underscore-names", false, "expect '.' in function names written '_' (BFCL's handling of OpenAI, Mistral and Google function-calling models)")
+	return cmd
+}
+
+// emitScore writes the reports to dir (and prints overview) or the
+// Markdown to standard output.
+func emitScore(e *env, dir, markdown string, report any, overview func()) error {
+	if dir == "" {
+		fmt.Fprint(e.stdout, markdown)
+		return nil
+	}
+	if err := score.Write(dir, markdown, report); err != nil {
+		return err
+	}
+	overview()
+	fmt.Fprintf(e.stdout, "\nreports: %s, %s\n", filepath.Join(dir, "score.md"), filepath.Join(dir, "score.json"))
+	return nil
+}
