@@ -116,7 +116,7 @@ func (r *refResolver) ref(param, s string) (any, error) {
 		if err := toolenv.DecodeJSON(body, &v); err != nil {
 			cur = refNotJSON{text: string(body)}
 		} else {
-			cur = v
+			cur = toolResultValue(v)
 		}
 		r.parsed[label] = cur
 	}
@@ -191,4 +191,44 @@ func describeJSON(v any) string {
 		return "a number"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// toolResultValue is what a reference reads of an MCP CallToolResult
+// (an answer of an MCP server, recorded whole: {"content": [...],
+// "structuredContent": ..., "isError": ...}): its structured content, else
+// its one text content (as JSON when it is JSON). Any other value is
+// read as it is.
+func toolResultValue(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	content, ok := m["content"].([]any)
+	if !ok {
+		return v
+	}
+	for k := range m {
+		if k != "content" && k != "structuredContent" && k != "isError" {
+			return v
+		}
+	}
+	for _, c := range content {
+		cm, ok := c.(map[string]any)
+		if _, typed := cm["type"].(string); !ok || !typed {
+			return v
+		}
+	}
+	if sc, ok := m["structuredContent"]; ok && sc != nil {
+		return sc
+	}
+	if len(content) == 1 {
+		if text, ok := content[0].(map[string]any)["text"].(string); ok {
+			var parsed any
+			if toolenv.DecodeJSON([]byte(text), &parsed) == nil {
+				return parsed
+			}
+			return refNotJSON{text: text}
+		}
+	}
+	return v
 }

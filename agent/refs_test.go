@@ -18,6 +18,12 @@ func TestResolveRefs(t *testing.T) {
 		"var2":  json.RawMessage(`[10, [20, 21], {"k": true}]`),
 		"txt":   json.RawMessage(`plain text, not JSON`),
 		"a-b_3": json.RawMessage(`"scalar"`),
+		// MCP CallToolResults: structured content, JSON text, plain text,
+		// and an object that merely has a "content" key.
+		"mcp1":   json.RawMessage(`{"content":[{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"results":[{"isbn":"333"}]}}`),
+		"mcp2":   json.RawMessage(`{"content":[{"type":"text","text":"{\"results\":[{\"isbn\":\"444\"}]}"}]}`),
+		"mcp3":   json.RawMessage(`{"content":[{"type":"text","text":"just words"}],"isError":false}`),
+		"notmcp": json.RawMessage(`{"content":[{"type":"text"}],"page":2}`),
 	}
 	tests := []struct {
 		name    string
@@ -35,6 +41,10 @@ func TestResolveRefs(t *testing.T) {
 		{name: "dotted index into an array", args: map[string]any{"x": "$var1.results.1.isbn$"}, want: map[string]any{"x": "222"}},
 		{name: "sub-array as a value", args: map[string]any{"tags": "$var1.results[0].tags$"}, want: map[string]any{"tags": []any{"a", "b"}}},
 		{name: "inside arrays and objects", args: map[string]any{"ids": []any{"$var1.results[0].isbn$", "literal"}, "f": map[string]any{"k": "$var2[2].k$"}}, want: map[string]any{"ids": []any{"111", "literal"}, "f": map[string]any{"k": true}}},
+		{name: "MCP structured content", args: map[string]any{"isbn": "$mcp1.results[0].isbn$"}, want: map[string]any{"isbn": "333"}},
+		{name: "MCP JSON text", args: map[string]any{"isbn": "$mcp2.results[0].isbn$"}, want: map[string]any{"isbn": "444"}},
+		{name: "MCP plain text", args: map[string]any{"s": "$mcp3$"}, want: map[string]any{"s": "just words"}},
+		{name: "an API's own content key", args: map[string]any{"p": "$notmcp.page$"}, want: map[string]any{"p": json.Number("2")}},
 		{name: "label with dash and underscore", args: map[string]any{"s": "$a-b_3$"}, want: map[string]any{"s": "scalar"}},
 		{name: "non-JSON output as a whole", args: map[string]any{"s": "$txt$"}, want: map[string]any{"s": "plain text, not JSON"}},
 		{name: "unknown label stays literal", args: map[string]any{"price": "$5$", "r": "$var9.x$"}, want: map[string]any{"price": "$5$", "r": "$var9.x$"}},

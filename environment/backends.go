@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/backend/virtual"
@@ -15,7 +16,7 @@ import (
 
 // BackendTypes are the values of a collection's Backend.Type that Open
 // can serve ("" means virtual).
-var BackendTypes = []string{"virtual", sqltools.BackendType, sqlrest.BackendType, drift.BackendType}
+var BackendTypes = []string{"virtual", sqltools.BackendType, sqlrest.BackendType, drift.BackendType, mcpsource.BackendType}
 
 // newBackend builds c's backend, registering anything it must close.
 func (env *Environment) newBackend(ctx context.Context, c *toolenv.Collection) (toolenv.Handler, error) {
@@ -29,6 +30,8 @@ func (env *Environment) newBackend(ctx context.Context, c *toolenv.Collection) (
 		build = env.newSQLRestBackend
 	case drift.BackendType:
 		build = env.newDriftBackend
+	case mcpsource.BackendType:
+		build = env.newMCPBackend
 	default:
 		return nil, invalid("unknown backend type %q in collection.json (known: %s)", c.Backend.Type, strings.Join(BackendTypes, ", "))
 	}

@@ -45,6 +45,9 @@ type Config struct {
 	// Watch, when positive, checks the Collections folders this often and
 	// hot-loads one whose collection changed (Environment.Watch).
 	Watch time.Duration `json:"watch" flag:"watch" help:"check the --collection folders this often and hot-load a changed one (a new or drifted version written over it), telling MCP clients; 0: never"`
+	// MCPSources are MCP servers served as collections, and saved MCP
+	// tool lists served with no server.
+	MCPSources MCPSourcesConfig `json:"mcp_sources" help:"MCP servers as sources: each server's tools served as a collection through the one pipeline (cache → server → simulator), its answers recorded and replayed (docs/mcp-sources.md)"`
 	// Demo also serves the embedded demo collection, which is served
 	// anyway when no other source is given.
 	Demo bool `json:"demo" flag:"demo" help:"also serve the embedded demo collection (it is served anyway when nothing else is given)"`
@@ -90,6 +93,38 @@ type Config struct {
 	Observer invoke.Observer `json:"-"`
 	// Version is reported to MCP clients; "" means the module's version.
 	Version string `json:"-"`
+}
+
+// MCPSourcesConfig names MCP servers whose tools are served as
+// collections (backend/mcpsource). Each server's collection takes its
+// name; its answers go through the cache, and the simulator answers when
+// it cannot.
+type MCPSourcesConfig struct {
+	// Servers are NAME=URL (streamable HTTP) or NAME=COMMAND ARGS... (a
+	// stdio server toolenv starts, restarts and stops).
+	Servers []string `json:"servers" flag:"mcp-server" help:"an MCP server to serve as a collection: NAME=URL (streamable HTTP) or NAME='COMMAND ARGS...' (a stdio server toolenv starts, restarts when it dies and stops on exit); ${VAR} is read from the environment (repeatable)"`
+	// Config are mcpServers documents (Claude Desktop, Cursor): files,
+	// or the JSON itself.
+	Config []string `json:"config" flag:"mcp-config" path:"file" help:"an mcpServers JSON file as Claude Desktop and Cursor write it ({\"mcpServers\": {NAME: {\"command\", \"args\", \"env\"} | {\"url\", \"headers\"}}}), or that JSON inline; every server in it is served (repeatable)"`
+	// Tools are saved tool lists served with no server at all: from
+	// recordings and the simulator. NAME=FILE names a single list.
+	Tools []string `json:"tools" flag:"mcp-tools" path:"named" help:"saved MCP tools served with no server, answered from the cache and the simulator: a tools/list result, an array of tools, {\"mcpServers\": {NAME: {..., \"tools\"}}} or LiveMCPBench's tools.json; NAME=FILE names a single list (repeatable)"`
+	// Headers add HTTP headers to a server's requests: NAME=Header:
+	// value, the value with ${VAR} references.
+	Headers []string `json:"headers" flag:"mcp-header" help:"an HTTP header sent to an MCP server: NAME=Header: value, e.g. 'api=Authorization: Bearer ${API_TOKEN}' (the token stays in the environment) (repeatable)"`
+	// State overrides what tools' answers depend on: SERVER/TOOL=STATE
+	// with STATE stateless, read or write (toolenv.MetaState).
+	State []string `json:"state" flag:"mcp-state" help:"override what an MCP tool's answers depend on, and so what the cache may answer: SERVER/TOOL=stateless (the arguments alone), read (reads the session's state) or write (changes it); default from the tool's annotations (docs/mcp-sources.md) (repeatable)"`
+	// StartTimeout bounds a server's start, initialize and first
+	// tools/list; 0 means 30 s.
+	StartTimeout time.Duration `json:"start_timeout" flag:"mcp-start-timeout" default:"30s" help:"longest an MCP server may take to start, initialize and list its tools (after it, serve goes on with the tool list recorded in the store, if any)"`
+	// OnFailure says what answers a call the cache misses when the server
+	// cannot (down, crashed, hung, an answer too large): simulate (the
+	// simulator chain, marked; "" means it) or error (the failure, so
+	// that failover can send the call to a mapped alternative).
+	OnFailure string `json:"on_failure" flag:"mcp-on-failure" default:"simulate" enum:",simulate,error" help:"when an MCP server cannot answer a call the cache misses: simulate (the simulator or the offline synthesizer answers, marked) or error (the call fails, so --failover can send it to a mapped tool of another server)"`
+	// MaxMessageBytes bounds one message from a server; 0 means 16 MiB.
+	MaxMessageBytes int `json:"max_message_bytes" flag:"mcp-max-message-bytes" default:"16777216" help:"largest message accepted from an MCP server (a larger answer fails its call, and the simulator answers)"`
 }
 
 // SimulatorConfig configures the LLM simulator of documented APIs.

@@ -14,12 +14,16 @@
 //
 // First the store (Config.Store): the cache and the simulator's examples.
 // Then the collections, in this order: the ToolBench docs (one
-// collection), OpenAPI documents, collection folders, then the embedded
+// collection), OpenAPI documents, collection folders, MCP servers
+// (Config.MCPSources: each server started or reached, its tools/list a
+// collection; the list kept in the store, which serves it when the
+// server cannot be reached) and saved MCP tool lists, then the embedded
 // demo (when Config.Demo is set or nothing else is given); their tasks are
 // kept in Environment.Tasks. Then each collection's backend, by its
 // Backend.Type: virtual (real upstream → LLM simulator → offline
 // synthesizer), sqltools (SLOT/SEL), sqlrest (REST over SQL), drift (the
-// base collection's backend). Then the pipeline (invoke.New), whose
+// base collection's backend), mcp (the MCP server → LLM simulator →
+// offline synthesizer, backend/mcpsource). Then the pipeline (invoke.New), whose
 // middleware runs in this order for every call, from every front-end:
 //
 //	Observe (metrics) → Recover → Timeout → Limit   Config.MaxResultBytes
@@ -28,7 +32,7 @@
 //	→ drift enforcement (before)           drifted collections, Config.Drift.Mode
 //	→ lenient cache → Validate            lenient (ToolBench) collections, Config.Store
 //	→ drift enforcement (after)
-//	→ Cache → Limit                       Config.Store, Config.MaxResultBytes
+//	→ Episodes → Cache → Limit            Config.Store, Config.MaxResultBytes
 //	→ Registry → the collection's backend
 //
 // Failover is outermost so that an alternative's call passes through

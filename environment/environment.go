@@ -59,7 +59,10 @@ type Environment struct {
 	// enforcer and documentation learn each hot-loaded version.
 	reloadMu sync.Mutex
 	enforcer *drift.Enforcer
-	docs     *drift.Docs
+
+	// MCP servers served as collections (mcpsources.go).
+	mcp  mcpSources
+	docs *drift.Docs
 
 	frontOnce sync.Once
 	search    *server.IndexSearch // behind search_tools
@@ -175,6 +178,11 @@ func (env *Environment) check() error {
 	case "", toolenv.FeedbackNone, toolenv.FeedbackTerse, toolenv.FeedbackHelpful:
 	default:
 		return invalid("%s %q: want none, terse or helpful", env.option("feedback"), c.Feedback)
+	}
+	switch c.MCPSources.OnFailure {
+	case "", "simulate", "error":
+	default:
+		return invalid("%s %q: want simulate or error", env.option("mcp_sources.on_failure"), c.MCPSources.OnFailure)
 	}
 	if c.MCP.EmbedURL != "" && c.MCP.EmbedModel == "" {
 		return invalid("%s needs %s (the embedding model the endpoint serves)", env.option("mcp.embed_url"), env.option("mcp.embed_model"))

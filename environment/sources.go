@@ -24,7 +24,7 @@ type loadedSource struct {
 
 // loadSources reads the collections the configuration names, in a fixed
 // order: the ToolBench collection, OpenAPI documents, collection folders,
-// then the demo (when asked for or when nothing else is given). It keeps
+// MCP servers and saved MCP tool lists, then the demo (when asked for or when nothing else is given). It keeps
 // the tasks that come with them.
 func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error) {
 	c, log := &env.Config, env.log
@@ -66,6 +66,11 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 		}
 		log.Info("loaded collection", "dir", dir, "collection", col.Name, "kind", col.Kind, "tools", len(col.Tools))
 	}
+	mcpColls, err := env.loadMCPSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	colls = append(colls, mcpColls...)
 	if c.Demo || len(colls) == 0 {
 		col, err := demo.Collection()
 		if err != nil {

@@ -54,6 +54,14 @@ const MetaStoredBy = "stored_by"
 // back to the canonical one (see store.Entry.Exact).
 const CallMetaExactKey = "exact_key"
 
+// CallMetaExactOnly is the Call.Meta key that, set to "true", makes the
+// cache answer the call from its exact key (CallMetaExactKey) alone:
+// another call's answer under the same canonical arguments is a miss,
+// not a fallback, and concurrent calls share a backend call only when
+// their exact keys are equal. The episode middleware sets it on calls
+// whose answers depend on the session's earlier calls.
+const CallMetaExactOnly = "exact_only"
+
 // CacheMiddleware serves calls to collections whose policy enables caching
 // from c, keyed by tool ID and exact or canonical arguments, and stores
 // successful answers from the real upstream and the simulator. Answers
@@ -110,13 +118,18 @@ func NewCacheMiddleware(c Cache, opts CacheOptions) toolenv.Middleware {
 				return toolenv.Errorf(toolenv.StatusInvalidArguments, "send arguments as a JSON object", "arguments cannot be encoded: %v", err)
 			}
 			k := cacheKey{tool: call.Tool.ID, args: string(canon), exact: call.Meta[CallMetaExactKey]}
+			k.exactOnly = k.exact != "" && call.Meta[CallMetaExactOnly] == "true"
 			if !call.Options.NoCache {
 				if res, ok := m.lookup(ctx, k); ok {
 					return res
 				}
 			}
-			res, _ := m.flight.do(ctx, k.tool+"\x00"+k.args, func() *toolenv.Result {
-				if m.fleet != nil {
+			flight := k.tool + "\x00" + k.args
+			if k.exactOnly {
+				flight += "\x00" + k.exact
+			}
+			res, _ := m.flight.do(ctx, flight, func() *toolenv.Result {
+				if m.fleet != nil && !k.exactOnly { // claims are keyed by canonical arguments
 					return m.fleetAnswer(ctx, call, k, next)
 				}
 				res, _ := m.answer(ctx, call, k, next)
@@ -134,7 +147,14 @@ type cacheMW struct {
 	flight group
 }
 
-type cacheKey struct{ tool, args, exact string }
+type cacheKey struct {
+	tool, args, exact string
+	exactOnly         bool // the exact key alone answers (CallMetaExactOnly)
+}
+
+// hit reports whether an entry the store returned for k answers it: any
+// entry, unless k is exact-only and the entry is another key's.
+func (k cacheKey) hit(e *store.Entry) bool { return !k.exactOnly || e.Exact == k.exact }
 
 // lookup reads the cache: a hit, or (true) a failure result when the
 // store cannot be read.
@@ -147,7 +167,7 @@ func (m *cacheMW) lookup(ctx context.Context, k cacheKey) (*toolenv.Result, bool
 		m.log.Warn("cache read failed; the call fails fast", "tool", k.tool, "err", err)
 		return storeFailure("read", err), true
 	}
-	if !ok {
+	if !ok || !k.hit(e) {
 		return nil, false
 	}
 	return fromEntry(e), true
@@ -188,7 +208,7 @@ func (m *cacheMW) answer(ctx context.Context, call *toolenv.Call, k cacheKey, ne
 	// Another process stored an answer for this key first: serve that one,
 	// so that every caller of the key gets one answer.
 	won, ok, err := m.c.GetExact(wctx, k.tool, k.exact, k.args)
-	if err != nil || !ok {
+	if err != nil || !ok || !k.hit(won) {
 		m.log.Warn("the answer stored by another process cannot be read; serving this one", "tool", k.tool, "err", err)
 		return res, false
 	}

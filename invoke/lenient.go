@@ -36,7 +36,9 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 	search, _ := c.(searchMemory)
 	return func(next toolenv.Handler) toolenv.Handler {
 		return toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
-			if call.Tool == nil || call.Options.NoCache {
+			if call.Tool == nil || call.Options.NoCache || call.Tool.Meta[toolenv.MetaState] != "" && call.Tool.State() != toolenv.StateStateless {
+				// A tool whose answers depend on state is keyed by its
+				// session's history (Episodes), never by its arguments alone.
 				return next.Invoke(ctx, call)
 			}
 			policy := policyOf(call)

@@ -54,6 +54,11 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	// as StableToolBench does; strict ones only after it (below).
 	mws = append(mws, LenientCache(opts.Cache, opts.Validator, log), Validate(opts.Validator))
 	mws = append(mws, opts.AfterValidate...)
+	if opts.Cache != nil {
+		// Tools whose answers depend on state are keyed by their
+		// session's history (toolenv.MetaState); the others pass.
+		mws = append(mws, Episodes(EpisodeOptions{}))
+	}
 	mws = append(mws, NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
 	h := toolenv.Chain(reg, mws...)
 	mem, _ := opts.Cache.(exactMemory)
@@ -91,7 +96,7 @@ var _ CachedInvoker = (*pipeline)(nil)
 
 // InvokeCached implements CachedInvoker.
 func (p *pipeline) InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool) {
-	if call.Tool == nil || call.Options.NoCache {
+	if call.Tool == nil || call.Options.NoCache || call.Tool.Meta[toolenv.MetaState] != "" && call.Tool.State() != toolenv.StateStateless {
 		return nil, false
 	}
 	if policy := policyOf(call); !policy.Cache || policy.Validation != toolenv.ValidationLenient {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/upstream"
 	"github.com/toolenv/toolenv/environment"
@@ -165,10 +166,20 @@ func OpenSources(ctx context.Context, cfg SourceConfig) (*Sources, error) {
 		if err := reg.Add(c, h); err != nil {
 			return nil, err
 		}
+		skipped := 0
 		for _, t := range c.Tools {
+			if t.State() == toolenv.StateWrite {
+				// Sampled requests to a tool that changes state would
+				// change the server's (delete files, rows): never sent.
+				skipped++
+				continue
+			}
 			if !t.Hidden() && t.Deprecated == nil {
 				s.Tools = append(s.Tools, t)
 			}
+		}
+		if skipped > 0 {
+			log.Warn("tools that change state are not mirrored (override with the MCP state rule if one is read-only)", "collection", c.Name, "tools", skipped)
 		}
 	}
 	if !cfg.DocsOnly {
@@ -217,6 +228,12 @@ func realBackend(ctx context.Context, c *toolenv.Collection, cfg SourceConfig, l
 			return nil, usage("its APIs are documented only: give --upstream-url (a RapidAPI proxy), --upstream-direct (each API's own URL) or --base-url")
 		}
 		return b, nil
+	case mcpsource.BackendType:
+		up, err := mcpsource.DialUpstream(ctx, c, cfg.Timeout, mcpsource.Options{Logger: log, MaxMessageBytes: cfg.MaxResultBytes})
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		return up, nil
 	}
-	return nil, usage("backend %q cannot be mirrored (mirror reaches live REST collections and documented APIs upstream)", c.Backend.Type)
+	return nil, usage("backend %q cannot be mirrored (mirror reaches live REST collections, documented APIs upstream and MCP servers)", c.Backend.Type)
 }

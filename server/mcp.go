@@ -230,6 +230,9 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 		InputSchema: json.RawMessage(raw),
 		Meta:        mcp.Meta{MCPMetaTool: e.tool.ID},
 	}
+	if e.coll.Kind == mcpSourceKind {
+		mcpSourceTool(t, e.tool)
+	}
 	if b := e.tool.Binding; b != nil && e.coll.Kind != "toolbench" {
 		// Reading is safe to retry; ToolBench's documented methods
 		// are RapidAPI's and mean little.
@@ -271,9 +274,21 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 			f.logResult(ctx, req.Session, call, res)
 		}
 	}
-	out := MCPResult(res)
-	if o := cat.output(e); o != nil && res.OK() {
-		conform(out, o, res.Body)
+	var out *mcp.CallToolResult
+	passed := false
+	if e.coll.Kind == mcpSourceKind {
+		// An MCP server's own result, recorded whole: passed through.
+		out, passed = mcpSourceResult(res)
+	}
+	o := cat.output(e)
+	switch {
+	case !passed:
+		out = MCPResult(res)
+		if o != nil && res.OK() {
+			conform(out, o, res.Body)
+		}
+	case o != nil && !out.IsError:
+		conform(out, o, structuredBytes(out))
 	}
 	out.Meta[MCPMetaTool] = e.tool.ID
 	if session != "" {

@@ -24,6 +24,12 @@ type Options struct {
 	UpstreamTimeout time.Duration
 	// UpstreamHeaders are added to direct calls (API keys).
 	UpstreamHeaders map[string]string
+	// Upstream is a real API of another kind (an MCP server,
+	// backend/mcpsource); it wins over UpstreamURL and UpstreamDirect.
+	Upstream toolenv.Handler
+	// Reshape, when set, wraps the simulator and the synthesizer so that
+	// their answers take the upstream's shape (an MCP CallToolResult).
+	Reshape func(toolenv.Handler) toolenv.Handler
 
 	// LLM is the simulator's endpoint (an *llm.Client); nil (or a nil
 	// *llm.Client) means no simulator.
@@ -62,7 +68,9 @@ func Build(opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("virtual backend: on simulator failure %q: want %s or %s", opts.OnSimulatorFailure, FallbackSynthesize, FallbackError)
 	}
 	cfg := Config{Logger: opts.Logger, SimulatorBudget: opts.SimulatorBudget, OnSimulatorFailure: opts.OnSimulatorFailure, Breakers: opts.Breakers}
-	if opts.UpstreamURL != "" || opts.UpstreamDirect {
+	if !isNil(opts.Upstream) {
+		cfg.Upstream = opts.Upstream
+	} else if opts.UpstreamURL != "" || opts.UpstreamDirect {
 		up, err := upstream.New(upstream.Config{
 			ProxyURL: opts.UpstreamURL, ToolbenchKey: opts.ToolbenchKey, Direct: opts.UpstreamDirect,
 			Headers: opts.UpstreamHeaders, Timeout: opts.UpstreamTimeout, Logger: opts.Logger,
@@ -86,5 +94,11 @@ func Build(opts Options) (*Backend, error) {
 		}
 	}
 	cfg.Synthesizer = simulate.NewSynthesizer(simulate.SynthOptions{Examples: opts.Examples, Logger: opts.Logger})
+	if opts.Reshape != nil {
+		if cfg.Simulator != nil {
+			cfg.Simulator = opts.Reshape(cfg.Simulator)
+		}
+		cfg.Synthesizer = opts.Reshape(cfg.Synthesizer)
+	}
 	return New(cfg), nil
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolenv/toolenv/eval/harness"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/cache"
@@ -31,15 +32,20 @@ func newCacheImportCmd(e *env) *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import DIR",
-		Short: "Import a StableToolBench cache folder (<category>/<tool>_for_<category>/<api>.json)",
+		Use:   "import DIR|FILE.jsonl",
+		Short: "Import a StableToolBench cache folder (<category>/<tool>_for_<category>/<api>.json), or toolenv's own JSON-lines export",
 		Long: `Import a StableToolBench response cache. Each entry's key (the Python repr of the
 arguments) is parsed and re-keyed canonically, so key order, whitespace and number
 formatting no longer matter. With --toolbench, entries are matched to the documented
 APIs and their arguments coerced exactly as the server coerces calls (so every
-imported entry is found again); without it, tool IDs are derived from the path.`,
-		Example: `  toolenv cache import ./tool_response_cache --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction`,
-		Args:    cobra.ExactArgs(1),
+imported entry is found again); without it, tool IDs are derived from the path.
+
+A FILE.jsonl is what toolenv cache export writes: every entry as it was recorded
+(an MCP server's answers with their episode keys, its recorded tool list), each
+line checked before anything is written.`,
+		Example: `  toolenv cache import ./tool_response_cache --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction
+  toolenv cache export > cache.jsonl && toolenv cache import cache.jsonl --store /tmp/other.db`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := sf.value().Open(ctx, e.getenv, false, e.logger())
@@ -47,6 +53,15 @@ imported entry is found again); without it, tool IDs are derived from the path.`
 				return err
 			}
 			defer st.Close()
+			if strings.HasSuffix(strings.ToLower(args[0]), ".jsonl") {
+				// An export of toolenv's own (cache export): any tool, MCP
+				// recordings included.
+				rep, err := cache.ImportJSONL(ctx, st, args[0], f.value().Overwrite)
+				if err != nil {
+					return err
+				}
+				return show(e, asJSON, rep, rep.WriteText)
+			}
 			opts, err := f.value().Options(e.stderr)
 			if err != nil {
 				return err

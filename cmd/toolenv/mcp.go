@@ -37,6 +37,7 @@ state); a call's _meta "toolenv/session" names another.`,
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindMCP)
+	cmd.AddCommand(newMCPSaveCmd(e))
 	return cmd
 }
 

@@ -120,6 +120,10 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, err
 	}
+	taskFiles, sources := splitTaskFiles(sources)
+	if len(taskFiles) > 0 && cfg.EnvURL != "" {
+		return nil, invalid("--tasks %s: a tasks file runs in-process, with the environment's collections (e.g. --mcp-server); it does not go with --env-url", taskFiles[0])
+	}
 	collDirs, queries, err := splitTaskSources(sources)
 	if err != nil {
 		return nil, err
@@ -162,6 +166,18 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 				}
 				lt.tasks = append(lt.tasks, t)
 			}
+		}
+		if len(taskFiles) > 0 {
+			brought := map[string]bool{}
+			for _, t := range lt.tasks {
+				brought[t.Collection] = true
+			}
+			ts, problems, err := readTaskFiles(taskFiles, lt.colls, brought)
+			if err != nil {
+				return nil, err
+			}
+			lt.tasks = append(lt.tasks, ts...)
+			lt.problems = append(lt.problems, problems...)
 		}
 		for _, d := range collDirs {
 			if _, problems, err := toolenv.ReadTasks(filepath.Join(d, toolenv.TasksFile)); err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/toolenv/toolenv/internal/redact"
@@ -96,7 +97,7 @@ func redactSection(sec *node, rv reflect.Value) *Object {
 		case fv.Kind() == reflect.Slice:
 			list := []string{}
 			for i := range fv.Len() {
-				list = append(list, redactURL(fv.Index(i).String()))
+				list = append(list, redactItem(fv.Index(i).String()))
 			}
 			o.Values[k.name] = list
 		default:
@@ -114,6 +115,23 @@ func redactURL(s string) string {
 	}
 	return redact.URL(s)
 }
+
+// redactItem hides the credentials an item of a list may hold: a JSON
+// object given inline (an mcpServers document: its env and headers
+// values, unless ${VAR} references) or URLs anywhere in the text
+// ("NAME=https://user:token@host/…").
+func redactItem(s string) string {
+	if strings.HasPrefix(strings.TrimSpace(s), "{") {
+		return redact.JSON(s)
+	}
+	if m := headerItem.FindStringSubmatch(s); m != nil && !strings.Contains(m[2], "${") {
+		return m[1] + " " + redact.Mask // NAME=Header: a credential written inline
+	}
+	return redact.Text(s)
+}
+
+// headerItem is a NAME=Header: value item (--mcp-header).
+var headerItem = regexp.MustCompile(`^([^=\s]+=[A-Za-z][A-Za-z0-9-]*:)\s*([^/\s].*)$`)
 
 // Marshal writes the configuration v points to as YAML (format "yaml")
 // or indented JSON ("json"), redacted as Redacted does.
