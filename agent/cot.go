@@ -22,6 +22,9 @@ type CoT struct {
 	// MaxObservation is ToolBench's max_observation_length (bytes of a
 	// function's response shown to the model); 0 means 1024.
 	MaxObservation int
+	// StrictTools offers the tools as OpenAI strict functions
+	// (OfferedTools).
+	StrictTools bool
 }
 
 var _ Agent = CoT{}
@@ -33,7 +36,7 @@ func (CoT) Name() string { return "cot" }
 func (a CoT) Run(ctx context.Context, ep *Episode) *Outcome {
 	o := newOutcome(a.Name(), ep)
 	o.Parsed = true
-	r := newToolbenchRun(ep, o, a.MaxObservation)
+	r := newToolbenchRun(ep, o, a.MaxObservation, a.StrictTools)
 	maxSteps, tries := a.MaxSteps, a.Tries
 	if maxSteps <= 0 {
 		maxSteps = 12

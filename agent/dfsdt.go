@@ -27,6 +27,9 @@ type DFSDT struct {
 	MaxQueries int
 	// MaxObservation is as for CoT; 0 means 1024.
 	MaxObservation int
+	// StrictTools offers the tools as OpenAI strict functions
+	// (OfferedTools).
+	StrictTools bool
 }
 
 var _ Agent = DFSDT{}
@@ -82,7 +85,7 @@ func (a DFSDT) Run(ctx context.Context, ep *Episode) *Outcome {
 	}
 	o := newOutcome(a.Name(), ep)
 	o.Parsed = true
-	s := &dfsSearch{a: a, ctx: ctx, ep: ep, o: o, r: newToolbenchRun(ep, o, a.MaxObservation)}
+	s := &dfsSearch{a: a, ctx: ctx, ep: ep, o: o, r: newToolbenchRun(ep, o, a.MaxObservation, a.StrictTools)}
 	root := &dfsNode{idx: -1, typ: "Action Input", msgs: s.r.initialMessages()}
 	s.dfs(root)
 	var end *dfsNode

@@ -33,6 +33,9 @@ type Direct struct {
 	// instead of listing them in the prompt (Live API-Bench's "Tools"
 	// setting for GPT-4o).
 	NativeTools bool
+	// StrictTools offers the native tools as OpenAI strict functions
+	// (OfferedTools).
+	StrictTools bool
 	// Examples is how many in-context examples the NESTful style shows;
 	// 0 means 3, negative none.
 	Examples int
@@ -70,7 +73,7 @@ func (a Direct) Run(ctx context.Context, ep *Episode) *Outcome {
 	tools := ep.Session.Tools()
 	req := &llm.Request{Messages: a.messages(ep, style, tools)}
 	if a.NativeTools {
-		req.Tools = openai.FromTools(tools)
+		req.Tools = OfferedTools(tools, a.StrictTools)
 	}
 	resp, err := o.chat(ctx, ep, req)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
+	"github.com/toolenv/toolenv/openai"
 	"github.com/toolenv/toolenv/server"
 	_ "modernc.org/sqlite"
 )
@@ -456,5 +457,42 @@ func TestModelTimeout(t *testing.T) {
 	}
 	if got := len(srv.Requests()); got != 2 {
 		t.Errorf("%d attempts, want 2 (one retry)", got)
+	}
+}
+
+// TestStrictTools: with StrictTools the CoT agent offers every tool (and
+// Finish) as a strict OpenAI function that passes strict mode's rules,
+// and a call the way a strict model writes it (every optional argument
+// present as null) runs as the same call without them.
+func TestStrictTools(t *testing.T) {
+	f := newBirdFixture(t, sqltools.FlavorSlot)
+	args := map[string]any{"data_source": "$starting_table$", "key_names": []any{"eye_colour_colour"}}
+	for _, name := range f.coll.Tool("retrieve_data").Params() {
+		if _, ok := args[name]; !ok {
+			args[name] = nil
+		}
+	}
+	raw, _ := json.Marshal(args)
+	srv := llmtest.New(llmtest.Script(
+		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c", Type: "function", Function: llm.FunctionCall{Name: "retrieve_data", Arguments: string(raw)}}}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "f", Type: "function", Function: llm.FunctionCall{Name: "Finish", Arguments: `{"return_type": "give_answer", "final_answer": "Brown"}`}}}},
+	))
+	defer srv.Close()
+	out := agent.CoT{StrictTools: true}.Run(context.Background(), episode(t, f, f.tasks[0], srv.URL()))
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request")
+	}
+	for _, tool := range reqs[0].Tools {
+		if errs := openai.CheckStrictTool(tool); len(errs) > 0 {
+			t.Errorf("%s: %v", tool.Function.Name, errs)
+		}
+	}
+	tr := out.Trajectory
+	if !tr.Finished || len(tr.Steps) == 0 {
+		t.Fatalf("finished %v, steps %+v", tr.Finished, tr.Steps)
+	}
+	if tr.Steps[0].Status != toolenv.StatusOK || !strings.Contains(tr.Steps[0].Observation, `"type": "rows"`) {
+		t.Errorf("the call with nulls did not run as the call without them: %s", tr.Steps[0].Observation)
 	}
 }

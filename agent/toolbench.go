@@ -60,17 +60,34 @@ type toolbenchRun struct {
 	hasDone bool
 }
 
-func newToolbenchRun(ep *Episode, o *Outcome, maxObs int) *toolbenchRun {
+func newToolbenchRun(ep *Episode, o *Outcome, maxObs int, strict bool) *toolbenchRun {
 	if maxObs <= 0 {
 		maxObs = 1024
 	}
 	r := &toolbenchRun{ep: ep, o: o, maxObs: maxObs, names: map[string]bool{}}
-	for _, t := range ep.Session.Tools() {
-		r.tools = append(r.tools, openai.FromTool(t))
+	tools := ep.Session.Tools()
+	r.tools = OfferedTools(tools, strict)
+	for _, t := range tools {
 		r.names[t.Name] = true
 	}
-	r.tools = append(r.tools, finishFunction)
+	finish := finishFunction
+	if strict {
+		finish, _ = openai.StrictTool(&toolenv.Tool{Name: FinishName, Description: finishFunction.Function.Description, Input: finishSchema()})
+	}
+	r.tools = append(r.tools, finish)
 	return r
+}
+
+// OfferedTools are tools as a chat request's tools field offers them:
+// OpenAI functions, strict ones (openai.StrictTool: every argument
+// required, optional ones nullable, which the server takes as left out)
+// when strict is set.
+func OfferedTools(tools []*toolenv.Tool, strict bool) []openai.Tool {
+	if !strict {
+		return openai.FromTools(tools)
+	}
+	out, _ := openai.StrictTools(tools)
+	return out
 }
 
 // initialMessages are ToolBench's system and user messages.

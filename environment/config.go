@@ -36,9 +36,9 @@ type Config struct {
 	// ToolBench are StableToolBench query files, folders of them, or
 	// toolenv/tools/<Category>/<tool>.json trees, served as one collection.
 	ToolBench []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs: a StableToolBench query file, a folder of them, or a toolenv/tools/<Category>/<tool>.json tree (repeatable)"`
-	// OpenAPI are OpenAPI 3.0/3.1 documents, each served as a collection;
+	// OpenAPI are OpenAPI 3.0/3.1 or Swagger 2.0 documents, each served as a collection;
 	// NAME=FILE names the collection.
-	OpenAPI []string `json:"openapi" flag:"openapi" path:"named" help:"an OpenAPI 3.0/3.1 document (JSON or YAML) to serve as a collection; NAME=FILE names the collection (repeatable)"`
+	OpenAPI []string `json:"openapi" flag:"openapi" path:"named" help:"an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) to serve as a collection; NAME=FILE names the collection (repeatable)"`
 	// Collections are toolenv collection folders (collection.json +
 	// tools.json): built NL2SQL flavors, drifted versions, ...
 	Collections []string `json:"collections" flag:"collection" path:"file" help:"a toolenv collection folder (collection.json + tools.json), e.g. a built NL2SQL flavor or a drifted version (repeatable)"`

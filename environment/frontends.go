@@ -132,7 +132,7 @@ func (env *Environment) frontends() {
 		env.handler = server.New(server.Options{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Metrics: env.Metrics,
 			MaxBodyBytes: c.Server.MaxBody, BaseURL: c.Server.BaseURL, MCP: mcpHandler,
-			Guard: env.guard, Sessions: sessions,
+			Guard: env.guard, Sessions: sessions, Recorded: env.Store,
 		})
 	})
 }

@@ -85,7 +85,7 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 	return colls, nil
 }
 
-// LoadOpenAPI reads an OpenAPI 3.0/3.1 document (JSON or YAML) into a
+// LoadOpenAPI reads an OpenAPI 3.0/3.1 or Swagger 2.0 document (JSON or YAML) into a
 // collection (see openapi.Load). "NAME=FILE" names the collection;
 // otherwise it is named after the file, or the document's title when the
 // file name is generic (openapi.yaml).

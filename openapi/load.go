@@ -23,7 +23,9 @@ type LoadOptions struct {
 
 // Load reads the OpenAPI 3.0 or 3.1 document at path (JSON or YAML) into
 // a collection. $refs are resolved, to other local files too (relative to
-// the document); remote refs are refused.
+// the document); remote refs are refused. A Swagger 2.0 document is
+// converted to OpenAPI 3 first (see fromSwagger2 for what is refused and
+// how), in its own key order.
 //
 // The collection has Kind "openapi", the "virtual" backend (answers are
 // simulated unless an upstream is configured: each tool's Binding.BaseURL
@@ -67,14 +69,23 @@ func Load(ctx context.Context, path string, opts LoadOptions) (*toolenv.Collecti
 	if err != nil {
 		abs = path
 	}
-	loader := newLoader(ctx, true)
-	doc, err := safeLoad(func() (*openapi3.T, error) {
-		return loader.LoadFromDataWithPath(data, &url.URL{Path: filepath.ToSlash(abs)})
-	})
-	if err != nil {
-		return nil, loadError(path, data, filepath.Dir(abs), err)
+	var doc *openapi3.T
+	var order *sourceOrder
+	if isSwagger2(data) {
+		doc, order, err = readSwagger2(ctx, data)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %s: %w", path, err)
+		}
+	} else {
+		loader := newLoader(ctx, true)
+		doc, err = safeLoad(func() (*openapi3.T, error) {
+			return loader.LoadFromDataWithPath(data, &url.URL{Path: filepath.ToSlash(abs)})
+		})
+		if err != nil {
+			return nil, loadError(path, data, filepath.Dir(abs), err)
+		}
+		order = newSourceOrder(data, filepath.Dir(abs), os.ReadFile)
 	}
-	order := newSourceOrder(data, filepath.Dir(abs), os.ReadFile)
 	c, err := fromDocument(ctx, doc, order, path, opts)
 	if err == nil {
 		err = toolenv.CheckSchemas(c.Tools)
@@ -88,6 +99,20 @@ func Load(ctx context.Context, path string, opts LoadOptions) (*toolenv.Collecti
 // Read reads an OpenAPI document from data, like Load; refs to other
 // files are refused (there is no folder to resolve them in).
 func Read(ctx context.Context, data []byte, opts LoadOptions) (*toolenv.Collection, error) {
+	if isSwagger2(data) {
+		doc, order, err := readSwagger2(ctx, data)
+		if err != nil {
+			return nil, fmt.Errorf("openapi: %w", err)
+		}
+		c, err := fromDocument(ctx, doc, order, "", opts)
+		if err == nil {
+			err = toolenv.CheckSchemas(c.Tools)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	doc, err := safeLoad(func() (*openapi3.T, error) { return newLoader(ctx, false).LoadFromData(data) })
 	if err != nil {
 		return nil, loadError("the document", data, "", err)
@@ -100,6 +125,21 @@ func Read(ctx context.Context, data []byte, opts LoadOptions) (*toolenv.Collecti
 		return nil, err
 	}
 	return c, nil
+}
+
+// readSwagger2 converts a Swagger 2.0 document (fromSwagger2) and loads
+// the result, with the key order of the Swagger document.
+func readSwagger2(ctx context.Context, data []byte) (*openapi3.T, *sourceOrder, error) {
+	conv, err := fromSwagger2(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := safeLoad(func() (*openapi3.T, error) { return newLoader(ctx, false).LoadFromData(conv.json) })
+	if err != nil {
+		return nil, nil, loadError("the converted Swagger 2.0 document", conv.json, "", err)
+	}
+	order := &sourceOrder{trees: map[string]*keyTree{"": conv.order}}
+	return doc, order, nil
 }
 
 // safeLoad runs kin-openapi's loader, which is not hardened against

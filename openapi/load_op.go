@@ -95,16 +95,22 @@ type param struct {
 // tool converts one operation. why, when not empty, says why its
 // schemas are not exact (a parameter or body without a typed schema).
 func (b *builder) tool(o op) (t *toolenv.Tool, why string) {
+	summary := o.op.Summary
+	if summary == o.op.OperationID {
+		// A summary that repeats the operationId says nothing more
+		// (Document writes one so that every operation has a summary).
+		summary = ""
+	}
 	t = &toolenv.Tool{
 		Name:        b.toolName(o),
-		Title:       o.op.Summary,
+		Title:       summary,
 		Description: o.op.Description,
 		Input:       toolenv.ObjectSchema(),
 		Binding:     &toolenv.Binding{Method: o.method, Path: o.path, BaseURL: baseURL(o, b.doc), In: map[string]string{}},
 		Meta:        map[string]string{},
 	}
 	if t.Description == "" {
-		t.Description = o.op.Summary
+		t.Description = summary
 	}
 	if o.op.OperationID != "" && o.op.OperationID != t.Name {
 		t.Meta["operation_id"] = o.op.OperationID
@@ -284,7 +290,43 @@ func (b *builder) addParam(t *toolenv.Tool, pr param, exs *examples) (why string
 		t.Input.Required = append(t.Input.Required, name)
 	}
 	t.Binding.In[name] = p.In
+	if f := arrayFormat(p, s); f != "" {
+		t.Meta[MetaArrayFormat+name] = f
+	}
 	return why
+}
+
+// MetaArrayFormat, followed by a parameter's name, is the Tool.Meta key
+// saying how an array parameter's items are written in one value of the
+// query string, a path segment or a header: "csv" (a,b), "ssv" (a b) or
+// "pipes" (a|b), from the parameter's style (a Swagger 2.0 document's
+// collectionFormat). Without it a query array is one value per
+// repetition (?id=1&id=2), or a JSON array.
+const MetaArrayFormat = "array_format."
+
+// arrayFormat is the MetaArrayFormat value of parameter p with schema s.
+func arrayFormat(p *openapi3.Parameter, s *toolenv.Schema) string {
+	if s.Type != "array" {
+		return ""
+	}
+	switch p.In {
+	case openapi3.ParameterInPath, openapi3.ParameterInHeader:
+		if p.Style == "" || p.Style == openapi3.SerializationSimple {
+			return "csv"
+		}
+	case openapi3.ParameterInQuery:
+		switch p.Style {
+		case openapi3.SerializationSpaceDelimited:
+			return "ssv"
+		case openapi3.SerializationPipeDelimited:
+			return "pipes"
+		case "", openapi3.SerializationForm:
+			if p.Explode != nil && !*p.Explode {
+				return "csv"
+			}
+		}
+	}
+	return ""
 }
 
 // typed reports whether a schema says what values it takes.

@@ -203,7 +203,7 @@ func TestLoadErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{"bad/not-openapi.json", []string{"not an OpenAPI document", `no "openapi" version field`}},
-		{"bad/swagger2.yaml", []string{"Swagger 2.0", "convert it first"}},
+		{"bad/swagger2.yaml", []string{"#/paths/~1things/get/parameters/0", "collectionFormat tsv", "no OpenAPI 3 equivalent"}},
 		{"bad/openapi4.yaml", []string{`unsupported OpenAPI version "4.0.0"`}},
 		{"bad/not-yaml.yaml", []string{"neither JSON nor YAML", "line 1"}},
 		{"bad/unresolved-ref.yaml", []string{`$ref "#/components/schemas/Order"`, "#/paths/~1orders~1{id}/get/responses/200/content/application~1json/schema", `did you mean "Ordr"`}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -67,6 +68,14 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "format is toolenv, openai or mcp", "unknown format %q", f))
 		return
 	}
+	strict, res := strictParam(r)
+	if res == nil && strict && f != "openai" {
+		res = toolenv.Errorf(toolenv.StatusBadRequest, "strict=true goes with format=openai", "strict=true lists OpenAI functions, not format %q", f)
+	}
+	if res != nil {
+		writeError(w, http.StatusBadRequest, res)
+		return
+	}
 	tools, next, res := listPage(all, r.URL.Query())
 	if res != nil {
 		writeError(w, http.StatusBadRequest, res)
@@ -77,7 +86,7 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	case "", "toolenv":
 		writeJSON(w, http.StatusOK, tools)
 	case "openai":
-		writeJSON(w, http.StatusOK, openai.FromTools(tools))
+		writeJSON(w, http.StatusOK, openaiTools(w, tools, nil, strict))
 	case "mcp":
 		type mcpTool struct {
 			Name        string          `json:"name"`
@@ -129,7 +138,7 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		base = scheme + "://" + r.Host
 	}
-	writeJSON(w, http.StatusOK, openapi.Document(c, base))
+	writeJSON(w, http.StatusOK, openapi.DocumentWith(c, openapi.DocumentOptions{ServerURL: base, BearerAuth: s.guard.Authenticates(), Recorded: s.recorded(r.Context())}))
 }
 
 // handleToolCall serves the generic REST route of every tool: POST with a
@@ -151,6 +160,17 @@ func (s *Server) handleToolCall(w http.ResponseWriter, r *http.Request) {
 // serveCall invokes a call made by a REST request and writes the result:
 // the response body itself on success, an error object otherwise.
 func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv.Call) {
+	if pv := r.Header.Values("Prefer"); len(pv) > 0 {
+		p, ok, res := parsePrefer(pv)
+		if res != nil {
+			writeError(w, http.StatusBadRequest, res)
+			return
+		}
+		if ok && (p.example != "" || p.code != http.StatusOK) {
+			s.servePreferred(w, r, call, p)
+			return
+		}
+	}
 	call.RequestID = s.newRequestID()
 	release, res := s.callSession(w, r, call)
 	if res != nil {
@@ -188,23 +208,31 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 		if strings.HasPrefix(k, "_") { // toolenv's own options (_feedback)
 			continue
 		}
-		args[k] = convertParam(tool.Input.Prop(k), vs)
+		args[k] = convertParam(tool.Input.Prop(k), splitArray(tool, k, vs))
 	}
 	for k, v := range pathParams { // the path names the resource: it wins over a query parameter of the same name
-		args[k] = convertParam(tool.Input.Prop(k), []string{v})
+		args[k] = convertParam(tool.Input.Prop(k), splitArray(tool, k, []string{v}))
 	}
 	if bound && tool.Binding != nil {
 		for name, in := range tool.Binding.In {
 			switch in {
 			case "header":
 				if vs := r.Header.Values(name); len(vs) > 0 {
-					args[name] = convertParam(tool.Input.Prop(name), vs)
+					args[name] = convertParam(tool.Input.Prop(name), splitArray(tool, name, vs))
 				}
 			case "cookie":
 				if c, err := r.Cookie(name); err == nil {
 					args[name] = convertParam(tool.Input.Prop(name), []string{c.Value})
 				}
 			}
+		}
+		if form, ok, res := formArgs(w, r, tool, s.opts.MaxBodyBytes); res != nil {
+			return nil, res
+		} else if ok {
+			for k, vs := range form {
+				args[k] = convertParam(tool.Input.Prop(k), splitArray(tool, k, vs))
+			}
+			return args, nil
 		}
 	}
 	if r.Body != nil && r.Method != http.MethodGet {
@@ -293,4 +321,84 @@ func convertParam(ps *toolenv.Schema, vs []string) any {
 		return out
 	}
 	return one(typ, vs[len(vs)-1])
+}
+
+// splitArray splits the one value of an array parameter whose items are
+// written in it (openapi.MetaArrayFormat: csv, ssv, pipes: a Swagger 2.0
+// collectionFormat) into its items; other values are returned as they
+// are.
+func splitArray(tool *toolenv.Tool, name string, vs []string) []string {
+	sep := ""
+	switch tool.Meta[openapi.MetaArrayFormat+name] {
+	case "csv":
+		sep = ","
+	case "ssv":
+		sep = " "
+	case "pipes":
+		sep = "|"
+	default:
+		return vs
+	}
+	if len(vs) != 1 || strings.HasPrefix(vs[0], "[") {
+		return vs
+	}
+	if vs[0] == "" {
+		return []string{}
+	}
+	parts := strings.Split(vs[0], sep)
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// formArgs reads the arguments of a form body (application/x-www-form-
+// urlencoded or multipart/form-data) sent to the bound route of a tool
+// that takes one (Meta["content_type"], a Swagger 2.0 document's formData
+// parameters): ok is false when the request's body is not a form.
+// Uploaded files are taken as their content, as text.
+func formArgs(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, max int64) (form map[string][]string, ok bool, res *toolenv.Result) {
+	ct := tool.Meta["content_type"]
+	if r.Method == http.MethodGet || (!strings.HasPrefix(ct, "application/x-www-form-urlencoded") && !strings.HasPrefix(ct, "multipart/form-data")) {
+		return nil, false, nil
+	}
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "application/x-www-form-urlencoded" && mt != "multipart/form-data" {
+		return nil, false, nil
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, max)
+	var err error
+	if mt == "multipart/form-data" {
+		err = r.ParseMultipartForm(max)
+	} else {
+		err = r.ParseForm()
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, false, toolenv.Errorf(toolenv.StatusTooLarge, "send a smaller body", "request body over the server's limit of %d bytes", max)
+		}
+		return nil, false, toolenv.Errorf(toolenv.StatusBadRequest, "send the form as "+mt, "the form body does not parse: %v", err)
+	}
+	form = map[string][]string{}
+	for k, vs := range r.PostForm {
+		form[k] = vs
+	}
+	if r.MultipartForm != nil {
+		for k, files := range r.MultipartForm.File {
+			for _, fh := range files {
+				f, err := fh.Open()
+				if err != nil {
+					return nil, false, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the uploaded file %q: %v", k, err)
+				}
+				b, err := io.ReadAll(f)
+				f.Close()
+				if err != nil {
+					return nil, false, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the uploaded file %q: %v", k, err)
+				}
+				form[k] = append(form[k], string(b))
+			}
+		}
+	}
+	return form, true, nil
 }

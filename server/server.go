@@ -19,6 +19,7 @@ import (
 	"github.com/toolenv/toolenv/server/guard"
 	"github.com/toolenv/toolenv/server/session"
 	"github.com/toolenv/toolenv/toolbench"
+	"github.com/toolenv/toolenv/validate"
 )
 
 // Options configure a Server.
@@ -46,6 +47,10 @@ type Options struct {
 	// session.Table with its defaults whose ended sessions are dropped
 	// from the registry's backends.
 	Sessions SessionIssuer
+	// Recorded, when set, holds recorded answers: OpenAPI documents show
+	// up to two per tool as examples (recorded1, recorded2), which a
+	// Prefer: example=NAME header answers too.
+	Recorded RecordedAnswers
 }
 
 // SessionHeader carries a session id (SLOT/SEL task sessions) on REST and
@@ -70,6 +75,9 @@ type Server struct {
 	// cached is the pipeline's in-memory exact hits, when it serves them
 	// (see invoke.CachedInvoker).
 	cached invoke.CachedInvoker
+	// validator checks the arguments of calls answered from the
+	// documentation (a Prefer header).
+	validator validate.Validator
 }
 
 // views are the indexes built from the registry's collections; they are
@@ -82,6 +90,14 @@ type views struct {
 	// lookup), up to maxResolved names.
 	mu       sync.RWMutex
 	resolved map[[3]string]*toolenv.Tool
+	// fn names every tool for GET /functions, built at its first use.
+	fn functionNames
+}
+
+// functions returns the /functions names of the registry's tools.
+func (v *views) functions(reg *invoke.Registry) *functionNames {
+	v.fn.build(reg)
+	return &v.fn
 }
 
 const maxResolved = 1 << 16
@@ -165,6 +181,8 @@ func (s *Server) routes() {
 	s.handle("GET /openapi.json", http.HandlerFunc(s.handleOpenAPI))
 	s.handle("GET /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
 	s.handle("POST /tools/{collection}/{name}", http.HandlerFunc(s.handleToolCall))
+	s.handle("GET /functions", http.HandlerFunc(s.handleFunctions))
+	s.handle("POST /functions/{name}", http.HandlerFunc(s.handleFunctionCall))
 	s.handle("POST /sessions", http.HandlerFunc(s.handleNewSession))
 	s.handle("DELETE /sessions/{id}", http.HandlerFunc(s.handleEndSession))
 	if s.opts.Metrics != nil {

@@ -100,6 +100,15 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 		}
 		out[k] = val
 	}
+	drop := func(k string) {
+		if out == nil {
+			out = make(map[string]any, len(m))
+			for kk, vv := range m {
+				out[kk] = vv
+			}
+		}
+		delete(out, k)
+	}
 	for _, name := range s.Required {
 		if val, ok := m[name]; !ok || (val == nil && !c.lenient) {
 			ps := s.Prop(name)
@@ -135,11 +144,39 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 		if m[k] == nil && !c.lenient && s.IsRequired(k) {
 			continue // already reported as missing
 		}
+		if m[k] == nil && !s.IsRequired(k) && !admitsNull(ps) {
+			// An explicit null for an optional argument that takes no
+			// null is the argument left out: how OpenAI's strict mode,
+			// where every argument is required and optional ones
+			// nullable, says "not given".
+			drop(k)
+			continue
+		}
 		if nv, changed := c.value(ps, m[k], join(path, k)); changed {
 			set(k, nv)
 		}
 	}
 	return out
+}
+
+// admitsNull reports whether null is a value s takes: a nullable or
+// untyped schema, type null, or null among its enum values or its
+// alternatives.
+func admitsNull(s *toolenv.Schema) bool {
+	if s == nil || s.Nullable || s.Type == "" && len(s.Enum) == 0 && len(s.AnyOf)+len(s.OneOf) == 0 || s.Type == "null" {
+		return true
+	}
+	for _, v := range s.Enum {
+		if v == nil {
+			return true
+		}
+	}
+	for _, alt := range append(append([]*toolenv.Schema(nil), s.AnyOf...), s.OneOf...) {
+		if admitsNull(alt) {
+			return true
+		}
+	}
+	return false
 }
 
 func allowsAdditional(s *toolenv.Schema) bool {

@@ -252,3 +252,41 @@ func TestDateFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestNullForOptionalIsAbsent: an explicit null for an optional argument
+// that takes no null is the argument left out (OpenAI strict mode sends
+// optional arguments as null), at every level; a nullable argument keeps
+// its null, and a required one is still missing.
+func TestNullForOptionalIsAbsent(t *testing.T) {
+	inner := toolenv.ObjectSchema()
+	inner.SetProp("a", &toolenv.Schema{Type: "string"})
+	inner.SetProp("b", &toolenv.Schema{Type: "integer"})
+	inner.Required = []string{"a"}
+	s := toolenv.ObjectSchema()
+	s.SetProp("q", &toolenv.Schema{Type: "string"})
+	s.SetProp("unit", &toolenv.Schema{Type: "string", Enum: []any{"c", "f"}})
+	s.SetProp("note", &toolenv.Schema{Type: "string", Nullable: true})
+	s.SetProp("r", &toolenv.Schema{Type: "integer"})
+	s.SetProp("o", inner)
+	s.Required = []string{"r"}
+	var v Validator
+	for _, lenient := range []bool{false, true} {
+		out := v.Args(s, map[string]any{"q": nil, "unit": nil, "note": nil, "r": json.Number("1"), "o": map[string]any{"a": "x", "b": nil}}, lenient)
+		if len(out.Problems) > 0 {
+			t.Fatalf("lenient=%v: %v", lenient, out.Problems)
+		}
+		got, _ := json.Marshal(out.Args)
+		if string(got) != `{"note":null,"o":{"a":"x"},"r":1}` {
+			t.Errorf("lenient=%v: args %s", lenient, got)
+		}
+	}
+	out := v.Args(s, map[string]any{"r": nil}, false)
+	if len(out.Problems) != 1 || out.Problems[0].Code != CodeMissingRequired {
+		t.Errorf("a required null: %v", out.Problems)
+	}
+	orig := map[string]any{"q": nil, "r": json.Number("1")}
+	v.Args(s, orig, false)
+	if _, ok := orig["q"]; !ok {
+		t.Error("the caller's map was changed")
+	}
+}

@@ -109,6 +109,7 @@ type AgentConfig struct {
 	MaxObservation int    `json:"max_observation" flag:"max-observation" help:"characters of a tool's response shown to the model (0: 1024 for cot/dfsdt, 4096 for react)"`
 	Style          string `json:"style" flag:"style" enum:",nestful,bfcl" help:"direct: prompt style nestful or bfcl (default: nestful for SLOT/SEL, bfcl otherwise)"`
 	NativeTools    bool   `json:"native_tools" flag:"native-tools" help:"direct: offer the tools natively (tools field) instead of in the prompt"`
+	StrictTools    bool   `json:"strict_tools" flag:"strict-tools" help:"direct with --native-tools, cot, dfsdt: offer the tools as OpenAI strict functions (strict: true, every argument required, optional ones nullable; see docs/frontends.md)"`
 	Examples       int    `json:"examples" flag:"examples" default:"3" help:"direct, nestful style: in-context examples"`
 }
 
