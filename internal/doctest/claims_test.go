@@ -261,3 +261,19 @@ func TestFuzzingListsEveryTarget(t *testing.T) {
 	}
 	t.Logf("%d fuzz targets, %d rows", n, len(listed))
 }
+
+// TestDocsHaveNoConflictMarkers refuses a merge's conflict markers left in
+// README.md or docs/*.md.
+func TestDocsHaveNoConflictMarkers(t *testing.T) {
+	root := moduleRoot(t)
+	marker := regexp.MustCompile(`(?m)^(<<<<<<< |=======$|>>>>>>> )`)
+	for _, name := range docFiles(t, root) {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, loc := range marker.FindAllIndex(src, -1) {
+			t.Errorf("%s:%d: a merge conflict marker", name, 1+strings.Count(string(src[:loc[0]]), "\n"))
+		}
+	}
+}
