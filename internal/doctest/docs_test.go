@@ -93,6 +93,7 @@ func TestDocs(t *testing.T) {
 					Bin:     bin,
 					Model:   filepath.Join(bin, "toolenv-docmodel"),
 					Network: netw,
+					Links:   []string{"testdata/npm/node_modules"},
 					Keep:    os.Getenv("TOOLENV_DOCTEST_KEEP") != "",
 					Logf:    t.Logf,
 					After: func(dir string) error {

@@ -44,6 +44,11 @@ type Options struct {
 	Network *Network
 	// Env is added to the blocks' environment (KEY=VALUE).
 	Env []string
+	// Links are paths of the checkout, ignored by git, that the project's
+	// set-up scripts install (testdata/npm/node_modules): where present
+	// they are linked into the copy, as a reader who ran the scripts has
+	// them.
+	Links []string
 	// Dir is the folder the run's temporary folders go in ("" for the
 	// system's).
 	Dir string
@@ -215,6 +220,20 @@ func (r *runner) prepare() error {
 		return fmt.Errorf("copy the checkout: %w", err)
 	}
 	r.snap = snap
+	for _, l := range r.opts.Links {
+		src := filepath.Join(r.opts.Root, filepath.FromSlash(l))
+		target, err := filepath.EvalSymlinks(src)
+		if err != nil {
+			continue // not installed here
+		}
+		dst := filepath.Join(r.work, filepath.FromSlash(l))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink(target, dst); err != nil {
+			return fmt.Errorf("link %s: %w", l, err)
+		}
+	}
 	if r.opts.Shared != "" {
 		if err := os.Symlink(r.opts.Shared, filepath.Join(r.top, "shared")); err != nil {
 			return err

@@ -174,3 +174,28 @@ func TestRunStopsEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLinks checks that installed folders the copy leaves out (a
+// node_modules) are linked into it, and that a block may use them.
+func TestRunLinks(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), "a\n")
+	if err := os.MkdirAll(filepath.Join(root, "node_modules", "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "node_modules", "pkg", "index.js"), "// installed\n")
+	opts := fixtureOptions(t)
+	opts.Root = root
+	opts.Links = []string{"node_modules", "not/installed"}
+	blocks, err := Parse("links.md", []byte("```sh\ntest -f a.txt\ngrep -q installed node_modules/pkg/index.js\ntest ! -e not/installed\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), opts, "links.md", blocks); err != nil {
+		t.Fatal(err)
+	}
+	opts.Links = nil
+	if _, err := Run(context.Background(), opts, "links.md", blocks); err == nil {
+		t.Error("without the link the block passed: node_modules was copied")
+	}
+}
