@@ -10,6 +10,7 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/mapping/graph"
 	"github.com/toolenv/toolenv/mapping/index"
+	"github.com/toolenv/toolenv/mapping/verify"
 )
 
 func newMapCmd(e *env) *cobra.Command {
@@ -143,9 +144,11 @@ func newMapMatchCmd(e *env) *cobra.Command {
 synonyms, types, descriptions, values from examples and the cache) and write the
 proposed equivalent endpoints, their field alignments, scores and clusters.
 With --between A --between B, map collection A onto collection B one-to-one (two
-versions of one API).`,
+versions of one API, or two providers); add --probe to call both sides with the
+same sampled arguments where the documentation cannot tell endpoints apart.`,
 		Example: `  toolenv map match --demo --out demo-mappings.json
-  toolenv map match --collection v1 --collection v2 --between bird-rest --between bird-rest@v2 --out v1v2.json`,
+  toolenv map match --collection v1 --collection v2 --between bird-rest --between bird-rest@v2 --out v1v2.json
+  toolenv map match --collection out/bird/rest --collection out/bird/rest-obfuscated --between bird-rest --between bird-rest-obfuscated --probe --out failover.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg := f.value()
@@ -155,7 +158,7 @@ versions of one API).`,
 			}
 			defer env.Close()
 			tools := env.ListedTools()
-			set, err := graph.Match(cmd.Context(), env.Store, tools, cfg, e.stderr)
+			set, err := graph.Match(cmd.Context(), env.Store, tools, cfg, e.stderr, verify.Pipeline{Handler: env.Pipeline, Collection: env.Registry.Collection})
 			if err != nil {
 				return err
 			}

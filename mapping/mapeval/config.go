@@ -8,6 +8,7 @@ import (
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/mapping/structural"
 	"github.com/toolenv/toolenv/mapping/truth"
+	"github.com/toolenv/toolenv/mapping/verify"
 )
 
 // The measurements as the "toolenv map eval" commands take them: each
@@ -98,6 +99,8 @@ type FailoverConfig struct {
 	Alternative string `json:"alternative" flag:"alternative" path:"file" help:"the alternative provider's collection folder"`
 	Tasks       string `json:"tasks" flag:"tasks" path:"file" help:"tasks to run (default: the primary's tasks.jsonl)"`
 	Limit       int    `json:"limit" flag:"limit" help:"run only the first N tasks"`
+	NoProbe     bool   `json:"no_probe" flag:"no-probe" help:"map from the documentation alone: do not probe endpoints it cannot tell apart"`
+	Samples     int    `json:"probe_samples" flag:"probe-samples" default:"5" help:"argument sets each probed endpoint is called with"`
 }
 
 // Run measures failover (Failover); w as for RepairConfig.Run.
@@ -105,6 +108,10 @@ func (c *FailoverConfig) Run(ctx context.Context, w WorkOptions) (*Report, error
 	if c.Primary == "" || c.Alternative == "" {
 		return nil, invalid("--primary and --alternative are required (collection folders)")
 	}
+	if c.Samples < 0 {
+		return nil, invalid("--probe-samples %d: give a positive number of argument sets (or --no-probe)", c.Samples)
+	}
 	w.Tasks, w.Limit = c.Tasks, c.Limit
-	return Failover(ctx, FailoverOptions{WorkOptions: w, Primary: c.Primary, Alternative: c.Alternative})
+	return Failover(ctx, FailoverOptions{WorkOptions: w, Primary: c.Primary, Alternative: c.Alternative, NoProbe: c.NoProbe,
+		Probe: verify.Options{Samples: c.Samples}})
 }

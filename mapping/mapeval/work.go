@@ -28,6 +28,7 @@ import (
 	"github.com/toolenv/toolenv/mapping/repair"
 	"github.com/toolenv/toolenv/mapping/structural"
 	"github.com/toolenv/toolenv/mapping/truth"
+	"github.com/toolenv/toolenv/mapping/verify"
 )
 
 // Run is one setting's outcome over a set of tasks.
@@ -119,9 +120,41 @@ type Report struct {
 	Title      string              `json:"title"`
 	Provenance *toolenv.Provenance `json:"provenance"`
 	// Mapped and Tools are Failover's mapped endpoints of the primary's.
-	Mapped int    `json:"mapped,omitempty"`
-	Tools  int    `json:"tools,omitempty"`
-	Runs   []*Run `json:"runs"`
+	Mapped int `json:"mapped,omitempty"`
+	Tools  int `json:"tools,omitempty"`
+	// Mapping says how Failover's mapping was made: the endpoints mapped
+	// by each evidence, the probes, and the endpoints left unmapped with
+	// the reason.
+	Mapping *MappingSummary `json:"mapping,omitempty"`
+	Runs    []*Run          `json:"runs"`
+}
+
+// MappingSummary is how Failover mapped the primary onto the alternative.
+type MappingSummary struct {
+	// ByStructure counts the endpoints the documentation alone mapped
+	// (one clear candidate); ByProbe those mapped because calls of both
+	// endpoints agreed (candidates the documentation could not tell
+	// apart, or a weak one).
+	ByStructure int `json:"by_structure"`
+	ByProbe     int `json:"by_probe"`
+	// Probed counts the candidate pairs probed, by outcome (agree,
+	// disagree, inconclusive); Calls every call the probes made.
+	Probed map[string]int `json:"probed"`
+	Calls  int            `json:"calls"`
+	// Unmapped are the primary's endpoints left without a stand-in.
+	Unmapped []verify.Unmapped `json:"unmapped,omitempty"`
+	// Verdicts are the probed pairs.
+	Verdicts []*verify.Verdict `json:"verdicts,omitempty"`
+	// Pairs are the mappings failover used, by primary endpoint.
+	Pairs []MappedPair `json:"pairs"`
+}
+
+// MappedPair is one endpoint of the primary and its stand-in.
+type MappedPair struct {
+	From     string          `json:"from"`
+	To       string          `json:"to"`
+	Score    float64         `json:"score"`
+	Evidence verify.Evidence `json:"evidence"`
 }
 
 // Repair runs the tasks of a collection's old version against its
@@ -203,13 +236,21 @@ type FailoverOptions struct {
 	// tasks.jsonl unless Tasks is set); Alternative is the alternative
 	// provider's folder.
 	Primary, Alternative string
+	// NoProbe maps from the documentation alone (no probe calls).
+	NoProbe bool
+	// Probe configures the probes (package verify; zero: its defaults).
+	Probe verify.Options
 }
 
 // Failover serves a primary collection and an alternative one, takes
 // every endpoint of the primary down (faults: 503 on every call) and runs
 // the primary's tasks with the oracle: with the primary up, down, and
-// down with failover through the structural mapping of the primary onto
-// the alternative (computed from their documentation alone).
+// down with failover through the mapping of the primary onto the
+// alternative. The mapping is made before the outage, as a mappings file
+// is: structurally from the two collections' documentation, and, where
+// the documentation does not decide, by probing both endpoints with the
+// same sampled calls (package verify; NoProbe: not). The task's gold
+// calls are never used to map.
 func Failover(ctx context.Context, o FailoverOptions) (*Report, error) {
 	o.defaults()
 	pc, err := toolenv.ReadCollection(o.Primary)
@@ -231,7 +272,7 @@ func Failover(ctx context.Context, o FailoverOptions) (*Report, error) {
 	if o.Limit > 0 && len(tasks) > o.Limit {
 		tasks = tasks[:o.Limit]
 	}
-	ms, err := truth.MapVersions(ctx, pc.Tools, ac.Tools, structural.Options{})
+	ms, sum, err := o.mapFailover(ctx, pc, ac)
 	if err != nil {
 		return nil, err
 	}
@@ -249,9 +290,15 @@ func Failover(ctx context.Context, o FailoverOptions) (*Report, error) {
 	if err := toolenv.WriteJSONFile(ffile, cfg); err != nil {
 		return nil, err
 	}
-	rep := &Report{Title: fmt.Sprintf("Tasks of %s with its backend down; alternative %s (%d of %d endpoints mapped structurally)", pc.Name, ac.Name, len(ms), len(pc.Tools)),
-		Provenance: buildinfo.Provenance(nil, map[string]any{"primary": o.Primary, "alternative": o.Alternative, "tasks": tasksPath, "limit": o.Limit}),
-		Mapped:     len(ms), Tools: len(pc.Tools)}
+	tools := 0
+	for _, t := range pc.Tools {
+		if !t.Hidden() {
+			tools++
+		}
+	}
+	rep := &Report{Title: fmt.Sprintf("Tasks of %s with its backend down; alternative %s (%d of %d endpoints mapped: %d by structure, %d by probe)", pc.Name, ac.Name, len(ms), tools, sum.ByStructure, sum.ByProbe),
+		Provenance: buildinfo.Provenance(nil, map[string]any{"primary": o.Primary, "alternative": o.Alternative, "tasks": tasksPath, "limit": o.Limit, "probe": !o.NoProbe}),
+		Mapped:     len(ms), Tools: tools, Mapping: sum}
 	for _, s := range []struct {
 		name           string
 		down, failover bool
@@ -277,6 +324,51 @@ func Failover(ctx context.Context, o FailoverOptions) (*Report, error) {
 		rep.Runs = append(rep.Runs, r)
 	}
 	return rep, ctx.Err()
+}
+
+// mapFailover maps the primary onto the alternative one-to-one:
+// structurally, then probing the undecided endpoints through an
+// environment serving both (the primary up) unless NoProbe.
+func (o *FailoverOptions) mapFailover(ctx context.Context, pc, ac *toolenv.Collection) ([]*mapping.Mapping, *MappingSummary, error) {
+	m, a, b := truth.NewMatcher(pc.Tools, ac.Tools, structural.Options{})
+	if o.NoProbe {
+		ms, err := m.Between(ctx, a, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		sum := &MappingSummary{ByStructure: len(ms), Probed: map[string]int{}}
+		mapped := map[string]bool{}
+		for _, mp := range ms {
+			mapped[mp.From] = true
+		}
+		for _, t := range pc.Tools {
+			if !t.Hidden() && !mapped[t.ID] {
+				sum.Unmapped = append(sum.Unmapped, verify.Unmapped{Tool: t.ID, Reason: "no candidate scored high enough or was free (probes off)"})
+			}
+		}
+		for _, mp := range ms {
+			sum.Pairs = append(sum.Pairs, MappedPair{From: mp.From, To: mp.To, Score: mp.Score, Evidence: verify.Structure})
+		}
+		return ms, sum, nil
+	}
+	env, err := o.open(ctx, []string{o.Primary, o.Alternative}, func(*environment.Config) {})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer env.Close()
+	res, err := verify.Between(ctx, verify.Pipeline{Handler: env.Pipeline, Collection: env.Registry.Collection}, m, a, b, o.Probe)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := &MappingSummary{ByStructure: res.Count(verify.Structure), ByProbe: res.Count(verify.Probe), Probed: map[string]int{},
+		Calls: res.Calls, Unmapped: res.Unmapped, Verdicts: res.Verdicts}
+	for _, v := range res.Verdicts {
+		sum.Probed[v.Outcome]++
+	}
+	for _, mp := range res.Mappings {
+		sum.Pairs = append(sum.Pairs, MappedPair{From: mp.From, To: mp.To, Score: mp.Score, Evidence: res.Evidence[mp.From]})
+	}
+	return res.Mappings, sum, nil
 }
 
 // RunTasks runs an agent over tasks in env and adds each episode's score
@@ -440,6 +532,19 @@ func (rep *Report) Markdown(w io.Writer) {
 		}
 		sort.Strings(st)
 		fmt.Fprintf(w, "| %s | %s | %d | %d (%.1f%%) | %s | %d | %s |\n", r.Agent, r.Setting, r.Tasks, r.CallsOK, 100*r.Rate(r.CallsOK), correct, r.Rerouted, strings.Join(st, ", "))
+	}
+	if s := rep.Mapping; s != nil {
+		fmt.Fprintf(w, "\nMapped %d of %d endpoints: %d by structure (the documentation alone), %d by probe (calls of both endpoints agreed).", rep.Mapped, rep.Tools, s.ByStructure, s.ByProbe)
+		if n := s.Probed[verify.Agree] + s.Probed[verify.Disagree] + s.Probed[verify.Inconclusive]; n > 0 {
+			fmt.Fprintf(w, " Probed %d candidate pairs with %d calls: %d agreed, %d disagreed, %d inconclusive.", n, s.Calls, s.Probed[verify.Agree], s.Probed[verify.Disagree], s.Probed[verify.Inconclusive])
+		}
+		fmt.Fprintln(w)
+		if len(s.Unmapped) > 0 {
+			fmt.Fprintf(w, "\nUnmapped endpoints:\n\n")
+			for _, u := range s.Unmapped {
+				fmt.Fprintf(w, "- %s: %s\n", u.Tool, u.Reason)
+			}
+		}
 	}
 	if rep.Provenance != nil {
 		fmt.Fprintf(w, "\nMade by toolenv %s.\n", rep.Provenance.Version)

@@ -64,11 +64,20 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 		m.profiles = append(m.profiles, p)
 		m.byID[t.ID] = p
 	}
+	markOpaque(m.profiles)
+	for _, p := range m.profiles {
+		p.descWords = proseWords(p.descText)
+		if raw := prose(p.Tool); raw != p.descText {
+			p.asWritten = &prosePart{text: raw, words: proseWords(raw)}
+		}
+	}
 	docs := make([][]string, len(m.profiles))
 	for i, p := range m.profiles {
 		docs[i] = toolDocument(p)
 		m.tools.add(docs[i])
-		m.names.add(p.name)
+		if !p.opaque {
+			m.names.add(p.name)
+		}
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			m.fields.add(terms.Text(f.Description))
 		}
@@ -87,7 +96,10 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 			f.idf = fieldDF.idf(f.key())
 		}
 		p.words = m.tools.vector(docs[i])
-		p.desc = m.tools.vector(terms.Text(p.Tool.Description))
+		p.desc = m.tools.vector(p.descWords)
+		if p.asWritten != nil {
+			p.asWritten.vec = m.tools.vector(p.asWritten.words)
+		}
 		p.domain = m.tools.vector(terms.Text(p.Tool.Category + " " + p.Tool.GroupDescription))
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			f.desc = m.fields.vector(terms.Text(f.Description))
@@ -107,15 +119,18 @@ func (m *Matcher) SetNeighbours(fn func(toolID string) []string) { m.opts.Neighb
 func (m *Matcher) Profile(id string) *Profile { return m.byID[id] }
 
 // toolDocument is the words a tool is retrieved by: its name twice, its
-// description, and its field names.
+// description, and its field names (opaque names left out: a serial
+// number retrieves nothing).
 func toolDocument(p *Profile) []string {
-	words := append(append([]string(nil), p.name...), p.name...)
-	words = append(words, terms.Text(p.Tool.Description)...)
-	for _, f := range p.Inputs {
-		words = append(words, f.last...)
+	var words []string
+	if !p.opaque {
+		words = append(append(words, p.name...), p.name...)
 	}
-	for _, f := range p.Outputs {
-		words = append(words, f.last...)
+	words = append(words, p.descWords...)
+	for _, f := range p.fields() {
+		if !f.opaque {
+			words = append(words, f.last...)
+		}
 	}
 	return words
 }
@@ -172,8 +187,18 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	if negated(nameA) != negated(nameB) {
 		name *= 0.5
 	}
-	sum, weight := wToolName*name, wToolName
-	mp.Signals["name"] = round3(name)
+	// A generated name (FUNC_12) is no evidence either way: the name
+	// signal is left out, and the evidence there is counted in full.
+	opaque := pa.opaque || pb.opaque
+	var sum, weight, full float64
+	if opaque {
+		name = 0
+		mp.Signals["opaque_name"] = 1
+	} else {
+		sum, weight, full = wToolName*name, wToolName, wToolName
+		mp.Signals["name"] = round3(name)
+	}
+	full += wToolDesc + wToolIn + wToolOut
 	if !siblings(pa.Tool, pb.Tool) && pa.domain != nil && pb.domain != nil {
 		d := cosine(pa.domain, pb.domain)
 		sum += wToolDomain * d
@@ -181,17 +206,14 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 		mp.Signals["domain"] = round3(d)
 	}
 	if pa.desc != nil && pb.desc != nil {
-		d := cosine(pa.desc, pb.desc)
-		if strings.TrimSpace(pa.Tool.Description) == strings.TrimSpace(pb.Tool.Description) {
-			d = 1
-		}
+		d := textSimilarity(pa, pb)
 		// A specialised tool describes part of what the general one does:
 		// what counts is how much of its description the other covers.
 		switch {
 		case len(mp.When) > 0:
-			d = max(d, covered(pb.desc, pa.desc))
+			d = max(d, covered(pb.desc, pa.desc), covered(written(pb).vec, written(pa).vec))
 		case len(mp.Fixed) > 0:
-			d = max(d, covered(pa.desc, pb.desc))
+			d = max(d, covered(pa.desc, pb.desc), covered(written(pa).vec, written(pb).vec))
 		}
 		sum += wToolDesc * d
 		weight += wToolDesc
@@ -221,7 +243,10 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	}
 	// Evidence from one signal is weaker than agreement of several: the
 	// mean is scaled by how much of the evidence there was.
-	score := sum / weight * (0.5 + 0.5*min(1, weight/(wToolName+wToolDesc+wToolIn+wToolOut)))
+	score := 0.0
+	if weight > 0 {
+		score = sum / weight * (0.5 + 0.5*min(1, weight/full))
+	}
 	// Operations of one API share parameters and response envelopes by
 	// construction, so for siblings only their names tell them apart.
 	// Equivalent siblings are versions of one operation ("user_tweets",
@@ -245,6 +270,81 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	}
 	mp.Reasoning = reasoning(mp)
 	return mp
+}
+
+// textSimilarity is the similarity of two tools' prose: 1 for the same
+// text, else the TF-IDF cosine of their words, lowered when their words
+// come in another order. Word order decides only between nearly the same
+// words: "count, name and id" is not "name, id and count" (the columns
+// of the answer come in another order), and a description written in
+// the same order is better evidence than a permutation of it.
+//
+// The prose is read twice — without the mentions of the tools' own
+// arguments (a renamed argument is the same reference spelled
+// otherwise) and as written (two tools naming their arguments alike
+// share those words) — and the better reading counts.
+func textSimilarity(pa, pb *Profile) float64 {
+	return max(proseSimilarity(pa.descText, pb.descText, pa.descWords, pb.descWords, pa.desc, pb.desc),
+		proseSimilarity(written(pa).text, written(pb).text, written(pa).words, written(pb).words, written(pa).vec, written(pb).vec))
+}
+
+// written is a profile's prose as written.
+func written(p *Profile) *prosePart {
+	if p.asWritten != nil {
+		return p.asWritten
+	}
+	return &prosePart{text: p.descText, words: p.descWords, vec: p.desc}
+}
+
+func proseSimilarity(ta, tb string, wa, wb []string, va, vb map[string]float64) float64 {
+	if va == nil || vb == nil {
+		return 0
+	}
+	if strings.TrimSpace(ta) == strings.TrimSpace(tb) {
+		return 1
+	}
+	c := cosine(va, vb)
+	order := terms.Dice(bigrams(wa), bigrams(wb))
+	c *= 1 - 0.1*math.Pow(c, 4)*(1-order)
+	// A negation in one text only reverses what both say: "is null" is
+	// not "is not null" (prose drops "not" as a stopword).
+	if negations(ta) != negations(tb) {
+		c *= 0.9
+	}
+	return c
+}
+
+// proseWords returns the normalised words of prose, with the operators
+// of arithmetic and comparison that stand alone between spaces as words
+// of their own ("left + right" is not "left * right"; prose drops
+// symbols).
+func proseWords(text string) []string {
+	words := terms.Text(text)
+	for _, f := range strings.Fields(text) {
+		if op, ok := operators[f]; ok {
+			words = append(words, op)
+		}
+	}
+	return words
+}
+
+// operators name the symbols proseWords keeps.
+var operators = map[string]string{
+	"+": "op_plus", "-": "op_minus", "*": "op_times", "×": "op_times", "/": "op_divide", "÷": "op_divide", "%": "op_modulo",
+	"<": "op_lt", "<=": "op_le", "≤": "op_le", ">": "op_gt", ">=": "op_ge", "≥": "op_ge", "=": "op_eq", "==": "op_eq",
+	"!=": "op_ne", "<>": "op_ne", "≠": "op_ne",
+}
+
+// negations counts the negation words of a text.
+func negations(text string) int {
+	n := 0
+	for w := range terms.Words(text) {
+		switch w {
+		case "not", "no", "non", "never", "without", "except", "excluding", "nor":
+			n++
+		}
+	}
+	return n
 }
 
 // siblings reports whether two tools are operations of one API: one
@@ -372,14 +472,27 @@ func reasoning(m *mapping.Mapping) string {
 	return s
 }
 
-// candidates returns, for profile i, the indexes of the most similar
-// profiles among allowed (by TF-IDF cosine of their documents).
-func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]posting) []int {
+// candidates returns, for profile i, the indexes of the k most similar
+// profiles among allowed by the TF-IDF cosine of the vectors vec gives
+// (through the inverted index inv of those vectors).
+func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]posting, vec func(*Profile) map[string]float64, k int) []int {
+	// Words in more than a third of the tools say little and cost most:
+	// they are used only when the rarer words found fewer than k tools
+	// (a tool described in common words only still gets candidates).
+	limit := m.tools.n/3 + 2
 	scores := map[int]float64{}
-	for w, x := range m.profiles[i].words {
-		for _, p := range inv[w] {
-			if p.doc != i && allowed(p.doc) {
-				scores[p.doc] += x * p.weight
+	for _, common := range []bool{false, true} {
+		if common && len(scores) >= k {
+			break
+		}
+		for w, x := range vec(m.profiles[i]) {
+			if (m.tools.df[w] > limit) != common {
+				continue
+			}
+			for _, p := range inv[w] {
+				if p.doc != i && allowed(p.doc) {
+					scores[p.doc] += x * p.weight
+				}
 			}
 		}
 	}
@@ -397,12 +510,31 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 		}
 		return list[a].j < list[b].j
 	})
-	if len(list) > m.opts.Candidates {
-		list = list[:m.opts.Candidates]
+	if len(list) > k {
+		list = list[:k]
 	}
 	out := make([]int, len(list))
-	for k, x := range list {
-		out[k] = x.j
+	for n, x := range list {
+		out[n] = x.j
+	}
+	return out
+}
+
+// allCandidates returns the candidates of profile i: the most similar by
+// their whole documents (names, descriptions, fields), and, as names can
+// dominate a document and say nothing (generated ones) or mislead, the
+// most similar by their descriptions alone.
+func (m *Matcher) allCandidates(i int, allowed func(j int) bool, invWords, invDesc map[string][]posting) []int {
+	out := m.candidates(i, allowed, invWords, func(p *Profile) map[string]float64 { return p.words }, m.opts.Candidates)
+	seen := map[int]bool{}
+	for _, j := range out {
+		seen[j] = true
+	}
+	for _, j := range m.candidates(i, allowed, invDesc, func(p *Profile) map[string]float64 { return p.desc }, (m.opts.Candidates+1)/2) {
+		if !seen[j] {
+			seen[j] = true
+			out = append(out, j)
+		}
 	}
 	return out
 }
@@ -412,16 +544,12 @@ type posting struct {
 	weight float64
 }
 
-// invert builds the inverted index of the tool vectors, leaving out words
-// in more than a third of the tools (they say nothing and cost most).
-func (m *Matcher) invert() map[string][]posting {
+// invert builds the inverted index of the vectors vec gives.
+func (m *Matcher) invert(vec func(*Profile) map[string]float64) map[string][]posting {
 	inv := map[string][]posting{}
-	limit := m.tools.n/3 + 2
 	for j, p := range m.profiles {
-		for w, x := range p.words {
-			if m.tools.df[w] <= limit {
-				inv[w] = append(inv[w], posting{j, x})
-			}
+		for w, x := range vec(p) {
+			inv[w] = append(inv[w], posting{j, x})
 		}
 	}
 	return inv
@@ -451,23 +579,56 @@ func (m *Matcher) Onto(ctx context.Context, a, b string) ([]*mapping.Mapping, er
 	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, bestPerSource)
 }
 
+// Ranked scores each tool of collection a against its candidates in
+// collection b and returns, by tool ID of a, every candidate scoring at
+// least floor (after the operation graph's strengthening), best first.
+// It is what Between chooses from; a caller with more evidence (package
+// verify: the answers of both tools to the same calls) chooses itself.
+func (m *Matcher) Ranked(ctx context.Context, a, b string, floor float64) (map[string][]*mapping.Mapping, error) {
+	side := func(i int) string { return m.profiles[i].Tool.Collection }
+	ms, err := m.runFloor(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, ranked, floor)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]*mapping.Mapping{}
+	for _, mp := range ms {
+		out[mp.From] = append(out[mp.From], mp)
+	}
+	for _, list := range out {
+		sort.SliceStable(list, func(i, j int) bool {
+			if list[i].Score != list[j].Score {
+				return list[i].Score > list[j].Score
+			}
+			return list[i].To < list[j].To
+		})
+	}
+	return out, nil
+}
+
 // How run pairs tools.
 const (
 	allPairs      = iota // every pair above the threshold, once
 	oneToOne             // directed, each tool on either side at most once
 	bestPerSource        // directed, each source tool at most once
+	ranked               // directed, every pair above the threshold
 )
 
 func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int) ([]*mapping.Mapping, error) {
+	return m.runFloor(ctx, allowed, mode, m.opts.MinScore)
+}
+
+// runFloor is run keeping the pairs scoring at least floor.
+func (m *Matcher) runFloor(ctx context.Context, allowed func(i, j int) bool, mode int, floor float64) ([]*mapping.Mapping, error) {
 	directed := mode != allPairs
-	inv := m.invert()
+	invWords := m.invert(func(p *Profile) map[string]float64 { return p.words })
+	invDesc := m.invert(func(p *Profile) map[string]float64 { return p.desc })
 	seen := map[[2]int]bool{}
 	var out []*mapping.Mapping
 	for i := range m.profiles {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, j := range m.candidates(i, func(j int) bool { return allowed(i, j) || (!directed && allowed(j, i)) }, inv) {
+		for _, j := range m.allCandidates(i, func(j int) bool { return allowed(i, j) || (!directed && allowed(j, i)) }, invWords, invDesc) {
 			key := [2]int{min(i, j), max(i, j)}
 			if !directed {
 				if seen[key] {
@@ -480,7 +641,7 @@ func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int
 				a, b = b, a
 			}
 			mp := m.compare(m.profiles[a], m.profiles[b])
-			if mp.Score >= m.opts.MinScore*0.8 { // kept for propagation; filtered below
+			if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
 				out = append(out, mp)
 			}
 		}
@@ -493,7 +654,7 @@ func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int
 	}
 	var kept []*mapping.Mapping
 	for _, mp := range out {
-		if mp.Score >= m.opts.MinScore {
+		if mp.Score >= floor {
 			kept = append(kept, mp)
 		}
 	}

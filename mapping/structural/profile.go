@@ -44,10 +44,11 @@ type Field struct {
 	// Enum is the field's enum, as strings.
 	Enum []string `json:"enum,omitempty"`
 
-	idf  float64  // rarity of the field's name among the matcher's tools
-	last []string // normalised words of the last path segment
-	full []string // normalised words of the whole path
-	desc map[string]float64
+	idf    float64  // rarity of the field's name among the matcher's tools
+	opaque bool     // the name is a generated one (ARG_7): no name signal
+	last   []string // normalised words of the last path segment
+	full   []string // normalised words of the whole path
+	desc   map[string]float64
 }
 
 // weight is the field's IDF weight, 1 when unknown.
@@ -67,9 +68,22 @@ type Profile struct {
 	Inputs  []*Field
 	Outputs []*Field
 
-	name  []string
-	words map[string]float64 // TF-IDF vector of the whole tool (name, description, fields)
-	desc  map[string]float64 // TF-IDF vector of the description
+	name []string
+	// opaque says the tool's name is a generated one (FUNC_12): it is
+	// no evidence either way.
+	opaque bool
+	// descText is what the tool's documentation says in prose: its
+	// description and its response's, without mentions of the tool's own
+	// name and arguments (see withoutMentions); descWords are its
+	// normalised words in order.
+	descText  string
+	descWords []string
+	// asWritten is the prose with the mentions kept, when they were
+	// removed: two tools that name their arguments alike share those
+	// words (see textSimilarity).
+	asWritten *prosePart
+	words     map[string]float64 // TF-IDF vector of the whole tool (name, description, fields)
+	desc      map[string]float64 // TF-IDF vector of the description
 	// domain is the TF-IDF vector of the API's category and description.
 	domain map[string]float64
 }
@@ -117,7 +131,25 @@ func NewProfile(t *toolenv.Tool, ev *Evidence) *Profile {
 	p.Inputs = ordered(in, inOrder)
 	p.Outputs = ordered(out, outOrder)
 	p.name = ToolWords(t)
+	p.descText = prose(t)
 	return p
+}
+
+// prosePart is a tool's prose as written: its text, words and TF-IDF
+// vector.
+type prosePart struct {
+	text  string
+	words []string
+	vec   map[string]float64
+}
+
+// prose returns a tool's description followed by its response's (what
+// the answer holds: the columns of a query, say).
+func prose(t *toolenv.Tool) string {
+	if t.Output != nil && t.Output.Description != "" {
+		return t.Description + "\n" + t.Output.Description
+	}
+	return t.Description
 }
 
 // ToolWords returns the normalised words of a tool's name: its title when

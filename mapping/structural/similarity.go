@@ -79,8 +79,14 @@ const (
 // fieldScore compares two fields of the same side and says which signal
 // decided.
 func fieldScore(a, b *Field) (float64, string) {
-	name := nameSimilarity(a, b)
-	sum, weight := wFieldName*name, wFieldName
+	// A generated name (ARG_7) is no evidence: the name signal is left
+	// out, and what remains must say more than type and position.
+	opaque := a.opaque || b.opaque
+	var name, sum, weight float64
+	if !opaque {
+		name = nameSimilarity(a, b)
+		sum, weight = wFieldName*name, wFieldName
+	}
 	var desc float64
 	hasDesc := a.desc != nil && b.desc != nil
 	if hasDesc {
@@ -109,11 +115,14 @@ func fieldScore(a, b *Field) (float64, string) {
 	if known && typ == 0 {
 		s *= 0.5
 	}
+	if opaque && !hasDesc && !hasVals {
+		s *= 0.5 // type and position alone
+	}
 	reason := "similar name"
 	switch {
-	case strings.EqualFold(lastSegment(a.Path), lastSegment(b.Path)):
+	case !opaque && strings.EqualFold(lastSegment(a.Path), lastSegment(b.Path)):
 		reason = "same name"
-	case name >= 0.99:
+	case !opaque && name >= 0.99:
 		reason = "synonym"
 	case hasDesc && desc >= 0.8:
 		reason = "description"

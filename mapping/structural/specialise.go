@@ -31,6 +31,9 @@ var antonyms = func() map[string]string {
 // for true or its antonym for false. aggregate_data_count_distinct is
 // aggregate_data with aggregation_type "count" and distinct true.
 func specialise(a, b *Profile) *specialisation {
+	if a.opaque || b.opaque {
+		return nil // a generated name carries no values
+	}
 	sp := &specialisation{values: map[string]any{}, rest: b.name}
 	for {
 		param, value, rest := specialiseOnce(a, b, sp)

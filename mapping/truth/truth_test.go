@@ -110,7 +110,9 @@ func TestStructuralMappingRecoversNL2SQLDrift(t *testing.T) {
 		}
 		s := Score(gold, ms)
 		logScores(t, "sel→slot", s)
-		if s.Tools.Recall < 0.8 || s.Fixed == nil || *s.Fixed < 0.95 {
+		// docs/mapping.md: F1 0.957 (56 of the 61 specialisations),
+		// fixed arguments exact on 0.964; less than one tool of tolerance.
+		if s.Tools.F1 < 0.95 || s.Fixed == nil || *s.Fixed < 0.95 {
 			t.Fatalf("sel→slot: tools %+v, fixed %v; misses %q", s.Tools, s.Fixed, s.Misses)
 		}
 	})

@@ -39,8 +39,19 @@ func MapOnto(ctx context.Context, from, to []*toolenv.Tool, opts structural.Opti
 }
 
 func mapSides(ctx context.Context, old, cur []*toolenv.Tool, opts structural.Options, oneToOne bool) ([]*mapping.Mapping, error) {
+	m, oldName, newName := NewMatcher(old, cur, opts)
+	if oneToOne {
+		return m.Between(ctx, oldName, newName)
+	}
+	return m.Onto(ctx, oldName, newName)
+}
+
+// NewMatcher builds the structural matcher MapVersions uses over two
+// collections' tools — hidden tools left out, and deprecated ones of cur
+// — with the operation graph's neighbours, and returns it with the two
+// collections' names.
+func NewMatcher(old, cur []*toolenv.Tool, opts structural.Options) (m *structural.Matcher, oldName, newName string) {
 	var tools []*toolenv.Tool
-	oldName, newName := "", ""
 	for _, t := range old {
 		oldName = t.Collection
 		if !t.Hidden() {
@@ -53,11 +64,8 @@ func mapSides(ctx context.Context, old, cur []*toolenv.Tool, opts structural.Opt
 			tools = append(tools, t)
 		}
 	}
-	m := structural.New(tools, nil, opts)
+	m = structural.New(tools, nil, opts)
 	g := graph.Operations(m.Profiles())
 	m.SetNeighbours(g.Neighbours)
-	if oneToOne {
-		return m.Between(ctx, oldName, newName)
-	}
-	return m.Onto(ctx, oldName, newName)
+	return m, oldName, newName
 }
