@@ -124,6 +124,7 @@ func TestServerOf(t *testing.T) {
 		{"go run ./cmd/toolenv serve &", true, Server{Kind: "serve", Addr: "127.0.0.1:8080"}},
 		{"toolenv map review --probe p.json &", true, Server{Kind: "map review", Addr: "127.0.0.1:8088"}},
 		{"toolenv serve --help", true, Server{Kind: "serve", Addr: "127.0.0.1:8080", Help: true}},
+		{"toolenv map review --probe p.json --export reviewed.json", true, Server{Kind: "map review", Addr: "127.0.0.1:8088", Help: true}},
 		{"toolenv map index --collection x", false, Server{}},
 		{"echo toolenv serve", false, Server{}},
 		{"toolenv mcp &", false, Server{}},

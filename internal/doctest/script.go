@@ -158,7 +158,8 @@ type Server struct {
 	Kind string
 	// Addr is the host:port it listens on.
 	Addr string
-	// Help is set when the command only asks for help.
+	// Help is set when the command starts no server after all: it asks
+	// for help, or only exports (map review --export).
 	Help bool
 }
 
@@ -229,6 +230,8 @@ func ServerOf(c Command, dir string) (Server, bool) {
 			switch {
 			case x == "--help" || x == "-h":
 				s.Help = true
+			case kind == "map review" && (x == "--export" || x == "--export-set" || strings.HasPrefix(x, "--export=") || strings.HasPrefix(x, "--export-set=")):
+				s.Help = true // writes what was reviewed and exits: no server
 			case x == "--addr" && j+1 < len(rest):
 				addr = rest[j+1]
 			case strings.HasPrefix(x, "--addr="):
