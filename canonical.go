@@ -266,8 +266,11 @@ func AppendJSONString(dst []byte, s string) []byte {
 // U+FFFD, as encoding/json writes them.
 func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 	b.WriteByte('"')
+	afterHigh := false // the last thing written was a lone high surrogate's escape
 	for i := 0; i < len(s); {
 		c := s[i]
+		wasHigh := afterHigh
+		afterHigh = false
 		if c < utf8.RuneSelf {
 			switch {
 			case c == '"':
@@ -301,8 +304,17 @@ func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 				b.WriteString("\ufffd")
 			case isWTF8Surrogate(s[i:]):
 				sur := rune(s[i]&0x0f)<<12 | rune(s[i+1]&0x3f)<<6 | rune(s[i+2]&0x3f)
-				b.WriteString(`\u`)
-				b.WriteString(strconv.FormatInt(int64(sur), 16))
+				if sur >= 0xdc00 && wasHigh {
+					// A low surrogate right after a high one: escaped,
+					// the two would read back as one character (the pair
+					// \ud800\udc00 is U+10000), so it is written as its
+					// bytes, which read back as themselves.
+					b.WriteString(s[i : i+3])
+				} else {
+					b.WriteString(`\u`)
+					b.WriteString(strconv.FormatInt(int64(sur), 16))
+					afterHigh = sur < 0xdc00
+				}
 				i += 3
 				continue
 			default:

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -236,13 +237,62 @@ const (
 
 // ReadCollection reads the collection in dir: collection.json and
 // tools.json. Tasks are read separately with ReadTasks.
+//
+// A folder with no collection.json is a StatusNotFound error; when its
+// subfolders are collections (the root of a build, such as out/bird), the
+// error's hint names them.
 func ReadCollection(dir string) (*Collection, error) {
 	c, err := ReadCollectionFS(os.DirFS(dir), ".")
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == CollectionFile && errors.Is(err, fs.ErrNotExist) {
+			return nil, notACollection(dir, err)
+		}
 		return nil, fmt.Errorf("read collection %s: %w", dir, err)
 	}
 	c.Dir = dir
 	return c, nil
+}
+
+// notACollection is the error of a folder without collection.json: it
+// names the collections inside it when there are some, else says what a
+// collection folder holds.
+func notACollection(dir string, err error) error {
+	// (The build-root case drops err: "open collection.json: no such
+	// file" says less than the hint.)
+	if _, serr := os.Stat(dir); serr != nil {
+		return &Error{Status: StatusNotFound, Message: "read collection " + dir, Err: serr,
+			Hint: "give the folder of a collection (collection.json, tools.json), such as a flavor written by toolenv build"}
+	}
+	if inside := CollectionsIn(dir); len(inside) > 0 {
+		return &Error{Status: StatusNotFound,
+			Message: fmt.Sprintf("read collection %s: it holds no %s: it is a folder of %d collections", dir, CollectionFile, len(inside)),
+			Hint:    "name one of them: " + strings.Join(inside, ", ")}
+	}
+	return &Error{Status: StatusNotFound, Message: "read collection " + dir, Err: err,
+		Hint: "a collection folder holds collection.json and tools.json, as toolenv build, toolenv drift and toolenv map write them"}
+}
+
+// CollectionsIn returns the subfolders of dir that are collection folders
+// (they hold collection.json), by name: the flavors of a build root
+// (out/bird/rest, out/bird/sel, out/bird/slot, ...). It is nil when dir
+// cannot be read or holds none.
+func CollectionsIn(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if st, err := os.Stat(filepath.Join(sub, CollectionFile)); err == nil && st.Mode().IsRegular() {
+			out = append(out, sub)
+		}
+	}
+	return out
 }
 
 // ReadCollectionFS reads the collection in folder dir of fsys (an

@@ -21,6 +21,15 @@ import (
 // "\ufffd" are three values (and three cache keys; Canonical writes
 // them apart). Encoding such a string with encoding/json gives U+FFFD
 // for each bad byte, as before.
+//
+// The one difference in what is decoded (FuzzParseJSON holds ParseJSON
+// to encoding/json on everything else): the three raw bytes a surrogate
+// takes in generalized UTF-8 (ED A0-BF 80-BF) are that surrogate, the
+// same value as its escape ("\xed\xbb\xbb" is "\udefb", as Python's
+// "surrogatepass" reads it), where encoding/json reads three bad bytes.
+// Distinct values stay distinct: a raw high surrogate followed by a raw
+// low one stays two surrogates (not U+10000), and Canonical writes such
+// a pair so that it reads back as itself.
 func ParseJSON(data []byte) (any, error) {
 	p := jsonParser{data: data}
 	p.space()

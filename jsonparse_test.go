@@ -2,6 +2,7 @@ package toolenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -40,6 +41,32 @@ func asStd(v any) (out any, ok bool) {
 		return out, len(out) == len(x)
 	}
 	return v, true
+}
+
+// stdInput is data as encoding/json must read it to give what ParseJSON
+// gives, under the one documented difference: ParseJSON reads the
+// three-byte generalized UTF-8 form of a surrogate (ED A0-BF 80-BF) as
+// that surrogate, one character (as Python's "surrogatepass" does),
+// where encoding/json reads three bytes that are not UTF-8. Each such
+// sequence becomes one byte that is not UTF-8 (0xFF), which
+// encoding/json reads as one U+FFFD, as asStd writes the surrogate.
+// Everything else is left as it is, so the comparison still covers every
+// other byte, escape and error.
+func stdInput(data []byte) []byte {
+	if !bytes.Contains(data, []byte{0xed}) {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	for i := 0; i < len(data); {
+		if isWTF8Surrogate(string(data[i:min(i+3, len(data))])) {
+			out = append(out, 0xff)
+			i += 3
+			continue
+		}
+		out = append(out, data[i])
+		i++
+	}
+	return out
 }
 
 func stdString(s string) string {
@@ -135,9 +162,11 @@ func FuzzParseJSON(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2.5e3,"x\u0041"]}`, `"\ud83d\ude00"`, `[{"":null}]`, "\"\xe2\x82\"", `{"a":1,"a":{"b":true}}`} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte("\"\xed\xbb\xbb\""))
+	f.Add([]byte("\"\xed\xa0\x80\xed\xb0\x80\\udc00\\ud800\xed\xb0\x80\""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, gerr := ParseJSON(data)
-		want, werr := stdDecode(data)
+		want, werr := stdDecode(stdInput(data))
 		if (gerr == nil) != (werr == nil) {
 			t.Fatalf("%q: ParseJSON err=%v, encoding/json err=%v", data, gerr, werr)
 		}
@@ -174,4 +203,62 @@ func BenchmarkParseJSON(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestSurrogatesInGeneralizedUTF8 holds the one documented difference
+// between ParseJSON and encoding/json, and that it keeps distinct values
+// distinct: a surrogate's raw three bytes are that surrogate (as its
+// escape is), a high surrogate followed by a low one in raw bytes stays
+// two surrogates, and every value's canonical form reads back as itself.
+func TestSurrogatesInGeneralizedUTF8(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     string // the value, as Go bytes
+		group    int    // inputs of one group are one value (one key)
+	}{
+		{"raw lone low", "\"\xed\xbb\xbb\"", "\xed\xbb\xbb", 1},
+		{"escaped lone low", `"\udefb"`, "\xed\xbb\xbb", 1},
+		{"three U+FFFD", `"\ufffd\ufffd\ufffd"`, "\ufffd\ufffd\ufffd", 2},
+		{"one U+FFFD", `"\ufffd"`, "\ufffd", 3},
+		{"raw pair", "\"\xed\xa0\x80\xed\xb0\x80\"", "\xed\xa0\x80\xed\xb0\x80", 4},
+		{"escaped high, raw low", "\"\\ud800\xed\xb0\x80\"", "\xed\xa0\x80\xed\xb0\x80", 4},
+		{"raw high, escaped low", "\"\xed\xa0\x80\\udc00\"", "\xed\xa0\x80\xed\xb0\x80", 4},
+		{"escaped pair", `"\ud800\udc00"`, "\U00010000", 5},
+		{"U+10000", "\"\U00010000\"", "\U00010000", 5},
+		{"two bad bytes", "\"\xed\xa0\"", "\xed\xa0", 6},
+	}
+	keys := map[string]int{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := ParseJSON([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v != tt.want {
+				t.Fatalf("ParseJSON(%q) = %q, want %q", tt.in, v, tt.want)
+			}
+			k, err := CacheKey("c/t", map[string]any{"q": v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, ok := keys[k]; ok && g != tt.group {
+				t.Errorf("%q shares a key with group %d", tt.in, g)
+			}
+			keys[k] = tt.group
+			c, err := Canonical(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := ParseJSON(c)
+			if err != nil || back != v {
+				t.Errorf("canonical %q reads back as %q (%v), want %q", c, back, err, v)
+			}
+			if !json.Valid(c) {
+				t.Errorf("canonical %q is not JSON", c)
+			}
+		})
+	}
+	if len(keys) != 6 {
+		t.Errorf("%d keys, want 6 (one per value)", len(keys))
+	}
 }

@@ -35,7 +35,7 @@ func (c *ImportConfig) Options(progress io.Writer) (ImportOptions, error) {
 // ExportConfig is an export as "toolenv cache export" takes it, besides
 // its store and destination. Its tags are the command's flags.
 type ExportConfig struct {
-	Format     string   `json:"format" flag:"format" default:"jsonl" help:"jsonl or stabletoolbench"`
+	Format     string   `json:"format" flag:"format" default:"jsonl" enum:"jsonl,stabletoolbench" help:"jsonl or stabletoolbench"`
 	ToolBench  []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs (needed for --format stabletoolbench)"`
 	Tool       string   `json:"tool" flag:"tool" help:"export only this tool ID"`
 	Collection string   `json:"collection" flag:"collection" default:"toolbench" help:"with --format stabletoolbench: the collection name the entries were imported under"`

@@ -19,7 +19,7 @@ type Config struct {
 	Rates      string   `json:"rate" flag:"rate" help:"per-operator rates, e.g. rename=0.5,type=0.2 (probability each eligible tool/parameter/field is changed)"`
 	Version    string   `json:"version" flag:"version" help:"name of the new version (default: the next, v1 → v2)"`
 	Validation string   `json:"validation" flag:"validation" help:"validation policy of the new version: strict (default) or lenient"`
-	Mode       string   `json:"mode" flag:"mode" help:"mode of the new version: strict (default; old calls are rejected) or compat (old calls are translated with a warning)"`
+	Mode       string   `json:"mode" flag:"mode" enum:",strict,compat" help:"mode of the new version: strict (default; old calls are rejected) or compat (old calls are translated with a warning)"`
 	Feedback   string   `json:"feedback" flag:"feedback" help:"feedback level of the new version: none, terse or helpful (default: the source's)"`
 	Rules      string   `json:"rules" flag:"rules" path:"file" help:"folder of drift rules replacing the built-in ones (synonyms.tsv, abbreviations.tsv, actions.tsv, default_flips.tsv, nest_groups.json, error_styles.json, paths.json)"`
 	Force      bool     `json:"force" flag:"force" help:"replace --out whatever it holds"`

@@ -57,8 +57,9 @@ func (env *Environment) newVirtualBackend(ctx context.Context, c *toolenv.Collec
 		UpstreamDirect: cfg.Upstream.Direct, UpstreamTimeout: cfg.Upstream.Timeout,
 		Model: cfg.Simulator.Model, Prompt: cfg.Simulator.Prompt,
 		SimulatorBudget: cfg.Simulator.Budget, OnSimulatorFailure: cfg.Simulator.OnFailure,
-		Breakers: virtual.BreakerOptions{Failures: cfg.Breakers.Failures, Cooldown: cfg.Breakers.Cooldown},
-		Examples: env.Store, Tools: c.Tools, Logger: env.log,
+		Breakers:       virtual.BreakerOptions{Failures: cfg.Breakers.Failures, Cooldown: cfg.Breakers.Cooldown},
+		MaxAnswerBytes: cfg.MaxResultBytes,
+		Examples:       env.Store, Tools: c.Tools, Logger: env.log,
 	}
 	if env.llm != nil {
 		opts.LLM = env.llm

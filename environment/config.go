@@ -131,7 +131,7 @@ type MCPSourcesConfig struct {
 type SimulatorConfig struct {
 	// URL is an OpenAI-compatible endpoint; "" means the offline
 	// synthesizer answers.
-	URL string `json:"url" flag:"llm-url" help:"OpenAI-compatible endpoint of the API simulator, e.g. http://127.0.0.1:8000/v1 (vLLM serving MirrorAPI); empty: the offline synthesizer answers"`
+	URL string `json:"url" flag:"llm-url" url:"http" help:"OpenAI-compatible endpoint of the API simulator, e.g. http://127.0.0.1:8000/v1 (vLLM serving MirrorAPI); empty: the offline synthesizer answers"`
 	// Model is the model name the endpoint serves (required with URL).
 	Model string `json:"model" flag:"llm-model" help:"model name of the simulator"`
 	// KeyEnv names the environment variable holding the API key.
@@ -167,7 +167,7 @@ type BreakerConfig struct {
 // UpstreamConfig configures the real APIs tried before simulating.
 type UpstreamConfig struct {
 	// URL is a StableToolBench/RapidAPI proxy.
-	URL string `json:"url" flag:"upstream-url" help:"StableToolBench/RapidAPI proxy URL to try before simulating (e.g. http://host:8080/rapidapi)"`
+	URL string `json:"url" flag:"upstream-url" url:"http" help:"StableToolBench/RapidAPI proxy URL to try before simulating (e.g. http://host:8080/rapidapi)"`
 	// KeyEnv names the environment variable holding the proxy's
 	// toolbench_key.
 	KeyEnv string `json:"key_env" flag:"upstream-key-env" default:"TOOLBENCH_KEY" help:"environment variable holding the proxy's toolbench_key"`
@@ -216,7 +216,7 @@ type ServerConfig struct {
 	Addr string `json:"addr" flag:"addr" default:"127.0.0.1:8080" help:"address to listen on"`
 	// BaseURL is the public URL written into OpenAPI documents; "" means
 	// the request's host.
-	BaseURL string `json:"base_url" flag:"base-url" help:"public URL of the server, written into OpenAPI documents (default: the request's host)"`
+	BaseURL string `json:"base_url" flag:"base-url" url:"http" help:"public URL of the server, written into OpenAPI documents (default: the request's host)"`
 	// MaxBody bounds request bodies; 0 means 1 MiB.
 	MaxBody int64 `json:"max_body" flag:"max-body" default:"1048576" help:"largest request body accepted, in bytes"`
 	// AuthTokenEnv names the environment variable holding the bearer
@@ -236,6 +236,26 @@ type ServerConfig struct {
 	// MaxConns caps the connections open at once; 0 means 1024, -1 no
 	// cap.
 	MaxConns int `json:"max_conns" flag:"max-conns" default:"1024" help:"most connections open at once (over it: 503 at once); -1: no cap"`
+	// MaxConnsPerClient caps the connections of one remote address; 0
+	// means 256, -1 no cap (behind a proxy, where every client has its
+	// address).
+	MaxConnsPerClient int `json:"max_conns_per_client" flag:"max-conns-per-client" default:"256" help:"most connections one client (remote address) holds at once (over it: 429 at once); -1: no cap (behind a proxy, where every client has the proxy's address)"`
+	// ReserveConns are connections beyond MaxConns kept for /healthz and
+	// /metrics; 0 means 16, -1 none.
+	ReserveConns int `json:"reserve_conns" flag:"reserve-conns" default:"16" help:"connections kept beyond --max-conns for /healthz and /metrics, so health checks and scrapes get in when the cap is full; -1: none"`
+	// MaxSessionsPerClient caps the live sessions of each kind one client
+	// (its token, or its address without one) holds; 0 means 1024, -1 no
+	// cap.
+	MaxSessionsPerClient int `json:"max_sessions_per_client" flag:"max-sessions-per-client" default:"1024" help:"most live sessions of each kind (in-memory SLOT/SEL task sessions, MCP sessions) one client (its token, or its address without one) holds: a new one evicts that client's idlest not in use, or is refused with 429 when all are in use; -1: no cap"`
+	// MaxStreamsPerClient caps the MCP event streams (GET /mcp) one
+	// client holds open; 0 means 64, -1 no cap.
+	MaxStreamsPerClient int `json:"max_streams_per_client" flag:"max-streams-per-client" default:"64" help:"most MCP event streams (GET /mcp) one client (its token, or its address without one) holds open (over it: 429); -1: no cap"`
+	// StreamIdle closes an MCP event stream that sent nothing this long;
+	// 0 means 5 min, negative never.
+	StreamIdle time.Duration `json:"stream_idle" flag:"stream-idle" default:"5m" help:"close an MCP event stream (GET /mcp) that sent nothing this long (the client opens another); negative: never"`
+	// StreamMaxLifetime closes an MCP event stream this long after it
+	// opened; 0 means 1 h, negative never.
+	StreamMaxLifetime time.Duration `json:"stream_max_lifetime" flag:"stream-max-lifetime" default:"1h" help:"close an MCP event stream (GET /mcp) this long after it opened (the client opens another); negative: never"`
 }
 
 // MCPConfig configures the MCP server.
@@ -253,7 +273,7 @@ type MCPConfig struct {
 	// EmbedURL is an OpenAI-compatible embeddings endpoint: search_tools
 	// then ranks by BM25 and the cosine of the tools' embeddings fused
 	// (reciprocal rank fusion); "" means BM25 only.
-	EmbedURL string `json:"embed_url" flag:"search-embed-url" help:"OpenAI-compatible embeddings endpoint (e.g. http://127.0.0.1:8000/v1) for search_tools: the tools' names and descriptions are embedded in the background and searches rank by BM25 and cosine fused; empty: BM25 only"`
+	EmbedURL string `json:"embed_url" flag:"search-embed-url" url:"http" help:"OpenAI-compatible embeddings endpoint (e.g. http://127.0.0.1:8000/v1) for search_tools: the tools' names and descriptions are embedded in the background and searches rank by BM25 and cosine fused; empty: BM25 only"`
 	// EmbedModel is the embedding model the endpoint serves (required
 	// with EmbedURL).
 	EmbedModel string `json:"embed_model" flag:"search-embed-model" help:"embedding model served at --search-embed-url"`

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/invoke"
@@ -63,6 +64,11 @@ type Environment struct {
 	// MCP servers served as collections (mcpsources.go).
 	mcp  mcpSources
 	docs *drift.Docs
+
+	// What the configuration applies, for PolicyOf: the fault rules, and
+	// the collections calls are repaired for (name → the option).
+	faults  *faults.Config
+	repairs map[string]string
 
 	frontOnce sync.Once
 	search    *server.IndexSearch // behind search_tools
@@ -116,7 +122,8 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	env.closers = append(env.closers, st)
 	if c.Sessions == "store" || (c.Sessions == "" && st.Kind() == "postgres") {
 		env.Sessions, err = tasksession.New(ctx, st, tasksession.Options{
-			Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: server.DropSessions(env.Registry), Logger: env.log})
+			Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: server.DropSessions(env.Registry), Logger: env.log,
+			OnEvict: func(n int) { env.Metrics.SessionsEvicted("task", n) }})
 		if err != nil {
 			return nil, err
 		}

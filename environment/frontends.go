@@ -116,7 +116,8 @@ func (env *Environment) frontends() {
 			return
 		}
 		drop := server.DropSessions(env.Registry)
-		var sessions server.SessionIssuer = session.New(session.Options{Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: drop})
+		var sessions server.SessionIssuer = session.New(session.Options{Max: c.Server.MaxSessions, ClientNamed: c.Server.ClientSessionIDs, OnEnd: drop,
+			Logger: env.log, OnEvict: func(n int) { env.Metrics.SessionsEvicted("task", n) }, MaxPerClient: c.Server.MaxSessionsPerClient})
 		if env.Sessions != nil {
 			sessions = env.Sessions // issued by any replica, honoured by all
 		}
@@ -128,11 +129,15 @@ func (env *Environment) frontends() {
 			env.frontErr = err
 			return
 		}
-		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop, MaxBodyBytes: c.Server.MaxBody})
+		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop,
+			MaxBodyBytes:         c.Server.MaxBody,
+			OnEvict:              func(n int) { env.Metrics.SessionsEvicted("mcp", n) },
+			MaxSessionsPerClient: c.Server.MaxSessionsPerClient, MaxStreamsPerClient: c.Server.MaxStreamsPerClient,
+			StreamIdle: c.Server.StreamIdle, StreamMaxLifetime: c.Server.StreamMaxLifetime})
 		env.handler = server.New(server.Options{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Metrics: env.Metrics,
 			MaxBodyBytes: c.Server.MaxBody, BaseURL: c.Server.BaseURL, MCP: mcpHandler,
-			Guard: env.guard, Sessions: sessions, Recorded: env.Store,
+			Guard: env.guard, Sessions: sessions, Recorded: env.Store, Policy: env.PolicyOf,
 		})
 	})
 }

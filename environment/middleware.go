@@ -51,6 +51,7 @@ func (env *Environment) driftMiddleware() (before, after []toolenv.Middleware, e
 			return nil, nil, invalidErr(env.option("faults"), err)
 		}
 		before = append(before, inj.Middleware())
+		env.faults = fc
 		env.log.Info("injecting faults", "rules", len(fc.Rules), "seed", fc.Seed)
 	}
 	if mw := drift.FeedbackLevel(c.Feedback); mw != nil {
@@ -142,7 +143,9 @@ func (env *Environment) repairAdapter(ctx context.Context) (*repair.Adapter, err
 	c := &env.Config
 	set := &mapping.Set{Version: mapping.SetVersion}
 	var old []*toolenv.Tool
-	add := func(col *toolenv.Collection, docs []*toolenv.Tool, version string) error {
+	env.repairs = map[string]string{}
+	add := func(col *toolenv.Collection, docs []*toolenv.Tool, version, option string) error {
+		env.repairs[col.Name] = option
 		name := col.Name + "@" + version
 		docs = truth.Rename(docs, name)
 		ms, err := truth.MapVersions(ctx, docs, col.Tools, structural.Options{})
@@ -164,7 +167,7 @@ func (env *Environment) repairAdapter(ctx context.Context) (*repair.Adapter, err
 			if err != nil {
 				return nil, err
 			}
-			if err := add(col, l.Base.Tools, l.Manifest.BaseVersion); err != nil {
+			if err := add(col, l.Base.Tools, l.Manifest.BaseVersion, env.option("repair.base")); err != nil {
 				return nil, err
 			}
 			n++
@@ -187,7 +190,7 @@ func (env *Environment) repairAdapter(ctx context.Context) (*repair.Adapter, err
 		if v == "" {
 			v = "old"
 		}
-		if err := add(col, docs.Tools, v); err != nil {
+		if err := add(col, docs.Tools, v, env.option("repair.from")); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", env.option("repair.from"), dir, err)
 		}
 	}

@@ -3,7 +3,9 @@ package environment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,6 +24,61 @@ type loadedSource struct {
 	from string
 }
 
+// origin says where a loaded collection came from, for the message of a
+// name clash, and how that source would take another name.
+type origin struct {
+	what   string // "the collection folder out/a/slot"
+	rename string // how to give it another name ("": it cannot take one)
+}
+
+// sourceSet is what loadSources has read so far: each collection's
+// origin by name, and the collection folders by file identity (the same
+// folder named twice, by two spellings of its path, is loaded once).
+type sourceSet struct {
+	byName map[string]origin
+	dirs   []loadedDir
+}
+
+type loadedDir struct {
+	path string
+	info fs.FileInfo
+}
+
+// seenDir returns the path under which dir was loaded already, or "".
+func (s *sourceSet) seenDir(dir string) string {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return ""
+	}
+	for _, d := range s.dirs {
+		if os.SameFile(d.info, fi) {
+			return d.path
+		}
+	}
+	s.dirs = append(s.dirs, loadedDir{dir, fi})
+	return ""
+}
+
+// claim records that the collection named name comes from o, or says
+// which source already took that name and how to rename one of them.
+func (s *sourceSet) claim(name string, o origin) error {
+	if s.byName == nil {
+		s.byName = map[string]origin{}
+	}
+	prev, dup := s.byName[name]
+	if !dup {
+		s.byName[name] = o
+		return nil
+	}
+	rename := o.rename
+	if rename == "" { // this source's name is fixed: the other one moves
+		rename = prev.rename
+	}
+	return toolenv.Errorw(toolenv.StatusInvalidArguments,
+		fmt.Sprintf("collection names are unique in an environment: %s, or serve the two from separate environments", rename),
+		"two collections are named %q: %s and %s", name, prev.what, o.what)
+}
+
 // loadSources reads the collections the configuration names, in a fixed
 // order: the ToolBench collection, OpenAPI documents, collection folders,
 // MCP servers and saved MCP tool lists, then the demo (when asked for or when nothing else is given). It keeps
@@ -29,6 +86,7 @@ type loadedSource struct {
 func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error) {
 	c, log := &env.Config, env.log
 	var colls []loadedSource
+	var seen sourceSet
 	start := time.Now()
 	if len(c.ToolBench) > 0 {
 		col, src, err := toolbench.LoadCollection(toolbench.CollectionOptions{}, c.ToolBench...)
@@ -36,6 +94,9 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 			return nil, err
 		}
 		// Its schemas are checked once, by Registry.Add.
+		if err := seen.claim(col.Name, origin{"the ToolBench docs " + strings.Join(c.ToolBench, ", "), ""}); err != nil {
+			return nil, err
+		}
 		colls = append(colls, loadedSource{col, "ToolBench docs " + strings.Join(c.ToolBench, ", ")})
 		env.Tasks[col.Name] = src.Tasks(col)
 		log.Info("loaded ToolBench docs", "files", src.Files, "apis", len(col.Tools), "queries", len(env.Tasks[col.Name]), "elapsed", time.Since(start).Round(time.Millisecond))
@@ -45,12 +106,24 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 		if err != nil {
 			return nil, err
 		}
+		if err := seen.claim(col.Name, origin{"the OpenAPI document " + path, "name this document's collection with NAME=FILE"}); err != nil {
+			return nil, err
+		}
 		colls = append(colls, loadedSource{col: col})
 		log.Info("loaded OpenAPI document", "file", path, "collection", col.Name, "tools", len(col.Tools))
 	}
 	for _, dir := range c.Collections {
+		if first := seen.seenDir(dir); first != "" {
+			// The same folder twice (a --config file's collections and
+			// eval's --tasks, say): one collection, loaded once.
+			log.Info("collection folder named twice; loaded once", "dir", dir, "first", first)
+			continue
+		}
 		col, err := toolenv.ReadCollection(dir)
 		if err != nil {
+			return nil, err
+		}
+		if err := seen.claim(col.Name, origin{"the collection folder " + dir, fmt.Sprintf("change \"name\" in %s", filepath.Join(dir, toolenv.CollectionFile))}); err != nil {
 			return nil, err
 		}
 		colls = append(colls, loadedSource{col: col})
@@ -74,6 +147,9 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 	if c.Demo || len(colls) == 0 {
 		col, err := demo.Collection()
 		if err != nil {
+			return nil, err
+		}
+		if err := seen.claim(col.Name, origin{"the embedded demo collection", ""}); err != nil {
 			return nil, err
 		}
 		colls = append(colls, loadedSource{col: col})

@@ -59,6 +59,23 @@ type Score struct {
 	Stuck bool `json:"stuck,omitempty"`
 }
 
+// Errored says why the episode measured nothing, or "": it could not
+// run to its end (the model or the environment did not answer), or a
+// judge it needed did not answer.
+func (e *Episode) Errored() string {
+	if e.Outcome != nil && e.Outcome.Trajectory != nil && e.Outcome.Trajectory.Error != "" {
+		return e.Outcome.Trajectory.Error
+	}
+	for _, vs := range [][]judge.Verdict{e.SoPR, e.FAC} {
+		for _, v := range vs {
+			if v.Failed {
+				return "judge: " + v.Error
+			}
+		}
+	}
+	return ""
+}
+
 // Failed reports whether the episode counts as failed: the gold answer
 // was not reached (when there is one), else the sequence does not match
 // the gold sequence fully.

@@ -72,7 +72,7 @@ func TestOracleCompletesEveryTask(t *testing.T) {
 		}
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-	if !strings.Contains(string(md), "| bird-slot | oracle | test | 3 | 2 | 1.00 ± 0.00 |") {
+	if !strings.Contains(string(md), "| bird-slot | oracle | test | 3 | 2 | 6 | 1.00 ± 0.00 (n=6) |") {
 		t.Errorf("report.md:\n%s", md)
 	}
 }

@@ -42,10 +42,16 @@ type RunInfo struct {
 	Config   any       `json:"config,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished,omitempty"`
-	// Ran, Resumed and Interrupted say how this call went.
-	Ran         int  `json:"ran"`
-	Resumed     int  `json:"resumed"`
-	Interrupted bool `json:"interrupted,omitempty"`
+	// Planned is how many episodes the run is to have: its tasks (this
+	// shard's, without a queue) × Runs; 0 when unknown (a run.json
+	// older than the field: TaskCount × Runs then).
+	Planned int `json:"planned_episodes,omitempty"`
+	// Ran, Resumed and Interrupted say how this call went; Stopped why
+	// it stopped early (eval.Config.StopAfterErrors), if it did.
+	Ran         int    `json:"ran"`
+	Resumed     int    `json:"resumed"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Stopped     string `json:"stopped,omitempty"`
 	// Queue is the queue the run's episodes were shared through, if
 	// any (toolenv eval --queue).
 	Queue *QueueInfo `json:"queue,omitempty"`

@@ -87,6 +87,13 @@ type Config struct {
 	// QueueWait is how long a worker waits for an unreachable queue to
 	// return before it stops (0: 2 min).
 	QueueWait time.Duration
+	// StopAfterErrors stops the run when this many episodes in a row (in
+	// the order they finish) measured nothing (Episode.Errored: the
+	// model, the environment or the judge did not answer, after the
+	// client's retries): the episodes still running are dropped, and Run
+	// returns the result with Result.Stopped set and a StatusUnavailable
+	// error. 0 means DefaultStopAfterErrors; negative never stops.
+	StopAfterErrors int
 	// Progress is called after each finished episode, with the number
 	// done and the total of this shard (with a queue: of the run).
 	Progress func(done, total int, e *Episode)
@@ -106,7 +113,14 @@ type Result struct {
 	Journal string
 	// Interrupted says ctx ended before every episode finished.
 	Interrupted bool
+	// Stopped says why the run stopped before every episode finished
+	// (StopAfterErrors), or "".
+	Stopped string
 }
+
+// DefaultStopAfterErrors is how many episodes in a row may measure
+// nothing before a run stops (Config.StopAfterErrors).
+const DefaultStopAfterErrors = 3
 
 // ErrOutExists is returned when the output folder already holds
 // episodes and Resume is not set.
@@ -188,6 +202,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	examples := examplesOf(&cfg)
 	total := len(items) + res.Skipped
+	stopAfter := cfg.StopAfterErrors
+	if stopAfter == 0 {
+		stopAfter = DefaultStopAfterErrors
+	}
+	outer := ctx
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	inARow, lastErr := 0, ""
 	work := make(chan workItem)
 	results := make(chan *Episode, cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -247,15 +269,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if cfg.Progress != nil {
 				cfg.Progress(doneCount, total, e)
 			}
+			if why := e.Errored(); why != "" {
+				inARow, lastErr = inARow+1, why
+			} else {
+				inARow = 0
+			}
+			if stopAfter > 0 && inARow >= stopAfter && res.Stopped == "" && doneCount < total {
+				res.Stopped = fmt.Sprintf("%d episodes in a row measured nothing (the last: %s)", inARow, lastErr)
+				log.Error("stopping the run", "why", res.Stopped)
+				stop()
+			}
 		}
 	}
 	if writeErr != nil {
 		return res, writeErr
 	}
 	res.Episodes = Dedupe(res.Episodes)
-	if ctx.Err() != nil && doneCount < total {
+	if res.Stopped != "" && outer.Err() == nil {
+		return res, toolenv.Errorw(toolenv.StatusUnavailable,
+			"check the model endpoint (and the judge's) and the environment, then continue with the same command and --resume --retry-errors",
+			"the run stopped after %d of %d episodes: %s", doneCount, total, res.Stopped)
+	}
+	if outer.Err() != nil && doneCount < total {
 		res.Interrupted = true
-		return res, ctx.Err()
+		return res, outer.Err()
 	}
 	return res, nil
 }

@@ -12,12 +12,58 @@ import (
 // Summary is an evaluation's metrics, per agent, model and split.
 type Summary struct {
 	// Format is the summary format's version.
-	Format   int     `json:"format"`
-	Episodes int     `json:"episodes"`
-	Groups   []Group `json:"groups"`
+	Format   int `json:"format"`
+	Episodes int `json:"episodes"`
+	// Status says whether the episodes are the run that was planned
+	// (set by report.Write when the run's information is known).
+	Status *RunStatus `json:"status,omitempty"`
+	Groups []Group    `json:"groups"`
 	// Provenance is the toolenv and the configuration that made the run
 	// (from its RunInfo, when known).
 	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
+}
+
+// RunStatus counts a run's episodes against the plan: every aggregate
+// of an incomplete run is over fewer episodes than planned, and a report
+// says so at its top.
+type RunStatus struct {
+	// Planned is TaskCount × Runs (this shard's share of it, for a
+	// shard); Completed the episodes that ran to their end, Errored
+	// those that measured nothing (Episode.Errored: the model, the
+	// environment or a judge did not answer), Missing those that never
+	// ran (Planned − Completed − Errored, at least 0).
+	Planned   int `json:"planned"`
+	Completed int `json:"completed"`
+	Errored   int `json:"errored"`
+	Missing   int `json:"missing"`
+	// Interrupted and Stopped say why episodes are missing: the run was
+	// interrupted, or stopped after episodes in a row measured nothing.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Stopped     string `json:"stopped,omitempty"`
+	// Complete says every planned episode ran to its end.
+	Complete bool `json:"complete"`
+}
+
+// StatusOf counts eps against the plan info records (nil when info is
+// nil: the plan is unknown).
+func StatusOf(info *RunInfo, eps []*Episode) *RunStatus {
+	if info == nil {
+		return nil
+	}
+	st := &RunStatus{Planned: info.Planned, Interrupted: info.Interrupted, Stopped: info.Stopped}
+	if st.Planned == 0 {
+		st.Planned = info.TaskCount * max(info.Runs, 1)
+	}
+	for _, e := range eps {
+		if e.Errored() != "" {
+			st.Errored++
+		} else {
+			st.Completed++
+		}
+	}
+	st.Missing = max(st.Planned-st.Completed-st.Errored, 0)
+	st.Complete = st.Missing == 0 && st.Errored == 0 && !st.Interrupted && st.Stopped == ""
+	return st
 }
 
 // Stat is a metric measured once per run: the mean over runs and the
@@ -43,9 +89,16 @@ type Group struct {
 	Tasks int    `json:"tasks"`
 	Runs  int    `json:"runs"`
 	// Episodes counts the episodes; Errors those that could not run to
-	// their end (model or environment unreachable).
-	Episodes int `json:"episodes"`
-	Errors   int `json:"errors"`
+	// their end (model or environment unreachable); JudgeFailed those
+	// whose judge did not answer (their verdict counts as not solved).
+	Episodes    int `json:"episodes"`
+	Errors      int `json:"errors"`
+	JudgeFailed int `json:"judge_failed,omitempty"`
+	// AnswerEpisodes counts the episodes whose task has a gold answer
+	// (Completion's denominator, summed over runs); GoldEpisodes those
+	// whose task has a gold call sequence (the sequence metrics').
+	AnswerEpisodes int `json:"answer_episodes"`
+	GoldEpisodes   int `json:"gold_episodes"`
 
 	// Completion is the completion (win) rate over episodes whose task
 	// has a gold answer.
@@ -143,6 +196,14 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		tr := e.Outcome.Trajectory
 		if tr.Error != "" {
 			g.Errors++
+		} else if e.Errored() != "" {
+			g.JudgeFailed++
+		}
+		if e.Score.HasAnswer {
+			g.AnswerEpisodes++
+		}
+		if e.Score.HasGold {
+			g.GoldEpisodes++
 		}
 		if tr.Finished {
 			g.FinishedEpisodes++

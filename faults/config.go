@@ -230,6 +230,19 @@ func (l *Latency) check() error {
 	return nil
 }
 
+// RulesFor returns the rules that may apply to calls of collection coll
+// (their collection matches it; their tool, some or all of its tools),
+// in order.
+func (c *Config) RulesFor(coll string) []Rule {
+	var out []Rule
+	for _, r := range c.Rules {
+		if m, _ := path.Match(r.Collection, coll); r.Collection == "" || r.Collection == "*" || m {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // matches reports whether the rule applies to a call of tool in coll.
 func (r *Rule) matches(coll, tool string) bool {
 	ok := func(glob, s string) bool {

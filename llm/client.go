@@ -56,6 +56,10 @@ type Options struct {
 	Replay bool
 	// Logger logs retries; nil discards.
 	Logger *slog.Logger
+	// MaxResponseBytes is the largest answer read; a longer one is an
+	// error (not retried: the endpoint would send it again), never cut
+	// silently. Default 64 MiB.
+	MaxResponseBytes int64
 }
 
 // Client talks to one OpenAI-compatible endpoint. It is safe for
@@ -100,6 +104,9 @@ func New(baseURL string, opts Options) *Client {
 	}
 	if opts.Backoff <= 0 {
 		opts.Backoff = time.Second
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = 64 << 20
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
@@ -320,9 +327,13 @@ func (c *Client) attempt(ctx context.Context, endpoint, shown string, body []byt
 		return nil, e
 	}
 	defer hresp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(hresp.Body, 64<<20))
+	out, err := io.ReadAll(io.LimitReader(hresp.Body, c.opts.MaxResponseBytes+1))
 	if err != nil {
 		return nil, &Error{Endpoint: shown, StatusCode: hresp.StatusCode, Message: "reading the answer", Err: redactErr(err), Retryable: true}
+	}
+	if int64(len(out)) > c.opts.MaxResponseBytes {
+		return nil, &Error{Endpoint: shown, StatusCode: hresp.StatusCode,
+			Message: fmt.Sprintf("the answer is over %d bytes, the most this client reads (ask for fewer tokens: max_tokens)", c.opts.MaxResponseBytes)}
 	}
 	if hresp.StatusCode/100 == 2 {
 		return out, nil

@@ -189,3 +189,22 @@ func TestQueryInBaseURL(t *testing.T) {
 		t.Fatalf("transport error: %v", err)
 	}
 }
+
+// TestChatAnswerOverTheLimit: an answer longer than MaxResponseBytes is
+// an error saying so, asked once (the endpoint would send it again),
+// never a truncated answer.
+func TestChatAnswerOverTheLimit(t *testing.T) {
+	srv := llmtest.New(llmtest.Script(llmtest.Reply{Content: strings.Repeat("z", 8<<10)}))
+	defer srv.Close()
+	_, err := chat(t, llm.New(srv.URL(), llm.Options{Backoff: time.Millisecond, MaxResponseBytes: 4 << 10}))
+	if err == nil || !strings.Contains(err.Error(), "over 4096 bytes") {
+		t.Fatalf("err = %v, want the limit named", err)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+	resp, err := chat(t, llm.New(srv.URL(), llm.Options{MaxResponseBytes: 64 << 10}))
+	if err != nil || len(resp.Text()) != 8<<10 {
+		t.Fatalf("under the limit: %v", err)
+	}
+}

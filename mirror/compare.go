@@ -95,15 +95,22 @@ type CompareRow struct {
 
 // SimulatedInvoker returns the call path of the simulated environment:
 // the collections' tools answered by the virtual backend — the LLM
-// simulator when model is set, else the offline synthesizer — with no
-// upstream.
+// simulator when model is set (a call it cannot answer fails: the
+// synthesizer never stands in for it), else the offline synthesizer —
+// with no upstream.
 func SimulatedInvoker(colls []*toolenv.Collection, model simulate.ChatModel, modelName, prompt string) (toolenv.Handler, error) {
 	reg := invoke.NewRegistry()
 	for _, c := range colls {
 		sc := *c
 		sc.Backend = toolenv.BackendSpec{Type: "virtual"}
 		sc.Policy.Sessions = false
-		b, err := virtual.Build(virtual.Options{LLM: model, Model: modelName, Prompt: prompt, Tools: c.Tools})
+		vo := virtual.Options{LLM: model, Model: modelName, Prompt: prompt, Tools: c.Tools}
+		if model != nil {
+			// The simulator named answers, or the call fails: the
+			// synthesizer never stands in for it.
+			vo.OnSimulatorFailure = virtual.FallbackError
+		}
+		b, err := virtual.Build(vo)
 		if err != nil {
 			return nil, err
 		}

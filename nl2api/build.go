@@ -82,6 +82,9 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	}
 	opt.progress("plan questions", len(qs), len(qs))
 	timed("plan questions and gold answers", t0)
+	if err := opt.limits.Err(); err != nil {
+		return nil, err
+	}
 	shared := map[string]*rodb.DB{}
 	var okNames []string
 	for _, d := range dbList {
@@ -106,6 +109,9 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := opt.limits.Err(); err != nil {
+		return nil, err
+	}
 	if len(variants) > 0 {
 		timed("variants", t0)
 	}
@@ -114,6 +120,7 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	rep.Parser = parserCoverage(l, all, dbs)
 	timed("parser coverage", t0)
 	rep.fill(qs, dbList, cands, built, variants, &opt)
+	rep.Limits = opt.limits.report()
 	rep.Seconds = time.Since(start).Seconds()
 	if err := rep.write(opt.Out, &opt); err != nil {
 		return nil, err
@@ -174,10 +181,6 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 		}
 		tasks[i] = rt
 	}
-	h, closer, err := openBackend(ctx, coll, shared, opt)
-	if err != nil {
-		return nil, fmt.Errorf("build %s: %w", flavor, err)
-	}
 	var check []*toolenv.Task
 	var index []int
 	for i, t := range tasks {
@@ -185,11 +188,17 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 			check, index = append(check, t), append(index, i)
 		}
 	}
-	for j, r := range verifyAll(ctx, h, coll, check, "verify "+flavor, opt) {
+	verified, err := verifyAll(ctx, backendOpener(coll, shared, opt), coll, check, "verify "+flavor, opt)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", flavor, err)
+	}
+	for j, r := range verified {
 		failures[index[j]] = r
 	}
-	closer()
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := opt.limits.Err(); err != nil {
 		return nil, err
 	}
 	var kept []*toolenv.Task
@@ -304,17 +313,29 @@ func (c *candidate) plan4(flavor string) *decompose.Plan {
 	return c.slot
 }
 
+// backendOpener opens the backend of a collection on shared databases,
+// its calls limited to the time given.
+func backendOpener(c *toolenv.Collection, shared map[string]*rodb.DB, opt *Options) opener {
+	return func(ctx context.Context, limit time.Duration) (toolenv.Handler, func(), error) {
+		h, closer, err := openBackend(ctx, c, shared, limit, opt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("collection %s: %w", c.Name, err)
+		}
+		return h, closer, nil
+	}
+}
+
 // openBackend opens the backend of a collection on shared databases.
-func openBackend(ctx context.Context, c *toolenv.Collection, shared map[string]*rodb.DB, opt *Options) (toolenv.Handler, func(), error) {
+func openBackend(ctx context.Context, c *toolenv.Collection, shared map[string]*rodb.DB, limit time.Duration, opt *Options) (toolenv.Handler, func(), error) {
 	switch c.Backend.Type {
 	case sqltools.BackendType:
-		b, err := sqltools.Open(ctx, c, sqltools.Options{Databases: shared, CallTimeout: opt.CallTimeout, Logger: opt.Logger})
+		b, err := sqltools.Open(ctx, c, sqltools.Options{Databases: shared, CallTimeout: limit, Logger: opt.Logger})
 		if err != nil {
 			return nil, nil, err
 		}
 		return b, func() { b.Close() }, nil
 	case sqlrest.BackendType:
-		b, err := sqlrest.Open(ctx, c, sqlrest.Options{Databases: shared, CallTimeout: opt.CallTimeout, Logger: opt.Logger})
+		b, err := sqlrest.Open(ctx, c, sqlrest.Options{Databases: shared, CallTimeout: limit, Logger: opt.Logger})
 		if err != nil {
 			return nil, nil, err
 		}

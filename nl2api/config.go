@@ -13,15 +13,16 @@ import (
 // (its tags; internal/configfile binds them). Options checks it and
 // returns the Options Build runs with.
 type Config struct {
-	Data        string        `json:"data" flag:"data" path:"file" help:"BIRD folder: dev.json, dev_databases/<db>/<db>.sqlite and database_description/*.csv"`
-	Out         string        `json:"out" flag:"out" path:"file" help:"output folder (OUT/slot, OUT/sel, OUT/rest, OUT/report.json, OUT/report.md)"`
-	DBs         []string      `json:"db" flag:"db" help:"build only this database (repeatable; default: every database dev.json uses)"`
-	Flavors     string        `json:"flavors" flag:"flavors" default:"slot,sel,rest" help:"flavors to build, comma-separated"`
-	Obfuscate   bool          `json:"obfuscate" flag:"obfuscate" help:"also write <flavor>-obfuscated collections: tools FUNC_n, arguments ARG_n, names left out of descriptions, mapping in <flavor>-obfuscated.mapping.json beside the folder"`
-	Seed        int64         `json:"seed" flag:"seed" default:"1" help:"seed of the obfuscation and of candidate-set shrinking"`
-	Shrink      string        `json:"shrink" flag:"shrink" help:"also write rest-shrink-<p> collections offering p% of a database's REST tools per task (the gold tool always kept), e.g. 10,25,50,75"`
-	Workers     int           `json:"workers" flag:"workers" default:"4" help:"tasks verified at once"`
-	CallTimeout time.Duration `json:"call_timeout" flag:"call-timeout" help:"time limit of one verification call or gold query (default 10s)"`
+	Data           string        `json:"data" flag:"data" path:"file" help:"BIRD folder: dev.json, dev_databases/<db>/<db>.sqlite and database_description/*.csv"`
+	Out            string        `json:"out" flag:"out" path:"file" help:"output folder (OUT/slot, OUT/sel, OUT/rest, OUT/report.json, OUT/report.md)"`
+	DBs            []string      `json:"db" flag:"db" help:"build only this database (repeatable; default: every database dev.json uses)"`
+	Flavors        string        `json:"flavors" flag:"flavors" default:"slot,sel,rest" help:"flavors to build, comma-separated"`
+	Obfuscate      bool          `json:"obfuscate" flag:"obfuscate" help:"also write <flavor>-obfuscated collections: tools FUNC_n, arguments ARG_n, names left out of descriptions, mapping in <flavor>-obfuscated.mapping.json beside the folder"`
+	Seed           int64         `json:"seed" flag:"seed" default:"1" help:"seed of the obfuscation and of candidate-set shrinking"`
+	Shrink         string        `json:"shrink" flag:"shrink" help:"also write rest-shrink-<p> collections offering p% of a database's REST tools per task (the gold tool always kept), e.g. 10,25,50,75"`
+	Workers        int           `json:"workers" flag:"workers" default:"4" help:"tasks verified at once"`
+	CallTimeout    time.Duration `json:"call_timeout" flag:"call-timeout" help:"time limit of one verification call or gold query (default 10s); one that runs out of it runs again under --max-call-timeout"`
+	MaxCallTimeout time.Duration `json:"max_call_timeout" flag:"max-call-timeout" help:"time limit a verification or gold query that ran out of --call-timeout runs again under (default 5m); one that runs out of it fails the build, naming its question, so that no task depends on the machine's speed"`
 }
 
 // DefaultConfig returns the configuration the CLI starts from: every
@@ -40,7 +41,7 @@ func (c *Config) Options() (Options, error) {
 	if c.Data == "" || c.Out == "" {
 		return invalid("--data and --out are required (e.g. --data ../shared/data/bird --out out/bird)")
 	}
-	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout}
+	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout, MaxCallTimeout: c.MaxCallTimeout}
 	for _, f := range strings.Split(c.Flavors, ",") {
 		f = strings.TrimSpace(f)
 		switch f {

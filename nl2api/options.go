@@ -44,11 +44,18 @@ type Options struct {
 	// failed); nil discards.
 	Logger *slog.Logger
 	// CallTimeout bounds each verification call and gold query (default
-	// 10s).
-	CallTimeout time.Duration
+	// DefaultCallTimeout); one that runs out of time runs again under
+	// MaxCallTimeout (default DefaultMaxCallTimeout, and never below
+	// CallTimeout), and one that runs out of that too fails the build,
+	// naming its question: no task is dropped, or kept, for the speed of
+	// the machine that builds.
+	CallTimeout    time.Duration
+	MaxCallTimeout time.Duration
 	// Command is the command line that asked for the build, recorded in
 	// the report's provenance (may be nil).
 	Command []string
+
+	limits *timeLimits
 }
 
 // Progress reports build progress: Done of Total items of a stage.
@@ -72,8 +79,12 @@ func (o *Options) defaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.CallTimeout == 0 {
-		o.CallTimeout = 10 * time.Second
+		o.CallTimeout = DefaultCallTimeout
 	}
+	if o.MaxCallTimeout == 0 {
+		o.MaxCallTimeout = max(DefaultMaxCallTimeout, o.CallTimeout)
+	}
+	o.limits = newTimeLimits(o.CallTimeout, o.MaxCallTimeout)
 }
 
 func (o *Options) progress(stage string, done, total int) {

@@ -106,6 +106,11 @@ type candidate struct {
 	rejects map[string]*rejection
 }
 
+// what names the candidate's question for messages.
+func (c *candidate) what() string {
+	return fmt.Sprintf("question %d (%s)", c.q.ID, c.q.DB)
+}
+
 func (c *candidate) reject(flavors []string, r *rejection) {
 	for _, f := range flavors {
 		if c.rejects[f] == nil {
@@ -135,9 +140,7 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 	// The gold SQL runs first: a question whose SQL SQLite itself rejects
 	// (BIRD and Spider have some) has no answer to verify against, and
 	// says so, whatever our parser makes of it.
-	qctx, cancel := context.WithTimeout(ctx, opt.CallTimeout)
-	rows, err := c.db.db.Query(qctx, c.q.SQL, nil, maxGoldRows)
-	cancel()
+	rows, err := opt.limits.query(ctx, c.db.db, c.q.SQL, maxGoldRows, "gold", c.what())
 	if err != nil {
 		c.reject(all, &rejection{Stage: "gold", Reason: "gold SQL fails in SQLite", Detail: err.Error()})
 		return
@@ -151,7 +154,7 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 	// answer to SQLite's choice among them. REST endpoints run the SQL
 	// and make the same choice; SLOT and SEL tools choose by row order,
 	// and an agent may choose any: no honest task there.
-	if why := nestedTies(ctx, c.db.db, c.q.SQL, opt); why != "" {
+	if why := nestedTies(ctx, c.db.db, c.q.SQL, c.what(), opt); why != "" {
 		c.reject([]string{Slot, Sel}, &rejection{Stage: "gold", Reason: "a subquery's LIMIT cuts through tied rows", Detail: why})
 	}
 	plan, err := sqlplan.Build(c.q.SQL, c.db.cat)
@@ -167,7 +170,7 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 	}
 	c.ordered = len(plan.OrderBy) > 0 && len(plan.Compound) == 0
 	if c.ordered {
-		c.gold.Ties = ties(ctx, c.db.db, c.q.SQL, len(rows.Rows), opt)
+		c.gold.Ties = ties(ctx, c.db.db, c.q.SQL, c.what(), len(rows.Rows), opt)
 	}
 	if opt.wants(Slot) || opt.wants(Sel) {
 		sp, err := decompose.Slot(plan, c.q.DB, c.db.describe)
@@ -197,14 +200,12 @@ func prepare(ctx context.Context, c *candidate, opt *Options) {
 // equal keys, every row of those keys (sqlplan.RankQuery computes them
 // with SQLite). It is nil when the ORDER BY decides every row, or when
 // the query cannot be ranked.
-func ties(ctx context.Context, db *rodb.DB, sql string, n int, opt *Options) *answer.Ties {
+func ties(ctx context.Context, db *rodb.DB, sql, what string, n int, opt *Options) *answer.Ties {
 	r, ok := sqlplan.RankQuery(sql)
 	if !ok || n == 0 {
 		return nil
 	}
-	qctx, cancel := context.WithTimeout(ctx, opt.CallTimeout)
-	full, err := db.Query(qctx, r.SQL, nil, maxGoldRows)
-	cancel()
+	full, err := opt.limits.query(ctx, db, r.SQL, maxGoldRows, "ties", what)
 	if err != nil || len(full.Rows) < int(r.Offset)+n {
 		return nil
 	}
@@ -247,12 +248,10 @@ func ties(ctx context.Context, db *rodb.DB, sql string, n int, opt *Options) *an
 // cuts through rows that are equal in every ORDER BY value but differ in
 // what the subquery selects, so that SQL does not decide which of them
 // it keeps; "" when no subquery does (or none can be run on its own).
-func nestedTies(ctx context.Context, db *rodb.DB, sql string, opt *Options) string {
+func nestedTies(ctx context.Context, db *rodb.DB, sql, what string, opt *Options) string {
 	for _, r := range sqlplan.NestedRankings(sql) {
-		qctx, cancel := context.WithTimeout(ctx, opt.CallTimeout)
-		full, err := db.Query(qctx, r.SQL, nil, maxGoldRows)
-		cancel()
-		if err != nil { // correlated: it does not run on its own
+		full, err := opt.limits.query(ctx, db, r.SQL, maxGoldRows, "nested ties", what)
+		if err != nil { // correlated: it does not run on its own (or out of time: the build fails)
 			continue
 		}
 		w := len(full.Columns) - r.Keys

@@ -25,8 +25,11 @@ type Report struct {
 	Flavors   []FlavorReport   `json:"flavors"`
 	Parser    ParserReport     `json:"parser"`
 	Variants  []VariantReport  `json:"variants,omitempty"`
-	Timings   []Timing         `json:"timings"`
-	Seconds   float64          `json:"seconds"`
+	// Limits are the time limits the build ran under and what needed
+	// the longer one.
+	Limits  *Limits  `json:"limits,omitempty"`
+	Timings []Timing `json:"timings"`
+	Seconds float64  `json:"seconds"`
 	// Provenance is the toolenv that made the build and its options.
 	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
 }
@@ -146,7 +149,8 @@ func (r *Report) fill(qs []bird.Question, dbs []*database, cands []*candidate, b
 
 func (r *Report) write(out string, opt *Options) error {
 	r.Provenance = buildinfo.Provenance(opt.Command, map[string]any{"data": opt.Data, "out": opt.Out, "dbs": opt.DBs, "flavors": opt.Flavors,
-		"obfuscate": opt.Obfuscate, "seed": opt.Seed, "shrink": opt.Shrink, "workers": opt.Workers, "call_timeout": opt.CallTimeout.String()})
+		"obfuscate": opt.Obfuscate, "seed": opt.Seed, "shrink": opt.Shrink, "workers": opt.Workers, "call_timeout": opt.CallTimeout.String(),
+		"max_call_timeout": opt.MaxCallTimeout.String()})
 	if err := toolenv.WriteJSONFile(filepath.Join(out, "report.json"), r); err != nil {
 		return err
 	}
@@ -179,6 +183,13 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, " · toolenv `%s`", r.Provenance.Version)
 	}
 	b.WriteString("\n\n")
+	if l := r.Limits; l != nil {
+		fmt.Fprintf(&b, "Time limits: %s per gold query or verification, %s for one that ran out of it (none ran out of both: such a build fails)", l.CallTimeout, l.MaxCallTimeout)
+		if n := len(l.Retried); n > 0 {
+			fmt.Fprintf(&b, "; %d needed the longer one", n)
+		}
+		b.WriteString(". No task depends on the machine's speed.\n\n")
+	}
 	b.WriteString("## Kept tasks (verified against the gold SQL)\n\n")
 	b.WriteString("| flavor | collection | kept | of | % | % of runnable | by database | tools | gold calls |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, f := range r.Flavors {

@@ -324,12 +324,10 @@ func writeObfuscated(ctx context.Context, b *Built, shared map[string]*rodb.DB, 
 	if err := toolenv.WriteJSONFile(mapping, ob); err != nil {
 		return v, err
 	}
-	h, closer, err := openBackend(ctx, oc, shared, opt)
+	failures, err := verifyAll(ctx, backendOpener(oc, shared, opt), oc, tasks, "verify "+oc.Name, opt)
 	if err != nil {
 		return v, fmt.Errorf("variant %s: %w", oc.Name, err)
 	}
-	failures := verifyAll(ctx, h, oc, tasks, "verify "+oc.Name, opt)
-	closer()
 	v.Verified = len(tasks) - len(failures)
 	for i, f := range failures {
 		opt.Logger.Warn("obfuscated task does not verify", "task", tasks[i].ID, "reason", f.Reason, "detail", f.Detail)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"sync"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools"
@@ -19,17 +21,25 @@ type sessionDropper interface{ DropSession(id string) bool }
 // in a fresh session, and compares its answer with the gold answer. It
 // returns "" when they agree, else why not.
 func Verify(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *toolenv.Task, session string) (reason, detail string) {
+	reason, detail, _ = verify(ctx, h, c, t, session)
+	return reason, detail
+}
+
+// verify is Verify, and says whether the task failed because a call ran
+// out of the backend's time limit (then its reason says nothing of the
+// task: it is verified again under a longer limit).
+func verify(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *toolenv.Task, session string) (reason, detail string, timedOut bool) {
 	if d, ok := h.(sessionDropper); ok {
 		defer d.DropSession(session)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			rj := internalRejection(r)
-			reason, detail = rj.Reason, rj.Detail
+			reason, detail, timedOut = rj.Reason, rj.Detail, false
 		}
 	}()
 	if reason, detail := checkSchemas(c, t); reason != "" {
-		return reason, detail
+		return reason, detail, false
 	}
 	steps, err := sqltools.Replay(ctx, h, c, t, session)
 	if err != nil {
@@ -37,25 +47,26 @@ func Verify(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *to
 		if n := len(steps); n > 0 && steps[n-1].Result != nil {
 			status = string(steps[n-1].Result.Status)
 		}
-		return "gold call fails: " + status, err.Error()
+		timedOut = toolenv.StatusOf(err) == toolenv.StatusTimeout && ctx.Err() == nil
+		return "gold call fails: " + status, err.Error(), timedOut
 	}
 	bodies, err := sqltools.AnswerBodies(t, steps)
 	if err != nil {
-		return "no answer", err.Error()
+		return "no answer", err.Error(), false
 	}
 	got, err := answer.FromBodies(bodies...)
 	if err != nil {
-		return "no answer", err.Error()
+		return "no answer", err.Error(), false
 	}
 	gold, err := answer.Gold(t.Answer)
 	if err != nil {
-		return "bad gold answer", err.Error()
+		return "bad gold answer", err.Error(), false
 	}
 	ordered, _ := t.Meta[sqltools.MetaOrdered].(bool)
 	if ok, why := answer.Equal(gold, got, answer.Options{Ordered: ordered}); !ok {
-		return "answer differs", why
+		return "answer differs", why, false
 	}
-	return "", ""
+	return "", "", false
 }
 
 // checkSchemas validates every init and gold call strictly against the
@@ -94,33 +105,80 @@ func checkSchemas(c *toolenv.Collection, t *toolenv.Task) (reason, detail string
 	return "", ""
 }
 
-// verifyAll verifies tasks through h with opt.Workers workers and returns
-// the failures by task index.
-func verifyAll(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, tasks []*toolenv.Task, stage string, opt *Options) map[int]*rejection {
+// opener opens a collection's backend whose calls have the time limit
+// given.
+type opener func(ctx context.Context, limit time.Duration) (toolenv.Handler, func(), error)
+
+// verifyAll verifies tasks of collection c with opt.Workers workers on a
+// backend open opens under each of the build's time limits in turn: the
+// tasks whose calls ran out of time under the first are verified again
+// under the second, and one that runs out of that too fails the build
+// (opt.limits.Err), never dropped. It returns the failures by task index.
+func verifyAll(ctx context.Context, open opener, c *toolenv.Collection, tasks []*toolenv.Task, stage string, opt *Options) (map[int]*rejection, error) {
 	out := map[int]*rejection{}
+	todo := make([]int, len(tasks))
+	for i := range todo {
+		todo[i] = i
+	}
+	steps := opt.limits.steps()
+	for k, limit := range steps {
+		h, closer, err := open(ctx, limit)
+		if err != nil {
+			return nil, err
+		}
+		label := stage
+		if k > 0 {
+			label = fmt.Sprintf("%s (again, within %s)", stage, limit)
+		}
+		timedOut := verifyRound(ctx, h, c, tasks, todo, label, opt, out)
+		closer()
+		for _, i := range timedOut {
+			what := fmt.Sprintf("task %s", tasks[i].ID)
+			if k == len(steps)-1 {
+				opt.limits.fail(stage, what)
+			} else {
+				opt.limits.retry(stage, what)
+			}
+		}
+		if len(timedOut) == 0 {
+			break
+		}
+		todo = timedOut
+	}
+	return out, nil
+}
+
+// verifyRound verifies the tasks todo names through h, records their
+// failures in out (by task index) and returns the tasks that ran out of
+// the backend's time limit, in order.
+func verifyRound(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, tasks []*toolenv.Task, todo []int, stage string, opt *Options, out map[int]*rejection) []int {
 	var mu sync.Mutex
+	var timedOut []int
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	done := 0
-	opt.progress(stage, 0, len(tasks))
+	opt.progress(stage, 0, len(todo))
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
 				session := fmt.Sprintf("verify-%s-%s", c.Name, tasks[i].ID)
-				reason, detail := Verify(ctx, h, c, tasks[i], session)
+				reason, detail, late := verify(ctx, h, c, tasks[i], session)
 				mu.Lock()
-				if reason != "" {
+				switch {
+				case late:
+					timedOut = append(timedOut, i)
+				case reason != "":
 					out[i] = &rejection{Stage: "verify", Reason: reason, Detail: detail}
 				}
 				done++
-				opt.progress(stage, done, len(tasks))
+				opt.progress(stage, done, len(todo))
 				mu.Unlock()
 			}
 		}()
 	}
-	for i := range tasks {
+	for _, i := range todo {
 		if ctx.Err() != nil {
 			break
 		}
@@ -128,7 +186,8 @@ func verifyAll(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, ta
 	}
 	close(jobs)
 	wg.Wait()
-	return out
+	sort.Ints(timedOut)
+	return timedOut
 }
 
 // marshalMeta round-trips a task through JSON, so that what is verified

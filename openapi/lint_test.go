@@ -155,7 +155,7 @@ func genCollection(r *rand.Rand, i int) *toolenv.Collection {
 
 // TestGeneratedDocumentsLintClean holds Document to Redocly's recommended
 // rules and swagger-parser on generated collections: no error, and no
-// warning but the two examples/redocly.yaml turns off and an example that
+// warning but the two examples/openapi/redocly.yaml turns off and an example that
 // does not match its schema (the tool's own).
 func TestGeneratedDocumentsLintClean(t *testing.T) {
 	tools := npmtest.Require(t)

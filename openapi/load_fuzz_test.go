@@ -15,7 +15,7 @@ import (
 // be well-formed (valid, unique safe names, object inputs whose schemas
 // survive a JSON round trip).
 func FuzzRead(f *testing.F) {
-	for _, pattern := range []string{"testdata/*.yaml", "testdata/*.json", "testdata/bad/*", "../examples/petstore-swagger2.yaml"} {
+	for _, pattern := range []string{"testdata/*.yaml", "testdata/*.json", "testdata/bad/*", "../examples/openapi/petstore-swagger2.yaml"} {
 		files, _ := filepath.Glob(pattern)
 		for _, file := range files {
 			if data, err := os.ReadFile(file); err == nil {

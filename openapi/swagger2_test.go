@@ -24,11 +24,11 @@ import (
 // produces/consumes, host/basePath/schemes, examples, deprecation.
 func TestSwagger2Petstore(t *testing.T) {
 	ctx := context.Background()
-	c, err := Load(ctx, filepath.Join("..", "examples", "petstore-swagger2.yaml"), LoadOptions{})
+	c, err := Load(ctx, filepath.Join("..", "examples", "openapi", "petstore-swagger2.yaml"), LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "examples", "petstore-swagger2.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "examples", "openapi", "petstore-swagger2.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/toolenv/toolenv/internal/configfile"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/internal/redact"
+	"github.com/toolenv/toolenv/llm"
 )
 
 // Config is a perturbation as "toolenv perturb" takes it, each field a
@@ -19,12 +20,12 @@ import (
 // Job Run runs.
 type Config struct {
 	Tasks  string `json:"tasks" flag:"tasks" path:"file" help:"tasks to perturb: a JSONL file or a collection folder (its tasks.jsonl)"`
-	Mode   string `json:"mode" flag:"mode" help:"perturbation: distractor, case_mix, punctuation, paraphrase"`
+	Mode   string `json:"mode" flag:"mode" enum:"distractor,case_mix,punctuation,paraphrase" help:"perturbation: distractor, case_mix, punctuation, paraphrase"`
 	Seed   uint64 `json:"seed" flag:"seed" help:"seed of every random choice (required)"`
 	Out    string `json:"out" flag:"out" path:"file" help:"write the perturbed tasks here (default: stdout)"`
 	Report string `json:"report" flag:"report" path:"file" help:"write the report to PREFIX.md and PREFIX.json"`
 	// URL, Model and KeyEnv are the paraphrasing model's.
-	URL     string `json:"llm_url" flag:"llm-url" help:"OpenAI-compatible endpoint for paraphrases"`
+	URL     string `json:"llm_url" flag:"llm-url" url:"http" help:"OpenAI-compatible endpoint for paraphrases"`
 	Model   string `json:"llm_model" flag:"llm-model" help:"model name for paraphrases"`
 	KeyEnv  string `json:"llm_key_env" flag:"llm-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the LLM's API key"`
 	Records string `json:"records" flag:"records" path:"file" help:"SQLite file recording every LLM exchange (reused when the same request comes again)"`
@@ -68,6 +69,12 @@ func (c *Config) Job(ctx context.Context, env Env) (Job, func(), error) {
 		}
 		m, cl, err := OpenModel(ctx, ModelConfig{URL: c.URL, APIKey: getenv(c.KeyEnv), Records: c.Records, Replay: c.Replay, Logger: log})
 		if err != nil {
+			return Job{}, nil, err
+		}
+		// The model is asked once before the first task (a replay checks
+		// nothing).
+		if err := llm.Preflight(ctx, llm.Endpoint{Role: "--llm-url, --llm-model", Client: m, Model: c.Model}); err != nil {
+			cl.Close()
 			return Job{}, nil, err
 		}
 		opts.Model, opts.ModelName, closer = m, c.Model, cl

@@ -365,6 +365,24 @@ type MCPHTTPOptions struct {
 	// cap closes or the handler finds closed (idle, DELETE): the
 	// toolenv session of that id ends with it (DropSessions).
 	OnSessionEnd func(id string)
+	// OnEvict is told of every n sessions the cap closes
+	// (Metrics.SessionsEvicted); evictions are also logged to Logger,
+	// rate-limited (session.Evictions).
+	OnEvict func(n int)
+	// MaxSessionsPerClient caps the live sessions of one client (its
+	// token, or its address without one: guard.ClientKey; default a
+	// quarter of MaxSessions; negative: no cap): opening one more closes
+	// that client's session idle longest that has no request in flight,
+	// or, when all have one, is refused with 429.
+	MaxSessionsPerClient int
+	// MaxStreamsPerClient caps the event streams (GET /mcp) one client
+	// holds open (default 64; negative: no cap); one more is refused
+	// with 429.
+	MaxStreamsPerClient int
+	// StreamIdle ends an event stream that sent nothing this long
+	// (default 5 min; negative: never); StreamMaxLifetime one open this
+	// long (default 1 h; negative: never). The client opens another.
+	StreamIdle, StreamMaxLifetime time.Duration
 	// MaxBodyBytes bounds a POST body; 0 means the SDK's 4 MiB.
 	MaxBodyBytes int64
 }
@@ -400,11 +418,33 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 		SessionTimeout:      timeout,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 	})
-	switch {
-	case opts.MaxSessions == 0:
-		h = newMCPCap(h, srv, 4096, opts.OnSessionEnd)
-	case opts.MaxSessions > 0:
-		h = newMCPCap(h, srv, opts.MaxSessions, opts.OnSessionEnd)
-	}
+	h = newMCPCap(h, srv, opts.capOptions(log))
 	return &mcpHTTP{next: h, max: opts.MaxBodyBytes, log: log}
+}
+
+// capOptions are the caps opts ask for, defaults applied.
+func (opts MCPHTTPOptions) capOptions(log *slog.Logger) mcpCapOptions {
+	orDefault := func(v, def int) int {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	orDefaultD := func(v, def time.Duration) time.Duration {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	o := mcpCapOptions{max: orDefault(opts.MaxSessions, 4096), onEnd: opts.OnSessionEnd, log: log, onEvict: opts.OnEvict,
+		streams: orDefault(opts.MaxStreamsPerClient, 64), streamIdle: orDefaultD(opts.StreamIdle, 5*time.Minute),
+		streamMax: orDefaultD(opts.StreamMaxLifetime, time.Hour)}
+	o.perClient = orDefault(opts.MaxSessionsPerClient, o.max/4)
+	return o
 }

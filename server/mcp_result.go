@@ -37,6 +37,7 @@ const (
 // and each argument problem. Either way _meta reports the status, source,
 // latency, warnings and faults (see the MCPMeta* keys).
 func MCPResult(res *toolenv.Result) *mcp.CallToolResult {
+	res = res.Bounded(0)
 	out := &mcp.CallToolResult{Meta: mcpResultMeta(res)}
 	if res.OK() {
 		body := bytes.TrimSpace(res.Body)

@@ -22,6 +22,7 @@ type Metrics struct {
 	cache   *prometheus.CounterVec
 	faults  *prometheus.CounterVec
 	store   *prometheus.CounterVec
+	evicted *prometheus.CounterVec
 	// series holds each label set's call counter and latency histogram
 	// once looked up (the label sets are few: collections, front-ends,
 	// sources, statuses), so that counting a call hashes no labels.
@@ -62,11 +63,25 @@ func NewMetrics() *Metrics {
 		store: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolenv_store_errors_total", Help: "Calls the store failed, by operation: read and claim (the call failed fast), write (the answer was served with a warning but not kept).",
 		}, []string{"op"}),
+		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolenv_sessions_evicted_total", Help: "Sessions this process evicted at --max-sessions (the idlest not in use, to make room for a new one), by kind: task (SLOT/SEL) or mcp.",
+		}, []string{"kind"}),
 	}
 	m.cacheHit, m.cacheMiss = m.cache.WithLabelValues("hit"), m.cache.WithLabelValues("miss")
-	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults, m.store,
+	m.evicted.WithLabelValues("task")
+	m.evicted.WithLabelValues("mcp")
+	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults, m.store, m.evicted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// SessionsEvicted counts n sessions of kind ("task" or "mcp") evicted
+// at the cap: the OnEvict of session.Options, tasksession.Options and
+// MCPHTTPOptions.
+func (m *Metrics) SessionsEvicted(kind string, n int) {
+	if m != nil {
+		m.evicted.WithLabelValues(kind).Add(float64(n))
+	}
 }
 
 // Observe records one finished call.

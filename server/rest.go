@@ -17,20 +17,88 @@ import (
 
 // collectionInfo is one entry of GET /collections.
 type collectionInfo struct {
-	Name        string         `json:"name"`
-	Kind        string         `json:"kind"`
-	Version     string         `json:"version,omitempty"`
-	Description string         `json:"description,omitempty"`
-	Tools       int            `json:"tools"`
-	Policy      toolenv.Policy `json:"policy"`
-	Backend     string         `json:"backend"`
+	Name        string           `json:"name"`
+	Kind        string           `json:"kind"`
+	Version     string           `json:"version,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Tools       int              `json:"tools"`
+	Policy      CollectionPolicy `json:"policy"`
+	Backend     string           `json:"backend"`
+}
+
+// CollectionPolicy is the policy in force for a collection's calls, as
+// GET /collections reports it: its collection.json policy with what the
+// server's configuration overrides (SetBy says which values, and by which
+// option), and what the configuration adds (drift, faults, failover,
+// repair, the simulator).
+type CollectionPolicy struct {
+	// Validation is "strict" or "lenient" (as collection.json says).
+	Validation string `json:"validation,omitempty"`
+	// Cache says successful results are cached and served from it.
+	Cache bool `json:"cache"`
+	// Feedback is how much a rejected call that does not ask
+	// (?_feedback=) is told: none, terse or helpful.
+	Feedback string `json:"feedback"`
+	// Mode is a drifted collection's mode: strict or compat.
+	Mode string `json:"mode,omitempty"`
+	// Sessions says the backend keeps per-session state (SLOT/SEL).
+	Sessions bool `json:"sessions,omitempty"`
+	// Drift is a drifted collection's lineage.
+	Drift *DriftPolicy `json:"drift,omitempty"`
+	// Faults are the fault rules that may hit the collection's calls,
+	// as configured, and their seed.
+	Faults    []any   `json:"faults,omitempty"`
+	FaultSeed *uint64 `json:"fault_seed,omitempty"`
+	// Failover and Repair say calls may be re-routed to mapped
+	// alternatives, or repaired from older documentation.
+	Failover bool `json:"failover,omitempty"`
+	Repair   bool `json:"repair,omitempty"`
+	// Simulator is what answers a virtual collection's documented APIs.
+	Simulator *SimulatorPolicy `json:"simulator,omitempty"`
+	// Timeout bounds one call ("" for none).
+	Timeout string `json:"timeout,omitempty"`
+	// SetBy names the values the configuration sets over collection.json
+	// (key → the option that sets it, e.g. "feedback": "--feedback").
+	SetBy map[string]string `json:"set_by,omitempty"`
+}
+
+// DriftPolicy is a drifted collection's lineage.
+type DriftPolicy struct {
+	Version     string `json:"version"`
+	BaseVersion string `json:"base_version"`
+}
+
+// SimulatorPolicy says what answers a virtual collection: the real API
+// first (Upstream), then the LLM at Endpoint, then (OnFailure
+// "synthesize") the offline synthesizer.
+type SimulatorPolicy struct {
+	Upstream  string `json:"upstream,omitempty"`
+	Endpoint  string `json:"endpoint,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Prompt    string `json:"prompt,omitempty"`
+	OnFailure string `json:"on_failure,omitempty"`
+}
+
+// PolicyFromCollection is the policy collection.json gives c, with the
+// default of an unset feedback (helpful) filled in: what is in force when
+// no configuration overrides it.
+func PolicyFromCollection(c *toolenv.Collection) CollectionPolicy {
+	p := CollectionPolicy{Validation: c.Policy.Validation, Cache: c.Policy.Cache, Feedback: c.Policy.Feedback, Mode: c.Policy.Mode, Sessions: c.Policy.Sessions}
+	if p.Feedback == "" {
+		p.Feedback = toolenv.FeedbackHelpful
+	}
+	return p
 }
 
 func (s *Server) handleCollections(w http.ResponseWriter, r *http.Request) {
 	var out []collectionInfo
 	for _, c := range s.opts.Registry.Collections() {
+		p := PolicyFromCollection(c)
+		if s.opts.Policy != nil {
+			p = s.opts.Policy(c)
+		}
 		out = append(out, collectionInfo{Name: c.Name, Kind: c.Kind, Version: c.Version, Description: c.Description,
-			Tools: len(c.Tools), Policy: c.Policy, Backend: c.Backend.Type})
+			Tools: len(c.Tools), Policy: p, Backend: c.Backend.Type})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -43,6 +43,10 @@ type Options struct {
 	// tokens, content type); nil means guard.New(guard.Policy{}):
 	// loopback names only, no token.
 	Guard *guard.Guard
+	// Policy says what policy is in force for a collection's calls,
+	// for GET /collections; nil means PolicyFromCollection (the
+	// collection's own, with nothing configured over it).
+	Policy func(*toolenv.Collection) CollectionPolicy
 	// Sessions issues and checks task-session ids; nil means a
 	// session.Table with its defaults whose ended sessions are dropped
 	// from the registry's backends.
@@ -150,7 +154,7 @@ func New(opts Options) *Server {
 		s.sessions = session.New(session.Options{OnEnd: DropSessions(opts.Registry)})
 	}
 	s.routes()
-	s.guarded = s.guard.Handler(s.mux)
+	s.guarded = s.guard.Handler(guard.CleanPaths(s.mux))
 	return s
 }
 
@@ -272,6 +276,7 @@ type errorBody struct {
 }
 
 func writeError(w http.ResponseWriter, code int, res *toolenv.Result) {
+	res = res.Bounded(0)
 	if code == 0 {
 		code = HTTPStatus(res.Status)
 	}
@@ -283,6 +288,7 @@ func writeError(w http.ResponseWriter, code int, res *toolenv.Result) {
 
 // setResultHeaders reports a result's provenance in response headers.
 func setResultHeaders(h http.Header, res *toolenv.Result) {
+	res = res.Bounded(0)
 	// Keys are written in canonical form directly (no per-call
 	// canonicalisation on the hot path).
 	h["X-Toolenv-Status"] = []string{string(res.Status)}

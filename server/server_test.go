@@ -34,6 +34,12 @@ func echoBackend(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 
 func newTestServer(t *testing.T) (*httptest.Server, *Metrics) {
 	t.Helper()
+	return newTestServerMax(t, 4096)
+}
+
+// newTestServerMax is newTestServer with a body limit of maxBody bytes.
+func newTestServerMax(t testing.TB, maxBody int64) (*httptest.Server, *Metrics) {
+	t.Helper()
 	c, err := demo.Collection()
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +78,7 @@ func newTestServer(t *testing.T) (*httptest.Server, *Metrics) {
 	t.Cleanup(func() { st.Close() })
 	m := NewMetrics()
 	p := invoke.New(reg, invoke.Options{Cache: st, Observer: m})
-	srv := httptest.NewServer(New(Options{Pipeline: p, Registry: reg, Metrics: m, MaxBodyBytes: 4096}))
+	srv := httptest.NewServer(New(Options{Pipeline: p, Registry: reg, Metrics: m, MaxBodyBytes: maxBody}))
 	t.Cleanup(srv.Close)
 	return srv, m
 }

@@ -54,10 +54,20 @@ func DropSessions(reg *invoke.Registry) func(id string) {
 // sessionResult turns an issuer's error into the Result a client gets.
 func sessionResult(err error) *toolenv.Result {
 	switch {
+	case errors.Is(err, session.ErrClientFull):
+		r := toolenv.Errorf(toolenv.StatusRateLimited, "end the sessions you no longer need (DELETE /sessions/{id}) and retry; the server's operator can raise --max-sessions-per-client",
+			"no new session for this client: %v", err)
+		r.RetryAfter = time.Second
+		return r
 	case errors.Is(err, session.ErrFull):
 		r := toolenv.Errorf(toolenv.StatusUnavailable, "retry in a moment, end the sessions you no longer need (DELETE /sessions/{id}), or start the server with a larger --max-sessions", "no new session: %v", err)
 		r.RetryAfter = time.Second
 		r.Source = toolenv.SourcePipeline
+		return r
+	case errors.Is(err, session.ErrEvicted):
+		r := toolenv.Errorf(toolenv.StatusGone,
+			"start a new session (POST /sessions, or call the task's initialisation tool without "+SessionHeader+") and repeat the task's calls",
+			"%v", err)
 		return r
 	case errors.Is(err, session.ErrUnknown):
 		r := toolenv.Errorf(toolenv.StatusNotFound,
@@ -78,11 +88,12 @@ func sessionResult(err error) *toolenv.Result {
 func (s *Server) callSession(w http.ResponseWriter, r *http.Request, call *toolenv.Call) (release func(), res *toolenv.Result) {
 	id := r.Header.Get(SessionHeader)
 	principal := guard.Principal(r.Context())
+	ctx := session.WithClient(r.Context(), guard.ClientKey(r))
 	if id == "" {
 		if call.Collection == nil || !call.Collection.Policy.Sessions || call.Tool == nil || !call.Tool.Hidden() {
 			return func() {}, nil
 		}
-		id, release, err := s.sessions.Issue(r.Context(), principal)
+		id, release, err := s.sessions.Issue(ctx, principal)
 		if err != nil {
 			return nil, sessionResult(err)
 		}
@@ -90,7 +101,7 @@ func (s *Server) callSession(w http.ResponseWriter, r *http.Request, call *toole
 		call.Session = id
 		return release, nil
 	}
-	backend, release, err := s.sessions.Acquire(r.Context(), id, principal)
+	backend, release, err := s.sessions.Acquire(ctx, id, principal)
 	if err != nil {
 		return nil, sessionResult(err)
 	}
@@ -101,7 +112,7 @@ func (s *Server) callSession(w http.ResponseWriter, r *http.Request, call *toole
 // handleNewSession serves POST /sessions: a new task session for the
 // caller, its id in the body and in X-Toolenv-Session.
 func (s *Server) handleNewSession(w http.ResponseWriter, r *http.Request) {
-	id, release, err := s.sessions.Issue(r.Context(), guard.Principal(r.Context()))
+	id, release, err := s.sessions.Issue(session.WithClient(r.Context(), guard.ClientKey(r)), guard.Principal(r.Context()))
 	if err != nil {
 		writeError(w, 0, sessionResult(err))
 		return

@@ -52,6 +52,12 @@ func (b *statefulBackend) DropSession(id string) bool {
 
 func newSessionServer(t *testing.T, g *guard.Guard, tb *session.Table) (*httptest.Server, *statefulBackend) {
 	t.Helper()
+	return newSessionServerWith(t, g, tb, nil)
+}
+
+// newSessionServerWith is newSessionServer with metrics (nil: none).
+func newSessionServerWith(t *testing.T, g *guard.Guard, tb *session.Table, m *Metrics) (*httptest.Server, *statefulBackend) {
+	t.Helper()
 	c := toolenv.NewCollection("live", "sqltools", []*toolenv.Tool{
 		{Name: "init", Input: toolenv.ObjectSchema(), Meta: map[string]string{"hidden": "true"}},
 		{Name: "next", Input: toolenv.ObjectSchema()},
@@ -62,7 +68,7 @@ func newSessionServer(t *testing.T, g *guard.Guard, tb *session.Table) (*httptes
 	if err := reg.Add(c, b); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Pipeline: invoke.New(reg, invoke.Options{}), Registry: reg, Guard: g}
+	opts := Options{Pipeline: invoke.New(reg, invoke.Options{}), Registry: reg, Guard: g, Metrics: m}
 	if tb != nil {
 		opts.Sessions = tb
 	}
@@ -174,7 +180,7 @@ func TestServerIssuedSessions(t *testing.T) {
 func TestSessionCapOverHTTP(t *testing.T) {
 	const max = 50
 	var backend *statefulBackend
-	tb := session.New(session.Options{Max: max, OnEnd: func(id string) { backend.DropSession(id) }})
+	tb := session.New(session.Options{Max: max, MaxPerClient: -1, OnEnd: func(id string) { backend.DropSession(id) }})
 	hs, b := newSessionServer(t, nil, tb)
 	backend = b
 	c := sessionClient{t, hs.URL, ""}

@@ -26,7 +26,7 @@ import (
 // bearer token the guard asks of form posts); the backend must receive
 // typed arguments.
 func TestSwagger2Served(t *testing.T) {
-	c, err := openapi.Load(context.Background(), filepath.Join("..", "examples", "petstore-swagger2.yaml"), openapi.LoadOptions{})
+	c, err := openapi.Load(context.Background(), filepath.Join("..", "examples", "openapi", "petstore-swagger2.yaml"), openapi.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func fetch(t *testing.T, url, token string) []byte {
 // TestServedOpenAPIDocumentsLintClean: the OpenAPI documents toolenv
 // serve gives for the demo, the three BIRD flavors and the
 // StableToolBench docs have no error under Redocly's recommended rules
-// and none at all under examples/redocly.yaml (which turns off the two
+// and none at all under examples/openapi/redocly.yaml (which turns off the two
 // warnings it justifies), and swagger-parser validates them; so does the
 // demo's document when the server asks for a token, which then declares
 // its bearer scheme.
@@ -158,7 +158,7 @@ func TestServedOpenAPIDocumentsLintClean(t *testing.T) {
 			t.Errorf("%s", p)
 		}
 	}
-	config, err := filepath.Abs(filepath.Join("..", "examples", "redocly.yaml"))
+	config, err := filepath.Abs(filepath.Join("..", "examples", "openapi", "redocly.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestServedOpenAPIDocumentsLintClean(t *testing.T) {
 	}
 	for i, p := range rep.Problems {
 		if i < 20 {
-			t.Errorf("with examples/redocly.yaml: %s", p)
+			t.Errorf("with examples/openapi/redocly.yaml: %s", p)
 		}
 	}
 	failed, err := oaslint.SwaggerParser(ctx, tools, dir, files...)

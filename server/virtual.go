@@ -266,6 +266,7 @@ func writeVirtual200(w http.ResponseWriter, res *toolenv.Result) { writeVirtual(
 
 // writeVirtualMeta writes a /virtual answer with its VirtualMetaField.
 func writeVirtualMeta(w http.ResponseWriter, res *toolenv.Result) {
+	res = res.Bounded(0)
 	out := VirtualResponse(res)
 	meta := struct {
 		Status   toolenv.Status    `json:"status"`

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // Postgres is the store for several replicas: every table lives in one
@@ -54,7 +54,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, err
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %s (want postgres://user:password@host:port/database)", s.path, redactErr(err, dsn))
+		return nil, fmt.Errorf("open store %s: %s (want postgres://user:password@host:port/database, or libpq keywords: host=… dbname=… user=… password=…)", s.path, redactErr(err, dsn))
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > s.timeout {
 		cfg.ConnConfig.ConnectTimeout = s.timeout
@@ -66,7 +66,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, err
 	cfg.ConnConfig.RuntimeParams["application_name"] = "toolenv"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", s.path, err)
+		return nil, fmt.Errorf("open store %s: %w", s.path, hideErr(err, dsn))
 	}
 	s.pool, s.db = pool, stdlib.OpenDBFromPool(pool)
 	mctx, cancel := context.WithTimeout(ctx, max(s.timeout, 30*time.Second))
@@ -79,46 +79,44 @@ func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, err
 			return nil, err
 		}
 		if isUnavailable(err) {
-			return nil, fmt.Errorf("open store %s: cannot reach PostgreSQL: %w (is the server running, and are the host, port, user and password in --store or TOOLENV_STORE right?)", s.path, s.unavailable(err))
+			return nil, fmt.Errorf("open store %s: cannot reach PostgreSQL: %w (is the server running, and are the host, port, user and password in --store or TOOLENV_STORE right?)", s.path, hideErr(s.unavailable(err), dsn))
 		}
-		return nil, fmt.Errorf("open store %s: create tables: %w", s.path, err)
+		return nil, fmt.Errorf("open store %s: create tables: %w", s.path, hideErr(err, dsn))
 	}
 	return s, nil
 }
 
 // Redact returns a store's location for messages and reports: a
-// postgres:// DSN without its password, anything else unchanged.
-func Redact(dsn string) string {
-	if !IsPostgres(dsn) {
-		return dsn
-	}
-	return redactDSN(dsn)
-}
+// postgres:// URL or a libpq keyword/value string with its secrets
+// hidden (redact.DSN: the password, the query values, sslpassword, …),
+// a file path unchanged.
+func Redact(dsn string) string { return redact.DSN(dsn) }
 
-// redactDSN returns dsn without its password, for messages.
-func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "postgres://…"
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
-}
+// redactDSN returns dsn without its secrets, for messages.
+func redactDSN(dsn string) string { return redact.DSN(dsn) }
 
-// redactErr is err's text with the DSN's password removed.
+// redactErr is err's text with the DSN's secrets removed (a driver's
+// error may quote the DSN it was given).
 func redactErr(err error, dsn string) string {
-	msg := err.Error()
-	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
-	}
-	return msg
+	return redact.Scrub(err.Error(), redact.Secrets(dsn)...)
 }
+
+// hideErr returns err with the DSN's secrets removed from its text; it
+// still unwraps to err.
+func hideErr(err error, dsn string) error {
+	if err == nil {
+		return nil
+	}
+	return &hiddenErr{err: err, text: redactErr(err, dsn)}
+}
+
+type hiddenErr struct {
+	err  error
+	text string
+}
+
+func (e *hiddenErr) Error() string { return e.text }
+func (e *hiddenErr) Unwrap() error { return e.err }
 
 // isUnavailable reports whether err means the server cannot be reached
 // (as opposed to a query it refused).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // Store is toolenv's persistent state: the response cache, the records of
@@ -175,13 +176,15 @@ func (o *Options) logger() *slog.Logger {
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database
-// (postgres:// or postgresql://) rather than an SQLite file.
+// (postgres:// or postgresql://, or a libpq keyword/value string:
+// "host=db dbname=toolenv user=u password=…") rather than an SQLite
+// file.
 func IsPostgres(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") || redact.IsKeywords(dsn)
 }
 
-// Open opens the store dsn names: a postgres:// or postgresql:// URL opens
-// PostgreSQL, anything else is an SQLite file path (":memory:" opens a
+// Open opens the store dsn names: a postgres:// or postgresql:// URL or
+// a libpq keyword/value string opens PostgreSQL, anything else is an SQLite file path (":memory:" opens a
 // private in-memory store, for tests). The schema is migrated to this
 // program's version unless opts.NoMigrate; a store whose schema is newer
 // than this program's is refused.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/toolenv/toolenv/server/session"
 )
 
 // Issue makes a session for principal and returns its id. release does
@@ -28,8 +30,9 @@ func (s *Sessions) create(ctx context.Context, id, principal string) error {
 	s.maybeSweep(ctx)
 	now := s.now()
 	var ended []string
+	evicted := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		ended = ended[:0]
+		ended, evicted = ended[:0], 0
 		if s.db.Dialect == "postgres" {
 			// Replicas issuing at once count and evict one at a time.
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7216450713)`); err != nil {
@@ -56,6 +59,7 @@ func (s *Sessions) create(ctx context.Context, id, principal string) error {
 						ErrFull, s.opts.Max, s.opts.Active)
 				}
 				ended = append(ended, victim)
+				evicted++
 			}
 		}
 		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO task_sessions (id, principal, issued, state, created, last_used) VALUES (?, ?, ?, ?, ?, ?)`),
@@ -65,9 +69,17 @@ func (s *Sessions) create(ctx context.Context, id, principal string) error {
 	if err != nil {
 		return err
 	}
+	s.evictions.Evicted(evicted)
 	s.ended(ended)
 	return nil
 }
+
+// evictedError is why a session was evicted; it matches
+// session.ErrEvicted.
+type evictedError struct{ why string }
+
+func (e *evictedError) Error() string        { return e.why }
+func (e *evictedError) Is(target error) bool { return target == session.ErrEvicted }
 
 // expireIdle marks every live session idle too long as expired and
 // returns their ids (their calls go at the next sweep).
@@ -110,7 +122,6 @@ func (s *Sessions) evictOne(ctx context.Context, tx *sql.Tx, now int64) (string,
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM task_session_calls WHERE session = ?`), id); err != nil {
 		return "", s.fail(err)
 	}
-	s.opts.Logger.Info("task session evicted at the cap", "session", clip(string(id)), "max", s.opts.Max)
 	return string(id), nil
 }
 
@@ -182,6 +193,9 @@ func (s *Sessions) explain(ctx context.Context, id, principal string) (*row, err
 func (s *Sessions) unknown(id string, r *row) error {
 	if r == nil || r.state == stateLive {
 		return fmt.Errorf("%w %q: not issued to this client", ErrUnknown, clip(id))
+	}
+	if r.state == stateEvicted {
+		return fmt.Errorf("%w %q: %w", ErrUnknown, clip(id), &evictedError{s.why(r)})
 	}
 	return fmt.Errorf("%w %q: %s", ErrUnknown, clip(id), s.why(r))
 }

@@ -1,14 +1,18 @@
 package tasksession_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/server/session"
 	"github.com/toolenv/toolenv/tasksession"
 )
 
@@ -63,9 +67,12 @@ func TestCapEvictsIdlestAndSaysSo(t *testing.T) {
 		ctx := context.Background()
 		clk := newClock()
 		var endedHere []string
-		opts := tasksession.Options{Max: 2, Active: time.Minute, Now: clk.Now, OnEnd: func(id string) { endedHere = append(endedHere, id) }}
+		var evictedA, evictedB atomic.Int64
+		var logA bytes.Buffer
+		opts := tasksession.Options{Max: 2, Active: time.Minute, Now: clk.Now, OnEnd: func(id string) { endedHere = append(endedHere, id) },
+			OnEvict: func(n int) { evictedA.Add(int64(n)) }, Logger: slog.New(slog.NewTextHandler(&logA, nil))}
 		a := openSessions(t, dsn, opts)
-		opts.OnEnd = nil
+		opts.OnEnd, opts.OnEvict, opts.Logger = nil, func(n int) { evictedB.Add(int64(n)) }, nil
 		b := openSessions(t, dsn, opts)
 		first, _, err := a.Issue(ctx, "p")
 		if err != nil {
@@ -92,14 +99,25 @@ func TestCapEvictsIdlestAndSaysSo(t *testing.T) {
 			t.Fatalf("ended here: %v, want the idlest (%s)", endedHere, second)
 		}
 		_, _, err = b.Acquire(ctx, second, "p")
-		if !errors.Is(err, tasksession.ErrUnknown) || !strings.Contains(err.Error(), "evicted") || !strings.Contains(err.Error(), "cap of 2") {
+		if !errors.Is(err, tasksession.ErrUnknown) || !errors.Is(err, session.ErrEvicted) || !strings.Contains(err.Error(), "evicted: --max-sessions 2 was reached") {
 			t.Fatalf("evicted session: %v", err)
+		}
+		// Only its principal learns that it was evicted.
+		if _, _, err := b.Acquire(ctx, second, "q"); !errors.Is(err, tasksession.ErrUnknown) || errors.Is(err, session.ErrEvicted) {
+			t.Fatalf("another principal: %v", err)
 		}
 		// The backend side says the same, with a hint.
 		_, err = b.Read(ctx, second, 0)
 		var te *toolenv.Error
-		if !errors.As(err, &te) || te.Status != toolenv.StatusNotFound || !strings.Contains(te.Message, "evicted") || te.Hint == "" {
+		if !errors.As(err, &te) || te.Status != toolenv.StatusGone || !strings.Contains(te.Message, "evicted") || te.Hint == "" {
 			t.Fatalf("reading an evicted session: %v", err)
+		}
+		// The replica that evicted counts it and says so in its log.
+		if a, b := evictedA.Load(), evictedB.Load(); a != 1 || b != 0 {
+			t.Fatalf("evictions counted: %d here, %d on the other replica; want 1 and 0", a, b)
+		}
+		if !strings.Contains(logA.String(), "task sessions evicted: --max-sessions 2 was reached") {
+			t.Fatalf("no log line for the eviction: %q", logA.String())
 		}
 		// first and third were used within a minute: nothing to evict.
 		clk.advance(30 * time.Second)

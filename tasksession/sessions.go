@@ -74,8 +74,12 @@ type Options struct {
 	OnEnd func(id string)
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
-	// Logger logs sweeps and evictions; nil discards.
+	// Logger logs sweeps and evictions (these rate-limited, see
+	// session.Evictions); nil discards.
 	Logger *slog.Logger
+	// OnEvict is told of every n sessions this process evicts at the cap
+	// (a metrics counter; each replica counts its own).
+	OnEvict func(n int)
 }
 
 func (o *Options) defaults() {
@@ -121,6 +125,7 @@ type Sessions struct {
 
 	mu        sync.Mutex
 	lastSweep time.Time
+	evictions *session.Evictions
 }
 
 var _ sqltools.SessionLog = (*Sessions)(nil)
@@ -129,7 +134,8 @@ var _ sqltools.SessionLog = (*Sessions)(nil)
 // (open it with them).
 func New(ctx context.Context, st store.Store, opts Options) (*Sessions, error) {
 	opts.defaults()
-	s := &Sessions{db: st.SQL(), path: st.Path(), opts: opts}
+	s := &Sessions{db: st.SQL(), path: st.Path(), opts: opts,
+		evictions: session.NewEvictions(session.EvictionOptions{Kind: "task", Max: opts.Max, Logger: opts.Logger, OnEvict: opts.OnEvict})}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	if _, err := s.db.Read.ExecContext(ctx, `SELECT id FROM task_sessions WHERE 1 = 0`); err != nil {
@@ -252,7 +258,7 @@ func (s *Sessions) why(r *row) string {
 	at := time.UnixMilli(r.ended).UTC().Format(time.RFC3339)
 	switch r.state {
 	case stateEvicted:
-		return fmt.Sprintf("it was evicted at %s, when the fleet held its cap of %d live sessions and it was the idlest", at, s.opts.Max)
+		return fmt.Sprintf("evicted: --max-sessions %d was reached at %s (the fleet's live sessions) and it was the idlest; raise --max-sessions or end the sessions you no longer need", s.opts.Max, at)
 	case stateExpired:
 		return fmt.Sprintf("it expired at %s after %s unused", at, s.opts.Idle)
 	case stateEnded:
@@ -292,7 +298,11 @@ func (s *Sessions) ended(ids []string) {
 
 // gone is the error of a call on a session that ended (for backends).
 func (s *Sessions) gone(id string, r *row) error {
-	return &toolenv.Error{Status: toolenv.StatusNotFound,
+	status := toolenv.StatusNotFound
+	if r.state == stateEvicted {
+		status = toolenv.StatusGone
+	}
+	return &toolenv.Error{Status: status,
 		Message: fmt.Sprintf("session %q has ended: %s", clip(id), s.why(r)),
 		Hint:    "start a new session (POST /sessions, or call initialize_active_data without a session id) and repeat the task's calls"}
 }

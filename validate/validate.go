@@ -125,19 +125,12 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 		sort.SliceStable(added, func(i, j int) bool { return added[i].Param < added[j].Param })
 		sort.Strings(c.warnings[warnBefore:])
 	}()
+	var unknown []string
 	for k := range m {
 		ps, known := s.Properties[k]
 		if !known {
-			if closed {
-				msg := fmt.Sprintf("unknown argument `%s`", join(path, k))
-				expected := strings.Join(s.Names(), ", ")
-				if sug := Suggest(k, s.Names()); sug != "" {
-					msg += fmt.Sprintf("; did you mean `%s`?", sug)
-					expected = sug
-				}
-				c.fail(join(path, k), CodeUnknownParam, expected, "%s", msg)
-			} else if c.lenient && len(s.Properties) > 0 && !allowsAdditional(s) {
-				c.warnings = append(c.warnings, fmt.Sprintf("argument `%s` is not documented (passed on as given)", join(path, k)))
+			if closed || c.lenient && len(s.Properties) > 0 && !allowsAdditional(s) {
+				unknown = append(unknown, k)
 			}
 			continue
 		}
@@ -156,7 +149,77 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 			set(k, nv)
 		}
 	}
+	if len(unknown) > 0 {
+		c.unknown(s, path, unknown, closed)
+	}
 	return out
+}
+
+// MaxListed is the most arguments of one object that validation names
+// one by one as unknown (strict) or not documented (lenient); the rest
+// are counted in one problem or warning, so that an answer stays small
+// whatever the number of keys a call sends.
+const MaxListed = 5
+
+// smallest returns the n smallest of keys in order, in one pass (no
+// sort of all the keys: a call may send tens of thousands).
+func smallest(keys []string, n int) []string {
+	out := make([]string, 0, n+1)
+	for _, k := range keys {
+		if len(out) == n && k >= out[n-1] {
+			continue
+		}
+		i := sort.SearchStrings(out, k)
+		out = append(out, "")
+		copy(out[i+1:], out[i:])
+		out[i] = k
+		if len(out) > n {
+			out = out[:n]
+		}
+	}
+	return out
+}
+
+// unknown reports the keys of an object its schema does not declare: in
+// strict mode (closed) a problem for each of the first MaxListed (in
+// byte order), with a suggestion, and one for the rest; in lenient mode
+// one warning naming the first MaxListed and counting the rest.
+func (c *checker) unknown(s *toolenv.Schema, path string, keys []string, closed bool) {
+	listed := smallest(keys, MaxListed+1) // and the first one not listed
+	first := ""
+	if len(listed) > MaxListed {
+		listed, first = listed[:MaxListed], listed[MaxListed]
+	}
+	rest := len(keys) - len(listed)
+	if !closed {
+		if len(keys) == 1 {
+			c.warnings = append(c.warnings, fmt.Sprintf("argument `%s` is not documented (passed on as given)", join(path, keys[0])))
+			return
+		}
+		names := make([]string, len(listed))
+		for i, k := range listed {
+			names[i] = "`" + join(path, k) + "`"
+		}
+		msg := fmt.Sprintf("%d arguments are not documented (passed on as given): %s", len(keys), strings.Join(names, ", "))
+		if rest > 0 {
+			msg += fmt.Sprintf(" and %d more", rest)
+		}
+		c.warnings = append(c.warnings, msg)
+		return
+	}
+	for _, k := range listed {
+		msg := fmt.Sprintf("unknown argument `%s`", join(path, k))
+		expected := strings.Join(s.Names(), ", ")
+		if sug := Suggest(k, s.Names()); sug != "" {
+			msg += fmt.Sprintf("; did you mean `%s`?", sug)
+			expected = sug
+		}
+		c.fail(join(path, k), CodeUnknownParam, expected, "%s", msg)
+	}
+	if rest > 0 {
+		c.fail(join(path, first), CodeUnknownParam, strings.Join(s.Names(), ", "),
+			"%d more unknown arguments, not listed one by one (from `%s` on); the tool's arguments are: %s", rest, join(path, first), strings.Join(s.Names(), ", "))
+	}
 }
 
 // admitsNull reports whether null is a value s takes: a nullable or

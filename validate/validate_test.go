@@ -2,6 +2,7 @@ package validate
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -249,6 +250,59 @@ func TestDateFormats(t *testing.T) {
 		lenient := v.Args(s, in, true)
 		if len(lenient.Problems) != 0 || (len(lenient.Warnings) == 0) == !c.ok {
 			t.Errorf("lenient %s=%q: problems %+v warnings %v", c.param, c.value, lenient.Problems, lenient.Warnings)
+		}
+	}
+}
+
+// TestManyUnknownArgumentsAreCounted: whatever the number of keys a
+// schema does not declare, lenient validation gives one warning per
+// object (the count and the first MaxListed names in byte order) and
+// strict validation MaxListed problems plus one counting the rest.
+func TestManyUnknownArgumentsAreCounted(t *testing.T) {
+	s := schema(t, weather)
+	var v Validator
+	for _, n := range []int{1, 2, MaxListed, MaxListed + 1, 1000} {
+		m := map[string]any{"city": "Paris", "at": map[string]any{"lat": 1, "lon": 2}}
+		nested := m["at"].(map[string]any)
+		for i := n - 1; i >= 0; i-- {
+			k := "x" + strings.Repeat("0", 4-len(strconv.Itoa(i))) + strconv.Itoa(i)
+			m[k] = i
+			nested[k] = i
+		}
+		out := v.Args(s, m, true)
+		if len(out.Problems) != 0 || len(out.Warnings) != 2 {
+			t.Fatalf("lenient, %d keys: %d problems, warnings %q", n, len(out.Problems), out.Warnings)
+		}
+		for i, prefix := range []string{"at.", ""} {
+			w := out.Warnings[i]
+			switch {
+			case n == 1:
+				if w != "argument `"+prefix+"x0000` is not documented (passed on as given)" {
+					t.Fatalf("one key: %q", w)
+				}
+			default:
+				want := strconv.Itoa(n) + " arguments are not documented (passed on as given): `" + prefix + "x0000`, `" + prefix + "x0001`"
+				if !strings.HasPrefix(w, want) || strings.Count(w, "`") != 2*min(n, MaxListed) {
+					t.Fatalf("%d keys: %q", n, w)
+				}
+				if n > MaxListed && !strings.HasSuffix(w, " and "+strconv.Itoa(n-MaxListed)+" more") {
+					t.Fatalf("%d keys: %q does not count the rest", n, w)
+				}
+			}
+		}
+		out = v.Args(s, m, false)
+		wantProblems := 2 * min(n, MaxListed)
+		if n > MaxListed {
+			wantProblems += 2
+		}
+		if len(out.Problems) != wantProblems {
+			t.Fatalf("strict, %d keys: %d problems, want %d: %+v", n, len(out.Problems), wantProblems, out.Problems)
+		}
+		if n > MaxListed {
+			last := out.Problems[len(out.Problems)-1]
+			if last.Code != CodeUnknownParam || !strings.Contains(last.Message, strconv.Itoa(n-MaxListed)+" more unknown arguments") {
+				t.Fatalf("strict, %d keys: last problem %+v", n, last)
+			}
 		}
 	}
 }

@@ -69,7 +69,8 @@ type Step struct {
 // Replay runs task t in session: its init calls, then its gold calls, each
 // through h (a backend, or a pipeline around one) with the tool resolved
 // in collection c. It returns the gold steps (not the init ones) and stops
-// at the first call that fails, returning an error that names it.
+// at the first call that fails, returning an error that names it and has
+// its status.
 func Replay(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *toolenv.Task, session string) ([]Step, error) {
 	inits, err := InitCalls(t)
 	if err != nil {
@@ -82,11 +83,13 @@ func Replay(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *to
 		}
 		res := h.Invoke(ctx, &toolenv.Call{Tool: tool, Collection: c, Args: CallArgs(g, tool), Session: session, Frontend: "go"})
 		if res == nil || !res.OK() {
-			msg := "no result"
+			msg, status := "no result", toolenv.StatusInternal
 			if res != nil {
-				msg = string(res.Status) + ": " + res.Error
+				msg, status = string(res.Status)+": "+res.Error, res.Status
 			}
-			return res, fmt.Errorf("task %s: %s (label %q) failed: %s", t.ID, g.Name, g.Label, msg)
+			// The error keeps the call's status (a timeout is told from a
+			// wrong call by toolenv.StatusOf).
+			return res, toolenv.Errorw(status, "", "task %s: %s (label %q) failed: %s", t.ID, g.Name, g.Label, msg)
 		}
 		return res, nil
 	}

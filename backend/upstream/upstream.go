@@ -190,11 +190,13 @@ func (b *Backend) result(call *toolenv.Call, mode string, obs *Observation, rule
 		return r
 	}
 	r.SetMeta(MetaCacheable, "false")
-	if len(body) > 0 && obs.Transport == nil {
+	if len(body) > 0 && obs.Transport == nil && !obs.TooLarge {
 		r.Body = body
 	}
 	what := obs.Error
 	switch {
+	case obs.TooLarge:
+		what = fmt.Sprintf("the answer is over the %d bytes the upstream client reads", b.cfg.MaxBody)
 	case obs.Transport != nil:
 		what = redact.Text(obs.Transport.Error()) // it names the URL, which may hold a key
 	case what == "":

@@ -48,6 +48,9 @@ type Options struct {
 	// Breakers configure the circuit breakers of the upstream hosts and
 	// the model endpoint.
 	Breakers BreakerOptions
+	// MaxAnswerBytes is the largest answer the upstream or the simulator
+	// may give (see Config.MaxAnswerBytes); 0 means no limit.
+	MaxAnswerBytes int
 
 	// Examples gives recorded calls (the store) to the simulator's
 	// few-shot examples and the synthesizer's values.
@@ -67,7 +70,8 @@ func Build(opts Options) (*Backend, error) {
 	default:
 		return nil, fmt.Errorf("virtual backend: on simulator failure %q: want %s or %s", opts.OnSimulatorFailure, FallbackSynthesize, FallbackError)
 	}
-	cfg := Config{Logger: opts.Logger, SimulatorBudget: opts.SimulatorBudget, OnSimulatorFailure: opts.OnSimulatorFailure, Breakers: opts.Breakers}
+	cfg := Config{Logger: opts.Logger, SimulatorBudget: opts.SimulatorBudget, OnSimulatorFailure: opts.OnSimulatorFailure, Breakers: opts.Breakers,
+		MaxAnswerBytes: opts.MaxAnswerBytes}
 	if !isNil(opts.Upstream) {
 		cfg.Upstream = opts.Upstream
 	} else if opts.UpstreamURL != "" || opts.UpstreamDirect {

@@ -14,6 +14,7 @@ import (
 	"github.com/toolenv/toolenv/backend/upstream"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 )
 
 // hungServer accepts connections on loopback and never answers: a model
@@ -185,5 +186,69 @@ func TestHungUpstreamOpensItsBreaker(t *testing.T) {
 	}
 	if n := hung.conns.Load(); n != 2 {
 		t.Fatalf("%d connections to the hung upstream, want 2 (then the breaker opens)", n)
+	}
+}
+
+// TestOversizedAnswersOpenTheBreaker: an upstream or a model that keeps
+// answering more than the server accepts (--max-result-bytes, or the
+// upstream client's own 4 MiB) fails its stage each time: the call falls
+// through to the next stage, saying why, and after Failures such answers
+// the stage's breaker opens, so the dependency is no longer asked (and
+// its answer no longer downloaded) on every call.
+func TestOversizedAnswersOpenTheBreaker(t *testing.T) {
+	big := strings.Repeat("x", 64<<10)
+	huge := strings.Repeat("y", 5<<20) // over upstream.Config.MaxBody's default
+	tests := []struct {
+		name     string
+		upstream string // the proxy's answer; "" none
+		model    string // the model's answer; "" none
+		max      int
+		wantRule string
+	}{
+		{name: "upstream over --max-result-bytes", upstream: `{"error": "", "response": "` + big + `"}`, max: 4 << 10, wantRule: "body_too_large"},
+		{name: "upstream over its client's limit", upstream: `{"error": "", "response": "` + huge + `"}`, wantRule: "body_too_large"},
+		{name: "model over --max-result-bytes", model: `{"error": "", "response": {"date": "` + big + `"}}`, max: 4 << 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := Options{MaxAnswerBytes: tt.max, Breakers: BreakerOptions{Failures: 2, Cooldown: time.Hour}}
+			var hits func() int
+			if tt.upstream != "" {
+				srv, n := proxy(t, tt.upstream)
+				opts.UpstreamURL = srv.URL
+				hits = func() int { return int(n.Load()) }
+			}
+			if tt.model != "" {
+				srv := llmtest.New(llmtest.Script(llmtest.Reply{Content: tt.model}))
+				t.Cleanup(srv.Close)
+				opts.LLM, opts.Model = llm.New(srv.URL(), llm.Options{MaxRetries: -1}), "MirrorAPI"
+				hits = func() int { return len(srv.Requests()) }
+			}
+			b, err := Build(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, tool, coll := pipeline(t, b, time.Minute)
+			for i := 1; i <= 4; i++ {
+				r := p.Invoke(context.Background(), &toolenv.Call{Tool: tool, Collection: coll, Args: map[string]any{"id_conc": "1"}})
+				if !r.OK() || r.Source != toolenv.SourceSynthesizer {
+					t.Fatalf("call %d: %s from %s: %s", i, r.Status, r.Source, r.Error)
+				}
+				w := strings.Join(r.Warnings, " | ")
+				want := "bytes"
+				if i > 2 {
+					want = "circuit open"
+				}
+				if !strings.Contains(w, want) {
+					t.Errorf("call %d: warnings %q do not say %q", i, w, want)
+				}
+				if tt.wantRule != "" && i <= 2 && r.Meta[upstream.MetaRule] != tt.wantRule {
+					t.Errorf("call %d: rule %q, want %q", i, r.Meta[upstream.MetaRule], tt.wantRule)
+				}
+			}
+			if n := hits(); n != 2 {
+				t.Errorf("the dependency was asked %d times in 4 calls, want 2 (then its breaker is open)", n)
+			}
+		})
 	}
 }

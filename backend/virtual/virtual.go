@@ -3,6 +3,7 @@ package virtual
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -30,6 +31,9 @@ const (
 	FailureCircuitOpen = "circuit_open"
 	// FailureNoTime: the call's deadline left no time for the stage.
 	FailureNoTime = "no_time"
+	// FailureTooLarge: the stage answered with more than MaxAnswerBytes
+	// (upstream.MetaRule is then upstream's "body_too_large").
+	FailureTooLarge = "too_large"
 )
 
 // What to do when the simulator fails (Config.OnSimulatorFailure).
@@ -69,6 +73,13 @@ type Config struct {
 	// Breakers configure the circuit breaker of each upstream host and of
 	// the model endpoint.
 	Breakers BreakerOptions
+	// MaxAnswerBytes is the largest answer body the upstream or the
+	// simulator may give (the server's --max-result-bytes); 0 means no
+	// limit. A larger answer is that stage's failure: it counts for the
+	// stage's circuit breaker (so a dependency that keeps answering too
+	// much is skipped, not downloaded again on every call) and the call
+	// falls through to the next stage, as for any other failure.
+	MaxAnswerBytes int
 }
 
 // BreakerOptions configure circuit breakers: after Failures failures in a
@@ -220,8 +231,28 @@ func (b *Backend) upstream(ctx context.Context, call *toolenv.Call) *toolenv.Res
 		done(true, "")
 		return r
 	}
-	done(!upstream.Unreachable(r), r.Error)
+	if r.OK() && b.cfg.MaxAnswerBytes > 0 && len(r.Body) > b.cfg.MaxAnswerBytes {
+		r = tooLarge(r, "upstream "+key, b.cfg.MaxAnswerBytes)
+		r.SetMeta(upstream.MetaRule, "body_too_large")
+		r.SetMeta(upstream.MetaCacheable, "false")
+	}
+	done(!upstream.Unreachable(r) && r.Meta[upstream.MetaRule] != "body_too_large", r.Error)
 	return r
+}
+
+// tooLarge turns an answer of more than max bytes into the failure of
+// the stage that gave it.
+func tooLarge(r *toolenv.Result, stage string, max int) *toolenv.Result {
+	out := &toolenv.Result{
+		Status: toolenv.StatusTooLarge,
+		Error:  fmt.Sprintf("%s: the answer is %d bytes, over the server's limit of %d", stage, len(r.Body), max),
+		Hint:   "narrow the request, or raise the server's --max-result-bytes",
+		Source: r.Source,
+	}
+	for k, v := range r.Meta {
+		out.SetMeta(k, v)
+	}
+	return out
 }
 
 // simulate asks the simulator through the endpoint's circuit breaker,
@@ -245,9 +276,16 @@ func (b *Backend) simulate(ctx context.Context, call *toolenv.Call) *toolenv.Res
 	}
 	defer cancel()
 	r := b.sim.Invoke(sctx, call)
+	if r.OK() && ctx.Err() == nil && b.cfg.MaxAnswerBytes > 0 && len(r.Body) > b.cfg.MaxAnswerBytes {
+		r = tooLarge(r, "simulator: "+b.cfg.SimulatorEndpoint, b.cfg.MaxAnswerBytes)
+		r.SetMeta(simulate.MetaFailure, FailureTooLarge)
+		r.SetMeta(simulate.MetaCacheable, "false")
+	}
 	switch {
 	case ctx.Err() != nil:
 		done(true, "") // the caller's doing
+	case r.Meta[simulate.MetaFailure] == FailureTooLarge:
+		done(false, r.Error)
 	case r.Meta[simulate.MetaFailure] == "endpoint":
 		if errors.Is(sctx.Err(), context.DeadlineExceeded) && r.Status != toolenv.StatusTimeout {
 			r.Status = toolenv.StatusTimeout

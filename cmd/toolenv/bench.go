@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/bench"
@@ -18,19 +16,29 @@ func newBenchCmd(e *env) *cobra.Command {
 		Short: "Measure /virtual cache hits against a bare net/http handler returning the same bytes",
 		Long: `Start "toolenv serve" as a child process on loopback, with a fresh store holding a
 recorded answer for one call of every tool, then drive POST /virtual with a
-closed-loop load generator (--connections concurrent connections for --duration)
-and report requests/s, latency percentiles and the server's CPU time per request.
-With --baseline (default) it measures, in the same run and the same way, a minimal
+closed-loop load generator (--connections concurrent connections) and report
+requests/s, latency percentiles and the server's CPU time per request. With
+--baseline (default) it measures, in the same run and the same way, a minimal
 net/http handler (another child process) that returns the same response bytes,
 alternating the two over --rounds, and reports toolenv's share of its throughput.
-With --toolbench it first reports how long loading the docs takes and the
-resident memory afterwards.`,
+
+--duration is the measured time of each round, per target: a run takes
+rounds × targets × (--warmup + --duration), and each target's figure is its
+median round. The load comes from wrk, an external client written in C run as a
+child process (--load-generator wrk; auto, the default, uses it when it is on the
+PATH: scripts/install-wrk.sh installs Debian's), or from toolenv's own Go client in
+this process (--load-generator go). The report gives the client's CPU time per
+request and the cores it kept busy, so that a client that saturates first, and
+narrows the gap between the servers, shows; and the load average at the start
+and the end of the run. With --toolbench it first reports how long loading the
+docs takes and the resident memory afterwards.`,
 		Example: `  toolenv bench
-  toolenv bench --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --connections 64 --duration 10s --json bench.json`,
+  toolenv bench --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --connections 64 --duration 8s --rounds 6 --json bench.json
+  toolenv bench --load-generator go --duration 5s   # toolenv's own client instead of wrk`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := f.value()
-			o.Log, o.Logger, o.Command = e.stderr, e.logger(), os.Args
+			o.Log, o.Logger, o.Command = e.stderr, e.logger(), e.command
 			rep, err := bench.Run(cmd.Context(), *o)
 			if err != nil {
 				return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/internal/progress"
@@ -49,7 +48,7 @@ func runBuildBird(ctx context.Context, e *env, opt nl2api.Options) error {
 	opt.Logger = e.logger()
 	bars := progress.NewStages(e.stderr)
 	opt.Progress = func(p nl2api.Progress) { bars.Update(p.Stage, p.Done, p.Total) }
-	opt.Command = os.Args
+	opt.Command = e.command
 	rep, err := nl2api.Build(ctx, opt)
 	bars.Finish()
 	if err != nil {

@@ -121,7 +121,9 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Count the cache's entries by origin, status and tool",
-		Args:  cobra.NoArgs,
+		Example: `  toolenv cache stats --store out/bird/store.db
+  toolenv cache stats --store stb.db --json > stats.json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := sf.value().Open(cmd.Context(), e.getenv, true, e.logger())
 			if err != nil {

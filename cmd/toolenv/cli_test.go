@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -257,28 +258,69 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// TestBenchMeasuresToolenvAndBaseline runs toolenv bench with each load
+// generator: both servers answer every request; each measured round
+// lasts --duration (whole seconds for wrk); the report names the load
+// generator and its CPU per request (the client's cost, to tell whether
+// it is the bottleneck) and the load average.
 func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "bench.json")
-	code, stdout, stderr := run(t, context.Background(), "bench", "--duration", "600ms", "--rounds", "2", "--warmup", "50ms", "--connections", "4", "--json", out)
-	if code != 0 {
-		t.Fatalf("bench exited %d: %s", code, stderr)
+	for _, gen := range []string{"wrk", "go"} {
+		t.Run(gen, func(t *testing.T) {
+			if gen == "wrk" {
+				requireWrk(t)
+			}
+			out := filepath.Join(t.TempDir(), "bench.json")
+			code, stdout, stderr := run(t, context.Background(), "bench", "--duration", "1s", "--rounds", "2", "--warmup", "1s", "--connections", "4",
+				"--load-generator", gen, "--json", out)
+			if code != 0 {
+				t.Fatalf("bench exited %d: %s", code, stderr)
+			}
+			var rep bench.Report
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Toolenv == nil || rep.Baseline == nil || rep.Toolenv.Requests == 0 || rep.Baseline.Requests == 0 || rep.Ratio <= 0 || rep.Tools != 6 {
+				t.Fatalf("report = %+v", rep)
+			}
+			if rep.Toolenv.Errors+rep.Toolenv.Non2xx+rep.Baseline.Errors+rep.Baseline.Non2xx != 0 {
+				t.Fatalf("errors in the run: %+v %+v", rep.Toolenv, rep.Baseline)
+			}
+			// --duration is each round's measured time, not split over
+			// the rounds: 2 rounds × 2 targets of at least 1 s each.
+			if len(rep.RoundSeconds) != 4 || rep.Duration != "1s" {
+				t.Fatalf("rounds %v of %s", rep.RoundSeconds, rep.Duration)
+			}
+			for _, s := range rep.RoundSeconds {
+				if s < 1 {
+					t.Errorf("a measured round of %.2f s, want --duration 1s", s)
+				}
+			}
+			if !strings.HasPrefix(rep.LoadGenerator, gen) || rep.ToolenvClientCPU <= 0 || rep.BaselineClientCPU <= 0 || rep.ToolenvClientCores <= 0 ||
+				len(rep.LoadAverage[0]) != 3 || len(rep.LoadAverage[1]) != 3 {
+				t.Errorf("load generator %q, client CPU %v %v, cores %v, load %v", rep.LoadGenerator, rep.ToolenvClientCPU, rep.BaselineClientCPU, rep.ToolenvClientCores, rep.LoadAverage)
+			}
+			for _, w := range []string{"bare net/http handler", "toolenv POST /virtual", "Load from " + gen, "of client CPU per request", "Load average"} {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("output lacks %q: %s", w, stdout)
+				}
+			}
+		})
 	}
-	var rep bench.Report
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if rep.Toolenv == nil || rep.Baseline == nil || rep.Toolenv.Requests == 0 || rep.Baseline.Requests == 0 || rep.Ratio <= 0 || rep.Tools != 6 {
-		t.Fatalf("report = %+v", rep)
-	}
-	if rep.Toolenv.Errors+rep.Toolenv.Non2xx+rep.Baseline.Errors+rep.Baseline.Non2xx != 0 {
-		t.Fatalf("errors in the run: %+v %+v", rep.Toolenv, rep.Baseline)
-	}
-	if !strings.Contains(stdout, "bare net/http handler") || !strings.Contains(stdout, "toolenv POST /virtual") {
-		t.Fatalf("table: %s", stdout)
+}
+
+// requireWrk skips a test that needs wrk where it is not installed, and
+// fails it in CI (.ci/run installs it with scripts/install-wrk.sh).
+func requireWrk(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("wrk"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("wrk is not installed (CI=1): run scripts/install-wrk.sh: %v", err)
+		}
+		t.Skipf("wrk is not installed: run scripts/install-wrk.sh (%v)", err)
 	}
 }
 
@@ -324,7 +366,7 @@ func TestBenchHelpSaysHowItRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"child process", "split over --rounds"} {
+	for _, want := range []string{"child process", "--duration is the measured time of each round, per target", "wrk", "client's CPU time per"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q:\n%s", want, out)
 		}

@@ -78,8 +78,8 @@ that holds them (the *_env keys), never their value.`,
 	cf := bindConfig(print.Flags(), bindAll)
 	print.Flags().StringVar(&format, "format", "yaml", "yaml or json")
 	print.RunE = func(cmd *cobra.Command, args []string) error {
-		if format != "yaml" && format != "json" {
-			return usagef("--format %q: want yaml or json", format)
+		if err := oneOf("format", format, "yaml", "json"); err != nil {
+			return err
 		}
 		cfg, err := cf.resolve(e)
 		if err != nil {
@@ -93,9 +93,10 @@ that holds them (the *_env keys), never their value.`,
 		return err
 	}
 	schema := &cobra.Command{
-		Use:   "schema",
-		Short: "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
-		Args:  cobra.NoArgs,
+		Use:     "schema",
+		Short:   "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
+		Example: `  toolenv config schema > toolenv.schema.json   # then, first line of a YAML file: # yaml-language-server: $schema=toolenv.schema.json`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := harness.Schema()
 			if err != nil {

@@ -44,7 +44,7 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
 			if err != nil {
 				return err
 			}
-			return runEval(cmd.Context(), e, cfg, os.Args)
+			return runEval(cmd.Context(), e, cfg, e.command)
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindEval)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -61,7 +60,7 @@ DIR/summary.json, DIR/report.md, DIR/report.html and DIR/pairs.jsonl.`,
 }
 
 func runEvalFidelity(ctx context.Context, e *env, envCfg *environment.Config, fc *harness.FidelityConfig) error {
-	res, err := harness.Fidelity(ctx, fc, envCfg, harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: os.Args})
+	res, err := harness.Fidelity(ctx, fc, envCfg, harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command})
 	if res == nil {
 		return err
 	}

@@ -126,8 +126,18 @@ func TestEvalFidelityEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(raw, raw2) {
-		t.Errorf("the replay scored differently:\n%s\n%s", raw, raw2)
+	// The same summary but for the command line each records (the
+	// replay's has --replay and its own --out).
+	var s2 fidelity.Summary
+	if err := json.Unmarshal(raw2, &s2); err != nil {
+		t.Fatal(err)
+	}
+	if s.Provenance == nil || s2.Provenance == nil || !strings.Contains(strings.Join(s2.Provenance.Command, " "), "--replay") {
+		t.Fatalf("the summaries do not record their command lines: %v %v", s.Provenance, s2.Provenance)
+	}
+	s.Provenance.Command, s2.Provenance.Command = nil, nil
+	if a, b := mustJSON(t, s), mustJSON(t, s2); !bytes.Equal(a, b) {
+		t.Errorf("the replay scored differently:\n%s\n%s", a, b)
 	}
 }
 
@@ -179,7 +189,7 @@ func TestEvalFidelityUsage(t *testing.T) {
 		{[]string{"--demo", "--out", dir, "--judge-url", "http://127.0.0.1:9/v1"}, "--judge-url and --judge-model go together"},
 		{[]string{"--demo", "--out", dir, "--embed-model", "e"}, "--embed-url and --embed-model go together"},
 		{[]string{"--demo", "--out", dir, "--bleu-smoothing", "method6"}, "unknown BLEU smoothing"},
-		{[]string{"--demo", "--out", dir, "--bleu-tokens", "jieba"}, "unknown BLEU tokenisation"},
+		{[]string{"--demo", "--out", dir, "--bleu-tokens", "jieba"}, `--bleu-tokens: "jieba" is not one of chars, words`},
 		{[]string{"--demo", "--out", dir, "--upstream-url", "http://127.0.0.1:9"}, "do not apply"},
 		{[]string{"--demo", "--out", filepath.Join(dir, "r"), "--replay"}, "no records"},
 		{[]string{"--demo", "--out", dir, "--store", filepath.Join(dir, "s.db")}, "no real answers to score"},
@@ -193,14 +203,15 @@ func TestEvalFidelityUsage(t *testing.T) {
 }
 
 // TestEvalFidelityInterrupted cancels the run while the second pair is
-// being simulated: the first pair's scores are written, the exit code is
-// 130.
+// being simulated (request 0 is the endpoint's check): the first pair's
+// scores are written, the reports say 1 of 2 pairs was scored, the exit
+// code is 130.
 func TestEvalFidelityInterrupted(t *testing.T) {
 	db := fidelityStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sim := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
-		if n == 0 {
+		if n <= 1 {
 			return mirrorModel(n, req)
 		}
 		cancel()
@@ -221,4 +232,20 @@ func TestEvalFidelityInterrupted(t *testing.T) {
 	if s.Overall.Pairs != 1 || s.Overall.Sources["simulator"] != 1 {
 		t.Errorf("after the interrupt: %+v", s.Overall)
 	}
+	if want := (fidelity.RunStatus{Planned: 2, Scored: 1, Missing: 1, Interrupted: true}); s.Status == nil || *s.Status != want {
+		t.Errorf("status %+v, want %+v", s.Status, want)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(md), "> **Incomplete run: 1 of 2 planned pairs scored; 1 never asked because the run was interrupted.") {
+		t.Errorf("report.md has no banner:\n%s", md)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,7 +212,7 @@ func TestEvalShardsAndMerge(t *testing.T) {
 		t.Errorf("merged %d episodes, whole %d\n%s", a.Episodes, b.Episodes, stdout)
 	}
 	code, stdout, _ = run(t, context.Background(), "eval", "compare", merged, whole, "--html", filepath.Join(merged, "cmp.html"))
-	if code != 0 || !strings.Contains(stdout, "## bird-sel") || !strings.Contains(stdout, "| Completion | 1.00 | 1.00 |") {
+	if code != 0 || !strings.Contains(stdout, "## bird-sel") || !strings.Contains(stdout, "| Completion | 1.00 (n=20) | 1.00 (n=20) |") {
 		t.Errorf("compare:\n%s", stdout)
 	}
 	if _, err := os.Stat(filepath.Join(merged, "cmp.html")); err != nil {
@@ -261,7 +262,7 @@ func TestEvalUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"eval", "--out", "x"}, "--tasks is required"},
-		{[]string{"eval", "--tasks", ".", "--agent", "nope", "--out", "x"}, "--agent \"nope\""},
+		{[]string{"eval", "--tasks", ".", "--agent", "nope", "--out", "x"}, `--agent: "nope" is not one of direct, react`},
 		{[]string{"eval", "--tasks", ".", "--agent", "react", "--out", "x"}, "needs --model"},
 		{[]string{"eval", "--tasks", ".", "--agent", "oracle", "--out", "x", "--shard", "2/2"}, "--shard"},
 	}
@@ -398,14 +399,22 @@ func TestEvalStableToolBenchQueries(t *testing.T) {
 	}
 }
 
-// TestEvalExitsNonZeroWhenEveryEpisodeErrored: with the model
-// unreachable every episode ends with an error; the reports are still
-// written, and eval exits 4 saying nothing was measured.
+// TestEvalExitsNonZeroWhenEveryEpisodeErrored: with a model that passes
+// its check, then answers every request with HTTP 500, every episode ends
+// with an error; the reports are still written, and eval exits 4 saying
+// nothing was measured.
 func TestEvalExitsNonZeroWhenEveryEpisodeErrored(t *testing.T) {
 	bird := builtBird(t)
 	out := t.TempDir()
+	srv := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
+		if n == 0 {
+			return llmtest.Reply{Content: "OK"} // the check
+		}
+		return llmtest.Reply{Status: http.StatusInternalServerError}
+	})
+	defer srv.Close()
 	code, _, stderr := run(t, context.Background(), "eval", "--tasks", filepath.Join(bird, "rest"), "--agent", "react", "--limit", "3",
-		"--model", "http://"+freeAddr(t)+"/v1", "--model-name", "m", "--model-retries", "0", "--no-judge",
+		"--model", srv.URL(), "--model-name", "m", "--model-retries", "0", "--no-judge",
 		"--out", out, "--log-level", "error", "--store", filepath.Join(out, "c.db"))
 	if code != 4 || !strings.Contains(stderr, "every one of the 3 episodes ended with an error") || !strings.Contains(stderr, "--retry-errors") {
 		t.Fatalf("exit %d:\n%s", code, stderr)

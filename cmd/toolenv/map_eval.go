@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/mapping/mapeval"
@@ -35,7 +34,7 @@ over everything and over what the drift changed.`,
   toolenv map eval drift --collection out/drift/rest-v2 --collection out/drift/stb-v2 --out out/map-eval`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			results, err := f.value().Run(cmd.Context(), e.logger(), os.Args)
+			results, err := f.value().Run(cmd.Context(), e.logger(), e.command)
 			if err != nil {
 				return err
 			}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/mapping/sequence"
 )
@@ -28,7 +26,7 @@ APIs as the sequence, and the recall of the candidates.`,
   toolenv map sequence --index map.db --queries G1_instruction.json --llm-url http://127.0.0.1:8000/v1 --model mixtral-8x7b-instruct --style cot --out seq`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := sequence.Run(cmd.Context(), f.value(), sequence.Env{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: os.Args})
+			rep, err := sequence.Run(cmd.Context(), f.value(), sequence.Env{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command})
 			if err != nil {
 				return err
 			}

@@ -212,7 +212,7 @@ func TestMCPOverServe(t *testing.T) {
 func TestMCPBadNaming(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := Run(context.Background(), []string{"mcp", "--names", "short", "--store", ":memory:"}, strings.NewReader(""), &out, &errb)
-	if code != 2 || !strings.Contains(errb.String(), "auto or prefixed") || out.Len() != 0 {
+	if code != 2 || !strings.Contains(errb.String(), `--names: "short" is not one of`) || !strings.Contains(errb.String(), "auto, prefixed") || out.Len() != 0 {
 		t.Errorf("code %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }

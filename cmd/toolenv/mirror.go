@@ -41,9 +41,9 @@ model request is recorded in the store, so --replay runs again with no network.
 	}
 	cmd.AddCommand(newMirrorRunsCmd(e, "run", "Run every stage: generate, collect, filter, synthesize, split, explain, export", mirrorRunExample, nil))
 	for _, stage := range mirror.Stages {
-		cmd.AddCommand(newMirrorRunsCmd(e, stage, mirrorStageShort[stage], "", []string{stage}))
+		cmd.AddCommand(newMirrorRunsCmd(e, stage, mirrorStageShort[stage], mirrorStageExample(stage), []string{stage}))
 	}
-	cmd.AddCommand(newMirrorRunsCmd(e, "report", "Write the dataset's report (funnel, losses per rule, splits, per category) again", "", []string{}),
+	cmd.AddCommand(newMirrorRunsCmd(e, "report", "Write the dataset's report (funnel, losses per rule, splits, per category) again", mirrorStageExample("report"), []string{}),
 		newMirrorCacheSetCmd(e), newMirrorFACCmd(e), newMirrorCompareCmd(e))
 	return cmd
 }
@@ -54,6 +54,22 @@ const mirrorRunExample = `  toolenv build bird --data ../shared/data/bird --out 
   toolenv mirror run --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction \
       --upstream-url http://rapidapi-proxy:8080/rapidapi --llm-url https://api.openai.com/v1 --llm-model gpt-4o --out out/mirror-stb
   toolenv mirror run ... --replay     # the same run again from the records, no network`
+
+// mirrorStageExample is the example of the command that runs one stage
+// (or, for "report", none): the stage on the dataset "mirror run" starts,
+// and the same with a model where the stage asks one.
+func mirrorStageExample(stage string) string {
+	ex := "  toolenv mirror " + stage + " --collection out/bird/rest --out out/mirror"
+	switch stage {
+	case mirror.StageGenerate, mirror.StageFilter, mirror.StageSynthesize, mirror.StageExplain:
+		ex += "\n  toolenv mirror " + stage + " --collection out/bird/rest --out out/mirror --llm-url http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-7B-Instruct"
+	case mirror.StageCollect:
+		ex += "\n  toolenv mirror collect --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --upstream-url http://rapidapi-proxy:8080/rapidapi --out out/mirror-stb"
+	case mirror.StageExport, "report":
+		ex += "   # after the stages before it (toolenv mirror run runs them all)"
+	}
+	return ex
+}
 
 // mirrorStageShort says what each stage's command does.
 var mirrorStageShort = map[string]string{
@@ -181,6 +197,10 @@ whose real APIs failed are dropped; the pass rates are reported side by side
 is recorded in the store; --replay runs again with no network. Writes
 OUT/compare/{tasks.jsonl,functioning.jsonl,compare.json,compare.md,compare.html}
 and the episodes under OUT/compare/runs/<env>/.`,
+		Example: `  toolenv mirror compare --collection out/bird/rest --out out/mirror \
+      --llm-url http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-7B-Instruct \
+      --agent-url http://127.0.0.1:8000/v1 --agent-model Qwen/Qwen2.5-7B-Instruct
+  toolenv mirror compare ... --replay   # the same comparison again from the records, no network`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.resolve(e)

@@ -206,7 +206,7 @@ func TestMirrorBadInput(t *testing.T) {
 		{"a stateful flavor", []string{"mirror", "generate", "--collection", filepath.Join(bird, "slot"), "--out", out}, 2, "per-session state"},
 		{"model without name", []string{"mirror", "generate", "--collection", rest, "--out", out, "--llm-url", "http://127.0.0.1:1/v1"}, 2, "--llm-model"},
 		{"documented APIs without upstream", []string{"mirror", "generate", "--toolbench", shareddata.Require(t, "stabletoolbench", "solvable_queries", "test_instruction", "G1_tool.json"), "--out", out}, 2, "--upstream-url"},
-		{"missing folder", []string{"mirror", "generate", "--collection", filepath.Join(bird, "nope"), "--out", out}, 1, "nope"},
+		{"missing folder", []string{"mirror", "generate", "--collection", filepath.Join(bird, "nope"), "--out", out}, 3, "nope"},
 		{"replay with nothing recorded", []string{"mirror", "generate", "--collection", rest, "--out", out, "--replay", "--llm-model", "m", "--per-api", "2"}, 1, "replay"},
 	}
 	for _, tc := range tests {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/perturb"
@@ -35,7 +34,7 @@ gives the same output (paraphrases: replay them with --records and --replay).`,
 }
 
 func runPerturb(ctx context.Context, e *env, cfg *perturb.Config) error {
-	job, done, err := cfg.Job(ctx, perturb.Env{Logger: e.logger(), Getenv: e.getenv, Stdout: e.stdout, Progress: e.stderr, Command: os.Args})
+	job, done, err := cfg.Job(ctx, perturb.Env{Logger: e.logger(), Getenv: e.getenv, Stdout: e.stdout, Progress: e.stderr, Command: e.command})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,12 +230,17 @@ func TestDeepSchemaIsALoadErrorNotAPanic(t *testing.T) {
 }
 
 // TestEvalReportsNeverShowURLSecrets: an eval whose model endpoint has a
-// password and a query key, and refuses every request, exits 4 (every
-// episode errored), and neither its output nor any file it writes (the
-// journal, run.json, the reports) shows the password or the key, while
-// the errors still name the endpoint.
+// password and a query key, passes its check and then refuses every
+// request, exits 4 (every episode errored), and neither its output nor
+// any file it writes (the journal, run.json, the reports) shows the
+// password or the key, while the errors still name the endpoint; nor
+// does the failed check of the same endpoint refusing at once.
 func TestEvalReportsNeverShowURLSecrets(t *testing.T) {
+	var refuse atomic.Bool
 	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		if n == 0 && !refuse.Load() {
+			return llmtest.Reply{Content: "OK"} // the check
+		}
 		return llmtest.Reply{Status: http.StatusBadRequest}
 	})
 	defer srv.Close()
@@ -267,5 +273,11 @@ func TestEvalReportsNeverShowURLSecrets(t *testing.T) {
 	}
 	if !named {
 		t.Error("no output names the endpoint that failed")
+	}
+	refuse.Store(true)
+	code, _, stderr = run(t, context.Background(), "eval", "--tasks", filepath.Join("..", "..", "demo", "collection"), "--agent", "react",
+		"--model", model, "--model-name", "m", "--no-judge", "--out", t.TempDir(), "--store", ":memory:")
+	if code != 4 || !strings.Contains(stderr, "failed its check: HTTP 400") || strings.Contains(stderr, "PASSWORD3") || strings.Contains(stderr, "SECRET3") {
+		t.Errorf("the check of an endpoint that refuses: exit %d: %s", code, stderr)
 	}
 }

@@ -68,12 +68,14 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	tools := 0
 	for _, c := range env.Collections() {
 		tools += len(c.Tools)
-		log.Info("collection", "name", c.Name, "kind", c.Kind, "tools", len(c.Tools), "backend", c.Backend.Type, "validation", c.Policy.Validation)
+		p := env.PolicyOf(c)
+		log.Info("collection", "name", c.Name, "kind", c.Kind, "tools", len(c.Tools), "backend", c.Backend.Type, "validation", p.Validation, "feedback", p.Feedback, "mode", p.Mode, "faults", len(p.Faults))
 	}
 	log.Info("toolenv is serving", "url", "http://"+ln.Addr().String(), "collections", len(env.Collections()), "tools", tools, "store", env.Store.Path(), "version", cfg.Version)
 	env.Ready() // the search_tools index is built from now on, in the background
 	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics); Ctrl-C stops\n", tools, ln.Addr())
-	if err := guard.Serve(ctx, ln, h, guard.Limits{MaxConns: cfg.Server.MaxConns, Logger: log}); err != nil {
+	if err := guard.Serve(ctx, ln, h, guard.Limits{MaxConns: cfg.Server.MaxConns, MaxConnsPerClient: cfg.Server.MaxConnsPerClient,
+		ReserveConns: cfg.Server.ReserveConns, Logger: log}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")

@@ -52,7 +52,9 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Print every component's schema version without changing anything",
-		Args:  cobra.NoArgs,
+		Example: `  toolenv store status --store out/bird/store.db
+  TOOLENV_STORE=postgres://toolenv@db/toolenv toolenv store status --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vs, err := store.ReadSchema(cmd.Context(), sf.value().Location(e.getenv), harness.StoreMigrations())
 			if err != nil {

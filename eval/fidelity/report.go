@@ -64,11 +64,12 @@ func Write(dir string, s *Summary, scored []*Scored) error {
 	return nil
 }
 
+// stat is a mean and what it is over: "42.1 (n=17)".
 func stat(s Stat, digits int) string {
 	if s.N == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.*f", digits, s.Mean)
+	return fmt.Sprintf("%.*f (n=%d)", digits, s.Mean, s.N)
 }
 
 // scoreHead are the overview's and the per-tool table's columns.
@@ -76,8 +77,8 @@ var scoreHead = []string{"Pairs", "BLEU", "Corpus BLEU", "Cosine", "Judge 1–10
 
 func scoreCells(sc *Scores) []string {
 	corpus := "–"
-	if sc.Pairs > 0 {
-		corpus = fmt.Sprintf("%.1f", sc.CorpusBLEU)
+	if n := sc.Pairs - sc.Failed; n > 0 {
+		corpus = fmt.Sprintf("%.1f (n=%d)", sc.CorpusBLEU, n)
 	}
 	var by []string
 	for _, k := range slices.Sorted(maps.Keys(sc.Sources)) {
@@ -87,7 +88,11 @@ func scoreCells(sc *Scores) []string {
 		}
 		by = append(by, fmt.Sprintf("%s %d", name, sc.Sources[k]))
 	}
-	return []string{fmt.Sprint(sc.Pairs), stat(sc.BLEU, 1), corpus, stat(sc.Cosine, 1), stat(sc.Rating, 2), stat(sc.DocFollowing, 1), stat(sc.StatusAgreement, 1), strings.Join(by, ", ")}
+	pairs := fmt.Sprint(sc.Pairs)
+	if sc.Failed > 0 {
+		pairs += fmt.Sprintf(" (%d not answered)", sc.Failed)
+	}
+	return []string{pairs, stat(sc.BLEU, 1), corpus, stat(sc.Cosine, 1), stat(sc.Rating, 2), stat(sc.DocFollowing, 1), stat(sc.StatusAgreement, 1), strings.Join(by, ", ")}
 }
 
 // settingsLines describe the measurement in prose.
@@ -127,6 +132,9 @@ func tokensName(t string) string {
 func Markdown(s *Summary) string {
 	var b strings.Builder
 	b.WriteString("# toolenv simulator fidelity\n\n")
+	if w := Banner(s.Status); w != "" {
+		b.WriteString("> **" + w + "**\n\n")
+	}
 	for _, l := range settingsLines(s) {
 		b.WriteString(l + "\n")
 	}
@@ -255,6 +263,7 @@ type pageData struct {
 	Omitted  int
 	Skipped  []string
 	Settings string
+	Banner   string
 }
 
 // maxPairsShown bounds the pairs the page shows; pairs.jsonl has all.
@@ -268,7 +277,7 @@ func HTML(w io.Writer, s *Summary, scored []*Scored) error {
 	for _, l := range settingsLines(s) {
 		lines = append(lines, strings.ReplaceAll(l, "`", ""))
 	}
-	d := pageData{Lines: lines, Chart: barChart("Fidelity per tool (0–100)", s), Head: scoreHead, Overall: scoreCells(&s.Overall), Skipped: s.Skipped}
+	d := pageData{Lines: lines, Chart: barChart("Fidelity per tool (0–100)", s), Head: scoreHead, Overall: scoreCells(&s.Overall), Skipped: s.Skipped, Banner: Banner(s.Status)}
 	for i := range s.Tools {
 		d.Tools = append(d.Tools, append([]string{s.Tools[i].Tool}, scoreCells(&s.Tools[i].Scores)...))
 	}
@@ -307,6 +316,9 @@ func HTML(w io.Writer, s *Summary, scored []*Scored) error {
 		if x.SimError != "" {
 			verdicts = append(verdicts, "Simulator error: "+clip(x.SimError, 500))
 		}
+		if x.Failed != "" {
+			verdicts = append(verdicts, "Not scored: "+clip(x.Failed, 500))
+		}
 		v.Verdicts = strings.Join(verdicts, "\n\n")
 		d.Pairs = append(d.Pairs, v)
 	}
@@ -325,9 +337,11 @@ svg{display:block;margin:10px 0 18px}svg .ct{font-weight:600;font-size:13px}svg 
 svg .bv,svg .tick,svg .lg{font-size:11px;fill:#444}svg .tick{text-anchor:middle}svg .grid{stroke:#eee}
 details{border:1px solid #ddd;border-radius:4px;margin:6px 0;padding:4px 8px}summary{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;background:#f8f8f8;padding:6px;margin:4px 0;font-size:12px;max-height:360px;overflow:auto}
+.banner{background:#fdecea;border:2px solid #e15759;border-radius:4px;padding:8px 12px;font-weight:600;margin:12px 0}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:8px}.muted{color:#777}
 </style></head><body>
 <h1>toolenv simulator fidelity</h1>
+{{if .Banner}}<div class="banner" role="alert">{{.Banner}}</div>{{end}}
 {{range .Lines}}<p>{{.}}</p>{{end}}
 <details><summary>Settings (summary.json)</summary><pre>{{.Settings}}</pre></details>
 {{if .Skipped}}<details><summary>{{len .Skipped}} input(s) skipped</summary><ul>{{range .Skipped}}<li>{{.}}</li>{{end}}</ul></details>{{end}}

@@ -3,6 +3,7 @@ package fidelity
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/bleu"
+	"github.com/toolenv/toolenv/llm"
 )
 
 // Embedder turns texts into vectors. mapping/embed's Hash (offline) and
@@ -50,7 +52,24 @@ type Config struct {
 	Progress func(done, total int, s *Scored)
 	// Logger logs failed calls at debug level; nil discards.
 	Logger *slog.Logger
+	// Failure, when set, says why a simulator's result is no answer of
+	// the simulator under test ("" when it is one): its endpoint did not
+	// answer, its answer could not be read. Such a pair is kept with
+	// Failed set and left out of every score, never scored in place of
+	// an answer; outage says the endpoint itself failed.
+	Failure func(r *toolenv.Result) (why string, outage bool)
+	// StopAfterFailures stops the run when this many pairs in a row (in
+	// the order they finish) met a model that did not answer: the
+	// simulator (an outage), the judge or the embeddings endpoint, after
+	// their retries. Run then returns the pairs finished with a
+	// StatusUnavailable error wrapping ErrStopped. 0 means 3; negative
+	// never stops.
+	StopAfterFailures int
 }
+
+// ErrStopped is wrapped by Run's error when it stopped after
+// StopAfterFailures pairs in a row met a model that did not answer.
+var ErrStopped = errors.New("stopped: a model did not answer")
 
 // Scored is one pair with the simulator's answer and its scores.
 type Scored struct {
@@ -74,6 +93,27 @@ type Scored struct {
 	EmbedError string      `json:"embed_error,omitempty"`
 	Rating     *Rating     `json:"rating,omitempty"`
 	Doc        *DocVerdict `json:"doc_following,omitempty"`
+	// Failed says why the simulator gave no answer to score (Config's
+	// Failure): the pair is left out of every score.
+	Failed    string `json:"failed,omitempty"`
+	outage    bool
+	embedDown bool
+}
+
+// modelFailed says a model the pair needed did not answer: the
+// simulator's endpoint, the judge's, or the embeddings endpoint's.
+func (s *Scored) modelFailed() string {
+	switch {
+	case s.outage:
+		return "simulator: " + s.Failed
+	case s.Rating != nil && s.Rating.Error != "":
+		return "judge: " + s.Rating.Error
+	case s.Doc != nil && s.Doc.Error != "":
+		return "judge: " + s.Doc.Error
+	case s.embedDown:
+		return "embeddings: " + s.EmbedError
+	}
+	return ""
 }
 
 // Run answers every pair with the simulator and scores the answer. The
@@ -105,10 +145,19 @@ func Run(ctx context.Context, cfg Config, pairs []*Pair) ([]*Scored, error) {
 	}
 	out := make([]*Scored, len(pairs))
 	var (
-		mu   sync.Mutex
-		done int
-		wg   sync.WaitGroup
+		mu      sync.Mutex
+		done    int
+		wg      sync.WaitGroup
+		inARow  int
+		stopped string
 	)
+	stopAfter := cfg.StopAfterFailures
+	if stopAfter == 0 {
+		stopAfter = 3
+	}
+	outer := ctx
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	next := make(chan int)
 	for range min(conc, max(len(pairs), 1)) {
 		wg.Add(1)
@@ -125,6 +174,16 @@ func Run(ctx context.Context, cfg Config, pairs []*Pair) ([]*Scored, error) {
 				if cfg.Progress != nil {
 					cfg.Progress(done, len(pairs), s)
 				}
+				if why := s.modelFailed(); why != "" {
+					inARow++
+					if stopAfter > 0 && inARow >= stopAfter && stopped == "" {
+						stopped = fmt.Sprintf("%d pairs in a row met a model that did not answer (the last: %s)", inARow, why)
+						log.Error("stopping the run", "why", stopped)
+						stop()
+					}
+				} else {
+					inARow = 0
+				}
 				mu.Unlock()
 			}
 		}()
@@ -139,14 +198,18 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil {
 		var kept []*Scored
 		for _, s := range out {
 			if s != nil {
 				kept = append(kept, s)
 			}
 		}
-		return kept, err
+		if err := outer.Err(); err != nil {
+			return kept, err
+		}
+		return kept, &toolenv.Error{Status: toolenv.StatusUnavailable, Message: fmt.Sprintf("after %d of %d pairs: %s", len(kept), len(pairs), stopped), Err: ErrStopped,
+			Hint: "check the model endpoints (--llm-url, --judge-url, --embed-url), then run again: answers already made are in the records"}
 	}
 	return out, nil
 }
@@ -167,13 +230,20 @@ func score(ctx context.Context, cfg *Config, p *Pair, tok bleu.Tokenizer, sm ble
 		Real: Text(p.Response, p.Error), RealStatus: p.status(),
 		Simulated: Text(res.Body, res.Error), SimStatus: res.Status, Source: res.Source, SimError: res.Error, Warnings: res.Warnings,
 	}
+	if cfg.Failure != nil {
+		if why, outage := cfg.Failure(res); why != "" {
+			s.Failed, s.outage = why, outage
+			return s // no answer of the simulator under test: nothing to score
+		}
+	}
 	// Sentence scores cannot fail: one reference, a known smoothing.
 	s.BLEU, _ = bleu.Sentence([][]string{tok(s.Real)}, tok(s.Simulated), bleu.Options{Smoothing: sm})
 	if cfg.Embedder != nil {
 		vs, err := cfg.Embedder.Embed(ctx, []string{s.Real, s.Simulated})
+		var le *llm.Error
 		switch {
 		case err != nil:
-			s.EmbedError = err.Error()
+			s.EmbedError, s.embedDown = err.Error(), errors.As(err, &le)
 		case len(vs) != 2:
 			s.EmbedError = fmt.Sprintf("%d vectors for 2 texts", len(vs))
 		default:

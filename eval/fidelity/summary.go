@@ -1,9 +1,11 @@
 package fidelity
 
 import (
-	toolenv "github.com/toolenv/toolenv"
+	"fmt"
 	"maps"
 	"slices"
+
+	toolenv "github.com/toolenv/toolenv"
 
 	"github.com/toolenv/toolenv/eval/bleu"
 	"github.com/toolenv/toolenv/internal/promptfile"
@@ -70,6 +72,9 @@ type Scores struct {
 	// Sources counts the simulated answers by source (simulator,
 	// synthesizer, ...).
 	Sources map[string]int `json:"sources"`
+	// Failed counts the pairs the simulator gave no answer to score
+	// (Scored.Failed): they are in Pairs and in no score.
+	Failed int `json:"failed,omitempty"`
 }
 
 // ToolScores are the scores of one tool.
@@ -84,11 +89,70 @@ type Summary struct {
 	Settings Settings     `json:"settings"`
 	Overall  Scores       `json:"overall"`
 	Tools    []ToolScores `json:"tools"`
+	// Status counts the pairs against the plan, when the run's plan is
+	// known (the caller sets it): an interrupted or stopped run's scores
+	// are over fewer pairs than planned.
+	Status *RunStatus `json:"status,omitempty"`
 	// Skipped says which inputs were left out and why.
 	Skipped []string `json:"skipped,omitempty"`
 	// Provenance is the toolenv and the configuration that made the
 	// scores, when the caller records them.
 	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
+}
+
+// RunStatus counts a fidelity run's pairs: Planned to score, Scored
+// (the simulator answered), Failed (it gave no answer to score), Missing
+// (never asked: the run was interrupted or stopped).
+type RunStatus struct {
+	Planned     int    `json:"planned"`
+	Scored      int    `json:"scored"`
+	Failed      int    `json:"failed"`
+	Missing     int    `json:"missing"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Stopped     string `json:"stopped,omitempty"`
+	// Complete says every planned pair was scored.
+	Complete bool `json:"complete"`
+}
+
+// NewStatus counts scored against planned pairs; stopped says why the
+// run stopped early ("" if it did not).
+func NewStatus(planned int, scored []*Scored, interrupted bool, stopped string) *RunStatus {
+	st := &RunStatus{Planned: planned, Interrupted: interrupted, Stopped: stopped}
+	for _, x := range scored {
+		if x.Failed != "" {
+			st.Failed++
+		} else {
+			st.Scored++
+		}
+	}
+	st.Missing = max(planned-st.Scored-st.Failed, 0)
+	st.Complete = st.Missing == 0 && st.Failed == 0 && !interrupted && stopped == ""
+	return st
+}
+
+// Banner says, for a run that did not score every planned pair, how many
+// it scored and why the others are not; "" for a complete run.
+func Banner(st *RunStatus) string {
+	if st == nil || st.Complete {
+		return ""
+	}
+	s := fmt.Sprintf("Incomplete run: %d of %d planned pairs scored", st.Scored, st.Planned)
+	if st.Failed > 0 {
+		s += fmt.Sprintf("; %d got no answer from the simulator to score", st.Failed)
+	}
+	if st.Missing > 0 {
+		s += fmt.Sprintf("; %d never asked", st.Missing)
+		switch {
+		case st.Stopped != "":
+			s += " because the run stopped: " + st.Stopped
+		case st.Interrupted:
+			s += " because the run was interrupted"
+		}
+	}
+	if st.Scored == 0 {
+		return s + ". Nothing was measured: the figures below are not scores."
+	}
+	return s + ". Every figure below is over the pairs scored, as its n says."
 }
 
 // Summarize aggregates scored pairs per tool (sorted by tool ID) and
@@ -120,6 +184,10 @@ func aggregate(scored []*Scored, o BLEUOptions) Scores {
 	refs := make([][][]string, 0, len(scored))
 	hyps := make([][]string, 0, len(scored))
 	for _, x := range scored {
+		if x.Failed != "" {
+			sc.Failed++
+			continue
+		}
 		b = append(b, 100*x.BLEU)
 		refs = append(refs, [][]string{tok(x.Real)})
 		hyps = append(hyps, tok(x.Simulated))

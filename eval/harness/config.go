@@ -27,13 +27,16 @@ type Config struct {
 	Out string `json:"out" flag:"out" path:"file" help:"output folder"`
 	// EnvURL runs the tools on a running toolenv server instead of
 	// in-process.
-	EnvURL string `json:"env_url" flag:"env-url" help:"run tools on a running toolenv server (e.g. http://127.0.0.1:8080) instead of in-process"`
+	EnvURL string `json:"env_url" flag:"env-url" url:"http" help:"run tools on a running toolenv server (e.g. http://127.0.0.1:8080) instead of in-process"`
 	// Shard is "i/n": run only task k with k mod n = i.
 	Shard string `json:"shard" flag:"shard" help:"run only shard i/n of the tasks (task k goes to shard k mod n); join shards with toolenv eval merge"`
 	// Resume continues the run in Out; RetryErrors also runs again the
 	// episodes that ended with an error.
 	Resume      bool `json:"resume" flag:"resume" help:"continue the run in --out, skipping finished episodes"`
 	RetryErrors bool `json:"retry_errors" flag:"retry-errors" help:"with --resume, run again the episodes that ended with an error (model or environment unreachable)"`
+	// StopAfterErrors stops the run when this many episodes in a row
+	// measured nothing (eval.Config.StopAfterErrors).
+	StopAfterErrors int `json:"stop_after_errors" flag:"stop-after-errors" default:"3" help:"stop the run when this many episodes in a row measured nothing (the model, the environment or the judge did not answer after its retries); 0: never"`
 	// Replay serves every model and judge request from Records.
 	Replay  bool   `json:"replay" flag:"replay" help:"serve every model and judge request from the records, with no network (a request never recorded is an error)"`
 	Records string `json:"records" flag:"records" path:"file" help:"database of recorded model and judge requests (default DIR/records.db)"`
@@ -75,7 +78,7 @@ type QueueConfig struct {
 
 // ModelConfig is the model the agent asks.
 type ModelConfig struct {
-	URL    string `json:"url" flag:"model" help:"OpenAI-compatible endpoint of the model, e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:11434/v1 (Ollama), https://api.openai.com/v1"`
+	URL    string `json:"url" flag:"model" url:"http" help:"OpenAI-compatible endpoint of the model, e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:11434/v1 (Ollama), https://api.openai.com/v1"`
 	Name   string `json:"name" flag:"model-name" help:"model name the endpoint serves"`
 	KeyEnv string `json:"key_env" flag:"api-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the model's API key (empty: none)"`
 	// APIKey is the key itself, for Go programs; it wins over KeyEnv.
@@ -88,7 +91,7 @@ type ModelConfig struct {
 
 // JudgeConfig is the judge of final answers.
 type JudgeConfig struct {
-	URL    string `json:"url" flag:"judge-url" help:"endpoint of the SoPR/FAC judge (default: --model)"`
+	URL    string `json:"url" flag:"judge-url" url:"http" help:"endpoint of the SoPR/FAC judge (default: --model)"`
 	Model  string `json:"model" flag:"judge-model" help:"judge model name (default: --model-name); judging applies to react, cot and dfsdt"`
 	KeyEnv string `json:"key_env" flag:"judge-api-key-env" help:"environment variable of the judge's API key (default: --api-key-env)"`
 	// APIKey is the key itself, for Go programs.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/simulate"
 	"github.com/toolenv/toolenv/backend/virtual"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/bleu"
@@ -42,15 +43,15 @@ type FidelityConfig struct {
 	Records     string   `json:"records" flag:"records" path:"file" help:"database of recorded requests (default DIR/records.db)"`
 	Retries     int      `json:"retries" flag:"retries" default:"3" help:"retries of a simulator, embedding or judge request that failed with a timeout, 429 or 5xx"`
 
-	EmbedURL     string        `json:"embed_url" flag:"embed-url" help:"OpenAI-compatible embeddings endpoint for the cosine (the paper: text-embedding-3-small); empty: toolenv's offline embedder"`
+	EmbedURL     string        `json:"embed_url" flag:"embed-url" url:"http" help:"OpenAI-compatible embeddings endpoint for the cosine (the paper: text-embedding-3-small); empty: toolenv's offline embedder"`
 	EmbedModel   string        `json:"embed_model" flag:"embed-model" help:"embedding model name"`
 	EmbedKeyEnv  string        `json:"embed_key_env" flag:"embed-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the embeddings endpoint's API key"`
-	JudgeURL     string        `json:"judge_url" flag:"judge-url" help:"OpenAI-compatible endpoint of the judge (the paper: gpt-4o); empty: no judging"`
+	JudgeURL     string        `json:"judge_url" flag:"judge-url" url:"http" help:"OpenAI-compatible endpoint of the judge (the paper: gpt-4o); empty: no judging"`
 	JudgeModel   string        `json:"judge_model" flag:"judge-model" help:"judge model name"`
 	JudgeKeyEnv  string        `json:"judge_key_env" flag:"judge-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the judge's API key"`
 	JudgeTimeout time.Duration `json:"judge_timeout" flag:"judge-timeout" default:"2m" help:"timeout of one judge or embeddings request"`
 
-	BLEUTokens    string `json:"bleu_tokens" flag:"bleu-tokens" default:"chars" help:"BLEU tokens: chars (Python's list(text), the MirrorAPI pipeline's) or words (str.split())"`
+	BLEUTokens    string `json:"bleu_tokens" flag:"bleu-tokens" default:"chars" enum:"chars,words" help:"BLEU tokens: chars (Python's list(text), the MirrorAPI pipeline's) or words (str.split())"`
 	BLEUSmoothing string `json:"bleu_smoothing" flag:"bleu-smoothing" default:"method3" help:"NLTK smoothing: none, method1 ... method5, method7 (method3 is the MirrorAPI pipeline's)"`
 }
 
@@ -84,7 +85,7 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	argv := opts.Command
+	argv := redactArgs(opts.Command)
 	started := time.Now().UTC()
 	if ff.Out == "" {
 		return nil, invalid("--out is required: the folder for the scores and the reports")
@@ -107,6 +108,23 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	smoothing, err := bleu.ParseSmoothing(ff.BLEUSmoothing)
 	if err != nil {
 		return nil, invalid("--bleu-smoothing: %v", err)
+	}
+	// Every model named is asked once before anything is written or the
+	// first pair is scored (a replay uses no network and checks nothing).
+	if !ff.Replay {
+		check := func(url, keyEnv string) *llm.Client {
+			if url == "" {
+				return nil
+			}
+			return llm.New(url, llm.Options{APIKey: getenv(keyEnv), Timeout: ff.JudgeTimeout})
+		}
+		if err := llm.Preflight(ctx,
+			llm.Endpoint{Role: "simulator (--llm-url, --llm-model)", Client: check(envCfg.Simulator.URL, envCfg.Simulator.KeyEnv), Model: envCfg.Simulator.Model},
+			llm.Endpoint{Role: "judge (--judge-url, --judge-model)", Client: check(ff.JudgeURL, ff.JudgeKeyEnv), Model: ff.JudgeModel},
+			llm.Endpoint{Role: "embeddings (--embed-url, --embed-model)", Client: check(ff.EmbedURL, ff.EmbedKeyEnv), Model: ff.EmbedModel, Embeddings: true},
+		); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(ff.Out, 0o755); err != nil {
 		return nil, err
@@ -140,13 +158,15 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	var simLLM *llm.Client
 	if envCfg.Simulator.URL != "" {
 		simLLM = newClient(envCfg.Simulator.URL, envCfg.Simulator.KeyEnv, envCfg.Simulator.Timeout)
-		simulator = fmt.Sprintf("%s at %s, prompt %s (synthesizer when it cannot answer)", envCfg.Simulator.Model, redact.URL(envCfg.Simulator.URL), envCfg.Simulator.Prompt)
+		simulator = fmt.Sprintf("%s at %s, prompt %s", envCfg.Simulator.Model, redact.URL(envCfg.Simulator.URL), envCfg.Simulator.Prompt)
 	}
 	simReg := invoke.NewRegistry()
 	for _, c := range colls {
 		opts := virtual.Options{Model: envCfg.Simulator.Model, Prompt: envCfg.Simulator.Prompt, Examples: fidelity.HoldOut(envx.Store), Tools: c.Tools, Logger: log}
 		if simLLM != nil {
-			opts.LLM = simLLM
+			// The model under test answers, or the pair is not scored:
+			// the synthesizer never stands in for it.
+			opts.LLM, opts.OnSimulatorFailure = simLLM, virtual.FallbackError
 		}
 		b, err := virtual.Build(opts)
 		if err != nil {
@@ -220,15 +240,27 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 		settings.Judge = ff.JudgeModel
 		settings.Prompts = fidelity.Prompts()
 	}
+	if simLLM != nil {
+		cfg.Failure = simulatorFailure
+	}
 	fmt.Fprintf(opts.Log(), "toolenv: scoring %d real answer(s) of %d tool(s) against %s, %d at a time\n", len(pairs), countTools(pairs), simulator, ff.Concurrency)
 	bar := progress.New(opts.Log(), len(pairs), "fidelity")
 	cfg.Progress = func(done, total int, _ *fidelity.Scored) { bar.Add(1) }
 	scored, runErr := fidelity.Run(ctx, cfg, pairs)
 	bar.Finish()
-	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
+	stopped := errors.Is(runErr, fidelity.ErrStopped)
+	if runErr != nil && !stopped && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
 		return nil, runErr
 	}
 	s := fidelity.Summarize(settings, scored, skipped)
+	why := ""
+	if stopped {
+		var te *toolenv.Error
+		if errors.As(runErr, &te) {
+			why = te.Message
+		}
+	}
+	s.Status = fidelity.NewStatus(len(pairs), scored, runErr != nil && !stopped, why)
 	s.Provenance = buildinfo.Provenance(argv, envCfg.Redacted())
 	if err := fidelity.Write(ff.Out, s, scored); err != nil {
 		return nil, err
@@ -240,11 +272,25 @@ func Fidelity(ctx context.Context, ff *FidelityConfig, envCfg *environment.Confi
 	if err := toolenv.WriteJSONFile(filepath.Join(ff.Out, "run.json"), run); err != nil {
 		return nil, err
 	}
-	res := &FidelityResult{Summary: s, Scored: scored, Interrupted: runErr != nil}
-	if runErr != nil {
+	res := &FidelityResult{Summary: s, Scored: scored, Interrupted: runErr != nil && !stopped}
+	switch {
+	case stopped:
+		return res, runErr
+	case runErr != nil:
 		return res, toolenv.Errorw(toolenv.StatusCanceled, "", "interrupted: %v", runErr)
 	}
 	return res, nil
+}
+
+// simulatorFailure says why a result of the virtual backend under test
+// is no answer of its model (with OnSimulatorFailure error, a failure is
+// returned, marked), and whether the endpoint itself failed.
+func simulatorFailure(r *toolenv.Result) (string, bool) {
+	kind := r.Meta[simulate.MetaFailure]
+	if kind == "" {
+		return "", false
+	}
+	return "the simulator did not answer (" + kind + "): " + r.Error, kind != "unparseable"
 }
 
 func skippedHint(skipped []string) string {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -117,6 +118,15 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 	if cfg.Runs < 1 || cfg.Concurrency < 1 {
 		return nil, invalid("--runs and --concurrency must be at least 1")
 	}
+	// Every model is asked once before anything is written or the first
+	// episode runs: a dead or wrong endpoint fails here, in seconds, not
+	// after each episode's retries (a replay uses no network, and checks
+	// nothing).
+	if needModel && !cfg.Replay {
+		if err := checkModels(ctx, cfg, getenv); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, err
 	}
@@ -160,6 +170,9 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		for _, c := range env.Collections() {
 			lt.colls[c.Name] = c
 			colls = append(colls, c)
+			if !taskSource(c, collDirs, len(queries) > 0) {
+				continue // served for its tools, not evaluated
+			}
 			for _, t := range env.Tasks[c.Name] {
 				if t.Collection == "" {
 					t.Collection = c.Name
@@ -220,6 +233,7 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		Tasks: tasks, Collections: lt.colls, Env: runEnv, Agent: a, ModelName: cfg.Model.Name,
 		Runs: cfg.Runs, Concurrency: cfg.Concurrency, Seed: cfg.Seed, MaxTokens: cfg.Model.MaxTokens,
 		Out: cfg.Out, Resume: cfg.Resume, RetryErrors: cfg.RetryErrors, Shard: shard, Logger: log,
+		StopAfterErrors: cmp.Or(cfg.StopAfterErrors, -1),
 	}
 	if needModel {
 		ev.run.Model = newClient(cfg.Model.URL, cfg.Model.APIKey, cfg.Model.KeyEnv)
@@ -229,22 +243,12 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		Agent: a.Name(), Model: cfg.Model.Name, ModelURL: redact.URL(cfg.Model.URL), Tasks: sources, TaskCount: len(tasks), Runs: cfg.Runs,
 		Concurrency: cfg.Concurrency, Seed: cfg.Seed, Shard: shard, Temperature: ev.run.Temperature, MaxTokens: cfg.Model.MaxTokens,
 		AgentOptions: agentOpts, Env: envName, Replay: cfg.Replay, Records: records.Path(), Skipped: lt.problems,
-		Command: opts.Command, Version: buildinfo.Version(), Started: time.Now().UTC(),
-		Config: recorded(cfg, envCfg),
+		Command: redactArgs(opts.Command), Version: buildinfo.Version(), Started: time.Now().UTC(),
+		Config: recorded(cfg, envCfg), Planned: planned(tasks, shard, cfg),
 	}
 	ev.Info.Prompts = append(ev.Info.Prompts, agent.Prompts()...)
-	j := &cfg.Judge
-	if needModel && !j.Off && cfg.Agent != "direct" && (!j.NoSoPR || j.FAC) {
-		ju, jm, jk, key := j.URL, j.Model, j.KeyEnv, j.APIKey
-		if ju == "" {
-			ju = cfg.Model.URL
-		}
-		if jm == "" {
-			jm = cfg.Model.Name
-		}
-		if jk == "" && key == "" {
-			jk, key = cfg.Model.KeyEnv, cfg.Model.APIKey
-		}
+	if ju, jm, jk, key, ok := judgeOf(cfg); ok {
+		j := &cfg.Judge
 		ev.run.Judge = &judge.Judge{Model: newClient(ju, key, jk), ModelName: jm}
 		ev.run.NoSoPR, ev.run.FAC, ev.run.JudgeRounds = j.NoSoPR, j.FAC, j.Rounds
 		ev.Info.Judge = &eval.JudgeInfo{Model: jm, URL: redact.URL(ju), Rounds: max(j.Rounds, 1), SoPR: !j.NoSoPR, FAC: j.FAC}
@@ -260,6 +264,74 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 		return nil, err
 	}
 	return ev, nil
+}
+
+// planned is how many episodes the run is to have: its shard's tasks (a
+// queued run's: all of them) × Runs.
+func planned(tasks []*toolenv.Task, shard eval.Shard, cfg *Config) int {
+	n := len(tasks)
+	if shard.Count > 1 && cfg.Queue.URL == "" {
+		n = 0
+		for i := range tasks {
+			if i%shard.Count == shard.Index {
+				n++
+			}
+		}
+	}
+	return n * cfg.Runs
+}
+
+// judgeOf returns the judge's endpoint, model and key (each the model's
+// when not given), and whether the run is judged at all.
+func judgeOf(cfg *Config) (url, model, keyEnv, key string, ok bool) {
+	j := &cfg.Judge
+	if cfg.Agent == "oracle" || j.Off || cfg.Agent == "direct" || j.NoSoPR && !j.FAC {
+		return "", "", "", "", false
+	}
+	url, model, keyEnv, key = cmp.Or(j.URL, cfg.Model.URL), cmp.Or(j.Model, cfg.Model.Name), j.KeyEnv, j.APIKey
+	if keyEnv == "" && key == "" {
+		keyEnv, key = cfg.Model.KeyEnv, cfg.Model.APIKey
+	}
+	return url, model, keyEnv, key, true
+}
+
+// checkModels asks the agent's model and the judge once each (llm.Preflight).
+func checkModels(ctx context.Context, cfg *Config, getenv func(string) string) error {
+	client := func(url, key, keyEnv string) *llm.Client {
+		if key == "" && keyEnv != "" {
+			key = getenv(keyEnv)
+		}
+		return llm.New(url, llm.Options{APIKey: key, Timeout: cfg.Model.Timeout})
+	}
+	eps := []llm.Endpoint{{Role: "--model", Client: client(cfg.Model.URL, cfg.Model.APIKey, cfg.Model.KeyEnv), Model: cfg.Model.Name}}
+	if url, model, keyEnv, key, ok := judgeOf(cfg); ok && (url != cfg.Model.URL || model != cfg.Model.Name) {
+		eps = append(eps, llm.Endpoint{Role: "the judge (--judge-url, --judge-model)", Client: client(url, key, keyEnv), Model: model})
+	}
+	return llm.Preflight(ctx, eps...)
+}
+
+// taskSource reports whether the tasks of c are evaluated: c was read
+// from one of the task folders (compared as files: the same folder may
+// be spelled two ways, in a --config file and in --tasks), or it is the
+// ToolBench collection and query files were given. The environment's
+// other collections are served, their tasks not run.
+func taskSource(c *toolenv.Collection, dirs []string, queries bool) bool {
+	if queries && c.Kind == "toolbench" {
+		return true
+	}
+	if c.Dir == "" {
+		return false
+	}
+	fc, err := os.Stat(c.Dir)
+	if err != nil {
+		return false
+	}
+	for _, d := range dirs {
+		if fd, err := os.Stat(d); err == nil && os.SameFile(fc, fd) {
+			return true
+		}
+	}
+	return false
 }
 
 // joinQueue opens the run in the queue cfg.Queue names.
@@ -379,7 +451,7 @@ func (ev *Evaluation) Run(ctx context.Context) (*Result, error) {
 		return nil, runErr
 	}
 	info := ev.Info
-	info.Finished, info.Ran, info.Resumed, info.Interrupted = time.Now().UTC(), res.Ran, res.Skipped, res.Interrupted
+	info.Finished, info.Ran, info.Resumed, info.Interrupted, info.Stopped = time.Now().UTC(), res.Ran, res.Skipped, res.Interrupted, res.Stopped
 	if err := eval.WriteRunInfo(cfg.Out, info); err != nil {
 		return nil, err
 	}
@@ -478,4 +550,13 @@ func (o Options) Log() io.Writer {
 		return io.Discard
 	}
 	return o.Progress
+}
+
+// redactArgs is a command line as run records keep it: nil stays nil,
+// secrets hidden (redact.Args).
+func redactArgs(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	return redact.Args(args)
 }

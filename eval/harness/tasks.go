@@ -79,6 +79,10 @@ func splitTaskSources(paths []string) (collections, queries []string, err error)
 				collections = append(collections, p)
 				continue
 			}
+			if inside := toolenv.CollectionsIn(p); len(inside) > 0 {
+				return nil, nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "name one of them: --tasks "+strings.Join(inside, " or --tasks "),
+					"--tasks %s: it holds no %s: it is a folder of %d collections", p, toolenv.CollectionFile, len(inside))
+			}
 		}
 		queries = append(queries, p)
 	}

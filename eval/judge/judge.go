@@ -65,6 +65,9 @@ type Verdict struct {
 	// Error is set when the judge could not be asked (the label is then
 	// Unparseable).
 	Error string `json:"error,omitempty"`
+	// Failed says the judge's model did not answer (after its retries):
+	// no verdict was given, and the label is no measurement.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // SoPR judges a converted answer as eval_pass_rate.py does. query is the
@@ -122,7 +125,7 @@ func (j *Judge) askStatus(ctx context.Context, stage string, p promptfile.Prompt
 	}
 	resp, err := j.Model.Chat(ctx, req)
 	if err != nil {
-		return Verdict{Label: metrics.Unparseable, Stage: stage, Error: err.Error()}
+		return Verdict{Label: metrics.Unparseable, Stage: stage, Error: err.Error(), Failed: true}
 	}
 	msg := resp.Choices[0].Message
 	v := Verdict{Stage: stage}
@@ -211,7 +214,7 @@ func (j *Judge) FAC(ctx context.Context, query, finalAnswer string) Verdict {
 	}
 	resp, err := j.Model.Chat(ctx, req)
 	if err != nil {
-		return Verdict{Label: metrics.Unparseable, Stage: StageFAC, Error: err.Error()}
+		return Verdict{Label: metrics.Unparseable, Stage: StageFAC, Error: err.Error(), Failed: true}
 	}
 	text := resp.Text()
 	v := Verdict{Stage: StageFAC, Raw: text}

@@ -120,6 +120,38 @@ func present(ms []metric, gs []eval.Group) []metric {
 	return out
 }
 
+// denominator names what a group's value of m is over ("n=120"), or ""
+// when unknown.
+func (m metric) denominator(g *eval.Group) string {
+	switch {
+	case m.key == "completion":
+		return fmt.Sprintf("n=%d", g.AnswerEpisodes)
+	case m.key == "sopr" && g.SoPR != nil:
+		return fmt.Sprintf("n=%d tasks", g.SoPR.Tasks)
+	case m.key == "fac" && g.FAC != nil:
+		return fmt.Sprintf("n=%d tasks", g.FAC.Tasks)
+	case m.get(g) != nil:
+		return fmt.Sprintf("n=%d", g.GoldEpisodes)
+	}
+	return ""
+}
+
+// cell is a table's cell for a group's value of m: the value and what it
+// is over.
+func (m metric) cell(g *eval.Group) string {
+	if g == nil {
+		return m.format(nil)
+	}
+	s := m.get(g)
+	if s == nil {
+		return m.format(nil)
+	}
+	if d := m.denominator(g); d != "" {
+		return m.format(s) + " (" + d + ")"
+	}
+	return m.format(s)
+}
+
 // format writes a stat: "0.47" or "0.47 ± 0.02" when measured over more
 // than one run; "–" when absent.
 func (m metric) format(s *eval.Stat) string {

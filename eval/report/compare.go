@@ -29,7 +29,10 @@ func CompareMarkdown(evs []Evaluation) string {
 	for _, ev := range evs {
 		line := ""
 		if ev.Info != nil {
-			line = " — " + strings.ReplaceAll(runLine(ev.Info), "`", "")
+			line = " — " + strings.ReplaceAll(runLine(ev.Info, ev.Summary), "`", "")
+		}
+		if w := Banner(ev.Summary.Status); w != "" {
+			line += " **" + w + "**"
 		}
 		fmt.Fprintf(&b, "- `%s`%s\n", ev.Name, line)
 	}
@@ -44,7 +47,7 @@ func CompareMarkdown(evs []Evaluation) string {
 			}
 			r := []string{m.title}
 			for _, g := range groups {
-				r = append(r, m.format(m.get(g)))
+				r = append(r, m.cell(g))
 			}
 			rows = append(rows, r)
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"path/filepath"
 	"strings"
 
@@ -41,8 +42,10 @@ func Rewrite(dir string) (*eval.RunInfo, *eval.Summary, error) {
 
 // Merge joins the episodes of the evaluation folders dirs (the shards of
 // one evaluation, or several) into out and writes the reports there; the
-// run.json of the first folder, unsharded and with the merged task
-// count, becomes out's. It returns the episodes merged.
+// run.json of the first folder, unsharded, becomes out's, planning the
+// whole evaluation (shards) or what the folders planned together (several
+// evaluations, its task count then the merged one). It returns the
+// episodes merged.
 func Merge(out string, dirs []string) (*eval.RunInfo, *eval.Summary, int, error) {
 	eps, problems, err := eval.Merge(out, dirs)
 	if err != nil {
@@ -50,12 +53,34 @@ func Merge(out string, dirs []string) (*eval.RunInfo, *eval.Summary, int, error)
 	}
 	info, _ := eval.ReadRunInfo(dirs[0])
 	if info != nil {
-		info.Shard = eval.Shard{}
+		// The merged run planned the whole evaluation when its parts are
+		// shards of one (their TaskCount is all its tasks), else what
+		// its parts planned; a part that stopped or was interrupted
+		// leaves the whole so. A missing shard is missing episodes.
+		planned, sharded := 0, info.Shard.Count > 1
+		if sharded {
+			planned = info.TaskCount * max(info.Runs, 1)
+		}
+		info.Interrupted, info.Stopped = false, ""
+		for _, d := range dirs {
+			part, err := eval.ReadRunInfo(d)
+			if err != nil {
+				continue
+			}
+			if !sharded {
+				planned += cmp.Or(part.Planned, part.TaskCount*max(part.Runs, 1))
+			}
+			info.Interrupted = info.Interrupted || part.Interrupted
+			info.Stopped = cmp.Or(part.Stopped, info.Stopped)
+		}
+		info.Shard, info.Planned = eval.Shard{}, planned
 		tasks := map[string]bool{}
 		for _, ep := range eps {
 			tasks[ep.TaskID] = true
 		}
-		info.TaskCount = len(tasks)
+		if !sharded {
+			info.TaskCount = len(tasks)
+		}
 		if err := eval.WriteRunInfo(out, info); err != nil {
 			return nil, nil, 0, err
 		}
@@ -78,7 +103,9 @@ func ReadEvaluations(dirs []string) ([]Evaluation, error) {
 			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "%s holds no episodes", d)
 		}
 		info, _ := eval.ReadRunInfo(d)
-		evs = append(evs, Evaluation{Name: filepath.Base(filepath.Clean(d)), Info: info, Summary: eval.Summarize(eps)})
+		s := eval.Summarize(eps)
+		s.Status = eval.StatusOf(info, eps)
+		evs = append(evs, Evaluation{Name: filepath.Base(filepath.Clean(d)), Info: info, Summary: s})
 	}
 	return evs, nil
 }

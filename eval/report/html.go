@@ -53,6 +53,7 @@ type episodeView struct {
 }
 
 type pageData struct {
+	Banner     string
 	RunLine    string
 	Info       *eval.RunInfo
 	InfoJSON   string
@@ -74,9 +75,9 @@ func HTML(w io.Writer, info *eval.RunInfo, s *eval.Summary, eps []*eval.Episode,
 	if opt.MaxText <= 0 {
 		opt.MaxText = 2000
 	}
-	d := pageData{Info: info, Tables: tables(info, s), Categories: categoryChart(s.Groups), Problems: problems}
+	d := pageData{Info: info, Tables: tables(info, s), Categories: categoryChart(s.Groups), Problems: problems, Banner: Banner(s.Status)}
 	if info != nil {
-		d.RunLine = strings.ReplaceAll(runLine(info), "`", "")
+		d.RunLine = strings.ReplaceAll(runLine(info, s), "`", "")
 		raw, _ := json.MarshalIndent(info, "", "  ")
 		d.InfoJSON = string(raw)
 	}
@@ -199,9 +200,11 @@ svg .bv,svg .tick,svg .lg{font-size:11px;fill:#444}svg .tick{text-anchor:middle}
 details{border:1px solid #ddd;border-radius:4px;margin:6px 0;padding:4px 8px}summary{cursor:pointer}
 .b{display:inline-block;border-radius:3px;padding:0 6px;margin-left:6px;font-size:12px;color:#fff}.ok{background:#59a14f}.bad{background:#e15759}.warn{background:#f28e2b}
 pre{white-space:pre-wrap;word-break:break-word;background:#f8f8f8;padding:6px;margin:4px 0;font-size:12px;max-height:360px;overflow:auto}
+.banner{background:#fdecea;border:2px solid #e15759;border-radius:4px;padding:8px 12px;font-weight:600;margin:12px 0}
 .step{border-left:3px solid #4e79a7;padding-left:8px;margin:8px 0}.step.fail{border-color:#e15759}.muted{color:#777}
 </style></head><body>
 <h1>toolenv evaluation</h1>
+{{if .Banner}}<div class="banner" role="alert">{{.Banner}}</div>{{end}}
 <p>{{.RunLine}}</p>
 {{if .Problems}}<details><summary>{{len .Problems}} problem(s) while reading the inputs</summary><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul></details>{{end}}
 {{if .InfoJSON}}<details><summary>Run details (run.json)</summary><pre>{{.InfoJSON}}</pre></details>{{end}}

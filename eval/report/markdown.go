@@ -27,16 +27,17 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 	}
 	var out []tableData
 	over := present([]metric{mCompletion, mSoPR, mFAC}, gs)
-	t := tableData{Title: "Overview", Head: []string{"Split", "Agent", "Model", "Tasks", "Runs"}}
+	t := tableData{Title: "Overview", Head: []string{"Split", "Agent", "Model", "Tasks", "Runs", "Episodes"},
+		Note: "n is what each figure is over: episodes whose task has a gold answer (completion), episodes whose task has a gold call sequence (sequence metrics), tasks (SoPR, FAC). Episodes that ended with an error count as failures."}
 	for _, m := range over {
 		t.Head = append(t.Head, m.title)
 	}
 	t.Head = append(t.Head, "Finished", "Errors", "LLM calls/ep", "Tokens/ep", "Tool calls/ep")
 	for i := range gs {
 		g := &gs[i]
-		r := []string{g.Split, g.Agent, g.Model, fmt.Sprint(g.Tasks), fmt.Sprint(g.Runs)}
+		r := []string{g.Split, g.Agent, g.Model, fmt.Sprint(g.Tasks), fmt.Sprint(g.Runs), fmt.Sprint(g.Episodes)}
 		for _, m := range over {
-			r = append(r, m.format(m.get(g)))
+			r = append(r, m.cell(g))
 		}
 		r = append(r, fmt.Sprint(g.FinishedEpisodes), fmt.Sprint(g.Errors),
 			fmt.Sprintf("%.1f", g.Cost.LLMCalls), fmt.Sprintf("%.0f", g.Cost.PromptTokens+g.Cost.CompletionTokens), fmt.Sprintf("%.1f", g.Cost.ToolCalls))
@@ -57,7 +58,7 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 			g := &gs[i]
 			r := []string{g.Split, g.Agent, g.Model}
 			for _, m := range ms {
-				r = append(r, m.format(m.get(g)))
+				r = append(r, m.cell(g))
 			}
 			t.Rows = append(t.Rows, r)
 		}
@@ -114,8 +115,11 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 func Markdown(info *eval.RunInfo, s *eval.Summary) string {
 	var b strings.Builder
 	b.WriteString("# toolenv evaluation\n\n")
+	if w := Banner(s.Status); w != "" {
+		b.WriteString("> **" + w + "**\n\n")
+	}
 	if info != nil {
-		b.WriteString(runLine(info) + "\n\n")
+		b.WriteString(runLine(info, s) + "\n\n")
 	}
 	ts := tables(info, s)
 	if len(ts) == 0 {
@@ -133,13 +137,46 @@ func Markdown(info *eval.RunInfo, s *eval.Summary) string {
 	return b.String()
 }
 
+// Banner says, for a run whose episodes are not the run that was
+// planned, how many of them ran and why the others are missing or
+// measured nothing; "" for a complete run (or an unknown plan). Reports
+// put it at their top.
+func Banner(st *eval.RunStatus) string {
+	if st == nil || st.Complete {
+		return ""
+	}
+	ran := st.Completed + st.Errored
+	s := fmt.Sprintf("Incomplete run: %d of %d planned episodes ran (%d completed, %d errored)", ran, st.Planned, st.Completed, st.Errored)
+	if st.Missing > 0 {
+		s += fmt.Sprintf("; %d never ran", st.Missing)
+		switch {
+		case st.Stopped != "":
+			s += " because the run stopped: " + st.Stopped
+		case st.Interrupted:
+			s += " because the run was interrupted"
+		}
+	}
+	s += "."
+	if st.Errored > 0 {
+		s += " Errored episodes measured nothing (the model, the environment or a judge did not answer) and count as failures."
+	}
+	if ran == 0 {
+		return s + " Nothing was measured: the figures below are not scores."
+	}
+	return s + " Every figure below is over the episodes that ran, as its n says."
+}
+
 // runLine says what was run in one sentence.
-func runLine(info *eval.RunInfo) string {
+func runLine(info *eval.RunInfo, sum *eval.Summary) string {
 	model := "model `" + info.Model + "`"
 	if info.Model == "" {
 		model = "no model"
 	}
-	s := fmt.Sprintf("Agent `%s`, %s, %d task(s) × %d run(s), seed %d, %s environment", info.Agent, model, info.TaskCount, info.Runs, info.Seed, info.Env)
+	plan := fmt.Sprintf("%d task(s) × %d run(s)", info.TaskCount, info.Runs)
+	if st := sum.Status; st != nil && !st.Complete {
+		plan = fmt.Sprintf("%d task(s) × %d run(s) planned (%d episodes; %d in this report)", info.TaskCount, info.Runs, st.Planned, st.Completed+st.Errored)
+	}
+	s := fmt.Sprintf("Agent `%s`, %s, %s, seed %d, %s environment", info.Agent, model, plan, info.Seed, info.Env)
 	if info.Judge != nil {
 		s += fmt.Sprintf(", judge `%s` (%d round(s))", info.Judge.Model, info.Judge.Rounds)
 	}

@@ -82,7 +82,7 @@ func TestBarChart(t *testing.T) {
 func TestCompareMarkdown(t *testing.T) {
 	s := eval.Summarize(episodes())
 	md := CompareMarkdown([]Evaluation{{Name: "a", Summary: s}, {Name: "b", Summary: s}})
-	for _, want := range []string{"## s", "| Metric | a: direct/m | a: react/m | b: direct/m | b: react/m |", "| Completion | 0.75 ± 0.25 | – | 0.75 ± 0.25 | – |", "| SoPR % | – | 75.0 ± 25.0 | – | 75.0 ± 25.0 |"} {
+	for _, want := range []string{"## s", "| Metric | a: direct/m | a: react/m | b: direct/m | b: react/m |", "| Completion | 0.75 ± 0.25 (n=4) | – | 0.75 ± 0.25 (n=4) | – |", "| SoPR % | – | 75.0 ± 25.0 (n=2 tasks) | – | 75.0 ± 25.0 (n=2 tasks) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, md)
 		}

@@ -21,6 +21,7 @@ func Write(dir string, info *eval.RunInfo, eps []*eval.Episode, problems []error
 	if info != nil {
 		s.Provenance = &toolenv.Provenance{Version: info.Version, Config: info.Config}
 	}
+	s.Status = eval.StatusOf(info, eps)
 	if err := toolenv.WriteJSONFile(filepath.Join(dir, "summary.json"), s); err != nil {
 		return nil, fmt.Errorf("write summary: %w", err)
 	}

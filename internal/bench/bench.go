@@ -36,19 +36,24 @@ import (
 type Options struct {
 	// Docs are ToolBench docs to serve; nil serves the demo collection.
 	Docs []string `json:"toolbench" flag:"toolbench" path:"file" help:"ToolBench docs to serve (default: the demo collection)"`
-	// Connections, Duration (split over Rounds), Warmup (per target and
-	// round) and Rounds shape the load; zero values mean 64, 10s, 2s
-	// and 3.
+	// Connections, Duration (of each measured round, per target),
+	// Warmup (before each) and Rounds shape the load; zero values mean
+	// 64, 10s, 2s and 3. A run takes Rounds × targets × (Warmup +
+	// Duration).
 	Connections int           `json:"connections" flag:"connections" default:"64" help:"concurrent connections"`
-	Duration    time.Duration `json:"duration" flag:"duration" default:"10s" help:"measured time per target, split over --rounds"`
-	Warmup      time.Duration `json:"warmup" flag:"warmup" default:"2s" help:"unmeasured warm-up per target and round"`
-	Rounds      int           `json:"rounds" flag:"rounds" default:"3" help:"alternate the targets over this many rounds (splitting --duration) and report each one's median round"`
+	Duration    time.Duration `json:"duration" flag:"duration" default:"10s" help:"measured time of each round, per target (a run takes rounds × targets × (warm-up + duration); wrk counts whole seconds)"`
+	Warmup      time.Duration `json:"warmup" flag:"warmup" default:"2s" help:"unmeasured warm-up before each measured round"`
+	Rounds      int           `json:"rounds" flag:"rounds" default:"3" help:"alternate the targets over this many rounds of --duration each and report each one's median round"`
+	// LoadGenerator is GeneratorAuto, GeneratorWrk or GeneratorGo;
+	// Threads are wrk's threads (0: the CPUs, at most Connections).
+	LoadGenerator string `json:"load_generator" flag:"load-generator" default:"auto" enum:"auto,wrk,go" help:"what sends the load: wrk (an external client in C, a child process), go (toolenv's own, in this process) or auto (wrk when it is on the PATH)"`
+	Threads       int    `json:"threads" flag:"threads" help:"wrk's threads (default: the CPUs)"`
 	// Baseline also measures a bare net/http handler returning the same
 	// bytes.
 	Baseline bool `json:"baseline" flag:"baseline" default:"true" help:"also measure a bare net/http handler returning the same bytes"`
 	// Target benchmarks a running toolenv at this base URL instead of
 	// starting one (its cache must already hold the answers).
-	Target string `json:"target" flag:"target" help:"benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)"`
+	Target string `json:"target" flag:"target" url:"http" help:"benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)"`
 	// MaxTools bounds the tools whose calls are used; 0 means 2,000.
 	MaxTools int `json:"max_tools" flag:"max-tools" default:"2000" help:"use at most this many tools' calls"`
 	// CanonicalOnly records the answers under their canonical arguments
@@ -91,7 +96,7 @@ func (o *Options) defaults() {
 // record is the configuration the report records.
 func (o *Options) record() map[string]any {
 	return map[string]any{"toolbench": o.Docs, "connections": o.Connections, "duration": o.Duration.String(), "warmup": o.Warmup.String(),
-		"rounds": o.Rounds, "baseline": o.Baseline, "target": o.Target, "max_tools": o.MaxTools}
+		"rounds": o.Rounds, "baseline": o.Baseline, "target": o.Target, "max_tools": o.MaxTools, "load_generator": o.LoadGenerator, "threads": o.Threads}
 }
 
 // Report is what the benchmark measured.
@@ -113,7 +118,23 @@ type Report struct {
 	// load on the machine disturbs far less than throughput.
 	ToolenvCPU  time.Duration `json:"toolenv_cpu_per_request_ns,omitempty"`
 	BaselineCPU time.Duration `json:"baseline_cpu_per_request_ns,omitempty"`
-	Target      string        `json:"target"`
+	// LoadGenerator names what sent the load. ToolenvClientCPU and
+	// BaselineClientCPU are its CPU time per request against each
+	// target, and ToolenvClientCores and BaselineClientCores the cores
+	// it kept busy (medians over the rounds): a client near the
+	// machine's cores, or costlier per request than the server, is the
+	// bottleneck, and the ratio says less about the servers.
+	LoadGenerator       string        `json:"load_generator"`
+	ToolenvClientCPU    time.Duration `json:"toolenv_client_cpu_per_request_ns"`
+	BaselineClientCPU   time.Duration `json:"baseline_client_cpu_per_request_ns,omitempty"`
+	ToolenvClientCores  float64       `json:"toolenv_client_cores"`
+	BaselineClientCores float64       `json:"baseline_client_cores,omitempty"`
+	// RoundSeconds are the measured rounds' lengths, each target's in
+	// turn; LoadAverage the machine's load average (1, 5, 15 min) at the
+	// start and at the end of the run: other work skews the figures.
+	RoundSeconds []float64    `json:"round_seconds"`
+	LoadAverage  [2][]float64 `json:"load_average"`
+	Target       string       `json:"target"`
 	// Keys says how the answers were recorded: "exact" (under the
 	// canonical arguments and the /virtual client's exact key, as a
 	// /virtual call records them) or "canonical" (CanonicalOnly).
@@ -217,11 +238,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Keys = "canonical"
 		}
 	}
-	reqs := make([]loadgen.Request, len(bodies))
-	hdr := http.Header{"Content-Type": {"application/json"}}
 	answers := make([][]byte, len(bodies))
 	for i, b := range bodies {
-		reqs[i] = loadgen.Request{Method: http.MethodPost, URL: base + "/virtual", Body: b, Header: hdr}
 		resp, err := http.Post(base+"/virtual", "application/json", bytes.NewReader(b))
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
@@ -232,8 +250,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: request %d was not a cache hit (source %q): %s", i, src, answers[i])
 		}
 	}
-	opts := loadgen.Options{Connections: connections, Duration: duration / time.Duration(rounds), Warmup: warmup}
-	var breqs []loadgen.Request
+	drv, err := newDriver(&o, bodies, dir)
+	if err != nil {
+		return nil, err
+	}
+	// The report records what the rounds last: wrk counts whole
+	// seconds (a warm-up of 0 is none).
+	rep.LoadGenerator, rep.Duration = drv.name(), drv.effective(duration).String()
+	if warmup > 0 {
+		warmup = drv.effective(warmup)
+	}
+	duration = drv.effective(duration)
+	var bareURL string
 	var bareProc *os.Process
 	if baseline {
 		answersFile := filepath.Join(dir, "answers.json")
@@ -245,53 +273,64 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 		defer stop()
-		bareProc = proc
-		breqs = make([]loadgen.Request, len(reqs))
-		for i, r := range reqs {
-			breqs[i] = r
-			breqs[i].URL = url + "/virtual"
-		}
+		bareURL, bareProc = url, proc
 	}
 	// Alternate the two targets over several rounds and keep each one's
 	// median round, so that other load on the machine hits both alike.
-	var tRounds, bRounds []*loadgen.Result
-	var tCPU, bCPU []float64
-	measure := func(proc *os.Process, rs []loadgen.Request) (*loadgen.Result, float64, error) {
-		before := procCPU(proc)
-		res, err := loadgen.Run(ctx, rs, opts)
-		if err != nil {
-			return nil, 0, err
-		}
-		// CPU per request over the whole round, warm-up included.
-		n := float64(res.Requests) * float64(opts.Duration+opts.Warmup) / float64(opts.Duration)
-		return res, float64(procCPU(proc)-before) / n, nil
+	type round struct {
+		res                *loadgen.Result
+		cpu, client, cores float64
 	}
+	var tRounds, bRounds []round
+	measure := func(proc *os.Process, url string) (round, error) {
+		if err := drv.warmup(ctx, url, warmup); err != nil {
+			return round{}, err
+		}
+		before := procCPU(proc)
+		res, client, err := drv.measure(ctx, url, duration)
+		if err != nil {
+			return round{}, err
+		}
+		if res.Requests == 0 {
+			return round{}, fmt.Errorf("bench: no request completed against %s in %s", url, duration)
+		}
+		rep.RoundSeconds = append(rep.RoundSeconds, res.Elapsed.Seconds())
+		n := float64(res.Requests)
+		return round{res: res, cpu: float64(procCPU(proc)-before) / n, client: float64(client) / n, cores: client.Seconds() / res.Elapsed.Seconds()}, nil
+	}
+	rep.LoadAverage[0] = loadAverages()
 	for r := 0; r < rounds; r++ {
 		if baseline {
-			fmt.Fprintf(o.Log, "round %d/%d: bare net/http handler, %d connections, %s…\n", r+1, rounds, connections, opts.Duration)
-			res, cpu, err := measure(bareProc, breqs)
+			fmt.Fprintf(o.Log, "round %d/%d: bare net/http handler, %d connections, %s after %s of warm-up, load from %s…\n", r+1, rounds, connections, duration, warmup, drv.name())
+			rd, err := measure(bareProc, bareURL)
 			if err != nil {
 				return nil, err
 			}
-			bRounds, bCPU = append(bRounds, res), append(bCPU, cpu)
+			bRounds = append(bRounds, rd)
 		}
-		fmt.Fprintf(o.Log, "round %d/%d: toolenv /virtual cache hits over %d distinct calls, %d connections, %s…\n", r+1, rounds, len(reqs), connections, opts.Duration)
-		res, cpu, err := measure(toolenvProc, reqs)
+		fmt.Fprintf(o.Log, "round %d/%d: toolenv /virtual cache hits over %d distinct calls, %d connections, %s after %s of warm-up…\n", r+1, rounds, len(bodies), connections, duration, warmup)
+		rd, err := measure(toolenvProc, base)
 		if err != nil {
 			return nil, err
 		}
-		tRounds, tCPU = append(tRounds, res), append(tCPU, cpu)
+		tRounds = append(tRounds, rd)
 	}
-	if toolenvProc != nil {
-		rep.ToolenvCPU = median(tCPU)
-	}
-	if baseline {
-		rep.BaselineCPU = median(bCPU)
+	rep.LoadAverage[1] = loadAverages()
+	medians := func(rs []round) (res *loadgen.Result, cpu, client time.Duration, cores float64) {
+		var rr []*loadgen.Result
+		var c, cl, co []float64
+		for _, r := range rs {
+			rr, c, cl, co = append(rr, r.res), append(c, r.cpu), append(cl, r.client), append(co, r.cores)
+		}
+		return medianRound(rr), median(c), median(cl), medianFloat(co)
 	}
 	rep.Rounds = rounds
-	rep.Toolenv = medianRound(tRounds)
+	rep.Toolenv, rep.ToolenvCPU, rep.ToolenvClientCPU, rep.ToolenvClientCores = medians(tRounds)
+	if toolenvProc == nil {
+		rep.ToolenvCPU = 0
+	}
 	if baseline {
-		rep.Baseline = medianRound(bRounds)
+		rep.Baseline, rep.BaselineCPU, rep.BaselineClientCPU, rep.BaselineClientCores = medians(bRounds)
 		rep.Ratio = rep.Toolenv.RPS / rep.Baseline.RPS
 	}
 	return rep, nil
@@ -347,10 +386,12 @@ func medianRound(rs []*loadgen.Result) *loadgen.Result {
 	return sorted[len(sorted)/2]
 }
 
-func median(xs []float64) time.Duration {
+func median(xs []float64) time.Duration { return time.Duration(medianFloat(xs)) }
+
+func medianFloat(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	return time.Duration(s[len(s)/2])
+	return s[len(s)/2]
 }
 
 // procCPU returns a process's user + system CPU time so far, in
@@ -509,9 +550,28 @@ func Print(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "\ntoolenv serves %.0f%% of the bare handler's requests/s (median of %d alternating rounds; %d connections, %d CPUs, %s, %d distinct calls over %d tools).\n",
 			rep.Ratio*100, rep.Rounds, rep.Connections, rep.CPUs, rep.GoVersion, rep.Requests, rep.Tools)
 	}
+	if rep.LoadGenerator != "" {
+		fmt.Fprintf(w, "Load from %s: %s of client CPU per request against toolenv (%.2f cores busy)", rep.LoadGenerator, rep.ToolenvClientCPU.Round(100*time.Nanosecond), rep.ToolenvClientCores)
+		if rep.Baseline != nil {
+			fmt.Fprintf(w, ", %s against the bare handler (%.2f cores busy)", rep.BaselineClientCPU.Round(100*time.Nanosecond), rep.BaselineClientCores)
+		}
+		fmt.Fprintf(w, " of %d CPUs.\n", rep.CPUs)
+	}
+	if a, b := rep.LoadAverage[0], rep.LoadAverage[1]; len(a) == 3 && len(b) == 3 {
+		fmt.Fprintf(w, "Load average %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end; rounds of %s.\n", a[0], a[1], a[2], b[0], b[1], b[2], roundsText(rep.RoundSeconds))
+	}
 	if rep.Load != nil {
 		fmt.Fprintf(w, "Loading %d ToolBench files (%d APIs) took %.3fs; resident memory afterwards %.1f MiB.\n", rep.Load.Files, rep.Load.APIs, rep.Load.Seconds, rep.Load.RSSMiB)
 	}
+}
+
+// roundsText lists the rounds' lengths: "8.0, 8.0, 8.0 s".
+func roundsText(secs []float64) string {
+	parts := make([]string, len(secs))
+	for i, s := range secs {
+		parts[i] = fmt.Sprintf("%.1f", s)
+	}
+	return strings.Join(parts, ", ") + " s"
 }
 
 // sampleArgs makes a valid call of t: a documented example if there is

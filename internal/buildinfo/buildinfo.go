@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/redact"
 )
 
 // Linked is a version set at link time with
@@ -99,8 +100,26 @@ func (i Info) String() string {
 
 // Provenance returns the provenance of a result made now by this
 // program: its version, revision and toolchain, with the command line and
-// the effective configuration given (either may be nil).
+// the effective configuration given (either may be nil). The command
+// line is redacted (redact.Args), and so are the string values of a
+// map[string]any configuration (redact.Value).
 func Provenance(command []string, config any) *toolenv.Provenance {
 	i := Read()
+	if m, ok := config.(map[string]any); ok {
+		red := make(map[string]any, len(m))
+		for k, v := range m {
+			switch x := v.(type) {
+			case string:
+				v = redact.Value(x)
+			case []string:
+				v = redact.Args(x)
+			}
+			red[k] = v
+		}
+		config = red
+	}
+	if command != nil {
+		command = redact.Args(command)
+	}
 	return &toolenv.Provenance{Version: Version(), Revision: i.Revision, Go: i.Go, Command: command, Config: config}
 }

@@ -11,6 +11,8 @@
 //	help:"text"        what it does: the flag's usage and the schema's description
 //	default:"value"    the value a command starts from (the flag's default)
 //	enum:"a,b,c"       the values it accepts
+//	url:"http"         an http:// or https:// URL when set (a value without its scheme is refused
+//	                   with the URL it should have been)
 //	path:"file"        a file or folder: relative paths in a file resolve against the file's folder
 //	                   ("named" also accepts NAME=FILE)
 //	secret:"key_env"   the value is a credential: written inline in a file it is accepted with a

@@ -29,6 +29,8 @@ type Field struct {
 	Enum []string
 	// Path is "file" or "named" for file paths, else "".
 	Path string
+	// URL says the value, when set, is an http:// or https:// URL.
+	URL bool
 	// Secret is, for a credential, the key of the field that should name
 	// the environment variable holding it instead; "" otherwise.
 	Secret string
@@ -117,6 +119,7 @@ func walk(t reflect.Type, index []int, prefix string) []*node {
 			f.Comma = strings.HasSuffix(fl, ",comma")
 			f.Short = sf.Tag.Get("short")
 		}
+		f.URL = sf.Tag.Get("url") == "http"
 		if e := sf.Tag.Get("enum"); e != "" {
 			f.Enum = strings.Split(e, ",")
 		}

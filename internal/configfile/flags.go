@@ -67,7 +67,11 @@ func Bind(fs *pflag.FlagSet, defaults any, opts BindOptions) *Flags {
 		case *time.Duration:
 			fs.DurationVarP(p, name, f.Short, *p, usage)
 		case *string:
-			fs.StringVarP(p, name, f.Short, *p, usage)
+			if f.Enum != nil || f.URL {
+				fs.VarP(&checkedString{p: p, f: f}, name, f.Short, usage)
+			} else {
+				fs.StringVarP(p, name, f.Short, *p, usage)
+			}
 		case *bool:
 			fs.BoolVarP(p, name, f.Short, *p, usage)
 		case *int:
@@ -90,6 +94,26 @@ func Bind(fs *pflag.FlagSet, defaults any, opts BindOptions) *Flags {
 		b.bound = append(b.bound, boundFlag{field: f, name: name})
 	}
 	return b
+}
+
+// checkedString is a string flag whose value is checked as it is parsed
+// (its field's enum and URL tags), so that a wrong value is a usage error
+// naming the flag, with the valid values and the nearest one.
+type checkedString struct {
+	p *string
+	f *Field
+}
+
+func (c *checkedString) String() string { return *c.p }
+func (c *checkedString) Type() string   { return "string" }
+
+// Set implements pflag.Value.
+func (c *checkedString) Set(v string) error {
+	if err := c.f.check(v); err != nil {
+		return err
+	}
+	*c.p = v
+	return nil
 }
 
 // deepCopy gives the slices of a struct value their own backing arrays.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolenv/toolenv/internal/redact"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -369,12 +371,8 @@ func (d *decoder) str(n *yaml.Node, f *Field) (string, bool) {
 		d.fail(n, f.Key, "want a string, not %s%s", describe(n), hint)
 		return "", false
 	}
-	if f.Enum != nil && !slices.Contains(f.Enum, n.Value) {
-		s := ""
-		if near := nearest(n.Value, f.Enum); near != "" {
-			s = fmt.Sprintf("; did you mean %s?", near)
-		}
-		d.fail(n, f.Key, "%q is not one of %s%s", n.Value, strings.Join(quoteAll(f.Enum), ", "), s)
+	if err := f.check(n.Value); err != nil {
+		d.fail(n, f.Key, "%v", err)
 		return "", false
 	}
 	return n.Value, true
@@ -459,6 +457,49 @@ func typeName(t reflect.Type) string {
 	}
 	return t.String()
 }
+
+// check checks a string value against the field's enum and URL tags.
+func (f *Field) check(v string) error {
+	if f.Enum != nil && !slices.Contains(f.Enum, v) {
+		s := ""
+		if near := nearest(v, f.Enum); near != "" {
+			s = fmt.Sprintf("; did you mean %s?", near)
+		}
+		return fmt.Errorf("%q is not one of %s%s", v, strings.Join(quoteAll(f.Enum), ", "), s)
+	}
+	if f.URL && v != "" {
+		return CheckURL(v)
+	}
+	return nil
+}
+
+// CheckURL checks that s is an absolute http:// or https:// URL with a
+// host. Its error says what is wrong and, for a URL written without its
+// scheme ("localhost:8000/v1"), the URL meant.
+func CheckURL(s string) error {
+	if !strings.Contains(s, "://") {
+		meant := redact.URL("http://" + strings.TrimPrefix(s, "//"))
+		return fmt.Errorf("%q is not an http(s) URL: write its scheme, e.g. %s", strings.TrimPrefix(meant, "http://"), meant)
+	}
+	shown := redact.URL(s)
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL: %v", shown, errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q is not an http(s) URL: its scheme is %s, want http:// or https://", shown, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("%q has no host: write it as http://HOST:PORT/PATH, e.g. http://127.0.0.1:8000/v1", shown)
+	}
+	return nil
+}
+
+// Nearest returns the candidate closest to name: equal ignoring case and
+// separators, else within an edit distance of a third of its length (a
+// transposition counts as one edit); "" if none is. Commands use it to
+// suggest a flag or a value.
+func Nearest(name string, candidates []string) string { return nearest(name, candidates) }
 
 // nearest returns the candidate closest to name: equal ignoring case and
 // separators, else within an edit distance (a transposition counts as

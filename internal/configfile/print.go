@@ -107,14 +107,10 @@ func redactSection(sec *node, rv reflect.Value) *Object {
 	return o
 }
 
-// redactURL hides the user info and the query values of a URL (a
-// password, a token, an ?api-key=); other text is returned as it is.
-func redactURL(s string) string {
-	if !strings.Contains(s, "://") {
-		return s
-	}
-	return redact.URL(s)
-}
+// redactURL hides the secrets of a configured value: the user info and
+// query values of a URL, the password of a libpq keyword string, secret
+// name=value pairs in text (redact.Value).
+func redactURL(s string) string { return redact.Value(s) }
 
 // redactItem hides the credentials an item of a list may hold: a JSON
 // object given inline (an mcpServers document: its env and headers

@@ -2,8 +2,10 @@ package pyfmt
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -183,5 +185,61 @@ func TestReprJSONBytesNotUTF8(t *testing.T) {
 		if got, err := ReprJSON([]byte(in)); err != nil || got != want {
 			t.Errorf("ReprJSON(%q) = %q, %v; want %q", in, got, err, want)
 		}
+	}
+}
+
+// TestReprJSONManyKeys: objects with more keys than keyIndex scans are
+// written in order, a repeated key (at any distance) keeps its first
+// place and its last value, as json.loads builds the dict.
+func TestReprJSONManyKeys(t *testing.T) {
+	for _, n := range []int{3, keyIndexScan, keyIndexScan + 1, 200} {
+		for _, dup := range []int{-1, 0, n / 2, n - 1} {
+			var in, want strings.Builder
+			in.WriteString("{")
+			want.WriteString("{")
+			for i := range n {
+				if i > 0 {
+					in.WriteString(", ")
+					want.WriteString(", ")
+				}
+				fmt.Fprintf(&in, `"k%d": %d`, i, i)
+				v := i
+				if i == dup {
+					v = -1
+				}
+				fmt.Fprintf(&want, `'k%d': %d`, i, v)
+			}
+			if dup >= 0 {
+				fmt.Fprintf(&in, `, "k%d": -1`, dup)
+			}
+			in.WriteString("}")
+			want.WriteString("}")
+			got, err := ReprJSON([]byte(in.String()))
+			if err != nil || got != want.String() {
+				t.Fatalf("n=%d dup=%d: %q (%v)\nwant %q", n, dup, got, err, want.String())
+			}
+		}
+	}
+}
+
+// TestKeyIndexIsAMapBeyondTheScan: past keyIndexScan keys, a lookup is a
+// map lookup, not a scan of every key read (which made an object of n
+// keys cost O(n²): 3.9 s for 60,000).
+func TestKeyIndexIsAMapBeyondTheScan(t *testing.T) {
+	var x keyIndex
+	for i := range 10000 {
+		k := []byte(fmt.Sprintf("k%d", i))
+		if x.find(k) >= 0 {
+			t.Fatalf("%s found before it was added", k)
+		}
+		if got := x.add(k); got != i {
+			t.Fatalf("add(%s) = %d", k, got)
+		}
+		if (x.m != nil) != (i+1 > keyIndexScan) {
+			t.Fatalf("after %d keys: map %v", i+1, x.m != nil)
+		}
+	}
+	if x.find([]byte("k9999")) != 9999 || x.find([]byte("k3")) != 3 || x.find([]byte("nope")) != -1 {
+		t.Fatal("lookups are wrong")
 	}
 }

@@ -3,7 +3,6 @@ package pyfmt
 import (
 	"bytes"
 	"errors"
-	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -52,14 +51,16 @@ func (r *reprReader) objectMerged(b *strings.Builder, depth int) error {
 		value string
 	}
 	var items []item
+	var seen keyIndex
 	err := r.members(func(k []byte) error {
 		var v strings.Builder
 		if err := r.value(&v, depth+1); err != nil {
 			return err
 		}
-		if at := slices.IndexFunc(items, func(it item) bool { return bytes.Equal(it.key, k) }); at >= 0 {
+		if at := seen.find(k); at >= 0 {
 			items[at].value = v.String()
 		} else {
+			seen.add(k)
 			items = append(items, item{k, v.String()})
 		}
 		return nil
@@ -119,6 +120,50 @@ func (r *reprReader) members(member func(key []byte) error) error {
 	}
 }
 
+// keyIndex holds the keys of one object read so far: scanned while they
+// are few (most objects), in a map beyond, so that checking an object of
+// n keys for repeats costs O(n), not O(n²) (a tool_input of 60,000 keys
+// took seconds).
+type keyIndex struct {
+	keys [][]byte
+	m    map[string]int
+}
+
+// keyIndexScan is the most keys a keyIndex scans.
+const keyIndexScan = 16
+
+// find returns the position of k among the keys added, or -1.
+func (x *keyIndex) find(k []byte) int {
+	if x.m != nil {
+		if i, ok := x.m[string(k)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, seen := range x.keys {
+		if bytes.Equal(seen, k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// add appends k (not yet added) and returns its position.
+func (x *keyIndex) add(k []byte) int {
+	x.keys = append(x.keys, k)
+	n := len(x.keys) - 1
+	switch {
+	case x.m != nil:
+		x.m[string(k)] = n
+	case len(x.keys) > keyIndexScan:
+		x.m = make(map[string]int, 2*len(x.keys))
+		for i, key := range x.keys {
+			x.m[string(key)] = i
+		}
+	}
+	return n
+}
+
 // errRepeatedKey sends ReprJSON to the slow path that merges repeated
 // keys as json.loads does.
 var errRepeatedKey = errors.New("repeated object key")
@@ -162,15 +207,12 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 		return r.objectMerged(b, depth)
 	case c == '{':
 		b.WriteByte('{')
-		var keys [][]byte
+		var keys keyIndex
 		err := r.members(func(k []byte) error {
-			for _, seen := range keys {
-				if bytes.Equal(seen, k) {
-					return errRepeatedKey
-				}
+			if keys.find(k) >= 0 {
+				return errRepeatedKey
 			}
-			keys = append(keys, k)
-			if len(keys) > 1 {
+			if keys.add(k) > 0 {
 				b.WriteString(", ")
 			}
 			writeReprString(b, k)

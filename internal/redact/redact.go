@@ -1,11 +1,25 @@
-// Package redact hides the secrets configured URLs may carry (a password
-// in the user info, an API key in the query string) wherever toolenv
-// prints a URL: warnings sent to clients, headers, logs, errors and
-// reports.
+// Package redact is toolenv's one redaction, used wherever it writes a
+// URL, a store DSN or a command line (logs, errors, warnings, headers,
+// config print, run.json, reports, dataset cards, manifests). The rule:
+//
+//   - a URL (any scheme: http, https, postgres, …) loses its user info's
+//     password (or a user name given alone, often a token), every query
+//     value and its fragment: "postgres://u:xxxxx@db/x?sslpassword=xxxxx";
+//   - a libpq keyword/value string ("host=db password=x") keeps its
+//     keywords and loses the values of those whose name suggests a
+//     secret (SecretName: password, sslpassword, sslkey, …);
+//   - free text loses the secrets of the URLs in it, the values of
+//     name=value and "name": "value" pairs whose name suggests a secret,
+//     and what follows "Bearer ";
+//   - a command line loses the value of every flag whose name suggests a
+//     secret, and every other value is redacted as above.
+//
+// Every secret becomes Mask.
 package redact
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -20,7 +34,19 @@ func URL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" || u.Opaque != "" {
 		if i := strings.IndexByte(s, '?'); i >= 0 {
-			return s[:i] + "?" + Mask
+			s = s[:i] + "?" + Mask
+		}
+		// A URL that does not parse (a bad port, a stray %) may still
+		// carry user info: everything before the host's last @ goes.
+		if i := strings.Index(s, "://"); i >= 0 {
+			rest := s[i+3:]
+			host := rest
+			if j := strings.IndexAny(rest, "/?"); j >= 0 {
+				host = rest[:j]
+			}
+			if at := strings.LastIndexByte(host, '@'); at >= 0 {
+				s = s[:i+3] + Mask + rest[at:]
+			}
 		}
 		return s
 	}
@@ -52,20 +78,54 @@ func redacted(u *url.URL) string {
 	return strings.ReplaceAll(out, url.QueryEscape(Mask), Mask)
 }
 
-// Text returns s with every http(s) URL in it redacted as URL does: for
-// messages that may quote a URL (a transport error names the URL it
-// failed to reach).
+// Text returns s with the secrets of free text hidden: the URLs in it
+// (any scheme) redacted as URL does, the values of name=value and
+// "name": "value" pairs whose name suggests a secret (SecretName), and
+// the token after "Bearer ". Text without any of these is returned as
+// it is.
 func Text(s string) string {
-	if !strings.Contains(s, "://") {
+	if !strings.Contains(s, "://") && !strings.Contains(s, "=") && !strings.Contains(s, `":`) && !strings.Contains(s, "earer ") {
 		return s
 	}
+	if strings.Contains(s, "://") {
+		s = textURLs(s)
+	}
+	s = pairPattern.ReplaceAllStringFunc(s, func(m string) string {
+		sub := pairPattern.FindStringSubmatch(m)
+		name, val := sub[1], sub[3]
+		if sub[4] != "" { // "name": "value"
+			name, val = sub[4], sub[6]
+		}
+		if !SecretName(name) || strings.HasPrefix(strings.Trim(val, `"'`), Mask) || val == `""` || val == "''" {
+			return m
+		}
+		head := m[:len(m)-len(val)]
+		if strings.HasPrefix(val, `"`) {
+			return head + `"` + Mask + `"`
+		}
+		// A trailing colon or period ends the sentence, not the value.
+		return head + Mask + val[len(strings.TrimRight(val, ".:")):]
+	})
+	return bearerPattern.ReplaceAllString(s, "${1}"+Mask)
+}
+
+// pairPattern matches name=value (the value quoted with '…' as in libpq
+// strings, or unquoted up to a separator) and "name": "value".
+var pairPattern = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.\-]*)(\s*=\s*)('(?:\\.|[^'\\])*'|[^\s&;,'"<>()\[\]{}]+)|"([^"\\]{1,64})"(\s*:\s*)("(?:\\.|[^"\\])*")`)
+
+// bearerPattern matches a bearer token.
+var bearerPattern = regexp.MustCompile(`(?i)(bearer\s+)[a-z0-9._~+/=\-]{4,}`)
+
+// textURLs redacts every URL in s.
+func textURLs(s string) string {
 	var b strings.Builder
 	for {
-		i := indexURL(s)
-		if i < 0 {
+		loc := schemePattern.FindStringIndex(s)
+		if loc == nil {
 			b.WriteString(s)
 			return b.String()
 		}
+		i := loc[0]
 		b.WriteString(s[:i])
 		s = s[i:]
 		end := strings.IndexAny(s, " \t\n\r\"'<>`,;)")
@@ -81,14 +141,5 @@ func Text(s string) string {
 	}
 }
 
-func indexURL(s string) int {
-	i := strings.Index(s, "http://")
-	j := strings.Index(s, "https://")
-	switch {
-	case i < 0:
-		return j
-	case j < 0:
-		return i
-	}
-	return min(i, j)
-}
+// schemePattern finds where a URL begins.
+var schemePattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://`)

@@ -26,7 +26,7 @@ type Embedder interface {
 type Config struct {
 	// URL is the embeddings endpoint, e.g. http://127.0.0.1:8000/v1;
 	// empty means the offline embedder.
-	URL string `json:"url" flag:"embed-url" help:"OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:8000/v1; empty: the deterministic offline embedder"`
+	URL string `json:"url" flag:"embed-url" url:"http" help:"OpenAI-compatible embeddings endpoint, e.g. http://127.0.0.1:8000/v1; empty: the deterministic offline embedder"`
 	// Model is the embedding model the endpoint serves (required with
 	// URL).
 	Model string `json:"model" flag:"embed-model" help:"embedding model name at --embed-url"`
@@ -61,4 +61,15 @@ func New(cfg Config) (Embedder, error) {
 	}
 	c := llm.New(cfg.URL, llm.Options{APIKey: key, Timeout: cfg.Timeout, MaxRetries: 1, Backoff: 500 * time.Millisecond, Logger: cfg.Logger})
 	return Remote{Client: c, Model: cfg.Model}, nil
+}
+
+// Check asks a remote embedder's endpoint once (llm.Client's
+// CheckEmbeddings), so that a command that needs it fails in seconds
+// when it cannot answer; the offline embedder needs no check.
+func Check(ctx context.Context, e Embedder) error {
+	r, ok := e.(Remote)
+	if !ok {
+		return nil
+	}
+	return llm.Preflight(ctx, llm.Endpoint{Role: "--embed-url, --embed-model", Client: r.Client, Model: r.Model, Embeddings: true})
 }

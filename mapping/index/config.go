@@ -53,6 +53,9 @@ func BuildMapped(ctx context.Context, src structural.ExampleSource, tools []*too
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := embed.Check(ctx, emb); err != nil {
+		return nil, nil, err
+	}
 	var set *mapping.Set
 	var outputs func(*toolenv.Tool) []string
 	var run *graph.Mapped
@@ -102,7 +105,7 @@ type SearchConfig struct {
 	// K is the number of tools returned.
 	K int `json:"top" flag:"top" short:"k" default:"10" help:"number of tools to return"`
 	// Mode is hybrid, lexical or vector; "" picks (SearchOptions.Mode).
-	Mode string `json:"mode" flag:"mode" help:"hybrid, lexical or vector (default: hybrid when the index has vectors from an embedding model, else lexical)"`
+	Mode string `json:"mode" flag:"mode" enum:",hybrid,lexical,vector" help:"hybrid, lexical or vector (default: hybrid when the index has vectors from an embedding model, else lexical)"`
 	// In restricts the results to these collections.
 	In []string `json:"in" flag:"in" help:"only tools of this collection (repeatable)"`
 	// Embed embeds the query; without a URL, the index's own offline
@@ -130,6 +133,9 @@ func SearchFile(ctx context.Context, query string, cfg *SearchConfig, env Env) (
 		ec.Logger, ec.Getenv = env.Logger, env.Getenv
 		var err error
 		if emb, err = embed.New(ec); err != nil {
+			return nil, Meta{}, err
+		}
+		if err := embed.Check(ctx, emb); err != nil {
 			return nil, Meta{}, err
 		}
 	}

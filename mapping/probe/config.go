@@ -21,7 +21,7 @@ import (
 // probe" and "toolenv map sequence" (its tags; internal/configfile binds
 // them).
 type ModelConfig struct {
-	URL    string `json:"url" flag:"llm-url" help:"OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:8000/v1 (required unless --replay)"`
+	URL    string `json:"url" flag:"llm-url" url:"http" help:"OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:8000/v1 (required unless --replay)"`
 	Model  string `json:"model" flag:"model" help:"model name (required)"`
 	KeyEnv string `json:"key_env" flag:"llm-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the endpoint's API key"`
 	// APIKey is the key itself, for Go programs; it wins over KeyEnv.
@@ -66,7 +66,13 @@ func (c *ModelConfig) Open(ctx context.Context, getenv func(string) string, log 
 	if url == "" {
 		url = "http://replay.invalid/v1"
 	}
-	return llm.New(url, opts), closer, nil
+	client := llm.New(url, opts)
+	// The model is asked once before any work (a replay checks nothing).
+	if err := llm.Preflight(ctx, llm.Endpoint{Role: "--llm-url, --model", Client: client, Model: c.Model}); err != nil {
+		closer.Close()
+		return nil, nil, err
+	}
+	return client, closer, nil
 }
 
 // Config is a probe as "toolenv map probe" takes it. Its tags are the

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolenv/toolenv/mapping"
+	"github.com/toolenv/toolenv/server/guard"
 )
 
 //go:embed assets
@@ -33,7 +34,7 @@ const maxBody = 1 << 20
 // bearer token.
 func (r *Reviewer) Handler() http.Handler {
 	mux, _ := r.mux()
-	guarded := r.opts.Guard.Handler(mux)
+	guarded := r.opts.Guard.Handler(guard.CleanPaths(mux))
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")

@@ -23,7 +23,7 @@ type Config struct {
 	Queries []string `json:"queries" flag:"queries" path:"file" help:"StableToolBench query files or folders, or tasks (.jsonl) (repeatable)"`
 	// Out, when set, receives sequence.json and sequence.md (Write).
 	Out          string `json:"out" flag:"out" path:"file" help:"write sequence.json and sequence.md into this folder"`
-	Style        string `json:"style" flag:"style" default:"fewshot" help:"prompt style: fewshot or cot"`
+	Style        string `json:"style" flag:"style" default:"fewshot" enum:"fewshot,cot" help:"prompt style: fewshot or cot"`
 	K            int    `json:"top" flag:"top" short:"k" default:"10" help:"candidate APIs retrieved per query"`
 	Shots        int    `json:"shots" flag:"shots" default:"3" help:"solved examples in the prompt"`
 	Limit        int    `json:"limit" flag:"limit" help:"sequence only the first N queries"`

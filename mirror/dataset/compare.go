@@ -10,6 +10,7 @@ import (
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/internal/configfile"
+	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 )
 
@@ -19,13 +20,13 @@ import (
 // (Config.Model), the judge is its JudgeModel.
 type CompareConfig struct {
 	Agents      []string `json:"agents" flag:"agent" default:"cot,dfsdt" help:"agent to run: cot, dfsdt or react (repeatable; the paper's CoT and DFS)"`
-	AgentURL    string   `json:"agent_url" flag:"agent-url" help:"OpenAI-compatible endpoint of the agents' models (default --llm-url)"`
+	AgentURL    string   `json:"agent_url" flag:"agent-url" url:"http" help:"OpenAI-compatible endpoint of the agents' models (default --llm-url)"`
 	AgentKeyEnv string   `json:"agent_key_env" flag:"agent-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the agents' API key"`
 	AgentModels []string `json:"agent_models" flag:"agent-model" help:"a model the agents run with (repeatable; the paper: gpt-4o, gpt-4o-mini, ToolLLaMA-2)"`
-	SimURL      string   `json:"sim_url" flag:"sim-url" help:"OpenAI-compatible endpoint of the simulator of the simulated environment (e.g. MirrorAPI on vLLM); empty: the offline synthesizer"`
+	SimURL      string   `json:"sim_url" flag:"sim-url" url:"http" help:"OpenAI-compatible endpoint of the simulator of the simulated environment (e.g. MirrorAPI on vLLM); empty: the offline synthesizer"`
 	SimModel    string   `json:"sim_model" flag:"sim-model" help:"the simulator's model name"`
 	SimPrompt   string   `json:"sim_prompt" flag:"sim-prompt" default:"sft" help:"the simulator's prompt: sft, cot (MirrorAPI) or stb (StableToolBench's, for general models such as gpt-4o)"`
-	JudgeURL    string   `json:"judge_url" flag:"judge-url" help:"endpoint of the SoPR/FAC judge (default --llm-url); the judge is --judge-model"`
+	JudgeURL    string   `json:"judge_url" flag:"judge-url" url:"http" help:"endpoint of the SoPR/FAC judge (default --llm-url); the judge is --judge-model"`
 	Queries     int      `json:"queries" flag:"queries" default:"20" help:"queries to write (Table 14); the paper kept 158"`
 	Concurrency int      `json:"concurrency" flag:"concurrency" default:"4" help:"episodes at once"`
 }
@@ -87,6 +88,24 @@ func (d *Dataset) Compare(ctx context.Context, cc *CompareConfig) (*mirror.Compa
 	}
 	if m.JudgeModel != "" {
 		opts.Judge = &judge.Judge{Model: d.Client(cmp.Or(cc.JudgeURL, m.URL), m.APIKey, m.KeyEnv), ModelName: m.JudgeModel, Seed: d.cfg.Seed}
+	}
+	// Every model is asked once before the first query (a replay checks
+	// nothing): the query writer, each agent model, the simulator, the
+	// judge.
+	qc, _ := d.Engine.Model.(*llm.Client)
+	eps := []llm.Endpoint{{Role: "--llm-url, --llm-model", Client: qc, Model: m.Name}}
+	for _, name := range cc.AgentModels {
+		eps = append(eps, llm.Endpoint{Role: "--agent-url, --agent-model", Client: ac, Model: name})
+	}
+	if cc.SimURL != "" {
+		eps = append(eps, llm.Endpoint{Role: "--sim-url, --sim-model", Client: d.Client(cc.SimURL, m.APIKey, m.KeyEnv), Model: cc.SimModel})
+	}
+	if opts.Judge != nil {
+		jc, _ := opts.Judge.Model.(*llm.Client)
+		eps = append(eps, llm.Endpoint{Role: "--judge-url, --judge-model", Client: jc, Model: m.JudgeModel})
+	}
+	if err := llm.Preflight(ctx, eps...); err != nil {
+		return nil, "", err
 	}
 	cs, err := d.Engine.Compare(ctx, opts)
 	if errors.Is(err, mirror.ErrInterrupted) {

@@ -45,7 +45,7 @@ type Config struct {
 
 // UpstreamConfig says how the documented APIs are reached.
 type UpstreamConfig struct {
-	URL    string `json:"url" flag:"upstream-url" help:"StableToolBench/RapidAPI proxy URL that answers documented (virtual) APIs"`
+	URL    string `json:"url" flag:"upstream-url" url:"http" help:"StableToolBench/RapidAPI proxy URL that answers documented (virtual) APIs"`
 	KeyEnv string `json:"key_env" flag:"upstream-key-env" default:"TOOLBENCH_KEY" help:"environment variable holding the proxy's toolbench_key"`
 	// ToolbenchKey is the key itself, for Go programs; it wins over
 	// KeyEnv.
@@ -54,13 +54,13 @@ type UpstreamConfig struct {
 	Timeout      time.Duration `json:"timeout" flag:"upstream-timeout" default:"15s" help:"timeout of one upstream request"`
 	// BaseURL calls every documented API at this base URL (implies
 	// Direct).
-	BaseURL        string `json:"base_url" flag:"base-url" help:"call every documented API at this base URL instead (e.g. a running \"toolenv serve\"); implies --upstream-direct"`
+	BaseURL        string `json:"base_url" flag:"base-url" url:"http" help:"call every documented API at this base URL instead (e.g. a running \"toolenv serve\"); implies --upstream-direct"`
 	MaxResultBytes int    `json:"max_result_bytes" flag:"max-result-bytes" default:"4194304" help:"answers larger than this are recorded as too large"`
 }
 
 // ModelConfig is the model of the model-facing stages.
 type ModelConfig struct {
-	URL    string `json:"url" flag:"llm-url" help:"OpenAI-compatible endpoint of the model that writes requests, checks documentation, synthesizes and explains; empty: the schema-driven sampler, and no model stages"`
+	URL    string `json:"url" flag:"llm-url" url:"http" help:"OpenAI-compatible endpoint of the model that writes requests, checks documentation, synthesizes and explains; empty: the schema-driven sampler, and no model stages"`
 	Name   string `json:"name" flag:"llm-model" help:"model name at --llm-url"`
 	KeyEnv string `json:"key_env" flag:"llm-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the model's API key"`
 	// APIKey is the key itself, for Go programs; it wins over KeyEnv.

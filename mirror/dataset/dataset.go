@@ -130,6 +130,32 @@ func (d *Dataset) Client(url, apiKey, keyEnv string) *llm.Client {
 		Logger: d.opts.Logger, Recorder: d.Store, Reuse: true, Replay: d.cfg.Model.Replay})
 }
 
+// modelStages are the stages that ask the model, when there is one.
+var modelStages = []string{mirror.StageGenerate, mirror.StageFilter, mirror.StageSynthesize, mirror.StageExplain}
+
+// checkModel asks the model once under each name the stages only names
+// will ask for (the model, the documentation check's judge, the
+// rationales'), before any stage runs: a dead or wrong endpoint fails in
+// seconds. Without a model, or under replay, it checks nothing.
+func (d *Dataset) checkModel(ctx context.Context, only []string) error {
+	c, ok := d.Engine.Model.(*llm.Client)
+	if !ok || c == nil {
+		return nil
+	}
+	if only != nil && !slices.ContainsFunc(only, func(s string) bool { return slices.Contains(modelStages, s) }) {
+		return nil
+	}
+	m := d.cfg.Model
+	eps := []llm.Endpoint{{Role: "--llm-url, --llm-model", Client: c, Model: m.Name}}
+	if m.JudgeModel != "" {
+		eps = append(eps, llm.Endpoint{Role: "--judge-model", Client: c, Model: m.JudgeModel})
+	}
+	if m.ExplainModel != "" {
+		eps = append(eps, llm.Endpoint{Role: "--explain-model", Client: c, Model: m.ExplainModel})
+	}
+	return llm.Preflight(ctx, eps...)
+}
+
 // Close releases the store and the sources' backends.
 func (d *Dataset) Close() error {
 	return errors.Join(d.Store.Close(), d.sources.Close())
@@ -148,6 +174,9 @@ func (d *Dataset) Run(ctx context.Context, only []string) (*mirror.Report, error
 	o.Only = only
 	if only != nil && !slices.Contains(only, mirror.StageExport) {
 		o.Export.Out = ""
+	}
+	if err := d.checkModel(ctx, only); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	rep, err := d.Engine.Run(ctx, o)

@@ -63,7 +63,7 @@ func CacheSet(ctx context.Context, cfg *CacheSetConfig, opts Options) (*mirror.C
 type FACConfig struct {
 	Runs   []string `json:"runs" flag:"runs" path:"file" help:"an eval output folder (its episodes*.jsonl; repeatable)"`
 	Out    string   `json:"out" flag:"out" path:"file" help:"the folder to write"`
-	URL    string   `json:"llm_url" flag:"llm-url" help:"OpenAI-compatible endpoint of a model to annotate with"`
+	URL    string   `json:"llm_url" flag:"llm-url" url:"http" help:"OpenAI-compatible endpoint of a model to annotate with"`
 	Model  string   `json:"llm_model" flag:"llm-model" help:"the annotating model (the paper used gpt-4o, gpt-4o-mini and gpt-4-turbo)"`
 	KeyEnv string   `json:"llm_key_env" flag:"llm-key-env" default:"OPENAI_API_KEY" help:"environment variable holding the model's API key"`
 	Replay bool     `json:"replay" flag:"replay" help:"annotate from the records, with no network"`
@@ -111,6 +111,9 @@ func FAC(ctx context.Context, cfg *FACConfig, opts Options) (*mirror.FACStats, e
 		defer rec.Close()
 		client := llm.New(cmp.Or(cfg.URL, replayURL), llm.Options{APIKey: opts.Getenv(cfg.KeyEnv), Recorder: rec, Reuse: true, Replay: cfg.Replay, Logger: opts.Logger})
 		fo.Judge = &judge.Judge{Model: client, ModelName: cfg.Model}
+		if err := llm.Preflight(ctx, llm.Endpoint{Role: "--llm-url, --llm-model", Client: client, Model: cfg.Model}); err != nil {
+			return nil, err
+		}
 	}
 	return mirror.FACFiles(ctx, eps, fo)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -306,4 +307,19 @@ func header(r *http.Request, canonicalKey string) string {
 		return v[0]
 	}
 	return ""
+}
+
+// ClientKey names the client a request comes from, for per-client caps:
+// its principal (its bearer token's id) when it authenticated, else
+// "addr:" and the host part of its remote address. It reads what
+// Handler put in the request's context, so call it behind Handler.
+func ClientKey(r *http.Request) string {
+	if p := Principal(r.Context()); p != "" {
+		return p
+	}
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return "addr:" + host
 }

@@ -248,3 +248,39 @@ func TestTokensFromEnv(t *testing.T) {
 		t.Errorf("no variable: %v %v", toks, err)
 	}
 }
+
+func TestCleanPaths(t *testing.T) {
+	h := CleanPaths(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	tests := []struct {
+		target string
+		clean  string // "" : passed on
+	}{
+		{"/virtual", ""},
+		{"/a/b/", ""},
+		{"/%2e%2e/x", ""}, // escapes are not dot segments
+		{"/a%2F%2Fb", ""},
+		{"/..", "/"},
+		{"/a/../b", "/b"},
+		{"/a//b", "/a/b"},
+		{"/a/./b/", "/a/b/"},
+		{"//", "/"},
+		{"/a/.", "/a"},
+	}
+	for _, tt := range tests {
+		for _, method := range []string{"GET", "POST", "DELETE"} {
+			req := httptest.NewRequest(method, "http://127.0.0.1"+tt.target, strings.NewReader("{}"))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if tt.clean == "" {
+				if rec.Code != http.StatusTeapot {
+					t.Errorf("%s %s: %d, want it passed on", method, tt.target, rec.Code)
+				}
+				continue
+			}
+			var e struct{ Status, Error, Hint string }
+			if rec.Code != http.StatusBadRequest || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Status != "bad_request" || !strings.HasSuffix(e.Hint, ": "+tt.clean) {
+				t.Errorf("%s %s: %d %q, want 400 naming %s", method, tt.target, rec.Code, rec.Body, tt.clean)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,8 +20,23 @@ import (
 // limit off.
 type Limits struct {
 	// MaxConns caps the connections open at once (default 1024). A
-	// connection over the cap is answered 503 and closed at once.
+	// connection over the cap is answered 503 and closed at once, or
+	// takes one of ReserveConns.
 	MaxConns int
+	// MaxConnsPerClient caps the connections one remote address holds at
+	// once (default 256; a quarter of the default MaxConns), so that one
+	// client cannot fill MaxConns. A connection over it is answered 429
+	// and closed at once. Behind a proxy every client has the proxy's
+	// address: turn it off there (negative).
+	MaxConnsPerClient int
+	// ReserveConns are connections beyond MaxConns kept for the paths
+	// of ReservedPaths (default 16): when the cap is full a load
+	// balancer's health check and a metrics scrape still get in; any
+	// other request on such a connection is answered 503.
+	ReserveConns int
+	// ReservedPaths are the paths the reserve serves (default /healthz
+	// and /metrics).
+	ReservedPaths []string
 	// HeaderTimeout bounds reading a request's headers (default 10 s).
 	HeaderTimeout time.Duration
 	// BodyTimeout bounds reading a request's body, from the end of its
@@ -34,9 +51,17 @@ type Limits struct {
 	ShutdownTimeout time.Duration
 	// Logger logs refused connections at debug level; nil discards.
 	Logger *slog.Logger
+
+	// defaulted marks Limits whose defaults are applied: applying them
+	// again would turn a limit switched off (negative, then 0) back on.
+	defaulted bool
 }
 
 func (l Limits) withDefaults() Limits {
+	if l.defaulted {
+		return l
+	}
+	l.defaulted = true
 	def := func(d *time.Duration, v time.Duration) {
 		switch {
 		case *d == 0:
@@ -55,6 +80,21 @@ func (l Limits) withDefaults() Limits {
 	case l.MaxConns < 0:
 		l.MaxConns = 0
 	}
+	switch {
+	case l.MaxConnsPerClient == 0:
+		l.MaxConnsPerClient = 256
+	case l.MaxConnsPerClient < 0:
+		l.MaxConnsPerClient = 0
+	}
+	switch {
+	case l.ReserveConns == 0:
+		l.ReserveConns = 16
+	case l.ReserveConns < 0:
+		l.ReserveConns = 0
+	}
+	if l.ReservedPaths == nil {
+		l.ReservedPaths = []string{"/healthz", "/metrics"}
+	}
 	if l.Logger == nil {
 		l.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -62,24 +102,59 @@ func (l Limits) withDefaults() Limits {
 }
 
 // Server returns an http.Server for h with l's header and idle timeouts,
-// and h wrapped so that request bodies are read within BodyTimeout.
+// h wrapped so that request bodies are read within BodyTimeout, and the
+// connections of the reserve (see Listener) limited to ReservedPaths.
 func (l Limits) Server(h http.Handler) *http.Server {
 	l = l.withDefaults()
 	return &http.Server{
-		Handler:           BodyDeadline(h, l.BodyTimeout),
+		Handler:           reserved(BodyDeadline(h, l.BodyTimeout), l.ReservedPaths),
 		ReadHeaderTimeout: l.HeaderTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(l.Logger.Handler(), slog.LevelDebug),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if lc, ok := c.(*limitConn); ok && lc.reserved {
+				return context.WithValue(ctx, reservedKey{}, true)
+			}
+			return ctx
+		},
 	}
 }
 
-// Listener returns ln with l's connection cap.
+// Listener returns ln with l's connection caps: MaxConns in all, plus
+// ReserveConns for ReservedPaths, and MaxConnsPerClient per remote
+// address.
 func (l Limits) Listener(ln net.Listener) net.Listener {
 	l = l.withDefaults()
-	if l.MaxConns <= 0 {
+	if l.MaxConns <= 0 && l.MaxConnsPerClient <= 0 {
 		return ln
 	}
-	return &limitListener{Listener: ln, sem: make(chan struct{}, l.MaxConns), log: l.Logger, drain: make(chan struct{}, 64)}
+	ll := &limitListener{Listener: ln, log: l.Logger, drain: make(chan struct{}, 64), perClient: l.MaxConnsPerClient, clients: map[string]int{}}
+	if l.MaxConns > 0 {
+		ll.sem = make(chan struct{}, l.MaxConns)
+		ll.reserve = make(chan struct{}, l.ReserveConns)
+	}
+	return ll
+}
+
+type reservedKey struct{}
+
+// reserved answers every request on a connection of the reserve whose
+// path is not one of paths with 503, and closes the connection.
+func reserved(h http.Handler, paths []string) http.Handler {
+	ok := map[string]bool{}
+	for _, p := range paths {
+		ok[p] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(reservedKey{}) != nil && !ok[r.URL.Path] {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Connection", "close")
+			WriteError(w, http.StatusServiceUnavailable, "unavailable", "the server has as many connections open as it accepts (--max-conns); this connection came from the reserve kept for "+strings.Join(paths, " and "),
+				"retry in a moment; the server's operator can raise --max-conns")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // Serve serves h on ln within l until ctx ends, then shuts down,
@@ -150,16 +225,39 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // so a client learns at once that the server is full.
 type limitListener struct {
 	net.Listener
-	sem     chan struct{}
-	drain   chan struct{} // bounds the goroutines draining refused connections
-	log     *slog.Logger
-	refused atomic.Int64
+	sem       chan struct{} // MaxConns; nil: no cap
+	reserve   chan struct{} // ReserveConns
+	perClient int           // MaxConnsPerClient; 0: no cap
+	drain     chan struct{} // bounds the goroutines draining refused connections
+	log       *slog.Logger
+	refused   atomic.Int64
+
+	mu      sync.Mutex
+	clients map[string]int // open connections by remote address
 }
 
-const busyBody = `{"status":"unavailable","error":"the server has as many connections open as it accepts","hint":"retry in a moment"}` + "\n"
+// cannedResponse is a complete HTTP answer written on a connection that
+// is refused before its request is read.
+func cannedResponse(status, body string) string {
+	return "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n" + body
+}
 
-var busyResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
-	strconv.Itoa(len(busyBody)) + "\r\n\r\n" + busyBody
+var (
+	busyResponse = cannedResponse("503 Service Unavailable",
+		`{"status":"unavailable","error":"the server has as many connections open as it accepts (--max-conns)","hint":"retry in a moment; the server's operator can raise --max-conns"}`+"\n")
+	clientBusyResponse = cannedResponse("429 Too Many Requests",
+		`{"status":"rate_limited","error":"this client (its address) has as many connections open as one client may (--max-conns-per-client)","hint":"close connections you do not use, or reuse them (keep-alive), and retry in a moment; behind a proxy, where every client has the proxy's address, start the server with --max-conns-per-client -1"}`+"\n")
+)
+
+// clientAddr is the host part of a remote address.
+func clientAddr(a net.Addr) string {
+	s := a.String()
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		return host
+	}
+	return s
+}
 
 func (l *limitListener) Accept() (net.Conn, error) {
 	for {
@@ -167,18 +265,16 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case l.sem <- struct{}{}:
-			return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-		default:
+		lc, answer := l.admit(c)
+		if lc != nil {
+			return lc, nil
 		}
 		l.refused.Add(1)
-		l.log.Debug("connection refused: at the connection cap", "remote", c.RemoteAddr().String(), "cap", cap(l.sem))
 		select {
 		case l.drain <- struct{}{}:
 			go func() {
 				defer func() { <-l.drain }()
-				refuse(c)
+				refuse(c, answer)
 			}()
 		default:
 			c.Close()
@@ -186,13 +282,72 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// refuse answers 503 and closes c after reading what the client sent
-// (closing with unread input would reset the connection before the
-// client reads the answer).
-func refuse(c net.Conn) {
+// admit takes c within the caps, or returns the answer that refuses it.
+func (l *limitListener) admit(c net.Conn) (*limitConn, string) {
+	addr := clientAddr(c.RemoteAddr())
+	if l.perClient > 0 {
+		l.mu.Lock()
+		if l.clients[addr] >= l.perClient {
+			l.mu.Unlock()
+			l.log.Debug("connection refused: the client is at its connection cap", "remote", addr, "cap", l.perClient)
+			return nil, clientBusyResponse
+		}
+		l.clients[addr]++
+		l.mu.Unlock()
+	}
+	lc := &limitConn{Conn: c}
+	lc.release = func() {
+		if l.perClient > 0 {
+			l.mu.Lock()
+			if l.clients[addr]--; l.clients[addr] <= 0 {
+				delete(l.clients, addr)
+			}
+			l.mu.Unlock()
+		}
+	}
+	if l.sem == nil {
+		return lc, ""
+	}
+	select {
+	case l.sem <- struct{}{}:
+		rel := lc.release
+		lc.release = func() { <-l.sem; rel() }
+		return lc, ""
+	default:
+	}
+	select {
+	case l.reserve <- struct{}{}:
+		rel := lc.release
+		lc.release = func() { <-l.reserve; rel() }
+		lc.reserved = true
+		return lc, ""
+	default:
+	}
+	lc.release()
+	l.log.Debug("connection refused: at the connection cap", "remote", addr, "cap", cap(l.sem), "reserve", cap(l.reserve))
+	return nil, busyResponse
+}
+
+// refuse answers with answer and closes c. It first reads the request's
+// head (for at most a second): an answer that arrives before the client
+// has sent its request is one HTTP clients discard as unsolicited (Go's
+// reports an error instead of the status). Then it reads what else the
+// client sent (closing with unread input would reset the connection
+// before the client reads the answer).
+func refuse(c net.Conn, answer string) {
 	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	var head []byte
+	buf := make([]byte, 4096)
+	for len(head) < 64<<10 && !bytes.Contains(head, []byte("\r\n\r\n")) {
+		n, err := c.Read(buf)
+		head = append(head, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
 	c.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := io.WriteString(c, busyResponse); err != nil {
+	if _, err := io.WriteString(c, answer); err != nil {
 		return
 	}
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
@@ -203,8 +358,9 @@ func refuse(c net.Conn) {
 
 type limitConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	once     sync.Once
+	release  func()
+	reserved bool // one of the reserve: only the reserved paths are served
 }
 
 func (c *limitConn) Close() error {

@@ -265,3 +265,124 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 		conn.Close()
 	}
 }
+
+// clientFrom returns an HTTP client whose connections come from the
+// loopback address ip (127.0.0.0/8 is all loopback), one per request.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+}
+
+// hold opens n connections from ip that send nothing (each waits for
+// its headers until HeaderTimeout) and returns them.
+func hold(t *testing.T, addr, ip string, n int) []net.Conn {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	var cs []net.Conn
+	for range n {
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	})
+	time.Sleep(100 * time.Millisecond) // accepted and counted
+	return cs
+}
+
+// refusedWith reads the answer the server writes on a connection it
+// refuses at once.
+func refusedWith(t *testing.T, addr, ip string) string {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, _ := io.ReadAll(c)
+	return string(b)
+}
+
+// TestOneClientCannotFillTheListener: a client (an address) holding
+// every connection it may gets 429 for one more, naming the flag, while
+// another client is served; when clients together fill MaxConns, the
+// reserve still answers /healthz and /metrics (and 503 for anything
+// else), and past the reserve a connection gets 503 at once.
+func TestOneClientCannotFillTheListener(t *testing.T) {
+	h := http.NewServeMux()
+	h.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok "+r.URL.Path) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ln, h, Limits{MaxConns: 8, MaxConnsPerClient: 4, ReserveConns: 2, HeaderTimeout: time.Minute})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	addr := ln.Addr().String()
+	get := func(ip, path string) (int, string) {
+		resp, err := clientFrom(ip).Get("http://" + addr + path)
+		if err != nil {
+			t.Fatalf("GET %s from %s: %v", path, ip, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 && resp.Header.Get("Retry-After") == "" {
+			t.Errorf("GET %s from %s: %d without Retry-After", path, ip, resp.StatusCode)
+		}
+		return resp.StatusCode, string(b)
+	}
+	a := hold(t, addr, "127.0.0.2", 4)
+	if got := refusedWith(t, addr, "127.0.0.2"); !strings.HasPrefix(got, "HTTP/1.1 429") || !strings.Contains(got, "--max-conns-per-client") || !strings.Contains(got, "Retry-After: 1") {
+		t.Fatalf("a fifth connection of one client: %q", got)
+	}
+	if code, _ := get("127.0.0.1", "/virtual"); code != 200 {
+		t.Fatalf("another client while the first holds its share: %d", code)
+	}
+	hold(t, addr, "127.0.0.3", 4) // MaxConns is full now
+	for _, p := range []string{"/healthz", "/metrics"} {
+		if code, body := get("127.0.0.1", p); code != 200 || body != "ok "+p {
+			t.Fatalf("GET %s with the cap full: %d %s", p, code, body)
+		}
+	}
+	if code, body := get("127.0.0.1", "/virtual"); code != 503 || !strings.Contains(body, "--max-conns") {
+		t.Fatalf("GET /virtual with the cap full: %d %s", code, body)
+	}
+	hold(t, addr, "127.0.0.4", 2) // and the reserve
+	if got := refusedWith(t, addr, "127.0.0.1"); !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.Contains(got, "--max-conns") {
+		t.Fatalf("past the reserve: %q", got)
+	}
+	for _, c := range a {
+		c.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if code, _ := get("127.0.0.1", "/virtual"); code != 200 {
+		t.Fatalf("after the first client let go: %d", code)
+	}
+}
+
+// TestLimitsSwitchedOffStayOff: a negative limit is no limit through
+// Serve (whose Server and Listener apply the defaults again: a limit
+// switched off used to come back as its default there).
+func TestLimitsSwitchedOffStayOff(t *testing.T) {
+	addr := startLimited(t, Limits{MaxConnsPerClient: -1, HeaderTimeout: time.Minute})
+	hold(t, addr, "127.0.0.2", 300) // over the default of 256
+	resp, err := clientFrom("127.0.0.2").Get("http://" + addr + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("a client's 301st connection with the cap off: %s", resp.Status)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -33,7 +34,37 @@ var (
 	// ErrFull: the table holds its maximum of sessions and every one is
 	// in use.
 	ErrFull = errors.New("too many sessions")
+	// ErrEvicted: the session was evicted at the cap (the idlest one not
+	// in use when a new one was needed). An error wrapping it also wraps
+	// ErrUnknown.
+	ErrEvicted = errors.New("evicted")
+	// ErrClientFull: the client holds as many sessions as one client may
+	// (Options.MaxPerClient) and every one is in use.
+	ErrClientFull = errors.New("too many sessions for one client")
 )
+
+// Evicted returns the error of a call on session id after the cap of max
+// sessions evicted it: it wraps ErrEvicted and ErrUnknown.
+func Evicted(id string, max int) error { return evictedAt(id, "--max-sessions", max) }
+
+// evictedAt is Evicted for the cap of flag.
+func evictedAt(id, flag string, max int) error {
+	return fmt.Errorf("%w %q: %w: %s %d was reached and it was the idlest session; raise %s or end the sessions you no longer need", ErrUnknown, clip(id), ErrEvicted, flag, max, flag)
+}
+
+type clientCtxKey struct{}
+
+// WithClient returns ctx naming the client (guard.ClientKey) a session
+// Issue makes is counted against, for Options.MaxPerClient.
+func WithClient(ctx context.Context, client string) context.Context {
+	return context.WithValue(ctx, clientCtxKey{}, client)
+}
+
+// clientOf is the client WithClient put in ctx, or "".
+func clientOf(ctx context.Context) string {
+	c, _ := ctx.Value(clientCtxKey{}).(string)
+	return c
+}
 
 // Options configure a Table. The zero value means the defaults.
 type Options struct {
@@ -54,6 +85,17 @@ type Options struct {
 	OnEnd func(id string)
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
+	// Logger logs evictions (rate-limited: see Evictions); nil discards.
+	Logger *slog.Logger
+	// OnEvict is told of every n sessions evicted at the cap (a metrics
+	// counter).
+	OnEvict func(n int)
+	// MaxPerClient caps the live sessions of one client (named by the
+	// context of Issue and Acquire: WithClient; default a quarter of
+	// Max; negative: no cap): a new session over it evicts that
+	// client's idlest one not in use, so that one client cannot evict
+	// everyone else's, or fails with ErrClientFull when all are in use.
+	MaxPerClient int
 }
 
 // Table is an in-memory session table, safe for concurrent use.
@@ -64,11 +106,19 @@ type Table struct {
 	lru  *list.List        // front: most recently used
 	// stats
 	evicted, expired int
+	// gone remembers the keys of the last sessions evicted (with their
+	// principal), so that their late calls get ErrEvicted.
+	gone      *Recent
+	evictions *Evictions
+	// perClient counts the live sessions of each client.
+	perClient       map[string]int
+	clientEvictions *Evictions
 }
 
 type entry struct {
 	key, id   string // id is what backends see
 	principal string
+	client    string // what MaxPerClient counts against
 	lastUsed  time.Time
 	inUse     int
 	elem      *list.Element
@@ -91,7 +141,22 @@ func New(opts Options) *Table {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Table{opts: opts, m: map[string]*entry{}, lru: list.New()}
+	switch {
+	case opts.MaxPerClient == 0:
+		opts.MaxPerClient = max(opts.Max/4, 0)
+	case opts.MaxPerClient < 0:
+		opts.MaxPerClient = 0
+	}
+	return &Table{opts: opts, m: map[string]*entry{}, lru: list.New(), gone: NewRecent(rememberEvicted(opts.Max)), perClient: map[string]int{},
+		evictions:       NewEvictions(EvictionOptions{Kind: "task", Max: opts.Max, Logger: opts.Logger, OnEvict: opts.OnEvict}),
+		clientEvictions: NewEvictions(EvictionOptions{Kind: "task", Flag: "--max-sessions-per-client", Max: opts.MaxPerClient, Logger: opts.Logger, OnEvict: opts.OnEvict})}
+}
+
+// rememberEvicted is how many evicted sessions a table of max sessions
+// remembers: four times the cap, at least 1,024 and at most 65,536
+// (about 100 bytes each).
+func rememberEvicted(cap int) int {
+	return min(max(4*cap, 1024), 1<<16)
 }
 
 // Idle returns the idle timeout (0: none).
@@ -114,7 +179,7 @@ func NewID() string {
 // call, or nothing.
 func (t *Table) Issue(ctx context.Context, principal string) (id string, release func(), err error) {
 	id = NewID()
-	e, ended, err := t.add(id, id, principal, 1)
+	e, ended, err := t.add(clientOf(ctx), id, id, principal, 1)
 	t.end(ended)
 	if err != nil {
 		return "", nil, err
@@ -124,11 +189,31 @@ func (t *Table) Issue(ctx context.Context, principal string) (id string, release
 
 // add registers a session under key, making room at the cap, with inUse
 // holds.
-func (t *Table) add(key, id, principal string, inUse int) (*entry, []string, error) {
+func (t *Table) add(client, key, id, principal string, inUse int) (*entry, []string, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	evicted, evictedOwn := false, false
+	defer func() {
+		t.mu.Unlock()
+		if evicted {
+			t.evictions.Evicted(1)
+		}
+		if evictedOwn {
+			t.clientEvictions.Evicted(1)
+		}
+	}()
 	now := t.opts.Now()
 	ended := t.expireLocked(now)
+	if client != "" && t.opts.MaxPerClient > 0 && t.perClient[client] >= t.opts.MaxPerClient {
+		victim := t.idlestOfLocked(client)
+		if victim == nil {
+			return nil, ended, fmt.Errorf("%w: all %d sessions of this client are in use (retry later, end sessions you no longer need, or raise --max-sessions-per-client)", ErrClientFull, t.perClient[client])
+		}
+		t.removeLocked(victim)
+		t.evicted++
+		t.gone.Add(victim.key, victim.principal+"\x00--max-sessions-per-client")
+		evictedOwn = true
+		ended = append(ended, victim.id)
+	}
 	if t.opts.Max > 0 && len(t.m) >= t.opts.Max {
 		victim := t.idlestLocked()
 		if victim == nil {
@@ -136,11 +221,16 @@ func (t *Table) add(key, id, principal string, inUse int) (*entry, []string, err
 		}
 		t.removeLocked(victim)
 		t.evicted++
+		t.gone.Add(victim.key, victim.principal+"\x00--max-sessions")
+		evicted = true
 		ended = append(ended, victim.id)
 	}
-	e := &entry{key: key, id: id, principal: principal, lastUsed: now, inUse: inUse}
+	e := &entry{key: key, id: id, principal: principal, client: client, lastUsed: now, inUse: inUse}
 	e.elem = t.lru.PushFront(e)
 	t.m[key] = e
+	if client != "" {
+		t.perClient[client]++
+	}
 	return e, ended, nil
 }
 
@@ -156,6 +246,17 @@ func (t *Table) releaser(e *entry) func() {
 			t.mu.Unlock()
 		})
 	}
+}
+
+// idlestOfLocked returns the least recently used session of client no
+// call is using.
+func (t *Table) idlestOfLocked(client string) *entry {
+	for el := t.lru.Back(); el != nil; el = el.Prev() {
+		if e := el.Value.(*entry); e.inUse == 0 && e.client == client {
+			return e
+		}
+	}
+	return nil
 }
 
 // idlestLocked returns the least recently used session no call is using.
@@ -192,6 +293,11 @@ func (t *Table) expireLocked(now time.Time) []string {
 func (t *Table) removeLocked(e *entry) {
 	t.lru.Remove(e.elem)
 	delete(t.m, e.key)
+	if e.client != "" {
+		if t.perClient[e.client]--; t.perClient[e.client] <= 0 {
+			delete(t.perClient, e.client)
+		}
+	}
 }
 
 func (t *Table) end(ids []string) {
@@ -230,10 +336,15 @@ func (t *Table) Acquire(ctx context.Context, id, principal string) (backend stri
 	}
 	if e == nil && !strings.HasPrefix(id, Prefix) && t.opts.ClientNamed {
 		e = t.m[clientKey(principal, id)]
+		if flag := t.evictedBy(clientKey(principal, id), principal); e == nil && flag != "" {
+			t.mu.Unlock()
+			t.end(ended)
+			return "", nil, t.evictedErr(id, flag)
+		}
 		if e == nil {
 			t.mu.Unlock()
 			t.end(ended)
-			e, more, err := t.add(clientKey(principal, id), backendID(principal, id), principal, 1)
+			e, more, err := t.add(clientOf(ctx), clientKey(principal, id), backendID(principal, id), principal, 1)
 			t.end(more)
 			if err != nil {
 				return "", nil, err
@@ -242,8 +353,12 @@ func (t *Table) Acquire(ctx context.Context, id, principal string) (backend stri
 		}
 	}
 	if e == nil {
+		flag := t.evictedBy(id, principal)
 		t.mu.Unlock()
 		t.end(ended)
+		if flag != "" {
+			return "", nil, t.evictedErr(id, flag)
+		}
 		return "", nil, fmt.Errorf("%w %q", ErrUnknown, clip(id))
 	}
 	e.inUse++
@@ -262,13 +377,41 @@ func (t *Table) End(ctx context.Context, id, principal string) error {
 		e = t.m[clientKey(principal, id)]
 	}
 	if e == nil || e.principal != principal {
+		flag := t.evictedBy(id, principal)
+		if flag == "" && t.opts.ClientNamed {
+			flag = t.evictedBy(clientKey(principal, id), principal)
+		}
 		t.mu.Unlock()
+		if flag != "" {
+			return t.evictedErr(id, flag)
+		}
 		return fmt.Errorf("%w %q", ErrUnknown, clip(id))
 	}
 	t.removeLocked(e)
 	t.mu.Unlock()
 	t.end([]string{e.id})
 	return nil
+}
+
+// evictedBy returns the flag of the cap that evicted the session under
+// key while it belonged to principal, or "" (for another principal it is
+// as unknown as any id).
+func (t *Table) evictedBy(key, principal string) string {
+	v, ok := t.gone.Get(key)
+	p, flag, _ := strings.Cut(v, "\x00")
+	if !ok || p != principal {
+		return ""
+	}
+	return flag
+}
+
+// evictedErr is the error of a call on session id that the cap of flag
+// evicted.
+func (t *Table) evictedErr(id, flag string) error {
+	if flag == "--max-sessions-per-client" {
+		return evictedAt(id, flag, t.opts.MaxPerClient)
+	}
+	return evictedAt(id, flag, t.opts.Max)
 }
 
 // Stats are a table's counts.

@@ -219,3 +219,96 @@ func TestManyIssuesStayUnderTheCap(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+// TestEvictedSessionsAreRemembered: a session the cap evicted answers
+// ErrEvicted (which is also ErrUnknown) to its principal, issued or
+// client-named, for both Acquire and End; to another principal it is
+// unknown; memory of evictions is bounded.
+func TestEvictedSessionsAreRemembered(t *testing.T) {
+	ctx := context.Background()
+	var counted int
+	tb := New(Options{Max: 2, ClientNamed: true, OnEvict: func(n int) { counted += n }})
+	a, rel, _ := tb.Issue(ctx, "p")
+	rel()
+	_, rel, _ = tb.Acquire(ctx, "named", "p") // client-named
+	rel()
+	for range 2 {
+		_, rel, err := tb.Issue(ctx, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+	}
+	for _, id := range []string{a, "named"} {
+		_, _, err := tb.Acquire(ctx, id, "p")
+		if !errors.Is(err, ErrEvicted) || !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "evicted: --max-sessions 2 was reached") {
+			t.Fatalf("Acquire(%s) after eviction: %v", id, err)
+		}
+		if err := tb.End(ctx, id, "p"); !errors.Is(err, ErrEvicted) {
+			t.Fatalf("End(%s) after eviction: %v", id, err)
+		}
+	}
+	if _, _, err := tb.Acquire(ctx, a, "q"); errors.Is(err, ErrEvicted) || !errors.Is(err, ErrUnknown) {
+		t.Fatalf("another principal: %v", err)
+	}
+	if counted != 2 || tb.Stats().Evicted != 2 {
+		t.Fatalf("counted %d evictions (stats %+v), want 2", counted, tb.Stats())
+	}
+	r := NewRecent(3)
+	for i := range 10 {
+		r.Add(NewID(), strings.Repeat("p", i))
+	}
+	if r.Len() != 3 {
+		t.Fatalf("Recent(3) holds %d", r.Len())
+	}
+}
+
+// TestPerClientCap: at its per-client cap a client's new session evicts
+// that client's idlest, never another client's; when all of its
+// sessions are in use it gets ErrClientFull while other clients still
+// get sessions; the evicted session names the per-client flag.
+func TestPerClientCap(t *testing.T) {
+	ctx := context.Background()
+	a, b := WithClient(ctx, "addr:127.0.0.2"), WithClient(ctx, "addr:127.0.0.1")
+	tb := New(Options{Max: 100, MaxPerClient: 3})
+	bID, rel, err := tb.Issue(b, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel()
+	var aIDs []string
+	for range 10 {
+		id, rel, err := tb.Issue(a, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+		aIDs = append(aIDs, id)
+	}
+	if _, _, err := tb.Acquire(b, bID, ""); err != nil {
+		t.Fatalf("B's session after A's 10: %v", err)
+	}
+	if _, _, err := tb.Acquire(a, aIDs[0], ""); !errors.Is(err, ErrEvicted) || !strings.Contains(err.Error(), "--max-sessions-per-client 3 was reached") {
+		t.Fatalf("A's first session: %v", err)
+	}
+	var rels []func()
+	for _, id := range aIDs[7:] {
+		_, rel, err := tb.Acquire(a, id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, rel)
+	}
+	if _, _, err := tb.Issue(a, ""); !errors.Is(err, ErrClientFull) || !strings.Contains(err.Error(), "--max-sessions-per-client") {
+		t.Fatalf("A with every session in use: %v", err)
+	}
+	if _, _, err := tb.Issue(b, ""); err != nil {
+		t.Fatalf("B while A is full: %v", err)
+	}
+	for _, r := range rels {
+		r()
+	}
+	if st := tb.Stats(); st.Live != 5 {
+		t.Fatalf("live sessions %d, want 3 of A and 2 of B", st.Live)
+	}
+}
