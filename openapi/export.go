@@ -90,7 +90,7 @@ func DocumentWith(c *toolenv.Collection, opts DocumentOptions) map[string]any {
 	routes := boundRoutes(c, tools)
 	sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	paths := map[string]map[string]any{}
-	used := usage{codes: map[int]bool{}, params: map[string]bool{}}
+	used := usage{codes: map[int]bool{}, params: map[string]bool{}, arg: &exampleArg{}}
 	groups := map[string]string{}
 	for _, t := range tools {
 		path, method := GenericPath(c.Name, t.Name), "post"
@@ -103,6 +103,9 @@ func DocumentWith(c *toolenv.Collection, opts DocumentOptions) map[string]any {
 			recorded = opts.Recorded(t)
 		}
 		op := operation(t, bound, method, path, sessions, recorded, used)
+		if !t.Hidden() {
+			used.noteArg(t.Input)
+		}
 		if paths[path] == nil {
 			paths[path] = map[string]any{}
 		}

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -67,6 +68,30 @@ func ErrorResponsesOf(t *toolenv.Tool) []ErrorResponse {
 type usage struct {
 	codes  map[int]bool
 	params map[string]bool
+	// arg is the argument the invalid_arguments example names: the
+	// first required argument of the document's tools (in name order),
+	// so the example speaks of this API and never of another's names.
+	arg *exampleArg
+}
+
+// exampleArg is an argument named by the invalid_arguments example.
+type exampleArg struct{ name, typ string }
+
+// noteArg keeps t's first required argument as the example's, unless
+// one was kept already.
+func (u usage) noteArg(in *toolenv.Schema) {
+	if u.arg.name != "" || in == nil {
+		return
+	}
+	for _, name := range in.Required {
+		if p := in.Prop(name); p != nil {
+			u.arg.name, u.arg.typ = name, p.Type
+			if u.arg.typ == "" {
+				u.arg.typ = "any"
+			}
+			return
+		}
+	}
 }
 
 func (u usage) responses() map[string]any {
@@ -81,8 +106,12 @@ func (u usage) responses() map[string]any {
 		}
 		example := map[string]any{"status": string(e.Statuses[0]), "error": errorExampleText[e.Statuses[0]]}
 		if e.Statuses[0] == toolenv.StatusInvalidArguments {
-			example["hint"] = "valid parameters: city (string, required)"
-			example["problems"] = []any{map[string]any{"param": "city", "code": "missing_required", "message": "missing required argument `city` (string)", "expected": "string"}}
+			name, typ := "argument", "string"
+			if u.arg != nil && u.arg.name != "" {
+				name, typ = u.arg.name, u.arg.typ
+			}
+			example["hint"] = fmt.Sprintf("valid parameters: %s (%s, required)", name, typ)
+			example["problems"] = []any{map[string]any{"param": name, "code": "missing_required", "message": fmt.Sprintf("missing required argument `%s` (%s)", name, typ), "expected": typ}}
 		}
 		r := map[string]any{
 			"description": e.Description,

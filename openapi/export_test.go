@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -234,4 +235,49 @@ func docJSON(t *testing.T, doc map[string]any) map[string]any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestErrorExampleNamesTheDocumentsOwnArgument: the invalid_arguments
+// example names an argument of the document's own tools (so an
+// obfuscated collection's document names nothing of another API), and a
+// neutral placeholder when no tool has a required argument.
+func TestErrorExampleNamesTheDocumentsOwnArgument(t *testing.T) {
+	example := func(c *toolenv.Collection) string {
+		t.Helper()
+		raw, err := toolenv.MarshalJSONNoHTML(Document(c, "http://127.0.0.1:8080/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Components struct {
+				Responses map[string]struct {
+					Content map[string]struct{ Example json.RawMessage }
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return string(doc.Components.Responses["BadRequest"].Content["application/json"].Example)
+	}
+	for _, tc := range []struct {
+		name     string
+		required []string
+		want     string
+		wantNot  string
+	}{
+		{"first required argument", []string{"ARG_7"}, "missing required argument `ARG_7` (integer)", "city"},
+		{"no required argument", nil, "missing required argument `argument` (string)", "ARG_7"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := toolenv.ObjectSchema()
+			in.SetProp("ARG_7", &toolenv.Schema{Type: "integer"})
+			in.Required = tc.required
+			c := toolenv.NewCollection("obf", "nl2sql-rest", []*toolenv.Tool{{Name: "FUNC_1", Input: in}})
+			got := example(c)
+			if !strings.Contains(got, tc.want) || strings.Contains(got, tc.wantNot) {
+				t.Errorf("BadRequest example %s: want %q, not %q", got, tc.want, tc.wantNot)
+			}
+		})
+	}
 }
