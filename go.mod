@@ -24,6 +24,8 @@ require (
 	modernc.org/sqlite v1.60.1
 )
 
+require github.com/coder/websocket v1.8.15 // indirect
+
 require (
 	cloud.google.com/go v0.123.0 // indirect
 	github.com/TwiN/go-color v1.4.1 // indirect

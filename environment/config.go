@@ -256,6 +256,23 @@ type ServerConfig struct {
 	// StreamMaxLifetime closes an MCP event stream this long after it
 	// opened; 0 means 1 h, negative never.
 	StreamMaxLifetime time.Duration `json:"stream_max_lifetime" flag:"stream-max-lifetime" default:"1h" help:"close an MCP event stream (GET /mcp) this long after it opened (the client opens another); negative: never"`
+	// MaxEpisodes caps the RL episodes open at once in this process
+	// (/openenv, docs/episodes.md); 0 means 10,000, -1 no cap.
+	MaxEpisodes int `json:"max_episodes" flag:"max-episodes" default:"10000" help:"most RL episodes open at once (/openenv: OpenEnv's protocol and MCP episodes); a reset over it is refused with 503, an open episode is never evicted; -1: no cap"`
+	// EpisodeIdle expires RL episodes unused this long; 0 means 30
+	// minutes, negative never.
+	EpisodeIdle time.Duration `json:"episode_idle" flag:"episode-idle" default:"30m" help:"expire RL episodes unused this long (a later step is told it expired); negative: never"`
+	// EpisodeMaxSteps is the step limit of RL episodes that set none; 0
+	// means 50.
+	EpisodeMaxSteps int `json:"episode_max_steps" flag:"episode-max-steps" default:"50" help:"step limit of RL episodes whose reset sets none (max_steps); the episode ends truncated there"`
+	// EpisodeJudgeURL is the OpenAI-compatible endpoint of the judge
+	// behind the pass_rate reward of RL episodes; "" offers none.
+	EpisodeJudgeURL string `json:"episode_judge_url" flag:"episode-judge-url" url:"http" help:"OpenAI-compatible endpoint of the judge behind the pass_rate reward of RL episodes (StableToolBench's SoPR prompts); empty: pass_rate is refused"`
+	// EpisodeJudgeModel is the judge's model name.
+	EpisodeJudgeModel string `json:"episode_judge_model" flag:"episode-judge-model" help:"the model name the judge endpoint serves"`
+	// EpisodeJudgeKeyEnv names the environment variable holding the
+	// judge endpoint's API key.
+	EpisodeJudgeKeyEnv string `json:"episode_judge_key_env" flag:"episode-judge-key-env" help:"environment variable holding the judge endpoint's API key"`
 }
 
 // MCPConfig configures the MCP server.

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/episode/epstore"
 	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
@@ -201,11 +202,11 @@ func (env *Environment) check() error {
 }
 
 // StoreMigrations are the schema steps of the tables other packages keep
-// in the store (task sessions, the evaluation queue), beside the store's
+// in the store (task sessions, RL episodes, the evaluation queue), beside the store's
 // own: every program that opens or migrates an environment's store passes
 // them (toolenv store migrate does).
 func StoreMigrations() []store.Migration {
-	return slices.Concat(tasksession.Migrations)
+	return slices.Concat(tasksession.Migrations, epstore.Migrations)
 }
 
 // option names a configuration key for a message, with its flag.

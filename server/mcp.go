@@ -385,6 +385,11 @@ type MCPHTTPOptions struct {
 	StreamIdle, StreamMaxLifetime time.Duration
 	// MaxBodyBytes bounds a POST body; 0 means the SDK's 4 MiB.
 	MaxBodyBytes int64
+	// GetServer, when set, gives the server of each new session (and
+	// of the protocol-version check of every request) instead of srv:
+	// one server per session, as RL episodes over MCP have. No cap is
+	// kept then (MaxSessions is ignored): the caller keeps its own.
+	GetServer func(*http.Request) *mcp.Server
 }
 
 // NewMCPHandler serves srv over MCP's streamable HTTP transport (mount it
@@ -413,7 +418,11 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = mcp.DefaultMaxRequestBodyBytes
 	}
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	get := func(*http.Request) *mcp.Server { return srv }
+	if opts.GetServer != nil {
+		get, opts.MaxSessions = opts.GetServer, -1
+	}
+	var h http.Handler = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Logger:              sdkLogger(log),
 		SessionTimeout:      timeout,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,

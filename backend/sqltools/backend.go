@@ -72,6 +72,11 @@ type Options struct {
 	// opening the configured files (a build shares them between
 	// flavors). The backend does not close them.
 	Databases map[string]*rodb.DB
+	// RenderCacheBytes bounds the memory of what rendering results read
+	// from the databases (row counts, previews, values), kept so that the
+	// same query in another session is answered without running again:
+	// the databases are read-only (default 16 MiB; negative: none).
+	RenderCacheBytes int64
 }
 
 func (o *Options) defaults() {
@@ -93,6 +98,9 @@ func (o *Options) defaults() {
 	if o.MaxLabels <= 0 {
 		o.MaxLabels = 1000
 	}
+	if o.RenderCacheBytes == 0 {
+		o.RenderCacheBytes = 16 << 20
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -111,6 +119,7 @@ type Backend struct {
 	dbs    *rodb.Set
 	tools  map[string]*toolSpec
 	store  *store
+	memo   *renderMemo // nil: none
 }
 
 var (
@@ -150,7 +159,7 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 		return nil, fmt.Errorf("sqltools: collection %s: %w", c.Name, err)
 	}
 	b := &Backend{opt: opt, name: c.Name, flavor: cfg.Flavor, dbs: dbs, tools: map[string]*toolSpec{},
-		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now)}
+		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now), memo: newRenderMemo(opt.RenderCacheBytes)}
 	tools, err := Deobfuscated(c, cfg.Obfuscation)
 	if err != nil {
 		b.Close()
@@ -447,65 +456,102 @@ type Stats struct {
 	// calls served by other replicas.
 	Restored int `json:"restored,omitempty"`
 	Replayed int `json:"replayed,omitempty"`
+	// MemoHits and MemoMisses count the results rendered from the render
+	// memo and from the databases (Options.RenderCacheBytes).
+	MemoHits   int64 `json:"memo_hits,omitempty"`
+	MemoMisses int64 `json:"memo_misses,omitempty"`
 }
 
 // Stats reports the sessions held, the memory they hold, how many were
 // evicted and how many were rebuilt from their logs.
-func (b *Backend) Stats() Stats { return b.store.stats() }
+func (b *Backend) Stats() Stats {
+	st := b.store.stats()
+	if b.memo != nil {
+		st.MemoHits, st.MemoMisses = b.memo.hits.Load(), b.memo.misses.Load()
+	}
+	return st
+}
 
 // render executes a result's queries and returns its response body.
 func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error) {
 	db := r.db
+	var (
+		key  memoKey
+		memo *memoEntry
+	)
+	if b.memo != nil && r.q != nil {
+		key = b.memo.key(db, string(r.kind), r.q.sql(false))
+		memo, _ = b.memo.get(key)
+	}
 	switch r.kind {
 	case kindTable:
-		n, err := count(ctx, db, r.q)
-		if err != nil {
-			return nil, err
-		}
-		p := r.q.previewSQL(b.opt.PreviewRows)
-		rows, err := db.Query(ctx, p.sql, p.args, 0)
-		if err != nil {
-			return nil, err
-		}
-		return marshal(tableBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: n, Preview: rows.Rows})
-	case kindGrouped:
-		n, err := count(ctx, db, r.q)
-		if err != nil {
-			return nil, err
-		}
-		return marshal(groupedBody{Label: r.label, Type: r.kind, Columns: r.group.src.colNames(), GroupBy: r.group.keys, GroupCount: n})
-	case kindValue:
-		s := r.q.sql(false)
-		v, err := db.QueryValue(ctx, s.sql, s.args)
-		if err != nil {
-			return nil, err
-		}
-		return marshal(valueBody{Label: r.label, Type: r.kind, Value: v})
-	case kindList, kindRows:
-		s := r.q.sql(false)
-		rows, err := db.Query(ctx, s.sql, s.args, b.opt.MaxRows)
-		if err != nil {
-			return nil, err
-		}
-		// The row cap bounds what a call shows, not what the session
-		// holds: a bigger result shows its first page and its size, and
-		// stays usable under its label.
-		total := int64(len(rows.Rows))
-		var shown *int
-		note := ""
-		if rows.Truncated {
-			if total, err = count(ctx, db, r.q); err != nil {
+		if memo == nil {
+			n, err := count(ctx, db, r.q)
+			if err != nil {
 				return nil, err
 			}
-			n := len(rows.Rows)
+			p := r.q.previewSQL(b.opt.PreviewRows)
+			rows, err := db.Query(ctx, p.sql, p.args, 0)
+			if err != nil {
+				return nil, err
+			}
+			memo = &memoEntry{key: key, n: n, rows: rows.Rows}
+			b.memo.put(memo)
+		}
+		return marshal(tableBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: memo.n, Preview: memo.rows})
+	case kindGrouped:
+		if memo == nil {
+			n, err := count(ctx, db, r.q)
+			if err != nil {
+				return nil, err
+			}
+			memo = &memoEntry{key: key, n: n}
+			b.memo.put(memo)
+		}
+		return marshal(groupedBody{Label: r.label, Type: r.kind, Columns: r.group.src.colNames(), GroupBy: r.group.keys, GroupCount: memo.n})
+	case kindValue:
+		if memo == nil {
+			s := r.q.sql(false)
+			v, err := db.QueryValue(ctx, s.sql, s.args)
+			if err != nil {
+				return nil, err
+			}
+			memo = &memoEntry{key: key, value: v}
+			b.memo.put(memo)
+		}
+		return marshal(valueBody{Label: r.label, Type: r.kind, Value: memo.value})
+	case kindList, kindRows:
+		if memo == nil {
+			s := r.q.sql(false)
+			rows, err := db.Query(ctx, s.sql, s.args, b.opt.MaxRows)
+			if err != nil {
+				return nil, err
+			}
+			// The row cap bounds what a call shows, not what the session
+			// holds: a bigger result shows its first page and its size, and
+			// stays usable under its label.
+			total := int64(len(rows.Rows))
+			if rows.Truncated {
+				if total, err = count(ctx, db, r.q); err != nil {
+					return nil, err
+				}
+			}
+			memo = &memoEntry{key: key, n: total, rows: rows.Rows, trunc: rows.Truncated}
+			b.memo.put(memo)
+		}
+		total := memo.n
+		var shown *int
+		note := ""
+		if memo.trunc {
+			n := len(memo.rows)
 			shown = &n
 			note = fmt.Sprintf("showing the first %d of %d; the whole result is kept as $%s$: filter, group, aggregate or limit it", n, total, r.label)
 		}
 		if r.kind == kindRows {
-			return marshal(rowsBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: total, Shown: shown, Note: note, Rows: rows.Rows})
+			return marshal(rowsBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: total, Shown: shown, Note: note, Rows: memo.rows})
 		}
-		vals := make([]any, len(rows.Rows))
-		for i, row := range rows.Rows {
+		vals := make([]any, len(memo.rows))
+		for i, row := range memo.rows {
 			vals[i] = row[0]
 		}
 		return marshal(listBody{Label: r.label, Type: r.kind, KeyName: r.listCol, Count: total, Shown: shown, Note: note, Values: vals})

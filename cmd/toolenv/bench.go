@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/bench"
@@ -52,7 +54,7 @@ docs takes and the resident memory afterwards.`,
 	}
 	f = bindOptions(cmd.Flags(), configDefaults[bench.Options], false)
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
-	cmd.AddCommand(newBenchBareCmd(e), newBenchReadyCmd(e))
+	cmd.AddCommand(newBenchBareCmd(e), newBenchReadyCmd(e), newBenchEpisodesCmd(e))
 	return cmd
 }
 
@@ -70,5 +72,43 @@ func newBenchBareCmd(e *env) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&answersFile, "answers", "", "JSON array of response bodies")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on")
+	return cmd
+}
+
+func newBenchEpisodesCmd(e *env) *cobra.Command {
+	var (
+		f       *options[bench.EpisodesOptions]
+		jsonOut string
+	)
+	cmd := &cobra.Command{
+		Use:   "episodes",
+		Short: "Measure RL episodes: reset and step latency p50/p99, CPU and memory at 1, 100 and 10,000 open episodes",
+		Long: `Start "toolenv serve" on a collection with tasks as a child process, and for each
+--concurrency level open that many episodes at once (POST /openenv/reset), then
+play every one to its end with the oracle (its task's gold calls, then the final
+answer), the load generator's --workers connections taking turns among them.
+Reports reset (to the first observation) and step latency p50/p99, steps/s, the
+server's CPU per reset and per step, the load generator's CPU over the server's
+(well below 1: the generator is not the bottleneck), the server's resident memory
+per open idle episode, and how many episodes reached reward 1.`,
+		Example: `  toolenv bench episodes --collection out/bird/slot
+  toolenv bench episodes --collection out/bird/rest --concurrency 1,100 --json episodes.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := f.value()
+			o.Log, o.Command = e.stderr, os.Args
+			rep, err := bench.Episodes(cmd.Context(), *o)
+			if err != nil {
+				return err
+			}
+			bench.PrintEpisodes(e.stdout, rep)
+			if jsonOut != "" {
+				return toolenv.WriteJSONFile(jsonOut, rep)
+			}
+			return nil
+		},
+	}
+	f = bindOptions(cmd.Flags(), configDefaults[bench.EpisodesOptions], false)
+	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	return cmd
 }

@@ -110,6 +110,20 @@ func (p *peer) holdConns(t *testing.T, n int) []net.Conn {
 	return cs
 }
 
+// eventually repeats a request until it answers want, for at most 10 s
+// (the connections it is over were dialled but may not be accepted yet),
+// and returns the last answer.
+func eventually(do func() (int, string, string), want int) (int, string, string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, retry, body := do()
+		if code == want || time.Now().After(deadline) {
+			return code, retry, body
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 const virtualCall = `{"category":"Weather","tool_name":"Skylark Weather","api_name":"current_weather","tool_input":"{\"city\": \"Paris\"}","strip":"","toolbench_key":""}`
 
 // TestOneClientCannotStarveAnother: through toolenv serve and its flags,
@@ -171,7 +185,12 @@ func TestOneClientCannotStarveAnother(t *testing.T) {
 	// A holds every other connection it may (slowloris: nothing sent);
 	// one more is 429 at once.
 	held = append(held, a.holdConns(t, 15)...)
-	if code, retry, body, _ := a.do("GET", "/healthz", ""); code != 429 || retry == "" || !strings.Contains(body, "--max-conns-per-client") {
+	// The server counts a connection when it accepts it, which a loaded
+	// machine may do after the dial returned: ask until it has.
+	if code, retry, body := eventually(func() (int, string, string) {
+		code, retry, body, _ := a.do("GET", "/healthz", "")
+		return code, retry, body
+	}, 429); code != 429 || retry == "" || !strings.Contains(body, "--max-conns-per-client") {
 		t.Fatalf("A over its connections: %d (Retry-After %q) %s", code, retry, body)
 	}
 
@@ -202,7 +221,10 @@ func TestOneClientCannotStarveAnother(t *testing.T) {
 			t.Fatalf("B %s with --max-conns full: %d %s", p, code, body)
 		}
 	}
-	if code, retry, body, _ := b.do("POST", "/virtual", virtualCall); code != 503 || retry == "" || !strings.Contains(body, "--max-conns") {
+	if code, retry, body := eventually(func() (int, string, string) {
+		code, retry, body, _ := b.do("POST", "/virtual", virtualCall)
+		return code, retry, body
+	}, 503); code != 503 || retry == "" || !strings.Contains(body, "--max-conns") {
 		t.Fatalf("B /virtual with --max-conns full: %d (Retry-After %q) %s", code, retry, body)
 	}
 

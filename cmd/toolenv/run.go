@@ -120,6 +120,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newDriftCmd(e),
 		newPerturbCmd(e),
 		newMirrorCmd(e),
+		newEpisodesCmd(e),
 	)
 	groupsRefuseUnknownCommands(root)
 	return root

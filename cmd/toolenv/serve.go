@@ -8,6 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/episode"
+	"github.com/toolenv/toolenv/episode/openenv"
+	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/server/guard"
 )
 
@@ -25,7 +29,8 @@ in a configuration file (--config toolenv.yaml; flags given override it).`,
   toolenv serve --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction
   toolenv serve --collection out/bird/slot --collection out/bird/rest --addr 127.0.0.1:9000
   toolenv serve --toolbench DIR --llm-url http://127.0.0.1:8000/v1 --llm-model MirrorAPI
-  toolenv serve --config examples/bird.yaml`,
+  toolenv serve --config examples/bird.yaml
+  toolenv serve --collection out/bird/slot --max-episodes 20000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.resolve(e)
@@ -52,6 +57,23 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 		return err
 	}
 	g, _ := env.Guard()
+	epOpts := episode.Options{Max: cfg.Server.MaxEpisodes, Idle: cfg.Server.EpisodeIdle, MaxSteps: cfg.Server.EpisodeMaxSteps, Logger: log}
+	if u := cfg.Server.EpisodeJudgeURL; u != "" {
+		if cfg.Server.EpisodeJudgeModel == "" {
+			return usageError{fmt.Errorf("--episode-judge-url needs --episode-judge-model (the model name the endpoint serves)")}
+		}
+		key := ""
+		if cfg.Server.EpisodeJudgeKeyEnv != "" {
+			key = e.getenv(cfg.Server.EpisodeJudgeKeyEnv)
+		}
+		epOpts.Judge = &judge.Judge{Model: llm.New(u, llm.Options{APIKey: key, Logger: log}), ModelName: cfg.Server.EpisodeJudgeModel}
+	}
+	eps, err := episode.New(ctx, env, epOpts)
+	if err != nil {
+		return err
+	}
+	defer eps.Close()
+	h = openenv.Mount(h, g, eps, openenv.Options{Version: env.Config.Version, MaxBodyBytes: cfg.Server.MaxBody, Logger: log})
 	// Loading leaves garbage the size of what it read (decoded files,
 	// build maps); give it back before serving rather than holding it
 	// resident until the scavenger does.
@@ -73,7 +95,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	}
 	log.Info("toolenv is serving", "url", "http://"+ln.Addr().String(), "collections", len(env.Collections()), "tools", tools, "store", env.Store.Path(), "version", cfg.Version)
 	env.Ready() // the search_tools index is built from now on, in the background
-	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics); Ctrl-C stops\n", tools, ln.Addr())
+	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics, RL episodes at /openenv); Ctrl-C stops\n", tools, ln.Addr())
 	if err := guard.Serve(ctx, ln, h, guard.Limits{MaxConns: cfg.Server.MaxConns, MaxConnsPerClient: cfg.Server.MaxConnsPerClient,
 		ReserveConns: cfg.Server.ReserveConns, Logger: log}); err != nil {
 		return fmt.Errorf("serve: %w", err)

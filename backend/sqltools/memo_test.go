@@ -1,0 +1,94 @@
+package sqltools_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/nl2api"
+	"github.com/toolenv/toolenv/nl2api/nl2apitest"
+)
+
+// TestRenderMemoAnswersAlike: on generated adversarial corpora (keyword
+// and protocol-field names, Unicode, NULLs, big tables), every call of
+// every task's gold sequence answers byte for byte alike with the render
+// memo and without it, the first time and again from memory in another
+// session.
+func TestRenderMemoAnswersAlike(t *testing.T) {
+	ctx := context.Background()
+	for _, seed := range []uint64{3, 29} {
+		dir := t.TempDir()
+		data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+		if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: seed, BigRows: 12000}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"slot", "sel"}, Seed: int64(seed), Workers: 1}); err != nil {
+			t.Fatal(err)
+		}
+		for _, flavor := range []string{"slot", "sel"} {
+			c, err := toolenv.ReadCollection(filepath.Join(out, flavor))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks, _, err := toolenv.ReadTasks(filepath.Join(out, flavor, toolenv.TasksFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			memo, err := sqltools.Open(ctx, c, sqltools.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := sqltools.Open(ctx, c, sqltools.Options{RenderCacheBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			for _, task := range tasks {
+				want := run(t, plain, c, task, "p-"+task.ID)
+				for round := 0; round < 2; round++ {
+					got := run(t, memo, c, task, fmt.Sprintf("m%d-%s", round, task.ID))
+					if len(got) != len(want) {
+						t.Fatalf("%s %s: %d results, want %d", flavor, task.ID, len(got), len(want))
+					}
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%s %s call %d (round %d):\n got %s\nwant %s", flavor, task.ID, i, round, got[i], want[i])
+						}
+					}
+				}
+				calls += len(want)
+			}
+			if calls == 0 {
+				t.Fatalf("%s: no call compared", flavor)
+			}
+			// The second round's sessions were answered from the memo.
+			if st := memo.Stats(); st.MemoHits < int64(calls)/2 || plain.Stats().MemoHits != 0 {
+				t.Fatalf("%s: memo hits %d misses %d over %d calls in two rounds", flavor, st.MemoHits, st.MemoMisses, calls)
+			}
+			t.Logf("seed %d %s: %d calls of %d tasks answer alike", seed, flavor, calls, len(tasks))
+			memo.Close()
+			plain.Close()
+		}
+	}
+}
+
+// run plays a task's initialisation and gold calls in session id and
+// returns each result as status and body.
+func run(t *testing.T, b *sqltools.Backend, c *toolenv.Collection, task *toolenv.Task, id string) []string {
+	t.Helper()
+	var out []string
+	calls := append(agent.InitCalls(task), task.Gold...)
+	for _, g := range calls {
+		tool := c.Tool(g.Name)
+		if tool == nil {
+			t.Fatalf("%s: no tool %s", task.ID, g.Name)
+		}
+		res := b.Invoke(context.Background(), &toolenv.Call{Tool: tool, Collection: c, Args: agent.WithLabel(tool, g.Args, g.Label), Session: id})
+		out = append(out, string(res.Status)+" "+string(res.Body)+" "+res.Error)
+	}
+	return out
+}
