@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -53,6 +54,22 @@ func New(fn Func) *Server {
 	s := &Server{fn: fn}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// Listen starts a server answering with fn on addr ("127.0.0.1:8000"),
+// for programs that need the model at a fixed address; close it with
+// Close.
+func Listen(addr string, fn Func) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("llmtest: listen on %s: %w", addr, err)
+	}
+	s := &Server{fn: fn}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Server.Listener.Close()
+	s.Server.Listener = l
+	s.Server.Start()
+	return s, nil
 }
 
 // Script returns a Func that answers with replies in order, repeating the

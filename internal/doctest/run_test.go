@@ -1,0 +1,201 @@
+package doctest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fixtureOptions runs a fixture page against the small checkout in
+// testdata/root, with the real toolenv and model.
+func fixtureOptions(t *testing.T) Options {
+	t.Helper()
+	shared := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(shared, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("testdata/root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Root:    root,
+		Shared:  shared,
+		Bin:     binDir(t),
+		Model:   filepath.Join(binDir(t), "toolenv-docmodel"),
+		Network: network(t),
+		Timeout: time.Minute,
+	}
+}
+
+func runFixture(t *testing.T, name string, opts Options) (*Report, error) {
+	t.Helper()
+	return RunFile(context.Background(), opts, filepath.Join("testdata", name), name)
+}
+
+func TestRunPasses(t *testing.T) {
+	for _, name := range []string{"pass.md", "exit.md", "illustrative.md", "server.md", "tour.md"} {
+		t.Run(name, func(t *testing.T) {
+			rep, err := runFixture(t, name, fixtureOptions(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Run == 0 {
+				t.Fatalf("no block ran: %+v", rep)
+			}
+		})
+	}
+}
+
+func TestRunCounts(t *testing.T) {
+	rep, err := runFixture(t, "illustrative.md", fixtureOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Run != 1 || rep.Illustrative != 1 {
+		t.Errorf("run %d, illustrative %d; want 1 and 1", rep.Run, rep.Illustrative)
+	}
+	rep, err = runFixture(t, "pass.md", fixtureOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Run != 2 || rep.Illustrative != 0 || len(rep.Durations) != 2 {
+		t.Errorf("pass.md: %+v, want 2 blocks run", rep)
+	}
+}
+
+func TestRunFails(t *testing.T) {
+	tests := []struct {
+		file string
+		line int
+		exit int
+		want []string // in the message
+	}{
+		{"fail.md", 10, 2, []string{"fail.md:10: `ls examples/missing.txt`", "exit code 2, want 0", "the output before the failure", "No such file"}},
+		{"exit-wrong.md", 3, 0, []string{"exit code 0, want 3"}},
+		{"timeout.md", 3, -1, []string{"budget of 1s", "timeout=DUR"}},
+		{"server-foreground.md", 4, 0, []string{"server-foreground.md:4: `toolenv serve` runs in the foreground"}},
+		{"server-twice.md", 8, 0, []string{"a second server on 127.0.0.1:8080, which the server started at server-twice.md:4 still holds"}},
+		{"server-dies.md", 4, 97, []string{"exited before it answered on 127.0.0.1:8080", "out/missing"}},
+		{"leftover.md", 3, 0, []string{"server/testdata/fuzz/FuzzX/abc (new)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			_, err := runFixture(t, tc.file, fixtureOptions(t))
+			if err == nil {
+				t.Fatal("the page passed")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not say %q:\n%v", w, err)
+				}
+			}
+			var f *Failure
+			if errors.As(err, &f) {
+				if f.Line != tc.line || f.Exit != tc.exit {
+					t.Errorf("failure at line %d exit %d, want line %d exit %d", f.Line, f.Exit, tc.line, tc.exit)
+				}
+			}
+			if strings.Contains(err.Error(), "NOT-REACHED") {
+				t.Errorf("a command after the failure ran:\n%v", err)
+			}
+		})
+	}
+}
+
+// TestTourChangeFails shows that changing one command of a working tour
+// makes the page fail at that command.
+func TestTourChangeFails(t *testing.T) {
+	src, err := os.ReadFile("testdata/tour.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := Parse("tour.md", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), fixtureOptions(t), "tour.md", blocks); err != nil {
+		t.Fatalf("the tour as written fails: %v", err)
+	}
+	changed := strings.Replace(string(src), "weather_forecast?", "weather_forcast?", 1)
+	blocks, err = Parse("tour.md", []byte(changed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), fixtureOptions(t), "tour.md", blocks)
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("the changed tour: err = %v, want a failure", err)
+	}
+	if f.Line != 5 || !strings.Contains(f.Command, "weather_forcast") || f.Exit != 22 {
+		t.Errorf("failure at line %d, command %q, exit %d; want line 5, the changed curl, exit 22 (curl -f on a 404)", f.Line, f.Command, f.Exit)
+	}
+}
+
+// TestRunStopsEverything checks that the processes a page started are
+// gone, and their addresses free, once the page has run.
+func TestRunStopsEverything(t *testing.T) {
+	opts := fixtureOptions(t)
+	opts.Keep = true
+	rep, err := runFixture(t, "server.md", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(rep.Dir)
+	b, err := os.ReadFile(filepath.Join(rep.Dir, ".doctest", "servers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("servers started: %q, want 2", lines)
+	}
+	for _, l := range lines {
+		var pid int
+		var addr string
+		var line int
+		if _, err := fmtSscan(l, &pid, &addr, &line); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("the server started at line %d (pid %d) still runs", line, pid)
+		}
+	}
+	if !opts.Network.Private {
+		for _, a := range []string{"127.0.0.1:8080", "127.0.0.1:8081", ModelAddr} {
+			if err := portFree(a); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// TestRunLinks checks that installed folders the copy leaves out (a
+// node_modules) are linked into it, and that a block may use them.
+func TestRunLinks(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a.txt"), "a\n")
+	if err := os.MkdirAll(filepath.Join(root, "node_modules", "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "node_modules", "pkg", "index.js"), "// installed\n")
+	opts := fixtureOptions(t)
+	opts.Root = root
+	opts.Links = []string{"node_modules", "not/installed"}
+	blocks, err := Parse("links.md", []byte("```sh\ntest -f a.txt\ngrep -q installed node_modules/pkg/index.js\ntest ! -e not/installed\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), opts, "links.md", blocks); err != nil {
+		t.Fatal(err)
+	}
+	opts.Links = nil
+	if _, err := Run(context.Background(), opts, "links.md", blocks); err == nil {
+		t.Error("without the link the block passed: node_modules was copied")
+	}
+}

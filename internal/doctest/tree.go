@@ -1,0 +1,190 @@
+package doctest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// snapshot is what the copy of the checkout held before the blocks ran.
+type snapshot struct {
+	files map[string][32]byte // file → content hash
+	dirs  map[string]bool     // top-level folders of the checkout
+}
+
+// skipDirs are never copied: the repository, build output, caches.
+var skipDirs = map[string]bool{".git": true, "node_modules": true, "out": true, "tmp": true, "bin": true, ".toolenv": true, "fuzz-results": true}
+
+// checkoutFiles lists the checkout's files: git's tracked and untracked
+// but not ignored files, or a walk of the folder where git cannot tell.
+func checkoutFiles(root string) ([]string, error) {
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err == nil {
+		var files []string
+		for _, f := range bytes.Split(out, []byte{0}) {
+			if len(f) > 0 {
+				files = append(files, string(f))
+			}
+		}
+		return files, nil
+	}
+	var files []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if skipDirs[d.Name()] && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	return files, err
+}
+
+// copyTree copies the checkout's files into dst, as a reader has them
+// after cloning, and returns what it copied.
+func copyTree(root, dst string) (*snapshot, error) {
+	files, err := checkoutFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{files: map[string][32]byte{}, dirs: map[string]bool{}}
+	for _, rel := range files {
+		src := filepath.Join(root, filepath.FromSlash(rel))
+		st, err := os.Lstat(src)
+		if err != nil {
+			continue // deleted in the working tree
+		}
+		if st.IsDir() {
+			continue
+		}
+		if top, _, ok := strings.Cut(rel, "/"); ok {
+			s.dirs[top] = true
+		}
+		to := filepath.Join(dst, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return nil, err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(src)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(target, to); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		h, err := copyFile(src, to, st.Mode().Perm())
+		if err != nil {
+			return nil, err
+		}
+		s.files[filepath.ToSlash(rel)] = h
+	}
+	return s, nil
+}
+
+func copyFile(src, dst string, perm fs.FileMode) ([32]byte, error) {
+	var sum [32]byte
+	in, err := os.Open(src)
+	if err != nil {
+		return sum, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return sum, err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(out, h), in); err != nil {
+		out.Close()
+		return sum, err
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, out.Close()
+}
+
+func hashFile(p string) ([32]byte, error) {
+	var sum [32]byte
+	f, err := os.Open(p)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sum, err
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}
+
+// check fails when the blocks changed a file of the checkout or left a
+// new one inside its folders (a fuzz corpus entry under testdata/ breaks
+// the next go test): what a reader's commands write belongs in new
+// folders or files at the top (out/, runs/, map.db).
+func (s *snapshot) check(dir string) error {
+	var changed []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		top, _, nested := strings.Cut(rel, "/")
+		if d.IsDir() {
+			if !nested && !s.dirs[top] {
+				return filepath.SkipDir // the reader's own folder
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		want, known := s.files[rel]
+		switch {
+		case !known && nested:
+			changed = append(changed, rel+" (new)")
+		case known:
+			got, err := hashFile(p)
+			if err != nil {
+				return err
+			}
+			if got != want {
+				changed = append(changed, rel+" (changed)")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for rel := range s.files {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel))); os.IsNotExist(err) {
+			changed = append(changed, rel+" (removed)")
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	sort.Strings(changed)
+	if len(changed) > 10 {
+		changed = append(changed[:10], fmt.Sprintf("… and %d more", len(changed)-10))
+	}
+	return fmt.Errorf("the block left the checkout changed, which a reader's next `go test` or `git status` would meet: %s", strings.Join(changed, ", "))
+}
