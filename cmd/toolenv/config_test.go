@@ -215,7 +215,10 @@ func TestResultsRecordVersionAndConfig(t *testing.T) {
 }
 
 // TestExampleConfigs: every configuration in examples/ loads without a
-// problem or a warning.
+// problem or a warning. Every *.yaml and *.json at the top of examples/
+// is a configuration (examples/README.md: other files, such as OpenAPI
+// documents and probe files, live in subfolders), except the faults
+// files a configuration names.
 func TestExampleConfigs(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yaml")
 	more, _ := filepath.Glob("../../examples/*.json")
