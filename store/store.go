@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -206,6 +207,27 @@ type DB struct {
 	// Dialect is "sqlite" or "postgres": placeholders are ? in SQLite
 	// and $1, $2, … in PostgreSQL.
 	Dialect string
+}
+
+// Rebind returns query, written with ? placeholders, in the dialect's:
+// as it is for SQLite, with $1, $2, … for PostgreSQL.
+func (db *DB) Rebind(query string) string {
+	if db.Dialect != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 8)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
 }
 
 // Stats describes the store's contents.

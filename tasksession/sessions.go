@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -180,22 +178,7 @@ func (s *Sessions) op(ctx context.Context) (context.Context, context.CancelFunc)
 func (s *Sessions) now() int64 { return s.opts.Now().UnixMilli() }
 
 // q rewrites ? placeholders as $1, $2, … for PostgreSQL.
-func (s *Sessions) q(query string) string {
-	if s.db.Dialect != "postgres" {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func (s *Sessions) q(query string) string { return s.db.Rebind(query) }
 
 // fail marks a database error as the store being unavailable: every
 // query here is well-formed, so an error means the database cannot be

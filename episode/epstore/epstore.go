@@ -24,8 +24,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/toolenv/toolenv/store"
@@ -146,22 +144,7 @@ func (l *Log) op(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // q rewrites ? placeholders as $1, $2, … for PostgreSQL.
-func (l *Log) q(query string) string {
-	if l.db.Dialect != "postgres" {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func (l *Log) q(query string) string { return l.db.Rebind(query) }
 
 func (l *Log) fail(err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) {
