@@ -208,10 +208,10 @@ func (f *mcpFrontend) notifyListChanged() {
 	f.srv.RemoveTools(placeholder)
 }
 
-// mcpTool is the MCP definition of one tool, rendered when a tools/list
-// page holds it.
-func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
-	in := e.tool.Input
+// MCPInputSchema is t's input schema as MCP lists it: an object schema
+// (MCP requires one), empty when t has none.
+func MCPInputSchema(t *toolenv.Tool) (json.RawMessage, error) {
+	in := t.Input
 	if in == nil {
 		in = toolenv.ObjectSchema()
 	} else if in.Type == "" {
@@ -222,6 +222,16 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 	raw, err := in.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	return raw, nil
+}
+
+// mcpTool is the MCP definition of one tool, rendered when a tools/list
+// page holds it.
+func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
+	raw, err := MCPInputSchema(e.tool)
+	if err != nil {
+		return nil, err
 	}
 	t := &mcp.Tool{
 		Name:        e.name,
