@@ -318,9 +318,8 @@ func (l *loader) escape(b *strings.Builder) error {
 			l.i = save
 		}
 		if utf16.IsSurrogate(u) {
-			b.WriteByte(0xed)
-			b.WriteByte(0x80 | byte(u>>6)&0x3f)
-			b.WriteByte(0x80 | byte(u)&0x3f)
+			w := surrogateBytes(u)
+			b.Write(w[:])
 			return nil
 		}
 		b.WriteRune(u)
@@ -332,23 +331,9 @@ func (l *loader) escape(b *strings.Builder) error {
 }
 
 func (l *loader) hex4() (rune, bool) {
-	if l.i+4 > len(l.s) {
-		return 0, false
+	v, ok := hex4(l.s, l.i)
+	if ok {
+		l.i += 4
 	}
-	var v rune
-	for _, c := range []byte(l.s[l.i : l.i+4]) {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	l.i += 4
-	return v, true
+	return v, ok
 }

@@ -400,7 +400,8 @@ func (r *reprReader) strBytes() ([]byte, error) {
 					}
 					r.i = save
 					if r.surrogates {
-						appendSurrogate(&b, u)
+						w := surrogateBytes(u)
+						b.Write(w[:])
 					} else {
 						b.WriteRune(utf8.RuneError)
 					}
@@ -422,16 +423,14 @@ func (r *reprReader) strBytes() ([]byte, error) {
 	return nil, errBadJSON
 }
 
-// appendSurrogate appends the surrogate u (U+D800 to U+DFFF) in the
+// surrogateBytes is the surrogate u (U+D800 to U+DFFF) in the
 // generalized UTF-8 that encodes it as any other code point of three
-// bytes (WTF-8); isSurrogateAt reads it back.
-func appendSurrogate(b *bytes.Buffer, u rune) {
-	b.WriteByte(0xed)
-	b.WriteByte(0x80 | byte(u>>6)&0x3f)
-	b.WriteByte(0x80 | byte(u)&0x3f)
+// bytes (WTF-8); surrogateAt reads it back.
+func surrogateBytes(u rune) [3]byte {
+	return [3]byte{0xed, 0x80 | byte(u>>6)&0x3f, 0x80 | byte(u)&0x3f}
 }
 
-// surrogateAt returns the surrogate appendSurrogate wrote at s[i:], if
+// surrogateAt returns the surrogate surrogateBytes wrote at s[i:], if
 // one starts there.
 func surrogateAt[S string | []byte](s S, i int) (rune, bool) {
 	if i+2 < len(s) && s[i] == 0xed && s[i+1] >= 0xa0 && s[i+1] <= 0xbf && s[i+2] >= 0x80 && s[i+2] <= 0xbf {
@@ -457,11 +456,21 @@ func writeNumber(b *strings.Builder, lit []byte) {
 }
 
 func (r *reprReader) hex4() (rune, bool) {
-	if r.i+4 > len(r.s) {
+	v, ok := hex4(r.s, r.i)
+	if ok {
+		r.i += 4
+	}
+	return v, ok
+}
+
+// hex4 reads the four hex digits at s[i:] (of a \uXXXX escape).
+func hex4[S string | []byte](s S, i int) (rune, bool) {
+	if i+4 > len(s) {
 		return 0, false
 	}
 	var v rune
-	for _, c := range r.s[r.i : r.i+4] {
+	for k := i; k < i+4; k++ {
+		c := s[k]
 		v <<= 4
 		switch {
 		case c >= '0' && c <= '9':
@@ -474,7 +483,6 @@ func (r *reprReader) hex4() (rune, bool) {
 			return 0, false
 		}
 	}
-	r.i += 4
 	return v, true
 }
 
