@@ -69,7 +69,7 @@ func pyChars(s string) []any {
 	var out []any
 	for i := 0; i < len(s); {
 		n := 1
-		if s[i] == 0xed && i+2 < len(s) && s[i+1] >= 0xa0 && s[i+1] <= 0xbf {
+		if _, ok := pyfmt.SurrogateAt(s, i); ok {
 			n = 3
 		} else if s[i] >= utf8.RuneSelf {
 			_, n = utf8.DecodeRuneInString(s[i:])

@@ -267,7 +267,7 @@ func (l *loader) str() (any, error) {
 		case c < 0x20:
 			return nil, l.fail("invalid control character")
 		case c >= utf8.RuneSelf:
-			if _, ok := surrogateAt(l.s, l.i); ok {
+			if _, ok := SurrogateAt(l.s, l.i); ok {
 				b.WriteString(l.s[l.i : l.i+3])
 				l.i += 3
 				continue

@@ -425,14 +425,15 @@ func (r *reprReader) strBytes() ([]byte, error) {
 
 // surrogateBytes is the surrogate u (U+D800 to U+DFFF) in the
 // generalized UTF-8 that encodes it as any other code point of three
-// bytes (WTF-8); surrogateAt reads it back.
+// bytes (WTF-8); SurrogateAt reads it back.
 func surrogateBytes(u rune) [3]byte {
 	return [3]byte{0xed, 0x80 | byte(u>>6)&0x3f, 0x80 | byte(u)&0x3f}
 }
 
-// surrogateAt returns the surrogate surrogateBytes wrote at s[i:], if
-// one starts there.
-func surrogateAt[S string | []byte](s S, i int) (rune, bool) {
+// SurrogateAt returns the lone surrogate that starts at s[i:], if one
+// does: Loads keeps one in the three bytes of generalized UTF-8
+// (WTF-8) that surrogateBytes writes, a Python character of its own.
+func SurrogateAt[S string | []byte](s S, i int) (rune, bool) {
 	if i+2 < len(s) && s[i] == 0xed && s[i+1] >= 0xa0 && s[i+1] <= 0xbf && s[i+2] >= 0x80 && s[i+2] <= 0xbf {
 		return 0xd000 | rune(s[i+1]&0x3f)<<6 | rune(s[i+2]&0x3f), true
 	}
