@@ -148,15 +148,10 @@ func pyNumberKey(n json.Number) string {
 	return pyFloatKey(f)
 }
 
+// pyFloatKey is pyNumberKey of a float: pyfmt.Float's nan, inf and -inf
+// and digits, an integral value as the int it equals.
 func pyFloatKey(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case f == math.Trunc(f):
+	if f == math.Trunc(f) && !math.IsInf(f, 0) {
 		i, _ := new(big.Float).SetFloat64(f).Int(nil)
 		return i.String()
 	}
