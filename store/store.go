@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -207,6 +209,17 @@ type DB struct {
 	// Dialect is "sqlite" or "postgres": placeholders are ? in SQLite
 	// and $1, $2, … in PostgreSQL.
 	Dialect string
+}
+
+// PrincipalDigest is what a subsystem's row keeps of the principal it
+// was issued to (a task session's, an episode's): a digest, never the
+// token itself; "" for no principal.
+func PrincipalDigest(p string) string {
+	if p == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(p))
+	return hex.EncodeToString(h[:16])
 }
 
 // Rebind returns query, written with ? placeholders, in the dialect's:

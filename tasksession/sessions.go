@@ -2,9 +2,7 @@ package tasksession
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,16 +149,6 @@ func (s *Sessions) Max() int { return s.opts.Max }
 // NewID returns a fresh unguessable id: Prefix and 128 random bits.
 func NewID() string { return session.NewID() }
 
-// principalKey is what a row keeps of a principal: a digest, never the
-// token itself.
-func principalKey(p string) string {
-	if p == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(p))
-	return hex.EncodeToString(h[:16])
-}
-
 // backendID is the id backends see for a client-named session: the name
 // itself without tokens, else scoped to the principal so that two tokens
 // never share a session.
@@ -168,7 +156,7 @@ func backendID(principal, name string) string {
 	if principal == "" {
 		return name
 	}
-	return principalKey(principal) + "/" + name
+	return store.PrincipalDigest(principal) + "/" + name
 }
 
 func (s *Sessions) op(ctx context.Context) (context.Context, context.CancelFunc) {

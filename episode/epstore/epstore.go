@@ -19,9 +19,7 @@ package epstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -130,14 +128,8 @@ func New(ctx context.Context, st store.Store) (*Log, error) {
 }
 
 // Principal is what a row keeps of a principal: a digest, never the
-// token itself.
-func Principal(p string) string {
-	if p == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(p))
-	return hex.EncodeToString(h[:16])
-}
+// token itself (store.PrincipalDigest, as a task session's row keeps it).
+func Principal(p string) string { return store.PrincipalDigest(p) }
 
 func (l *Log) op(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, l.timeout)
