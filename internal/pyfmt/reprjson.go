@@ -282,38 +282,66 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 
 // number moves past a JSON number, reporting whether it is one.
 func (r *reprReader) number() bool {
-	digits := func() int {
-		n := 0
-		for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
-			r.i++
-			n++
-		}
-		return n
-	}
-	if r.s[r.i] == '-' {
-		r.i++
-	}
-	if r.i < len(r.s) && r.s[r.i] == '0' {
-		r.i++
-	} else if digits() == 0 {
+	n, ok := scanNumber(r.s, r.i)
+	if !ok || n.cut {
 		return false
 	}
-	if r.i < len(r.s) && r.s[r.i] == '.' {
-		r.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if r.i < len(r.s) && (r.s[r.i] == 'e' || r.s[r.i] == 'E') {
-		r.i++
-		if r.i < len(r.s) && (r.s[r.i] == '+' || r.s[r.i] == '-') {
-			r.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
+	r.i = n.end
 	return true
+}
+
+// numberScan is where the JSON number at an offset ends (scanNumber).
+type numberScan struct {
+	end, intEnd int  // the number's end, its integer part's end
+	float       bool // it has a fraction or an exponent
+	// cut: a '.' or an exponent marker follows without its digits (the
+	// number ends before it: Python reads "1." as 1 and extra data).
+	cut bool
+}
+
+// scanNumber reads the JSON number at s[i:] as Python's NUMBER_RE does:
+// -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?. ok is false when no integer part
+// starts there.
+func scanNumber[S string | []byte](s S, i int) (n numberScan, ok bool) {
+	digits := func() int {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i < len(s) && s[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return n, false
+	}
+	n.intEnd = i
+	if i < len(s) && s[i] == '.' {
+		if i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
+			i++
+			digits()
+			n.float = true
+		} else {
+			n.cut = true
+		}
+	}
+	if !n.cut && i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		save := i
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			i, n.cut = save, true
+		} else {
+			n.float = true
+		}
+	}
+	n.end = i
+	return n, true
 }
 
 // strBytes reads a JSON string: the text between the quotes when it has no
