@@ -486,14 +486,18 @@ func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error
 	switch r.kind {
 	case kindTable:
 		if memo == nil {
-			n, err := count(ctx, db, r.q)
-			if err != nil {
-				return nil, err
-			}
 			p := r.q.previewSQL(b.opt.PreviewRows)
 			rows, err := db.Query(ctx, p.sql, p.args, 0)
 			if err != nil {
 				return nil, err
+			}
+			// The preview is the query's first rows: when it holds fewer
+			// than it may, it holds them all, and they are the count.
+			n := int64(len(rows.Rows))
+			if len(rows.Rows) >= b.opt.PreviewRows {
+				if n, err = count(ctx, db, r.q); err != nil {
+					return nil, err
+				}
 			}
 			memo = &memoEntry{key: key, n: n, rows: rows.Rows}
 			b.memo.put(memo)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -92,3 +94,70 @@ func run(t *testing.T, b *sqltools.Backend, c *toolenv.Collection, task *toolenv
 	}
 	return out
 }
+
+// TestRowCountFromShortPreview: a table result whose preview holds fewer
+// rows than it may takes its row count from the preview instead of a
+// COUNT query; on generated adversarial corpora (NULLs, duplicates,
+// limits, groupings, big tables) every result's row_count equals the one
+// a backend showing a single preview row counts with COUNT(*).
+func TestRowCountFromShortPreview(t *testing.T) {
+	ctx := context.Background()
+	for _, seed := range []uint64{5, 41} {
+		dir := t.TempDir()
+		data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+		if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: seed, BigRows: 3000}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"slot", "sel"}, Seed: int64(seed), Workers: 1}); err != nil {
+			t.Fatal(err)
+		}
+		for _, flavor := range []string{"slot", "sel"} {
+			c, err := toolenv.ReadCollection(filepath.Join(out, flavor))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks, _, err := toolenv.ReadTasks(filepath.Join(out, flavor, toolenv.TasksFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			five, err := sqltools.Open(ctx, c, sqltools.Options{RenderCacheBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, err := sqltools.Open(ctx, c, sqltools.Options{RenderCacheBytes: -1, PreviewRows: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			short := 0
+			for _, task := range tasks {
+				got, want := run(t, five, c, task, "f-"+task.ID), run(t, one, c, task, "o-"+task.ID)
+				for i := range want {
+					g, w := rowCount(got[i]), rowCount(want[i])
+					if g != w {
+						t.Fatalf("%s %s call %d: row_count %q, counted %q\n%s", flavor, task.ID, i, g, w, got[i])
+					}
+					if n, err := strconv.Atoi(g); err == nil && n > 1 && n < 5 {
+						short++
+					}
+				}
+			}
+			if short == 0 {
+				t.Fatalf("%s: no table result of 2 to 4 rows: the short-preview path went untested", flavor)
+			}
+			t.Logf("seed %d %s: %d results of 2 to 4 rows counted from their preview", seed, flavor, short)
+			five.Close()
+			one.Close()
+		}
+	}
+}
+
+// rowCount is the row_count a result body shows, or "".
+func rowCount(result string) string {
+	m := rowCountRE.FindStringSubmatch(result)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var rowCountRE = regexp.MustCompile(`"row_count":\s*(\d+)`)

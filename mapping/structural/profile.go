@@ -44,10 +44,11 @@ type Field struct {
 	// Enum is the field's enum, as strings.
 	Enum []string `json:"enum,omitempty"`
 
-	idf    float64  // rarity of the field's name among the matcher's tools
-	opaque bool     // the name is a generated one (ARG_7): no name signal
-	last   []string // normalised words of the last path segment
-	full   []string // normalised words of the whole path
+	idf    float64        // rarity of the field's name among the matcher's tools
+	opaque bool           // the name is a generated one (ARG_7): no name signal
+	last   []string       // normalised words of the last path segment
+	full   []string       // normalised words of the whole path
+	tri    terms.Trigrams // trigrams of the last path segment
 	desc   map[string]float64
 }
 
@@ -176,6 +177,7 @@ func ordered(m map[string]*Field, order []string) []*Field {
 		segs := strings.Split(strings.ReplaceAll(path, "[]", ""), ".")
 		f.last = terms.Name(segs[len(segs)-1])
 		f.full = terms.Name(strings.Join(segs, " "))
+		f.tri = terms.NewTrigrams(segs[len(segs)-1])
 		if len(f.Values) == 0 {
 			f.Values = nil
 		}

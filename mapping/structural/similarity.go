@@ -146,7 +146,7 @@ func nameSimilarity(a, b *Field) float64 {
 	if f := terms.Jaccard(a.full, b.full); f > s {
 		s = f
 	}
-	if t := 0.9 * terms.Trigram(la, lb); t > s {
+	if t := 0.9 * fieldTrigrams(a, la).Dice(fieldTrigrams(b, lb)); t > s {
 		s = t
 	}
 	// A leaf whose words are all among the other's whole path (city →
@@ -177,6 +177,15 @@ func containment(a, b []string) float64 {
 		}
 	}
 	return float64(n) / float64(len(a))
+}
+
+// fieldTrigrams are the trigrams of f's last path segment last: made
+// once when the field was profiled, or now for a field made otherwise.
+func fieldTrigrams(f *Field, last string) terms.Trigrams {
+	if f.tri != nil {
+		return f.tri
+	}
+	return terms.NewTrigrams(last)
 }
 
 func lastSegment(path string) string {

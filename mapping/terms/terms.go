@@ -361,7 +361,45 @@ func toSet(ws []string) map[string]bool {
 // Trigram is the Dice coefficient of the character trigrams of a and b
 // (lower-cased, letters and digits only, padded), a measure that
 // tolerates spelling changes ("colour"/"color", "nbr"/"number" less so).
-func Trigram(a, b string) float64 { return dice(trigrams(a), trigrams(b)) }
+func Trigram(a, b string) float64 { return NewTrigrams(a).Dice(NewTrigrams(b)) }
+
+// Trigrams are a string's distinct trigrams as Trigram takes them
+// (letters and digits, lower-cased, padded), sorted: made once for a name
+// compared with many others, they compare without building sets again.
+type Trigrams []string
+
+// NewTrigrams returns s's trigrams.
+func NewTrigrams(s string) Trigrams {
+	set := trigrams(s)
+	out := make(Trigrams, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Dice is the Dice coefficient of two strings' trigrams: Trigram of the
+// strings they were made from.
+func (a Trigrams) Dice(b Trigrams) float64 {
+	if len(a)+len(b) == 0 {
+		return 0
+	}
+	n := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			n++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return 2 * float64(n) / float64(len(a)+len(b))
+}
 
 func trigrams(s string) map[string]bool {
 	var b strings.Builder

@@ -2,6 +2,7 @@ package terms
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -203,4 +204,31 @@ func ExampleName() {
 	// Output:
 	// [get user identifier]
 	// [get user identifier]
+}
+
+// TestTrigramsDiceIsTrigram: trigram sets made once compare exactly as
+// Trigram compares the strings, on generated names (cases, digits,
+// separators, repeated letters, non-Latin letters, strings too short to
+// have a trigram).
+func TestTrigramsDiceIsTrigram(t *testing.T) {
+	alphabet := []rune("aAbBcCzZ019_- .éÄßжЖ漢")
+	rng := rand.New(rand.NewPCG(7, 11))
+	gen := func() string {
+		n := rng.IntN(12)
+		rs := make([]rune, n)
+		for i := range rs {
+			rs[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(rs)
+	}
+	for i := 0; i < 20000; i++ {
+		a, b := gen(), gen()
+		want := dice(trigrams(a), trigrams(b))
+		if got := NewTrigrams(a).Dice(NewTrigrams(b)); got != want {
+			t.Fatalf("NewTrigrams(%q).Dice(NewTrigrams(%q)) = %v, want %v", a, b, got, want)
+		}
+		if got := Trigram(a, b); got != want {
+			t.Fatalf("Trigram(%q, %q) = %v, want %v", a, b, got, want)
+		}
+	}
 }
