@@ -1,17 +1,16 @@
 package environment
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 )
@@ -59,24 +58,6 @@ func docInputs(t *testing.T, srv *llmtest.Server, queries ...string) int {
 	return n
 }
 
-// syncBuffer is a log sink safe for the index's background goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 // TestSearchEmbeddings: with mcp.embed_url the search_tools index embeds
 // the tools through the OpenAI-compatible endpoint in the background once
 // the server is Ready (no search asked for it), and ranks by BM25 and
@@ -93,7 +74,7 @@ func TestSearchEmbeddings(t *testing.T) {
 	deadURL := dead.URL()
 	dead.Close()
 
-	open := func(t *testing.T, store, url string, log *syncBuffer) *Environment {
+	open := func(t *testing.T, store, url string, log *logtest.Buffer) *Environment {
 		t.Helper()
 		cfg := Config{Store: store, MCP: MCPConfig{SearchAbove: 1, EmbedURL: url, EmbedModel: "concepts"}}
 		if log != nil {
@@ -182,7 +163,7 @@ func TestSearchEmbeddings(t *testing.T) {
 	}
 	env.Close()
 
-	var log syncBuffer
+	var log logtest.Buffer
 	store = filepath.Join(t.TempDir(), "store.db")
 	env = open(t, store, deadURL, &log)
 	ids, notes = search(t, env, "weather forecast for the next days")

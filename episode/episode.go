@@ -31,7 +31,6 @@ type Episode struct {
 	successWhy string
 	faults     *episodeFaults
 
-	steps     int
 	applied   int64 // steps recorded in the store and applied here
 	done      bool
 	truncated bool
@@ -42,7 +41,7 @@ type Episode struct {
 	answer    *Answer
 	lastUsed  time.Time
 	gone      error
-	history   []stepEntry // for records: every step, as logged
+	history   []stepEntry // every step, as logged: len(history) steps taken
 }
 
 // callEntry is one tool call as an episode keeps and logs it.
@@ -136,7 +135,6 @@ func (ep *Episode) applyLogged(s epstore.Step) error {
 
 // apply adds a step's entry to the episode's state.
 func (ep *Episode) apply(st *stepEntry) {
-	ep.steps++
 	for _, c := range st.Calls {
 		ep.calls = append(ep.calls, c)
 		if c.Status != toolenv.StatusOK {
@@ -162,7 +160,7 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	}
 	if ep.done {
 		return nil, &toolenv.Error{Status: toolenv.StatusBadRequest, Err: ErrDone,
-			Message: fmt.Sprintf("episode %s is done (after %d steps%s): it takes no more steps", clip(ep.id), ep.steps, map[bool]string{true: ", truncated at its step limit"}[ep.truncated]),
+			Message: fmt.Sprintf("episode %s is done (after %d steps%s): it takes no more steps", clip(ep.id), len(ep.history), map[bool]string{true: ", truncated at its step limit"}[ep.truncated]),
 			Hint:    "read its state or record, and reset a new episode"}
 	}
 	// Check the whole action before anything runs: bad input changes
@@ -192,7 +190,7 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	default:
 		return nil, invalid(fmt.Sprintf("unknown action type %q", a.Type), "type is call_tool, tool_calls, final_answer or list_tools")
 	}
-	st := &stepEntry{Seq: int64(ep.steps) + 1, Type: a.Type, Answer: final}
+	st := &stepEntry{Seq: int64(len(ep.history)) + 1, Type: a.Type, Answer: final}
 	rs := ep.rewardSpec()
 	st.Reward -= rs.StepCost // (not -StepCost: no negative zero)
 	var results []*toolenv.Result
@@ -211,7 +209,7 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 			st.Reward -= penalty(rs.Penalty, string(ce.Status))
 		}
 	}
-	terminal := final != nil || ep.steps+1 >= ep.maxSteps
+	terminal := final != nil || len(ep.history)+1 >= ep.maxSteps
 	if terminal {
 		calls := append(append([]callEntry(nil), ep.calls...), st.Calls...)
 		out, err := ep.score(ctx, calls, final)

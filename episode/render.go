@@ -132,7 +132,7 @@ type State struct {
 }
 
 func (ep *Episode) infoNow() *Info {
-	in := &Info{EpisodeID: ep.id, Step: ep.steps, MaxSteps: ep.maxSteps, Return: ep.ret, Calls: len(ep.calls),
+	in := &Info{EpisodeID: ep.id, Step: len(ep.history), MaxSteps: ep.maxSteps, Return: ep.ret, Calls: len(ep.calls),
 		Reward: ep.spec.Options.Reward, SuccessKind: ep.success, Why: ep.successWhy, Outcome: ep.outcome, ClientEpisodeID: ep.spec.Options.EpisodeID}
 	if len(ep.failed) > 0 {
 		in.Failed = make(map[string]int, len(ep.failed))
@@ -144,7 +144,7 @@ func (ep *Episode) infoNow() *Info {
 }
 
 func (ep *Episode) state() *State {
-	return &State{EpisodeID: ep.id, StepCount: ep.steps, Done: ep.done, Truncated: ep.truncated, Collection: ep.coll.Name,
+	return &State{EpisodeID: ep.id, StepCount: len(ep.history), Done: ep.done, Truncated: ep.truncated, Collection: ep.coll.Name,
 		TaskID: ep.task.ID, Seed: ep.spec.Seed, Return: ep.ret, Calls: len(ep.calls), MaxSteps: ep.maxSteps,
 		Reward: ep.spec.Options.Reward, SuccessKind: ep.success, Outcome: ep.outcome, ClientEpisodeID: ep.spec.Options.EpisodeID}
 }
@@ -164,12 +164,12 @@ func (ep *Episode) resetResult() *StepResult {
 }
 
 func (ep *Episode) listResult() *StepResult {
-	return &StepResult{Observation: &Observation{EpisodeID: ep.id, Step: ep.steps, Tools: ep.info.listed}, Done: ep.done, Truncated: ep.truncated, Info: ep.infoNow()}
+	return &StepResult{Observation: &Observation{EpisodeID: ep.id, Step: len(ep.history), Tools: ep.info.listed}, Done: ep.done, Truncated: ep.truncated, Info: ep.infoNow()}
 }
 
 func (ep *Episode) stepResult(st *stepEntry, a *Action, results []*toolenv.Result) *StepResult {
 	r := st.Reward
-	obs := &Observation{EpisodeID: ep.id, Step: ep.steps}
+	obs := &Observation{EpisodeID: ep.id, Step: len(ep.history)}
 	for i, c := range st.Calls {
 		co := callObservation(&c, results[i])
 		if a.Type == ActionCallTool {

@@ -281,28 +281,8 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 	g.SetMetrics, g.OrderMetrics = prfStat(set), prfStat(order)
 
 	if agentName == "direct" {
-		counts := map[string]int{}
-		for _, e := range eps {
-			if c := e.Score.ErrorCategory; c != "" {
-				counts[c]++
-			}
-		}
-		for _, c := range metrics.ErrorCategories {
-			if counts[c] > 0 {
-				g.ErrorCategories = append(g.ErrorCategories, Count{c, counts[c]})
-			}
-		}
-		verdicts := map[string]int{}
-		for _, e := range eps {
-			if v := e.Score.BFCL; v != "" {
-				verdicts[v]++
-			}
-		}
-		for _, v := range metrics.BFCLVerdicts {
-			if verdicts[v] > 0 {
-				g.BFCLVerdicts = append(g.BFCLVerdicts, Count{v, verdicts[v]})
-			}
-		}
+		g.ErrorCategories = countBy(eps, metrics.ErrorCategories, func(e *Episode) string { return e.Score.ErrorCategory })
+		g.BFCLVerdicts = countBy(eps, metrics.BFCLVerdicts, func(e *Episode) string { return e.Score.BFCL })
 	}
 	if agentName == "react" {
 		var le []metrics.LoopEpisode
@@ -327,6 +307,24 @@ func labelsOf(vs []judge.Verdict) []metrics.Label {
 
 // passRate computes a pass rate whose rounds are (run, judging round)
 // pairs, over the group's tasks.
+// countBy counts the episodes by the name key gives them, in the order
+// of names, leaving out the names no episode has.
+func countBy(eps []*Episode, names []string, key func(*Episode) string) []Count {
+	counts := map[string]int{}
+	for _, e := range eps {
+		if k := key(e); k != "" {
+			counts[k]++
+		}
+	}
+	var out []Count
+	for _, n := range names {
+		if counts[n] > 0 {
+			out = append(out, Count{n, counts[n]})
+		}
+	}
+	return out
+}
+
 func passRate(eps []*Episode, tasks map[string]int, get func(*Episode) []metrics.Label) (*metrics.PassRateResult, int) {
 	labels := make([]map[int]metrics.Label, len(tasks))
 	for i := range labels {

@@ -15,6 +15,7 @@ import (
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/fidelity"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/mirror"
@@ -43,7 +44,7 @@ func TestCacheSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	var progress syncBuffer
+	var progress logtest.Buffer
 	cs, err := mirror.CacheSet(ctx, st, tools, mirror.CacheSetOptions{Out: out, Test: 5, Seed: 1, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestFACFiles(t *testing.T) {
 	defer srv.Close()
 	rec := newStore(t)
 	out := t.TempDir()
-	var progress syncBuffer
+	var progress logtest.Buffer
 	j := &judge.Judge{Model: llm.New(srv.URL(), llm.Options{MaxRetries: -1, Recorder: rec, Reuse: true}), ModelName: "gpt-4-turbo"}
 	st, err := mirror.FACFiles(ctx, eps, mirror.FACOptions{Out: out, Judge: j, Progress: &progress})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 )
@@ -28,7 +29,7 @@ func TestCompare(t *testing.T) {
 	e := engine(t, st, c, 1<<20)
 	client := llm.New(m.srv.URL(), llm.Options{Recorder: st, Reuse: true, MaxRetries: -1})
 	e.Model, e.ModelName = client, "test-model"
-	var progress syncBuffer
+	var progress logtest.Buffer
 	e.Progress = &progress
 	sim, err := mirror.SimulatedInvoker(e.Collections, nil, "", "")
 	if err != nil {

@@ -13,13 +13,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/simulate"
 	"github.com/toolenv/toolenv/eval/fidelity"
 	"github.com/toolenv/toolenv/internal/buildinfo"
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/sqlstore"
@@ -61,7 +61,7 @@ func TestPipelineWithModel(t *testing.T) {
 	dirA := t.TempDir()
 	stA := newStore(t)
 	e := modelEngine(t, stA, srv.URL, m.srv.URL(), false)
-	var progress syncBuffer
+	var progress logtest.Buffer
 	e.Progress = &progress
 	rep, err := e.Run(ctx, runOptions(filepath.Join(dirA, "data")))
 	if err != nil {
@@ -183,24 +183,6 @@ func TestPipelineWithModel(t *testing.T) {
 		t.Fatalf("replay: %v", err)
 	}
 	sameTree(t, filepath.Join(dirA, "data"), filepath.Join(dirB, "data"))
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // checkReportHTML writes the report and checks its HTML page draws the

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,26 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/server/session"
 )
-
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // metricValue reads one sample of /metrics.
 func metricValue(t *testing.T, base, series string) string {
@@ -60,7 +42,7 @@ func TestEvictedTaskSessionsSaySo(t *testing.T) {
 	if testing.Short() {
 		max, n = 409, 1000
 	}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	m := NewMetrics()
 	tb := session.New(session.Options{Max: max, MaxPerClient: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnEvict: func(k int) { m.SessionsEvicted("task", k) }})
 	hs, _ := newSessionServerWith(t, nil, tb, m)

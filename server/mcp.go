@@ -208,10 +208,10 @@ func (f *mcpFrontend) notifyListChanged() {
 	f.srv.RemoveTools(placeholder)
 }
 
-// mcpTool is the MCP definition of one tool, rendered when a tools/list
-// page holds it.
-func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
-	in := e.tool.Input
+// MCPInputSchema is t's input schema as MCP lists it: an object schema
+// (MCP requires one), empty when t has none.
+func MCPInputSchema(t *toolenv.Tool) (json.RawMessage, error) {
+	in := t.Input
 	if in == nil {
 		in = toolenv.ObjectSchema()
 	} else if in.Type == "" {
@@ -222,6 +222,16 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 	raw, err := in.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	return raw, nil
+}
+
+// mcpTool is the MCP definition of one tool, rendered when a tools/list
+// page holds it.
+func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
+	raw, err := MCPInputSchema(e.tool)
+	if err != nil {
+		return nil, err
 	}
 	t := &mcp.Tool{
 		Name:        e.name,
@@ -433,27 +443,21 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 
 // capOptions are the caps opts ask for, defaults applied.
 func (opts MCPHTTPOptions) capOptions(log *slog.Logger) mcpCapOptions {
-	orDefault := func(v, def int) int {
-		switch {
-		case v == 0:
-			return def
-		case v < 0:
-			return 0
-		}
-		return v
-	}
-	orDefaultD := func(v, def time.Duration) time.Duration {
-		switch {
-		case v == 0:
-			return def
-		case v < 0:
-			return 0
-		}
-		return v
-	}
-	o := mcpCapOptions{max: orDefault(opts.MaxSessions, 4096), onEnd: opts.OnSessionEnd, log: log, onEvict: opts.OnEvict,
-		streams: orDefault(opts.MaxStreamsPerClient, 64), streamIdle: orDefaultD(opts.StreamIdle, 5*time.Minute),
-		streamMax: orDefaultD(opts.StreamMaxLifetime, time.Hour)}
-	o.perClient = orDefault(opts.MaxSessionsPerClient, o.max/4)
+	o := mcpCapOptions{max: capOrDefault(opts.MaxSessions, 4096), onEnd: opts.OnSessionEnd, log: log, onEvict: opts.OnEvict,
+		streams: capOrDefault(opts.MaxStreamsPerClient, 64), streamIdle: capOrDefault(opts.StreamIdle, 5*time.Minute),
+		streamMax: capOrDefault(opts.StreamMaxLifetime, time.Hour)}
+	o.perClient = capOrDefault(opts.MaxSessionsPerClient, o.max/4)
 	return o
+}
+
+// capOrDefault is a cap as options give it: def for 0, none (0) for a
+// negative one.
+func capOrDefault[T int | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

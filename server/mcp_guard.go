@@ -13,9 +13,10 @@ import (
 
 // MCPGuard is the receiving middleware that keeps an MCP server built
 // outside this package (the RL episodes' servers) to the rules toolenv's
-// own keeps (see mcpFrontend.protocol): a panic below it is a -32603
-// error, logged with its stack, never a dead process; every error gets a
-// JSON-RPC code; a nil result is -32603.
+// own keeps (mcpFrontend.protocol is it around the capability checks): a
+// panic below it is a -32603 error, logged with its stack, never a dead
+// process; every error gets a JSON-RPC code; a nil result is -32603,
+// logged.
 func MCPGuard(log *slog.Logger) mcp.Middleware {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -41,6 +42,7 @@ func MCPGuard(log *slog.Logger) mcp.Middleware {
 			case err != nil:
 				return nil, mcpWireError(method, err)
 			case isNilResult(res):
+				log.Error("an MCP request was answered with no result", "method", method)
 				return nil, &jsonrpc.Error{Code: mcpCodeInternal, Message: fmt.Sprintf("internal error: %s produced no result; this is a bug in toolenv", method)}
 			}
 			return res, nil

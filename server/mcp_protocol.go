@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -64,24 +63,12 @@ func mcpUndeclared(method string) string {
 //   - turns a nil result of a request into -32603 (a typed nil would be
 //     written as "result": null).
 func (f *mcpFrontend) protocol(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
-		notification := strings.HasPrefix(method, "notifications/")
-		defer func() {
-			p := recover()
-			if p == nil {
-				return
-			}
-			f.log.Error("panic while handling an MCP request; answered with an internal error", "method", method, "panic", p, "stack", string(debug.Stack()))
-			res, err = nil, nil
-			if !notification {
-				err = &jsonrpc.Error{Code: mcpCodeInternal, Message: fmt.Sprintf("internal error while handling %s: this is a bug in toolenv, the server log has the details", method)}
-			}
-		}()
+	return MCPGuard(f.log)(func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if why := mcpUndeclared(method); why != "" {
 			// (The SDK writes -32601 with a message of its own.)
 			return nil, &jsonrpc.Error{Code: mcpCodeMethodNotFound, Message: fmt.Sprintf("method %q is not available: %s", method, why)}
 		}
-		res, err = next(ctx, method, req)
+		res, err := next(ctx, method, req)
 		if method == "logging/setLevel" && err == nil {
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
@@ -89,17 +76,8 @@ func (f *mcpFrontend) protocol(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		}
-		switch {
-		case notification:
-			return nil, nil // nothing is answered
-		case err != nil:
-			return nil, mcpWireError(method, err)
-		case isNilResult(res):
-			f.log.Error("an MCP request was answered with no result", "method", method)
-			return nil, &jsonrpc.Error{Code: mcpCodeInternal, Message: fmt.Sprintf("internal error: %s produced no result; this is a bug in toolenv", method)}
-		}
-		return res, nil
-	}
+		return res, err
+	})
 }
 
 // mcpWireError gives err a JSON-RPC code when it has none (see protocol).

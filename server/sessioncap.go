@@ -40,14 +40,11 @@ type mcpCapOptions struct {
 // server's cap, 429 at the client's) with a message naming the flag. The
 // SDK keeps no cap of its own, and each session holds about 14 KB.
 type mcpCap struct {
-	next                  http.Handler
-	srv                   *mcp.Server
-	opts                  mcpCapOptions
-	evictions             *session.Evictions
-	clientEvictions       *session.Evictions
-	max                   int // opts.max, for messages
-	onEnd                 func(id string)
-	streamIdle, streamMax time.Duration
+	next            http.Handler
+	srv             *mcp.Server
+	opts            mcpCapOptions
+	evictions       *session.Evictions
+	clientEvictions *session.Evictions
 
 	mu        sync.Mutex
 	use       map[string]*mcpUse // by Mcp-Session-Id
@@ -70,7 +67,7 @@ func newMCPCap(next http.Handler, srv *mcp.Server, o mcpCapOptions) *mcpCap {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
-	return &mcpCap{next: next, srv: srv, opts: o, max: o.max, onEnd: o.onEnd, streamIdle: o.streamIdle, streamMax: o.streamMax,
+	return &mcpCap{next: next, srv: srv, opts: o,
 		evictions:       session.NewEvictions(session.EvictionOptions{Kind: "MCP", Max: o.max, Logger: o.log, OnEvict: o.onEvict}),
 		clientEvictions: session.NewEvictions(session.EvictionOptions{Kind: "MCP", Flag: "--max-sessions-per-client", Max: o.perClient, Logger: o.log, OnEvict: o.onEvict}),
 		use:             map[string]*mcpUse{}, closing: map[string]bool{}, perClient: map[string]int{}, streams: map[string]int{},
@@ -143,7 +140,7 @@ func (c *mcpCap) serveSession(w http.ResponseWriter, r *http.Request, id string)
 	if evicted {
 		// As the SDK answers any session it no longer has (404, so that
 		// the client opens a new one), saying why.
-		n := c.max
+		n := c.opts.max
 		if flag == "--max-sessions-per-client" {
 			n = c.opts.perClient
 		}
@@ -165,7 +162,7 @@ func (c *mcpCap) serveSession(w http.ResponseWriter, r *http.Request, id string)
 			c.mu.Unlock()
 		}()
 	}
-	if stream && u != nil && (c.streamIdle > 0 || c.streamMax > 0) {
+	if stream && u != nil && (c.opts.streamIdle > 0 || c.opts.streamMax > 0) {
 		c.serveStream(w, r)
 		return
 	}
@@ -179,15 +176,15 @@ func (c *mcpCap) serveSession(w http.ResponseWriter, r *http.Request, id string)
 func (c *mcpCap) serveStream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	if c.streamMax > 0 {
+	if c.opts.streamMax > 0 {
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, c.streamMax)
+		ctx, stop = context.WithTimeout(ctx, c.opts.streamMax)
 		defer stop()
 	}
 	iw := &idleWriter{ResponseWriter: w}
 	iw.touch()
-	if c.streamIdle > 0 {
-		tick := min(max(c.streamIdle/4, 10*time.Millisecond), 10*time.Second)
+	if c.opts.streamIdle > 0 {
+		tick := min(max(c.opts.streamIdle/4, 10*time.Millisecond), 10*time.Second)
 		go func() {
 			t := time.NewTicker(tick)
 			defer t.Stop()
@@ -196,7 +193,7 @@ func (c *mcpCap) serveStream(w http.ResponseWriter, r *http.Request) {
 				case <-ctx.Done():
 					return
 				case <-t.C:
-					if time.Since(time.Unix(0, iw.last.Load())) > c.streamIdle {
+					if time.Since(time.Unix(0, iw.last.Load())) > c.opts.streamIdle {
 						cancel()
 						return
 					}
@@ -334,13 +331,13 @@ func (c *mcpCap) reserve(client string) (int, error) {
 		}
 	}
 	own := len(victims) // evicted at the client's cap
-	if c.max > 0 && len(c.use)+c.pending >= c.max {
+	if c.opts.max > 0 && len(c.use)+c.pending >= c.opts.max {
 		if live == nil {
 			var g []string
 			g, live = c.forgetClosedLocked()
 			gone = append(gone, g...)
 		}
-		if len(live)+c.pending >= c.max {
+		if len(live)+c.pending >= c.opts.max {
 			v := c.evictLocked(live, "", "--max-sessions")
 			if v == nil {
 				n := len(live)
@@ -374,10 +371,10 @@ func (c *mcpCap) finish(victims []*mcp.ServerSession, ownCap, serverCap int) {
 }
 
 func (c *mcpCap) ended(ids []string) {
-	if c.onEnd == nil {
+	if c.opts.onEnd == nil {
 		return
 	}
 	for _, id := range ids {
-		c.onEnd(id)
+		c.opts.onEnd(id)
 	}
 }

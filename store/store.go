@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -206,6 +209,38 @@ type DB struct {
 	// Dialect is "sqlite" or "postgres": placeholders are ? in SQLite
 	// and $1, $2, … in PostgreSQL.
 	Dialect string
+}
+
+// PrincipalDigest is what a subsystem's row keeps of the principal it
+// was issued to (a task session's, an episode's): a digest, never the
+// token itself; "" for no principal.
+func PrincipalDigest(p string) string {
+	if p == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(p))
+	return hex.EncodeToString(h[:16])
+}
+
+// Rebind returns query, written with ? placeholders, in the dialect's:
+// as it is for SQLite, with $1, $2, … for PostgreSQL.
+func (db *DB) Rebind(query string) string {
+	if db.Dialect != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 8)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
 }
 
 // Stats describes the store's contents.

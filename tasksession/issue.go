@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolenv/toolenv/server/session"
+	"github.com/toolenv/toolenv/store"
 )
 
 // Issue makes a session for principal and returns its id. release does
@@ -63,7 +64,7 @@ func (s *Sessions) create(ctx context.Context, id, principal string) error {
 			}
 		}
 		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO task_sessions (id, principal, issued, state, created, last_used) VALUES (?, ?, ?, ?, ?, ?)`),
-			[]byte(id), principalKey(principal), true, stateLive, now, now)
+			[]byte(id), store.PrincipalDigest(principal), true, stateLive, now, now)
 		return s.fail(err)
 	})
 	if err != nil {
@@ -163,7 +164,7 @@ func (s *Sessions) touch(ctx context.Context, id, principal string) (bool, error
 	defer cancel()
 	now := s.now()
 	res, err := s.db.Write.ExecContext(ctx, s.q(`UPDATE task_sessions SET last_used = ? WHERE id = ? AND principal = ? AND issued = ? AND state = ? AND last_used >= ?`),
-		now, []byte(id), principalKey(principal), true, stateLive, s.idleCutoff(now))
+		now, []byte(id), store.PrincipalDigest(principal), true, stateLive, s.idleCutoff(now))
 	if err != nil {
 		return false, s.fail(err)
 	}
@@ -179,7 +180,7 @@ func (s *Sessions) explain(ctx context.Context, id, principal string) (*row, err
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	r, err := s.readRow(ctx, s.db.Write, id)
-	if err != nil || r == nil || !r.issued || r.principal != principalKey(principal) {
+	if err != nil || r == nil || !r.issued || r.principal != store.PrincipalDigest(principal) {
 		return nil, err
 	}
 	if now := s.now(); r.state == stateLive && r.lastUsed < s.idleCutoff(now) {
@@ -212,7 +213,7 @@ func (s *Sessions) End(ctx context.Context, id, principal string) error {
 	var found bool
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q(`UPDATE task_sessions SET state = ?, ended = ? WHERE id = ? AND principal = ? AND issued = ? AND state = ?`),
-			stateEnded, now, []byte(key), principalKey(principal), true, stateLive)
+			stateEnded, now, []byte(key), store.PrincipalDigest(principal), true, stateLive)
 		if err != nil {
 			return s.fail(err)
 		}

@@ -2,14 +2,10 @@ package tasksession
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -153,16 +149,6 @@ func (s *Sessions) Max() int { return s.opts.Max }
 // NewID returns a fresh unguessable id: Prefix and 128 random bits.
 func NewID() string { return session.NewID() }
 
-// principalKey is what a row keeps of a principal: a digest, never the
-// token itself.
-func principalKey(p string) string {
-	if p == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(p))
-	return hex.EncodeToString(h[:16])
-}
-
 // backendID is the id backends see for a client-named session: the name
 // itself without tokens, else scoped to the principal so that two tokens
 // never share a session.
@@ -170,7 +156,7 @@ func backendID(principal, name string) string {
 	if principal == "" {
 		return name
 	}
-	return principalKey(principal) + "/" + name
+	return store.PrincipalDigest(principal) + "/" + name
 }
 
 func (s *Sessions) op(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -180,22 +166,7 @@ func (s *Sessions) op(ctx context.Context) (context.Context, context.CancelFunc)
 func (s *Sessions) now() int64 { return s.opts.Now().UnixMilli() }
 
 // q rewrites ? placeholders as $1, $2, … for PostgreSQL.
-func (s *Sessions) q(query string) string {
-	if s.db.Dialect != "postgres" {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func (s *Sessions) q(query string) string { return s.db.Rebind(query) }
 
 // fail marks a database error as the store being unavailable: every
 // query here is well-formed, so an error means the database cannot be

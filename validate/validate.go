@@ -207,18 +207,20 @@ func (c *checker) unknown(s *toolenv.Schema, path string, keys []string, closed 
 		c.warnings = append(c.warnings, msg)
 		return
 	}
+	names := s.Names()
+	all := strings.Join(names, ", ")
 	for _, k := range listed {
 		msg := fmt.Sprintf("unknown argument `%s`", join(path, k))
-		expected := strings.Join(s.Names(), ", ")
-		if sug := Suggest(k, s.Names()); sug != "" {
+		expected := all
+		if sug := Suggest(k, names); sug != "" {
 			msg += fmt.Sprintf("; did you mean `%s`?", sug)
 			expected = sug
 		}
 		c.fail(join(path, k), CodeUnknownParam, expected, "%s", msg)
 	}
 	if rest > 0 {
-		c.fail(join(path, first), CodeUnknownParam, strings.Join(s.Names(), ", "),
-			"%d more unknown arguments, not listed one by one (from `%s` on); the tool's arguments are: %s", rest, join(path, first), strings.Join(s.Names(), ", "))
+		c.fail(join(path, first), CodeUnknownParam, all,
+			"%d more unknown arguments, not listed one by one (from `%s` on); the tool's arguments are: %s", rest, join(path, first), all)
 	}
 }
 

@@ -89,7 +89,6 @@ type Client struct {
 	tools    []*mcp.Tool
 	lastErr  error
 	ready    chan struct{} // closed at the first list, or when Start's wait ends
-	readyErr error
 	restarts int
 	info     *mcp.InitializeResult
 }

@@ -1,41 +1,22 @@
 package mcpsource
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/logtest"
 )
 
-// syncBuffer is a log sink safe for the client's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func start(t *testing.T, srv *Server, opts Options) (*Client, *syncBuffer) {
+func start(t *testing.T, srv *Server, opts Options) (*Client, *logtest.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff = 20 * time.Millisecond

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
@@ -102,7 +103,7 @@ func TestPlantedSecretsAppearNowhere(t *testing.T) {
 		"--auth-token-env", "TOOLENV_TEST_TOKEN"}
 	addr := freeAddr(t)
 	sctx, stop := context.WithCancel(ctx)
-	var serveErr syncBuffer
+	var serveErr logtest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(sctx, append([]string{"serve", "--addr", addr}, serveArgs...), strings.NewReader(""), io.Discard, &serveErr)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/mapping/probe"
@@ -83,19 +84,6 @@ func TestServeWithAToken(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // TestSecretsInConfiguredURLsNeverShow: the password and query key of
 // --upstream-url and --llm-url appear in no answer, header, log line or
 // printed configuration, while the warnings still say what failed.
@@ -103,7 +91,7 @@ func TestSecretsInConfiguredURLsNeverShow(t *testing.T) {
 	dead := freeAddr(t) // nothing listens: every call fails at once
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	done := make(chan int, 1)
 	args := []string{"serve", "--addr", addr, "--store", ":memory:", "--log-level", "debug",
 		"--upstream-url", "http://user:PASSWORD1@" + dead + "/rapidapi?key=SECRET1",

@@ -19,13 +19,9 @@ package epstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/toolenv/toolenv/store"
@@ -132,36 +128,15 @@ func New(ctx context.Context, st store.Store) (*Log, error) {
 }
 
 // Principal is what a row keeps of a principal: a digest, never the
-// token itself.
-func Principal(p string) string {
-	if p == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(p))
-	return hex.EncodeToString(h[:16])
-}
+// token itself (store.PrincipalDigest, as a task session's row keeps it).
+func Principal(p string) string { return store.PrincipalDigest(p) }
 
 func (l *Log) op(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, l.timeout)
 }
 
 // q rewrites ? placeholders as $1, $2, … for PostgreSQL.
-func (l *Log) q(query string) string {
-	if l.db.Dialect != "postgres" {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func (l *Log) q(query string) string { return l.db.Rebind(query) }
 
 func (l *Log) fail(err error) error {
 	if err == nil || errors.Is(err, store.ErrUnavailable) {
@@ -188,6 +163,19 @@ func (l *Log) Read(ctx context.Context, id, principal string, after int64) (*Row
 // ReadDigest is Read for the principal whose digest (Principal) is
 // given.
 func (l *Log) ReadDigest(ctx context.Context, id, digest string, after int64) (*Row, []Step, error) {
+	r, steps, err := l.read(ctx, id, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.principal != digest {
+		return nil, nil, ErrNotFound
+	}
+	return r, steps, nil
+}
+
+// read returns the row of episode id, whoever it was issued to, and its
+// steps after seq after, in order. ErrNotFound when there is none.
+func (l *Log) read(ctx context.Context, id string, after int64) (*Row, []Step, error) {
 	ctx, cancel := l.op(ctx)
 	defer cancel()
 	rows, err := l.db.Read.QueryContext(ctx, l.q(`SELECT e.principal, e.state, e.spec, e.created, e.last_used, e.ended, e.steps, s.seq, s.data
@@ -226,7 +214,7 @@ WHERE e.id = ? ORDER BY s.seq`), after, []byte(id))
 	if err := rows.Err(); err != nil {
 		return nil, nil, l.fail(err)
 	}
-	if r == nil || r.principal != digest {
+	if r == nil {
 		return nil, nil, ErrNotFound
 	}
 	return r, steps, nil
@@ -303,62 +291,5 @@ func (l *Log) IDs(ctx context.Context, principal string, all bool) ([]string, er
 // ReadAny is Read without the principal check, for export by the
 // store's operator.
 func (l *Log) ReadAny(ctx context.Context, id string) (*Row, []Step, error) {
-	ctx, cancel := l.op(ctx)
-	defer cancel()
-	var p string
-	err := l.db.Read.QueryRowContext(ctx, l.q(`SELECT principal FROM episodes WHERE id = ?`), []byte(id)).Scan(&p)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, nil, l.fail(err)
-	}
-	r, steps, err := l.readAs(ctx, id, p)
-	if r != nil {
-		r.principal = p
-	}
-	return r, steps, err
-}
-
-func (l *Log) readAs(ctx context.Context, id, digest string) (*Row, []Step, error) {
-	rows, err := l.db.Read.QueryContext(ctx, l.q(`SELECT e.state, e.spec, e.created, e.last_used, e.ended, e.steps, s.seq, s.data
-FROM episodes e LEFT JOIN episode_steps s ON s.episode = e.id
-WHERE e.id = ? AND e.principal = ? ORDER BY s.seq`), []byte(id), digest)
-	if err != nil {
-		return nil, nil, l.fail(err)
-	}
-	defer rows.Close()
-	var (
-		r     *Row
-		steps []Step
-	)
-	for rows.Next() {
-		var (
-			row                      Row
-			created, lastUsed, ended int64
-			seq                      sql.NullInt64
-			data                     []byte
-		)
-		if err := rows.Scan(&row.State, &row.Spec, &created, &lastUsed, &ended, &row.Steps, &seq, &data); err != nil {
-			return nil, nil, l.fail(err)
-		}
-		if r == nil {
-			row.ID = id
-			row.Created, row.LastUsed = time.UnixMilli(created), time.UnixMilli(lastUsed)
-			if ended != 0 {
-				row.Ended = time.UnixMilli(ended)
-			}
-			r = &row
-		}
-		if seq.Valid {
-			steps = append(steps, Step{Seq: seq.Int64, Data: data})
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, l.fail(err)
-	}
-	if r == nil {
-		return nil, nil, ErrNotFound
-	}
-	return r, steps, nil
+	return l.read(ctx, id, 0)
 }

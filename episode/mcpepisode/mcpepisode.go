@@ -274,19 +274,11 @@ func (h *handler) newServer(principal string, first *episode.StepResult) (*mcp.S
 
 // mcpTool is a task's tool as MCP lists it.
 func mcpTool(t *toolenv.Tool) (*mcp.Tool, error) {
-	in := t.Input
-	if in == nil {
-		in = toolenv.ObjectSchema()
-	} else if in.Type == "" {
-		cp := *in
-		cp.Type = "object"
-		in = &cp
-	}
-	raw, err := in.MarshalJSON()
+	raw, err := server.MCPInputSchema(t)
 	if err != nil {
-		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
-	return &mcp.Tool{Name: t.Name, Title: t.Title, Description: openai.Description(t), InputSchema: json.RawMessage(raw)}, nil
+	return &mcp.Tool{Name: t.Name, Title: t.Title, Description: openai.Description(t), InputSchema: raw}, nil
 }
 
 // call is one tools/call: a step of the episode.

@@ -481,7 +481,7 @@ func pyLower(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); {
-		if _, ok := surrogateIn(s, i); ok {
+		if _, ok := pyfmt.SurrogateAt(s, i); ok {
 			b.WriteString(s[i : i+3])
 			i += 3
 			continue
@@ -507,13 +507,6 @@ func pyLower(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-func surrogateIn(s string, i int) (rune, bool) {
-	if i+2 < len(s) && s[i] == 0xed && s[i+1] >= 0xa0 && s[i+1] <= 0xbf {
-		return 0, true
-	}
-	return 0, false
 }
 
 // finalSigma is Unicode's Final_Sigma condition for the Σ at s[start:end]:

@@ -3,8 +3,6 @@ package metrics
 import (
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -14,17 +12,6 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func nearPRF(a, b PRF) bool {
 	return near(a.Precision, b.Precision) && near(a.Recall, b.Recall) && near(a.F1, b.F1)
-}
-
-func readJSON(t *testing.T, name string, v any) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := toolenv.DecodeJSON(data, v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
 }
 
 func calls(spec ...any) []toolenv.GoldCall {

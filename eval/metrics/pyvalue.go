@@ -69,7 +69,7 @@ func pyChars(s string) []any {
 	var out []any
 	for i := 0; i < len(s); {
 		n := 1
-		if s[i] == 0xed && i+2 < len(s) && s[i+1] >= 0xa0 && s[i+1] <= 0xbf {
+		if _, ok := pyfmt.SurrogateAt(s, i); ok {
 			n = 3
 		} else if s[i] >= utf8.RuneSelf {
 			_, n = utf8.DecodeRuneInString(s[i:])
@@ -148,15 +148,10 @@ func pyNumberKey(n json.Number) string {
 	return pyFloatKey(f)
 }
 
+// pyFloatKey is pyNumberKey of a float: pyfmt.Float's nan, inf and -inf
+// and digits, an integral value as the int it equals.
 func pyFloatKey(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case f == math.Trunc(f):
+	if f == math.Trunc(f) && !math.IsInf(f, 0) {
 		i, _ := new(big.Float).SetFloat64(f).Int(nil)
 		return i.String()
 	}

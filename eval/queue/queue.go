@@ -199,21 +199,7 @@ func (r *Run) now() string {
 // q rewrites ? placeholders as $1, $2, … for PostgreSQL and NOW as the
 // database's clock.
 func (r *Run) q(query string) string {
-	query = strings.ReplaceAll(query, "NOW", r.now())
-	if r.db.Dialect != "postgres" {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, c := range query {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return r.db.Rebind(strings.ReplaceAll(query, "NOW", r.now()))
 }
 
 // fail marks a database error as the queue being unreachable (see the

@@ -54,7 +54,7 @@ func JSONString(s string) string {
 	b.Grow(len(s) + 2)
 	b.WriteByte('"')
 	for i, r := range s {
-		if u, ok := surrogateAt(s, i); ok {
+		if u, ok := SurrogateAt(s, i); ok {
 			fmt.Fprintf(&b, `\u%04x`, u) // a lone surrogate, as Loads keeps it
 			continue
 		}
@@ -92,11 +92,11 @@ func JSONString(s string) string {
 }
 
 // isSurrogateTail reports whether s[i] is the second or third byte of a
-// lone surrogate that surrogateAt reads (ranging over s yields U+FFFD for
+// lone surrogate that SurrogateAt reads (ranging over s yields U+FFFD for
 // each of its bytes).
 func isSurrogateTail(s string, i int) bool {
 	for k := 1; k <= 2 && i-k >= 0; k++ {
-		if _, ok := surrogateAt(s, i-k); ok {
+		if _, ok := SurrogateAt(s, i-k); ok {
 			return true
 		}
 	}

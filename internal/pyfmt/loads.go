@@ -198,48 +198,15 @@ func (l *loader) array(depth int) (any, error) {
 // number reads a JSON number (Python's NUMBER_RE: -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?).
 func (l *loader) number() (any, error) {
 	start := l.i
-	digits := func() int {
-		n := 0
-		for l.i < len(l.s) && l.s[l.i] >= '0' && l.s[l.i] <= '9' {
-			l.i++
-			n++
-		}
-		return n
-	}
-	if l.s[l.i] == '-' {
-		l.i++
-	}
-	if l.i < len(l.s) && l.s[l.i] == '0' {
-		l.i++
-	} else if digits() == 0 {
-		l.i = start
+	n, ok := scanNumber(l.s, start)
+	if !ok {
 		return nil, l.fail("expecting value")
 	}
-	intEnd := l.i
-	isFloat := false
-	if l.i+1 < len(l.s) && l.s[l.i] == '.' && l.s[l.i+1] >= '0' && l.s[l.i+1] <= '9' {
-		l.i++
-		digits()
-		isFloat = true
-	}
-	if l.i < len(l.s) && (l.s[l.i] == 'e' || l.s[l.i] == 'E') {
-		save := l.i
-		l.i++
-		if l.i < len(l.s) && (l.s[l.i] == '+' || l.s[l.i] == '-') {
-			l.i++
-		}
-		if digits() == 0 {
-			l.i = save // "1e" is the number 1 followed by extra data
-		} else {
-			isFloat = true
-		}
-	}
-	lit := l.s[start:l.i]
-	if !isFloat && intEnd-start-strings.Count(lit[:1], "-") > maxIntDigits {
-		l.i = start
+	if !n.float && n.intEnd-start-strings.Count(l.s[start:start+1], "-") > maxIntDigits {
 		return nil, l.fail(fmt.Sprintf("an int of more than %d digits (Python's int_max_str_digits)", maxIntDigits))
 	}
-	return json.Number(lit), nil
+	l.i = n.end
+	return json.Number(l.s[start:n.end]), nil
 }
 
 // str reads a JSON string at l.i (the opening quote).
@@ -267,7 +234,7 @@ func (l *loader) str() (any, error) {
 		case c < 0x20:
 			return nil, l.fail("invalid control character")
 		case c >= utf8.RuneSelf:
-			if _, ok := surrogateAt(l.s, l.i); ok {
+			if _, ok := SurrogateAt(l.s, l.i); ok {
 				b.WriteString(l.s[l.i : l.i+3])
 				l.i += 3
 				continue
@@ -318,9 +285,8 @@ func (l *loader) escape(b *strings.Builder) error {
 			l.i = save
 		}
 		if utf16.IsSurrogate(u) {
-			b.WriteByte(0xed)
-			b.WriteByte(0x80 | byte(u>>6)&0x3f)
-			b.WriteByte(0x80 | byte(u)&0x3f)
+			w := surrogateBytes(u)
+			b.Write(w[:])
 			return nil
 		}
 		b.WriteRune(u)
@@ -332,23 +298,9 @@ func (l *loader) escape(b *strings.Builder) error {
 }
 
 func (l *loader) hex4() (rune, bool) {
-	if l.i+4 > len(l.s) {
-		return 0, false
+	v, ok := hex4(l.s, l.i)
+	if ok {
+		l.i += 4
 	}
-	var v rune
-	for _, c := range []byte(l.s[l.i : l.i+4]) {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v |= rune(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	l.i += 4
-	return v, true
+	return v, ok
 }

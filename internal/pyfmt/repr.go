@@ -101,7 +101,7 @@ func writeReprString[S string | []byte](b *strings.Builder, s S) {
 	}
 	b.WriteByte(quote)
 	for i := 0; i < len(s); {
-		if u, ok := surrogateAt(s, i); ok {
+		if u, ok := SurrogateAt(s, i); ok {
 			writeEscape(b, `\u`, uint32(u), 4) // as Python writes a lone surrogate
 			i += 3
 			continue

@@ -282,38 +282,66 @@ func (r *reprReader) value(b *strings.Builder, depth int) error {
 
 // number moves past a JSON number, reporting whether it is one.
 func (r *reprReader) number() bool {
-	digits := func() int {
-		n := 0
-		for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
-			r.i++
-			n++
-		}
-		return n
-	}
-	if r.s[r.i] == '-' {
-		r.i++
-	}
-	if r.i < len(r.s) && r.s[r.i] == '0' {
-		r.i++
-	} else if digits() == 0 {
+	n, ok := scanNumber(r.s, r.i)
+	if !ok || n.cut {
 		return false
 	}
-	if r.i < len(r.s) && r.s[r.i] == '.' {
-		r.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if r.i < len(r.s) && (r.s[r.i] == 'e' || r.s[r.i] == 'E') {
-		r.i++
-		if r.i < len(r.s) && (r.s[r.i] == '+' || r.s[r.i] == '-') {
-			r.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
+	r.i = n.end
 	return true
+}
+
+// numberScan is where the JSON number at an offset ends (scanNumber).
+type numberScan struct {
+	end, intEnd int  // the number's end, its integer part's end
+	float       bool // it has a fraction or an exponent
+	// cut: a '.' or an exponent marker follows without its digits (the
+	// number ends before it: Python reads "1." as 1 and extra data).
+	cut bool
+}
+
+// scanNumber reads the JSON number at s[i:] as Python's NUMBER_RE does:
+// -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?. ok is false when no integer part
+// starts there.
+func scanNumber[S string | []byte](s S, i int) (n numberScan, ok bool) {
+	digits := func() int {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	if i < len(s) && s[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		return n, false
+	}
+	n.intEnd = i
+	if i < len(s) && s[i] == '.' {
+		if i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
+			i++
+			digits()
+			n.float = true
+		} else {
+			n.cut = true
+		}
+	}
+	if !n.cut && i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		save := i
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			i, n.cut = save, true
+		} else {
+			n.float = true
+		}
+	}
+	n.end = i
+	return n, true
 }
 
 // strBytes reads a JSON string: the text between the quotes when it has no
@@ -400,7 +428,8 @@ func (r *reprReader) strBytes() ([]byte, error) {
 					}
 					r.i = save
 					if r.surrogates {
-						appendSurrogate(&b, u)
+						w := surrogateBytes(u)
+						b.Write(w[:])
 					} else {
 						b.WriteRune(utf8.RuneError)
 					}
@@ -422,18 +451,17 @@ func (r *reprReader) strBytes() ([]byte, error) {
 	return nil, errBadJSON
 }
 
-// appendSurrogate appends the surrogate u (U+D800 to U+DFFF) in the
+// surrogateBytes is the surrogate u (U+D800 to U+DFFF) in the
 // generalized UTF-8 that encodes it as any other code point of three
-// bytes (WTF-8); isSurrogateAt reads it back.
-func appendSurrogate(b *bytes.Buffer, u rune) {
-	b.WriteByte(0xed)
-	b.WriteByte(0x80 | byte(u>>6)&0x3f)
-	b.WriteByte(0x80 | byte(u)&0x3f)
+// bytes (WTF-8); SurrogateAt reads it back.
+func surrogateBytes(u rune) [3]byte {
+	return [3]byte{0xed, 0x80 | byte(u>>6)&0x3f, 0x80 | byte(u)&0x3f}
 }
 
-// surrogateAt returns the surrogate appendSurrogate wrote at s[i:], if
-// one starts there.
-func surrogateAt[S string | []byte](s S, i int) (rune, bool) {
+// SurrogateAt returns the lone surrogate that starts at s[i:], if one
+// does: Loads keeps one in the three bytes of generalized UTF-8
+// (WTF-8) that surrogateBytes writes, a Python character of its own.
+func SurrogateAt[S string | []byte](s S, i int) (rune, bool) {
 	if i+2 < len(s) && s[i] == 0xed && s[i+1] >= 0xa0 && s[i+1] <= 0xbf && s[i+2] >= 0x80 && s[i+2] <= 0xbf {
 		return 0xd000 | rune(s[i+1]&0x3f)<<6 | rune(s[i+2]&0x3f), true
 	}
@@ -457,11 +485,21 @@ func writeNumber(b *strings.Builder, lit []byte) {
 }
 
 func (r *reprReader) hex4() (rune, bool) {
-	if r.i+4 > len(r.s) {
+	v, ok := hex4(r.s, r.i)
+	if ok {
+		r.i += 4
+	}
+	return v, ok
+}
+
+// hex4 reads the four hex digits at s[i:] (of a \uXXXX escape).
+func hex4[S string | []byte](s S, i int) (rune, bool) {
+	if i+4 > len(s) {
 		return 0, false
 	}
 	var v rune
-	for _, c := range r.s[r.i : r.i+4] {
+	for k := i; k < i+4; k++ {
+		c := s[k]
 		v <<= 4
 		switch {
 		case c >= '0' && c <= '9':
@@ -474,7 +512,6 @@ func (r *reprReader) hex4() (rune, bool) {
 			return 0, false
 		}
 	}
-	r.i += 4
 	return v, true
 }
 

@@ -32,6 +32,7 @@ type Store struct {
 	st   store.Store
 	own  bool // opened here: Close closes it
 	d    dialect
+	db   *store.DB
 	w, r *sql.DB
 	path string
 }
@@ -41,32 +42,15 @@ var _ mirror.Store = (*Store)(nil)
 // dialect is what differs between databases.
 type dialect struct {
 	name string
-	// rebind turns "?" placeholders into the dialect's.
-	rebind func(string) string
 	// order is the ORDER BY of (tool, args): bytewise in both.
 	order string
 	// emptyBody is the expression of an empty body.
 	emptyBody string
 }
 
-var sqliteDialect = dialect{name: "sqlite", rebind: func(q string) string { return q }, order: "p.tool, p.args", emptyBody: "x''"}
+var sqliteDialect = dialect{name: "sqlite", order: "p.tool, p.args", emptyBody: "x''"}
 
-var postgresDialect = dialect{name: "postgres", rebind: dollars, order: `p.tool COLLATE "C", p.args COLLATE "C"`, emptyBody: "''::bytea"}
-
-// dollars turns ? placeholders into $1, $2, ...
-func dollars(q string) string {
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
-}
+var postgresDialect = dialect{name: "postgres", order: `p.tool COLLATE "C", p.args COLLATE "C"`, emptyBody: "''::bytea"}
 
 // Open opens the toolenv store dsn names (an SQLite file, or a
 // postgres:// URL) with the mirror's tables, migrating them as store.Open
@@ -105,7 +89,7 @@ func OpenSQLite(ctx context.Context, path string, opts store.Options) (*Store, e
 // st.
 func New(st store.Store) (*Store, error) {
 	db := st.SQL()
-	s := &Store{st: st, w: db.Write, r: db.Read}
+	s := &Store{st: st, db: db, w: db.Write, r: db.Read}
 	switch db.Dialect {
 	case "sqlite":
 		s.d = sqliteDialect
@@ -220,7 +204,7 @@ CREATE TABLE IF NOT EXISTS mirror_meta (
 );
 `
 
-func (s *Store) q(query string) string { return s.d.rebind(query) }
+func (s *Store) q(query string) string { return s.db.Rebind(query) }
 
 // akey is the key arguments are indexed under.
 func akey(args string) []byte {

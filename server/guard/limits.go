@@ -62,36 +62,13 @@ func (l Limits) withDefaults() Limits {
 		return l
 	}
 	l.defaulted = true
-	def := func(d *time.Duration, v time.Duration) {
-		switch {
-		case *d == 0:
-			*d = v
-		case *d < 0:
-			*d = 0
-		}
-	}
-	def(&l.HeaderTimeout, 10*time.Second)
-	def(&l.BodyTimeout, 60*time.Second)
-	def(&l.IdleTimeout, 2*time.Minute)
-	def(&l.ShutdownTimeout, 10*time.Second)
-	switch {
-	case l.MaxConns == 0:
-		l.MaxConns = 1024
-	case l.MaxConns < 0:
-		l.MaxConns = 0
-	}
-	switch {
-	case l.MaxConnsPerClient == 0:
-		l.MaxConnsPerClient = 256
-	case l.MaxConnsPerClient < 0:
-		l.MaxConnsPerClient = 0
-	}
-	switch {
-	case l.ReserveConns == 0:
-		l.ReserveConns = 16
-	case l.ReserveConns < 0:
-		l.ReserveConns = 0
-	}
+	limitOrDefault(&l.HeaderTimeout, 10*time.Second)
+	limitOrDefault(&l.BodyTimeout, 60*time.Second)
+	limitOrDefault(&l.IdleTimeout, 2*time.Minute)
+	limitOrDefault(&l.ShutdownTimeout, 10*time.Second)
+	limitOrDefault(&l.MaxConns, 1024)
+	limitOrDefault(&l.MaxConnsPerClient, 256)
+	limitOrDefault(&l.ReserveConns, 16)
 	if l.ReservedPaths == nil {
 		l.ReservedPaths = []string{"/healthz", "/metrics"}
 	}
@@ -99,6 +76,16 @@ func (l Limits) withDefaults() Limits {
 		l.Logger = slog.New(slog.DiscardHandler)
 	}
 	return l
+}
+
+// limitOrDefault sets a limit of 0 to v, and a negative one to 0 (none).
+func limitOrDefault[T int | time.Duration](d *T, v T) {
+	switch {
+	case *d == 0:
+		*d = v
+	case *d < 0:
+		*d = 0
+	}
 }
 
 // Server returns an http.Server for h with l's header and idle timeouts,
