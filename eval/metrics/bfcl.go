@@ -462,13 +462,17 @@ func bfclTypeCheck(param string, value any, pa []any, description, expected, nes
 // BFCLStandardize is standardize_string: spaces and ",./-_*^" removed,
 // lower case (Python's str.lower), single quotes made double.
 func BFCLStandardize(s string) string {
+	// The characters removed are ASCII, which is never part of a longer
+	// sequence: removing bytes keeps every other byte, lone surrogates
+	// (in the generalized UTF-8 pyfmt keeps them in) included, as they are.
 	var b strings.Builder
-	for _, r := range s {
-		switch r {
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
 		case ' ', ',', '.', '/', '-', '_', '*', '^':
 			continue
 		}
-		b.WriteRune(r)
+		b.WriteByte(s[i])
 	}
 	return strings.ReplaceAll(pyLower(b.String()), "'", `"`)
 }

@@ -310,6 +310,30 @@ func TestBFCLStandardize(t *testing.T) {
 	}
 }
 
+// TestBFCLStandardizeKeepsLoneSurrogates: Python keeps a lone surrogate
+// in a str, so standardize_string keeps two strings that differ only in
+// one apart; so does BFCLStandardize on the strings pyfmt.Loads makes.
+func TestBFCLStandardizeKeepsLoneSurrogates(t *testing.T) {
+	load := func(lit string) string {
+		v, err := pyfmt.Loads(lit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.(string)
+	}
+	a, b := load(`"A \ud800"`), load(`"A \ud801"`)
+	if a == b {
+		t.Fatal("pyfmt.Loads made one string of two lone surrogates")
+	}
+	sa, sb := BFCLStandardize(a), BFCLStandardize(b)
+	if sa == sb {
+		t.Errorf("BFCLStandardize(%q) = BFCLStandardize(%q) = %q: Python keeps them apart", a, b, sa)
+	}
+	if want := "a" + a[2:]; sa != want {
+		t.Errorf("BFCLStandardize(%q) = %q, want %q", a, sa, want)
+	}
+}
+
 // FuzzBFCL: any function descriptions, possible answers and output are
 // checked or refused with a *BFCLInputError, never a panic; a verdict is
 // one of BFCLVerdicts.
