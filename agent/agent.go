@@ -137,9 +137,6 @@ func (o *Outcome) call(ctx context.Context, ep *Episode, c Call) *toolenv.Result
 	return res
 }
 
-// errCanceled is returned by agents' inner loops when ctx ended.
-var errCanceled = errors.New("canceled")
-
 // Observation renders a result as the text a model sees: the body when
 // the call succeeded, else the error with its hint and the problems of
 // each argument.

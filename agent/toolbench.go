@@ -55,7 +55,6 @@ type toolbenchRun struct {
 	maxObs  int
 	answer  string
 	gaveUp  bool
-	finish  string
 	finRaw  string
 	hasDone bool
 }

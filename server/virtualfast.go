@@ -63,16 +63,6 @@ type virtualBody struct {
 	pending bool
 }
 
-// decodeVirtual decodes a /virtual body as DecodeVirtualRequest does,
-// through decodeVirtualFast when the body is of the plain shape it reads.
-func decodeVirtual(body []byte) virtualBody {
-	if vb, ok := decodeVirtualFast(body); ok {
-		return vb
-	}
-	req, args, res := DecodeVirtualRequest(body)
-	return virtualBody{req: req, args: args, res: res}
-}
-
 // virtualFields names the members of a /virtual request decodeVirtualFast
 // reads, as bits (each may appear once).
 var virtualFields = [...]string{"category", "tool_name", "api_name", "strip", "toolbench_key", "tool_input", "toolenv_meta"}
@@ -191,8 +181,9 @@ func decodeVirtualPlain(body []byte) (virtualBody, bool) {
 	return vb, true
 }
 
-// decodeVirtualDeferred is decodeVirtual, except that a body the fast
-// decoder reads comes back with its tool_input not yet parsed into
+// decodeVirtualDeferred decodes a /virtual body as DecodeVirtualRequest
+// does, through the fast decoder when the body is of the plain shape it
+// reads; such a body comes back with its tool_input not yet parsed into
 // arguments (pending): a cache hit under the client's exact key does not
 // need them. The caller calls parseArgs before it needs args or res.
 func decodeVirtualDeferred(body []byte) virtualBody {
