@@ -23,23 +23,7 @@ import (
 func TestRenderMemoAnswersAlike(t *testing.T) {
 	ctx := context.Background()
 	for _, seed := range []uint64{3, 29} {
-		dir := t.TempDir()
-		data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
-		if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: seed, BigRows: 12000}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"slot", "sel"}, Seed: int64(seed), Workers: 1}); err != nil {
-			t.Fatal(err)
-		}
-		for _, flavor := range []string{"slot", "sel"} {
-			c, err := toolenv.ReadCollection(filepath.Join(out, flavor))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tasks, _, err := toolenv.ReadTasks(filepath.Join(out, flavor, toolenv.TasksFile))
-			if err != nil {
-				t.Fatal(err)
-			}
+		eachFlavor(t, seed, 12000, func(flavor string, c *toolenv.Collection, tasks []*toolenv.Task) {
 			memo, err := sqltools.Open(ctx, c, sqltools.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -74,7 +58,7 @@ func TestRenderMemoAnswersAlike(t *testing.T) {
 			t.Logf("seed %d %s: %d calls of %d tasks answer alike", seed, flavor, calls, len(tasks))
 			memo.Close()
 			plain.Close()
-		}
+		})
 	}
 }
 
@@ -103,23 +87,7 @@ func run(t *testing.T, b *sqltools.Backend, c *toolenv.Collection, task *toolenv
 func TestRowCountFromShortPreview(t *testing.T) {
 	ctx := context.Background()
 	for _, seed := range []uint64{5, 41} {
-		dir := t.TempDir()
-		data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
-		if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: seed, BigRows: 3000}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"slot", "sel"}, Seed: int64(seed), Workers: 1}); err != nil {
-			t.Fatal(err)
-		}
-		for _, flavor := range []string{"slot", "sel"} {
-			c, err := toolenv.ReadCollection(filepath.Join(out, flavor))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tasks, _, err := toolenv.ReadTasks(filepath.Join(out, flavor, toolenv.TasksFile))
-			if err != nil {
-				t.Fatal(err)
-			}
+		eachFlavor(t, seed, 3000, func(flavor string, c *toolenv.Collection, tasks []*toolenv.Task) {
 			five, err := sqltools.Open(ctx, c, sqltools.Options{RenderCacheBytes: -1})
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +115,34 @@ func TestRowCountFromShortPreview(t *testing.T) {
 			t.Logf("seed %d %s: %d results of 2 to 4 rows counted from their preview", seed, flavor, short)
 			five.Close()
 			one.Close()
+		})
+	}
+}
+
+// eachFlavor builds the SLOT and SEL collections of a generated
+// adversarial corpus (seed, with a table of bigRows rows) and calls f
+// with each collection and its tasks.
+func eachFlavor(t *testing.T, seed uint64, bigRows int, f func(flavor string, c *toolenv.Collection, tasks []*toolenv.Task)) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+	if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: seed, BigRows: bigRows}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"slot", "sel"}, Seed: int64(seed), Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, flavor := range []string{"slot", "sel"} {
+		c, err := toolenv.ReadCollection(filepath.Join(out, flavor))
+		if err != nil {
+			t.Fatal(err)
 		}
+		tasks, _, err := toolenv.ReadTasks(filepath.Join(out, flavor, toolenv.TasksFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(flavor, c, tasks)
 	}
 }
 
