@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/internal/toolbenchgen"
+	"github.com/toolenv/toolenv/devtools/toolbenchgen"
 	"github.com/toolenv/toolenv/toolbench"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolenv/toolenv/internal/shareddata"
-	"github.com/toolenv/toolenv/internal/toolbenchgen"
+	"github.com/toolenv/toolenv/devtools/toolbenchgen"
 	"github.com/toolenv/toolenv/toolbench"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/internal/bench"
+	"github.com/toolenv/toolenv/devtools/bench"
 )
 
 func newBenchCmd(e *env) *cobra.Command {

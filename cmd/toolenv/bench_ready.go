@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/internal/bench"
+	"github.com/toolenv/toolenv/devtools/bench"
 )
 
 func newBenchReadyCmd(e *env) *cobra.Command {
@@ -25,7 +25,7 @@ background from ready, has not finished it; --settle 0s searches right after
 ready) and the memory after them. The median run is the
 figure.
 
-Without --toolbench the set is generated (internal/toolbenchgen: --apis APIs
+Without --toolbench the set is generated (devtools/toolbenchgen: --apis APIs
 shaped on StableToolBench's documentation, deterministic for --seed) into
 --data-dir once and reused. --exe measures another toolenv binary the same way
 (an older build, for a before/after figure).`,

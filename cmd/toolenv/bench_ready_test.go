@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolenv/toolenv/internal/bench"
+	"github.com/toolenv/toolenv/devtools/bench"
 )
 
 // TestBenchReady generates a small ToolBench-format set, starts serve

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolenv/toolenv/internal/bench"
+	"github.com/toolenv/toolenv/devtools/bench"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/toolbench"
 )

@@ -1,7 +1,7 @@
 // Package doctest runs the shell blocks of Markdown documents as written,
 // and checks the figures they document, so that every command and every
 // number of README.md and docs/*.md is held to the truth by the tests
-// (TestDocs; go test ./internal/doctest -run 'TestDocs/pages/docs/eval.md'
+// (TestDocs; go test ./devtools/doctest -run 'TestDocs/pages/docs/eval.md'
 // runs one page).
 //
 // # The convention, for a document's author
@@ -38,7 +38,7 @@
 //     command producing it, and shown anywhere between markers (see
 //     FigureDef); once the file's blocks have passed, the figure is read
 //     from the file they wrote and compared with every place it is shown.
-//     go test ./internal/doctest -run TestDocs -update writes fresh values.
+//     go test ./devtools/doctest -run TestDocs -update writes fresh values.
 //
 // A failing block's report names the file and line of the failing command,
 // the command, the exit code and the end of its output.

@@ -24,7 +24,7 @@ const maxIllustrative = 8
 
 // TestDocs runs every sh block of README.md and docs/*.md as written
 // (see the package documentation for the convention). Run one page with
-// go test ./internal/doctest -run 'TestDocs/pages/docs/eval.md'; set
+// go test ./devtools/doctest -run 'TestDocs/pages/docs/eval.md'; set
 // TOOLENV_DOCTEST_KEEP=1 to keep a failing page's folder.
 func TestDocs(t *testing.T) {
 	data := shareddata.Require(t)

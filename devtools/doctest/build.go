@@ -12,7 +12,7 @@ import (
 func Build(ctx context.Context, root, dir string) error {
 	for _, b := range []struct{ pkg, out string }{
 		{"./cmd/toolenv", "toolenv"},
-		{"./internal/doctest/docmodel", "toolenv-docmodel"},
+		{"./devtools/doctest/docmodel", "toolenv-docmodel"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
 		cmd.Dir = root

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/toolenv/toolenv/internal/loadgen"
+	"github.com/toolenv/toolenv/devtools/loadgen"
 )
 
 // The load generators Options.LoadGenerator names.
@@ -28,7 +28,7 @@ const (
 	// client written in C, so that the client saturates after the
 	// servers do and narrows no gap.
 	GeneratorWrk = "wrk"
-	// GeneratorGo is internal/loadgen, in this process.
+	// GeneratorGo is devtools/loadgen, in this process.
 	GeneratorGo = "go"
 )
 
@@ -65,14 +65,14 @@ func newDriver(o *Options, bodies [][]byte, dir string) (driver, error) {
 	return nil, fmt.Errorf("bench: unknown load generator %q (want auto, wrk or go)", gen)
 }
 
-// goDriver is internal/loadgen in this process; its CPU time is this
+// goDriver is devtools/loadgen in this process; its CPU time is this
 // process's (nothing else runs here during a round).
 type goDriver struct {
 	bodies      [][]byte
 	connections int
 }
 
-func (g *goDriver) name() string { return "go (internal/loadgen, in the bench process)" }
+func (g *goDriver) name() string { return "go (devtools/loadgen, in the bench process)" }
 
 func (g *goDriver) effective(d time.Duration) time.Duration { return d }
 

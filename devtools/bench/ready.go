@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolenv/toolenv/internal/progress"
-	"github.com/toolenv/toolenv/internal/toolbenchgen"
+	"github.com/toolenv/toolenv/devtools/toolbenchgen"
 )
 
 // ReadyRun is one start of a toolenv serve process.
@@ -66,7 +66,7 @@ type ReadyReport struct {
 // ReadyOptions say what Ready measures. Their tags are the flags of
 // "toolenv bench ready" (internal/configfile binds them).
 type ReadyOptions struct {
-	// APIs and Seed make the generated set (internal/toolbenchgen) served
+	// APIs and Seed make the generated set (devtools/toolbenchgen) served
 	// when Docs is empty; default 50,000 APIs, seed 1.
 	APIs int    `json:"apis" flag:"apis" default:"50000" help:"APIs in the generated set (ToolBench has 49,937)"`
 	Seed uint64 `json:"seed" flag:"seed" default:"1" help:"seed of the generated set"`

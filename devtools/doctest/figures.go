@@ -220,7 +220,7 @@ func (u FigureUse) Check(v FigureValue) error {
 	if math.Abs(shown-fresh) <= v.Def.Tol+1e-9 {
 		return nil
 	}
-	return fmt.Errorf("%s:%d: figure %s shows %s, a fresh run gives %s (tolerance %g; defined at %s:%d, read from %s); go test ./internal/doctest -run TestDocs -update writes the fresh value",
+	return fmt.Errorf("%s:%d: figure %s shows %s, a fresh run gives %s (tolerance %g; defined at %s:%d, read from %s); go test ./devtools/doctest -run TestDocs -update writes the fresh value",
 		u.File, u.Line, u.ID, u.Value, v.Shown, v.Def.Tol, v.Def.File, v.Def.Line, v.Def.Path)
 }
 
