@@ -23,9 +23,9 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/devtools/loadgen"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/internal/buildinfo"
-	"github.com/toolenv/toolenv/devtools/loadgen"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
 	"github.com/toolenv/toolenv/validate"

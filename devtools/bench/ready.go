@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/devtools/toolbenchgen"
+	"github.com/toolenv/toolenv/internal/progress"
 )
 
 // ReadyRun is one start of a toolenv serve process.
