@@ -15,8 +15,8 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/cache"
-	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/devtools/toolbenchgen"
+	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
 	"golang.org/x/sys/unix"

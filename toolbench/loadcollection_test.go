@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/devtools/toolbenchgen"
+	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
