@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
-	"github.com/toolenv/toolenv/mapping/mapeval"
+	"github.com/toolenv/toolenv/eval/mapeval"
 )
 
 func newMapEvalCmd(e *env) *cobra.Command {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolenv/toolenv/eval/mapeval/mapevaltest"
 	"github.com/toolenv/toolenv/mapping"
-	"github.com/toolenv/toolenv/mapping/mapeval/mapevaltest"
 )
 
 // TestMapFailoverProbes: on a generated corpus whose obfuscated variant's

@@ -11,7 +11,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
-	"github.com/toolenv/toolenv/mapping/mapeval/mapevaltest"
+	"github.com/toolenv/toolenv/eval/mapeval/mapevaltest"
 	"github.com/toolenv/toolenv/mapping/structural"
 	"github.com/toolenv/toolenv/mapping/verify"
 	"github.com/toolenv/toolenv/nl2api"

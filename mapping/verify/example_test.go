@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/toolenv/toolenv/environment"
-	"github.com/toolenv/toolenv/mapping/mapeval/mapevaltest"
+	"github.com/toolenv/toolenv/eval/mapeval/mapevaltest"
 	"github.com/toolenv/toolenv/mapping/structural"
 	"github.com/toolenv/toolenv/mapping/truth"
 	"github.com/toolenv/toolenv/mapping/verify"

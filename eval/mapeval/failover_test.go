@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/mapping/mapeval/mapevaltest"
+	"github.com/toolenv/toolenv/eval/mapeval/mapevaltest"
 	"github.com/toolenv/toolenv/nl2api"
 )
 
