@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/drift"
-	"github.com/toolenv/toolenv/episode/epstore"
 	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/configfile"
@@ -24,6 +23,7 @@ import (
 	"github.com/toolenv/toolenv/server"
 	"github.com/toolenv/toolenv/server/guard"
 	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/store/epstore"
 	"github.com/toolenv/toolenv/tasksession"
 )
 

@@ -17,12 +17,12 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/environment"
-	"github.com/toolenv/toolenv/episode/epstore"
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/perturb"
 	"github.com/toolenv/toolenv/server"
+	"github.com/toolenv/toolenv/store/epstore"
 )
 
 // Errors of episodes, wrapped in a *toolenv.Error whose status the

@@ -11,7 +11,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
-	"github.com/toolenv/toolenv/episode/epstore"
+	"github.com/toolenv/toolenv/store/epstore"
 )
 
 // Episode is one open episode. Its methods are Env's; it is exported for

@@ -8,9 +8,9 @@ import (
 	"io"
 
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/episode/epstore"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/openai"
+	"github.com/toolenv/toolenv/store/epstore"
 )
 
 // Record is an episode as a trajectory: everything needed to train on it
