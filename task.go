@@ -34,6 +34,50 @@ type Task struct {
 	// Meta holds source-specific fields (gold SQL, database, relevant
 	// APIs).
 	Meta map[string]any `json:"meta,omitempty"`
+	// Initial names the state a stateful task starts from: each episode
+	// of the task gets its own world made from it. Nil: the collection's
+	// default state (read-only collections have only that one).
+	Initial *InitialState `json:"initial_state,omitempty"`
+	// Checks are the task's end-state checks: an episode succeeds on state
+	// only when every check holds in the world it leaves.
+	Checks []StateCheck `json:"checks,omitempty"`
+}
+
+// InitialState is where a stateful task's world starts. At most one of
+// SQL and Database is set (both name SQL-backed collections); Files
+// seeds the working directory of an MCP server started for the episode.
+// Paths are relative to the task file that names them.
+type InitialState struct {
+	// Name is a named initial state the collection declares ("" : its
+	// default).
+	Name string `json:"name,omitempty"`
+	// SQL is an SQL script run over the collection's database to make the
+	// initial state.
+	SQL string `json:"sql,omitempty"`
+	// Database is a SQLite database file to start from instead of the
+	// collection's.
+	Database string `json:"database,omitempty"`
+	// Files is a folder whose contents are copied into an MCP server's
+	// per-episode working directory before the server starts.
+	Files string `json:"files,omitempty"`
+}
+
+// StateCheck is one end-state check of a stateful task: an SQL query
+// with the rows it must return, or a read-tool call with the answer it
+// must give. Exactly one of SQL and Call is set.
+type StateCheck struct {
+	// Name says what the check is for, in reports.
+	Name string `json:"name,omitempty"`
+	// SQL is a read-only query run in the episode's world.
+	SQL string `json:"sql,omitempty"`
+	// Rows are the rows SQL must return, as JSON arrays of values in
+	// column order; order matters only when SQL has an ORDER BY.
+	Rows json.RawMessage `json:"rows,omitempty"`
+	// Call is a read-tool call made in the episode's world.
+	Call *GoldCall `json:"call,omitempty"`
+	// Expect is the answer Call must give (compared as the task answer
+	// check compares answers).
+	Expect json.RawMessage `json:"expect,omitempty"`
 }
 
 // GoldCall is one call of a gold sequence, in the NESTful format.
