@@ -294,6 +294,7 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 // conflict says another replica appended the session's next entry first:
 // the caller catches up and runs the call again.
 func (b *Backend) run(ctx context.Context, call *toolenv.Call, spec *toolSpec, m map[string]any, label string, ss *session) (res *toolenv.Result, conflict bool) {
+	pre, preApplied := ss.save(), ss.applied // what RollbackSession returns to
 	if label == "" {
 		if spec.op == InitTool {
 			label = DefaultStartLabel
@@ -347,7 +348,7 @@ func (b *Backend) run(ctx context.Context, call *toolenv.Call, spec *toolSpec, m
 		}
 		ss.applied++
 	}
-	if err := b.commit(ss, r); err != nil {
+	if err := b.commit(ss, r, pre, preApplied); err != nil {
 		return toolenv.ResultOf(err), false
 	}
 	return &toolenv.Result{Status: toolenv.StatusOK, Body: body}, false
@@ -371,9 +372,12 @@ func (b *Backend) delta(ss *session, r *result) int64 {
 	return d
 }
 
-// commit stores r under its label and accounts for its memory.
-func (b *Backend) commit(ss *session, r *result) error {
+// commit stores r under its label and accounts for its memory; before
+// and applied are the session's state before the call, which a rollback
+// returns to.
+func (b *Backend) commit(ss *session, r *result, before state, applied int64) error {
 	d := b.delta(ss, r)
+	ss.journal(r, before, applied, d)
 	ss.results[r.label] = r
 	return b.store.grew(ss, d)
 }
@@ -448,6 +452,8 @@ type Stats struct {
 	// Sessions are the sessions held in memory, Bytes what they hold.
 	Sessions int   `json:"sessions"`
 	Bytes    int64 `json:"bytes"`
+	// Pinned counts the sessions their owners hold (PinSession).
+	Pinned int `json:"pinned,omitempty"`
 	// Evictions counts sessions dropped from memory (idle, or over the
 	// memory cap). With a log they are rebuilt on their next call.
 	Evictions int `json:"evictions"`

@@ -193,8 +193,9 @@ func (b *Backend) apply(ctx context.Context, ss *session, e LogEntry) error {
 	}
 	r.label, r.bodyLen = rec.Label, rec.BodyBytes
 	ss.seq, ss.auto = rec.SeqAfter, rec.Auto
+	applied := ss.applied
 	ss.applied = e.Seq
-	if err := b.commit(ss, r); err != nil {
+	if err := b.commit(ss, r, before, applied); err != nil {
 		return err
 	}
 	b.store.replayed(e.Seq)

@@ -25,10 +25,17 @@ type session struct {
 	// applied is the last entry of the session's log (Options.Log) that
 	// this session holds.
 	applied int64
+	// calls counts the successful calls the session holds; mark is the
+	// count of the last CheckpointSession (-1: none) and undo what
+	// undoes each call since, oldest first (see rollback.go).
+	calls int64
+	mark  int64
+	undo  []undoEntry
 
 	// guarded by the store's mutex
 	lastUsed time.Time
-	elem     *list.Element
+	elem     *list.Element // nil while pinned
+	pinned   bool
 	gone     bool
 	refs     int // calls holding the session (get to release)
 }
@@ -37,21 +44,26 @@ type session struct {
 // timeout or when together they hold more than a memory cap (least
 // recently used first). now is injectable so that tests control time.
 type store struct {
-	mu        sync.Mutex
-	sessions  map[string]*session
-	lru       *list.List // front: most recently used
-	idle      time.Duration
-	maxBytes  int64
-	total     int64
-	now       func() time.Time
-	evictions int
+	mu       sync.Mutex
+	sessions map[string]*session
+	lru      *list.List // front: most recently used; pinned sessions are not in it
+	idle     time.Duration
+	maxBytes int64
+	total    int64 // bytes of the sessions in lru
+	// pins are the ids of sessions their owner holds (PinSession): not
+	// evicted, idle or over the cap, until DropSession. pinnedBytes is
+	// what they hold.
+	pins        map[string]bool
+	pinnedBytes int64
+	now         func() time.Time
+	evictions   int
 	// restored counts sessions rebuilt from their log, calls how many
 	// logged calls were replayed.
 	restored, calls int
 }
 
 func newStore(idle time.Duration, maxBytes int64, now func() time.Time) *store {
-	return &store{sessions: map[string]*session{}, lru: list.New(), idle: idle, maxBytes: maxBytes, now: now}
+	return &store{sessions: map[string]*session{}, lru: list.New(), pins: map[string]bool{}, idle: idle, maxBytes: maxBytes, now: now}
 }
 
 // get returns the session, creating it when create is set. A missing
@@ -68,10 +80,14 @@ func (s *store) get(id string, create bool) (*session, error) {
 				Message: fmt.Sprintf("session %q does not exist (never started, or evicted after being idle or over the memory cap)", id),
 				Hint:    "start the session again: call initialize_active_data with the task's meta.init arguments, then repeat the calls"}
 		}
-		ss = &session{id: id, results: map[string]*result{}}
-		ss.elem = s.lru.PushFront(ss)
+		ss = &session{id: id, results: map[string]*result{}, mark: -1}
+		if s.pins[id] {
+			ss.pinned = true
+		} else {
+			ss.elem = s.lru.PushFront(ss)
+		}
 		s.sessions[id] = ss
-	} else {
+	} else if ss.elem != nil {
 		s.lru.MoveToFront(ss.elem)
 	}
 	ss.lastUsed = now
@@ -118,10 +134,30 @@ func (s *store) dropLocked(ss *session) {
 		return
 	}
 	ss.gone = true
-	s.lru.Remove(ss.elem)
+	if ss.pinned {
+		s.pinnedBytes -= ss.bytes
+	} else {
+		s.lru.Remove(ss.elem)
+		s.total -= ss.bytes
+	}
 	delete(s.sessions, ss.id)
-	s.total -= ss.bytes
 	s.evictions++
+}
+
+// pin marks session id as held by its owner: it is taken out of the
+// idle and memory evictions (which only ever see sessions no one holds)
+// until drop. A session not yet made is pinned when it is.
+func (s *store) pin(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pins[id] = true
+	if ss := s.sessions[id]; ss != nil && !ss.pinned {
+		s.lru.Remove(ss.elem)
+		ss.elem = nil
+		ss.pinned = true
+		s.total -= ss.bytes
+		s.pinnedBytes += ss.bytes
+	}
 }
 
 // fits reports an error when ss would be over the memory cap alone after
@@ -159,6 +195,12 @@ func (s *store) grew(ss *session, delta int64) error {
 		return nil
 	}
 	ss.bytes += delta
+	if ss.pinned {
+		// Its owner bounds it (an episode's steps); fits bounded the
+		// session itself.
+		s.pinnedBytes += delta
+		return nil
+	}
 	s.total += delta
 	if s.maxBytes <= 0 {
 		return nil
@@ -183,6 +225,7 @@ func (s *store) grew(ss *session, delta int64) error {
 func (s *store) drop(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.pins, id)
 	ss := s.sessions[id]
 	if ss == nil {
 		return false
@@ -197,7 +240,7 @@ func (s *store) drop(id string) bool {
 func (s *store) stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Sessions: len(s.sessions), Bytes: s.total, Evictions: s.evictions, Restored: s.restored, Replayed: s.calls}
+	return Stats{Sessions: len(s.sessions), Bytes: s.total + s.pinnedBytes, Pinned: len(s.pins), Evictions: s.evictions, Restored: s.restored, Replayed: s.calls}
 }
 
 // labels lists a session's labels, sorted.
