@@ -91,7 +91,12 @@ WHERE s.id = ? ORDER BY c.seq`), after, []byte(id))
 
 // Append adds e as the session's call e.Seq, which must be the next one:
 // sqltools.ErrLogConflict when another replica appended it first.
+//
+// While a Unit holds the session, the entry is kept in the unit instead.
 func (s *Sessions) Append(ctx context.Context, id string, e sqltools.LogEntry) error {
+	if u := s.held(id); u != nil {
+		return u.add(e)
+	}
 	ctx, cancel := s.op(ctx)
 	defer cancel()
 	now := s.now()

@@ -122,6 +122,9 @@ type Sessions struct {
 	mu        sync.Mutex
 	lastSweep time.Time
 	evictions *session.Evictions
+
+	unitsMu sync.Mutex
+	units   map[string]*Unit // sessions whose entries are held (Hold)
 }
 
 var _ sqltools.SessionLog = (*Sessions)(nil)
