@@ -74,7 +74,15 @@ const (
 	StateOpen    = "open"
 	StateClosed  = "closed"  // closed by its client
 	StateExpired = "expired" // idle too long
+	StateDone    = "done"    // ended by its final answer or its step limit
 )
+
+// A TxWriter writes something else in the transaction that records an
+// episode or one of its steps, so that both are written or neither: an
+// episode's step writes its tool calls' session log there
+// (tasksession.Unit.WriteTx). An error aborts the transaction and is
+// returned as it is.
+type TxWriter func(ctx context.Context, tx *sql.Tx) error
 
 // Errors of the log; test them with errors.Is.
 var (
@@ -145,13 +153,69 @@ func (l *Log) fail(err error) error {
 	return fmt.Errorf("%w (%s): %w", store.ErrUnavailable, l.path, err)
 }
 
-// Create records a new open episode issued to principal.
-func (l *Log) Create(ctx context.Context, id, principal string, spec []byte, now time.Time) error {
+// Create records a new open episode issued to principal, and what the
+// writers write, in one transaction.
+func (l *Log) Create(ctx context.Context, id, principal string, spec []byte, now time.Time, with ...TxWriter) error {
 	ctx, cancel := l.op(ctx)
 	defer cancel()
-	_, err := l.db.Write.ExecContext(ctx, l.q(`INSERT INTO episodes (id, principal, state, spec, created, last_used) VALUES (?, ?, ?, ?, ?, ?)`),
-		[]byte(id), Principal(principal), StateOpen, spec, now.UnixMilli(), now.UnixMilli())
-	return l.fail(err)
+	return l.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, l.q(`INSERT INTO episodes (id, principal, state, spec, created, last_used) VALUES (?, ?, ?, ?, ?, ?)`),
+			[]byte(id), Principal(principal), StateOpen, spec, now.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return l.fail(err)
+		}
+		return writeAll(ctx, tx, with)
+	})
+}
+
+// tx runs fn in a transaction on the store's writer.
+func (l *Log) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := l.db.Write.BeginTx(ctx, nil)
+	if err != nil {
+		return l.fail(err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return l.fail(tx.Commit())
+}
+
+func writeAll(ctx context.Context, tx *sql.Tx, with []TxWriter) error {
+	for _, w := range with {
+		if w == nil {
+			continue
+		}
+		if err := w(ctx, tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Archive records an episode that lived in one process's memory and has
+// ended (state), with all its steps, in one transaction, so that it can
+// be exported later (toolenv episodes export). An episode already
+// recorded is left as it is.
+func (l *Log) Archive(ctx context.Context, id, digest, state string, spec []byte, steps []Step, created, ended time.Time) error {
+	ctx, cancel := l.op(ctx)
+	defer cancel()
+	return l.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, l.q(`INSERT INTO episodes (id, principal, state, spec, created, last_used, ended, steps) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+			[]byte(id), digest, state, spec, created.UnixMilli(), ended.UnixMilli(), ended.UnixMilli(), int64(len(steps)))
+		if err != nil {
+			return l.fail(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		for _, s := range steps {
+			if _, err := tx.ExecContext(ctx, l.q(`INSERT INTO episode_steps (episode, seq, data) VALUES (?, ?, ?)`), []byte(id), s.Seq, s.Data); err != nil {
+				return l.fail(err)
+			}
+		}
+		return nil
+	})
 }
 
 // Read returns the row of episode id if it was issued to principal, and
@@ -221,27 +285,31 @@ WHERE e.id = ? ORDER BY s.seq`), after, []byte(id))
 }
 
 // Append records s as step s.Seq of open episode id, which must be its
-// next step: ErrConflict when another replica recorded it first.
-func (l *Log) Append(ctx context.Context, id string, s Step, now time.Time) error {
+// next step, and what the writers write, in one transaction:
+// ErrConflict when another replica recorded step s.Seq first. With done,
+// the episode is marked StateDone in the same transaction (its last
+// step).
+func (l *Log) Append(ctx context.Context, id string, s Step, done bool, now time.Time, with ...TxWriter) error {
 	ctx, cancel := l.op(ctx)
 	defer cancel()
-	tx, err := l.db.Write.BeginTx(ctx, nil)
-	if err != nil {
-		return l.fail(err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	res, err := tx.ExecContext(ctx, l.q(`UPDATE episodes SET steps = ?, last_used = ? WHERE id = ? AND state = ? AND steps = ?`),
-		s.Seq, now.UnixMilli(), []byte(id), StateOpen, s.Seq-1)
-	if err != nil {
-		return l.fail(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrConflict
-	}
-	if _, err := tx.ExecContext(ctx, l.q(`INSERT INTO episode_steps (episode, seq, data) VALUES (?, ?, ?)`), []byte(id), s.Seq, s.Data); err != nil {
-		return l.fail(err)
-	}
-	return l.fail(tx.Commit())
+	return l.tx(ctx, func(tx *sql.Tx) error {
+		state, ended := StateOpen, int64(0)
+		if done {
+			state, ended = StateDone, now.UnixMilli()
+		}
+		res, err := tx.ExecContext(ctx, l.q(`UPDATE episodes SET steps = ?, last_used = ?, state = ?, ended = ? WHERE id = ? AND state = ? AND steps = ?`),
+			s.Seq, now.UnixMilli(), state, ended, []byte(id), StateOpen, s.Seq-1)
+		if err != nil {
+			return l.fail(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrConflict
+		}
+		if _, err := tx.ExecContext(ctx, l.q(`INSERT INTO episode_steps (episode, seq, data) VALUES (?, ?, ?)`), []byte(id), s.Seq, s.Data); err != nil {
+			return l.fail(err)
+		}
+		return writeAll(ctx, tx, with)
+	})
 }
 
 // Touch marks an open episode used.
