@@ -98,6 +98,13 @@ type Result struct {
 	Meta map[string]string `json:"meta,omitempty"`
 }
 
+// MetaInfraFailure is the Result.Meta key by which a backend marks a
+// failed call as a failure of the environment rather than of the caller
+// (an MCP server that crashed, a model endpoint down), with a short
+// reason as its value. RL episodes report it apart from the agent's
+// failures, so that a trainer can mask the rewards it touches.
+const MetaInfraFailure = "infra_failure"
+
 // OK reports whether the result is a success.
 func (r *Result) OK() bool { return r != nil && r.Status == StatusOK }
 

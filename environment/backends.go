@@ -113,3 +113,7 @@ type driftBackend struct {
 	toolenv.Handler
 	lineage *drift.Lineage
 }
+
+// Unwrap returns the base collection's backend, for what its sessions
+// offer (dropping, pinning and rolling back an episode's session).
+func (d *driftBackend) Unwrap() toolenv.Handler { return d.Handler }

@@ -265,6 +265,30 @@ type ServerConfig struct {
 	// EpisodeMaxSteps is the step limit of RL episodes that set none; 0
 	// means 50.
 	EpisodeMaxSteps int `json:"episode_max_steps" flag:"episode-max-steps" default:"50" help:"step limit of RL episodes whose reset sets none (max_steps); the episode ends truncated there"`
+	// MaxEpisodesPerClient caps the RL episodes one client (its token,
+	// or its address without one) holds open; 0 means half of
+	// MaxEpisodes, -1 no cap of its own.
+	MaxEpisodesPerClient int `json:"max_episodes_per_client" flag:"max-episodes-per-client" help:"most RL episodes one client (its token, or its address without tokens) holds open, so that one client cannot take every slot of --max-episodes (over it: 503 naming this flag); default: half of --max-episodes; -1: no cap of its own"`
+	// EpisodeMaxStepsCeiling is the largest step limit a reset may ask
+	// for; 0 means 1000.
+	EpisodeMaxStepsCeiling int `json:"episode_max_steps_ceiling" flag:"episode-max-steps-ceiling" default:"1000" help:"largest max_steps a reset may ask for (an episode keeps every step's answers); above it the reset is refused"`
+	// EpisodeMaxCalls caps the tool calls of one step; 0 means 32.
+	EpisodeMaxCalls int `json:"episode_max_calls" flag:"episode-max-calls" default:"32" help:"most tool calls in one RL episode step (over it the step is refused with 422)"`
+	// EpisodeMaxStepBytes caps the bytes of one step's answers; 0 means
+	// 1 MiB.
+	EpisodeMaxStepBytes int `json:"episode_max_step_bytes" flag:"episode-max-step-bytes" default:"1048576" help:"most bytes the answers of one RL episode step may come to; a step whose calls answer more is cut (it does not happen) and refused with 413"`
+	// EpisodeRecordBytes bounds the memory the records of ended RL
+	// episodes hold; 0 means 64 MiB, -1 none.
+	EpisodeRecordBytes int64 `json:"episode_record_bytes" flag:"episode-record-bytes" default:"67108864" help:"memory the records of ended RL episodes may hold in this process (the newest are kept; every ended episode is also written to the store, where toolenv episodes export reads it); -1: none kept in memory"`
+	// WSIdle closes an /openenv WebSocket that sent no message this
+	// long; 0 means 5 minutes, negative never.
+	WSIdle time.Duration `json:"ws_idle" flag:"ws-idle" default:"5m" help:"close an /openenv/ws WebSocket that sent no message this long while no answer was due (its episode is closed); negative: never"`
+	// WSMaxLifetime closes an /openenv WebSocket this long after it
+	// opened; 0 means 2 hours, negative never.
+	WSMaxLifetime time.Duration `json:"ws_max_lifetime" flag:"ws-max-lifetime" default:"2h" help:"close an /openenv/ws WebSocket this long after it opened (its episode is closed; the client reconnects); negative: never"`
+	// MaxWSPerClient caps the /openenv WebSockets one client holds open;
+	// 0 means 64, -1 no cap.
+	MaxWSPerClient int `json:"max_ws_per_client" flag:"max-ws-per-client" default:"64" help:"most /openenv/ws WebSockets one client (its token, or its address without tokens) holds open (over it: 429); -1: no cap"`
 	// EpisodeJudgeURL is the OpenAI-compatible endpoint of the judge
 	// behind the pass_rate reward of RL episodes; "" offers none.
 	EpisodeJudgeURL string `json:"episode_judge_url" flag:"episode-judge-url" url:"http" help:"OpenAI-compatible endpoint of the judge behind the pass_rate reward of RL episodes (StableToolBench's SoPR prompts); empty: pass_rate is refused"`

@@ -29,6 +29,7 @@ type Metrics struct {
 	mu                  sync.RWMutex
 	series              map[callLabels]*callSeries
 	cacheHit, cacheMiss prometheus.Counter
+	episodes            *episodeCollector
 }
 
 type callLabels struct{ collection, frontend, source, status string }
@@ -67,10 +68,11 @@ func NewMetrics() *Metrics {
 			Name: "toolenv_sessions_evicted_total", Help: "Sessions this process evicted at --max-sessions (the idlest not in use, to make room for a new one), by kind: task (SLOT/SEL) or mcp.",
 		}, []string{"kind"}),
 	}
+	m.episodes = newEpisodeCollector()
 	m.cacheHit, m.cacheMiss = m.cache.WithLabelValues("hit"), m.cache.WithLabelValues("miss")
 	m.evicted.WithLabelValues("task")
 	m.evicted.WithLabelValues("mcp")
-	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults, m.store, m.evicted,
+	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults, m.store, m.evicted, m.episodes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
