@@ -2,6 +2,8 @@ package episode
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -38,6 +40,22 @@ type Action struct {
 	Calls []Call `json:"calls,omitempty"`
 	// Answer is a final_answer's answer (also a call to SubmitTool).
 	Answer *Answer `json:"answer,omitempty"`
+	// RequestID is the client's id of the request (OpenEnv's
+	// StepRequest.request_id): a step sent again with the id of a step
+	// already taken is not taken again; it gets that step's answer.
+	RequestID string `json:"-"`
+}
+
+// sum is a digest of what the action does, to tell a step resent with
+// its request id from another action sent with the same id.
+func (a *Action) sum() string {
+	b, _ := json.Marshal(struct {
+		Type   string  `json:"type"`
+		Calls  []Call  `json:"calls,omitempty"`
+		Answer *Answer `json:"answer,omitempty"`
+	}{a.Type, a.Calls, a.Answer})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:12])
 }
 
 // Call is one tool call of an action.

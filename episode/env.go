@@ -11,17 +11,14 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
-	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/perturb"
-	"github.com/toolenv/toolenv/server"
 	"github.com/toolenv/toolenv/store/epstore"
 )
 
@@ -53,8 +50,27 @@ type Options struct {
 	// Idle expires episodes unused this long (default 30 min; negative:
 	// never); a later step is told ErrExpired.
 	Idle time.Duration
+	// MaxPerClient caps the open episodes of one client (its token, or
+	// its address without tokens), so that one client cannot hold every
+	// slot of Max (default half of Max; negative: no cap of its own).
+	MaxPerClient int
 	// MaxSteps is the step limit of episodes that set none (default 50).
 	MaxSteps int
+	// MaxStepsCeiling is the largest step limit a reset may ask for
+	// (default 1000): an episode holds every step's answers.
+	MaxStepsCeiling int
+	// MaxCalls caps the tool calls of one step (default 32).
+	MaxCalls int
+	// MaxStepBytes caps the bytes of a step's answers (default 1 MiB): a
+	// step whose calls answer more is cut — it does not happen — and
+	// refused with a too_large error.
+	MaxStepBytes int
+	// RecordBytes bounds the memory the records of ended episodes hold
+	// in this process (default 64 MiB; negative: none kept). Without
+	// episodes in the store, every ended episode is also written to the
+	// store (toolenv episodes export reads it there); with them, records
+	// are read from the store.
+	RecordBytes int64
 	// StepTime is how far an episode's fault clock advances per step
 	// (default 1 s): rate limits and flaky windows of per-episode faults
 	// are on this clock, so they depend on the steps taken, never on
@@ -76,8 +92,19 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// MaxFlag names the setting that raises Options.Max, for messages.
-const MaxFlag = "--max-episodes"
+// The settings named in messages.
+const (
+	// MaxFlag raises Options.Max.
+	MaxFlag = "--max-episodes"
+	// MaxPerClientFlag raises Options.MaxPerClient.
+	MaxPerClientFlag = "--max-episodes-per-client"
+	// MaxStepsCeilingFlag raises Options.MaxStepsCeiling.
+	MaxStepsCeilingFlag = "--episode-max-steps-ceiling"
+	// MaxCallsFlag raises Options.MaxCalls.
+	MaxCallsFlag = "--episode-max-calls"
+	// MaxStepBytesFlag raises Options.MaxStepBytes.
+	MaxStepBytesFlag = "--episode-max-step-bytes"
+)
 
 func (o *Options) defaults() {
 	switch {
@@ -85,6 +112,27 @@ func (o *Options) defaults() {
 		o.Max = 10000
 	case o.Max < 0:
 		o.Max = 0
+	}
+	switch {
+	case o.MaxPerClient == 0:
+		o.MaxPerClient = o.Max / 2
+	case o.MaxPerClient < 0:
+		o.MaxPerClient = 0
+	}
+	if o.MaxStepsCeiling <= 0 {
+		o.MaxStepsCeiling = 1000
+	}
+	if o.MaxCalls <= 0 {
+		o.MaxCalls = 32
+	}
+	if o.MaxStepBytes <= 0 {
+		o.MaxStepBytes = 1 << 20
+	}
+	switch {
+	case o.RecordBytes == 0:
+		o.RecordBytes = 64 << 20
+	case o.RecordBytes < 0:
+		o.RecordBytes = 0
 	}
 	switch {
 	case o.Idle == 0:
@@ -95,6 +143,7 @@ func (o *Options) defaults() {
 	if o.MaxSteps <= 0 {
 		o.MaxSteps = 50
 	}
+	o.MaxSteps = min(o.MaxSteps, o.MaxStepsCeiling)
 	if o.StepTime <= 0 {
 		o.StepTime = time.Second
 	}
@@ -104,226 +153,6 @@ func (o *Options) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-}
-
-// Env serves RL episodes over an environment's tasks and call pipeline:
-// Reset starts one, Step acts in it, State reads it, Close ends it. Every
-// tool call goes through the environment's pipeline, exactly as a call
-// from any front-end does. It is safe for concurrent use.
-type Env struct {
-	env  *environment.Environment
-	opts Options
-	log  *epstore.Log // nil: episodes live in this process only
-
-	tasks  map[string][]*toolenv.Task // by collection, sorted as the harness sorts them
-	byID   map[string]map[string]*toolenv.Task
-	infoMu sync.Mutex
-	infos  map[string]*taskInfo // by collection + "\x00" + task id
-	sets   map[string]*toolset
-
-	mu        sync.Mutex
-	live      map[string]*Episode
-	pending   int
-	tombs     map[string]tomb
-	tombOrder []string // ids of tombs, oldest first
-	stop      chan struct{}
-	stopOnce  sync.Once
-}
-
-// tomb says how an episode this process served ended.
-type tomb struct {
-	err error
-	at  time.Time
-	ep  *Episode // for its record, in memory
-}
-
-// New returns the episodes of env. Close it to stop its idle sweeper.
-func New(ctx context.Context, env *environment.Environment, opts Options) (*Env, error) {
-	opts.defaults()
-	e := &Env{env: env, opts: opts, tasks: map[string][]*toolenv.Task{}, byID: map[string]map[string]*toolenv.Task{},
-		infos: map[string]*taskInfo{}, sets: map[string]*toolset{}, live: map[string]*Episode{}, tombs: map[string]tomb{}, stop: make(chan struct{})}
-	switch opts.Persist {
-	case "memory":
-	case "store", "":
-		if opts.Persist == "store" && env.Sessions == nil {
-			return nil, invalid("episodes in the store need the task sessions in the store too", "start the server with --sessions store (the default with a postgres:// store)")
-		}
-		if env.Sessions != nil {
-			l, err := epstore.New(ctx, env.Store)
-			if err != nil {
-				return nil, err
-			}
-			e.log = l
-		}
-	default:
-		return nil, invalid(fmt.Sprintf("episode persistence %q", opts.Persist), "want memory or store")
-	}
-	for name, ts := range env.Tasks {
-		list := make([]*toolenv.Task, 0, len(ts))
-		ids := map[string]*toolenv.Task{}
-		for _, t := range ts {
-			if t.Collection == "" {
-				cp := *t
-				cp.Collection = name
-				t = &cp
-			}
-			list = append(list, t)
-			ids[t.ID] = t
-		}
-		harness.SortTasks(list)
-		e.tasks[name], e.byID[name] = list, ids
-	}
-	if opts.Idle > 0 {
-		go e.sweeper()
-	}
-	return e, nil
-}
-
-// Persistent reports whether episodes live in the store (any replica
-// sharing it serves them).
-func (e *Env) Persistent() bool { return e.log != nil }
-
-// Idle returns the idle expiry (0: never).
-func (e *Env) Idle() time.Duration { return e.opts.Idle }
-
-// Max returns the cap on open episodes (0: none).
-func (e *Env) Max() int { return e.opts.Max }
-
-// Environment returns the environment the episodes run in.
-func (e *Env) Environment() *environment.Environment { return e.env }
-
-// Close stops the idle sweeper. Open episodes stay in the store (when
-// persistent); their in-memory copies are dropped.
-func (e *Env) Close() error {
-	e.stopOnce.Do(func() { close(e.stop) })
-	return nil
-}
-
-func (e *Env) sweeper() {
-	every := e.opts.Idle / 4
-	every = min(max(every, time.Second), time.Minute)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-			e.Sweep(context.Background())
-		}
-	}
-}
-
-// Sweep expires the episodes idle longer than Options.Idle and forgets
-// how episodes ended an hour ago. It returns how many expired. The
-// sweeper calls it; tests may too.
-func (e *Env) Sweep(ctx context.Context) int {
-	now := e.opts.Now()
-	var expired []*Episode
-	e.mu.Lock()
-	if e.opts.Idle > 0 {
-		for id, ep := range e.live {
-			if ep.idleSince(now) > e.opts.Idle {
-				expired = append(expired, ep)
-				delete(e.live, id)
-				e.bury(id, tomb{err: e.expiredErr(id, ep.lastUsedAt()), at: now})
-			}
-		}
-	}
-	for id, t := range e.tombs {
-		if now.Sub(t.at) > time.Hour {
-			delete(e.tombs, id)
-		}
-	}
-	e.pruneOrder()
-	e.mu.Unlock()
-	for _, ep := range expired {
-		e.release(ep.id)
-		if e.log != nil {
-			if err := e.log.End(ctx, ep.id, epstore.StateExpired, now); err != nil {
-				e.opts.Logger.Warn("episode expiry not recorded", "episode", ep.id, "err", err)
-			}
-		}
-	}
-	if len(expired) > 0 {
-		e.opts.Logger.Debug("episodes expired", "count", len(expired))
-	}
-	return len(expired)
-}
-
-// The bounds on what this process remembers of ended episodes: how they
-// ended (for a late step's error), and the episode itself (for its
-// record, without a store) for the most recent ones.
-const (
-	maxTombs   = 100000
-	maxRecords = 10000
-)
-
-// bury remembers how episode id ended; e.mu is held. The oldest are
-// forgotten beyond maxTombs, and the records of all but the newest
-// maxRecords are dropped.
-func (e *Env) bury(id string, t tomb) {
-	e.tombs[id] = t
-	e.tombOrder = append(e.tombOrder, id)
-	if n := len(e.tombOrder) - maxRecords; n > 0 {
-		if old, ok := e.tombs[e.tombOrder[n-1]]; ok && old.ep != nil {
-			old.ep = nil
-			e.tombs[e.tombOrder[n-1]] = old
-		}
-	}
-	if len(e.tombOrder) > maxTombs {
-		delete(e.tombs, e.tombOrder[0])
-		e.tombOrder = e.tombOrder[1:]
-	}
-}
-
-// pruneOrder drops the ids of forgotten tombs from tombOrder; e.mu is
-// held.
-func (e *Env) pruneOrder() {
-	kept := e.tombOrder[:0]
-	for _, id := range e.tombOrder {
-		if _, ok := e.tombs[id]; ok {
-			kept = append(kept, id)
-		}
-	}
-	clear(e.tombOrder[len(kept):])
-	e.tombOrder = kept
-}
-
-// Open returns how many episodes this process holds open.
-func (e *Env) Open() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.live)
-}
-
-func (e *Env) expiredErr(id string, last time.Time) error {
-	return &toolenv.Error{Status: toolenv.StatusGone, Err: ErrExpired,
-		Message: fmt.Sprintf("episode %s was unused for %s (since %s) and expired", clip(id), e.opts.Idle, last.UTC().Format(time.RFC3339)),
-		Hint:    "reset a new episode; episodes expire after --episode-idle without a step"}
-}
-
-func closedErr(id string) error {
-	return &toolenv.Error{Status: toolenv.StatusGone, Err: ErrClosed,
-		Message: fmt.Sprintf("episode %s was closed by its client", clip(id)), Hint: "reset a new episode"}
-}
-
-func unknownErr(id string) error {
-	return &toolenv.Error{Status: toolenv.StatusNotFound, Err: ErrUnknown,
-		Message: fmt.Sprintf("episode %q was not issued to this client", clip(id)),
-		Hint:    "use the episode_id a reset returned to you, with the same token"}
-}
-
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
-}
-
-// release drops what the backends hold of an episode's session.
-func (e *Env) release(id string) {
-	server.DropSessions(e.env.Registry)(id)
 }
 
 // Tasks returns the tasks episodes can be reset to, by collection, in
@@ -419,81 +248,6 @@ func newID() string {
 	return "ep_" + hex.EncodeToString(b[:])
 }
 
-// spec is what the store keeps of an episode's reset, from which any
-// replica rebuilds it.
-type spec struct {
-	Options    ResetOptions `json:"options"`
-	Collection string       `json:"collection"`
-	TaskID     string       `json:"task_id"`
-	Seed       int64        `json:"seed"`
-	Version    string       `json:"version,omitempty"`
-}
-
-// Reset starts an episode for principal (the client's token, as
-// guard.Principal gives it; "" without tokens) and returns its first
-// observation. Problems with o are *toolenv.Error values (invalid
-// arguments, not found); a server at its cap refuses with ErrFull.
-func (e *Env) Reset(ctx context.Context, principal string, o *ResetOptions) (*StepResult, error) {
-	if o == nil {
-		o = &ResetOptions{}
-	}
-	ep, err := e.build(ctx, principal, newID(), o)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.reserve(); err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		e.mu.Lock()
-		e.pending--
-		if ok {
-			e.live[ep.id] = ep
-		}
-		e.mu.Unlock()
-		if !ok {
-			e.release(ep.id)
-		}
-	}()
-	if e.log != nil {
-		raw, err := json.Marshal(ep.spec)
-		if err != nil {
-			return nil, err
-		}
-		if err := e.log.Create(ctx, ep.id, principal, raw, e.opts.Now()); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.initialize(ctx, ep); err != nil {
-		if e.log != nil {
-			_ = e.log.End(context.WithoutCancel(ctx), ep.id, epstore.StateClosed, e.opts.Now())
-		}
-		return nil, err
-	}
-	ep.touch(e.opts.Now())
-	ok = true
-	return ep.resetResult(), nil
-}
-
-// reserve takes a slot under the cap.
-func (e *Env) reserve() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.opts.Max > 0 && len(e.live)+e.pending >= e.opts.Max {
-		e.mu.Unlock()
-		e.Sweep(context.Background())
-		e.mu.Lock()
-		if len(e.live)+e.pending >= e.opts.Max {
-			return &toolenv.Error{Status: toolenv.StatusUnavailable, Err: ErrFull,
-				Message: fmt.Sprintf("this server holds its cap of %d open episodes", e.opts.Max),
-				Hint:    "close episodes you have finished (a close message, or POST /openenv/close), retry later, or start the server with a larger " + MaxFlag}
-		}
-	}
-	e.pending++
-	return nil
-}
-
 // build makes an episode of o (not yet initialised, not yet live).
 func (e *Env) build(ctx context.Context, principal, id string, o *ResetOptions) (*Episode, error) {
 	if err := o.check(); err != nil {
@@ -518,9 +272,13 @@ func (e *Env) build(ctx context.Context, principal, id string, o *ResetOptions) 
 	}
 	ep := &Episode{env: e, id: id, principal: epstore.Principal(principal), coll: c, task: task, info: info,
 		spec: spec{Options: *o, Collection: c.Name, TaskID: task.ID, Seed: seed, Version: c.Version}}
-	ep.maxSteps = o.MaxSteps
-	if ep.maxSteps == 0 {
-		ep.maxSteps = e.opts.MaxSteps
+	ep.maxSteps = e.opts.MaxSteps
+	if o.MaxSteps != nil {
+		if *o.MaxSteps > e.opts.MaxStepsCeiling {
+			return nil, invalid(fmt.Sprintf("max_steps %d is over this server's ceiling of %d steps (%s)", *o.MaxSteps, e.opts.MaxStepsCeiling, MaxStepsCeilingFlag),
+				"ask for fewer steps: an episode keeps every step's answers")
+		}
+		ep.maxSteps = *o.MaxSteps
 	}
 	if o.Perturbation != "" {
 		if o.Perturbation == perturb.Paraphrase || !containsStr(perturb.Modes, o.Perturbation) {
@@ -580,185 +338,6 @@ func (e *Env) invoke(ctx context.Context, ep *Episode, t *toolenv.Tool, args map
 		return toolenv.Errorf(toolenv.StatusInternal, "", "the pipeline returned no result")
 	}
 	return res
-}
-
-// acquire returns principal's episode id, locked, loading it from the
-// store when this process does not hold it. The caller unlocks ep.mu.
-func (e *Env) acquire(ctx context.Context, principal, id string) (*Episode, error) {
-	now := e.opts.Now()
-	e.mu.Lock()
-	ep := e.live[id]
-	tb, dead := e.tombs[id]
-	e.mu.Unlock()
-	digest := epstore.Principal(principal)
-	if ep != nil {
-		if ep.principal != digest {
-			return nil, unknownErr(id)
-		}
-		ep.mu.Lock()
-		if e.opts.Idle > 0 && ep.idleSince(now) > e.opts.Idle {
-			ep.mu.Unlock()
-			e.expire(ctx, ep, now)
-			return nil, e.expiredErr(id, ep.lastUsedAt())
-		}
-		if ep.gone != nil {
-			err := ep.gone
-			ep.mu.Unlock()
-			return nil, err
-		}
-		if e.log != nil {
-			if err := ep.catchUp(ctx); err != nil {
-				ep.mu.Unlock()
-				return nil, err
-			}
-		}
-		return ep, nil
-	}
-	if dead {
-		return nil, tb.err
-	}
-	if e.log == nil {
-		return nil, unknownErr(id)
-	}
-	return e.load(ctx, principal, id, now)
-}
-
-// load rebuilds an episode another replica (or an earlier run of this
-// one) served, from its row and steps.
-func (e *Env) load(ctx context.Context, principal, id string, now time.Time) (*Episode, error) {
-	row, steps, err := e.log.Read(ctx, id, principal, 0)
-	if errors.Is(err, epstore.ErrNotFound) {
-		return nil, unknownErr(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	switch row.State {
-	case epstore.StateClosed:
-		return nil, closedErr(id)
-	case epstore.StateExpired:
-		return nil, e.expiredErr(id, row.LastUsed)
-	}
-	if e.opts.Idle > 0 && now.Sub(row.LastUsed) > e.opts.Idle {
-		_ = e.log.End(ctx, id, epstore.StateExpired, now)
-		return nil, e.expiredErr(id, row.LastUsed)
-	}
-	ep, err := e.rebuild(ctx, principal, row, steps)
-	if err != nil {
-		return nil, err
-	}
-	// An episode another replica opened is served whatever this
-	// replica's count: the cap refuses resets, never a step.
-	e.mu.Lock()
-	if other := e.live[id]; other != nil { // loaded at the same time
-		ep = other
-	} else {
-		e.live[id] = ep
-	}
-	e.mu.Unlock()
-	ep.mu.Lock()
-	ep.touch(now)
-	return ep, nil
-}
-
-// rebuild makes an episode from its stored spec and steps.
-func (e *Env) rebuild(ctx context.Context, principal string, row *epstore.Row, steps []epstore.Step) (*Episode, error) {
-	var sp spec
-	if err := json.Unmarshal(row.Spec, &sp); err != nil {
-		return nil, fmt.Errorf("episode %s: its stored reset does not decode: %w", clip(row.ID), err)
-	}
-	o := sp.Options
-	o.Collection, o.TaskID = sp.Collection, sp.TaskID
-	seed := sp.Seed
-	o.Seed = &seed
-	ep, err := e.build(ctx, principal, row.ID, &o)
-	if err != nil {
-		return nil, fmt.Errorf("episode %s cannot be served here: %w (every replica must serve the same collections and tasks)", clip(row.ID), err)
-	}
-	if sp.Version != ep.coll.Version {
-		return nil, &toolenv.Error{Status: toolenv.StatusUnavailable, Message: fmt.Sprintf("episode %s ran on version %q of %s; this replica serves %q", clip(row.ID), sp.Version, sp.Collection, ep.coll.Version), Hint: "every replica must serve the same collection version"}
-	}
-	ep.spec.Options = sp.Options
-	for _, s := range steps {
-		if err := ep.applyLogged(s); err != nil {
-			return nil, err
-		}
-	}
-	ep.lastUsed = row.LastUsed
-	return ep, nil
-}
-
-// expire ends an idle episode.
-func (e *Env) expire(ctx context.Context, ep *Episode, now time.Time) {
-	e.mu.Lock()
-	if e.live[ep.id] == ep {
-		delete(e.live, ep.id)
-		e.bury(ep.id, tomb{err: e.expiredErr(ep.id, ep.lastUsedAt()), at: now})
-	}
-	e.mu.Unlock()
-	e.release(ep.id)
-	if e.log != nil {
-		_ = e.log.End(ctx, ep.id, epstore.StateExpired, now)
-	}
-}
-
-// Step acts in principal's episode id. Bad input (an action of the wrong
-// shape, a tool the episode does not offer, a step after the end) is an
-// error and changes nothing; a tool call that fails is an observation, a
-// step like any other.
-func (e *Env) Step(ctx context.Context, principal, id string, a *Action) (*StepResult, error) {
-	if a == nil {
-		return nil, invalid("no action", "send an action")
-	}
-	ep, err := e.acquire(ctx, principal, id)
-	if err != nil {
-		return nil, err
-	}
-	defer ep.mu.Unlock()
-	return ep.step(ctx, a)
-}
-
-// State returns the state of principal's episode id.
-func (e *Env) State(ctx context.Context, principal, id string) (*State, error) {
-	ep, err := e.acquire(ctx, principal, id)
-	if err != nil {
-		return nil, err
-	}
-	defer ep.mu.Unlock()
-	return ep.state(), nil
-}
-
-// Tools returns the tools of principal's episode id, as list_tools
-// gives them, and the episode's own: its task's, with SubmitTool last.
-func (e *Env) Tools(ctx context.Context, principal, id string) ([]*toolenv.Tool, error) {
-	ep, err := e.acquire(ctx, principal, id)
-	if err != nil {
-		return nil, err
-	}
-	defer ep.mu.Unlock()
-	return ep.info.offered, nil
-}
-
-// End closes principal's episode id (OpenEnv's close). Its record stays
-// readable (Record) while it is remembered: in the store, or for an hour
-// in this process.
-func (e *Env) End(ctx context.Context, principal, id string) error {
-	ep, err := e.acquire(ctx, principal, id)
-	if err != nil {
-		return err
-	}
-	ep.gone = closedErr(id)
-	ep.mu.Unlock()
-	now := e.opts.Now()
-	e.mu.Lock()
-	delete(e.live, id)
-	e.bury(id, tomb{err: ep.gone, at: now, ep: ep})
-	e.mu.Unlock()
-	e.release(id)
-	if e.log != nil {
-		return e.log.End(ctx, id, epstore.StateClosed, now)
-	}
-	return nil
 }
 
 // taskInfo is what every episode of one task shares: the tools offered

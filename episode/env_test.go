@@ -9,10 +9,11 @@ import (
 	"github.com/toolenv/toolenv/episode"
 )
 
-// TestEndedEpisodesBounded: without a store, a process remembers how
-// every recent episode ended (a late step is told it was closed), but
-// keeps the records of the newest 10,000 only: rollouts at thousands of
-// episodes a second must not grow the heap for an hour.
+// TestEndedEpisodesBounded: without episodes in the store, a process
+// keeps the records of ended episodes in memory within
+// Options.RecordBytes, and writes every one to the store when it ends:
+// rollouts at thousands of episodes a second must not grow the heap,
+// and every record stays readable (and exportable) after the fact.
 func TestEndedEpisodesBounded(t *testing.T) {
 	ctx := context.Background()
 	env, err := environment.Open(ctx, nil)
@@ -20,18 +21,22 @@ func TestEndedEpisodesBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	eps, err := episode.New(ctx, env, episode.Options{})
+	eps, err := episode.New(ctx, env, episode.Options{RecordBytes: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eps.Close()
 	var ids []string
-	for i := 0; i < 10050; i++ {
+	for i := 0; i < 300; i++ {
 		r, err := eps.Reset(ctx, "", &episode.ResetOptions{TaskID: "demo-3"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.Observation.EpisodeID)
+		if _, err := eps.Step(ctx, "", ids[i], &episode.Action{Type: episode.ActionCallTool, Calls: []episode.Call{
+			{Name: "convert_currency", Args: map[string]any{"amount": i, "from": "EUR", "to": "USD"}}}}); err != nil {
+			t.Fatal(err)
+		}
 		if err := eps.End(ctx, "", ids[i]); err != nil {
 			t.Fatal(err)
 		}
@@ -39,14 +44,20 @@ func TestEndedEpisodesBounded(t *testing.T) {
 	if eps.Open() != 0 {
 		t.Fatalf("%d open", eps.Open())
 	}
-	if _, err := eps.Record(ctx, "", ids[0]); !errors.Is(err, episode.ErrClosed) {
-		t.Fatalf("the oldest episode's record: %v, want ErrClosed (its record forgotten)", err)
+	if kept := episode.KeptRecordBytes(eps); kept > 4096 || kept <= 0 {
+		t.Fatalf("the records kept in memory hold %d bytes, want at most the budget of 4096 (and some)", kept)
 	}
-	if rec, err := eps.Record(ctx, "", ids[len(ids)-1]); err != nil || rec.TaskID != "demo-3" {
-		t.Fatalf("the newest episode's record: %v %v", rec, err)
+	for _, id := range []string{ids[0], ids[len(ids)-1]} {
+		rec, err := eps.Record(ctx, "", id)
+		if err != nil || rec.TaskID != "demo-3" || len(rec.Steps) != 1 {
+			t.Fatalf("the record of %s: %+v %v", id, rec, err)
+		}
 	}
 	if _, err := eps.Step(ctx, "", ids[0], &episode.Action{Type: episode.ActionListTools}); !errors.Is(err, episode.ErrClosed) {
 		t.Fatalf("a step on the oldest: %v, want ErrClosed", err)
+	}
+	if _, err := eps.Record(ctx, "someone else", ids[len(ids)-1]); err == nil {
+		t.Fatal("another principal read a closed episode's record")
 	}
 	if _, err := eps.Step(ctx, "someone else", ids[len(ids)-1], &episode.Action{Type: episode.ActionListTools}); err == nil {
 		t.Fatal("another principal stepped a closed episode")

@@ -11,6 +11,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/store/epstore"
 )
 
@@ -31,17 +32,21 @@ type Episode struct {
 	successWhy string
 	faults     *episodeFaults
 
-	applied   int64 // steps recorded in the store and applied here
-	done      bool
-	truncated bool
-	ret       float64
-	calls     []callEntry
-	failed    map[string]int
-	outcome   *Outcome
-	answer    *Answer
-	lastUsed  time.Time
-	gone      error
-	history   []stepEntry // every step, as logged: len(history) steps taken
+	client     string // the key its client's share is counted by
+	applied    int64  // steps recorded in the store and applied here
+	done       bool
+	truncated  bool
+	ret        float64
+	calls      []callEntry
+	failed     map[string]int
+	infraSteps int // steps marked as infrastructure failures
+	outcome    *Outcome
+	answer     *Answer
+	created    time.Time
+	lastUsed   time.Time
+	gone       error
+	history    []stepEntry // every step, as logged: len(history) steps taken
+	bytes      int64       // an estimate of the memory the steps hold
 }
 
 // callEntry is one tool call as an episode keeps and logs it.
@@ -57,6 +62,10 @@ type callEntry struct {
 	// Text is the observation a model reads (agent.Observation).
 	Text   string   `json:"text"`
 	Faults []string `json:"faults,omitempty"`
+	// Infra is the reason the environment failed the call (see
+	// infra.go); Injected says an injected fault did.
+	Infra    string `json:"infra_failure,omitempty"`
+	Injected bool   `json:"injected,omitempty"`
 }
 
 // stepEntry is one step as the store logs it: applying the entries in
@@ -70,6 +79,14 @@ type stepEntry struct {
 	Done      bool        `json:"done,omitempty"`
 	Truncated bool        `json:"truncated,omitempty"`
 	Outcome   *Outcome    `json:"outcome,omitempty"`
+	// Infra is the reason of the step's first call the environment
+	// failed ("" when none did).
+	Infra string `json:"infra_failure,omitempty"`
+	// RequestID is the client's id of the request that took the step,
+	// and ActionSum a digest of its action: the same id sent again gets
+	// this step's answer.
+	RequestID string `json:"request_id,omitempty"`
+	ActionSum string `json:"action_sum,omitempty"`
 }
 
 func (ep *Episode) touch(now time.Time) { ep.lastUsed = now }
@@ -100,6 +117,11 @@ func (ep *Episode) catchUp(ctx context.Context) error {
 }
 
 func (ep *Episode) applyRows(row *epstore.Row, steps []epstore.Step) error {
+	for _, s := range steps {
+		if err := ep.applyLogged(s); err != nil {
+			return err
+		}
+	}
 	switch row.State {
 	case epstore.StateClosed:
 		ep.gone = closedErr(ep.id)
@@ -108,10 +130,8 @@ func (ep *Episode) applyRows(row *epstore.Row, steps []epstore.Step) error {
 		ep.gone = ep.env.expiredErr(ep.id, row.LastUsed)
 		return ep.gone
 	}
-	for _, s := range steps {
-		if err := ep.applyLogged(s); err != nil {
-			return err
-		}
+	if ep.done {
+		return doneErr(ep.id, len(ep.history), ep.truncated)
 	}
 	return nil
 }
@@ -143,25 +163,37 @@ func (ep *Episode) apply(st *stepEntry) {
 			}
 			ep.failed[string(c.Status)]++
 		}
+		ep.bytes += int64(len(c.Body)+len(c.Text)+len(c.Error)+len(c.Hint)+len(c.Name)+len(c.Label)) + 64*int64(len(c.Args)) + 128
+	}
+	if st.Infra != "" {
+		ep.infraSteps++
 	}
 	ep.ret += st.Reward
 	if st.Done {
 		ep.done, ep.truncated, ep.outcome, ep.answer = true, st.Truncated, st.Outcome, st.Answer
 	}
+	ep.bytes += 256
 	ep.history = append(ep.history, *st)
 }
 
-// step takes one action; ep.mu is held.
+// step takes one action; ep.mu is held. The step happens whole — its
+// calls applied to the episode's session and the step recorded — or,
+// when it is cut (the context ends, its answers pass their budget, its
+// record cannot be written), not at all: the session is rolled back to
+// where it was before the step's first call, and the error says why.
 func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	e := ep.env
+	if a.RequestID != "" {
+		if sr, found, err := ep.resent(a); found || err != nil {
+			return sr, err
+		}
+	}
 	if a.Type == ActionListTools {
 		ep.touch(e.opts.Now())
 		return ep.listResult(), nil
 	}
 	if ep.done {
-		return nil, &toolenv.Error{Status: toolenv.StatusBadRequest, Err: ErrDone,
-			Message: fmt.Sprintf("episode %s is done (after %d steps%s): it takes no more steps", clip(ep.id), len(ep.history), map[bool]string{true: ", truncated at its step limit"}[ep.truncated]),
-			Hint:    "read its state or record, and reset a new episode"}
+		return nil, doneErr(ep.id, len(ep.history), ep.truncated)
 	}
 	// Check the whole action before anything runs: bad input changes
 	// nothing.
@@ -170,6 +202,10 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	case ActionCallTool, ActionToolCalls:
 		if len(a.Calls) == 0 {
 			return nil, invalid("the action holds no call", "")
+		}
+		if len(a.Calls) > e.opts.MaxCalls {
+			return nil, invalid(fmt.Sprintf("the step makes %d calls; a step makes at most %d (%s)", len(a.Calls), e.opts.MaxCalls, MaxCallsFlag),
+				"split the calls over several steps")
 		}
 		for _, c := range a.Calls {
 			if ep.info.byName[c.Name] == nil {
@@ -190,23 +226,51 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	default:
 		return nil, invalid(fmt.Sprintf("unknown action type %q", a.Type), "type is call_tool, tool_calls, final_answer or list_tools")
 	}
-	st := &stepEntry{Seq: int64(len(ep.history)) + 1, Type: a.Type, Answer: final}
+	st := &stepEntry{Seq: int64(len(ep.history)) + 1, Type: a.Type, Answer: final, RequestID: a.RequestID}
+	if a.RequestID != "" {
+		st.ActionSum = a.sum()
+	}
 	rs := ep.rewardSpec()
 	st.Reward -= rs.StepCost // (not -StepCost: no negative zero)
-	var results []*toolenv.Result
+	u := e.begin(ep)
+	var clock time.Time
 	if ep.faults != nil {
+		clock = ep.faults.clock.Now()
 		ep.faults.clock.Advance(e.opts.StepTime)
 	}
-	for _, c := range a.Calls {
-		res, ce := ep.call(ctx, c)
-		if ctx.Err() != nil {
-			return nil, &toolenv.Error{Status: toolenv.StatusCanceled, Message: "the step was canceled before its calls finished", Err: ctx.Err(),
-				Hint: "the calls made may have changed the episode's tool session; read its state"}
+	cut := func(err error) (*StepResult, error) {
+		if ep.faults != nil {
+			ep.faults.rewind(ep, clock)
 		}
-		results = append(results, res)
+		if rerr := u.undo(ctx, ep.id); rerr != nil {
+			e.opts.Logger.Warn("a cut step's calls were not rolled back", "episode", ep.id, "err", rerr)
+		}
+		return nil, err
+	}
+	labels := ep.labelsTaken()
+	spent := 0
+	for _, c := range a.Calls {
+		ce := ep.call(ctx, c, labels, len(ep.calls)+len(st.Calls)+1)
+		if ctx.Err() != nil {
+			status := toolenv.StatusCanceled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				status = toolenv.StatusTimeout
+			}
+			return cut(&toolenv.Error{Status: status, Err: ctx.Err(),
+				Message: fmt.Sprintf("the step was cut before its calls finished (%v): it did not happen", context.Cause(ctx)),
+				Hint:    "nothing changed in the episode: send the step again"})
+		}
+		if spent += len(ce.Body) + len(ce.Text); spent > e.opts.MaxStepBytes {
+			return cut(&toolenv.Error{Status: toolenv.StatusTooLarge,
+				Message: fmt.Sprintf("the step's answers came to more than %d bytes (%s) by its call %d of %d: it did not happen", e.opts.MaxStepBytes, MaxStepBytesFlag, len(st.Calls)+1, len(a.Calls)),
+				Hint:    "nothing changed in the episode: make fewer calls per step, or calls that answer less"})
+		}
 		st.Calls = append(st.Calls, ce)
 		if ce.Status != toolenv.StatusOK {
 			st.Reward -= penalty(rs.Penalty, string(ce.Status))
+		}
+		if ce.Infra != "" && st.Infra == "" {
+			st.Infra = ce.Infra
 		}
 	}
 	terminal := final != nil || len(ep.history)+1 >= ep.maxSteps
@@ -214,32 +278,94 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 		calls := append(append([]callEntry(nil), ep.calls...), st.Calls...)
 		out, err := ep.score(ctx, calls, final)
 		if err != nil {
-			return nil, err
+			return cut(err)
 		}
 		st.Outcome = out
 		st.Done = true
 		st.Truncated = final == nil
 		st.Reward += out.Success
+		if st.Infra != "" || ep.infraSteps > 0 {
+			out.InfraFailures = ep.infraSteps
+			if st.Infra != "" {
+				out.InfraFailures++
+			}
+			out.InfraFailure = ep.firstInfra(st)
+		}
 	}
 	if e.log != nil {
 		data, err := json.Marshal(st)
 		if err != nil {
-			return nil, err
+			return cut(err)
 		}
 		now := e.opts.Now()
-		if err := e.log.Append(ctx, ep.id, epstore.Step{Seq: st.Seq, Data: data}, now); err != nil {
-			if errors.Is(err, epstore.ErrConflict) {
-				return nil, &toolenv.Error{Status: toolenv.StatusUnavailable, Err: ErrConflict,
-					Message: fmt.Sprintf("step %d of episode %s was recorded by another connection or replica at the same time", st.Seq, clip(ep.id)),
-					Hint:    "take one step of an episode at a time; read its state to see where it is"}
+		if err := e.log.Append(ctx, ep.id, epstore.Step{Seq: st.Seq, Data: data}, st.Done, now, u.writer()); err != nil {
+			if errors.Is(err, epstore.ErrConflict) || errors.Is(err, sqltools.ErrLogConflict) {
+				return cut(&toolenv.Error{Status: toolenv.StatusUnavailable, Err: ErrConflict,
+					Message: fmt.Sprintf("step %d of episode %s was recorded by another connection or replica at the same time: this one did not happen", st.Seq, clip(ep.id)),
+					Hint:    "take one step of an episode at a time; read its state to see where it is"})
 			}
-			return nil, err
+			return cut(err)
 		}
 		ep.applied = st.Seq
+	} else if err := u.write(ctx); err != nil {
+		return cut(err)
 	}
+	u.end()
 	ep.apply(st)
 	ep.touch(e.opts.Now())
-	return ep.stepResult(st, a, results), nil
+	return ep.stepResult(len(ep.history)), nil
+}
+
+// labelsTaken returns the labels the episode's calls used.
+func (ep *Episode) labelsTaken() map[string]bool {
+	m := make(map[string]bool, len(ep.calls)+2)
+	for _, c := range ep.calls {
+		if c.Label != "" {
+			m[c.Label] = true
+		}
+	}
+	return m
+}
+
+// autoLabel is the label of an unlabelled call: result_n, n its number
+// in the episode (the first free one after it), so that every result
+// the episode shows has a label a final answer may name.
+func (ep *Episode) autoLabel(taken map[string]bool, n int) string {
+	for ; ; n++ {
+		if l := fmt.Sprintf("result_%d", n); !taken[l] {
+			return l
+		}
+	}
+}
+
+// firstInfra is the reason of the episode's first step marked as an
+// infrastructure failure (st is the step being taken).
+func (ep *Episode) firstInfra(st *stepEntry) string {
+	for _, h := range ep.history {
+		if h.Infra != "" {
+			return h.Infra
+		}
+	}
+	return st.Infra
+}
+
+// resent answers an action whose RequestID a step of the episode was
+// already taken with: that step's answer (found), or an error when the
+// action differs from the first.
+func (ep *Episode) resent(a *Action) (*StepResult, bool, error) {
+	for i := range ep.history {
+		h := &ep.history[i]
+		if h.RequestID != a.RequestID {
+			continue
+		}
+		if h.ActionSum != a.sum() {
+			return nil, true, &toolenv.Error{Status: toolenv.StatusBadRequest, Err: ErrConflict,
+				Message: fmt.Sprintf("request_id %q was already used for step %d of episode %s, with another action", clip(a.RequestID), i+1, clip(ep.id)),
+				Hint:    "send a fresh request_id for each new step; resend the same one only with the same action"}
+		}
+		return ep.stepResult(i + 1), true, nil
+	}
+	return nil, false, nil
 }
 
 // notOffered is the error of a call to a tool the episode does not offer.
@@ -256,9 +382,16 @@ func (ep *Episode) notOffered(name string) error {
 }
 
 // call runs one call of the step.
-func (ep *Episode) call(ctx context.Context, c Call) (*toolenv.Result, callEntry) {
+// An unlabelled call gets the label result_n (n its number in the
+// episode, or the next one free in taken), so that every result the
+// episode shows has a label a final answer may name.
+func (ep *Episode) call(ctx context.Context, c Call, taken map[string]bool, n int) callEntry {
 	t := ep.coll.Tool(c.Name)
 	g := agent.SplitLabel(t, toolenv.GoldCall{Name: c.Name, Args: c.Args, Label: c.Label})
+	if g.Label == "" {
+		g.Label = ep.autoLabel(taken, n)
+	}
+	taken[g.Label] = true
 	args := agent.WithLabel(t, g.Args, g.Label)
 	var res *toolenv.Result
 	if ep.faults != nil {
@@ -267,12 +400,13 @@ func (ep *Episode) call(ctx context.Context, c Call) (*toolenv.Result, callEntry
 		res = ep.env.invoke(ctx, ep, t, args)
 	}
 	ce := callEntry{ID: c.ID, Name: c.Name, Args: g.Args, Label: g.Label, Status: res.Status, Error: res.Error, Hint: res.Hint, Faults: res.Faults}
+	ce.Infra, ce.Injected = infraOf(res)
 	if res.OK() {
 		ce.Body = res.Body // the body is the observation
 	} else {
 		ce.Text = agent.Observation(res)
 	}
-	return res, ce
+	return ce
 }
 
 // checkAnswer rejects a final answer the episode cannot score.

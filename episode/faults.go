@@ -64,3 +64,21 @@ func (f *episodeFaults) replay(ep *Episode, st *stepEntry) {
 		f.in.Middleware()(next).Invoke(context.Background(), call)
 	}
 }
+
+// rewind puts the episode's faults back where they stood before a step
+// that was cut: a fresh injector, fed the steps taken, on a clock at
+// the step's start. Its draws then go on as if the cut step had never
+// been sent, which keeps the episode's record replayable.
+func (f *episodeFaults) rewind(ep *Episode, at time.Time) {
+	fresh, err := newEpisodeFaults(ep.spec.Options.Faults, ep.spec.Seed, ep.env.opts.StepTime)
+	if err != nil {
+		return // it was made from the same options at reset
+	}
+	for i := range ep.history {
+		fresh.replay(ep, &ep.history[i])
+	}
+	if d := at.Sub(fresh.clock.Now()); d > 0 {
+		fresh.clock.Advance(d)
+	}
+	*f = *fresh
+}

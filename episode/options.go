@@ -48,9 +48,9 @@ type ResetOptions struct {
 	// Feedback is how much a rejected call is told: none, terse or
 	// helpful ("" keeps the collection's policy).
 	Feedback string `json:"feedback,omitempty"`
-	// MaxSteps ends the episode, truncated, after this many steps (0:
-	// Options.MaxSteps).
-	MaxSteps int `json:"max_steps,omitempty"`
+	// MaxSteps ends the episode, truncated, after this many steps (nil:
+	// Options.MaxSteps); at least 1, at most Options.MaxStepsCeiling.
+	MaxSteps *int `json:"max_steps,omitempty"`
 	// ToolFormat is how the first observation writes the tools:
 	// "openai" (function JSON, the default) or "mcp" (MCP tool
 	// definitions).
@@ -61,6 +61,11 @@ type ResetOptions struct {
 	// episode_id), kept in its state and records. The id that addresses
 	// the episode is always the one the server issues.
 	EpisodeID string `json:"episode_id,omitempty"`
+	// Client is the key the client's share of Options.Max is counted by
+	// (guard.ClientKey: its token, or its address without tokens); empty
+	// means the principal. It is not a reset option: the front-end sets
+	// it.
+	Client string `json:"-"`
 }
 
 // Reward is how an episode is rewarded: the success measure, added to
@@ -167,8 +172,8 @@ func (o *ResetOptions) check() error {
 	default:
 		return invalid(fmt.Sprintf("feedback %q", o.Feedback), "want none, terse or helpful")
 	}
-	if o.MaxSteps < 0 {
-		return invalid(fmt.Sprintf("max_steps %d", o.MaxSteps), "want a positive number of steps (0: the server's default)")
+	if o.MaxSteps != nil && *o.MaxSteps <= 0 {
+		return invalid(fmt.Sprintf("max_steps %d: an episode takes at least one step", *o.MaxSteps), "give a positive number of steps, or leave max_steps out for the server's default (--episode-max-steps)")
 	}
 	if s := o.Reward.Success; s != "" && !slices.Contains(SuccessKinds, s) {
 		hint := "want one of " + strings.Join(SuccessKinds, ", ")

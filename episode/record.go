@@ -3,14 +3,14 @@ package episode
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/openai"
-	"github.com/toolenv/toolenv/store/epstore"
 )
 
 // Record is an episode as a trajectory: everything needed to train on it
@@ -36,7 +36,13 @@ type Record struct {
 	Done        bool          `json:"done"`
 	Truncated   bool          `json:"truncated"`
 	Outcome     *Outcome      `json:"outcome,omitempty"`
-	Toolenv     string        `json:"toolenv"`
+	// InfraFailures counts the steps the environment failed (see
+	// infra.go): the return does not only measure the agent.
+	InfraFailures int    `json:"infra_failures,omitempty"`
+	Toolenv       string `json:"toolenv"`
+	// RescoredFrom, on a record Rescore wrote, is the episode whose
+	// steps it rewards anew.
+	RescoredFrom string `json:"rescored_from,omitempty"`
 }
 
 // RecordStep is one step of a Record.
@@ -45,6 +51,9 @@ type RecordStep struct {
 	Calls  []RecordCall `json:"calls,omitempty"`
 	Answer *Answer      `json:"answer,omitempty"`
 	Reward float64      `json:"reward"`
+	// InfraFailure is why the environment failed the step (see
+	// infra.go): its reward does not measure the agent.
+	InfraFailure string `json:"infra_failure,omitempty"`
 }
 
 // RecordCall is one call of a step: what was called and what the agent
@@ -57,103 +66,127 @@ type RecordCall struct {
 	Status      toolenv.Status `json:"status"`
 	Observation string         `json:"observation"`
 	Faults      []string       `json:"faults,omitempty"`
+	// InfraFailure is why the environment failed the call; Injected says
+	// a fault injected on purpose did (the agent's to handle).
+	InfraFailure string `json:"infra_failure,omitempty"`
+	Injected     bool   `json:"injected,omitempty"`
 }
 
 // Record returns principal's episode id as a trajectory: an open one,
-// one this process ended within the hour, or (with episodes in the
-// store) any episode of the store.
+// an ended one this process keeps the record of, or any episode the
+// store holds (episodes in the store, and those this process wrote there
+// when they ended).
 func (e *Env) Record(ctx context.Context, principal, id string) (*Record, error) {
-	e.mu.Lock()
-	ep := e.live[id]
-	tb, dead := e.tombs[id]
-	e.mu.Unlock()
-	if ep == nil && dead && tb.ep != nil && e.log == nil {
-		if tb.ep.principal != epstore.Principal(principal) {
-			return nil, unknownErr(id)
-		}
-		tb.ep.mu.Lock()
-		defer tb.ep.mu.Unlock()
-		return tb.ep.record(), nil
-	}
-	if ep != nil {
-		// An open episode, brought up to date with the store.
-		ep, err := e.acquire(ctx, principal, id)
-		if err == nil {
-			defer ep.mu.Unlock()
-			return ep.record(), nil
-		}
-		if e.log == nil || (!errors.Is(err, ErrExpired) && !errors.Is(err, ErrClosed)) {
-			return nil, err
-		}
-	}
-	if e.log == nil {
-		if dead {
-			return nil, tb.err
-		}
-		return nil, unknownErr(id)
-	}
-	row, steps, err := e.log.Read(ctx, id, principal, 0)
-	if errors.Is(err, epstore.ErrNotFound) {
-		return nil, unknownErr(id)
-	}
+	ep, err := e.view(ctx, principal, id)
 	if err != nil {
 		return nil, err
 	}
-	return e.recordOf(ctx, principal, row, steps)
+	defer ep.mu.Unlock()
+	return ep.record(), nil
 }
 
-func (e *Env) recordOf(ctx context.Context, principal string, row *epstore.Row, steps []epstore.Step) (*Record, error) {
-	ep, err := e.rebuild(ctx, principal, row, steps)
-	if err != nil {
-		return nil, err
-	}
-	ep.principal = row.Principal()
-	return ep.record(), nil
+// ExportReport says what Export wrote and what it skipped.
+type ExportReport struct {
+	// Written counts the records written.
+	Written int `json:"written"`
+	// Skipped counts the episodes of collections this environment does
+	// not serve (or not at the version they ran on), by collection.
+	Skipped map[string]int `json:"skipped,omitempty"`
 }
 
 // Export writes every episode of the store as JSONL records (all
 // principals': it is the operator's export), oldest first; format is
 // "jsonl" (Record), "openai" or "sharegpt" (SFT formats, as toolenv
-// mirror writes them). It needs episodes in the store.
-func (e *Env) Export(ctx context.Context, w io.Writer, format string) (int, error) {
-	if e.log == nil {
-		return 0, invalid("episodes live in this process only, so there is nothing to export from the store", "keep episodes in the store (--sessions store) to export them after the fact, or read each episode's record while it is open")
+// mirror writes them). The store holds the episodes served with
+// --sessions store, and every episode a server kept in memory once it
+// ended. Episodes of collections this environment does not serve are
+// skipped and counted.
+func (e *Env) Export(ctx context.Context, w io.Writer, format string) (*ExportReport, error) {
+	rep := &ExportReport{}
+	src := e.log
+	if src == nil {
+		src = e.archive
 	}
-	ids, err := e.log.IDs(ctx, "", true)
+	if src == nil {
+		return rep, invalid("this store holds no episodes table", "export from the store toolenv serve used (--store); run toolenv store migrate on an old one")
+	}
+	if _, err := writerFor(format); err != nil {
+		return rep, err
+	}
+	ids, err := src.IDs(ctx, "", true)
 	if err != nil {
-		return 0, err
+		return rep, err
 	}
-	n := 0
 	for _, id := range ids {
-		row, steps, err := e.log.ReadAny(ctx, id)
+		row, steps, err := src.ReadAny(ctx, id)
 		if err != nil {
-			return n, err
+			return rep, err
 		}
-		rec, err := e.recordOf(ctx, "", row, steps)
+		var sp spec
+		if err := json.Unmarshal(row.Spec, &sp); err != nil {
+			return rep, fmt.Errorf("episode %s: its stored reset does not decode: %w", clip(id), err)
+		}
+		if c := e.env.Registry.Collection(sp.Collection); c == nil || c.Version != sp.Version {
+			if rep.Skipped == nil {
+				rep.Skipped = map[string]int{}
+			}
+			name := sp.Collection
+			if c != nil {
+				name += " (version " + sp.Version + ")"
+			}
+			rep.Skipped[name]++
+			continue
+		}
+		ep, err := e.rebuild(ctx, "", row, steps)
 		if err != nil {
-			return n, fmt.Errorf("episode %s: %w", clip(id), err)
+			return rep, fmt.Errorf("episode %s: %w", clip(id), err)
 		}
-		if err := WriteRecord(w, rec, format); err != nil {
-			return n, err
+		if err := WriteRecord(w, ep.record(), format); err != nil {
+			return rep, err
 		}
-		n++
+		rep.Written++
 	}
-	return n, nil
+	return rep, nil
+}
+
+// SkippedNote says what Export skipped, for a command's summary line
+// ("" when nothing was).
+func SkippedNote(rep *ExportReport) string {
+	if rep == nil || len(rep.Skipped) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(rep.Skipped))
+	n := 0
+	for c, k := range rep.Skipped {
+		names = append(names, fmt.Sprintf("%s: %d", c, k))
+		n += k
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("; %d episodes of collections not given skipped (%s)", n, strings.Join(names, ", "))
+}
+
+func writerFor(format string) (string, error) {
+	switch format {
+	case "", ExportJSONL, ExportOpenAI, ExportShareGPT:
+		return format, nil
+	}
+	return "", invalid(fmt.Sprintf("export format %q", format), "want jsonl, openai or sharegpt")
 }
 
 func (ep *Episode) record() *Record {
 	r := &Record{EpisodeID: ep.id, ClientEpisodeID: ep.spec.Options.EpisodeID, Collection: ep.coll.Name, Version: ep.coll.Version,
 		TaskID: ep.task.ID, Seed: ep.spec.Seed, Query: ep.Query(), Instructions: ep.info.instructions, Options: ep.spec.Options,
 		Reward: ep.spec.Options.Reward, SuccessKind: ep.success, Tools: openai.FromTools(ep.info.offered), Steps: []RecordStep{},
-		Return: ep.ret, Done: ep.done, Truncated: ep.truncated, Outcome: ep.outcome, Toolenv: buildinfo.Version()}
+		Return: ep.ret, Done: ep.done, Truncated: ep.truncated, Outcome: ep.outcome, InfraFailures: ep.infraSteps, Toolenv: buildinfo.Version()}
 	for _, st := range ep.history {
-		rs := RecordStep{Type: st.Type, Answer: st.Answer, Reward: st.Reward}
+		rs := RecordStep{Type: st.Type, Answer: st.Answer, Reward: st.Reward, InfraFailure: st.Infra}
 		for _, c := range st.Calls {
 			obs := c.Text
 			if c.Status == toolenv.StatusOK {
 				obs = bodyText(c.Body)
 			}
-			rs.Calls = append(rs.Calls, RecordCall{ID: c.ID, Name: c.Name, Arguments: c.Args, Label: c.Label, Status: c.Status, Observation: obs, Faults: c.Faults})
+			rs.Calls = append(rs.Calls, RecordCall{ID: c.ID, Name: c.Name, Arguments: c.Args, Label: c.Label, Status: c.Status, Observation: obs, Faults: c.Faults,
+				InfraFailure: c.Infra, Injected: c.Injected})
 		}
 		r.Steps = append(r.Steps, rs)
 	}

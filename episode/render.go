@@ -36,13 +36,20 @@ type Observation struct {
 	EpisodeID string `json:"episode_id"`
 	Step      int    `json:"step"`
 
-	TaskID       string          `json:"task_id,omitempty"`
-	Collection   string          `json:"collection,omitempty"`
-	Query        string          `json:"query,omitempty"`
-	Instructions string          `json:"instructions,omitempty"`
-	ToolFormat   string          `json:"tool_format,omitempty"`
-	MaxSteps     int             `json:"max_steps,omitempty"`
-	Tools        json.RawMessage `json:"tools,omitempty"`
+	TaskID       string `json:"task_id,omitempty"`
+	Collection   string `json:"collection,omitempty"`
+	Query        string `json:"query,omitempty"`
+	Instructions string `json:"instructions,omitempty"`
+	ToolFormat   string `json:"tool_format,omitempty"`
+	MaxSteps     int    `json:"max_steps,omitempty"`
+	// Tools are the tools offered as MCP tool definitions (a reset with
+	// tool_format mcp) or OpenEnv's Tool (list_tools); OpenAITools as
+	// OpenAI function JSON (a reset with tool_format openai, the
+	// default), ready for a chat completion's tools. Two keys, so that
+	// OpenEnv's MCPToolClient, which reads any observation holding
+	// "tools" as a tool list, reads tools by their names.
+	Tools       json.RawMessage `json:"tools,omitempty"`
+	OpenAITools json.RawMessage `json:"openai_tools,omitempty"`
 
 	ToolName string            `json:"tool_name,omitempty"`
 	Result   *CallResult       `json:"result,omitempty"`
@@ -52,6 +59,11 @@ type Observation struct {
 	// Answer echoes a final answer's text; Outcome measures the episode
 	// (on its last step).
 	Outcome *Outcome `json:"outcome,omitempty"`
+
+	// Metadata is what a front-end adds for its clients (OpenEnv: the
+	// step's info, truncated, the episode's id and task), as OpenEnv's
+	// Observation.metadata.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // CallObservation is one call's observation: OpenEnv's
@@ -74,6 +86,11 @@ type CallResult struct {
 	Status            toolenv.Status  `json:"status"`
 	Label             string          `json:"label,omitempty"`
 	Faults            []string        `json:"faults,omitempty"`
+	// InfraFailure is why the environment, not the agent, failed the
+	// call (see infra.go); Injected says a fault injected on purpose
+	// failed it (the agent's to handle).
+	InfraFailure string `json:"infra_failure,omitempty"`
+	Injected     bool   `json:"injected,omitempty"`
 }
 
 // Content is one text content item.
@@ -110,6 +127,11 @@ type Info struct {
 	Outcome *Outcome `json:"outcome,omitempty"`
 	// ClientEpisodeID is the client's own name for the episode.
 	ClientEpisodeID string `json:"client_episode_id,omitempty"`
+	// InfraFailure is why the environment failed this step's first call
+	// so failed (see infra.go): the step's reward does not measure the
+	// agent. InfraFailures counts the steps so marked so far.
+	InfraFailure  string `json:"infra_failure,omitempty"`
+	InfraFailures int    `json:"infra_failures,omitempty"`
 }
 
 // State is an episode's state: OpenEnv's State (episode_id, step_count)
@@ -133,12 +155,42 @@ type State struct {
 
 func (ep *Episode) infoNow() *Info {
 	in := &Info{EpisodeID: ep.id, Step: len(ep.history), MaxSteps: ep.maxSteps, Return: ep.ret, Calls: len(ep.calls),
-		Reward: ep.spec.Options.Reward, SuccessKind: ep.success, Why: ep.successWhy, Outcome: ep.outcome, ClientEpisodeID: ep.spec.Options.EpisodeID}
+		Reward: ep.spec.Options.Reward, SuccessKind: ep.success, Why: ep.successWhy, Outcome: ep.outcome, ClientEpisodeID: ep.spec.Options.EpisodeID,
+		InfraFailures: ep.infraSteps}
 	if len(ep.failed) > 0 {
 		in.Failed = make(map[string]int, len(ep.failed))
 		for k, v := range ep.failed {
 			in.Failed[k] = v
 		}
+	}
+	return in
+}
+
+// infoAt is the info of the episode as it stood after its step k: what
+// that step answered.
+func (ep *Episode) infoAt(k int) *Info {
+	in := &Info{EpisodeID: ep.id, Step: k, MaxSteps: ep.maxSteps, Reward: ep.spec.Options.Reward, SuccessKind: ep.success,
+		Why: ep.successWhy, ClientEpisodeID: ep.spec.Options.EpisodeID}
+	for _, h := range ep.history[:k] {
+		in.Return += h.Reward
+		for _, c := range h.Calls {
+			in.Calls++
+			if c.Status != toolenv.StatusOK {
+				if in.Failed == nil {
+					in.Failed = map[string]int{}
+				}
+				in.Failed[string(c.Status)]++
+			}
+		}
+		if h.Infra != "" {
+			in.InfraFailures++
+		}
+		if h.Done {
+			in.Outcome = h.Outcome
+		}
+	}
+	if k > 0 {
+		in.InfraFailure = ep.history[k-1].Infra
 	}
 	return in
 }
@@ -154,12 +206,13 @@ func (ep *Episode) resetResult() *StepResult {
 	if format == "" {
 		format = FormatOpenAI
 	}
-	tools := ep.info.openai
-	if format == FormatMCP {
-		tools = ep.info.mcp
-	}
 	obs := &Observation{EpisodeID: ep.id, TaskID: ep.task.ID, Collection: ep.coll.Name, Query: ep.Query(),
-		Instructions: ep.info.instructions, ToolFormat: format, MaxSteps: ep.maxSteps, Tools: tools}
+		Instructions: ep.info.instructions, ToolFormat: format, MaxSteps: ep.maxSteps}
+	if format == FormatMCP {
+		obs.Tools = ep.info.mcp
+	} else {
+		obs.OpenAITools = ep.info.openai
+	}
 	return &StepResult{Observation: obs, Info: ep.infoNow()}
 }
 
@@ -167,28 +220,35 @@ func (ep *Episode) listResult() *StepResult {
 	return &StepResult{Observation: &Observation{EpisodeID: ep.id, Step: len(ep.history), Tools: ep.info.listed}, Done: ep.done, Truncated: ep.truncated, Info: ep.infoNow()}
 }
 
-func (ep *Episode) stepResult(st *stepEntry, a *Action, results []*toolenv.Result) *StepResult {
+// stepResult is what step k answered (it is rebuilt from the step's
+// entry, so that a resent request gets the same answer).
+func (ep *Episode) stepResult(k int) *StepResult {
+	st := &ep.history[k-1]
 	r := st.Reward
-	obs := &Observation{EpisodeID: ep.id, Step: len(ep.history)}
-	for i, c := range st.Calls {
-		co := callObservation(&c, results[i])
-		if a.Type == ActionCallTool {
+	obs := &Observation{EpisodeID: ep.id, Step: k}
+	sr := &StepResult{Observation: obs, Reward: &r, Done: st.Done, Truncated: st.Truncated, Info: ep.infoAt(k)}
+	for i := range st.Calls {
+		c := &st.Calls[i]
+		co := callObservation(c)
+		if st.Type == ActionCallTool {
 			obs.ToolName, obs.Result, obs.Error = co.ToolName, co.Result, co.Error
 		} else {
 			obs.Results = append(obs.Results, co)
 		}
+		sr.Results = append(sr.Results, &toolenv.Result{Status: c.Status, Body: c.Body, Error: c.Error, Hint: c.Hint, Faults: c.Faults})
+		sr.Calls = append(sr.Calls, Call{ID: c.ID, Name: c.Name, Args: c.Args, Label: c.Label})
 	}
 	if st.Done {
 		obs.Outcome = st.Outcome
 	}
-	return &StepResult{Observation: obs, Reward: &r, Done: st.Done, Truncated: st.Truncated, Info: ep.infoNow(), Results: results, Calls: a.Calls}
+	return sr
 }
 
-func callObservation(c *callEntry, res *toolenv.Result) CallObservation {
-	cr := &CallResult{Status: c.Status, Label: c.Label, Faults: c.Faults, IsError: c.Status != toolenv.StatusOK}
+func callObservation(c *callEntry) CallObservation {
+	cr := &CallResult{Status: c.Status, Label: c.Label, Faults: c.Faults, IsError: c.Status != toolenv.StatusOK, InfraFailure: c.Infra, Injected: c.Injected}
 	co := CallObservation{ID: c.ID, ToolName: c.Name, Result: cr}
-	if res.OK() {
-		body := bytes.TrimSpace(res.Body)
+	if c.Status == toolenv.StatusOK {
+		body := bytes.TrimSpace(c.Body)
 		cr.Content = []Content{{Type: "text", Text: bodyText(body)}}
 		if len(body) > 0 {
 			cr.Data = json.RawMessage(body)
@@ -200,7 +260,7 @@ func callObservation(c *callEntry, res *toolenv.Result) CallObservation {
 	}
 	cr.Content = []Content{{Type: "text", Text: c.Text}}
 	typ := "execution_error"
-	switch res.Status {
+	switch c.Status {
 	case toolenv.StatusInvalidArguments, toolenv.StatusBadRequest:
 		typ = "invalid_args"
 	case toolenv.StatusUnknownTool:

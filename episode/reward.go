@@ -39,6 +39,17 @@ type Outcome struct {
 	Answer string `json:"answer,omitempty"`
 	// Judge is the judge's verdict (pass_rate).
 	Judge *judge.Verdict `json:"judge,omitempty"`
+	// InfraFailure is the reason of the episode's first step the
+	// environment failed (see infra.go), and InfraFailures how many
+	// steps it failed: the reward does not only measure the agent, and a
+	// trainer may mask it.
+	InfraFailure  string `json:"infra_failure,omitempty"`
+	InfraFailures int    `json:"infra_failures,omitempty"`
+	// NeedsState, set on a record's outcome recomputed by Rescore, says
+	// the success measure reads state the record does not hold (a
+	// judge's verdict, a world's end state): its value was not
+	// recomputed.
+	NeedsState string `json:"needs_state,omitempty"`
 }
 
 // successFor resolves the success measure of r for task t.

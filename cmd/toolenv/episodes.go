@@ -28,14 +28,15 @@ func newEpisodesExportCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write every episode of the store as a trajectory: JSONL records, or SFT data in OpenAI or ShareGPT form",
-		Long: `Read every RL episode kept in the store (episodes are kept there with --sessions
-store, the default with a postgres:// store) and write each as one JSON line:
+		Long: `Read every RL episode kept in the store (episodes live there with --sessions
+store, the default with a postgres:// store; a server keeping them in memory writes
+each there when it ends) and write each as one JSON line:
 --format jsonl is the record (reset options, reward definition, tools, every step's
 calls, observations and rewards, the return and the outcome); openai is the chat
 with its tool calls ({"messages", "tools", "reward"}); sharegpt is LLaMA-Factory's
-function-calling form. Give the same collections the server served: an episode is
-rebuilt from its task.`,
-		Example: `  toolenv episodes export --store episodes.db --sessions store --collection out/bird/slot --out episodes.jsonl
+function-calling form. Give the collections to export: an episode is rebuilt from its
+task, and the episodes of other collections are skipped (and counted).`,
+		Example: `  toolenv episodes export --store episodes.db --collection out/bird/slot --out episodes.jsonl
   toolenv episodes export --store postgres://toolenv@db/toolenv --collection out/bird/slot --format openai --out sft.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,7 +50,7 @@ rebuilt from its task.`,
 				return err
 			}
 			defer env.Close()
-			eps, err := episode.New(ctx, env, episode.Options{Persist: "store"})
+			eps, err := episode.New(ctx, env, episode.Options{})
 			if err != nil {
 				return err
 			}
@@ -64,14 +65,14 @@ rebuilt from its task.`,
 				w = f
 			}
 			bw := bufio.NewWriter(w)
-			n, err := eps.Export(ctx, bw, format)
+			rep, err := eps.Export(ctx, bw, format)
 			if ferr := bw.Flush(); err == nil {
 				err = ferr
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "toolenv: %d episodes written (%s)\n", n, format)
+			fmt.Fprintf(e.stderr, "toolenv: %d episodes written (%s)%s\n", rep.Written, format, episode.SkippedNote(rep))
 			return nil
 		},
 	}

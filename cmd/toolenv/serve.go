@@ -57,7 +57,9 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 		return err
 	}
 	g, _ := env.Guard()
-	epOpts := episode.Options{Max: cfg.Server.MaxEpisodes, Idle: cfg.Server.EpisodeIdle, MaxSteps: cfg.Server.EpisodeMaxSteps, Logger: log}
+	sc := &cfg.Server
+	epOpts := episode.Options{Max: sc.MaxEpisodes, MaxPerClient: sc.MaxEpisodesPerClient, Idle: sc.EpisodeIdle, MaxSteps: sc.EpisodeMaxSteps,
+		MaxStepsCeiling: sc.EpisodeMaxStepsCeiling, MaxCalls: sc.EpisodeMaxCalls, MaxStepBytes: sc.EpisodeMaxStepBytes, RecordBytes: sc.EpisodeRecordBytes, Logger: log}
 	if u := cfg.Server.EpisodeJudgeURL; u != "" {
 		if cfg.Server.EpisodeJudgeModel == "" {
 			return usageError{fmt.Errorf("--episode-judge-url needs --episode-judge-model (the model name the endpoint serves)")}
@@ -73,7 +75,8 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 		return err
 	}
 	defer eps.Close()
-	h = openenv.Mount(h, g, eps, openenv.Options{Version: env.Config.Version, MaxBodyBytes: cfg.Server.MaxBody, Logger: log})
+	h = openenv.Mount(h, g, eps, openenv.Options{Version: env.Config.Version, MaxBodyBytes: sc.MaxBody, Logger: log,
+		WSIdle: sc.WSIdle, WSMaxLifetime: sc.WSMaxLifetime, MaxWSPerClient: sc.MaxWSPerClient})
 	// Loading leaves garbage the size of what it read (decoded files,
 	// build maps); give it back before serving rather than holding it
 	// resident until the scavenger does.

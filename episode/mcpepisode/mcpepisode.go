@@ -117,6 +117,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if code, text, bad := notJSONRPC(body); bad {
+		// As OpenEnv's own POST /mcp answers what is not a JSON-RPC
+		// request: 200 and a JSON-RPC error (its validator checks it).
+		writeRPCError(w, http.StatusOK, nil, code, text)
+		return
+	}
 	var msg struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
@@ -131,6 +137,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	principal := guard.Principal(r.Context())
+	o.Client = guard.ClientKey(r)
 	first, err := h.eps.Reset(r.Context(), principal, o)
 	if err != nil {
 		h.writeErr(w, msg.ID, err)
@@ -152,6 +159,28 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.owners.Delete(id)
 		_ = h.eps.End(context.WithoutCancel(r.Context()), principal, id)
 	}
+}
+
+// notJSONRPC tells a body that is no JSON-RPC message at all (not JSON,
+// or an object that is neither a request, a notification nor a
+// response) and the JSON-RPC error to answer it with. A batch (a JSON
+// array) and anything that looks like a message go to the transport.
+func notJSONRPC(body []byte) (code int, text string, bad bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		return 0, "", false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return -32700, "Parse error: the body is not a JSON object", true
+	}
+	_, method := m["method"]
+	_, result := m["result"]
+	_, rpcErr := m["error"]
+	if !method && !result && !rpcErr {
+		return -32600, `Invalid Request: a JSON-RPC 2.0 message has a method (an MCP client starts with {"jsonrpc": "2.0", "method": "initialize", ...})`, true
+	}
+	return 0, "", false
 }
 
 // headerSpy lets ServeHTTP read the headers the transport wrote.

@@ -29,7 +29,8 @@ type Client struct {
 }
 
 // StepResult is OpenEnv's StepResult as GenericEnvClient parses it: the
-// observation (a JSON object), the reward, done and metadata.
+// observation (a JSON object), the reward and done; Metadata is the
+// observation's metadata (toolenv's info, truncated, the episode's id).
 type StepResult struct {
 	Observation map[string]any `json:"observation"`
 	Reward      *float64       `json:"reward"`
@@ -146,7 +147,7 @@ func parseResult(resp map[string]any) (*StepResult, error) {
 func resultOf(data map[string]any) (*StepResult, error) {
 	r := &StepResult{Done: data["done"] == true}
 	r.Observation, _ = data["observation"].(map[string]any)
-	r.Metadata, _ = data["metadata"].(map[string]any)
+	r.Metadata, _ = r.Observation["metadata"].(map[string]any)
 	if v, ok := data["reward"].(json.Number); ok {
 		f, err := v.Float64()
 		if err != nil {
@@ -285,8 +286,8 @@ func (c *Client) do(req *http.Request) (map[string]any, error) {
 	return out, nil
 }
 
-// ResetHTTP posts to /reset; the episode's id is in the result's
-// metadata.episode_id.
+// ResetHTTP posts to /reset; the episode's id is the observation's
+// episode_id.
 func (c *Client) ResetHTTP(ctx context.Context, kwargs map[string]any) (*StepResult, error) {
 	if kwargs == nil {
 		kwargs = map[string]any{}
@@ -325,9 +326,9 @@ func (c *Client) ResetEpisodeID(ctx context.Context, kwargs map[string]any) (str
 		return "", err
 	}
 	var out struct {
-		Metadata struct {
+		Observation struct {
 			EpisodeID string `json:"episode_id"`
-		} `json:"metadata"`
+		} `json:"observation"`
 		Detail string `json:"detail"`
 		Status string `json:"status"`
 		Hint   string `json:"hint"`
@@ -338,15 +339,37 @@ func (c *Client) ResetEpisodeID(ctx context.Context, kwargs map[string]any) (str
 	if resp.StatusCode != http.StatusOK {
 		return "", &ServerError{HTTP: resp.StatusCode, Message: out.Detail, Status: out.Status, Hint: out.Hint}
 	}
-	if out.Metadata.EpisodeID == "" {
-		return "", fmt.Errorf("POST /reset: no metadata.episode_id in %.200s", raw)
+	if out.Observation.EpisodeID == "" {
+		return "", fmt.Errorf("POST /reset: no observation.episode_id in %.200s", raw)
 	}
-	return out.Metadata.EpisodeID, nil
+	return out.Observation.EpisodeID, nil
 }
 
 // StepHTTP posts an action of episode id to /step.
 func (c *Client) StepHTTP(ctx context.Context, id string, action map[string]any) (*StepResult, error) {
-	out, err := c.post(ctx, "/step", map[string]any{"episode_id": id, "action": action})
+	return c.StepHTTPWith(ctx, id, action, StepOptions{})
+}
+
+// StepOptions are the optional fields of OpenEnv's StepRequest.
+type StepOptions struct {
+	// RequestID identifies the step: sent again, it gets the first
+	// answer instead of taking the step again.
+	RequestID string
+	// TimeoutS cuts the step after this many seconds (it then does not
+	// happen); 0: none.
+	TimeoutS float64
+}
+
+// StepHTTPWith posts an action of episode id to /step with o's fields.
+func (c *Client) StepHTTPWith(ctx context.Context, id string, action map[string]any, o StepOptions) (*StepResult, error) {
+	body := map[string]any{"episode_id": id, "action": action}
+	if o.RequestID != "" {
+		body["request_id"] = o.RequestID
+	}
+	if o.TimeoutS > 0 {
+		body["timeout_s"] = o.TimeoutS
+	}
+	out, err := c.post(ctx, "/step", body)
 	if err != nil {
 		return nil, err
 	}

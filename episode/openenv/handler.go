@@ -38,6 +38,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -54,8 +55,34 @@ type Options struct {
 	// MaxBodyBytes bounds request bodies and WebSocket messages (default
 	// 1 MiB).
 	MaxBodyBytes int64
+	// WSIdle closes a WebSocket that sent no message this long while no
+	// answer was due (default 5 min; negative: never); WSMaxLifetime one
+	// open this long (default 2 h; negative: never). Closing a WebSocket
+	// closes its episode.
+	WSIdle, WSMaxLifetime time.Duration
+	// MaxWSPerClient caps the WebSockets one client (its token, or its
+	// address without tokens) holds open (default 64; negative: none):
+	// over it the handshake is refused with 429.
+	MaxWSPerClient int
 	// Logger logs failures; nil discards.
 	Logger *slog.Logger
+}
+
+// The flags of the WebSocket limits, named in messages.
+const (
+	WSIdleFlag         = "--ws-idle"
+	WSMaxLifetimeFlag  = "--ws-max-lifetime"
+	MaxWSPerClientFlag = "--max-ws-per-client"
+)
+
+func capOr[T int | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 type handler struct {
@@ -63,6 +90,9 @@ type handler struct {
 	opts Options
 	log  *slog.Logger
 	mux  *http.ServeMux
+
+	wsMu      sync.Mutex
+	wsClients map[string]int // open WebSockets by client
 }
 
 // NewHandler serves eps in OpenEnv's protocol. Mount it under a prefix
@@ -75,7 +105,10 @@ func NewHandler(eps *episode.Env, opts Options) http.Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 1 << 20
 	}
-	h := &handler{eps: eps, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	opts.WSIdle = capOr(opts.WSIdle, 5*time.Minute)
+	opts.WSMaxLifetime = capOr(opts.WSMaxLifetime, 2*time.Hour)
+	opts.MaxWSPerClient = capOr(opts.MaxWSPerClient, 64)
+	h := &handler{eps: eps, opts: opts, log: opts.Logger, mux: http.NewServeMux(), wsClients: map[string]int{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -92,11 +125,15 @@ func NewHandler(eps *episode.Env, opts Options) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, schemaJSON)
 	})
+	h.mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, openAPIDocument(opts.Version))
+	})
 	h.mux.HandleFunc("GET /tasks", h.handleTasks)
 	h.mux.HandleFunc("GET /trajectory", h.handleTrajectory)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeDetail(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path),
-			"the OpenEnv routes are GET /ws, POST /reset, POST /step, GET /state, POST /close, GET /health, GET /schema, GET /metadata, GET /tasks, GET /trajectory", "not_found")
+			"the OpenEnv routes are GET /ws, POST /reset, POST /step, GET /state, POST /close, GET /health, GET /schema, GET /metadata, GET /openapi.json, GET /tasks, GET /trajectory, and POST /mcp (MCP)", "not_found")
 	})
 	return h
 }
@@ -111,19 +148,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// result is serialize_observation's form: the observation, its reward
-// and done promoted beside it, and metadata (toolenv's info, with
-// truncated).
+// result is serialize_observation's form, which OpenEnv's
+// ResetResponse and StepResponse accept and nothing more: the
+// observation, its reward and done promoted beside it. toolenv's own
+// fields (the step's info, truncated, the episode's id, a reset's task)
+// are in the observation's metadata, where OpenEnv's Observation keeps
+// metadata and its MCPToolClient reads it.
 type result struct {
 	Observation *episode.Observation `json:"observation"`
 	Reward      *float64             `json:"reward"`
 	Done        bool                 `json:"done"`
-	Metadata    map[string]any       `json:"metadata,omitempty"`
 }
 
 func toResult(sr *episode.StepResult) *result {
-	return &result{Observation: sr.Observation, Reward: sr.Reward, Done: sr.Done,
-		Metadata: map[string]any{"truncated": sr.Truncated, "info": sr.Info, "episode_id": sr.Observation.EpisodeID}}
+	o := sr.Observation
+	md := map[string]any{"truncated": sr.Truncated, "info": sr.Info, "episode_id": o.EpisodeID}
+	if o.Query != "" { // a reset: the task, for clients that keep only metadata
+		md["task"] = map[string]any{"task_id": o.TaskID, "collection": o.Collection, "query": o.Query, "instructions": o.Instructions, "max_steps": o.MaxSteps}
+	}
+	o.Metadata = md
+	return &result{Observation: o, Reward: sr.Reward, Done: sr.Done}
 }
 
 // encode writes a result as JSON. A reset's tools, rendered once per
@@ -131,12 +175,15 @@ func toResult(sr *episode.StepResult) *result {
 // rather than re-read by the encoder: for a task offering a few dozen
 // documented tools they are most of the answer and most of its cost.
 func encode(res *result) ([]byte, error) {
-	tools := res.Observation.Tools
+	key, tools := "tools", res.Observation.Tools
+	if len(tools) == 0 {
+		key, tools = "openai_tools", res.Observation.OpenAITools
+	}
 	if len(tools) == 0 {
 		return toolenv.MarshalJSONNoHTML(res)
 	}
 	obs := *res.Observation
-	obs.Tools = nil
+	obs.Tools, obs.OpenAITools = nil, nil
 	cp := *res
 	cp.Observation = &obs
 	b, err := toolenv.MarshalJSONNoHTML(&cp)
@@ -147,9 +194,9 @@ func encode(res *result) ([]byte, error) {
 	if !bytes.HasPrefix(b, []byte(prefix)) {
 		return toolenv.MarshalJSONNoHTML(res)
 	}
-	out := make([]byte, 0, len(b)+len(tools)+10)
+	out := make([]byte, 0, len(b)+len(tools)+20)
 	out = append(out, prefix...)
-	out = append(out, `"tools":`...)
+	out = append(out, `"`+key+`":`...)
 	out = append(out, tools...)
 	out = append(out, ',')
 	return append(out, b[len(prefix):]...), nil
@@ -190,6 +237,7 @@ func (h *handler) handleReset(w http.ResponseWriter, r *http.Request) {
 		h.writeErr(w, err)
 		return
 	}
+	o.Client = guard.ClientKey(r)
 	sr, err := h.eps.Reset(r.Context(), principal(r), o)
 	if err != nil {
 		h.writeErr(w, err)
@@ -230,10 +278,12 @@ func (h *handler) handleStep(w http.ResponseWriter, r *http.Request) {
 		h.writeErr(w, err)
 		return
 	}
+	a.RequestID = req.RequestID
 	ctx := r.Context()
 	if req.TimeoutS != nil && *req.TimeoutS > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(*req.TimeoutS*float64(time.Second)))
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(*req.TimeoutS*float64(time.Second)),
+			fmt.Errorf("the step's timeout_s of %gs passed", *req.TimeoutS))
 		defer cancel()
 	}
 	sr, err := h.eps.Step(ctx, principal(r), req.EpisodeID, a)
@@ -363,6 +413,8 @@ func httpStatus(err error) (int, string) {
 		return http.StatusGone, string(st)
 	case toolenv.StatusUnavailable:
 		return http.StatusServiceUnavailable, string(st)
+	case toolenv.StatusTooLarge:
+		return http.StatusRequestEntityTooLarge, string(st)
 	case toolenv.StatusCanceled:
 		return 499, string(st)
 	case toolenv.StatusTimeout:

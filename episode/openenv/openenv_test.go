@@ -244,8 +244,8 @@ func TestHTTPEpisode(t *testing.T) {
 	if err := c.CloseHTTP(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.StepHTTP(ctx, id, map[string]any{"type": "list_tools"}); !isHTTP(err, http.StatusGone) {
-		t.Fatalf("a step after close: %v, want 410", err)
+	if _, err := c.StepHTTP(ctx, id, map[string]any{"type": "list_tools"}); !isHTTP(err, http.StatusConflict) {
+		t.Fatalf("a step after the episode is done (and closed): %v, want 409", err)
 	}
 }
 
@@ -366,7 +366,7 @@ func TestCapAndExpiry(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s := serve(t, episode.Options{Max: 2, Idle: time.Minute, Now: clock})
+	s := serve(t, episode.Options{Max: 2, MaxPerClient: -1, Idle: time.Minute, Now: clock})
 	ctx := context.Background()
 	c := s.client(tokenA)
 	coll := s.env.Registry.Collection("bird-rest")

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/coder/websocket"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/episode"
+	"github.com/toolenv/toolenv/server/guard"
 )
 
 // The WebSocket error codes of OpenEnv's WSErrorCode.
@@ -32,31 +34,99 @@ type wsSession struct {
 	h         *handler
 	conn      *websocket.Conn
 	principal string
+	client    string
 	episode   string
 }
 
+// errClientGone is why a step is cut when its WebSocket closes under it.
+var errClientGone = errors.New("the client's WebSocket closed")
+
+// serveWS serves one WebSocket. A reader takes the client's messages
+// while the loop below answers them one at a time, so that a client gone
+// in the middle of a step cuts the step (its calls are cancelled and it
+// does not happen). The connection is closed when no message came for
+// WSIdle while no answer was due, and WSMaxLifetime after it opened.
 func (h *handler) serveWS(w http.ResponseWriter, r *http.Request) {
+	client := guard.ClientKey(r)
+	if !h.wsEnter(client) {
+		w.Header().Set("Retry-After", "1")
+		writeDetail(w, http.StatusTooManyRequests, fmt.Sprintf("this client holds %d WebSockets open, the most it may (%s)", h.opts.MaxWSPerClient, MaxWSPerClientFlag),
+			"close WebSockets you no longer use (each holds one episode), or use POST /reset and /step; the server's operator can raise "+MaxWSPerClientFlag, "rate_limited")
+		return
+	}
+	defer h.wsLeave(client)
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return // Accept answered
 	}
 	conn.SetReadLimit(h.opts.MaxBodyBytes)
-	s := &wsSession{h: h, conn: conn, principal: principal(r)}
-	ctx := r.Context()
+	s := &wsSession{h: h, conn: conn, principal: principal(r), client: client}
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
 	defer func() {
 		s.end(context.WithoutCancel(ctx))
 		conn.CloseNow()
 	}()
+	msgs := make(chan []byte)
+	go func() { // the reader
+		defer close(msgs)
+		for {
+			typ, data, err := conn.Read(ctx)
+			if err != nil {
+				cancel(errClientGone)
+				return
+			}
+			if typ != websocket.MessageText {
+				data = nil // answered as an error below
+			}
+			select {
+			case msgs <- data:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var life <-chan time.Time
+	if h.opts.WSMaxLifetime > 0 {
+		t := time.NewTimer(h.opts.WSMaxLifetime)
+		defer t.Stop()
+		life = t.C
+	}
+	var idle *time.Timer
+	var idleC <-chan time.Time
+	if h.opts.WSIdle > 0 {
+		idle = time.NewTimer(h.opts.WSIdle)
+		defer idle.Stop()
+		idleC = idle.C
+	}
 	for {
-		typ, data, err := conn.Read(ctx)
-		if err != nil {
-			return // closed by the client, or gone
+		var data []byte
+		var ok bool
+		select {
+		case data, ok = <-msgs:
+			if !ok {
+				return // closed by the client, or gone
+			}
+		case <-idleC:
+			conn.Close(websocket.StatusPolicyViolation, fmt.Sprintf("no message for %s (%s)", h.opts.WSIdle, WSIdleFlag))
+			return
+		case <-life:
+			conn.Close(websocket.StatusPolicyViolation, fmt.Sprintf("open for %s (%s): reconnect", h.opts.WSMaxLifetime, WSMaxLifetimeFlag))
+			return
 		}
-		if typ != websocket.MessageText {
-			s.send(ctx, errorMsg("binary messages are not read: send JSON text", codeInvalidJSON, ""))
-			continue
+		if idle != nil {
+			idle.Stop()
 		}
-		reply, closeNow := s.handle(ctx, data)
+		var reply any
+		closeNow := false
+		if data == nil {
+			reply = errorMsg("binary messages are not read: send JSON text", codeInvalidJSON, "")
+		} else {
+			reply, closeNow = s.handle(ctx, data)
+		}
+		if ctx.Err() != nil {
+			return
+		}
 		if reply != nil {
 			if err := s.send(ctx, reply); err != nil {
 				return
@@ -66,6 +136,28 @@ func (h *handler) serveWS(w http.ResponseWriter, r *http.Request) {
 			conn.Close(websocket.StatusNormalClosure, "closed")
 			return
 		}
+		if idle != nil {
+			idle.Reset(h.opts.WSIdle)
+		}
+	}
+}
+
+// wsEnter counts a WebSocket of client, unless it holds its most.
+func (h *handler) wsEnter(client string) bool {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	if h.opts.MaxWSPerClient > 0 && h.wsClients[client] >= h.opts.MaxWSPerClient {
+		return false
+	}
+	h.wsClients[client]++
+	return true
+}
+
+func (h *handler) wsLeave(client string) {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	if h.wsClients[client]--; h.wsClients[client] <= 0 {
+		delete(h.wsClients, client)
 	}
 }
 
@@ -141,6 +233,7 @@ func (s *wsSession) handle(ctx context.Context, data []byte) (reply any, closeNo
 			return errorFor(err), false
 		}
 		s.end(ctx) // OpenEnv: a reset starts the session's environment anew
+		o.Client = s.client
 		sr, err := s.h.eps.Reset(ctx, s.principal, o)
 		if err != nil {
 			return errorFor(err), false
@@ -238,7 +331,43 @@ func (s *wsSession) mcp(ctx context.Context, raw json.RawMessage) map[string]any
 	if req.Method == "tools/list" {
 		res = map[string]any{"tools": sr.Observation.Tools}
 	} else {
-		res = toResult(sr)
+		res = callToolResult(sr)
 	}
 	return map[string]any{"jsonrpc": "2.0", "result": res, "id": req.ID}
+}
+
+// callToolResult is a tools/call step's answer in the shape OpenEnv's
+// server gives the WebSocket mcp message (its MCP client's
+// CallToolResult: content, structured_content, data, is_error), with
+// the step's reward, done and info in meta.
+func callToolResult(sr *episode.StepResult) map[string]any {
+	meta := map[string]any{"reward": sr.Reward, "done": sr.Done, "truncated": sr.Truncated, "info": sr.Info, "episode_id": sr.Observation.EpisodeID}
+	if r := sr.Observation.Result; r != nil {
+		out := map[string]any{"content": r.Content, "is_error": r.IsError, "data": r.Data, "structured_content": r.StructuredContent, "meta": meta}
+		if r.Data == nil {
+			out["data"] = nil
+		}
+		meta["status"], meta["label"] = r.Status, r.Label
+		if r.InfraFailure != "" {
+			meta["infra_failure"] = r.InfraFailure
+		}
+		if r.Injected {
+			meta["injected"] = true
+		}
+		if r.StructuredContent == nil {
+			out["structured_content"] = nil
+		}
+		return out
+	}
+	// A final answer (tools/call of submit_answer).
+	data := map[string]any{"reward": sr.Reward, "done": sr.Done, "outcome": sr.Observation.Outcome, "return": sr.Info.Return}
+	text := fmt.Sprintf("The episode is done after %d steps: reward %g.", sr.Info.Step, deref(sr.Reward))
+	return map[string]any{"content": []episode.Content{{Type: "text", Text: text}}, "is_error": false, "data": data, "structured_content": data, "meta": meta}
+}
+
+func deref(f *float64) float64 {
+	if f == nil {
+		return 0
+	}
+	return *f
 }
