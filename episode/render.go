@@ -241,6 +241,14 @@ func (ep *Episode) stepResult(k int) *StepResult {
 	if st.Done {
 		obs.Outcome = st.Outcome
 	}
+	if st.Type == ActionFinalAnswer {
+		// As the result of a call of submit_answer, which OpenEnv's
+		// MCPToolClient.call_tool returns the data of.
+		data, _ := json.Marshal(map[string]any{"reward": r, "return": sr.Info.Return, "done": st.Done, "outcome": st.Outcome})
+		obs.ToolName = SubmitTool
+		obs.Result = &CallResult{Content: []Content{{Type: "text", Text: fmt.Sprintf("The episode is done after %d steps: reward %g.", k, r)}},
+			StructuredContent: data, Data: data, Status: toolenv.StatusOK}
+	}
 	return sr
 }
 

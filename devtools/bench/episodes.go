@@ -130,8 +130,16 @@ func Episodes(ctx context.Context, o EpisodesOptions) (*EpisodesReport, error) {
 
 func episodesLevel(ctx context.Context, o *EpisodesOptions, coll *toolenv.Collection, tasks []*toolenv.Task, n int) (*EpisodesLevel, error) {
 	bo := &Options{Executable: o.Executable}
-	base, proc, stop, err := bo.start(ctx, []string{"serve", "--collection", o.Collection, "--store", ":memory:", "--addr", "127.0.0.1:0",
-		"--max-episodes", strconv.Itoa(n + 64), "--max-conns", "-1", "--episode-max-steps", "1000"}, "serving ")
+	// The store is a file, as toolenv serve's default: every ended
+	// episode is written there, and an in-memory database would count
+	// them in the server's resident memory.
+	dir, err := os.MkdirTemp("", "toolenv-bench-episodes-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	base, proc, stop, err := bo.start(ctx, []string{"serve", "--collection", o.Collection, "--store", filepath.Join(dir, "store.db"), "--addr", "127.0.0.1:0",
+		"--max-episodes", strconv.Itoa(n + 64), "--max-episodes-per-client", "-1", "--max-conns", "-1", "--episode-max-steps", "1000"}, "serving ")
 	if err != nil {
 		return nil, err
 	}
