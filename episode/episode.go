@@ -251,6 +251,9 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	spent := 0
 	for _, c := range a.Calls {
 		ce := ep.call(ctx, c, labels, len(ep.calls)+len(st.Calls)+1)
+		if e.onCall != nil {
+			e.onCall(len(st.Calls) + 1)
+		}
 		if ctx.Err() != nil {
 			status := toolenv.StatusCanceled
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -7,3 +7,7 @@ func KeptRecordBytes(e *Env) int64 {
 	defer e.mu.Unlock()
 	return e.kept
 }
+
+// SetCallHook makes e tell f of each call a step makes, with its number
+// in the step (for tests that cut a step between its calls).
+func SetCallHook(e *Env, f func(n int)) { e.onCall = f }

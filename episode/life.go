@@ -47,6 +47,10 @@ type Env struct {
 	counts    Counts
 	stop      chan struct{}
 	stopOnce  sync.Once
+
+	// onCall, when set (by tests), is told of each call a step makes,
+	// with its number in the step.
+	onCall func(n int)
 }
 
 // Counts are what an Env has done since it started, for /metrics.

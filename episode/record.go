@@ -333,3 +333,35 @@ func shareGPT(r *Record) any {
 	tools, _ := json.Marshal(r.Tools)
 	return map[string]any{"conversations": conv, "system": r.Instructions, "tools": string(tools), "reward": r.Return, "episode_id": r.EpisodeID, "task_id": r.TaskID}
 }
+
+// Replay plays the actions of rec again, in a fresh episode of its task
+// with its reset options and seed, for principal, and returns the new
+// episode's record (the episode is closed). A record that is whole —
+// every step it shows happened, and nothing else did — replays to the
+// same observations and rewards, step for step.
+func (e *Env) Replay(ctx context.Context, principal string, rec *Record) (*Record, error) {
+	o := rec.Options
+	o.Collection, o.TaskID = rec.Collection, rec.TaskID
+	seed := rec.Seed
+	o.Seed = &seed
+	first, err := e.Reset(ctx, principal, &o)
+	if err != nil {
+		return nil, fmt.Errorf("replay of %s: reset: %w", clip(rec.EpisodeID), err)
+	}
+	id := first.Observation.EpisodeID
+	for i, st := range rec.Steps {
+		a := &Action{Type: st.Type, Answer: st.Answer}
+		for _, c := range st.Calls {
+			a.Calls = append(a.Calls, Call{ID: c.ID, Name: c.Name, Args: c.Arguments, Label: c.Label})
+		}
+		if _, err := e.Step(ctx, principal, id, a); err != nil {
+			_ = e.End(ctx, principal, id)
+			return nil, fmt.Errorf("replay of %s: step %d: %w", clip(rec.EpisodeID), i+1, err)
+		}
+	}
+	out, err := e.Record(ctx, principal, id)
+	if err != nil {
+		return nil, err
+	}
+	return out, e.End(ctx, principal, id)
+}

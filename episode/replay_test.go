@@ -3,6 +3,7 @@ package episode_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +15,13 @@ import (
 	"github.com/toolenv/toolenv/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, func() {
+		if limitsDir != "" {
+			os.RemoveAll(limitsDir)
+		}
+	})
+}
 
 // replica is one server's environment and episodes over a shared store.
 type replica struct {

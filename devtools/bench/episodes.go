@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -162,6 +163,7 @@ func episodesLevel(ctx context.Context, o *EpisodesOptions, coll *toolenv.Collec
 	for wave := 0; wave < waves; wave++ {
 		rss0, _ := procMemMiB(proc)
 		cpu0 := procCPU(proc)
+		fmt.Fprintf(o.logw(), "bench episodes: wave %d of %d: %d resets...\n", wave+1, waves, n)
 		eps, lat, err := resetWave(ctx, url, hc, coll, tasks, n, workers, wave)
 		if err != nil {
 			return nil, err
@@ -174,6 +176,7 @@ func episodesLevel(ctx context.Context, o *EpisodesOptions, coll *toolenv.Collec
 		resets = append(resets, lat...)
 		resetCPU += cpu1 - cpu0
 		t0 := time.Now()
+		fmt.Fprintf(o.logw(), "bench episodes: wave %d: %d episodes open, playing them...\n", wave+1, n)
 		lat, rewarded, err := stepWave(ctx, url, hc, coll, eps)
 		if err != nil {
 			return nil, err
@@ -199,15 +202,37 @@ func episodesLevel(ctx context.Context, o *EpisodesOptions, coll *toolenv.Collec
 	return lv, nil
 }
 
+func (o *EpisodesOptions) logw() io.Writer {
+	if o.Log == nil {
+		return io.Discard
+	}
+	return o.Log
+}
+
 // minEpisodes is how many episodes a level plays at least: a level of
 // fewer open episodes plays several waves of them, one after the other.
 const minEpisodes = 200
 
 // live is one open episode of the load generator.
 type live struct {
-	id   string
-	or   *episodetest.Oracle
-	done bool
+	id    string
+	or    *episodetest.Oracle
+	done  bool
+	steps int
+}
+
+// stepRetry takes a step with a request id, sending it again when the
+// connection failed under it (a keep-alive connection the server closed
+// as the request left): the server answers a resent request id with the
+// step's first answer, never taking it twice.
+func stepRetry(ctx context.Context, c *openenv.Client, id string, action map[string]any, rid string) (*openenv.StepResult, error) {
+	for try := 1; ; try++ {
+		r, err := c.StepHTTPWith(ctx, id, action, openenv.StepOptions{RequestID: rid})
+		var se *openenv.ServerError
+		if err == nil || errors.As(err, &se) || try == 3 || ctx.Err() != nil {
+			return r, err
+		}
+	}
 }
 
 // resetWave opens n episodes, the workers sharing them; eps[w] are
@@ -277,7 +302,8 @@ func stepWave(ctx context.Context, url string, hc *http.Client, coll *toolenv.Co
 						action = map[string]any{"type": "call_tool", "tool_name": g.Name, "arguments": g.Args, "label": g.Label}
 					}
 					t0 := time.Now()
-					r, err := c.StepHTTP(ctx, e.id, action)
+					e.steps++
+					r, err := stepRetry(ctx, c, e.id, action, fmt.Sprintf("%s-%d", e.id, e.steps))
 					if err != nil {
 						errs <- err
 						return
@@ -315,17 +341,32 @@ func stepWave(ctx context.Context, url string, hc *http.Client, coll *toolenv.Co
 	return all, n, nil
 }
 
-// closeWave closes the wave's episodes (not measured).
+// closeWave closes the wave's episodes (not measured), each worker its
+// own. They are done, so their slots are free already: a close of a done
+// episode is answered and changes nothing.
 func closeWave(ctx context.Context, url string, hc *http.Client, eps [][]*live) error {
-	c := openenv.NewClient(url, openenv.ClientOptions{HTTPClient: hc})
+	errs := make(chan error, len(eps))
+	var wg sync.WaitGroup
 	for _, list := range eps {
-		for _, e := range list {
-			if err := c.CloseHTTP(ctx, e.id); err != nil {
-				return fmt.Errorf("bench episodes: close: %w", err)
+		wg.Add(1)
+		go func(list []*live) {
+			defer wg.Done()
+			c := openenv.NewClient(url, openenv.ClientOptions{HTTPClient: hc})
+			for _, e := range list {
+				if err := c.CloseHTTP(ctx, e.id); err != nil {
+					errs <- fmt.Errorf("bench episodes: close: %w", err)
+					return
+				}
 			}
-		}
+		}(list)
 	}
-	return nil
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
 }
 
 func playOne(ctx context.Context, c *openenv.Client, coll *toolenv.Collection, task *toolenv.Task) (float64, error) {

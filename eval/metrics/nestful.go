@@ -126,6 +126,35 @@ func (r NestfulResult) MarshalJSON() ([]byte, error) {
 	}{plain(r), finite(r.PartialMatch), per})
 }
 
+// UnmarshalJSON reads what MarshalJSON writes (null for NaN), so that
+// a result survives a round trip through JSON (an RL episode's record in
+// the store).
+func (r *NestfulResult) UnmarshalJSON(b []byte) error {
+	type plain NestfulResult
+	var v struct {
+		plain
+		PartialMatch *float64   `json:"partial_match"`
+		PerSample    []*float64 `json:"per_sample"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = NestfulResult(v.plain)
+	r.PartialMatch = unfinite(v.PartialMatch)
+	r.PerSample = nil
+	for _, p := range v.PerSample {
+		r.PerSample = append(r.PerSample, unfinite(p))
+	}
+	return nil
+}
+
+func unfinite(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
 func finite(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil

@@ -13,12 +13,16 @@ reward, ready for fine-tuning; the returns are printed.
         --collection bird-slot --episodes 8 --out rollouts.jsonl
 
 A trainer runs many of these at once (one episode each at a time); the
-server caps open episodes at --max-episodes and answers 503 beyond it.
+server caps open episodes at --max-episodes (and each client's share of
+them at --max-episodes-per-client) and answers 503 beyond it. Each
+episode is closed once its trajectory is read, so that its slot is free
+at once; the worker prints its throughput at the end.
 """
 import argparse
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -48,13 +52,14 @@ def rollout(args, seed):
     if args.split:
         reset["split"] = args.split
     first = post(args.env + "/reset", reset, args.token)
-    obs, eid = first["observation"], first["metadata"]["episode_id"]
+    obs = first["observation"]
+    eid = obs["episode_id"]
     messages = [{"role": "system", "content": obs["instructions"]},
                 {"role": "user", "content": obs["query"]}]
-    ret, done = 0.0, False
+    ret, done, steps = 0.0, False, 0
     while not done:
         reply = post(args.model + "/chat/completions",
-                     {"model": args.model_name, "messages": messages, "tools": obs["tools"],
+                     {"model": args.model_name, "messages": messages, "tools": obs["openai_tools"],
                       "temperature": 0, "seed": seed}, args.model_token)
         msg = reply["choices"][0]["message"]
         messages.append({k: v for k, v in msg.items() if k in ("role", "content", "tool_calls")})
@@ -69,7 +74,8 @@ def rollout(args, seed):
                              "content": res["result"]["content"][0]["text"]})
         ret += step["reward"] or 0.0
         done = step["done"]
-    return eid, ret
+        steps += 1
+    return eid, ret, steps
 
 
 def main():
@@ -85,16 +91,23 @@ def main():
     args = p.parse_args()
     args.token = os.environ.get("TOOLENV_TOKEN", "")
     args.model_token = os.environ.get("OPENAI_API_KEY", "")
-    returns = []
+    returns, steps = [], 0
+    start = time.monotonic()
     for i in range(args.episodes):
-        eid, ret = rollout(args, args.seed + i)
+        eid, ret, n = rollout(args, args.seed + i)
         returns.append(ret)
+        steps += n
         if args.out:
             line = request(f"{args.env}/trajectory?episode_id={eid}&format=openai", None, args.token)
             with open(args.out, "a") as f:
                 f.write(line)
+        # Done episodes free their slot by themselves; closing says the
+        # worker is finished with it (and frees it at once if it was not).
+        post(args.env + "/close", {"episode_id": eid}, args.token)
         print(f"episode {i + 1}/{args.episodes} {eid}: return {ret:g}")
+    elapsed = max(time.monotonic() - start, 1e-9)
     print(f"mean return {sum(returns) / len(returns):g} over {len(returns)} episodes")
+    print(f"throughput: {len(returns) / elapsed:.2f} episodes/s, {steps / elapsed:.2f} steps/s ({steps} steps in {elapsed:.1f} s)")
 
 
 if __name__ == "__main__":

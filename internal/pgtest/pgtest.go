@@ -352,11 +352,14 @@ func DB(t testing.TB) string {
 
 // Main runs the package's tests and stops the shared server of DB. Call
 // it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	shared.mu.Lock()
 	shared.inMain = true
 	shared.mu.Unlock()
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	shared.mu.Lock()
 	if shared.srv != nil {
 		shared.srv.Close()
