@@ -44,6 +44,7 @@ type Env struct {
 	tombs     map[string]tomb
 	tombOrder []string // ids of tombs, oldest first
 	kept      int64    // bytes of the records tombs hold
+	keptFrom  int      // tombOrder before it holds no record
 	counts    Counts
 	stop      chan struct{}
 	stopOnce  sync.Once
@@ -227,12 +228,12 @@ func (e *Env) bury(id string, t tomb) {
 	}
 	e.tombs[id] = t
 	e.tombOrder = append(e.tombOrder, id)
-	for i := 0; e.kept > e.opts.RecordBytes && i < len(e.tombOrder); i++ {
-		old, ok := e.tombs[e.tombOrder[i]]
+	for ; e.kept > e.opts.RecordBytes && e.keptFrom < len(e.tombOrder); e.keptFrom++ {
+		old, ok := e.tombs[e.tombOrder[e.keptFrom]]
 		if ok && old.ep != nil {
 			e.kept -= old.ep.bytes
 			old.ep = nil
-			e.tombs[e.tombOrder[i]] = old
+			e.tombs[e.tombOrder[e.keptFrom]] = old
 		}
 	}
 	if len(e.tombOrder) > maxTombs {
@@ -240,6 +241,7 @@ func (e *Env) bury(id string, t tomb) {
 			e.forget(e.tombOrder[0], old)
 		}
 		e.tombOrder = e.tombOrder[1:]
+		e.keptFrom = max(e.keptFrom-1, 0)
 	}
 }
 
@@ -264,6 +266,7 @@ func (e *Env) pruneOrder() {
 	}
 	clear(e.tombOrder[len(kept):])
 	e.tombOrder = kept
+	e.keptFrom = 0 // the indices moved; bury walks past the dropped again
 }
 
 // Open returns how many episodes this process holds open.

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +338,130 @@ func TestInfraFailureMarks(t *testing.T) {
 	res = r.Observation.Result
 	if res.Status == toolenv.StatusOK || !res.Injected || res.InfraFailure != "" || r.Info.InfraFailure != "" || r.Info.InfraFailures != 0 {
 		t.Fatalf("an injected fault: result %+v, info %+v", res, r.Info)
+	}
+}
+
+// TestMetricsCountEpisodes: /metrics counts the open episodes, those
+// ended (by how) and the resets refused (by why).
+func TestMetricsCountEpisodes(t *testing.T) {
+	ctx := context.Background()
+	env, err := environment.Open(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	eps, err := episode.New(ctx, env, episode.Options{Max: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eps.Close()
+	var ids []string
+	for i := 0; i < 3; i++ {
+		r, err := eps.Reset(ctx, fmt.Sprint("client-", i), &episode.ResetOptions{TaskID: "demo-3"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Observation.EpisodeID)
+	}
+	if _, err := eps.Reset(ctx, "client-9", &episode.ResetOptions{TaskID: "demo-3"}); !errors.Is(err, episode.ErrFull) {
+		t.Fatal(err)
+	}
+	if _, err := eps.Step(ctx, "client-0", ids[0], &episode.Action{Type: episode.ActionFinalAnswer, Answer: &episode.Answer{Text: "?"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := eps.End(ctx, "client-1", ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(env.Metrics.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		"toolenv_episodes_open 1",
+		`toolenv_episodes_finished_total{how="done"} 1`,
+		`toolenv_episodes_finished_total{how="closed"} 1`,
+		`toolenv_episodes_finished_total{how="expired"} 0`,
+		`toolenv_episodes_refused_total{reason="full"} 1`,
+		`toolenv_episodes_refused_total{reason="client_share"} 0`,
+	} {
+		if !strings.Contains(string(body), want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestExportFromAnyStore: episodes a server kept in memory are written to
+// its store when they end, so that an export from that store (without
+// --sessions store) has them; an export given only some collections skips
+// the episodes of the others and says so.
+func TestExportFromAnyStore(t *testing.T) {
+	ctx := context.Background()
+	f := corpus(t)
+	store := filepath.Join(t.TempDir(), "store.db")
+	env, err := environment.Open(ctx, &environment.Config{Collections: []string{f["slot"], f["sel"]}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := episode.New(ctx, env, episode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eps.Persistent() {
+		t.Fatal("the default server keeps its episodes in the store: the test needs them in memory")
+	}
+	played := map[string]int{}
+	for _, name := range []string{"bird-slot", "bird-sel"} {
+		for _, task := range env.Tasks[name][:3] {
+			r, err := eps.Reset(ctx, "p", &episode.ResetOptions{Collection: name, TaskID: task.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eps.Step(ctx, "p", r.Observation.EpisodeID, &episode.Action{Type: episode.ActionCallTool, Calls: []episode.Call{gold(task.Gold[0])}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := eps.Step(ctx, "p", r.Observation.EpisodeID, &episode.Action{Type: episode.ActionFinalAnswer}); err != nil {
+				t.Fatal(err)
+			}
+			played[name]++
+		}
+	}
+	open, err := eps.Reset(ctx, "p", &episode.ResetOptions{Collection: "bird-slot"}) // open: not exported
+	if err != nil || open == nil {
+		t.Fatal(err)
+	}
+	eps.Close()
+	env.Close()
+
+	only, err := environment.Open(ctx, &environment.Config{Collections: []string{f["slot"]}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer only.Close()
+	exp, err := episode.New(ctx, only, episode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exp.Close()
+	var out strings.Builder
+	rep, err := exp.Export(ctx, &out, episode.ExportJSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Written != played["bird-slot"] || rep.Skipped["bird-sel"] != played["bird-sel"] || len(rep.Skipped) != 1 {
+		t.Fatalf("export: %+v, want %d written and %d of bird-sel skipped", rep, played["bird-slot"], played["bird-sel"])
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, l := range lines {
+		var rec episode.Record
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Collection != "bird-slot" || !rec.Done || len(rec.Steps) != 2 {
+			t.Fatalf("exported %q: %v", l, err)
+		}
+	}
+	if !strings.Contains(episode.SkippedNote(rep), "bird-sel: 3") {
+		t.Fatalf("the note %q", episode.SkippedNote(rep))
 	}
 }
