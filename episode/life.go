@@ -52,6 +52,12 @@ type Env struct {
 	// onCall, when set (by tests), is told of each call a step makes,
 	// with its number in the step.
 	onCall func(n int)
+
+	// The writer of ended episodes to the store (archive.go).
+	archMu      sync.Mutex
+	archQ       chan archiving
+	archDone    chan struct{}
+	archPending map[string]*Episode
 }
 
 // Counts are what an Env has done since it started, for /metrics.
@@ -99,6 +105,10 @@ func New(ctx context.Context, env *environment.Environment, opts Options) (*Env,
 	}
 	if opts.Persist != "memory" && env.Sessions != nil {
 		e.log = e.archive
+	}
+	if e.log == nil && e.archive != nil {
+		e.archQ, e.archDone, e.archPending = make(chan archiving, 1024), make(chan struct{}), map[string]*Episode{}
+		go e.archiver(e.archQ, e.archDone)
 	}
 	for name, ts := range env.Tasks {
 		list := make([]*toolenv.Task, 0, len(ts))
@@ -150,10 +160,14 @@ func (e *Env) Counts() Counts {
 	return c
 }
 
-// Close stops the idle sweeper. Open episodes stay in the store (when
+// Close stops the idle sweeper and writes the ended episodes still
+// queued for the store. Open episodes stay in the store (when
 // persistent); their in-memory copies are dropped.
 func (e *Env) Close() error {
-	e.stopOnce.Do(func() { close(e.stop) })
+	e.stopOnce.Do(func() {
+		close(e.stop)
+		e.closeArchive()
+	})
 	return nil
 }
 
@@ -489,6 +503,9 @@ func (e *Env) view(ctx context.Context, principal, id string) (*Episode, error) 
 	tb, dead := e.tombs[id]
 	e.mu.Unlock()
 	digest := epstore.Principal(principal)
+	if ep == nil && dead && tb.ep == nil {
+		tb.ep = e.pendingArchive(id) // not kept, not written yet
+	}
 	if ep == nil && dead && tb.ep != nil {
 		if tb.ep.principal != digest {
 			return nil, unknownErr(id)
@@ -647,25 +664,7 @@ func (e *Env) ended(ctx context.Context, ep *Episode, state string, now time.Tim
 	if e.archive == nil {
 		return
 	}
-	ep.mu.Lock()
-	raw, err := json.Marshal(ep.spec)
-	var steps []epstore.Step
-	for i := range ep.history {
-		if err != nil {
-			break
-		}
-		var data []byte
-		data, err = json.Marshal(&ep.history[i])
-		steps = append(steps, epstore.Step{Seq: int64(i + 1), Data: data})
-	}
-	created := ep.created
-	ep.mu.Unlock()
-	if err == nil {
-		err = e.archive.Archive(ctx, ep.id, ep.principal, state, raw, steps, created, now)
-	}
-	if err != nil {
-		e.opts.Logger.Warn("ended episode not written to the store", "episode", ep.id, "err", err)
-	}
+	e.queueArchive(ep, state, now)
 }
 
 // Step acts in principal's episode id. Bad input (an action of the wrong

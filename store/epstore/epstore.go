@@ -193,25 +193,36 @@ func writeAll(ctx context.Context, tx *sql.Tx, with []TxWriter) error {
 	return nil
 }
 
-// Archive records an episode that lived in one process's memory and has
-// ended (state), with all its steps, in one transaction, so that it can
+// Ended is an episode that lived in one process's memory and has ended,
+// for Archive.
+type Ended struct {
+	ID, Digest, State string // Digest: Principal of the episode's principal
+	Spec              []byte
+	Steps             []Step
+	Created, Ended    time.Time
+}
+
+// Archive records episodes that lived in one process's memory and have
+// ended, each with all its steps, in one transaction, so that they can
 // be exported later (toolenv episodes export). An episode already
 // recorded is left as it is.
-func (l *Log) Archive(ctx context.Context, id, digest, state string, spec []byte, steps []Step, created, ended time.Time) error {
+func (l *Log) Archive(ctx context.Context, eps ...Ended) error {
 	ctx, cancel := l.op(ctx)
 	defer cancel()
 	return l.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, l.q(`INSERT INTO episodes (id, principal, state, spec, created, last_used, ended, steps) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
-			[]byte(id), digest, state, spec, created.UnixMilli(), ended.UnixMilli(), ended.UnixMilli(), int64(len(steps)))
-		if err != nil {
-			return l.fail(err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		for _, s := range steps {
-			if _, err := tx.ExecContext(ctx, l.q(`INSERT INTO episode_steps (episode, seq, data) VALUES (?, ?, ?)`), []byte(id), s.Seq, s.Data); err != nil {
+		for _, e := range eps {
+			res, err := tx.ExecContext(ctx, l.q(`INSERT INTO episodes (id, principal, state, spec, created, last_used, ended, steps) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`),
+				[]byte(e.ID), e.Digest, e.State, e.Spec, e.Created.UnixMilli(), e.Ended.UnixMilli(), e.Ended.UnixMilli(), int64(len(e.Steps)))
+			if err != nil {
 				return l.fail(err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			for _, s := range e.Steps {
+				if _, err := tx.ExecContext(ctx, l.q(`INSERT INTO episode_steps (episode, seq, data) VALUES (?, ?, ?)`), []byte(e.ID), s.Seq, s.Data); err != nil {
+					return l.fail(err)
+				}
 			}
 		}
 		return nil
