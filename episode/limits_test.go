@@ -465,3 +465,108 @@ func TestExportFromAnyStore(t *testing.T) {
 		t.Fatalf("the note %q", episode.SkippedNote(rep))
 	}
 }
+
+// TestRescore: the episodes of a store rewarded anew under another
+// definition — costs, penalties and a success measure read from what the
+// records hold — written as new records; a task whose success reads its
+// world's end state is marked, not recomputed.
+func TestRescore(t *testing.T) {
+	ctx := context.Background()
+	f := corpus(t)
+	store := filepath.Join(t.TempDir(), "store.db")
+	env, err := environment.Open(ctx, &environment.Config{Collections: []string{f["slot"]}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	tasks := env.Tasks["bird-slot"]
+	stateful := tasks[1]
+	stateful.Checks = []toolenv.StateCheck{{Name: "a row was written", SQL: "SELECT 1", Rows: json.RawMessage(`[[1]]`)}}
+	eps, err := episode.New(ctx, env, episode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{} // by episode: the rewards under the new definition
+	for _, task := range tasks[:4] {
+		r, err := eps.Reset(ctx, "p", &episode.ResetOptions{Collection: "bird-slot", TaskID: task.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := r.Observation.EpisodeID
+		bad := gold(task.Gold[0])
+		bad.Args = map[string]any{"no_such_argument": 1}
+		var rs []float64
+		s, err := eps.Step(ctx, "p", id, &episode.Action{Type: episode.ActionCallTool, Calls: []episode.Call{bad}})
+		if err != nil || s.Observation.Result.Status != toolenv.StatusInvalidArguments {
+			t.Fatalf("a call with a wrong argument: %v %v", s, err)
+		}
+		rs = append(rs, -0.25-0.5)
+		for _, g := range task.Gold {
+			if _, err := eps.Step(ctx, "p", id, &episode.Action{Type: episode.ActionCallTool, Calls: []episode.Call{gold(g)}}); err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, -0.25)
+		}
+		last, err := eps.Step(ctx, "p", id, &episode.Action{Type: episode.ActionFinalAnswer})
+		if err != nil || *last.Reward != 1 {
+			t.Fatalf("the oracle's final answer: %v %v", last, err)
+		}
+		rs = append(rs, -0.25+last.Observation.Outcome.Positional.Intent.F1)
+		want[id] = rs
+	}
+	eps.Close()
+
+	again, err := episode.New(ctx, env, episode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	def, err := episode.ParseReward([]byte(`{"success": "intent_f1", "step_cost": 0.25, "penalty": {"invalid_arguments": 0.5}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep, err := again.Rescore(ctx, &out, def, episode.ExportJSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Written != 4 || rep.NeedsState != 0 {
+		t.Fatalf("rescore: %+v", rep)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec episode.Record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		w := want[rec.RescoredFrom]
+		if w == nil || rec.SuccessKind != episode.IntentF1 || rec.Reward.StepCost != 0.25 || rec.EpisodeID == rec.RescoredFrom {
+			t.Fatalf("a rescored record: %s", line)
+		}
+		if !equalFloats(rewards(&rec), w) {
+			t.Fatalf("%s: rewards %v, want %v", rec.TaskID, rewards(&rec), w)
+		}
+	}
+	// completion reads the end state of a stateful task's world.
+	out.Reset()
+	rep, err = again.Rescore(ctx, &out, episode.Reward{Success: episode.Completion}, episode.ExportJSONL)
+	if err != nil || rep.Written != 4 || rep.NeedsState != 1 {
+		t.Fatalf("rescore with completion: %+v %v", rep, err)
+	}
+	marked := 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec episode.Record
+		_ = json.Unmarshal([]byte(line), &rec)
+		if rec.Outcome.NeedsState != "" {
+			marked++
+			if rec.TaskID != stateful.ID {
+				t.Fatalf("task %s marked needs_state", rec.TaskID)
+			}
+		}
+	}
+	if marked != 1 {
+		t.Fatalf("%d records marked needs_state, want 1", marked)
+	}
+	if _, err := episode.ParseReward([]byte(`{"sucess": "intent_f1"}`)); err == nil {
+		t.Fatal("a misspelt reward key was accepted")
+	}
+}
