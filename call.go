@@ -105,6 +105,36 @@ type Result struct {
 // failures, so that a trainer can mask the rewards it touches.
 const MetaInfraFailure = "infra_failure"
 
+// infraStatuses are the statuses that are the environment's failure
+// unless a fault was injected: nothing the caller wrote makes them.
+var infraStatuses = map[Status]bool{
+	StatusUnavailable: true, StatusTimeout: true, StatusUpstreamError: true,
+	StatusInternal: true, StatusCanceled: true, StatusRateLimited: true,
+}
+
+// InfraFailure classifies a failed result: the reason when the
+// environment failed the call rather than the caller (Meta's
+// MetaInfraFailure as a backend set it, else the status when no input
+// makes it: unavailable, timeout, upstream_error, internal, canceled,
+// rate_limited), and injected when a fault injected on purpose failed it
+// (Faults: that one is the caller's to handle). A success, or a failure
+// of the caller's input, is neither.
+func InfraFailure(r *Result) (reason string, injected bool) {
+	if r == nil || r.OK() {
+		return "", false
+	}
+	if len(r.Faults) > 0 {
+		return "", true
+	}
+	if why := r.Meta[MetaInfraFailure]; why != "" {
+		return why, false
+	}
+	if infraStatuses[r.Status] {
+		return string(r.Status), false
+	}
+	return "", false
+}
+
 // OK reports whether the result is a success.
 func (r *Result) OK() bool { return r != nil && r.Status == StatusOK }
 

@@ -59,6 +59,13 @@ type Outcome struct {
 	Malformed  int    `json:"malformed,omitempty"`
 	// Results are the calls' results in order, for answer checking.
 	Results []Result `json:"results,omitempty"`
+	// InfraFailures counts the calls the environment failed rather than
+	// the agent (toolenv.InfraFailure: an upstream or model endpoint
+	// down, a timeout of toolenv's own; not an injected fault), and
+	// InfraFailure is the first one's reason: the episode's failure may
+	// not be the agent's.
+	InfraFailures int    `json:"infra_failures,omitempty"`
+	InfraFailure  string `json:"infra_failure,omitempty"`
 	// Loops is the number of think-act-observe iterations (react) or
 	// model calls (cot, dfsdt). OutOfBudget says the budget ran out.
 	Loops       int  `json:"loops,omitempty"`
@@ -134,6 +141,12 @@ func (o *Outcome) call(ctx context.Context, ep *Episode, c Call) *toolenv.Result
 	}
 	o.Trajectory.Counts.ToolCalls++
 	o.Results = append(o.Results, Result{Name: c.Name, Label: c.Label, Status: res.Status, Body: res.Body, Error: res.Error})
+	if why, _ := toolenv.InfraFailure(res); why != "" && !o.Canceled {
+		o.InfraFailures++
+		if o.InfraFailure == "" {
+			o.InfraFailure = why
+		}
+	}
 	return res
 }
 

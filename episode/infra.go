@@ -27,33 +27,11 @@ import (
 // A backend marks a failure as the environment's by setting the result's
 // Meta[toolenv.MetaInfraFailure] to the reason (an MCP source whose
 // server crashed: "mcp_server_crashed"); without it, the status decides
-// (infraStatuses).
+// (toolenv.InfraFailure).
 
-// infraStatuses are the statuses that are the environment's failure
-// unless a fault was injected: nothing the agent wrote makes them.
-var infraStatuses = map[toolenv.Status]bool{
-	toolenv.StatusUnavailable:   true,
-	toolenv.StatusTimeout:       true,
-	toolenv.StatusUpstreamError: true,
-	toolenv.StatusInternal:      true,
-	toolenv.StatusCanceled:      true,
-	toolenv.StatusRateLimited:   true,
-}
-
-// infraOf classifies a call's result: the reason when the environment
-// failed it, and whether a fault injected on purpose did.
+// infraOf classifies a call's result (toolenv.InfraFailure): the
+// reason when the environment failed it, and whether a fault injected
+// on purpose did.
 func infraOf(res *toolenv.Result) (reason string, injected bool) {
-	if res == nil || res.OK() {
-		return "", false
-	}
-	if len(res.Faults) > 0 {
-		return "", true
-	}
-	if r := res.Meta[toolenv.MetaInfraFailure]; r != "" {
-		return r, false
-	}
-	if infraStatuses[res.Status] {
-		return string(res.Status), false
-	}
-	return "", false
+	return toolenv.InfraFailure(res)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
@@ -286,7 +287,8 @@ func TestInfraFailureMarks(t *testing.T) {
 	down := httptest.NewServer(nil)
 	url := down.URL + "/v1"
 	down.Close() // nothing listens there any more
-	env, err := environment.Open(ctx, &environment.Config{Simulator: environment.SimulatorConfig{URL: url, Model: "m", OnFailure: "error"}})
+	env, err := environment.Open(ctx, &environment.Config{Simulator: environment.SimulatorConfig{URL: url, Model: "m", OnFailure: "error", Budget: 200 * time.Millisecond},
+		Breakers: environment.BreakerConfig{Failures: 1}}) // fail fast after the first
 	if err != nil {
 		t.Fatal(err)
 	}

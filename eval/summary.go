@@ -94,6 +94,13 @@ type Group struct {
 	Episodes    int `json:"episodes"`
 	Errors      int `json:"errors"`
 	JudgeFailed int `json:"judge_failed,omitempty"`
+	// InfraFailed counts the episodes that ran to their end with a tool
+	// call the environment failed (agent.Outcome.InfraFailures: an
+	// upstream or model endpoint down, a timeout of toolenv's own; an
+	// injected fault is the agent's), apart from the agent's failures:
+	// InfraFailedFailed are those among them that count as failed.
+	InfraFailed       int `json:"infra_failed,omitempty"`
+	InfraFailedFailed int `json:"infra_failed_failed,omitempty"`
 	// AnswerEpisodes counts the episodes whose task has a gold answer
 	// (Completion's denominator, summed over runs); GoldEpisodes those
 	// whose task has a gold call sequence (the sequence metrics').
@@ -198,6 +205,11 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 			g.Errors++
 		} else if e.Errored() != "" {
 			g.JudgeFailed++
+		} else if e.Outcome.InfraFailures > 0 {
+			g.InfraFailed++
+			if e.Failed() {
+				g.InfraFailedFailed++
+			}
 		}
 		if e.Score.HasAnswer {
 			g.AnswerEpisodes++

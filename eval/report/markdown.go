@@ -32,15 +32,27 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 	for _, m := range over {
 		t.Head = append(t.Head, m.title)
 	}
-	t.Head = append(t.Head, "Finished", "Errors", "LLM calls/ep", "Tokens/ep", "Tool calls/ep")
+	t.Head = append(t.Head, "Finished", "Errors")
+	infra := false
+	for i := range gs {
+		infra = infra || gs[i].InfraFailed > 0
+	}
+	if infra {
+		t.Head = append(t.Head, "Infra failed (failed)")
+		t.Note += " Infra failed counts the episodes with a tool call the environment failed (an upstream or model endpoint down, a timeout of toolenv's own; not an injected fault), and in brackets those of them that count as failed: those failures may not be the agent's."
+	}
+	t.Head = append(t.Head, "LLM calls/ep", "Tokens/ep", "Tool calls/ep")
 	for i := range gs {
 		g := &gs[i]
 		r := []string{g.Split, g.Agent, g.Model, fmt.Sprint(g.Tasks), fmt.Sprint(g.Runs), fmt.Sprint(g.Episodes)}
 		for _, m := range over {
 			r = append(r, m.cell(g))
 		}
-		r = append(r, fmt.Sprint(g.FinishedEpisodes), fmt.Sprint(g.Errors),
-			fmt.Sprintf("%.1f", g.Cost.LLMCalls), fmt.Sprintf("%.0f", g.Cost.PromptTokens+g.Cost.CompletionTokens), fmt.Sprintf("%.1f", g.Cost.ToolCalls))
+		r = append(r, fmt.Sprint(g.FinishedEpisodes), fmt.Sprint(g.Errors))
+		if infra {
+			r = append(r, fmt.Sprintf("%d (%d)", g.InfraFailed, g.InfraFailedFailed))
+		}
+		r = append(r, fmt.Sprintf("%.1f", g.Cost.LLMCalls), fmt.Sprintf("%.0f", g.Cost.PromptTokens+g.Cost.CompletionTokens), fmt.Sprintf("%.1f", g.Cost.ToolCalls))
 		t.Rows = append(t.Rows, r)
 	}
 	out = append(out, t)
