@@ -9,10 +9,12 @@ import (
 )
 
 // An episode kept in this process's memory is written to the store when
-// it ends (so that toolenv episodes export has it after the fact), by a
-// writer of its own: the ended episodes queue up and are written a batch
-// per transaction, off the final step's path. Until written, an episode
-// is read from the queue (view). Close writes what is queued.
+// it ends (so that toolenv episodes export has it after the fact): at
+// once when nothing else is being written, else by a writer of its own,
+// to which the ended episodes queue up to be written a batch per
+// transaction, off the final steps' path (under load, one transaction
+// for many). Until written, a queued episode is read from the queue
+// (view). Close writes what is queued.
 
 // archiveBatch is the most episodes one transaction writes.
 const archiveBatch = 256
@@ -42,9 +44,16 @@ func (e *Env) queueArchive(ep *Episode, state string, now time.Time) {
 		return
 	}
 	e.archMu.Lock()
-	if e.archQ == nil {
+	if e.archQ == nil || (!e.archBusy && len(e.archQ) == 0) {
+		// Closed, or nothing being written: write it now, so that an
+		// idle server's ended episode is in the store when its last
+		// step is answered.
+		e.archBusy = e.archQ != nil
 		e.archMu.Unlock()
-		e.writeArchive([]archiving{{ep, rec}}) // closed: write it now
+		e.writeArchive([]archiving{{ep, rec}})
+		e.archMu.Lock()
+		e.archBusy = false
+		e.archMu.Unlock()
 		return
 	}
 	e.archPending[ep.id] = ep
@@ -70,7 +79,13 @@ func (e *Env) archiver(q <-chan archiving, done chan<- struct{}) {
 				break more
 			}
 		}
+		e.archMu.Lock()
+		e.archBusy = true
+		e.archMu.Unlock()
 		e.writeArchive(batch)
+		e.archMu.Lock()
+		e.archBusy = false
+		e.archMu.Unlock()
 	}
 }
 

@@ -168,6 +168,9 @@ func (ep *Episode) apply(st *stepEntry) {
 	if st.Infra != "" {
 		ep.infraSteps++
 	}
+	if a := st.Answer; a != nil {
+		ep.bytes += int64(len(a.Text) + len(a.Value) + 16*len(a.Labels))
+	}
 	ep.ret += st.Reward
 	if st.Done {
 		ep.done, ep.truncated, ep.outcome, ep.answer = true, st.Truncated, st.Outcome, st.Answer

@@ -55,6 +55,7 @@ type Env struct {
 
 	// The writer of ended episodes to the store (archive.go).
 	archMu      sync.Mutex
+	archBusy    bool // a write is in progress
 	archQ       chan archiving
 	archDone    chan struct{}
 	archPending map[string]*Episode
