@@ -324,7 +324,14 @@ func (h *handler) call(ctx context.Context, principal, id, name string, rawArgs 
 	if err != nil {
 		return errorResult(err)
 	}
-	meta := mcp.Meta{"toolenv/episode": map[string]any{"step": sr.Info.Step, "reward": sr.Reward, "return": sr.Info.Return, "done": sr.Done, "truncated": sr.Truncated}}
+	em := map[string]any{"step": sr.Info.Step, "reward": sr.Reward, "return": sr.Info.Return, "done": sr.Done, "truncated": sr.Truncated}
+	if sr.Info.InfraFailure != "" { // the environment failed the call (docs/episodes.md)
+		em["infra_failure"] = sr.Info.InfraFailure
+	}
+	if sr.Info.InfraFailures > 0 {
+		em["infra_failures"] = sr.Info.InfraFailures
+	}
+	meta := mcp.Meta{"toolenv/episode": em}
 	if a.Type == episode.ActionFinalAnswer || (sr.Done && len(sr.Results) == 0) {
 		out := map[string]any{"episode_id": id, "reward": sr.Reward, "return": sr.Info.Return, "done": sr.Done, "truncated": sr.Truncated,
 			"success_kind": sr.Info.SuccessKind, "outcome": sr.Observation.Outcome, "steps": sr.Info.Step}
