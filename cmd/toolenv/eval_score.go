@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/eval/score"
@@ -73,19 +70,7 @@ for the same file.`,
 					return err
 				}
 			}
-			return emitScore(e, out, score.NestfulMarkdown(rep), rep, func() {
-				for _, s := range rep.Sets {
-					if s.Result == nil {
-						fmt.Fprintf(e.stdout, "%s: no score: %s\n", s.Name, s.Error)
-						continue
-					}
-					r := s.Result
-					fmt.Fprintf(e.stdout, "%s: %d samples, intent F1 %.3f, slot F1 %.3f, partial %.3f, full %.3f\n", s.Name, s.Samples, r.Intent.F1, r.Slot.F1, r.PartialMatch, r.FullMatch)
-				}
-				if a := rep.Agreement; a != nil {
-					fmt.Fprintf(e.stdout, "equal to NESTful's own output to 1e-9: %d of %d samples, %d of %d sets\n", a.Samples.N, a.Samples.Total, a.Sets.N, a.Sets.Total)
-				}
-			})
+			return score.Emit(e.stdout, out, score.NestfulMarkdown(rep), rep, rep.Overview())
 		},
 	}
 	f := cmd.Flags()
@@ -101,7 +86,7 @@ for the same file.`,
 }
 
 func newEvalScoreBFCLCmd(e *env) *cobra.Command {
-	var in, out, functions, answers string
+	var in, out, functions, answers, model, format string
 	var underscore bool
 	cmd := &cobra.Command{
 		Use:   "bfcl --in FILE [--out DIR]",
@@ -128,20 +113,15 @@ Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
 			if in == "" {
 				return usagef("--in FILE is required: the model outputs to check")
 			}
-			cases, err := score.ReadBFCL(in, functions, answers)
+			read := score.BFCLReadOptions{Functions: functions, Answers: answers, Model: model, Format: format}
+			if cmd.Flags().Changed("underscore-names") {
+				read.Underscore = &underscore
+			}
+			rep, err := score.ScoreBFCLFile(cmd.Context(), in, read, metrics.BFCLOptions{UnderscoreNames: underscore}, e.stderr)
 			if err != nil {
 				return err
 			}
-			rep, err := score.ScoreBFCL(cmd.Context(), in, cases, metrics.BFCLOptions{UnderscoreNames: underscore}, e.stderr)
-			if err != nil {
-				return err
-			}
-			return emitScore(e, out, score.BFCLMarkdown(rep), rep, func() {
-				fmt.Fprintf(e.stdout, "%d cases: AST accuracy %.4f, ordered %.4f\n", rep.Cases, rep.AST.Accuracy, rep.Ordered.Accuracy)
-				if a, o := rep.AST.Agreement, rep.Ordered.Agreement; a != nil && o != nil {
-					fmt.Fprintf(e.stdout, "verdicts equal to the file's: AST %d of %d, ordered %d of %d\n", a.Equal, a.Total, o.Equal, o.Total)
-				}
-			})
+			return score.Emit(e.stdout, out, score.BFCLMarkdown(rep), rep, rep.Overview())
 		},
 	}
 	f := cmd.Flags()
@@ -149,21 +129,8 @@ Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
 	f.StringVar(&out, "out", "", "folder for score.md and score.json (default: the Markdown report on standard output)")
 	f.StringVar(&functions, "functions", "", `BFCL's question file ({"id", "function"} per line), joined by id`)
 	f.StringVar(&answers, "answers", "", `BFCL's possible_answer file ({"id", "ground_truth"} per line), joined by id`)
-	f.BoolVar(&underscore, "underscore-names", false, "expect '.' in function names written '_' (BFCL's handling of OpenAI, Mistral and Google function-calling models)")
+	f.BoolVar(&underscore, "underscore-names", false, "expect '.' in function names written '_' (BFCL's handling of OpenAI, Mistral and Google function-calling models; default for raw results: from the model's name)")
+	f.StringVar(&model, "model", "", "the model's name as BFCL writes it, for raw result files (default: the result file's folder, as in BFCL's result/<model>/)")
+	f.StringVar(&format, "format", "", "how raw results are decoded: python (prompting models) or fc (function-calling models; default: from the model's name, -FC)")
 	return cmd
-}
-
-// emitScore writes the reports to dir (and prints overview) or the
-// Markdown to standard output.
-func emitScore(e *env, dir, markdown string, report any, overview func()) error {
-	if dir == "" {
-		fmt.Fprint(e.stdout, markdown)
-		return nil
-	}
-	if err := score.Write(dir, markdown, report); err != nil {
-		return err
-	}
-	overview()
-	fmt.Fprintf(e.stdout, "\nreports: %s, %s\n", filepath.Join(dir, "score.md"), filepath.Join(dir, "score.json"))
-	return nil
 }

@@ -254,17 +254,19 @@ func TestEvalScoreBadInput(t *testing.T) {
 		{"nestful", "h.jsonl", "[1, 2]", 2, []string{"h.jsonl: record 1", "must be an object, not a number"}},
 		{"bfcl", "i.jsonl", "{\"id\": \"simple_1\", \"tools\": [], \"gold\": []}\n", 2, []string{"i.jsonl: line 1 (simple_1)", `no "model_output"`}},
 		{"bfcl", "j.jsonl", "{\"id\": \"simple_1\", \"model_output\": null}\n", 2, []string{"j.jsonl: line 1 (simple_1)", `no "gold" and no "ground_truth"`}},
-		{"bfcl", "k.jsonl", "{\"id\": \"multiple_1\", \"tools\": [{\"name\": \"f\", \"properties\": [\"x\"]}], \"gold\": [{\"name\": \"g\", \"arguments\": {}}], \"model_output\": [{\"g\": {}}]}\n", 2, []string{"k.jsonl: case multiple_1", `no function description for "g"`}},
+		// A case BFCL's checker cannot check is reported, not fatal: the
+		// others are scored (here, a second one that is).
+		{"bfcl", "k.jsonl", "{\"id\": \"multiple_1\", \"tools\": [{\"name\": \"f\", \"properties\": [\"x\"]}], \"gold\": [{\"name\": \"g\", \"arguments\": {}}], \"model_output\": [{\"g\": {}}]}\n{\"id\": \"simple_2\", \"tools\": [{\"name\": \"f\", \"properties\": [\"x\"]}], \"gold\": [{\"name\": \"f\", \"arguments\": {\"x\": 1}}], \"model_output\": [{\"f\": {\"x\": 1}}]}\n", 0, []string{"## Not scored", `multiple_1 (ast): bfcl: no function description for "g"`, "| AST (leaderboard: any order for parallel categories) | 1 | 1 of 2 | 1.0000 |"}},
 		{"bfcl", "l.jsonl", "{\"id\": \"x\", \"tools\": 3, \"gold\": [], \"model_output\": []}\n", 2, []string{"l.jsonl: line 1 (x)", "tools:"}},
 	}
 	for _, tt := range tests {
 		p := write(tt.file, tt.text)
-		code, _, stderr := run(t, context.Background(), "eval", "score", tt.metric, "--in", p)
+		code, stdout, stderr := run(t, context.Background(), "eval", "score", tt.metric, "--in", p)
 		if code != tt.code {
 			t.Errorf("%s: exit %d, want %d: %s", tt.file, code, tt.code, stderr)
 		}
 		for _, w := range tt.want {
-			if !strings.Contains(stderr, w) {
+			if !strings.Contains(stderr+stdout, w) {
 				t.Errorf("%s: %q not in %q", tt.file, w, stderr)
 			}
 		}
