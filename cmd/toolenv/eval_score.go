@@ -22,7 +22,7 @@ standard output.`,
 }
 
 func newEvalScoreNestfulCmd(e *env) *cobra.Command {
-	var in, out, reference string
+	var in, out, reference, parser, modelName string
 	var opt metrics.NestfulOptions
 	var corrected bool
 	cmd := &cobra.Command{
@@ -54,6 +54,10 @@ for the same file.`,
 			if in == "" {
 				return usagef("--in FILE is required: the predictions and gold to score")
 			}
+			var err error
+			if opt.Parser, err = metrics.ResolveNestfulParser(parser, modelName); err != nil {
+				return usagef("%v", err)
+			}
 			if corrected {
 				opt.UnorderedObjects, opt.SingleLabelAsMultiLabel, opt.ScalarPredictionAsParseError = true, true, true
 			}
@@ -82,6 +86,8 @@ for the same file.`,
 	f.BoolVar(&opt.SingleLabelAsMultiLabel, "single-label-as-multi-label", false, "correction: score a set with one gold label as multi-label, not as scikit-learn's binary target")
 	f.BoolVar(&opt.ScalarPredictionAsParseError, "scalar-prediction-as-parse-error", false, "correction: a prediction that is a JSON number, boolean or null is a parse error instead of stopping the scorer")
 	f.BoolVar(&corrected, "corrected", false, "all three corrections")
+	f.StringVar(&parser, "parser", "", "the reference's output parser that reads the predictions: granite (parse_granite_3_1_output), llama (parse_llama_3_output), hammer (parse_Hammer2_0_7b), agent (xLAM's parse_xLAM_1b_fc_r); default: as NESTful's scorer.py picks it for --model-name, else granite")
+	f.StringVar(&modelName, "model-name", "", "the model whose outputs these are, as NESTful's scorer.py names it (e.g. Llama-3.1-8B-Instruct, Hammer2.0-7b, xLAM-7b-fc-r): picks the parser as the reference does")
 	return cmd
 }
 

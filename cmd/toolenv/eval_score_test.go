@@ -295,3 +295,37 @@ func TestEvalScoreStdout(t *testing.T) {
 		t.Errorf("exit %d:\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestEvalScoreNestfulParsers: --parser names the reference's parser,
+// --model-name picks it as NESTful's scorer.py does, and the figures are
+// the reference's (eval/metrics/testdata/nestful_parsers/reference.json:
+// set generated/0 has intent F1 0.281 with the Hammer parser, 0.458 with
+// Llama's, 0.198 with xLAM's).
+func TestEvalScoreNestfulParsers(t *testing.T) {
+	in := filepath.Join("..", "..", "eval", "metrics", "testdata", "nestful_parsers", "cases.json")
+	out := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--parser", "hammer"}, "generated/0: 24 samples, intent F1 0.281"},
+		{[]string{"--model-name", "Hammer2.0-7b"}, "generated/0: 24 samples, intent F1 0.281"},
+		{[]string{"--parser", "llama"}, "generated/0: 24 samples, intent F1 0.458"},
+		{[]string{"--model-name", "xLAM-7b-fc-r"}, "generated/0: 24 samples, intent F1 0.198"},
+	} {
+		code, stdout, stderr := run(t, context.Background(), append([]string{"eval", "score", "nestful", "--in", in, "--out", out}, tt.args...)...)
+		if code != 0 || !strings.Contains(stdout, tt.want) {
+			t.Errorf("%v: exit %d, %q not in\n%s%s", tt.args, code, tt.want, stdout, stderr)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "score.md"))
+	if !strings.Contains(string(md), "`parse_xLAM_1b_fc_r` parser") {
+		t.Errorf("score.md does not name the parser:\n%.400s", md)
+	}
+	for _, args := range [][]string{{"--parser", "mistral"}, {"--model-name", "ToolAce-8b"}} {
+		code, _, stderr := run(t, context.Background(), append([]string{"eval", "score", "nestful", "--in", in}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "granite, llama, hammer") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}

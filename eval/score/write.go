@@ -39,7 +39,7 @@ func f4(x float64) string {
 func NestfulMarkdown(r *NestfulReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# NESTful scores: %s\n\n", r.Input)
-	fmt.Fprintf(&b, "NESTful's own `calculate_scores` (src/scorer.py, with the `parse_granite_3_1_output` parser and scikit-learn 1.2.1's macro averaging), reproduced exactly by toolenv's `eval/metrics.Nestful`. Variant: **%s**", r.Variant)
+	fmt.Fprintf(&b, "NESTful's own `calculate_scores` (src/scorer.py, with the `%s` parser of src/output_parsers.py and scikit-learn 1.2.1's macro averaging), reproduced exactly by toolenv's `eval/metrics.Nestful`. Variant: **%s**", r.Options.ParserFunc(), r.Variant)
 	if r.Variant == "reference" {
 		b.WriteString(" (the reference as it is, quirks included).")
 	} else {
