@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/eval/score"
 )
@@ -17,7 +18,7 @@ Lines of the same records. With --out DIR the report is written as
 DIR/score.md and DIR/score.json; without it the Markdown report goes to
 standard output.`,
 	}
-	cmd.AddCommand(newEvalScoreNestfulCmd(e), newEvalScoreBFCLCmd(e))
+	cmd.AddCommand(newEvalScoreNestfulCmd(e), newEvalScoreBFCLCmd(e), newEvalScoreMirrorAPICmd(e))
 	return cmd
 }
 
@@ -138,5 +139,34 @@ Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
 	f.BoolVar(&underscore, "underscore-names", false, "expect '.' in function names written '_' (BFCL's handling of OpenAI, Mistral and Google function-calling models; default for raw results: from the model's name)")
 	f.StringVar(&model, "model", "", "the model's name as BFCL writes it, for raw result files (default: the result file's folder, as in BFCL's result/<model>/)")
 	f.StringVar(&format, "format", "", "how raw results are decoded: python (prompting models) or fc (function-calling models; default: from the model's name, -FC)")
+	return cmd
+}
+
+func newEvalScoreMirrorAPICmd(e *env) *cobra.Command {
+	var pf *options[harness.PredictionsConfig]
+	cmd := &cobra.Command{
+		Use:   "mirrorapi --in generated_predictions.jsonl --out DIR",
+		Short: "Score recorded simulator predictions against their labels with MirrorAPI's measures (BLEU-4 as NLTK computes it, cosine, judge)",
+		Long: `Score a file of recorded simulator predictions — LLaMA-Factory's
+generated_predictions.jsonl, {"prompt", "predict", "label"} per line, the form
+MirrorAPI-Bench's predictions are released in — with the MirrorAPI paper's
+measures: BLEU-4 exactly as NLTK computes it (sentence_bleu per prediction,
+averaged × 100, and corpus_bleu; characters and smoothing method3 by default),
+with --embed-url and --embed-model the cosine of the two texts' embeddings, and
+with --judge-url and --judge-model the paper's LLM-as-a-judge rating (1-10), the
+prediction's prompt being the question. Every model named is checked before
+anything is written; its exchanges are recorded in DIR/records.db (--replay
+scores again from them). The reports are DIR/predictions.md and
+DIR/predictions.json.`,
+		Example: `  toolenv eval score mirrorapi --in saves/mirrorapi/predict/generated_predictions.jsonl --out out/mirror-bench
+  toolenv eval score mirrorapi --in generated_predictions.jsonl --out out/m \
+      --embed-url https://api.openai.com/v1 --embed-model text-embedding-3-small --judge-url https://api.openai.com/v1 --judge-model gpt-4o`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := harness.ScorePredictions(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			return err
+		},
+	}
+	pf = bindOptions(cmd.Flags(), harness.DefaultPredictions, false)
 	return cmd
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 )
 
 // scoreJSON reads DIR/score.json as Python would (NaN written as null by
@@ -327,5 +329,44 @@ func TestEvalScoreNestfulParsers(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "granite, llama, hammer") {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
+	}
+}
+
+// TestEvalScoreMirrorAPI: recorded predictions are scored with the
+// models named (servers on loopback), the reports name every n, and a
+// judge that does not answer stops the command before anything is
+// written (exit 4).
+func TestEvalScoreMirrorAPI(t *testing.T) {
+	in := filepath.Join("..", "..", "eval", "fidelity", "testdata", "predictions", "generated_predictions.jsonl")
+	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		if len(req.Messages) == 0 {
+			return llmtest.Reply{Embed: func(text string) []float32 { return []float32{float32(len(text) % 7), 1} }}
+		}
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "api_3'") {
+			return llmtest.Reply{Content: "hard to say"}
+		}
+		return llmtest.Reply{Content: "Rating: [[7]]"}
+	})
+	defer srv.Close()
+	out := t.TempDir()
+	code, stdout, stderr := run(t, context.Background(), "eval", "score", "mirrorapi", "--in", in, "--out", out,
+		"--judge-url", srv.URL(), "--judge-model", "j", "--embed-url", srv.URL(), "--embed-model", "e")
+	if code != 0 || !strings.Contains(stdout, "40 predictions: BLEU-4 48.34 (corpus 44.17)") || !strings.Contains(stdout, "judge rating 7.00 (n=39)") {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "predictions.md"))
+	if !strings.Contains(string(md), "| Judge rating (1-10, j) | 7.00 | 39 |") || !strings.Contains(string(md), "| Cosine × 100 (openai:e) |") {
+		t.Errorf("predictions.md:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(out, "records.db")); err != nil {
+		t.Errorf("no records: %v", err)
+	}
+	dead := t.TempDir()
+	code, _, stderr = run(t, context.Background(), "eval", "score", "mirrorapi", "--in", in, "--out", filepath.Join(dead, "x"), "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "j")
+	if code != 4 || !strings.Contains(stderr, "judge (--judge-url, --judge-model)") {
+		t.Errorf("dead judge: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dead, "x")); err == nil {
+		t.Errorf("the reports folder was made before the judge's check")
 	}
 }
