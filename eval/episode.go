@@ -76,6 +76,10 @@ func (e *Episode) Errored() string {
 	return ""
 }
 
+// Succeeded is the harness's per-episode success, what pass^k counts: the
+// episode measured something (not Errored) and did not fail (Failed).
+func (e *Episode) Succeeded() bool { return e.Errored() == "" && !e.Failed() }
+
 // Failed reports whether the episode counts as failed: the gold answer
 // was not reached (when there is one), else the sequence does not match
 // the gold sequence fully.

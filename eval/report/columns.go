@@ -44,7 +44,9 @@ func passRate(get func(g *eval.Group) *metrics.PassRateResult) func(g *eval.Grou
 		for i, x := range r.PerRound {
 			per[i] = x * 100
 		}
-		return &eval.Stat{Mean: r.Mean, Std: r.Std, PerRun: per}
+		st := eval.NewStat(per)
+		st.Mean, st.Std = r.Mean, r.Std // eval_pass_rate.py's own arithmetic
+		return st
 	}
 }
 
@@ -146,10 +148,46 @@ func (m metric) cell(g *eval.Group) string {
 	if s == nil {
 		return m.format(nil)
 	}
-	if d := m.denominator(g); d != "" {
+	if why := m.unmeasured(g); why != "" {
+		return why
+	}
+	d := m.denominator(g)
+	if u := m.unreadable(g); u > 0 {
+		d += fmt.Sprintf("; %d verdict(s) unreadable, counted 0", u)
+	}
+	if d != "" {
 		return m.format(s) + " (" + d + ")"
 	}
 	return m.format(s)
+}
+
+// unreadable counts the group's verdicts of m that could not be read.
+func (m metric) unreadable(g *eval.Group) int {
+	switch m.key {
+	case "sopr":
+		return g.SoPRUnparseable
+	case "fac":
+		return g.FACUnparseable
+	}
+	return 0
+}
+
+// unmeasured says why a group's value of m measures nothing although it
+// is a number — every verdict under it unreadable — or "".
+func (m metric) unmeasured(g *eval.Group) string {
+	var n, bad int
+	switch m.key {
+	case "sopr":
+		n, bad = g.SoPRVerdicts, g.SoPRUnparseable
+	case "fac":
+		n, bad = g.FACVerdicts, g.FACUnparseable
+	default:
+		return ""
+	}
+	if n > 0 && bad == n {
+		return fmt.Sprintf("not measured: none of the %d judge verdict(s) could be read", n)
+	}
+	return ""
 }
 
 // format writes a stat: "0.47" or "0.47 ± 0.02" when measured over more
