@@ -161,18 +161,18 @@ type Group struct {
 	Loops *metrics.LoopStats `json:"loops,omitempty"`
 	// SoPR and FAC are percentages; Unparseable counts verdicts that
 	// could not be read.
-	SoPR             *metrics.PassRateResult `json:"sopr,omitempty"`
-	FAC              *metrics.PassRateResult `json:"fac,omitempty"`
-	SoPRUnparseable  int                     `json:"sopr_unparseable,omitempty"`
-	FACUnparseable   int                     `json:"fac_unparseable,omitempty"`
+	SoPR            *metrics.PassRateResult `json:"sopr,omitempty"`
+	FAC             *metrics.PassRateResult `json:"fac,omitempty"`
+	SoPRUnparseable int                     `json:"sopr_unparseable,omitempty"`
+	FACUnparseable  int                     `json:"fac_unparseable,omitempty"`
 	// SoPRVerdicts and FACVerdicts count the verdicts given (readable or
 	// not), so that a rate over no readable verdict is not shown as one.
 	SoPRVerdicts int `json:"sopr_verdicts,omitempty"`
 	FACVerdicts  int `json:"fac_verdicts,omitempty"`
 	// PassK is pass^k with k the runs, when there are two or more.
-	PassK *PassK `json:"pass_k,omitempty"`
-	Cost             Cost                    `json:"cost"`
-	FinishedEpisodes int                     `json:"finished"`
+	PassK            *PassK `json:"pass_k,omitempty"`
+	Cost             Cost   `json:"cost"`
+	FinishedEpisodes int    `json:"finished"`
 }
 
 // Count is a named count.
