@@ -99,6 +99,10 @@ type Config struct {
 	Progress func(done, total int, e *Episode)
 	// Logger logs skipped and failed episodes; nil discards.
 	Logger *slog.Logger
+	// Resumed, when set, is told before the first episode how many
+	// finished episodes the journal already holds for this run and how
+	// many are left to run.
+	Resumed func(found, toRun int)
 }
 
 // Result is what Run did.
@@ -193,6 +197,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			items = append(items, workItem{t, r})
 		}
+	}
+	if cfg.Resumed != nil {
+		cfg.Resumed(res.Skipped, len(items))
 	}
 	j, err := OpenJournal(path)
 	if err != nil {

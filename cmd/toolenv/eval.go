@@ -66,9 +66,6 @@ func runEval(ctx context.Context, e *env, cfg *harness.File, argv []string) erro
 		return err
 	}
 	printOverview(e, ec.Out, ev.Info, res.Summary)
-	if err != nil && res.Interrupted {
-		fmt.Fprintf(e.stderr, "toolenv: interrupted; %d episode(s) are saved. Continue with the same command and --resume.\n", len(res.Episodes))
-	}
 	return err
 }
 
