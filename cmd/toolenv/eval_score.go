@@ -55,25 +55,9 @@ for the same file.`,
 			if in == "" {
 				return usagef("--in FILE is required: the predictions and gold to score")
 			}
-			var err error
-			if opt.Parser, err = metrics.ResolveNestfulParser(parser, modelName); err != nil {
-				return usagef("%v", err)
-			}
-			if corrected {
-				opt.UnorderedObjects, opt.SingleLabelAsMultiLabel, opt.ScalarPredictionAsParseError = true, true, true
-			}
-			sets, err := score.ReadNestful(in)
+			rep, err := score.ScoreNestfulFile(cmd.Context(), in, score.NestfulFileOptions{Options: opt, Parser: parser, Model: modelName, Corrected: corrected, Reference: reference}, e.stderr)
 			if err != nil {
 				return err
-			}
-			rep, err := score.ScoreNestful(cmd.Context(), in, sets, opt, e.stderr)
-			if err != nil {
-				return err
-			}
-			if reference != "" {
-				if rep.Agreement, err = score.CompareNestfulReference(rep, reference); err != nil {
-					return err
-				}
 			}
 			return score.Emit(e.stdout, out, score.NestfulMarkdown(rep), rep, rep.Overview())
 		},
