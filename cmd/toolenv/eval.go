@@ -49,7 +49,7 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
 	}
 	cf = bindConfig(cmd.Flags(), bindEval)
 	cmd.AddCommand(newEvalMergeCmd(e), newEvalCompareCmd(e), newEvalReportCmd(e), newEvalSTBCmd(e))
-	cmd.AddCommand(newEvalFidelityCmd(e), newEvalScoreCmd(e))
+	cmd.AddCommand(newEvalFidelityCmd(e), newEvalScoreCmd(e), newEvalPreferenceCmd(e))
 	return cmd
 }
 

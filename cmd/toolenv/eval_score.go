@@ -154,3 +154,29 @@ DIR/predictions.json.`,
 	pf = bindOptions(cmd.Flags(), harness.DefaultPredictions, false)
 	return cmd
 }
+
+func newEvalPreferenceCmd(e *env) *cobra.Command {
+	var pf *options[harness.PreferenceConfig]
+	cmd := &cobra.Command{
+		Use:   "preference --reference DIR --candidate DIR --judge-url URL --judge-model M --out DIR",
+		Short: "StableToolBench's Solvable Win Rate (SoWR) of one evaluation against another, as eval_preference.py computes it",
+		Long: `Compare a candidate evaluation with a reference one query by query, over
+--rounds judging rounds, as StableToolBench's eval_preference.py does: each
+round the judge's preference evaluator judges both answers' status (as for
+SoPR) and, unless exactly one is solved (or, none solved, exactly one unsure),
+asks the judge which is better (select_better_answer); the candidate wins a
+query when more rounds preferred it, and SoWR is its share of the queries. A
+query one run lacks counts for the other. The results are eval_preference.py's
+save files (DIR/<split>_<reference>_<candidate>.json, which "toolenv eval stb
+winrate" reads), DIR/preference.json with every verdict, and DIR/records.db
+(--replay judges again from it).`,
+		Example: `  toolenv eval preference --reference runs/gpt4-dfs --candidate runs/qwen-react --judge-url https://api.openai.com/v1 --judge-model gpt-4o --out runs/sowr`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := harness.Preference(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			return err
+		},
+	}
+	pf = bindOptions(cmd.Flags(), harness.DefaultPreference, false)
+	return cmd
+}
