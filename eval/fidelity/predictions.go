@@ -41,9 +41,14 @@ func ReadPredictions(path string) ([]Prediction, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
+	return readPredictions(f, path)
+}
+
+// readPredictions reads predictions from r, naming them path in errors.
+func readPredictions(r io.Reader, path string) ([]Prediction, error) {
 	const hint = `each line is {"predict": TEXT, "label": TEXT}, as LLaMA-Factory writes generated_predictions.jsonl ("prompt" optional)`
 	var out []Prediction
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
