@@ -72,6 +72,9 @@ func TestUnreadableVerdictsAreNotAScore(t *testing.T) {
 	if strings.Contains(md, "0.0 (n=20 tasks)") || !strings.Contains(md, "not measured: none of the 20 judge verdict(s) could be read") {
 		t.Errorf("SoPR over no readable verdict shown as measured:\n%s", md)
 	}
+	if c := barChart(mSoPR, build(0).Groups); c != "" {
+		t.Errorf("a SoPR chart over no readable verdict:\n%s", c)
+	}
 	md = Markdown(&eval.RunInfo{Agent: "react", Model: "m", Runs: 1}, build(15))
 	if !strings.Contains(md, "75.0 (n=20 tasks; 5 verdict(s) unreadable, counted 0)") {
 		t.Errorf("unreadable verdicts not counted in the cell:\n%s", md)
