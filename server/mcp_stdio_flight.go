@@ -30,7 +30,7 @@ type stdioFlight struct {
 	mu       sync.Mutex
 	incoming map[jsonrpc.ID]bool // requests read, not yet answered
 	outgoing map[jsonrpc.ID]bool // requests sent, not yet answered
-	changed  chan struct{} // closed (and replaced) at every change
+	changed  chan struct{}       // closed (and replaced) at every change
 }
 
 // read notes a message Read returns.
