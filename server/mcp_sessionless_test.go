@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -202,5 +203,42 @@ func TestMCPServesBothProtocols(t *testing.T) {
 	// The version in _meta without the header is refused, saying so.
 	if status, _, m := postMCP(t, url, nil, call); status != http.StatusBadRequest || m.Error == nil || !strings.Contains(m.Error.Message, "Mcp-Protocol-Version") {
 		t.Errorf("a 2026-07-28 request without its header: %d %+v", status, m.Error)
+	}
+}
+
+// TestMCPStdioServesBothProtocols: over stdio (MCPStdioTransport, as
+// toolenv mcp serves) the go-sdk's client gets 2026-07-28 (server/discover,
+// no initialize) and one asking for 2025-11-25 gets that; both call.
+func TestMCPStdioServesBothProtocols(t *testing.T) {
+	fx := newMCPFixture(t)
+	for _, want := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
+		t.Run(want, func(t *testing.T) {
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- fx.server.Run(ctx, &MCPStdioTransport{Reader: inR, Writer: outW}) }()
+			version := want
+			if want == "2026-07-28" {
+				version = "" // the client's own choice
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, nil).Connect(ctx,
+				&mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := cs.InitializeResult().ProtocolVersion; v != want {
+				t.Errorf("negotiated %q, want %q", v, want)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "current_weather", Arguments: map[string]any{"city": "Paris"}})
+			if err != nil || res.IsError {
+				t.Errorf("call: %v %+v", err, res)
+			}
+			cs.Close()
+			if err := <-done; err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+				t.Errorf("the server ended with %v", err)
+			}
+			cancel()
+		})
 	}
 }
