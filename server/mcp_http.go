@@ -110,6 +110,35 @@ func mcpSessionless(r *http.Request, msgs []jsonrpc.Message) bool {
 	return discover
 }
 
+// MCPSessionless reports whether a POST (its body given) is a request of
+// the sessionless MCP protocol (2026-07-28 and later), which
+// NewMCPHandler serves without sessions: no Mcp-Session-Id, and a
+// Mcp-Protocol-Version header naming such a revision, the protocol
+// version in a request's _meta, or server/discover alone.
+func MCPSessionless(r *http.Request, body []byte) bool {
+	if r.Header.Get(mcpSessionHeader) != "" {
+		return false
+	}
+	body = bytes.TrimSpace(body)
+	var raws []json.RawMessage
+	if len(body) > 0 && body[0] == '[' {
+		if json.Unmarshal(body, &raws) != nil {
+			return false
+		}
+	} else {
+		raws = []json.RawMessage{body}
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		msg, _, _, _ := peekMCPMessage(raw)
+		if msg == nil {
+			return false
+		}
+		msgs = append(msgs, msg)
+	}
+	return mcpSessionless(r, msgs)
+}
+
 // mcpVersionSessionless is the first protocol revision without sessions.
 const mcpVersionSessionless = "2026-07-28"
 
