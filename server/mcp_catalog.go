@@ -314,9 +314,9 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 			case e == nil:
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: cat.unknownTool(ctr.Params.Name)}
 			case e == cat.search:
-				return f.searchTools(ctx, ctr, cat), nil
+				return mcpTyped(f.searchTools(ctx, ctr, cat), mcpProtocolOf(ctr)), nil
 			}
-			return f.call(ctx, ctr, cat, e), nil
+			return mcpTyped(f.call(ctx, ctr, cat, e), mcpProtocolOf(ctr)), nil
 		}
 		return next(ctx, method, req)
 	}

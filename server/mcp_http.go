@@ -216,7 +216,12 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) (out []
 		kept = append(kept, raws[i])
 	}
 	if len(rejected) > 0 {
-		h.answerRejected(w, batch, rejected, msgs)
+		status := http.StatusOK
+		if !batch && mcpSessionless(r, all) && rejected[0].err.Code == mcpCodeMethodNotFound {
+			// MCP 2026-07-28 answers an unknown method with HTTP 404.
+			status = http.StatusNotFound
+		}
+		h.answerRejected(w, batch, rejected, msgs, status)
 		return nil, false, false
 	}
 	if len(msgs) == 0 { // only notifications of unknown methods
@@ -332,7 +337,7 @@ type mcpRejection struct {
 // unknown method, params the SDK would refuse with no code): the error,
 // or for a batch an array answering each of its requests (the others
 // unprocessed, -32600).
-func (h *mcpHTTP) answerRejected(w *mcpErrorWriter, batch bool, rejected []mcpRejection, others []jsonrpc.Message) {
+func (h *mcpHTTP) answerRejected(w *mcpErrorWriter, batch bool, rejected []mcpRejection, others []jsonrpc.Message, status int) {
 	var out []byte
 	if !batch {
 		out = mcpErrorJSON(rejected[0].req.ID, int(rejected[0].err.Code), rejected[0].err.Message)
@@ -354,7 +359,8 @@ func (h *mcpHTTP) answerRejected(w *mcpErrorWriter, batch bool, rejected []mcpRe
 		out = append(out, ']')
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.ResponseWriter.WriteHeader(status)
+	w.written = true
 	w.Write(out)
 }
 

@@ -194,8 +194,12 @@ func TestMCPServesBothProtocols(t *testing.T) {
 	// A tool call with its routing headers; with a wrong Mcp-Name it is
 	// refused (the header must match the body).
 	call := sessionlessRequest(5, "tools/call", map[string]any{"name": "current_weather", "arguments": map[string]any{"city": "Oslo"}})
-	if status, _, m := postMCP(t, url, sessionlessHeaders("tools/call", "current_weather"), call); status != http.StatusOK || m.Error != nil {
-		t.Errorf("tools/call: %d %+v", status, m.Error)
+	if status, _, m := postMCP(t, url, sessionlessHeaders("tools/call", "current_weather"), call); status != http.StatusOK || m.Error != nil || !bytes.Contains(m.Result, []byte(`"resultType":"complete"`)) {
+		t.Errorf("tools/call: %d %+v %.200s", status, m.Error, m.Result)
+	}
+	// An unknown method: 404 and -32601, as 2026-07-28 says.
+	if status, _, m := postMCP(t, url, sessionlessHeaders("tools/frobnicate", ""), sessionlessRequest(6, "tools/frobnicate", nil)); status != http.StatusNotFound || m.Error == nil || m.Error.Code != mcpCodeMethodNotFound {
+		t.Errorf("an unknown method: %d %+v", status, m.Error)
 	}
 	if status, _, m := postMCP(t, url, sessionlessHeaders("tools/call", "exchange_rates"), call); status != http.StatusBadRequest || m.Error == nil {
 		t.Errorf("tools/call with a mismatched Mcp-Name: %d %+v", status, m.Error)
