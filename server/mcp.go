@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/openai"
 )
@@ -54,6 +55,12 @@ type MCPOptions struct {
 	// client that caches without subscribing to list changes would not
 	// see it. Set it when the served collections do not change.
 	ListTTL time.Duration
+	// Sources are the MCP servers whose tools the registry holds (kind
+	// mcp collections) and whose resources, prompts and completions the
+	// server offers beside its own; what a source sends about a call
+	// (sampling, elicitation, roots, progress, logs, input requests) is
+	// passed on to the client that made it. See MCPSource.
+	Sources []MCPSource
 	// Sessions checks the task sessions a tools/call names over HTTP
 	// (_meta "toolenv/session" or X-Toolenv-Session): the server's
 	// SessionIssuer. Nil: such names are scoped to the MCP session.
@@ -129,6 +136,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		runtime.AddCleanup(f, func(s *IndexSearch) { s.Close() }, own)
 	}
 	f.sessions.issuer = opts.Sessions
+	f.setupProxy(opts.Sources)
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
 		Logger:             sdkLogger(log),
 		SubscribeHandler:   f.subscribe,
@@ -137,7 +145,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		// the list changes when a collection is hot-loaded, and so do
 		// the instructions f.route puts in initialize and discover
 		// results.
-		Capabilities: mcpCapabilities(),
+		Capabilities: f.capabilities(),
 		// Every client sees the same lists (the catalog, the
 		// collections' documentation).
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
@@ -146,6 +154,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	})
 	// The last middleware added is the outermost: protocol sees every
 	// request first and every answer last.
+	f.srv.AddReceivingMiddleware(f.proxied)
 	f.srv.AddReceivingMiddleware(f.route)
 	f.srv.AddReceivingMiddleware(f.protocol)
 	// The first catalog is built in the background: at 50,000 tools it
@@ -187,6 +196,8 @@ type mcpFrontend struct {
 	logLevels   mcpLogLevels
 	reqID       atomic.Uint64
 	idPre       string
+	proxy       mcpProxy        // the sources' resources, prompts, completions (mcp_proxy.go)
+	headerTools map[string]bool // placeholders for x-mcp-header checks (syncHeaderTools)
 }
 
 // current returns the catalog, waiting for the first one to be built.
@@ -209,6 +220,7 @@ func (f *mcpFrontend) rebuild() *mcpCatalog {
 		f.search.Update(cat.tools())
 	}
 	f.catalog.Store(cat)
+	f.syncHeaderTools(cat)
 	return cat
 }
 
@@ -280,6 +292,13 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 
 // call runs one tools/call through the pipeline.
 func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) *mcp.CallToolResult {
+	out, _ := f.callResult(ctx, req, cat, e)
+	return out
+}
+
+// callResult is call, with the pipeline's result (nil when the call
+// never reached it).
+func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) (*mcp.CallToolResult, *toolenv.Result) {
 	args, res := mcpArgs(req.Params.Arguments)
 	sc := mcpSessionCall{sessions: e.coll.Policy.Sessions, setup: e.coll.Policy.Sessions && e.tool.Hidden(), arg: mcpSessionArg(e.tool)}
 	if res == nil && sc.sessions {
@@ -303,6 +322,11 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 		}
 		if nc, ok := req.Params.Meta[MCPMetaNoCache].(bool); ok {
 			call.Options.NoCache = nc
+		}
+		if mcpsource.ExchangeFrom(ctx).Asked() {
+			// It answers the source's questions: no recording stands
+			// in for the source.
+			call.Options.NoCache = true
 		}
 		logging := f.logging(req)
 		if logging {
@@ -331,7 +355,7 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 		if o != nil && res.OK() {
 			conform(out, o, res.Body)
 		}
-	case o != nil && !out.IsError:
+	case o != nil && !out.IsError && out.InputRequests == nil:
 		conform(out, o, structuredBytes(out))
 	}
 	out.Meta[MCPMetaTool] = e.tool.ID
@@ -344,7 +368,7 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
 			"session: %s (pass it as the %q argument of this task's later calls)", minted, mcpSessionArg(e.tool))})
 	}
-	return out
+	return out, res
 }
 
 // mcpInstructions tells clients what the server holds.

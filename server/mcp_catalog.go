@@ -316,6 +316,13 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 			case e == cat.search:
 				return mcpTyped(f.searchTools(ctx, ctr, cat), mcpProtocolOf(ctr)), nil
 			}
+			if e.coll.Kind == mcpSourceKind {
+				out, err := f.callSource(ctx, ctr, cat, e)
+				if err != nil {
+					return nil, err
+				}
+				return mcpTyped(out, mcpProtocolOf(ctr)), nil
+			}
 			return mcpTyped(f.call(ctx, ctr, cat, e), mcpProtocolOf(ctr)), nil
 		}
 		return next(ctx, method, req)
