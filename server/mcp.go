@@ -198,6 +198,7 @@ type mcpFrontend struct {
 	idPre       string
 	proxy       mcpProxy        // the sources' resources, prompts, completions (mcp_proxy.go)
 	headerTools map[string]bool // placeholders for x-mcp-header checks (syncHeaderTools)
+	parks       mcpParks        // calls waiting for a sessionless client's answer (mcp_park.go)
 }
 
 // current returns the catalog, waiting for the first one to be built.

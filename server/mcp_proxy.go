@@ -212,8 +212,10 @@ func (f *mcpFrontend) sourceOf(ctx context.Context, uri string) []MCPSource {
 // readSource reads a source's resource.
 func (f *mcpFrontend) readSource(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.Result, error) {
 	var lastErr error = mcp.ResourceNotFoundError(req.Params.URI)
+	params := *req.Params
+	params.Meta = ownMeta(params.Meta)
 	for _, s := range f.sourceOf(ctx, req.Params.URI) {
-		res, replayed, err := s.ReadResource(ctx, req.Params)
+		res, replayed, err := s.ReadResource(ctx, &params)
 		if err != nil {
 			lastErr = sourceError(err, lastErr)
 			continue
@@ -229,7 +231,7 @@ func (f *mcpFrontend) readSource(ctx context.Context, req *mcp.ReadResourceReque
 func sourceError(err, prev error) error {
 	var ce *mcpsource.CallError
 	if errors.As(err, &ce) {
-		return &jsonrpc.Error{Code: ce.Code, Message: ce.Message}
+		return &jsonrpc.Error{Code: ce.Code, Message: ce.Message, Data: ce.Data}
 	}
 	if prev != nil {
 		var we *jsonrpc.Error
@@ -312,7 +314,7 @@ func (f *mcpFrontend) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) 
 		return nil, &jsonrpc.Error{Code: mcpCodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q (prompts/list names them)", req.Params.Name)}
 	}
 	params := *req.Params
-	params.Name = p.name
+	params.Name, params.Meta = p.name, ownMeta(params.Meta)
 	res, replayed, err := p.src.GetPrompt(ctx, &params)
 	if err != nil {
 		return nil, sourceError(err, nil)
@@ -327,6 +329,7 @@ func (f *mcpFrontend) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) 
 // complete asks the source a completion reference belongs to.
 func (f *mcpFrontend) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.Result, error) {
 	params := *req.Params
+	params.Meta = ownMeta(params.Meta)
 	ref := *params.Ref
 	params.Ref = &ref
 	var srcs []MCPSource
@@ -471,4 +474,21 @@ func addPlaceholderTool(srv *mcp.Server, t *mcp.Tool) (err error) {
 		return nil, errors.New("not called: the catalog answers tools/call")
 	})
 	return nil
+}
+
+// ownMeta is a request's _meta without the protocol's own keys (the
+// revision, the client's identity and capabilities of MCP 2026-07-28),
+// which toolenv's connection to a source sets for itself.
+func ownMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
 }

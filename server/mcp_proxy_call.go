@@ -35,6 +35,12 @@ func (f *mcpFrontend) callSource(ctx context.Context, req *mcp.CallToolRequest, 
 		x.Progress = req.Params.GetProgressToken()
 		x.InputResponses, x.RequestState = req.Params.InputResponses, req.Params.RequestState
 	}
+	if req.Session != nil && req.Session.ID() == "" && req.Extra != nil {
+		// A client without a session (MCP 2026-07-28 over HTTP) is
+		// asked by input-required results: a source that asks by
+		// requests is parked meanwhile (mcp_park.go).
+		return f.callParked(ctx, req, cat, e, x, peer)
+	}
 	for round := 0; ; round++ {
 		out, res := f.callResult(mcpsource.WithExchange(ctx, x), req, cat, e)
 		if err := sourceRPCError(res); err != nil {
@@ -191,7 +197,7 @@ func (f *mcpFrontend) fulfilRead(ctx context.Context, req *mcp.ReadResourceReque
 			return nil, err
 		}
 		params := *req.Params
-		params.InputResponses, params.RequestState = responses, res.RequestState
+		params.Meta, params.InputResponses, params.RequestState = ownMeta(params.Meta), responses, res.RequestState
 		if res, _, err = s.ReadResource(ctx, &params); err != nil {
 			return nil, sourceError(err, nil)
 		}
@@ -211,7 +217,7 @@ func (f *mcpFrontend) fulfilPrompt(ctx context.Context, req *mcp.GetPromptReques
 			return nil, err
 		}
 		params := *req.Params
-		params.Name, params.InputResponses, params.RequestState = p.name, responses, res.RequestState
+		params.Name, params.Meta, params.InputResponses, params.RequestState = p.name, ownMeta(params.Meta), responses, res.RequestState
 		if res, _, err = p.src.GetPrompt(ctx, &params); err != nil {
 			return nil, sourceError(err, nil)
 		}

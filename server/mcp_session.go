@@ -115,8 +115,9 @@ type mcpSessionCall struct {
 // the request's _meta "toolenv/session", else the X-Toolenv-Session
 // header of an HTTP request, else the MCP session's id (issued by the
 // server, bound to the token that opened it), else the connection's own
-// generated id. minted is the id of a session made for this call (to be
-// handed back to the client), "" for none.
+// generated id; under the sessionless protocol none ("", as a REST call
+// without a session header). minted is the id of a session made for this
+// call (to be handed back to the client), "" for none.
 //
 // Over HTTP a named session must be one the server issued to the same
 // principal (POST /sessions); any other name is scoped to the MCP session
@@ -145,8 +146,8 @@ func (s *mcpSessions) sessionOf(ctx context.Context, req *mcp.CallToolRequest, c
 		own = ss.ID()
 	}
 	sessionless := own == "" && req.Extra != nil // HTTP without an MCP session
-	if own == "" && req.Session != nil {
-		own = s.generated(req.Session)
+	if own == "" && req.Session != nil && !sessionless {
+		own = s.generated(req.Session) // stdio, in memory: the connection's
 	}
 	principal := ""
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
@@ -154,8 +155,13 @@ func (s *mcpSessions) sessionOf(ctx context.Context, req *mcp.CallToolRequest, c
 	}
 	if named == "" {
 		switch {
-		case !sessionless || !c.sessions:
+		case !sessionless:
 			return own, "", noRelease, nil
+		case !c.sessions:
+			// No session: calls share the collection's anonymous
+			// one (an MCP source's history, say), as calls over
+			// REST without a session header do.
+			return "", "", noRelease, nil
 		case c.setup && s.issuer != nil:
 			id, release, err := s.issuer.Issue(ctx, principal)
 			if err != nil {

@@ -227,6 +227,9 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (*m
 	params, done := c.callParams(name, args, x)
 	defer done()
 	res, err := cs.CallTool(ctx, params)
+	if x != nil && x.Peer != nil && (x.Progress != nil || x.LogLevel != "") {
+		c.fwd.notes.settle(ctx) // what the server said about the call reaches its peer first
+	}
 	if err == nil {
 		return res, nil
 	}
@@ -347,7 +350,7 @@ func (c *Client) connect() (*mcp.ClientSession, *process, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin, MaxLineLength: -1}
+		t = &mcp.IOTransport{Reader: c.fwd.notes.counting(proc.stdout), Writer: proc.stdin, MaxLineLength: -1}
 	} else {
 		t = c.httpTransport()
 	}

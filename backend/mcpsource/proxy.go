@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -102,7 +103,8 @@ func ExchangeFrom(ctx context.Context) *Exchange {
 // other calls share the server (their peers take nothing but progress,
 // which carries its token).
 type forwarding struct {
-	gate sync.RWMutex
+	gate  sync.RWMutex
+	notes notes // notifications read and handled (notes.go)
 
 	mu      sync.Mutex
 	current *Exchange            // the call holding gate exclusively
@@ -238,6 +240,9 @@ func (c *Client) clientOptions() *mcp.ClientOptions {
 // no peer can tell.
 func (c *Client) requestsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			defer c.fwd.notes.handle()
+		}
 		switch method {
 		case "roots/list":
 			x := c.fwd.peer()
