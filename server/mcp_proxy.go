@@ -76,12 +76,15 @@ func (f *mcpFrontend) setupProxy(sources []MCPSource) {
 	}
 }
 
-// sourceListChanged tells the clients that a source's resource or prompt
-// list changed, through the SDK (a placeholder added and removed, as for
+// sourceListChanged tells the clients that a source's tool (when it reads
+// the same: a changed list replaces the collection, which tells them),
+// resource or prompt list changed, through the SDK (a placeholder added and removed, as for
 // tools).
 func (f *mcpFrontend) sourceListChanged(what string) {
 	const placeholder = "toolenv-placeholder"
 	switch what {
+	case "tools":
+		f.notifyListChanged()
 	case "prompts":
 		if f.proxy.prompts {
 			f.srv.AddPrompt(&mcp.Prompt{Name: placeholder}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -236,7 +239,10 @@ func sourceError(err, prev error) error {
 	if prev != nil {
 		var we *jsonrpc.Error
 		if errors.As(prev, &we) && we.Code == mcpCodeInvalidParams {
-			return &jsonrpc.Error{Code: mcpCodeInternal, Message: "the MCP server holding it cannot be reached, and no answer of it is recorded: " + err.Error()}
+			// Not found, as far as toolenv can tell: the source that
+			// would hold it is gone, and nothing of it is recorded.
+			return &jsonrpc.Error{Code: we.Code, Data: we.Data,
+				Message: we.Message + " (the MCP server that would hold it cannot be reached, and no answer of it is recorded: " + err.Error() + ")"}
 		}
 	}
 	return err

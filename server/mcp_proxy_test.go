@@ -109,11 +109,41 @@ func sourceServer() *mcp.Server {
 // pipeline and MCP front-end, with the source as an MCPSource.
 type proxyFixture struct {
 	src    *mcp.Server
+	srcWeb *httptest.Server // the source's HTTP server
 	client *mcpsource.Client
 	url    string // toolenv's MCP endpoint
 }
 
 func newProxyFixture(t *testing.T, stateless bool) *proxyFixture {
+	t.Helper()
+	return newProxyFixtureWith(t, stateless, nil)
+}
+
+// memRecordings keeps recordings in memory (environment keeps them in
+// the store).
+type memRecordings struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (r *memRecordings) Record(_ context.Context, key string, body []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string][]byte{}
+	}
+	r.m[key] = append([]byte(nil), body...)
+	return nil
+}
+
+func (r *memRecordings) Recorded(_ context.Context, key string) ([]byte, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.m[key]
+	return b, ok, nil
+}
+
+func newProxyFixtureWith(t *testing.T, stateless bool, rec mcpsource.Recordings) *proxyFixture {
 	t.Helper()
 	src := sourceServer()
 	srcHTTP := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return src }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
@@ -135,7 +165,7 @@ func newProxyFixture(t *testing.T, stateless bool) *proxyFixture {
 			reg.Replace(coll, b)
 		}
 	}
-	cl, err := mcpsource.Start(ctx, &mcpsource.Server{Name: "src", URL: srcHTTP.URL}, mcpsource.Options{OnToolsChanged: changed})
+	cl, err := mcpsource.Start(ctx, &mcpsource.Server{Name: "src", URL: srcHTTP.URL}, mcpsource.Options{OnToolsChanged: changed, Recordings: rec, MinBackoff: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +200,7 @@ func newProxyFixture(t *testing.T, stateless bool) *proxyFixture {
 	}
 	front := httptest.NewServer(New(Options{Pipeline: p, Registry: reg, MCP: NewMCPHandler(srv, MCPHTTPOptions{})}))
 	t.Cleanup(front.Close)
-	return &proxyFixture{src: src, client: cl, url: front.URL + "/mcp"}
+	return &proxyFixture{src: src, srcWeb: srcHTTP, client: cl, url: front.URL + "/mcp"}
 }
 
 // downstream is a client of toolenv that answers elicitation, sampling
@@ -446,5 +476,60 @@ func TestMCPProxyListChanged(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("%q: the new tool: %v %+v", version, err, res)
 		}
+	}
+}
+
+// TestMCPProxyReplay: a source's resources, template reads, prompts and
+// completions are recorded; with the source gone they are answered from
+// the recordings, marked, and what was never recorded is not found.
+func TestMCPProxyReplay(t *testing.T) {
+	rec := &memRecordings{}
+	fx := newProxyFixtureWith(t, false, rec)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d := connectDownstream(t, fx.url, "2025-11-25", "Ada")
+	ask := func() (texts []string, sources []any, err error) {
+		for _, uri := range []string{"test://doc", "test://item/7"} {
+			rr, err := d.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				return nil, nil, err
+			}
+			texts = append(texts, rr.Contents[0].Text)
+			sources = append(sources, rr.Meta[MCPMetaSource])
+		}
+		gp, err := d.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}})
+		if err != nil {
+			return nil, nil, err
+		}
+		texts = append(texts, gp.Messages[0].Content.(*mcp.TextContent).Text)
+		sources = append(sources, gp.Meta[MCPMetaSource])
+		cr, err := d.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, Argument: mcp.CompleteParamsArgument{Name: "name", Value: "G"}})
+		if err != nil {
+			return nil, nil, err
+		}
+		texts = append(texts, strings.Join(cr.Completion.Values, ","))
+		return texts, sources, nil
+	}
+	live, liveSources, err := ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.srcWeb.CloseClientConnections()
+	fx.srcWeb.Close()
+	replayed, sources, err := ask()
+	if err != nil {
+		t.Fatalf("with the source gone: %v", err)
+	}
+	if strings.Join(live, "|") != strings.Join(replayed, "|") || strings.Join(live, "|") != "the document|item 7|Greet Ada|Grace" {
+		t.Errorf("live %q, replayed %q", live, replayed)
+	}
+	for i := range sources {
+		if liveSources[i] != nil || sources[i] != "cache" {
+			t.Errorf("answer %d: source live %v, replayed %v; want none, then cache", i, liveSources[i], sources[i])
+		}
+	}
+	var we *jsonrpc.Error
+	if _, err := d.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://item/8"}); !errors.As(err, &we) || we.Code != mcpCodeInvalidParams {
+		t.Errorf("a resource never read, the source gone: %v", err)
 	}
 }

@@ -277,7 +277,9 @@ func levelAtLeast(l, min mcp.LoggingLevel) bool {
 // OnResourceUpdated sets the function told of every resource the server
 // says changed (notifications/resources/updated), and OnListChanged the
 // one told when its resource or prompt list changed ("resources",
-// "prompts"). Set them before the first connection.
+// "prompts"), or its tool list was said to change and reads the same
+// ("tools"; a tool list that changes goes to Options.OnToolsChanged). Set
+// them before the first connection.
 func (c *Client) OnResourceUpdated(fn func(uri string)) { c.fwd.onResourceUpdated = fn }
 
 // OnListChanged: see OnResourceUpdated.
