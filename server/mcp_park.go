@@ -30,8 +30,10 @@ const mcpParkPrefix = "toolenv-parked:"
 // mcpParkInput is the input request id of a parked call's question.
 const mcpParkInput = "toolenv"
 
-// mcpParkIdle is how long a parked call waits for its client.
-const mcpParkIdle = 5 * time.Minute
+// mcpParkIdle is how long a parked call waits for its client: not long,
+// as the call holds its source meanwhile (MCP ties a server's requests to
+// no call, so a call that may be asked something has its source alone).
+const mcpParkIdle = time.Minute
 
 // mcpParked is one parked call.
 type mcpParked struct {

@@ -340,6 +340,14 @@ func testProxy(t *testing.T, fx *proxyFixture, version string, stateless bool) {
 			t.Errorf("%s was asked %v, want an elicitation and a sampling", d.name, asked)
 		}
 	}
+	if version == "" {
+		// A request state that names no parked call is refused.
+		_, err := ada.cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}, RequestState: mcpParkPrefix + "nope",
+			InputResponses: mcp.InputResponseMap{mcpParkInput: &mcp.ElicitResult{Action: "decline"}}})
+		if err == nil || !strings.Contains(err.Error(), "names no call waiting") {
+			t.Errorf("a request state naming no parked call: %v", err)
+		}
+	}
 	// Progress and log messages, to the client that asked.
 	if version != "" {
 		if err := ada.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {

@@ -223,7 +223,7 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (*m
 		return nil, err
 	}
 	x := ExchangeFrom(ctx)
-	defer c.fwd.enter(x)()
+	defer c.fwd.enter(x, cs.InitializeResult().ProtocolVersion < "2026-07-28")()
 	params, done := c.callParams(name, args, x)
 	defer done()
 	res, err := cs.CallTool(ctx, params)

@@ -70,9 +70,11 @@ func (x *Exchange) Asked() bool {
 }
 
 // exclusive reports whether the call must hold the server alone: its
-// peer takes the server's requests or log messages, which MCP does not
-// tie to the call they are about (progress carries its token).
-func (x *Exchange) exclusive() bool {
+// peer takes the server's requests (which a server of a revision before
+// 2026-07-28 sends; a later one asks by input-required results, which
+// are the call's own) or log messages, which MCP does not tie to the call
+// they are about (progress carries its token).
+func (x *Exchange) exclusive(requests bool) bool {
 	if x == nil || x.Peer == nil {
 		return false
 	}
@@ -80,7 +82,7 @@ func (x *Exchange) exclusive() bool {
 		return true
 	}
 	caps := x.Peer.Capabilities()
-	return caps != nil && (caps.Sampling != nil || caps.Elicitation != nil || caps.RootsV2 != nil)
+	return requests && caps != nil && (caps.Sampling != nil || caps.Elicitation != nil || caps.RootsV2 != nil)
 }
 
 type exchangeKey struct{}
@@ -115,9 +117,10 @@ type forwarding struct {
 	onListChanged     func(what string)
 }
 
-// enter holds the server for x's call; the returned func releases it.
-func (f *forwarding) enter(x *Exchange) func() {
-	if !x.exclusive() {
+// enter holds the server for x's call (requests: the server may send
+// requests); the returned func releases it.
+func (f *forwarding) enter(x *Exchange, requests bool) func() {
+	if !x.exclusive(requests) {
 		f.gate.RLock()
 		return f.gate.RUnlock
 	}
