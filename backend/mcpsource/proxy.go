@@ -3,7 +3,6 @@ package mcpsource
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -362,7 +361,3 @@ func (c *Client) connected(ctx context.Context, cs *mcp.ClientSession) {
 		c.log.Debug("the MCP server did not take logging/setLevel", "err", err)
 	}
 }
-
-// ErrNotOffered is the error of a request for what the server does not
-// offer (resources, prompts, completions).
-var ErrNotOffered = errors.New("the MCP server does not offer it")
