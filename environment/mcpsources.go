@@ -52,7 +52,8 @@ func (env *Environment) loadMCPSources(ctx context.Context) ([]loadedSource, err
 	env.mcp.states = states
 	env.mcp.clients = map[string]*mcpsource.Client{}
 	env.mcp.lists = map[string][]*mcp.Tool{}
-	opts := mcpsource.Options{Logger: env.log, Getenv: env.getenv, StartTimeout: c.StartTimeout, MaxMessageBytes: c.MaxMessageBytes}
+	opts := mcpsource.Options{Logger: env.log, Getenv: env.getenv, StartTimeout: c.StartTimeout, MaxMessageBytes: c.MaxMessageBytes,
+		Recordings: mcpRecordings{env.Store}}
 	// Start every server at once, then wait for each.
 	for _, s := range servers {
 		o := opts

@@ -63,6 +63,10 @@ type Options struct {
 	// new list of the server's tools differs from the one before: after
 	// notifications/tools/list_changed, or after a restart.
 	OnToolsChanged func(tools []*mcp.Tool)
+	// Recordings keep what the server answered besides tool calls
+	// (resources, prompts, completions, its capabilities), so that they
+	// are answered when it is gone; nil keeps none.
+	Recordings Recordings
 	// HTTPClient sends the requests of an HTTP server; nil means a client
 	// of its own. Its transport is wrapped to add the server's headers and
 	// bound its answers.
@@ -91,6 +95,8 @@ type Client struct {
 	ready    chan struct{} // closed at the first list, or when Start's wait ends
 	restarts int
 	info     *mcp.InitializeResult
+
+	fwd forwarding // what the server sends, to the client of the call (proxy.go)
 }
 
 // Start resolves the server's ${VAR} references and starts connecting to
@@ -209,12 +215,21 @@ func (c *Client) session() (*mcp.ClientSession, *process, error) {
 // Call calls one tool by its name on the server. A JSON-RPC error the
 // server answers is returned as a *CallError; a dead, hung or oversized
 // exchange as an error wrapping ErrDown, ErrTooLarge or the context's.
+// The Exchange ctx carries (WithExchange) takes what the server sends
+// about the call, and an input-required result is returned as it is.
 func (c *Client) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	cs, proc, err := c.session()
 	if err != nil {
 		return nil, err
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	x := ExchangeFrom(ctx)
+	defer c.fwd.enter(x, cs.InitializeResult().ProtocolVersion < "2026-07-28")()
+	params, done := c.callParams(name, args, x)
+	defer done()
+	res, err := cs.CallTool(ctx, params)
+	if x != nil && x.Peer != nil && (x.Progress != nil || x.LogLevel != "") {
+		c.fwd.notes.settle(ctx) // what the server said about the call reaches its peer first
+	}
 	if err == nil {
 		return res, nil
 	}
@@ -225,6 +240,7 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (*m
 type CallError struct {
 	Code    int64
 	Message string
+	Data    json.RawMessage // the error's data, if any
 }
 
 func (e *CallError) Error() string {
@@ -235,7 +251,7 @@ func (e *CallError) Error() string {
 func (c *Client) callError(ctx context.Context, proc *process, err error) error {
 	var we *jsonrpcError
 	if errors.As(err, &we) {
-		return &CallError{Code: we.Code, Message: we.Message}
+		return &CallError{Code: we.Code, Message: we.Message, Data: we.Data}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("MCP server %s: %w", c.srv.Name, ctx.Err())
@@ -334,19 +350,12 @@ func (c *Client) connect() (*mcp.ClientSession, *process, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin, MaxLineLength: -1}
+		t = &mcp.IOTransport{Reader: c.fwd.notes.counting(proc.stdout), Writer: proc.stdin, MaxLineLength: -1}
 	} else {
 		t = c.httpTransport()
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolenv", Version: buildinfo.Version()}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case c.relist <- struct{}{}:
-			default:
-			}
-		},
-	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolenv", Version: buildinfo.Version()}, c.clientOptions())
+	client.AddReceivingMiddleware(c.requestsMiddleware)
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
@@ -369,6 +378,7 @@ func (c *Client) connect() (*mcp.ClientSession, *process, error) {
 	c.cs, c.proc, c.tools, c.lastErr, c.info = cs, proc, tools, nil, cs.InitializeResult()
 	c.mu.Unlock()
 	c.markReady()
+	c.connected(ctx, cs)
 	c.log.Info("MCP server connected", "server", c.srv.String(), "tools", len(tools), "protocol", cs.InitializeResult().ProtocolVersion)
 	if prev != nil && !sameTools(prev, tools) && c.opts.OnToolsChanged != nil {
 		c.opts.OnToolsChanged(tools)
@@ -425,6 +435,11 @@ func (c *Client) serve(cs *mcp.ClientSession, proc *process) {
 				if c.opts.OnToolsChanged != nil {
 					c.opts.OnToolsChanged(tools)
 				}
+			} else if f := c.fwd.onListChanged; f != nil {
+				// The server said its list changed, and it reads the
+				// same: toolenv's clients are told all the same, as a
+				// proxy passes a notification on.
+				f("tools")
 			}
 		}
 	}

@@ -25,6 +25,14 @@
 //   - ReadToolsFile: saved tool lists (a tools/list result, the mcpServers
 //   - tools shape benchmark repositories publish) for a collection with
 //     no server at all.
+//   - The proxy: a call's Exchange (WithExchange) names the client of
+//     toolenv it is made for (a Peer): the server's sampling, elicitation
+//     and roots requests, progress and log messages about the call reach
+//     it, its answers and input-required results go back; the server's
+//     JSON-RPC error is the call's answer, never simulated. The Client
+//     also reads and records the server's resources, templates, prompts
+//     and completions (Recordings), answered from the recordings when the
+//     server is gone, and follows its resource subscriptions.
 //
 // An answer is recorded as the CallToolResult's content, structuredContent
 // and isError (Body), so that a replay gives the client the same result.
