@@ -34,6 +34,29 @@ type EpisodeOptions struct {
 	// MaxSessions bounds the sessions followed; 0 means
 	// DefaultEpisodeSessions.
 	MaxSessions int
+	// Origin names the state a call's session started from ("" : the
+	// backend's shared state, whatever it is); New asks the backend of
+	// the call's collection (SessionOriginer). Calls of sessions started
+	// from different states never share recordings.
+	Origin func(call *toolenv.Call) string
+}
+
+// SessionOriginer is what a backend that gives sessions states of their
+// own implements (mcpsource.Backend, for servers isolated per episode):
+// the name of the state session id started from, "" for a shared one.
+type SessionOriginer interface {
+	SessionOrigin(id string) string
+}
+
+// RegistryOrigin is EpisodeOptions.Origin over reg: the call's
+// collection's backend's SessionOrigin, when it has one.
+func RegistryOrigin(reg *Registry) func(call *toolenv.Call) string {
+	return func(call *toolenv.Call) string {
+		if o, ok := reg.Backend(call.Collection.Name).(SessionOriginer); ok {
+			return o.SessionOrigin(call.Session)
+		}
+		return ""
+	}
 }
 
 // Episodes keys the answers of tools whose answers depend on state
@@ -44,7 +67,9 @@ type EpisodeOptions struct {
 //     canonical arguments, where N is the number of state-changing
 //     (write) calls its session made before it to the same collection
 //     and H a hash of them in order (tool and canonical arguments); the
-//     cache answers it from that key alone (CallMetaExactOnly);
+//     cache answers it from that key alone (CallMetaExactOnly); a
+//     session started from a state of its own (EpisodeOptions.Origin)
+//     has "episode@ORIGIN:N:H:" instead;
 //   - a write call then joins the history, unless the tool is idempotent
 //     (toolenv.MetaIdempotent) and the call repeats the write just
 //     before it;
@@ -86,7 +111,13 @@ func Episodes(opts EpisodeOptions) toolenv.Middleware {
 			if c.Meta == nil {
 				c.Meta = make(map[string]string, 3)
 			}
-			c.Meta[CallMetaExactKey] = "episode:" + strconv.Itoa(ep.n) + ":" + hex.EncodeToString(ep.hash[:12]) + ":" + string(canon)
+			prefix := "episode:"
+			if opts.Origin != nil {
+				if o := opts.Origin(call); o != "" {
+					prefix = "episode@" + o + ":"
+				}
+			}
+			c.Meta[CallMetaExactKey] = prefix + strconv.Itoa(ep.n) + ":" + hex.EncodeToString(ep.hash[:12]) + ":" + string(canon)
 			c.Meta[CallMetaExactOnly] = "true"
 			if ep.replayed {
 				c.Meta[CallMetaReplayed] = "true"
