@@ -315,6 +315,7 @@ func (e *seedError) Error() string { return e.err.Error() }
 func (p *Pool) Acquire(ctx context.Context, prepare func(dir string) error) (*Instance, error) {
 	wctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
 	defer cancel()
+	began := time.Now()
 	for {
 		p.mu.Lock()
 		p.warm = true
@@ -373,13 +374,14 @@ func (p *Pool) Acquire(ctx context.Context, prepare func(dir string) error) (*In
 		select {
 		case <-ch:
 		case <-wctx.Done():
-			if ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.Canceled) {
 				return nil, ctx.Err()
 			}
+			waited := time.Since(began).Round(time.Millisecond)
 			if full {
-				return nil, fmt.Errorf("%w: %w (%s: %d at most, isolation max): waited %s for an episode to end", ErrNoInstance, ErrPoolFull, p.srv.Name, p.iso.Max, p.opts.StartTimeout)
+				return nil, fmt.Errorf("%w: %w (%s: %d at most, isolation max): waited %s for an episode to end", ErrNoInstance, ErrPoolFull, p.srv.Name, p.iso.Max, waited)
 			}
-			return nil, fmt.Errorf("%w %s: none started within %s (the start timeout)", ErrNoInstance, p.srv.Name, p.opts.StartTimeout)
+			return nil, fmt.Errorf("%w %s: none started within %s", ErrNoInstance, p.srv.Name, waited)
 		}
 	}
 }

@@ -272,11 +272,14 @@ func TestPoolCrashFailsOnlyItsEpisode(t *testing.T) {
 	waitFor(t, "the pool replaced the instance", func() bool { return b.Pool().Stats().Ready == 1 })
 	b.DropSession("a")
 	// A ready instance killed (SIGKILL to its process group) is replaced.
-	var ready *Instance
 	b.Pool().mu.Lock()
-	ready = b.Pool().ready[0]
-	pid := ready.client.proc.cmd.Process.Pid
+	ready := b.Pool().ready[0]
 	b.Pool().mu.Unlock()
+	_, proc, err := ready.client.session()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := proc.cmd.Process.Pid
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -305,17 +308,19 @@ func TestPoolMax(t *testing.T) {
 	if err := b.StartSession(ctx, "a", nil); err != nil {
 		t.Fatal(err)
 	}
-	b.iso.pool.opts.StartTimeout = 200 * time.Millisecond // the wait for a free instance
-	err := b.StartSession(ctx, "b", nil)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond) // the wait for a free instance
+	defer cancel()
+	err := b.StartSession(short, "b", nil)
 	if !errors.Is(err, ErrPoolFull) || toolenv.StatusOf(err) != toolenv.StatusUnavailable || !strings.Contains(err.Error(), "isolation max") {
 		t.Fatalf("a second episode over max 1: %v", err)
 	}
-	r := callIn(b, col, "lazy", "get", nil)
+	short2, cancel2 := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel2()
+	r := b.Invoke(short2, &toolenv.Call{Tool: col.Tool("get"), Collection: col, Args: map[string]any{}, Session: "lazy"})
 	if r.Status != toolenv.StatusUnavailable || r.Meta[MetaInfraFailure] != InfraNoInstance {
 		t.Fatalf("a call of a third session: %s %v %s", r.Status, r.Meta, r.Error)
 	}
 	b.DropSession("a")
-	b.iso.pool.opts.StartTimeout = 20 * time.Second
 	if err := b.StartSession(ctx, "b", nil); err != nil {
 		t.Fatalf("after a's end: %v", err)
 	}
@@ -479,11 +484,12 @@ func TestHTTPReset(t *testing.T) {
 			}
 			if i == 0 {
 				// One episode at a time holds an HTTP server by default.
-				b.iso.pool.opts.StartTimeout = 100 * time.Millisecond
-				if err := b.StartSession(ctx, "other", nil); !errors.Is(err, ErrPoolFull) {
+				short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+				err := b.StartSession(short, "other", nil)
+				cancel()
+				if !errors.Is(err, ErrPoolFull) {
 					t.Fatalf("a second episode at once: %v", err)
 				}
-				b.iso.pool.opts.StartTimeout = 20 * time.Second
 			}
 			b.DropSession(id)
 		}
