@@ -24,6 +24,12 @@ const CallMetaReplayed = "episode_replayed"
 // state-changing calls of the session came before.
 const MetaEpisodeStep = "episode_step"
 
+// MetaInfraFailure is the Result.Meta key a backend sets on a call the
+// environment failed rather than the agent (an MCP server's own instance
+// of the episode crashed): its value names the failure, so that a
+// trainer masks the episode instead of rewarding it 0.
+const MetaInfraFailure = "infra_failure"
+
 // DefaultEpisodeSessions is how many sessions the episode middleware
 // follows at once unless EpisodeOptions says otherwise; the least
 // recently used is forgotten beyond it.

@@ -17,12 +17,14 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/upstream"
 	"github.com/toolenv/toolenv/internal/redact"
+	"github.com/toolenv/toolenv/invoke"
 )
 
 // MetaInfraFailure is the Result.Meta key set on a call that failed
-// because the environment failed, not the agent: a trainer masks such an
-// episode rather than reward it 0. Its values name the failure.
-const MetaInfraFailure = "infra_failure"
+// because the environment failed, not the agent (invoke.MetaInfraFailure):
+// a trainer masks such an episode rather than reward it 0. Its values
+// name the failure.
+const MetaInfraFailure = invoke.MetaInfraFailure
 
 // The values of MetaInfraFailure an isolated MCP server sets.
 const (

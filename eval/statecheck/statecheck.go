@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
 )
 
 // Result is one check's outcome.
@@ -61,10 +62,6 @@ type Invoker func(ctx context.Context, tool string, args map[string]any) *toolen
 // SQLChecker evaluates one SQL check in the episode's world (the SQL
 // collections' worlds do); nil fails SQL checks, saying so.
 type SQLChecker func(ctx context.Context, c toolenv.StateCheck) Result
-
-// MetaInfraFailure is the Result.Meta key a backend sets on a call the
-// environment failed (mcpsource.MetaInfraFailure's value).
-const MetaInfraFailure = "infra_failure"
 
 // maxGot bounds Result.Got.
 const maxGot = 4 << 10
@@ -121,7 +118,7 @@ func runCall(ctx context.Context, c toolenv.StateCheck, call Invoker) Result {
 		return Result{Why: "the call returned nothing"}
 	}
 	if !res.OK() {
-		return Result{Why: fmt.Sprintf("the call failed (%s): %s", res.Status, res.Error), InfraFailure: res.Meta[MetaInfraFailure]}
+		return Result{Why: fmt.Sprintf("the call failed (%s): %s", res.Status, res.Error), InfraFailure: res.Meta[invoke.MetaInfraFailure]}
 	}
 	ok, got, why := Match(res.Body, c.Expect)
 	return Result{Passed: ok, Got: cut(got), Why: why}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
 )
 
 func TestMatch(t *testing.T) {
@@ -71,7 +72,7 @@ func TestValidate(t *testing.T) {
 func TestRun(t *testing.T) {
 	answers := map[string]*toolenv.Result{
 		"read_graph": {Status: toolenv.StatusOK, Body: json.RawMessage(`{"content":[{"type":"text","text":"{}"}],"structuredContent":{"entities":[]}}`)},
-		"crashed":    {Status: toolenv.StatusUnavailable, Error: "the instance exited", Meta: map[string]string{MetaInfraFailure: "mcp_instance_exited"}},
+		"crashed":    {Status: toolenv.StatusUnavailable, Error: "the instance exited", Meta: map[string]string{invoke.MetaInfraFailure: "mcp_instance_exited"}},
 	}
 	inv := func(_ context.Context, tool string, _ map[string]any) *toolenv.Result { return answers[tool] }
 	checks := []toolenv.StateCheck{
