@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -98,9 +99,18 @@ func (env *Environment) sharedEpisodeDir(s *mcpsource.Server) (string, error) {
 	if !s.NamesEpisodeDir() || !s.Stdio() {
 		return "", nil
 	}
-	dir, err := os.MkdirTemp(env.Config.MCPSources.EpisodeDirs, "toolenv-mcp-"+s.Name+"-shared-")
+	parent := env.Config.MCPSources.EpisodeDirs
+	if parent != "" {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return "", fmt.Errorf("MCP server %s: %s: %w", s.Name, env.option("mcp_sources.episode_dirs"), err)
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "toolenv-mcp-"+s.Name+"-shared-")
 	if err != nil {
 		return "", fmt.Errorf("MCP server %s: a folder for its shared instance: %w", s.Name, err)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
 	env.closeMu.Lock()
 	env.closers = append(env.closers, closerFunc(func() error { return os.RemoveAll(dir) }))

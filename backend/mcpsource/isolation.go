@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -254,12 +255,33 @@ func episodeGetenv(getenv func(string) string, dir string) func(string) string {
 }
 
 // withEpisodeDir makes dir the server's working folder (unless its
-// configuration names one) and gives it TOOLENV_EPISODE_DIR.
+// configuration names one) and gives it TOOLENV_EPISODE_DIR. Since the
+// server then runs elsewhere than toolenv, a relative command path, and
+// relative args that name files in toolenv's folder (a script,
+// node_modules/.bin/...), are made absolute first.
 func (s *Server) withEpisodeDir(dir string) {
 	if dir == "" || !s.Stdio() {
 		return
 	}
 	if s.Dir == "" {
+		if strings.ContainsRune(s.Command, filepath.Separator) && !filepath.IsAbs(s.Command) {
+			if abs, err := filepath.Abs(s.Command); err == nil {
+				s.Command = abs
+			}
+		}
+		args := make([]string, len(s.Args))
+		for i, a := range s.Args {
+			args[i] = a
+			if a == "" || strings.HasPrefix(a, "-") || filepath.IsAbs(a) {
+				continue
+			}
+			if _, err := os.Stat(a); err == nil {
+				if abs, err := filepath.Abs(a); err == nil {
+					args[i] = abs
+				}
+			}
+		}
+		s.Args = args
 		s.Dir = dir
 	}
 	env := make(map[string]string, len(s.Env)+1)

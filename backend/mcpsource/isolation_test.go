@@ -2,6 +2,8 @@ package mcpsource
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,5 +99,35 @@ func TestIsolationSecrets(t *testing.T) {
 	m := &Server{Name: "m", Command: "c", Env: map[string]string{"MEMORY_FILE_PATH": "${TOOLENV_EPISODE_DIR}/a-long-file-name-for-a-graph.jsonl"}}
 	if len(m.Secrets()) != 0 || !m.NamesEpisodeDir() {
 		t.Fatalf("an episode path: secrets %v, names the folder %v", m.Secrets(), m.NamesEpisodeDir())
+	}
+}
+
+// TestEpisodeDirPaths: an instance runs in its own folder, so relative
+// paths of its command line that name toolenv's files are made absolute;
+// flags, words and missing paths are left alone.
+func TestEpisodeDirPaths(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bin", "server.js"), []byte("//"), 0o644)
+	s := &Server{Name: "s", Command: "bin/node", Args: []string{"bin/server.js", "--flag", "memory", "missing/file.js", "/abs/x"},
+		Env: map[string]string{"F": "${TOOLENV_EPISODE_DIR}/m.jsonl"}}
+	run, err := s.resolved(episodeGetenv(func(string) string { return "" }, "/ep/1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.withEpisodeDir("/ep/1")
+	want := []string{filepath.Join(dir, "bin/server.js"), "--flag", "memory", "missing/file.js", "/abs/x"}
+	if run.Command != filepath.Join(dir, "bin/node") || strings.Join(run.Args, " ") != strings.Join(want, " ") || run.Dir != "/ep/1" {
+		t.Fatalf("%s %v in %s", run.Command, run.Args, run.Dir)
+	}
+	if run.Env["F"] != "/ep/1/m.jsonl" || run.Env[EpisodeDirVar] != "/ep/1" || s.Env[EpisodeDirVar] != "" || s.Args[0] != "bin/server.js" {
+		t.Fatalf("env %v; the configured server changed: %v %v", run.Env, s.Env, s.Args)
+	}
+	// A configured cwd is the server's: nothing is rewritten.
+	c := &Server{Name: "c", Command: "bin/node", Args: []string{"bin/server.js"}, Dir: "/srv"}
+	c.withEpisodeDir("/ep/2")
+	if c.Command != "bin/node" || c.Args[0] != "bin/server.js" || c.Dir != "/srv" {
+		t.Fatalf("%+v", c)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -128,6 +129,13 @@ func NewPool(srv *Server, opts Options, iso Isolation) (*Pool, error) {
 		if err := os.MkdirAll(iso.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("MCP server %s: isolation dir: %w", srv.Name, err)
 		}
+		// The instances run in their folders: paths they are given must
+		// not depend on toolenv's.
+		abs, err := filepath.Abs(iso.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("MCP server %s: isolation dir: %w", srv.Name, err)
+		}
+		iso.Dir = abs
 	}
 	p := &Pool{srv: srv, opts: opts, iso: iso, log: log.With("mcp_server", srv.Name, "mcp_pool", true), changed: make(chan struct{})}
 	p.ctx, p.stop = context.WithCancel(context.Background())
