@@ -15,8 +15,8 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
-	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/statecheck"
 )
 
 // Shard selects part of the tasks: task i (in the order given) belongs to
