@@ -36,10 +36,10 @@ func memoryTask(t *testing.T) *toolenv.Task {
 				"relations":[{"from":"Ada","to":"Eve","relationType":"knows"}]}`)}}}
 }
 
-func openMemory(t *testing.T, store, config string, task *toolenv.Task) (*environment.Environment, *episode.Env) {
+func openMemory(t testing.TB, store, config string, task *toolenv.Task) (*environment.Environment, *episode.Env) {
 	t.Helper()
 	ctx := context.Background()
-	env, err := environment.Open(ctx, &environment.Config{Store: store, MCPSources: environment.MCPSourcesConfig{Config: []string{config}, StartTimeout: 20 * time.Second}})
+	env, err := environment.Open(ctx, &environment.Config{Store: store, MCPSources: environment.MCPSourcesConfig{Config: []string{config}, StartTimeout: 2 * time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
