@@ -196,3 +196,34 @@ func waitGone(t *testing.T, path string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestIsolationFlags: --mcp-isolation values that are not SERVER=MODE, or
+// that name no MCP collection served, are refused, saying why (checked
+// on saved tool lists: no server is started).
+func TestIsolationFlags(t *testing.T) {
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(`{"tools": [{"name": "w", "inputSchema": {"type": "object"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vals []string
+		want string
+	}{
+		{[]string{"notes=episode"}, `no MCP server is served as "notes" (the MCP collections are: tools)`},
+		{[]string{"tools=sometimes"}, `mode "sometimes"`},
+		{[]string{"=episode"}, "want SERVER=episode"},
+	} {
+		env, err := Open(context.Background(), &Config{Store: ":memory:", MCPSources: MCPSourcesConfig{Tools: []string{"tools=" + tools}, Isolation: c.vals}})
+		if err == nil {
+			env.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--mcp-isolation") {
+			t.Errorf("%v: %v, want an error naming --mcp-isolation and saying %q", c.vals, err, c.want)
+		}
+	}
+	env, err := Open(context.Background(), &Config{Store: ":memory:", MCPSources: MCPSourcesConfig{Tools: []string{"tools=" + tools}, Isolation: []string{"tools=episode"}}})
+	if err != nil {
+		t.Fatalf("a documentation-only collection named: %v", err)
+	}
+	env.Close()
+}
