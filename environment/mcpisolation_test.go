@@ -227,3 +227,80 @@ func TestIsolationFlags(t *testing.T) {
 	}
 	env.Close()
 }
+
+// TestMCPServerFilesystemIsolated: the npm filesystem server, rooted in
+// each instance's own folder (${TOOLENV_EPISODE_DIR}) and seeded with a
+// file: an episode's writes stay in its folder, the next episode starts
+// from the seed alone, and both replay with the server gone.
+func TestMCPServerFilesystemIsolated(t *testing.T) {
+	tools := npmtest.Require(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed")
+	if err := os.MkdirAll(seed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seed, "readme.txt"), []byte("the seed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storePath := filepath.Join(dir, "s.db")
+	cfg := stdioServer(t, tools, "fs", "mcp-server-filesystem", []string{"${TOOLENV_EPISODE_DIR}"}, nil)
+	env, err := Open(ctx, &Config{Store: storePath, MCPSources: MCPSourcesConfig{Config: []string{cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Registry.Backend("fs").(*mcpsource.Backend).Pool() == nil {
+		t.Fatal("the filesystem server is not isolated by default")
+	}
+	init := &toolenv.InitialState{Files: seed}
+	first := []episodeStep{
+		{"write_file", map[string]any{"path": "note.txt", "content": "first episode"}},
+		{"list_directory", map[string]any{"path": "."}},
+	}
+	second := []episodeStep{
+		{"list_directory", map[string]any{"path": "."}},
+		{"read_text_file", map[string]any{"path": "readme.txt"}},
+	}
+	run := func(env *Environment, id string, steps []episodeStep) []*toolenv.Result {
+		if err := env.StartSession(ctx, "fs", id, init); err != nil {
+			t.Fatal(err)
+		}
+		defer env.EndSession(id)
+		var out []*toolenv.Result
+		for _, s := range steps {
+			out = append(out, invokeIn(t, env, "fs", id, s.tool, s.args))
+		}
+		return out
+	}
+	a := run(env, "a", first)
+	b := run(env, "b", second)
+	for i, r := range append(append([]*toolenv.Result(nil), a...), b...) {
+		if !r.OK() || r.Source != toolenv.SourceUpstream {
+			t.Fatalf("call %d: %s %s %s", i, r.Status, r.Source, r.Error)
+		}
+	}
+	if !strings.Contains(string(a[1].Body), "note.txt") || !strings.Contains(string(a[1].Body), "readme.txt") {
+		t.Fatalf("the first episode's folder: %s", a[1].Body)
+	}
+	if strings.Contains(string(b[0].Body), "note.txt") || !strings.Contains(string(b[0].Body), "readme.txt") || !strings.Contains(string(b[1].Body), "the seed") {
+		t.Fatalf("the second episode does not start from the seed alone:\n%s\n%s", b[0].Body, b[1].Body)
+	}
+	env.Close()
+	gone := &Config{Store: storePath, MCPSources: MCPSourcesConfig{StartTimeout: 5 * time.Second,
+		Config: []string{`{"mcpServers": {"fs": {"command": "` + filepath.Join(dir, "gone") + `", "isolation": "episode"}}}`}}}
+	env2, err := Open(ctx, gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env2.Close()
+	for _, c := range []struct {
+		steps []episodeStep
+		live  []*toolenv.Result
+	}{{first, a}, {second, b}} {
+		for i, r := range run(env2, "replay", c.steps) {
+			if r.Source != toolenv.SourceCache || string(r.Body) != string(c.live[i].Body) {
+				t.Fatalf("replay step %d: %s %s", i, r.Source, r.Body)
+			}
+		}
+	}
+}

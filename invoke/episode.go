@@ -41,27 +41,31 @@ type EpisodeOptions struct {
 	// DefaultEpisodeSessions.
 	MaxSessions int
 	// Origin names the state a call's session started from ("" : the
-	// backend's shared state, whatever it is); New asks the backend of
-	// the call's collection (SessionOriginer). Calls of sessions started
-	// from different states never share recordings.
-	Origin func(call *toolenv.Call) string
+	// backend's shared state, whatever it is) and the world the session
+	// runs in (0: the shared one); New asks the backend of the call's
+	// collection (SessionOriginer). Calls of sessions started from
+	// different states never share recordings, and a session whose world
+	// changes (its id started again) starts its history again.
+	Origin func(call *toolenv.Call) (origin string, world uint64)
 }
 
 // SessionOriginer is what a backend that gives sessions states of their
 // own implements (mcpsource.Backend, for servers isolated per episode):
-// the name of the state session id started from, "" for a shared one.
+// the name of the state session id started from ("" for a shared one),
+// and a number that changes when the session is started again in a
+// fresh world.
 type SessionOriginer interface {
-	SessionOrigin(id string) string
+	SessionOrigin(id string) (origin string, world uint64)
 }
 
 // RegistryOrigin is EpisodeOptions.Origin over reg: the call's
 // collection's backend's SessionOrigin, when it has one.
-func RegistryOrigin(reg *Registry) func(call *toolenv.Call) string {
-	return func(call *toolenv.Call) string {
+func RegistryOrigin(reg *Registry) func(call *toolenv.Call) (string, uint64) {
+	return func(call *toolenv.Call) (string, uint64) {
 		if o, ok := reg.Backend(call.Collection.Name).(SessionOriginer); ok {
 			return o.SessionOrigin(call.Session)
 		}
-		return ""
+		return "", 0
 	}
 }
 
@@ -119,7 +123,11 @@ func Episodes(opts EpisodeOptions) toolenv.Middleware {
 			}
 			prefix := "episode:"
 			if opts.Origin != nil {
-				if o := opts.Origin(call); o != "" {
+				o, world := opts.Origin(call)
+				if world != ep.world {
+					ep.restart(world)
+				}
+				if o != "" {
 					prefix = "episode@" + o + ":"
 				}
 			}
@@ -148,8 +156,14 @@ type episode struct {
 	hash     [32]byte // their chained hash
 	last     string   // the last one's tool and arguments
 	replayed bool     // a write was answered without the real server
+	world    uint64   // the world the history is of (EpisodeOptions.Origin)
 	users    int      // calls holding or waiting for mu (guarded by episodes.mu)
 	used     uint64   // when last used, in episodes.clock ticks
+}
+
+// restart forgets the history: the session runs in a fresh world.
+func (ep *episode) restart(world uint64) {
+	ep.n, ep.hash, ep.last, ep.replayed, ep.world = 0, [32]byte{}, "", false, world
 }
 
 // wrote adds a write call to the history.

@@ -53,17 +53,48 @@ type isolated struct {
 
 	mu     sync.Mutex
 	worlds map[string]*world
+	serial uint64 // the last world's serial
 	empty  string // the origin of a session started with no initial files
 }
 
-// world is one session's instance and the state it started from.
+// world is one session's instance and the state it started from. Its
+// fields below state are set before ready is closed.
 type world struct {
-	origin string
-	ready  chan struct{} // closed when the acquisition ended
-	inst   *Instance     // nil: none (err says why)
-	err    error
-	mu     sync.Mutex
-	failed string // why the instance is gone mid-episode
+	origin  string
+	serial  uint64 // tells a session started again from the one before
+	state   int    // worldNew, worldAcquiring, worldReady (under isolated.mu)
+	dropped bool   // the session ended (under isolated.mu)
+	ready   chan struct{}
+	inst    *Instance // nil: none (err says why)
+	err     error
+	mu      sync.Mutex
+	failed  string // why the instance is gone mid-episode
+}
+
+// The states of a world's acquisition.
+const (
+	worldNew = iota
+	worldAcquiring
+	worldReady
+)
+
+// newWorld makes a world from origin; iso.mu is held.
+func (iso *isolated) newWorld(origin string) *world {
+	iso.serial++
+	return &world{origin: origin, serial: iso.serial, ready: make(chan struct{})}
+}
+
+// acquired ends w's acquisition, releasing the instance at once when the
+// session ended meanwhile.
+func (iso *isolated) acquired(w *world) {
+	iso.mu.Lock()
+	w.state = worldReady
+	dropped := w.dropped
+	iso.mu.Unlock()
+	close(w.ready)
+	if dropped && w.inst != nil {
+		iso.pool.Release(w.inst)
+	}
 }
 
 func (w *world) failure() string {
@@ -105,18 +136,22 @@ func (iso *isolated) origin(filesDigest string) string {
 	return "fresh:" + hex.EncodeToString(h.Sum(nil))[:24]
 }
 
-// sessionOrigin is the origin of session id's calls: "" (the shared
-// server's state) for calls without a session.
-func (iso *isolated) sessionOrigin(id string) string {
+// sessionOrigin is the origin of session id's calls and the serial of
+// its world: "" and 0 (the shared server's state) for calls without a
+// session. A session not started yet gets its world now (from the empty
+// state), its instance at its first call that reaches the server.
+func (iso *isolated) sessionOrigin(id string) (string, uint64) {
 	if id == "" {
-		return ""
+		return "", 0
 	}
 	iso.mu.Lock()
 	defer iso.mu.Unlock()
-	if w := iso.worlds[id]; w != nil {
-		return w.origin
+	w := iso.worlds[id]
+	if w == nil {
+		w = iso.newWorld(iso.empty)
+		iso.worlds[id] = w
 	}
-	return iso.empty
+	return w.origin, w.serial
 }
 
 // start gives session id a fresh instance seeded from files (a folder,
@@ -135,8 +170,10 @@ func (iso *isolated) start(ctx context.Context, id string, files string) error {
 	if err != nil {
 		return toolenv.Errorw(toolenv.StatusInvalidArguments, "", "MCP server %s: %v", name, err)
 	}
-	w := &world{origin: iso.origin(digest), ready: make(chan struct{})}
+	origin := iso.origin(digest)
 	iso.mu.Lock()
+	w := iso.newWorld(origin)
+	w.state = worldAcquiring
 	old := iso.worlds[id]
 	iso.worlds[id] = w
 	iso.mu.Unlock()
@@ -144,7 +181,7 @@ func (iso *isolated) start(ctx context.Context, id string, files string) error {
 		iso.release(old)
 	}
 	err = iso.acquire(ctx, w, files)
-	close(w.ready)
+	iso.acquired(w)
 	if err != nil {
 		iso.mu.Lock()
 		if iso.worlds[id] == w {
@@ -262,15 +299,18 @@ func (iso *isolated) reset(ctx context.Context, in *Instance, r *Reset) error {
 func (iso *isolated) worldFor(ctx context.Context, id string) (*world, *toolenv.Result) {
 	iso.mu.Lock()
 	w := iso.worlds[id]
-	created := w == nil
-	if created {
-		w = &world{origin: iso.empty, ready: make(chan struct{})}
+	if w == nil {
+		w = iso.newWorld(iso.empty)
 		iso.worlds[id] = w
 	}
+	first := w.state == worldNew
+	if first {
+		w.state = worldAcquiring
+	}
 	iso.mu.Unlock()
-	if created {
+	if first {
 		err := iso.acquire(ctx, w, "")
-		close(w.ready)
+		iso.acquired(w)
 		if err != nil {
 			iso.mu.Lock()
 			if iso.worlds[id] == w {
@@ -325,21 +365,15 @@ func (iso *isolated) drop(id string) bool {
 	return true
 }
 
-// release hands w's instance back to the pool, once its acquisition
-// has ended.
+// release hands w's instance back to the pool: now, or when its
+// acquisition ends (acquired).
 func (iso *isolated) release(w *world) {
-	select {
-	case <-w.ready:
-		if w.inst != nil {
-			iso.pool.Release(w.inst)
-		}
-	default:
-		go func() {
-			<-w.ready
-			if w.inst != nil {
-				iso.pool.Release(w.inst)
-			}
-		}()
+	iso.mu.Lock()
+	w.dropped = true
+	st := w.state
+	iso.mu.Unlock()
+	if st == worldReady && w.inst != nil {
+		iso.pool.Release(w.inst)
 	}
 }
 
@@ -482,10 +516,12 @@ func (b *Backend) DropSession(id string) bool {
 // keys of its calls (invoke.Episodes): "" on a shared server (whatever
 // state the server had), else a digest of the session's initial files
 // and the reset made, so that recordings made from one initial state
-// answer only episodes that start from it.
-func (b *Backend) SessionOrigin(id string) string {
+// answer only episodes that start from it. world tells the session's
+// instance from the one before when a session id is started again, so
+// that its history starts again too.
+func (b *Backend) SessionOrigin(id string) (origin string, world uint64) {
 	if b.iso == nil {
-		return ""
+		return "", 0
 	}
 	return b.iso.sessionOrigin(id)
 }

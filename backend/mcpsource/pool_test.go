@@ -399,9 +399,18 @@ func TestSeedFiles(t *testing.T) {
 			if fi, err := os.Stat(filepath.Join(b.InstanceDir("s"), "sub", "deep.txt")); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Fatalf("the mode is not kept: %v %v", fi, err)
 			}
-			os1, oo, oe := b.SessionOrigin("s"), b.SessionOrigin("o"), b.SessionOrigin("e")
-			if os1 == oo || os1 == oe || oo == oe || !strings.HasPrefix(os1, "fresh:") || b.SessionOrigin("") != "" || b.SessionOrigin("never") != oe {
-				t.Fatalf("origins %q %q %q, no session %q, never started %q", os1, oo, oe, b.SessionOrigin(""), b.SessionOrigin("never"))
+			origin := func(id string) string { o, _ := b.SessionOrigin(id); return o }
+			os1, oo, oe := origin("s"), origin("o"), origin("e")
+			if os1 == oo || os1 == oe || oo == oe || !strings.HasPrefix(os1, "fresh:") || origin("") != "" || origin("never") != oe {
+				t.Fatalf("origins %q %q %q, no session %q, never started %q", os1, oo, oe, origin(""), origin("never"))
+			}
+			// A session started again runs in a new world, from its new origin.
+			_, w1 := b.SessionOrigin("s")
+			if err := b.StartSession(ctx, "s", nil); err != nil {
+				t.Fatal(err)
+			}
+			if o, w2 := b.SessionOrigin("s"); w2 == w1 || o != oe {
+				t.Fatalf("started again: world %d then %d, origin %q (want %q)", w1, w2, o, oe)
 			}
 		})
 	}
