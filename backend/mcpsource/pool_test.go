@@ -228,7 +228,7 @@ func TestPoolIsolatesEpisodes(t *testing.T) {
 		t.Fatal("DropSession reports wrongly")
 	}
 	waitFor(t, "a's folder removed", func() bool { _, err := os.Stat(dirs["a"]); return errors.Is(err, os.ErrNotExist) })
-	waitFor(t, "the pool refilled", func() bool { s := b.Pool().Stats(); return s.Ready == 1 && s.InUse == 2 })
+	waitFor(t, "the pool refilled", func() bool { s := b.Pool().Stats(); return s.Ready == 2 && s.InUse == 2 })
 	// A session not started gets its instance at its first call, fresh.
 	if count, _, _, _ := getState(t, callIn(b, col, "d", "get", nil)); count != 0 {
 		t.Fatalf("a new session sees count %d", count)
