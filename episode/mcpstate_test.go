@@ -3,10 +3,14 @@ package episode_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +19,9 @@ import (
 	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/episode"
+	"github.com/toolenv/toolenv/episode/episodetest"
+	"github.com/toolenv/toolenv/episode/mcpepisode"
+	"github.com/toolenv/toolenv/episode/openenv"
 	"github.com/toolenv/toolenv/internal/npmtest"
 	"github.com/toolenv/toolenv/invoke"
 )
@@ -36,14 +43,14 @@ func memoryTask(t *testing.T) *toolenv.Task {
 				"relations":[{"from":"Ada","to":"Eve","relationType":"knows"}]}`)}}}
 }
 
-func openMemory(t testing.TB, store, config string, task *toolenv.Task) (*environment.Environment, *episode.Env) {
+func openMemory(t testing.TB, store, config string, tasks ...*toolenv.Task) (*environment.Environment, *episode.Env) {
 	t.Helper()
 	ctx := context.Background()
 	env, err := environment.Open(ctx, &environment.Config{Store: store, MCPSources: environment.MCPSourcesConfig{Config: []string{config}, StartTimeout: 2 * time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.Tasks["memory"] = []*toolenv.Task{task}
+	env.Tasks["memory"] = tasks
 	eps, err := episode.New(ctx, env, episode.Options{Persist: "memory"})
 	if err != nil {
 		env.Close()
@@ -189,5 +196,71 @@ func killInstance(t *testing.T, dir string) {
 	}
 	if killed == 0 {
 		t.Fatalf("no process runs in %s", dir)
+	}
+}
+
+// TestMCPStatefulTasksOverTheWire: stateful tasks on the npm memory
+// server, each adding its own person who knows the seeded Eve, played by
+// the oracle over OpenEnv's WebSocket protocol and over MCP sessions,
+// four at once: every episode reaches reward 1, which it cannot if any
+// episode saw another's writes (its check reads the whole graph).
+func TestMCPStatefulTasksOverTheWire(t *testing.T) {
+	tools := npmtest.Require(t)
+	base := memoryTask(t)
+	var tasks []*toolenv.Task
+	for i := range 8 {
+		name := fmt.Sprintf("P%d", i)
+		tk := *base
+		tk.ID = "add-" + name
+		tk.Gold = []toolenv.GoldCall{
+			{Name: "create_entities", Args: map[string]any{"entities": []any{map[string]any{"name": name, "entityType": "person", "observations": []any{}}}}, Label: "$var1"},
+			{Name: "create_relations", Args: map[string]any{"relations": []any{map[string]any{"from": name, "to": "Eve", "relationType": "knows"}}}, Label: "$var2"},
+		}
+		tk.Checks = []toolenv.StateCheck{{Call: &toolenv.GoldCall{Name: "read_graph", Args: map[string]any{}},
+			Expect: json.RawMessage(fmt.Sprintf(`{"entities":[{"name":"Eve","entityType":"person","observations":["seeded"]},{"name":%q,"entityType":"person","observations":[]}],
+				"relations":[{"from":%q,"to":"Eve","relationType":"knows"}]}`, name, name))}}
+		tasks = append(tasks, &tk)
+	}
+	entry := map[string]any{"command": tools.Node(), "args": []string{tools.Bin("mcp-server-memory")},
+		"env": map[string]string{"MEMORY_FILE_PATH": "${TOOLENV_EPISODE_DIR}/memory.jsonl"}, "isolation": map[string]any{"pool": 4}}
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"memory": entry}})
+	env, eps := openMemory(t, ":memory:", string(raw), tasks...)
+	defer env.Close()
+	defer eps.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/openenv/mcp", mcpepisode.NewHandler(eps, mcpepisode.Options{}))
+	mux.Handle("/openenv/", http.StripPrefix("/openenv", openenv.NewHandler(eps, openenv.Options{})))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	coll := env.Registry.Collection("memory")
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(tasks))
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := openenv.NewClient(srv.URL+"/openenv", openenv.ClientOptions{})
+			defer c.Close()
+			for i := w; i < len(tasks); i += 4 {
+				if w%2 == 0 {
+					_, err := episodetest.PlayOpenEnv(ctx, c, coll, tasks[i], nil)
+					errs <- err
+				} else {
+					_, err := episodetest.PlayMCP(ctx, srv.URL+"/openenv/mcp", "", coll, tasks[i])
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if s := env.Registry.Backend("memory").(*mcpsource.Backend).Pool().Stats(); s.Handed < len(tasks) {
+		t.Fatalf("%d episodes, %d instances handed out", len(tasks), s.Handed)
 	}
 }
