@@ -150,8 +150,17 @@ func TestMCPServerIsolatedEpisodes(t *testing.T) {
 		t.Fatalf("the seeded episode starts from %v (%s)", got, s1[0].Source)
 	}
 	env.EndSession("seeded")
+	start("open-at-close", nil)
+	runEpisode(t, env, "open-at-close", []episodeStep{entity("Fay")})
 	if err := env.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// Every instance's folder is gone, an episode open at the close too.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "toolenv-mcp-") {
+			t.Errorf("%s is left after the environment closed", e.Name())
+		}
 	}
 
 	// The server is gone: every episode replays from the recordings,

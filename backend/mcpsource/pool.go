@@ -52,7 +52,8 @@ type Pool struct {
 	retryAt  time.Time
 	retry    *time.Timer
 	closed   bool
-	warm     bool // filling: Warm or the first Acquire was called
+	warm     bool               // filling: Warm or the first Acquire was called
+	handed   map[*Instance]bool // handed out, not yet released
 	stats    PoolStats
 	wg       sync.WaitGroup // starts and stops in the background
 }
@@ -137,7 +138,7 @@ func NewPool(srv *Server, opts Options, iso Isolation) (*Pool, error) {
 		}
 		iso.Dir = abs
 	}
-	p := &Pool{srv: srv, opts: opts, iso: iso, log: log.With("mcp_server", srv.Name, "mcp_pool", true), changed: make(chan struct{})}
+	p := &Pool{srv: srv, opts: opts, iso: iso, log: log.With("mcp_server", srv.Name, "mcp_pool", true), changed: make(chan struct{}), handed: map[*Instance]bool{}}
 	p.ctx, p.stop = context.WithCancel(context.Background())
 	return p, nil
 }
@@ -351,6 +352,7 @@ func (p *Pool) Acquire(ctx context.Context, prepare func(dir string) error) (*In
 			}
 			close(in.taken)
 			p.stats.Handed++
+			p.handed[in] = true
 			p.mu.Unlock()
 			return in, nil
 		}
@@ -366,6 +368,7 @@ func (p *Pool) Acquire(ctx context.Context, prepare func(dir string) error) (*In
 				continue
 			}
 			p.stats.Handed++
+			p.handed[in] = true
 			p.fill()
 			p.mu.Unlock()
 			return in, nil
@@ -401,6 +404,7 @@ func (p *Pool) Release(in *Instance) {
 	in.once.Do(func() {
 		p.mu.Lock()
 		p.live--
+		delete(p.handed, in)
 		if !in.Alive() {
 			p.stats.Exited++
 		}
@@ -437,8 +441,9 @@ func (in *Instance) removeDir(keep bool) {
 	}
 }
 
-// Close stops every instance (handed-out ones too, once released) and
-// waits for the pool's background work.
+// Close stops every instance, those handed to episodes that have not
+// ended too (their folders go unless Isolation.Keep), and waits for the
+// pool's background work.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -455,11 +460,18 @@ func (p *Pool) Close() error {
 	ready := p.ready
 	p.ready = nil
 	p.live -= len(ready)
+	handed := make([]*Instance, 0, len(p.handed))
+	for in := range p.handed {
+		handed = append(handed, in)
+	}
 	p.broadcast()
 	p.mu.Unlock()
 	for _, in := range ready {
 		close(in.taken)
 		in.stop(false)
+	}
+	for _, in := range handed {
+		p.Release(in)
 	}
 	p.wg.Wait()
 	return nil

@@ -236,6 +236,18 @@ func TestPoolIsolatesEpisodes(t *testing.T) {
 	if s := b.Pool().Stats(); s.Handed != 4 || s.Exited != 0 || s.Failed != 0 {
 		t.Fatalf("stats %+v", s)
 	}
+	// Closing stops the instances of sessions that never ended too, and
+	// removes their folders.
+	live := []string{b.InstanceDir("b"), b.InstanceDir("c"), b.InstanceDir("d")}
+	b.Close()
+	for _, d := range live {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the folder %s of a session open at close is still there: %v", d, err)
+		}
+	}
+	if entries, _ := os.ReadDir(b.Pool().Isolation().Dir); len(entries) != 0 {
+		t.Errorf("folders left after close: %v", entries)
+	}
 }
 
 // TestPoolCrashFailsOnlyItsEpisode: an instance that crashes mid-episode
