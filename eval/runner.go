@@ -16,6 +16,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/statecheck"
 )
 
 // Shard selects part of the tasks: task i (in the order given) belongs to
@@ -353,6 +354,13 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 		Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Collection: coll, Examples: examples,
 	}
 	out := cfg.Agent.Run(ctx, ep)
+	var state *statecheck.Report
+	if len(task.Checks) > 0 && !out.Canceled && ctx.Err() == nil {
+		// In the episode's own world, before the session releases it.
+		state = statecheck.Run(ctx, task.Checks, func(ctx context.Context, tool string, args map[string]any) *toolenv.Result {
+			return sess.Call(ctx, agent.Call{Name: tool, Args: args})
+		}, nil)
+	}
 	_ = sess.Close(context.WithoutCancel(ctx))
 	if out.Canceled || ctx.Err() != nil {
 		return nil
@@ -360,6 +368,7 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 	out.Trajectory.Counts.Wall = time.Since(start)
 	e.Outcome = out
 	e.Score = score(task, tools, out)
+	e.Score.State = state
 	categorize(e, tools)
 	if out.Trajectory.Error != "" {
 		log.Warn("episode ended with an error", "task", task.ID, "run", it.run, "err", out.Trajectory.Error)

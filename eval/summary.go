@@ -132,6 +132,15 @@ type Group struct {
 	// whose task has a gold call sequence (the sequence metrics').
 	AnswerEpisodes int `json:"answer_episodes"`
 	GoldEpisodes   int `json:"gold_episodes"`
+	// StateEpisodes counts the episodes whose task has end-state checks
+	// (State's denominator, summed over runs); InfraFailures those the
+	// environment failed (an MCP instance crashed): counted apart, they
+	// say nothing about the agent.
+	StateEpisodes int `json:"state_episodes,omitempty"`
+	InfraFailures int `json:"infra_failures,omitempty"`
+	// State is the rate of episodes whose end-state checks all hold, over
+	// episodes whose task has checks.
+	State *Stat `json:"state,omitempty"`
 
 	// Completion is the completion (win) rate over episodes whose task
 	// has a gold answer.
@@ -244,6 +253,12 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		if e.Score.HasGold {
 			g.GoldEpisodes++
 		}
+		if st := e.Score.State; st != nil {
+			g.StateEpisodes++
+			if st.InfraFailure != "" {
+				g.InfraFailures++
+			}
+		}
 		if tr.Finished {
 			g.FinishedEpisodes++
 		}
@@ -262,16 +277,19 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 	}
 
 	// Per-run metrics, then mean and std over runs.
-	var completion, partial, full []float64
+	var completion, partial, full, state []float64
 	var nIntent, nSlot, pIntent, pSlot, set, order []metrics.PRF
 	for _, r := range runIDs {
 		re := runs[r]
-		var comp []bool
+		var comp, held []bool
 		var gold, pred [][]toolenv.GoldCall
 		var pi, ps, st, or []metrics.PRF
 		for _, e := range re {
 			if e.Score.HasAnswer {
 				comp = append(comp, e.Score.Completed)
+			}
+			if st := e.Score.State; st != nil {
+				held = append(held, st.Success == 1)
 			}
 			if !e.Score.HasGold {
 				continue
@@ -291,6 +309,9 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		}
 		if len(comp) > 0 {
 			completion = append(completion, metrics.Rate(comp))
+		}
+		if len(held) > 0 {
+			state = append(state, metrics.Rate(held))
 		}
 		if len(gold) > 0 {
 			// NESTful's calculate_scores exactly (the reference variant).
@@ -314,6 +335,7 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		}
 	}
 	g.Completion = stat(completion)
+	g.State = stat(state)
 	g.PartialMatch, g.FullMatch = stat(partial), stat(full)
 	g.NestfulIntent, g.NestfulSlot = prfStat(nIntent), prfStat(nSlot)
 	g.Intent, g.Slot = prfStat(pIntent), prfStat(pSlot)

@@ -71,6 +71,16 @@ type Options struct {
 	// of its own. Its transport is wrapped to add the server's headers and
 	// bound its answers.
 	HTTPClient *http.Client
+	// Once starts the server once: when it exits (or cannot be started)
+	// it is not started again, calls fail with ErrDown, and Exited is
+	// closed. An episode's own instance (Pool) is started once: a new
+	// process would not hold the episode's state.
+	Once bool
+	// EpisodeDir is the folder ${TOOLENV_EPISODE_DIR} names in the
+	// server's configuration, and a stdio server's working folder when
+	// the configuration names none; the server gets it in
+	// TOOLENV_EPISODE_DIR too. "" leaves the variable to Getenv.
+	EpisodeDir string
 }
 
 // Client is a supervised connection to one MCP server, safe for
@@ -107,10 +117,11 @@ func Start(ctx context.Context, srv *Server, opts Options) (*Client, error) {
 	if err := srv.Validate(); err != nil {
 		return nil, err
 	}
-	run, err := srv.resolved(opts.Getenv)
+	run, err := srv.resolved(episodeGetenv(opts.Getenv, opts.EpisodeDir))
 	if err != nil {
 		return nil, err
 	}
+	run.withEpisodeDir(opts.EpisodeDir)
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
@@ -191,6 +202,10 @@ func (c *Client) Restarts() int {
 	defer c.mu.Unlock()
 	return c.restarts
 }
+
+// Exited is closed when the client stops for good: after Close, or (with
+// Options.Once) when its server exited or could not be started.
+func (c *Client) Exited() <-chan struct{} { return c.done }
 
 // Close stops the client and the server it started, and waits for both.
 func (c *Client) Close() error {
@@ -293,14 +308,14 @@ func (c *Client) supervise() {
 		if err != nil {
 			failures++
 			c.down(err, first)
-			if c.ctx.Err() != nil {
+			if c.ctx.Err() != nil || c.opts.Once {
 				return
 			}
 			continue
 		}
 		started := time.Now()
 		c.serve(cs, proc)
-		if c.ctx.Err() != nil {
+		if c.ctx.Err() != nil || c.opts.Once {
 			return
 		}
 		if time.Since(started) > stableAfter {

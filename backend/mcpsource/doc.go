@@ -22,6 +22,14 @@
 //   - Upstream: the toolenv.Handler that calls the server, the "real
 //     upstream" of backend/virtual's chain; Reshape gives simulated and
 //     synthesized answers the shape of a CallToolResult.
+//   - Pool and Isolation: a server isolated per episode. The pool keeps
+//     instances started ahead (each a Client started Once, in a folder of
+//     its own that ${TOOLENV_EPISODE_DIR} names), the Backend hands one to
+//     each session at its start (StartSession: seeded from the task's
+//     initial files, an HTTP server reset) or first call, and releases it
+//     when the session ends (DropSession); SessionOrigin names the state
+//     the session started from, for its cache keys. A crashed instance
+//     fails its own session only (MetaInfraFailure).
 //   - ReadToolsFile: saved tool lists (a tools/list result, the mcpServers
 //   - tools shape benchmark repositories publish) for a collection with
 //     no server at all.

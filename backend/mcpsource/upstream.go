@@ -66,6 +66,12 @@ func (u *Upstream) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resu
 	if call == nil || call.Tool == nil {
 		return toolenv.Errorf(toolenv.StatusUnknownTool, "", "mcp upstream: the call has no tool")
 	}
+	return u.invokeOn(ctx, u.client, call)
+}
+
+// invokeOn calls the tool on the server c reaches (an episode's own
+// instance, or the shared one).
+func (u *Upstream) invokeOn(ctx context.Context, c *Client, call *toolenv.Call) *toolenv.Result {
 	if u.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, u.timeout)
@@ -75,7 +81,7 @@ func (u *Upstream) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resu
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := u.client.Call(ctx, ServerName(call.Tool), args)
+	res, err := c.Call(ctx, ServerName(call.Tool), args)
 	if err != nil {
 		return failure(ctx, err)
 	}

@@ -202,7 +202,8 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 				}
 			}
 		}
-		runEnv = agent.NewLocal(env.Pipeline, colls, agent.LocalOptions{TaskTools: tools})
+		runEnv = agent.NewLocal(env.Pipeline, colls, agent.LocalOptions{TaskTools: tools, StartSession: env.StartSession, EndSession: env.EndSession})
+		env.WarmSessions() // MCP servers isolated per episode: instances ready for the first tasks
 	}
 	SortTasks(lt.tasks)
 	tasks := filterTasks(lt.tasks, cfg)

@@ -52,6 +52,7 @@ func passRate(get func(g *eval.Group) *metrics.PassRateResult) func(g *eval.Grou
 
 var (
 	mCompletion = metric{"completion", "Completion", false, func(g *eval.Group) *eval.Stat { return g.Completion }}
+	mState      = metric{"state", "End state", false, func(g *eval.Group) *eval.Stat { return g.State }}
 	mSoPR       = metric{"sopr", "SoPR %", true, passRate(func(g *eval.Group) *metrics.PassRateResult { return g.SoPR })}
 	mFAC        = metric{"fac", "FAC %", true, passRate(func(g *eval.Group) *metrics.PassRateResult { return g.FAC })}
 
@@ -90,7 +91,7 @@ var (
 	}
 	// chartMetrics get a chart each in the HTML page.
 	chartMetrics = []metric{
-		mCompletion, mSoPR, mFAC,
+		mCompletion, mState, mSoPR, mFAC,
 		{"intent_f1", "Intent F1 (position-aware)", false, prf(posIntent, "F1")},
 		{"slot_f1", "Slot F1 (position-aware)", false, prf(posSlot, "F1")},
 		{"nestful_intent_f1", "Intent F1 (NESTful scorer)", false, prf(nestfulIntent, "F1")},
@@ -128,6 +129,10 @@ func (m metric) denominator(g *eval.Group) string {
 	switch {
 	case m.key == "completion":
 		return fmt.Sprintf("n=%d", g.AnswerEpisodes)
+	case m.key == "state" && g.InfraFailures > 0:
+		return fmt.Sprintf("n=%d, %d failed by the environment", g.StateEpisodes, g.InfraFailures)
+	case m.key == "state":
+		return fmt.Sprintf("n=%d", g.StateEpisodes)
 	case m.key == "sopr" && g.SoPR != nil:
 		return fmt.Sprintf("n=%d tasks", g.SoPR.Tasks)
 	case m.key == "fac" && g.FAC != nil:

@@ -26,9 +26,12 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 		return nil
 	}
 	var out []tableData
-	over := present([]metric{mCompletion, mSoPR, mFAC}, gs)
+	over := present([]metric{mCompletion, mState, mSoPR, mFAC}, gs)
 	t := tableData{Title: "Overview", Head: []string{"Split", "Agent", "Model", "Tasks", "Runs", "Episodes"},
 		Note: "n is what each figure is over: episodes whose task has a gold answer (completion), episodes whose task has a gold call sequence (sequence metrics), tasks (SoPR, FAC). Episodes that ended with an error count as failures."}
+	if mState.any(gs) {
+		t.Note += " End state: the rate of episodes whose every end-state check holds in the world the episode left, over episodes whose task has checks; those the environment failed (an MCP instance crashed) are counted apart."
+	}
 	for _, m := range over {
 		t.Head = append(t.Head, m.title)
 	}
