@@ -18,6 +18,7 @@ import (
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/perturb"
 	"github.com/toolenv/toolenv/store/epstore"
 )
@@ -363,6 +364,9 @@ func (e *Env) taskInfo(c *toolenv.Collection, t *toolenv.Task) (*taskInfo, error
 	defer e.infoMu.Unlock()
 	if in := e.infos[key]; in != nil {
 		return in, nil
+	}
+	if err := statecheck.Validate(t.Checks, c); err != nil {
+		return nil, invalid(fmt.Sprintf("task %s: %v", t.ID, err), "fix the task's checks")
 	}
 	_, hasAnswer, _ := answer.Gold(t)
 	// Tasks offering the same tools (the same names, and for NL2SQL

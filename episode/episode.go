@@ -30,6 +30,7 @@ type Episode struct {
 	maxSteps   int
 	success    string
 	successWhy string
+	rescoring  bool // measured again from its record by Rescore: no world to read
 	faults     *episodeFaults
 
 	client     string // the key its client's share is counted by
@@ -66,6 +67,11 @@ type callEntry struct {
 	// infra.go); Injected says an injected fault did.
 	Infra    string `json:"infra_failure,omitempty"`
 	Injected bool   `json:"injected,omitempty"`
+	// ends says the backend marked the failure itself
+	// (toolenv.MetaInfraFailure: the episode's own world failed, such as
+	// its MCP server's own instance crashing): the episode ends there.
+	// The step's record says so (its Done and Outcome).
+	ends bool
 }
 
 // stepEntry is one step as the store logs it: applying the entries in
@@ -252,8 +258,9 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	}
 	labels := ep.labelsTaken()
 	spent := 0
+	var results []*toolenv.Result // as the pipeline answered them
 	for _, c := range a.Calls {
-		ce := ep.call(ctx, c, labels, len(ep.calls)+len(st.Calls)+1)
+		ce, res := ep.call(ctx, c, labels, len(ep.calls)+len(st.Calls)+1)
 		if e.onCall != nil {
 			e.onCall(len(st.Calls) + 1)
 		}
@@ -272,6 +279,7 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 				Hint:    "nothing changed in the episode: make fewer calls per step, or calls that answer less"})
 		}
 		st.Calls = append(st.Calls, ce)
+		results = append(results, res)
 		if ce.Status != toolenv.StatusOK {
 			st.Reward -= penalty(rs.Penalty, string(ce.Status))
 		}
@@ -279,8 +287,20 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 			st.Infra = ce.Infra
 		}
 	}
+	lost := ""
+	for _, c := range st.Calls {
+		if c.ends && lost == "" {
+			lost = c.Infra
+		}
+	}
 	terminal := final != nil || len(ep.history)+1 >= ep.maxSteps
-	if terminal {
+	switch {
+	case lost != "":
+		// The environment failed the episode (its own MCP instance
+		// crashed, its state lost): it ends here, marked, unscored.
+		st.Outcome = &Outcome{SuccessKind: ep.success, InfraFailure: ep.firstInfra(st), InfraFailures: ep.infraSteps + 1}
+		st.Done = true
+	case terminal:
 		calls := append(append([]callEntry(nil), ep.calls...), st.Calls...)
 		out, err := ep.score(ctx, calls, final)
 		if err != nil {
@@ -319,7 +339,11 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	u.end()
 	ep.apply(st)
 	ep.touch(e.opts.Now())
-	return ep.stepResult(len(ep.history)), nil
+	sr := ep.stepResult(len(ep.history))
+	if len(sr.Results) == len(results) {
+		sr.Results = results // with their source and meta (a resent step's are rebuilt from its record)
+	}
+	return sr, nil
 }
 
 // labelsTaken returns the labels the episode's calls used.
@@ -391,7 +415,7 @@ func (ep *Episode) notOffered(name string) error {
 // An unlabelled call gets the label result_n (n its number in the
 // episode, or the next one free in taken), so that every result the
 // episode shows has a label a final answer may name.
-func (ep *Episode) call(ctx context.Context, c Call, taken map[string]bool, n int) callEntry {
+func (ep *Episode) call(ctx context.Context, c Call, taken map[string]bool, n int) (callEntry, *toolenv.Result) {
 	t := ep.coll.Tool(c.Name)
 	g := agent.SplitLabel(t, toolenv.GoldCall{Name: c.Name, Args: c.Args, Label: c.Label})
 	if g.Label == "" {
@@ -407,12 +431,13 @@ func (ep *Episode) call(ctx context.Context, c Call, taken map[string]bool, n in
 	}
 	ce := callEntry{ID: c.ID, Name: c.Name, Args: g.Args, Label: g.Label, Status: res.Status, Error: res.Error, Hint: res.Hint, Faults: res.Faults}
 	ce.Infra, ce.Injected = infraOf(res)
+	ce.ends = ce.Infra != "" && res.Meta[toolenv.MetaInfraFailure] != ""
 	if res.OK() {
 		ce.Body = res.Body // the body is the observation
 	} else {
 		ce.Text = agent.Observation(res)
 	}
-	return ce
+	return ce, res
 }
 
 // checkAnswer rejects a final answer the episode cannot score.

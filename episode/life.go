@@ -136,6 +136,7 @@ func New(ctx context.Context, env *environment.Environment, opts Options) (*Env,
 	if opts.Idle > 0 {
 		go e.sweeper()
 	}
+	env.WarmSessions() // MCP servers isolated per episode: instances ready for the first resets
 	return e, nil
 }
 
@@ -163,10 +164,21 @@ func (e *Env) Counts() Counts {
 
 // Close stops the idle sweeper and writes the ended episodes still
 // queued for the store. Open episodes stay in the store (when
-// persistent); their in-memory copies are dropped.
+// persistent); their in-memory copies are dropped, and what the backends
+// hold of their sessions is released (environment.EndSession: their MCP
+// instances, their pinned task sessions).
 func (e *Env) Close() error {
 	e.stopOnce.Do(func() {
 		close(e.stop)
+		e.mu.Lock()
+		open := make([]string, 0, len(e.live))
+		for id := range e.live {
+			open = append(open, id)
+		}
+		e.mu.Unlock()
+		for _, id := range open {
+			e.release(id)
+		}
 		e.closeArchive()
 	})
 	return nil
@@ -335,7 +347,11 @@ func clip(s string) string {
 	return s
 }
 
-// release drops what the backends hold of an episode's session.
+// release drops what the backends hold of an episode's session: what
+// environment.EndSession drops (a task session, an MCP server's own
+// instance of the episode), reaching through the wrappers of drifted
+// collections to their base's backend. Every way an episode leaves the
+// open ones (done, closed, expired, a reset that failed, Close) calls it.
 func (e *Env) release(id string) {
 	for _, c := range e.env.Registry.Collections() {
 		if h := e.backendOf(c.Name, func(h toolenv.Handler) bool {
@@ -392,6 +408,9 @@ func (e *Env) Reset(ctx context.Context, principal string, o *ResetOptions) (*St
 		}
 	}()
 	e.pin(ep)
+	if err := e.env.StartSession(ctx, ep.coll.Name, ep.id, ep.task.Initial); err != nil {
+		return nil, err // (released above: an instance half-started is dropped)
+	}
 	u := e.begin(ep)
 	if err := e.initialize(ctx, ep); err != nil {
 		if rerr := u.undo(ctx, ep.id); rerr != nil {

@@ -135,12 +135,12 @@ func (ep *Episode) rescored(ctx context.Context, def Reward) (*Record, bool, err
 		calls = append(calls, h.Calls...)
 		if h.Done {
 			// ep was rebuilt for this alone: it may be measured anew.
-			ep.success, ep.successWhy = kind, why
+			ep.success, ep.successWhy, ep.rescoring = kind, why, true
 			out, err := ep.score(ctx, calls, h.Answer)
 			if err != nil {
 				return nil, false, err
 			}
-			if state := endStateNeeded(ep.task); state != "" && kind == Completion {
+			if state := endStateNeeded(ep.task); state != "" && (kind == Completion || kind == StateChecks) {
 				needs = true
 				out.NeedsState = state
 				out.Success = 0
@@ -149,7 +149,7 @@ func (ep *Episode) rescored(ctx context.Context, def Reward) (*Record, bool, err
 				}
 			}
 			if old != nil {
-				out.InfraFailure, out.InfraFailures = old.InfraFailure, old.InfraFailures
+				out.InfraFailure, out.InfraFailures, out.State = old.InfraFailure, old.InfraFailures, old.State
 			}
 			r += out.Success
 			rec.Outcome = out

@@ -10,6 +10,7 @@ import (
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/eval/stb"
 	nlanswer "github.com/toolenv/toolenv/nl2api/answer"
 )
@@ -40,9 +41,11 @@ type Outcome struct {
 	// Judge is the judge's verdict (pass_rate).
 	Judge *judge.Verdict `json:"judge,omitempty"`
 	// InfraFailure is the reason of the episode's first step the
-	// environment failed (see infra.go), and InfraFailures how many
-	// steps it failed: the reward does not only measure the agent, and a
-	// trainer may mask it.
+	// environment failed (see infra.go), or of its end-state check's
+	// call the environment failed, and InfraFailures how many steps it
+	// failed: the reward does not only measure the agent, and a trainer
+	// may mask it. A failure the backend marked itself (its own MCP
+	// instance of the episode crashed) ends the episode there, unscored.
 	InfraFailure  string `json:"infra_failure,omitempty"`
 	InfraFailures int    `json:"infra_failures,omitempty"`
 	// NeedsState, set on a record's outcome recomputed by Rescore, says
@@ -50,6 +53,9 @@ type Outcome struct {
 	// judge's verdict, a world's end state): its value was not
 	// recomputed.
 	NeedsState string `json:"needs_state,omitempty"`
+	// State is the task's end-state checks, evaluated in the episode's
+	// own world before it is released (tasks with checks).
+	State *statecheck.Report `json:"state,omitempty"`
 }
 
 // successFor resolves the success measure of r for task t.
@@ -61,6 +67,8 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 		switch {
 		case hasAnswer:
 			return Completion, "the task has a verified gold answer", nil
+		case len(t.Checks) > 0:
+			return StateChecks, "the task has end-state checks and no gold answer", nil
 		case hasAPIs:
 			return APIF1, "the task has no gold answer: the APIs called are scored against its solvable API list", nil
 		default:
@@ -80,6 +88,8 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 		err = need(hasGold, "a gold call sequence")
 	case APIF1:
 		err = need(hasAPIs, "a solvable API list or a gold sequence")
+	case StateChecks:
+		err = need(len(t.Checks) > 0, "end-state checks")
 	case PassRate:
 		if !judged {
 			err = invalid("reward.success pass_rate needs a judge model, and this server has none", "start it with --episode-judge-url and --episode-judge-model (an OpenAI-compatible endpoint), or choose another measure")
@@ -150,6 +160,12 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 	if final != nil {
 		out.Answer = final.Text
 	}
+	if len(t.Checks) > 0 && !ep.rescoring {
+		out.State = statecheck.Run(ctx, t.Checks, func(ctx context.Context, tool string, args map[string]any) *toolenv.Result {
+			return ep.env.invoke(ctx, ep, ep.coll.Tool(tool), args)
+		}, nil)
+		out.InfraFailure = out.State.InfraFailure
+	}
 	switch ep.success {
 	case Completion:
 		if out.Completed != nil && *out.Completed {
@@ -171,6 +187,10 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 		}
 	case APIF1:
 		out.Success = out.API.F1
+	case StateChecks:
+		if out.State != nil { // (nil when Rescore measures a record: no world to check)
+			out.Success = out.State.Success
+		}
 	case PassRate:
 		v := ep.env.opts.Judge.SoPR(ctx, ep.Query(), ep.converted(calls, final))
 		if v.Error != "" {

@@ -13,7 +13,18 @@ set -eu
 
 have() { [ -d /usr/lib/python3/dist-packages/websockets ] && [ -d /usr/lib/python3/dist-packages/requests ]; }
 
+# pydantic 2 comes with the machine image's python3 (no Debian package
+# has it, and only Debian's and npm's registries are reachable): say so
+# now rather than let the test fail later.
+pydantic2() {
+	if ! python3 -c "import pydantic, sys; sys.exit(0 if pydantic.VERSION >= '2' else 1)" 2>/dev/null; then
+		echo "install-python: the python3 on PATH ($(command -v python3 || echo none)) lacks pydantic 2, which OpenEnv's client models need; use the machine image's python3 (3.11 with pydantic 2)" >&2
+		exit 1
+	fi
+}
+
 if have; then
+	pydantic2
 	echo "install-python: python3-websockets and python3-requests already installed"
 	exit 0
 fi
@@ -36,4 +47,5 @@ if ! have; then
 	echo "install-python: apt-get finished but /usr/lib/python3/dist-packages lacks websockets or requests" >&2
 	exit 1
 fi
+pydantic2
 echo "install-python: python3-websockets $(dpkg-query -W -f='${Version}' python3-websockets) installed"

@@ -12,6 +12,13 @@
 // Each episode has its own MCP server (its tools are its task's), served
 // over the project's streamable-HTTP front (server.NewMCPHandler, with
 // its JSON-RPC answers for every refusal) and guarded by server.MCPGuard.
+//
+// Under the sessionless protocol (MCP 2026-07-28: no initialize, no
+// Mcp-Session-Id) no session can be the episode: StartTool starts one
+// and returns its id, a handle the client passes back as the EpisodeArg
+// argument of every later call (GetTaskTool, EndTool, the task's tools,
+// submit_answer), as the specification recommends for state that spans
+// calls. A client asking for an older revision gets the session form.
 package mcpepisode
 
 import (
@@ -121,6 +128,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// As OpenEnv's own POST /mcp answers what is not a JSON-RPC
 		// request: 200 and a JSON-RPC error (its validator checks it).
 		writeRPCError(w, http.StatusOK, nil, code, text)
+		return
+	}
+	if server.MCPSessionless(r, body) {
+		h.serveSessionless(w, r)
 		return
 	}
 	var msg struct {

@@ -18,15 +18,14 @@ import (
 )
 
 // openEnvSrc is OpenEnv's client code, unmodified (see its NOTICE.md).
-var openEnvSrc = filepath.Join("..", "..", "..", "shared", "clients", "openenv", "src")
+var openEnvSrc = filepath.Join("testdata", "openenv", "src")
 
 // debianPython is where Debian's python3-websockets (10.4) lives
 // (scripts/install-python.sh installs it).
 const debianPython = "/usr/lib/python3/dist-packages"
 
-// needPython skips (fails under CI) unless OpenEnv's client code, a
-// python3 with pydantic 2 and requests, and Debian's websockets are
-// there.
+// needPython skips (fails under CI) unless a python3 with pydantic 2
+// and requests, and Debian's websockets are there.
 func needPython(t *testing.T) string {
 	t.Helper()
 	missing := ""
@@ -39,9 +38,6 @@ func needPython(t *testing.T) string {
 	}
 	if _, err := os.Stat(filepath.Join(debianPython, "websockets", "client.py")); err != nil && missing == "" {
 		missing = "Debian's python3-websockets (bash scripts/install-python.sh)"
-	}
-	if _, err := os.Stat(filepath.Join(openEnvSrc, "openenv", "core", "env_client.py")); err != nil && missing == "" {
-		missing = "OpenEnv's client code in ../shared/clients/openenv"
 	}
 	if missing != "" {
 		if os.Getenv("CI") != "" {

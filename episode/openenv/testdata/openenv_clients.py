@@ -4,7 +4,7 @@ Run by TestOpenEnvClients (episode/openenv/pyclients_test.go):
 
     python3 openenv_clients.py OPENENV_SRC WEBSOCKETS_DIR BASE_URL PLAN.json
 
-OPENENV_SRC is OpenEnv's src folder (../shared/clients/openenv/src),
+OPENENV_SRC is OpenEnv's src folder (testdata/openenv/src),
 WEBSOCKETS_DIR the folder holding Debian's websockets 10.4 package,
 BASE_URL the episodes' base URL (http://127.0.0.1:PORT/openenv), PLAN a
 JSON list of tasks ({collection, task_id, gold: [{name, arguments,
