@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,4 +97,51 @@ func TestMCPInstanceReleased(t *testing.T) {
 	id = open(t)
 	eps.Close()
 	released(t, id, "the server closed")
+}
+
+// TestRescoreStateChecks: a stateful MCP task's episodes rescored from
+// the store. Their success reads the end state of the episode's own
+// world (its checks), which the record does not hold: the rescored
+// records keep the success the episodes earned, marked needs_state, and
+// no check runs against a world that is gone.
+func TestRescoreStateChecks(t *testing.T) {
+	tools := npmtest.Require(t)
+	task := memoryTask(t)
+	entry := map[string]any{"command": tools.Node(), "args": []string{tools.Bin("mcp-server-memory")},
+		"env": map[string]string{"MEMORY_FILE_PATH": "${TOOLENV_EPISODE_DIR}/memory.jsonl"}}
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"memory": entry}})
+	store := filepath.Join(t.TempDir(), "store.db")
+	env, eps := openMemory(t, store, string(raw), task)
+	_, right := playMemory(t, eps, addAda, adaKnows, finish)
+	_, wrong := playMemory(t, eps, addBob, finish)
+	if deref(right.Reward) != 1 || deref(wrong.Reward) != 0 {
+		t.Fatalf("rewards %v and %v, want 1 and 0", deref(right.Reward), deref(wrong.Reward))
+	}
+	eps.Close() // writes the ended episodes to the store
+	env.Close()
+
+	env2, eps2 := openMemory(t, store, string(raw), task)
+	defer env2.Close()
+	defer eps2.Close()
+	var out strings.Builder
+	rep, err := eps2.Rescore(context.Background(), &out, episode.Reward{StepCost: 0.5}, episode.ExportJSONL)
+	if err != nil || rep.Written != 2 || rep.NeedsState != 2 {
+		t.Fatalf("rescore: %+v %v", rep, err)
+	}
+	var got []float64
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec episode.Record
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		o := rec.Outcome
+		if rec.SuccessKind != episode.StateChecks || o == nil || o.NeedsState == "" || o.State == nil || o.InfraFailure != "" {
+			t.Fatalf("a rescored record: %s", line)
+		}
+		got = append(got, o.Success)
+	}
+	sort.Float64s(got)
+	if len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Fatalf("rescored successes %v, want the earned 0 and 1", got)
+	}
 }
