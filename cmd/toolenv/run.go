@@ -92,6 +92,7 @@ func newRootCmd(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "toolenv",
 		Short:         "A stable, live and evolving world of APIs for tool-using LLM agents",
+		Version:       buildinfo.Read().String(), // --version prints what toolenv version prints
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +103,7 @@ func newRootCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.PersistentFlags().StringVar(&level, "log-level", "info", "log level: debug, info, warn or error")
 	root.PersistentFlags().BoolVar(&e.logJSON, "log-json", false, "log as JSON lines instead of text")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{suggestFlag(c, err)} })
