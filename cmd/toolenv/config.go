@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/internal/configfile"
 )
 
@@ -78,7 +79,7 @@ that holds them (the *_env keys), never their value.`,
 	cf := bindConfig(print.Flags(), bindAll)
 	print.Flags().StringVar(&format, "format", "yaml", "yaml or json")
 	print.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := oneOf("format", format, "yaml", "json"); err != nil {
+		if err := cli.OneOf("format", format, "yaml", "json"); err != nil {
 			return err
 		}
 		cfg, err := cf.resolve(e)

@@ -11,6 +11,7 @@ import (
 	"github.com/toolenv/toolenv/episode"
 	"github.com/toolenv/toolenv/episode/openenv"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/server/guard"
 )
@@ -60,7 +61,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	epOpts := episode.Options{Max: cfg.Server.MaxEpisodes, Idle: cfg.Server.EpisodeIdle, MaxSteps: cfg.Server.EpisodeMaxSteps, Logger: log}
 	if u := cfg.Server.EpisodeJudgeURL; u != "" {
 		if cfg.Server.EpisodeJudgeModel == "" {
-			return usageError{fmt.Errorf("--episode-judge-url needs --episode-judge-model (the model name the endpoint serves)")}
+			return usagef("--episode-judge-url needs --episode-judge-model (the model name the endpoint serves)")
 		}
 		key := ""
 		if cfg.Server.EpisodeJudgeKeyEnv != "" {
@@ -85,7 +86,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	}
 	if err := guard.RequireToken(ln.Addr(), g); err != nil {
 		ln.Close()
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	tools := 0
 	for _, c := range env.Collections() {
