@@ -34,18 +34,7 @@ func newCacheImportCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import DIR|FILE.jsonl",
 		Short: "Import a StableToolBench cache folder (<category>/<tool>_for_<category>/<api>.json), or toolenv's own JSON-lines export",
-		Long: `Import a StableToolBench response cache. Each entry's key (the Python repr of the
-arguments) is parsed and re-keyed canonically, so key order, whitespace and number
-formatting no longer matter. With --toolbench, entries are matched to the documented
-APIs and their arguments coerced exactly as the server coerces calls (so every
-imported entry is found again); without it, tool IDs are derived from the path.
-
-A FILE.jsonl is what toolenv cache export writes: every entry as it was recorded
-(an MCP server's answers with their episode keys, its recorded tool list), each
-line checked before anything is written.`,
-		Example: `  toolenv cache import ./tool_response_cache --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction
-  toolenv cache export > cache.jsonl && toolenv cache import cache.jsonl --store /tmp/other.db`,
-		Args: cobra.ExactArgs(1),
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := sf.value().Open(ctx, e.getenv, false, e.logger())
@@ -86,9 +75,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [OUT]",
 		Short: "Export the cache as JSON lines (default, to OUT or stdout) or in StableToolBench's layout (OUT is a folder)",
-		Example: `  toolenv cache export > cache.jsonl
-  toolenv cache export --format stabletoolbench --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction ./stb_cache`,
-		Args: cobra.MaximumNArgs(1),
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := sf.value().Open(ctx, e.getenv, true, e.logger())
@@ -121,9 +108,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Count the cache's entries by origin, status and tool",
-		Example: `  toolenv cache stats --store out/bird/store.db
-  toolenv cache stats --store stb.db --json > stats.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := sf.value().Open(cmd.Context(), e.getenv, true, e.logger())
 			if err != nil {

@@ -59,22 +59,12 @@ func newConfigCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration, or the configuration file's JSON Schema",
-		Long: `An environment's configuration (its sources, simulator, upstream, drift, faults,
-failover, repair, server) and an evaluation's (its eval section) can be kept in a
-YAML or JSON file and given to serve, mcp, eval and the map commands with --config
-FILE; flags given on the command line override the file. See docs/config.md.`,
 	}
 	var format string
 	print := &cobra.Command{
 		Use:   "print",
 		Short: "Print the effective configuration: defaults, then --config, then the flags given",
-		Long: `Print the configuration the commands would use with the same --config and flags,
-every key included. Credentials are shown as the name of the environment variable
-that holds them (the *_env keys), never their value.`,
-		Example: `  toolenv config print
-  toolenv config print --config examples/bird.yaml --drift-mode strict
-  toolenv config print --collection out/bird/rest --format json > toolenv.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 	}
 	cf := bindConfig(print.Flags(), bindAll)
 	print.Flags().StringVar(&format, "format", "yaml", "yaml or json")
@@ -94,10 +84,9 @@ that holds them (the *_env keys), never their value.`,
 		return err
 	}
 	schema := &cobra.Command{
-		Use:     "schema",
-		Short:   "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
-		Example: `  toolenv config schema > toolenv.schema.json   # then, first line of a YAML file: # yaml-language-server: $schema=toolenv.schema.json`,
-		Args:    cobra.NoArgs,
+		Use:   "schema",
+		Short: "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := harness.Schema()
 			if err != nil {

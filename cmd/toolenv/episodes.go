@@ -28,16 +28,7 @@ func newEpisodesExportCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write every episode of the store as a trajectory: JSONL records, or SFT data in OpenAI or ShareGPT form",
-		Long: `Read every RL episode kept in the store (episodes are kept there with --sessions
-store, the default with a postgres:// store) and write each as one JSON line:
---format jsonl is the record (reset options, reward definition, tools, every step's
-calls, observations and rewards, the return and the outcome); openai is the chat
-with its tool calls ({"messages", "tools", "reward"}); sharegpt is LLaMA-Factory's
-function-calling form. Give the same collections the server served: an episode is
-rebuilt from its task.`,
-		Example: `  toolenv episodes export --store episodes.db --sessions store --collection out/bird/slot --out episodes.jsonl
-  toolenv episodes export --store postgres://toolenv@db/toolenv --collection out/bird/slot --format openai --out sft.jsonl`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.resolve(e)
 			if err != nil {

@@ -19,26 +19,7 @@ func newEvalCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
 		Short: "Evaluate an agent and a model on tasks, with the papers' metrics",
-		Long: `Run an agent (direct, react, cot, dfsdt or oracle) with a model behind any
-OpenAI-compatible endpoint over tasks, in toolenv (in-process by default, or a
-running server with --env-url), and measure it: completion rate, intent and slot
-P/R/F1 (NESTful scorer and position-aware), sequence match, set/order P/R/F1, BFCL
-error categories, ReAct loop statistics, StableToolBench's SoPR and MirrorAPI's FAC.
-
---tasks is a toolenv collection folder (e.g. one flavor built by "toolenv build
-bird") or StableToolBench query files (a file or a folder of them); repeat it to
-evaluate several. Every finished episode is appended to DIR/episodes.jsonl at
-once; Ctrl-C keeps them and --resume continues. Every model and judge request is
-recorded in DIR/records.db: --replay re-runs the evaluation from the records with
-no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.`,
-		Example: `  toolenv eval --tasks out/bird/slot --agent oracle --out runs/oracle-slot
-  toolenv eval --tasks out/bird/rest --agent direct --model http://127.0.0.1:8000/v1 --model-name Qwen/Qwen2.5-7B-Instruct --out runs/qwen-rest
-  toolenv eval --tasks out/bird/sel --agent react --model http://127.0.0.1:11434/v1 --model-name qwen2.5:7b --runs 3 --concurrency 8 --out runs/react-sel
-  OPENAI_API_KEY=... toolenv eval --tasks ../shared/data/stabletoolbench/solvable_queries/test_instruction/G1_instruction.json \
-      --agent dfsdt --model https://api.openai.com/v1 --model-name gpt-4o-mini --judge-model gpt-4o --fac --out runs/dfs-g1
-  toolenv eval --tasks out/bird/rest --agent direct --model URL --model-name M --out runs/x --replay
-  toolenv eval --tasks out/bird/slot --agent react --model URL --model-name M --shard 0/4 --out runs/r   # then: toolenv eval merge --out runs/r runs/r`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.resolve(e)
 			if err != nil {
@@ -85,9 +66,7 @@ func newEvalMergeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "merge --out DIR SHARD_DIR...",
 		Short: "Join the shards of an evaluation (or several evaluations) and write the reports",
-		Example: `  toolenv eval merge --out runs/all runs/shard0 runs/shard1
-  toolenv eval merge --out runs/r runs/r   # shards written into the same folder`,
-		Args: cobra.MinimumNArgs(1),
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("--out is required")
@@ -110,13 +89,7 @@ func newEvalReportCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Write the reports of an evaluation folder again from its episodes (or of a queued run, from its store)",
-		Long: `Write DIR/summary.json, DIR/report.md and DIR/report.html from the episodes in DIR.
-With --queue, read the run named by --run-name from the queue's store instead (every
-episode its workers finished, on any machine) and write its run.json and episodes.jsonl
-into DIR too; without --run-name it lists the store's runs.`,
-		Example: `  toolenv eval report runs/react-sel
-  toolenv eval report --queue postgres://toolenv@db/toolenv --run-name sweep-1 runs/sweep-1`,
-		Args: cobra.RangeArgs(0, 1),
+		Args:  cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if queueURL != "" {
 				return queueReport(cmd.Context(), e, queueURL, runName, args)
@@ -164,10 +137,9 @@ func queueReport(ctx context.Context, e *env, url, name string, args []string) e
 func newEvalCompareCmd(e *env) *cobra.Command {
 	var htmlOut string
 	cmd := &cobra.Command{
-		Use:     "compare DIR DIR...",
-		Short:   "Put several evaluations side by side (Markdown on stdout, optionally HTML)",
-		Example: `  toolenv eval compare runs/qwen-rest runs/llama-rest --html compare.html`,
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "compare DIR DIR...",
+		Short: "Put several evaluations side by side (Markdown on stdout, optionally HTML)",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			evs, err := report.ReadEvaluations(args)
 			if err != nil {
@@ -199,10 +171,9 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 	}
 	var cf *options[stb.ConvertConfig]
 	convert := &cobra.Command{
-		Use:     "convert ANSWER_DIR",
-		Short:   "Convert raw answers (answer/<model>/<group>/) to the converted format, as convert_to_answer_format.py",
-		Example: `  toolenv eval stb convert ../shared/data/stabletoolbench/data_example/answer/virtual_chatgpt_dfs/G1_instruction --method DFS_woFilter_w2 --out G1_instruction.json`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "convert ANSWER_DIR",
+		Short: "Convert raw answers (answer/<model>/<group>/) to the converted format, as convert_to_answer_format.py",
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := cf.value().Convert(args[0], e.logger())
 			if err != nil {
@@ -215,10 +186,9 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 	cf = bindOptions(convert.Flags(), configDefaults[stb.ConvertConfig], false)
 	var times int
 	passrate := &cobra.Command{
-		Use:     "passrate RESULTS.json...",
-		Short:   "Compute the Solvable Pass Rate from pass_rate_results files, as eval_pass_rate.py prints it",
-		Example: `  toolenv eval stb passrate ../shared/data/stabletoolbench/data_example/pass_rate_results/virtual_chatgpt_cot/G1_instruction_virtual_chatgpt_cot.json --evaluate-times 3`,
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "passrate RESULTS.json...",
+		Short: "Compute the Solvable Pass Rate from pass_rate_results files, as eval_pass_rate.py prints it",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, p := range args {
 				r, err := stb.PassRate(p, times, e.logger())

@@ -17,10 +17,6 @@ func newMapCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "map",
 		Short: "Index tools, map equivalent endpoints and fields, and use the mappings",
-		Long: `API mapping (docs/mapping.md): index every tool for retrieval, find tools that can
-stand in for each other and how their fields correspond — structurally, with no
-model, or with an LLM and self-reflection — measure the mappings against drift
-ground truth, sequence APIs with them, and review them in a web page.`,
 	}
 	cmd.AddCommand(newMapIndexCmd(e), newMapSearchCmd(e), newMapMatchCmd(e), newMapProbeCmd(e), newMapSequenceCmd(e), newMapReviewCmd(e), newMapEvalCmd(e))
 	return cmd
@@ -45,17 +41,7 @@ func newMapIndexCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Index every tool (BM25 + vectors) with its structural mappings and clusters",
-		Long: `Index every tool of the loaded collections — name, description, parameters and
-output fields — for lexical (SQLite FTS5, BM25) and vector search, and store the
-structural mappings and clusters of alternatives with it, so that searching finds
-a tool together with its alternatives.
-
-Vectors come from --embed-url/--embed-model (any OpenAI-compatible endpoint) or,
-by default, from the deterministic offline embedder. If the endpoint is down the
-index is built for lexical search only, and says so.`,
-		Example: `  toolenv map index --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --index map.db
-  toolenv map index --collection out/bird/rest --collection out/bird/sel --index bird-map.db --mappings-out bird-mappings.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg := f.value()
 			env, err := cf.open(cmd.Context(), e)
@@ -104,9 +90,7 @@ func newMapSearchCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Search the tool index; each hit comes with its alternatives",
-		Example: `  toolenv map search "convert an amount between currencies" -k 10
-  toolenv map search "weather forecast" --mode lexical --json`,
-		Args: cobra.ExactArgs(1),
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, meta, err := index.SearchFile(cmd.Context(), args[0], f.value(), indexEnv(e))
 			if err != nil {
@@ -140,16 +124,7 @@ func newMapMatchCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "match",
 		Short: "Map equivalent tools and fields structurally (no model) and write the mappings",
-		Long: `Compare the loaded tools by their parameters and output fields (normalised names,
-synonyms, types, descriptions, values from examples and the cache) and write the
-proposed equivalent endpoints, their field alignments, scores and clusters.
-With --between A --between B, map collection A onto collection B one-to-one (two
-versions of one API, or two providers); add --probe to call both sides with the
-same sampled arguments where the documentation cannot tell endpoints apart.`,
-		Example: `  toolenv map match --demo --out demo-mappings.json
-  toolenv map match --collection v1 --collection v2 --between bird-rest --between bird-rest@v2 --out v1v2.json
-  toolenv map match --collection out/bird/rest --collection out/bird/rest-obfuscated --between bird-rest --between bird-rest-obfuscated --probe --out failover.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg := f.value()
 			env, err := cf.open(cmd.Context(), e)

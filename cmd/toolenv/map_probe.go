@@ -22,15 +22,7 @@ func newMapProbeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Map APIs with an LLM and self-reflection: per query, retrieve the top tools and ask which are equivalent",
-		Long: `For each query: retrieve the top --k tools from the index (plus operation-graph
-neighbours), ask the model which of them are functionally equivalent and how their
-fields correspond (with its reasoning), then ask it to criticise and revise its
-answer (self-reflection). Every mapping keeps its provenance (llm, reflection) and
-reasoning; answers that are not valid mapping JSON are repaired or recorded as
-failed. The output file is what "toolenv map review" shows.`,
-		Example: `  toolenv map probe --index map.db --queries ../shared/data/stabletoolbench/solvable_queries/test_instruction/G1_instruction.json \
-      --llm-url http://127.0.0.1:8000/v1 --model mistral-large --limit 100 --out probe.json --record`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg := f.value()
 			sum, err := probe.RunFile(cmd.Context(), cfg, probe.Env{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr})

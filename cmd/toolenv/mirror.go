@@ -27,17 +27,6 @@ func newMirrorCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mirror",
 		Short: "Make MirrorAPI training data and MirrorAPI-Bench from real API calls",
-		Long: `MirrorAPI's data engine: write requests for every API of a collection, call the
-real API for each through toolenv's own call path, filter the answers with the
-MirrorAPI paper's Appendix D rules (and its documentation check), synthesize more
-for long-tail APIs, split off MirrorAPI-Bench (OOD and ID high/medium/low), ask
-for chain-of-thought rationales, and export SFT and CoT fine-tuning data with a
-dataset card. Every stage resumes where an interrupt or a crash left it; every
-model request is recorded in the store, so --replay runs again with no network.
-
-"toolenv mirror run" runs every stage; the other commands run one each. Without
---llm-url the schema-driven sampler writes the requests and the model stages
-(documentation check, synthesis, rationales) are skipped. See docs/mirror.md.`,
 	}
 	cmd.AddCommand(newMirrorRunsCmd(e, "run", "Run every stage: generate, collect, filter, synthesize, split, explain, export", mirrorRunExample, nil))
 	for _, stage := range mirror.Stages {
@@ -119,16 +108,7 @@ func newMirrorCacheSetCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache-set --from STORE --toolbench DOCS --out DIR",
 		Short: "Write the cache-model data (MirrorAPI-Cache, §4.4) from the real answers of a toolenv store",
-		Long: `Turn the real answers a toolenv store holds (a StableToolBench cache imported with
-"toolenv cache import", or answers recorded from the upstream) into SFT samples with
-the exact Table 10 system prompt, holding out --test of them (the paper's 200) by a
-seeded hash. The sources (--toolbench, --collection, --openapi) give each entry its
-documentation; entries of other tools, and answers a simulator made, are counted and
-skipped. Writes OUT/train.openai.jsonl, OUT/train.sharegpt.jsonl, OUT/test.jsonl
-(for "toolenv eval fidelity --pairs"), OUT/test.messages.jsonl and OUT/README.md.`,
-		Example: `  toolenv cache import ./tool_response_cache --toolbench DOCS --store stb.db
-  toolenv mirror cache-set --from stb.db --toolbench DOCS --out out/cache-model`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.resolve(e)
 			if err != nil {
@@ -151,15 +131,7 @@ func newMirrorFACCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fac --runs DIR --out DIR",
 		Short: "Write FAC annotation files (Table 13's prompt) from evaluation episodes",
-		Long: `Write the final answers of "toolenv eval" runs for Final Answer Completeness
-annotation (the MirrorAPI paper's §4.2): OUT/fac.jsonl holds each episode's query
-and answer with the FAC scoring prompt of Table 13, ready to send to a model;
-OUT/fac.csv is the same for human annotators. With --llm-url and --llm-model a
-model annotates every episode (OUT/fac.labels.jsonl); its requests are recorded
-(--records, default OUT/records.db) so --replay annotates again with no network.`,
-		Example: `  toolenv mirror fac --runs runs/gpt4o-cot --runs runs/gpt4o-dfs --out out/fac
-  toolenv mirror fac --runs runs/gpt4o-cot --out out/fac --llm-url https://api.openai.com/v1 --llm-model gpt-4-turbo`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.resolve(e)
 			if err != nil {
@@ -185,23 +157,7 @@ func newMirrorCompareCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare --collection DIR --out DIR --llm-url URL --llm-model M --agent-url URL --agent-model M",
 		Short: "Compare agents on the real, a cached and a simulated environment (MirrorAPI §4.3)",
-		Long: `The MirrorAPI paper's comparison of real and simulated environments (§4.3, Figure 3):
-the model at --llm-url writes queries over 2-5 APIs of the mirrored collections
-with the paper's Query Generation prompt (Table 14); the same agents (--agent) and
-models (--agent-model) run them in the real environment (the APIs themselves), a
-cached one (the real runs' and the dataset's real answers, then the simulator) and
-a simulated one (the simulator alone: --sim-url/--sim-model, else the offline
-synthesizer); every real trajectory gets the tool-functioning check, and queries
-whose real APIs failed are dropped; the pass rates are reported side by side
-(SoPR with --judge-url/--judge-model, else answered episodes). Every model request
-is recorded in the store; --replay runs again with no network. Writes
-OUT/compare/{tasks.jsonl,functioning.jsonl,compare.json,compare.md,compare.html}
-and the episodes under OUT/compare/runs/<env>/.`,
-		Example: `  toolenv mirror compare --collection out/bird/rest --out out/mirror \
-      --llm-url http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-7B-Instruct \
-      --agent-url http://127.0.0.1:8000/v1 --agent-model Qwen/Qwen2.5-7B-Instruct
-  toolenv mirror compare ... --replay   # the same comparison again from the records, no network`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.resolve(e)
 			if err != nil {

@@ -96,6 +96,7 @@ func newRootCmd(e *env) *cobra.Command {
 		newMirrorCmd(e),
 		newEpisodesCmd(e),
 	)
+	addHelp(root)
 	cli.RefuseUnknownCommands(root)
 	return root
 }
@@ -105,13 +106,7 @@ func newVersionCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print toolenv's version, the commit it was built from and the Go toolchain",
-		Example: `  toolenv version
-  toolenv version --json`,
-		Long: `Print toolenv's version from the module build information: a release version, or
-a pseudo-version for a build from a checkout, with the VCS revision it was built
-from (and whether the checkout was modified) and the Go toolchain. Every report,
-manifest and evaluation summary records the same version.`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
 				return writeJSON(e.stdout, buildinfo.Read())

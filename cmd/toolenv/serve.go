@@ -21,18 +21,7 @@ func newServeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve collections of APIs over /virtual (StableToolBench), REST, OpenAPI and MCP",
-		Long: `Serve collections of APIs. With no source flags it serves the embedded demo
-collection. Every call goes through one pipeline: validation, the cache, then the
-collection's backend (for documented APIs: the real upstream if configured, then the
-LLM simulator if configured, else the offline synthesizer). The flags can be kept
-in a configuration file (--config toolenv.yaml; flags given override it).`,
-		Example: `  toolenv serve
-  toolenv serve --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction
-  toolenv serve --collection out/bird/slot --collection out/bird/rest --addr 127.0.0.1:9000
-  toolenv serve --toolbench DIR --llm-url http://127.0.0.1:8000/v1 --llm-model MirrorAPI
-  toolenv serve --config examples/bird.yaml
-  toolenv serve --collection out/bird/slot --max-episodes 20000`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.resolve(e)
 			if err != nil {

@@ -24,13 +24,7 @@ func newStoreMigrateCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Bring the store's schema to this toolenv's version (serve does it on start)",
-		Long: `Apply the store's pending schema migrations and print every component's version.
-Replicas sharing a PostgreSQL store must run the same schema: a toolenv older than
-the store refuses to start, so migrate once with the new toolenv, then roll the
-replicas. Migrating an up-to-date store changes nothing.`,
-		Example: `  toolenv store migrate --store postgres://toolenv:secret@db:5432/toolenv
-  TOOLENV_STORE=postgres://toolenv@db/toolenv toolenv store migrate`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := store.Migrate(cmd.Context(), sf.value().Location(e.getenv), harness.StoreMigrations(), store.Options{Logger: e.logger()})
 			if err != nil {
@@ -52,9 +46,7 @@ func newStoreStatusCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Print every component's schema version without changing anything",
-		Example: `  toolenv store status --store out/bird/store.db
-  TOOLENV_STORE=postgres://toolenv@db/toolenv toolenv store status --json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vs, err := store.ReadSchema(cmd.Context(), sf.value().Location(e.getenv), harness.StoreMigrations())
 			if err != nil {
