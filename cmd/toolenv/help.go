@@ -25,11 +25,17 @@ func addHelp(c *cobra.Command) {
 	if err != nil {
 		return
 	}
-	long, example, _ := strings.Cut(string(b), "\n---\n")
-	c.Long, c.Example = strings.TrimRight(long, "\n"), strings.TrimRight(example, "\n")
+	long, example, _ := splitHelp(string(b))
+	c.Long, c.Example = long, example
 }
 
 // helpName is the name of c's help file, without its extension.
 func helpName(c *cobra.Command) string {
 	return strings.ReplaceAll(strings.TrimPrefix(c.CommandPath(), "toolenv "), " ", "-")
+}
+
+// splitHelp splits a help file into the long help and the examples.
+func splitHelp(text string) (long, example string, ok bool) {
+	long, example, ok = strings.Cut("\n"+text, "\n---\n")
+	return strings.Trim(long, "\n"), strings.TrimRight(example, "\n"), ok
 }

@@ -34,14 +34,14 @@ func TestHelpFiles(t *testing.T) {
 			continue
 		}
 		b, _ := helpFiles.ReadFile(f)
-		long, example, found := strings.Cut(string(b), "\n---\n")
+		long, example, found := splitHelp(string(b))
 		if !found {
 			t.Errorf("%s: no line --- between the long help and the examples", f)
 		}
 		if strings.TrimSpace(long) == "" && strings.TrimSpace(example) == "" {
 			t.Errorf("%s is empty", f)
 		}
-		if c.Long != strings.TrimRight(long, "\n") || c.Example != strings.TrimRight(example, "\n") {
+		if c.Long != long || c.Example != example {
 			t.Errorf("%s does not set the help of %s", f, c.CommandPath())
 		}
 		for _, l := range strings.Split(strings.Trim(example, "\n"), "\n") {

@@ -28,58 +28,23 @@ func newMirrorCmd(e *env) *cobra.Command {
 		Use:   "mirror",
 		Short: "Make MirrorAPI training data and MirrorAPI-Bench from real API calls",
 	}
-	cmd.AddCommand(newMirrorRunsCmd(e, "run", "Run every stage: generate, collect, filter, synthesize, split, explain, export", mirrorRunExample, nil))
+	cmd.AddCommand(newMirrorRunsCmd(e, "run", "Run every stage: generate, collect, filter, synthesize, split, explain, export", nil))
 	for _, stage := range mirror.Stages {
-		cmd.AddCommand(newMirrorRunsCmd(e, stage, mirrorStageShort[stage], mirrorStageExample(stage), []string{stage}))
+		cmd.AddCommand(newMirrorRunsCmd(e, stage, mirror.StageSummary(stage), []string{stage}))
 	}
-	cmd.AddCommand(newMirrorRunsCmd(e, "report", "Write the dataset's report (funnel, losses per rule, splits, per category) again", mirrorStageExample("report"), []string{}),
+	cmd.AddCommand(newMirrorRunsCmd(e, "report", "Write the dataset's report (funnel, losses per rule, splits, per category) again", []string{}),
 		newMirrorCacheSetCmd(e), newMirrorFACCmd(e), newMirrorCompareCmd(e))
 	return cmd
 }
 
-const mirrorRunExample = `  toolenv build bird --data ../shared/data/bird --out out/bird
-  toolenv build bird --data ../shared/data/spider-de --out out/spider-de
-  toolenv mirror run --collection out/bird/rest --collection spider-rest=out/spider-de/rest --out out/mirror
-  toolenv mirror run --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction \
-      --upstream-url http://rapidapi-proxy:8080/rapidapi --llm-url https://api.openai.com/v1 --llm-model gpt-4o --out out/mirror-stb
-  toolenv mirror run ... --replay     # the same run again from the records, no network`
-
-// mirrorStageExample is the example of the command that runs one stage
-// (or, for "report", none): the stage on the dataset "mirror run" starts,
-// and the same with a model where the stage asks one.
-func mirrorStageExample(stage string) string {
-	ex := "  toolenv mirror " + stage + " --collection out/bird/rest --out out/mirror"
-	switch stage {
-	case mirror.StageGenerate, mirror.StageFilter, mirror.StageSynthesize, mirror.StageExplain:
-		ex += "\n  toolenv mirror " + stage + " --collection out/bird/rest --out out/mirror --llm-url http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-7B-Instruct"
-	case mirror.StageCollect:
-		ex += "\n  toolenv mirror collect --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --upstream-url http://rapidapi-proxy:8080/rapidapi --out out/mirror-stb"
-	case mirror.StageExport, "report":
-		ex += "   # after the stages before it (toolenv mirror run runs them all)"
-	}
-	return ex
-}
-
-// mirrorStageShort says what each stage's command does.
-var mirrorStageShort = map[string]string{
-	mirror.StageGenerate:   "Write requests for every API (the model's two stages, or the schema-driven sampler)",
-	mirror.StageCollect:    "Call the real API for every request that has no answer yet",
-	mirror.StageFilter:     "Keep the answers Appendix D's rules and the documentation check accept",
-	mirror.StageSynthesize: "Ask the model for more pairs of long-tail APIs",
-	mirror.StageSplit:      "Split off MirrorAPI-Bench: OOD success/failure and ID high/medium/low",
-	mirror.StageExplain:    "Ask the model for rationales of a sample of training pairs (Table 9)",
-	mirror.StageExport:     "Write SFT and CoT training data, the benchmark files and the dataset card",
-}
-
 // newMirrorRunsCmd is a command that runs the stages only names (nil:
 // all; empty: none) and writes the dataset's report.
-func newMirrorRunsCmd(e *env, name, short, example string, only []string) *cobra.Command {
+func newMirrorRunsCmd(e *env, name, short string, only []string) *cobra.Command {
 	var f *options[dataset.Config]
 	cmd := &cobra.Command{
-		Use:     name + " --collection DIR --out DIR",
-		Short:   short,
-		Example: example,
-		Args:    cobra.NoArgs,
+		Use:   name + " --collection DIR --out DIR",
+		Short: short,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := f.resolve(e)
 			if err != nil {
