@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
@@ -63,6 +65,30 @@ func newMapIndexCmd(e *env) *cobra.Command {
 	cf = bindConfig(cmd.Flags(), bindEnv)
 	f = bindOptions(cmd.Flags(), func() index.Config { c := configDefaults[index.Config](); c.Path = defaultIndexPath(); return c }, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// reportCmd completes cmd (its Use and Short set) into a command with
+// the flags of T (def gives their defaults) and --json ("print the what
+// as JSON"): it runs run with the options given and prints the result
+// with text, or as JSON. text takes the result first, as a method
+// does ((*mapeval.Report).Markdown). A result that comes with an interrupt (the part
+// of a long run done) is printed before the error is returned.
+func reportCmd[T, R any](e *env, cmd *cobra.Command, def func() T, what string, run func(ctx context.Context, cfg *T) (R, error), text func(r R, w io.Writer)) *cobra.Command {
+	var asJSON bool
+	f := bindOptions(cmd.Flags(), def, false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the "+what+" as JSON")
+	cmd.Args = cobra.NoArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		r, err := run(cmd.Context(), f.value())
+		if err != nil && (cmd.Context().Err() == nil || reflect.ValueOf(&r).Elem().IsZero()) {
+			return err
+		}
+		if perr := show(e, asJSON, r, func(w io.Writer) { text(r, w) }); err == nil {
+			err = perr
+		}
+		return err
+	}
 	return cmd
 }
 
