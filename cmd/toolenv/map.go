@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
@@ -70,14 +71,14 @@ func newMapIndexCmd(e *env) *cobra.Command {
 
 // reportCmd completes cmd (its Use and Short set) into a command with
 // the flags of T (def gives their defaults) and --json ("print the what
-// as JSON"): it runs run with the options given and prints the result
+// as JSON"; what may be empty): it runs run with the options given and prints the result
 // with text, or as JSON. text takes the result first, as a method
 // does ((*mapeval.Report).Markdown). A result that comes with an interrupt (the part
 // of a long run done) is printed before the error is returned.
 func reportCmd[T, R any](e *env, cmd *cobra.Command, def func() T, what string, run func(ctx context.Context, cfg *T) (R, error), text func(r R, w io.Writer)) *cobra.Command {
 	var asJSON bool
 	f := bindOptions(cmd.Flags(), def, false)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the "+what+" as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, strings.Replace("print the "+what+" as JSON", "the  ", "", 1))
 	cmd.Args = cobra.NoArgs
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		r, err := run(cmd.Context(), f.value())
@@ -86,6 +87,9 @@ func reportCmd[T, R any](e *env, cmd *cobra.Command, def func() T, what string, 
 		}
 		if perr := show(e, asJSON, r, func(w io.Writer) { text(r, w) }); err == nil {
 			err = perr
+		}
+		if err == nil {
+			err = cmd.Context().Err() // interrupted: what was done is printed, the exit code says so
 		}
 		return err
 	}
