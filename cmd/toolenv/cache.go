@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/spf13/pflag"
-	"github.com/toolenv/toolenv/eval/harness"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/toolenv/toolenv/cache"
+	"github.com/toolenv/toolenv/eval/harness"
 )
 
 func newCacheCmd(e *env) *cobra.Command {
@@ -42,20 +41,7 @@ func newCacheImportCmd(e *env) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			if strings.HasSuffix(strings.ToLower(args[0]), ".jsonl") {
-				// An export of toolenv's own (cache export): any tool, MCP
-				// recordings included.
-				rep, err := cache.ImportJSONL(ctx, st, args[0], f.value().Overwrite)
-				if err != nil {
-					return err
-				}
-				return show(e, asJSON, rep, rep.WriteText)
-			}
-			opts, err := f.value().Options(e.stderr)
-			if err != nil {
-				return err
-			}
-			rep, err := cache.Import(ctx, st, args[0], opts)
+			rep, err := f.value().Run(ctx, st, args[0], e.stderr)
 			if err != nil {
 				return err
 			}
