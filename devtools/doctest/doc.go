@@ -11,7 +11,9 @@
 //     checkout: a copy of its files (git's tracked and untracked ones, not
 //     the ignored), with ../shared beside it, toolenv (built from the
 //     checkout) first on PATH, and a home and TMPDIR of the file's own.
-//     Every command must exit 0. Variables exported and the folder changed
+//     README.md is run as a reader pastes it into a new terminal: with no
+//     toolenv on PATH (the folders of PATH that hold one are left out),
+//     so its first block must install it. Every command must exit 0. Variables exported and the folder changed
 //     carry over to the file's next block, as in a reader's terminal.
 //   - "```sh exit=N" expects the block to end with exit code N;
 //     "```sh timeout=5m" gives it a longer budget than DefaultTimeout;
@@ -53,7 +55,9 @@
 // fails the file, saying which. The environment of the blocks is the
 // test's without its TOOLENV_ variables (a reader starts without them),
 // with HOME and TMPDIR of the file's own (the Go caches stay where they
-// are) and DOCTEST_STATE, the harness's folder.
+// are; README.md runs in a folder of its own, the same on every run, so
+// that its go build finds what its earlier runs compiled) and
+// DOCTEST_STATE, the harness's folder.
 //
 // Variables of the test itself: TOOLENV_DOCTEST_NETWORK=host|private
 // forces a network; TOOLENV_DOCTEST_KEEP=1 keeps a failing page's folder;
