@@ -54,12 +54,16 @@ func TestDocs(t *testing.T) {
 	}
 	// the figures: defined by the page that runs their command, shown anywhere
 	defs := map[string]FigureDef{}
+	costs := map[string]int{} // page → pageCost
 	byPage := map[string][]FigureDef{}
 	var uses []FigureUse
 	for _, name := range files {
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if blocks, err := Parse(name, src); err == nil {
+			costs[name] = pageCost(blocks)
 		}
 		d, u, err := ParseFigures(name, src)
 		if err != nil {
@@ -94,11 +98,18 @@ func TestDocs(t *testing.T) {
 		values            = map[string]FigureValue{}
 		unchecked         = map[string]string{} // figure → why
 	)
+	sched := newScheduler(pageSlots())
 	t.Run("pages", func(t *testing.T) {
 		for _, name := range files {
 			t.Run(name, func(t *testing.T) {
 				if netw.Private {
+					if !explicitParallel {
+						sched.join(name, costs[name])
+					}
 					t.Parallel()
+					if !explicitParallel {
+						defer sched.wait(name)()
+					}
 				}
 				pageBin, fixed := bin, ""
 				if installsToolenv[name] {
@@ -165,6 +176,7 @@ func TestDocs(t *testing.T) {
 				t.Logf("%s: %d blocks run, %d illustrative", name, rep.Run, rep.Illustrative)
 			})
 		}
+		sched.start() // every page selected by -run has joined
 	})
 	t.Logf("%d sh blocks run, %d illustrative", run, illustrative)
 	checkFigures(t, root, files, uses, values, unchecked)
