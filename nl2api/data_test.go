@@ -2,6 +2,7 @@ package nl2api_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,4 +58,21 @@ func TestBuildNamesTheDataFolderMeant(t *testing.T) {
 			t.Errorf("--data %s: the build wrote %s before failing", tc.data, out)
 		}
 	}
+}
+
+// A configuration run as toolenv build bird runs it: given the folder
+// above the BIRD folders, it says which to pass.
+func ExampleConfig_Run() {
+	data, _ := os.MkdirTemp("", "data-")
+	defer os.RemoveAll(data)
+	for _, db := range []string{"bird", "spider-de"} {
+		os.MkdirAll(filepath.Join(data, db), 0o755)
+		os.WriteFile(filepath.Join(data, db, "dev.json"), []byte("[]"), 0o644)
+	}
+	cfg := nl2api.DefaultConfig()
+	cfg.Data, cfg.Out = data, filepath.Join(data, "out")
+	_, err := cfg.Run(context.Background(), nil, nil, nil)
+	fmt.Println(strings.ReplaceAll(err.Error(), data, "DATA"))
+	// Output:
+	// --data DATA has no dev.json, so it is not a BIRD folder (it holds several: pass one of --data DATA/bird, --data DATA/spider-de)
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
-	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/nl2api"
 )
 
@@ -24,26 +21,14 @@ func newBuildBirdCmd(e *env) *cobra.Command {
 		Short: "Build verified SLOT, SEL and REST tool collections from BIRD questions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt, err := f.value().Options()
+			cfg := f.value()
+			rep, err := cfg.Run(cmd.Context(), e.logger(), e.stderr, e.command)
 			if err != nil {
 				return err
 			}
-			return runBuildBird(cmd.Context(), e, opt)
+			return rep.WriteText(e.stdout, cfg.Out)
 		},
 	}
 	f = bindOptions(cmd.Flags(), nl2api.DefaultConfig, false)
 	return cmd
-}
-
-func runBuildBird(ctx context.Context, e *env, opt nl2api.Options) error {
-	opt.Logger = e.logger()
-	bars := progress.NewStages(e.stderr)
-	opt.Progress = func(p nl2api.Progress) { bars.Update(p.Stage, p.Done, p.Total) }
-	opt.Command = e.command
-	rep, err := nl2api.Build(ctx, opt)
-	bars.Finish()
-	if err != nil {
-		return err
-	}
-	return rep.WriteText(e.stdout, opt.Out)
 }
