@@ -200,10 +200,9 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 	passrate.Flags().IntVar(&times, "evaluate-times", 0, "eval_pass_rate.py's --evaluate_times (0: the rounds recorded)")
 	var refModel, outModel string
 	winrate := &cobra.Command{
-		Use:     "winrate PREFERENCE.json... --reference-model A --output-model B",
-		Short:   "Compute the Solvable Win Rate (SoWR) from eval_preference.py's save files, as it prints it",
-		Example: `  toolenv eval stb winrate preference_results/G1_instruction_gpt-4-0613_dfs_toolllama.json --reference-model gpt-4-0613_dfs --output-model toolllama`,
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "winrate PREFERENCE.json... --reference-model A --output-model B",
+		Short: "Compute the Solvable Win Rate (SoWR) from eval_preference.py's save files, as it prints it",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, p := range args {
 				line, err := stb.WinRateFile(p, refModel, outModel)
