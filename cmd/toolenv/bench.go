@@ -6,11 +6,12 @@ import (
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/devtools/bench"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newBenchCmd(e *env) *cobra.Command {
 	var (
-		f       *options[bench.Options]
+		f       *cli.Options[bench.Options]
 		jsonOut string
 	)
 	cmd := &cobra.Command{
@@ -18,7 +19,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		Short: "Measure /virtual cache hits against a bare net/http handler returning the same bytes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := f.value()
+			o := f.Value()
 			o.Log, o.Logger, o.Command = e.stderr, e.logger(), e.command
 			rep, err := bench.Run(cmd.Context(), *o)
 			if err != nil {
@@ -31,7 +32,7 @@ func newBenchCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), configDefaults[bench.Options], false)
+	f = cli.Bind(cmd.Flags(), cli.Defaults[bench.Options], false)
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	cmd.AddCommand(newBenchBareCmd(e), newBenchReadyCmd(e), newBenchEpisodesCmd(e))
 	return cmd
@@ -56,7 +57,7 @@ func newBenchBareCmd(e *env) *cobra.Command {
 
 func newBenchEpisodesCmd(e *env) *cobra.Command {
 	var (
-		f       *options[bench.EpisodesOptions]
+		f       *cli.Options[bench.EpisodesOptions]
 		jsonOut string
 	)
 	cmd := &cobra.Command{
@@ -64,7 +65,7 @@ func newBenchEpisodesCmd(e *env) *cobra.Command {
 		Short: "Measure RL episodes: reset and step latency p50/p99, CPU and memory at 1, 100 and 10,000 open episodes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := f.value()
+			o := f.Value()
 			o.Log, o.Command = e.stderr, os.Args
 			rep, err := bench.Episodes(cmd.Context(), *o)
 			if err != nil {
@@ -77,7 +78,7 @@ func newBenchEpisodesCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), configDefaults[bench.EpisodesOptions], false)
+	f = cli.Bind(cmd.Flags(), cli.Defaults[bench.EpisodesOptions], false)
 	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the report as JSON to this file")
 	return cmd
 }

@@ -6,11 +6,12 @@ import (
 	"github.com/spf13/cobra"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/devtools/bench"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newBenchReadyCmd(e *env) *cobra.Command {
 	var (
-		f       *options[bench.ReadyOptions]
+		f       *cli.Options[bench.ReadyOptions]
 		jsonOut string
 	)
 	cmd := &cobra.Command{
@@ -18,7 +19,7 @@ func newBenchReadyCmd(e *env) *cobra.Command {
 		Short: "Measure how fast toolenv serve is ready, and how much memory it holds, for a large ToolBench set",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o := f.value()
+			o := f.Value()
 			if o.Runs < 1 || o.APIs < 1 {
 				return usagef("--runs and --apis must be at least 1")
 			}
@@ -34,8 +35,8 @@ func newBenchReadyCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), func() bench.ReadyOptions {
-		o := configDefaults[bench.ReadyOptions]()
+	f = cli.Bind(cmd.Flags(), func() bench.ReadyOptions {
+		o := cli.Defaults[bench.ReadyOptions]()
 		o.DataDir = os.TempDir()
 		return o
 	}, false)

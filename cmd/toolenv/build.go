@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/nl2api"
 )
 
@@ -15,13 +16,13 @@ func newBuildCmd(e *env) *cobra.Command {
 }
 
 func newBuildBirdCmd(e *env) *cobra.Command {
-	var f *options[nl2api.Config]
+	var f *cli.Options[nl2api.Config]
 	cmd := &cobra.Command{
 		Use:   "bird",
 		Short: "Build verified SLOT, SEL and REST tool collections from BIRD questions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
+			cfg := f.Value()
 			rep, err := cfg.Run(cmd.Context(), e.logger(), e.stderr, e.command)
 			if err != nil {
 				return err
@@ -29,6 +30,6 @@ func newBuildBirdCmd(e *env) *cobra.Command {
 			return rep.WriteText(e.stdout, cfg.Out)
 		},
 	}
-	f = bindOptions(cmd.Flags(), nl2api.DefaultConfig, false)
+	f = cli.Bind(cmd.Flags(), nl2api.DefaultConfig, false)
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolenv/toolenv/cache"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newCacheCmd(e *env) *cobra.Command {
@@ -20,14 +21,14 @@ func newCacheCmd(e *env) *cobra.Command {
 }
 
 // bindStore registers --store (harness.StoreConfig).
-func bindStore(fs *pflag.FlagSet) *options[harness.StoreConfig] {
-	return bindOptions(fs, configDefaults[harness.StoreConfig], false)
+func bindStore(fs *pflag.FlagSet) *cli.Options[harness.StoreConfig] {
+	return cli.Bind(fs, cli.Defaults[harness.StoreConfig], false)
 }
 
 func newCacheImportCmd(e *env) *cobra.Command {
 	var (
-		sf     *options[harness.StoreConfig]
-		f      *options[cache.ImportConfig]
+		sf     *cli.Options[harness.StoreConfig]
+		f      *cli.Options[cache.ImportConfig]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -36,27 +37,27 @@ func newCacheImportCmd(e *env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := sf.value().Open(ctx, e.getenv, false, e.logger())
+			st, err := sf.Value().Open(ctx, e.getenv, false, e.logger())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			rep, err := f.value().Run(ctx, st, args[0], e.stderr)
+			rep, err := f.Value().Run(ctx, st, args[0], e.stderr)
 			if err != nil {
 				return err
 			}
-			return show(e, asJSON, rep, rep.WriteText)
+			return cli.Show(e.stdout, asJSON, rep, rep.WriteText)
 		},
 	}
-	sf, f = bindStore(cmd.Flags()), bindOptions(cmd.Flags(), configDefaults[cache.ImportConfig], false)
+	sf, f = bindStore(cmd.Flags()), cli.Bind(cmd.Flags(), cli.Defaults[cache.ImportConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
 func newCacheExportCmd(e *env) *cobra.Command {
 	var (
-		sf *options[harness.StoreConfig]
-		f  *options[cache.ExportConfig]
+		sf *cli.Options[harness.StoreConfig]
+		f  *cli.Options[cache.ExportConfig]
 	)
 	cmd := &cobra.Command{
 		Use:   "export [OUT]",
@@ -64,7 +65,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := sf.value().Open(ctx, e.getenv, true, e.logger())
+			st, err := sf.Value().Open(ctx, e.getenv, true, e.logger())
 			if err != nil {
 				return err
 			}
@@ -73,7 +74,7 @@ func newCacheExportCmd(e *env) *cobra.Command {
 			if len(args) == 1 {
 				out = args[0]
 			}
-			cfg := f.value()
+			cfg := f.Value()
 			r, err := cache.Export(ctx, st, cfg.Options(out, e.stdout))
 			if err != nil {
 				return err
@@ -82,13 +83,13 @@ func newCacheExportCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	sf, f = bindStore(cmd.Flags()), bindOptions(cmd.Flags(), configDefaults[cache.ExportConfig], false)
+	sf, f = bindStore(cmd.Flags()), cli.Bind(cmd.Flags(), cli.Defaults[cache.ExportConfig], false)
 	return cmd
 }
 
 func newCacheStatsCmd(e *env) *cobra.Command {
 	var (
-		sf     *options[harness.StoreConfig]
+		sf     *cli.Options[harness.StoreConfig]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -96,7 +97,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 		Short: "Count the cache's entries by origin, status and tool",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := sf.value().Open(cmd.Context(), e.getenv, true, e.logger())
+			st, err := sf.Value().Open(cmd.Context(), e.getenv, true, e.logger())
 			if err != nil {
 				return err
 			}
@@ -105,7 +106,7 @@ func newCacheStatsCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return show(e, asJSON, s, func(w io.Writer) { cache.WriteStats(w, s) })
+			return cli.Show(e.stdout, asJSON, s, func(w io.Writer) { cache.WriteStats(w, s) })
 		},
 	}
 	sf = bindStore(cmd.Flags())

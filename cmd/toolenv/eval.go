@@ -12,6 +12,7 @@ import (
 	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/eval/report"
 	"github.com/toolenv/toolenv/eval/stb"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newEvalCmd(e *env) *cobra.Command {
@@ -166,13 +167,13 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 		Use:   "stb",
 		Short: "StableToolBench formats: convert raw answers, compute SoPR from recorded labels",
 	}
-	var cf *options[stb.ConvertConfig]
+	var cf *cli.Options[stb.ConvertConfig]
 	convert := &cobra.Command{
 		Use:   "convert ANSWER_DIR",
 		Short: "Convert raw answers (answer/<model>/<group>/) to the converted format, as convert_to_answer_format.py",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := cf.value().Convert(args[0], e.logger())
+			n, err := cf.Value().Convert(args[0], e.logger())
 			if err != nil {
 				return err
 			}
@@ -180,7 +181,7 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cf = bindOptions(convert.Flags(), configDefaults[stb.ConvertConfig], false)
+	cf = cli.Bind(convert.Flags(), cli.Defaults[stb.ConvertConfig], false)
 	var times int
 	passrate := &cobra.Command{
 		Use:   "passrate RESULTS.json...",

@@ -10,12 +10,13 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/fidelity"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newEvalFidelityCmd(e *env) *cobra.Command {
 	var (
 		cf *configFlags
-		ff *options[harness.FidelityConfig]
+		ff *cli.Options[harness.FidelityConfig]
 	)
 	cmd := &cobra.Command{
 		Use:   "fidelity --out DIR",
@@ -26,10 +27,10 @@ func newEvalFidelityCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runEvalFidelity(cmd.Context(), e, &cfg.Config, ff.value())
+			return runEvalFidelity(cmd.Context(), e, &cfg.Config, ff.Value())
 		},
 	}
-	ff = bindOptions(cmd.Flags(), harness.DefaultFidelity, false)
+	ff = cli.Bind(cmd.Flags(), harness.DefaultFidelity, false)
 	cf = bindConfig(cmd.Flags(), bindEnv)
 	return cmd
 }

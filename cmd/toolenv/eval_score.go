@@ -5,6 +5,7 @@ import (
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/eval/score"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newEvalScoreCmd(e *env) *cobra.Command {
@@ -83,31 +84,31 @@ func newEvalScoreBFCLCmd(e *env) *cobra.Command {
 }
 
 func newEvalScoreMirrorAPICmd(e *env) *cobra.Command {
-	var pf *options[harness.PredictionsConfig]
+	var pf *cli.Options[harness.PredictionsConfig]
 	cmd := &cobra.Command{
 		Use:   "mirrorapi --in generated_predictions.jsonl --out DIR",
 		Short: "Score recorded simulator predictions against their labels with MirrorAPI's measures (BLEU-4 as NLTK computes it, cosine, judge)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := harness.ScorePredictions(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			_, err := harness.ScorePredictions(cmd.Context(), pf.Value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
 			return err
 		},
 	}
-	pf = bindOptions(cmd.Flags(), harness.DefaultPredictions, false)
+	pf = cli.Bind(cmd.Flags(), harness.DefaultPredictions, false)
 	return cmd
 }
 
 func newEvalPreferenceCmd(e *env) *cobra.Command {
-	var pf *options[harness.PreferenceConfig]
+	var pf *cli.Options[harness.PreferenceConfig]
 	cmd := &cobra.Command{
 		Use:   "preference --reference DIR --candidate DIR --judge-url URL --judge-model M --out DIR",
 		Short: "StableToolBench's Solvable Win Rate (SoWR) of one evaluation against another, as eval_preference.py computes it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := harness.Preference(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			_, err := harness.Preference(cmd.Context(), pf.Value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
 			return err
 		},
 	}
-	pf = bindOptions(cmd.Flags(), harness.DefaultPreference, false)
+	pf = cli.Bind(cmd.Flags(), harness.DefaultPreference, false)
 	return cmd
 }

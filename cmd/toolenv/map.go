@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
-	"reflect"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mapping/graph"
 	"github.com/toolenv/toolenv/mapping/index"
 	"github.com/toolenv/toolenv/mapping/verify"
@@ -38,7 +34,7 @@ func indexEnv(e *env) index.Env {
 func newMapIndexCmd(e *env) *cobra.Command {
 	var (
 		cf     *configFlags
-		f      *options[index.Config]
+		f      *cli.Options[index.Config]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -46,7 +42,7 @@ func newMapIndexCmd(e *env) *cobra.Command {
 		Short: "Index every tool (BM25 + vectors) with its structural mappings and clusters",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
+			cfg := f.Value()
 			env, err := cf.open(cmd.Context(), e)
 			if err != nil {
 				return err
@@ -57,64 +53,21 @@ func newMapIndexCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, rep)
+				return cli.WriteJSON(e.stdout, rep)
 			}
 			rep.WriteMarkdown(e.stdout, cfg.Notes(run)...)
 			return nil
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindEnv)
-	f = bindOptions(cmd.Flags(), func() index.Config { c := configDefaults[index.Config](); c.Path = defaultIndexPath(); return c }, false)
+	f = cli.Bind(cmd.Flags(), func() index.Config { c := cli.Defaults[index.Config](); c.Path = defaultIndexPath(); return c }, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
-// reportCmd completes cmd (its Use and Short set) into a command with
-// the flags of T (def gives their defaults) and --json ("print the what
-// as JSON"; what may be empty): it runs run with the options given and prints the result
-// with text, or as JSON. text takes the result first, as a method
-// does ((*mapeval.Report).Markdown). A result that comes with an interrupt (the part
-// of a long run done) is printed before the error is returned.
-func reportCmd[T, R any](e *env, cmd *cobra.Command, def func() T, what string, run func(ctx context.Context, cfg *T) (R, error), text func(r R, w io.Writer)) *cobra.Command {
-	var asJSON bool
-	f := bindOptions(cmd.Flags(), def, false)
-	cmd.Flags().BoolVar(&asJSON, "json", false, strings.Replace("print the "+what+" as JSON", "the  ", "", 1))
-	cmd.Args = cobra.NoArgs
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		r, err := run(cmd.Context(), f.value())
-		if err != nil && (cmd.Context().Err() == nil || reflect.ValueOf(&r).Elem().IsZero()) {
-			return err
-		}
-		if perr := show(e, asJSON, r, func(w io.Writer) { text(r, w) }); err == nil {
-			err = perr
-		}
-		if err == nil {
-			err = cmd.Context().Err() // interrupted: what was done is printed, the exit code says so
-		}
-		return err
-	}
-	return cmd
-}
-
-// show prints v with text, or as JSON with --json.
-func show(e *env, asJSON bool, v any, text func(io.Writer)) error {
-	if asJSON {
-		return writeJSON(e.stdout, v)
-	}
-	text(e.stdout)
-	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 func newMapSearchCmd(e *env) *cobra.Command {
 	var (
-		f      *options[index.SearchConfig]
+		f      *cli.Options[index.SearchConfig]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -122,12 +75,12 @@ func newMapSearchCmd(e *env) *cobra.Command {
 		Short: "Search the tool index; each hit comes with its alternatives",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, meta, err := index.SearchFile(cmd.Context(), args[0], f.value(), indexEnv(e))
+			res, meta, err := index.SearchFile(cmd.Context(), args[0], f.Value(), indexEnv(e))
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, res)
+				return cli.WriteJSON(e.stdout, res)
 			}
 			for _, n := range res.Notes {
 				fmt.Fprintf(e.stderr, "note: %s\n", n)
@@ -136,8 +89,8 @@ func newMapSearchCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), func() index.SearchConfig {
-		c := configDefaults[index.SearchConfig]()
+	f = cli.Bind(cmd.Flags(), func() index.SearchConfig {
+		c := cli.Defaults[index.SearchConfig]()
 		c.Path = defaultIndexPath()
 		return c
 	}, false)
@@ -148,7 +101,7 @@ func newMapSearchCmd(e *env) *cobra.Command {
 func newMapMatchCmd(e *env) *cobra.Command {
 	var (
 		cf     *configFlags
-		f      *options[graph.MatchConfig]
+		f      *cli.Options[graph.MatchConfig]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -156,7 +109,7 @@ func newMapMatchCmd(e *env) *cobra.Command {
 		Short: "Map equivalent tools and fields structurally (no model) and write the mappings",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
+			cfg := f.Value()
 			env, err := cf.open(cmd.Context(), e)
 			if err != nil {
 				return err
@@ -168,7 +121,7 @@ func newMapMatchCmd(e *env) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, set)
+				return cli.WriteJSON(e.stdout, set)
 			}
 			fmt.Fprintf(e.stdout, "%d tools, %d mappings (%d field pairs), %d clusters", len(tools), len(set.Mappings), set.FieldPairs(), len(set.Clusters))
 			if cfg.Out != "" {
@@ -179,7 +132,7 @@ func newMapMatchCmd(e *env) *cobra.Command {
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindEnv)
-	f = bindOptions(cmd.Flags(), configDefaults[graph.MatchConfig], false)
+	f = cli.Bind(cmd.Flags(), cli.Defaults[graph.MatchConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the mappings as JSON")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/eval/mapeval"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mapping/truth"
 )
 
@@ -20,29 +21,29 @@ func newMapEvalCmd(e *env) *cobra.Command {
 }
 
 func newMapEvalDriftCmd(e *env) *cobra.Command {
-	return reportCmd(e, &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "drift",
 		Short: "Map each drifted collection's base version onto its current one and score it against the drift manifest",
-	}, configDefaults[mapeval.DriftConfig], "results", func(ctx context.Context, c *mapeval.DriftConfig) ([]*mapeval.DriftResult, error) {
+	}, cli.Defaults[mapeval.DriftConfig], "results", func(ctx context.Context, c *mapeval.DriftConfig) ([]*mapeval.DriftResult, error) {
 		return c.Run(ctx, e.logger(), e.command)
 	}, func(r []*mapeval.DriftResult, w io.Writer) { mapeval.DriftMarkdown(w, r) })
 }
 
 func newMapEvalSELCmd(e *env) *cobra.Command {
-	return reportCmd(e, &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "sel",
 		Short: "Map an NL2SQL build's SEL tools onto its SLOT tools and score them against the SEL tools' own metadata",
-	}, configDefaults[mapeval.SELConfig], "scores", func(ctx context.Context, c *mapeval.SELConfig) (*truth.Scores, error) {
+	}, cli.Defaults[mapeval.SELConfig], "scores", func(ctx context.Context, c *mapeval.SELConfig) (*truth.Scores, error) {
 		return c.Run(ctx)
 	}, func(s *truth.Scores, w io.Writer) { mapeval.SELMarkdown(w, s) })
 }
 
 func newMapEvalObfuscationCmd(e *env) *cobra.Command {
 	var orig, obf string
-	return reportCmd(e, &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "obfuscation",
 		Short: "Map an NL2SQL collection onto its obfuscated variant (FUNC_n, ARG_n) and score it against its mapping file",
-	}, configDefaults[mapeval.ObfuscationConfig], "scores", func(ctx context.Context, c *mapeval.ObfuscationConfig) (s *truth.Scores, err error) {
+	}, cli.Defaults[mapeval.ObfuscationConfig], "scores", func(ctx context.Context, c *mapeval.ObfuscationConfig) (s *truth.Scores, err error) {
 		s, orig, obf, err = c.Run(ctx)
 		return s, err
 	}, func(s *truth.Scores, w io.Writer) { mapeval.ObfuscationMarkdown(w, orig, obf, s) })
@@ -57,19 +58,19 @@ func workOptions(e *env) mapeval.WorkOptions {
 }
 
 func newMapEvalRepairCmd(e *env) *cobra.Command {
-	return reportCmd(e, &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "repair",
 		Short: "Completion of calls written against old documentation on a drifted collection, without and with the repair adapter",
-	}, configDefaults[mapeval.RepairConfig], "results", func(ctx context.Context, c *mapeval.RepairConfig) (*mapeval.Report, error) {
+	}, cli.Defaults[mapeval.RepairConfig], "results", func(ctx context.Context, c *mapeval.RepairConfig) (*mapeval.Report, error) {
 		return c.Run(ctx, workOptions(e))
 	}, (*mapeval.Report).Markdown)
 }
 
 func newMapEvalFailoverCmd(e *env) *cobra.Command {
-	return reportCmd(e, &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "failover",
 		Short: "Completion of a collection's tasks when its backend is down, without and with failover to a structurally mapped alternative",
-	}, configDefaults[mapeval.FailoverConfig], "results", func(ctx context.Context, c *mapeval.FailoverConfig) (*mapeval.Report, error) {
+	}, cli.Defaults[mapeval.FailoverConfig], "results", func(ctx context.Context, c *mapeval.FailoverConfig) (*mapeval.Report, error) {
 		return c.Run(ctx, workOptions(e))
 	}, (*mapeval.Report).Markdown)
 }

@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mapping/review"
 	"github.com/toolenv/toolenv/server/guard"
 )
 
 func newMapReviewCmd(e *env) *cobra.Command {
-	var f *options[review.Config]
+	var f *cli.Options[review.Config]
 	cmd := &cobra.Command{
 		Use:   "review",
 		Short: "Serve the annotation page: review proposed mappings per query with the keyboard, export reviewed ground truth",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
+			cfg := f.Value()
 			r, tokens, err := review.Open(cfg, e.getenv, e.logger())
 			if err != nil {
 				return err
@@ -35,7 +36,7 @@ func newMapReviewCmd(e *env) *cobra.Command {
 			return serveReview(cmd.Context(), e, r, cfg.Addr, cfg.Journal, tokens)
 		},
 	}
-	f = bindOptions(cmd.Flags(), configDefaults[review.Config], false)
+	f = cli.Bind(cmd.Flags(), cli.Defaults[review.Config], false)
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/dataset"
 )
@@ -19,8 +20,8 @@ func mirrorOptions(e *env) dataset.Options {
 
 // bindMirror registers the flags every "toolenv mirror" command shares
 // (dataset.Config's) and --config.
-func bindMirror(fs *pflag.FlagSet) *options[dataset.Config] {
-	return bindOptions(fs, dataset.Default, true)
+func bindMirror(fs *pflag.FlagSet) *cli.Options[dataset.Config] {
+	return cli.Bind(fs, dataset.Default, true)
 }
 
 func newMirrorCmd(e *env) *cobra.Command {
@@ -40,13 +41,13 @@ func newMirrorCmd(e *env) *cobra.Command {
 // newMirrorRunsCmd is a command that runs the stages only names (nil:
 // all; empty: none) and writes the dataset's report.
 func newMirrorRunsCmd(e *env, name, short string, only []string) *cobra.Command {
-	var f *options[dataset.Config]
+	var f *cli.Options[dataset.Config]
 	cmd := &cobra.Command{
 		Use:   name + " --collection DIR --out DIR",
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
@@ -69,13 +70,13 @@ func newMirrorRunsCmd(e *env, name, short string, only []string) *cobra.Command 
 }
 
 func newMirrorCacheSetCmd(e *env) *cobra.Command {
-	var f *options[dataset.CacheSetConfig]
+	var f *cli.Options[dataset.CacheSetConfig]
 	cmd := &cobra.Command{
 		Use:   "cache-set --from STORE --toolbench DOCS --out DIR",
 		Short: "Write the cache-model data (MirrorAPI-Cache, §4.4) from the real answers of a toolenv store",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
@@ -87,18 +88,18 @@ func newMirrorCacheSetCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), dataset.DefaultCacheSet, false)
+	f = cli.Bind(cmd.Flags(), dataset.DefaultCacheSet, false)
 	return cmd
 }
 
 func newMirrorFACCmd(e *env) *cobra.Command {
-	var f *options[dataset.FACConfig]
+	var f *cli.Options[dataset.FACConfig]
 	cmd := &cobra.Command{
 		Use:   "fac --runs DIR --out DIR",
 		Short: "Write FAC annotation files (Table 13's prompt) from evaluation episodes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
@@ -110,25 +111,25 @@ func newMirrorFACCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), dataset.DefaultFAC, false)
+	f = cli.Bind(cmd.Flags(), dataset.DefaultFAC, false)
 	return cmd
 }
 
 func newMirrorCompareCmd(e *env) *cobra.Command {
 	var (
-		f  *options[dataset.Config]
-		cf *options[dataset.CompareConfig]
+		f  *cli.Options[dataset.Config]
+		cf *cli.Options[dataset.CompareConfig]
 	)
 	cmd := &cobra.Command{
 		Use:   "compare --collection DIR --out DIR --llm-url URL --llm-model M --agent-url URL --agent-model M",
 		Short: "Compare agents on the real, a cached and a simulated environment (MirrorAPI §4.3)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
-			cs, out, err := dataset.Compare(cmd.Context(), cfg, cf.value(), mirrorOptions(e))
+			cs, out, err := dataset.Compare(cmd.Context(), cfg, cf.Value(), mirrorOptions(e))
 			if err != nil {
 				return err
 			}
@@ -138,6 +139,6 @@ func newMirrorCompareCmd(e *env) *cobra.Command {
 		},
 	}
 	f = bindMirror(cmd.Flags())
-	cf = bindOptions(cmd.Flags(), dataset.DefaultCompare, false)
+	cf = cli.Bind(cmd.Flags(), dataset.DefaultCompare, false)
 	return cmd
 }

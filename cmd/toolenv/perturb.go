@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/perturb"
 )
 
 func newPerturbCmd(e *env) *cobra.Command {
-	var f *options[perturb.Config]
+	var f *cli.Options[perturb.Config]
 	cmd := &cobra.Command{
 		Use:   "perturb",
 		Short: "Perturb task queries (distractor, case_mix, punctuation, paraphrase), keeping their meaning and values",
@@ -18,10 +19,10 @@ func newPerturbCmd(e *env) *cobra.Command {
 			if !cmd.Flags().Changed("seed") {
 				return usagef("--seed is required: the same seed gives the same perturbations")
 			}
-			return runPerturb(cmd.Context(), e, f.value())
+			return runPerturb(cmd.Context(), e, f.Value())
 		},
 	}
-	f = bindOptions(cmd.Flags(), perturb.Default, false)
+	f = cli.Bind(cmd.Flags(), perturb.Default, false)
 	return cmd
 }
 

@@ -109,7 +109,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
-				return writeJSON(e.stdout, buildinfo.Read())
+				return cli.WriteJSON(e.stdout, buildinfo.Read())
 			}
 			fmt.Fprintln(e.stdout, buildinfo.Read())
 			return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/store"
 )
 
@@ -19,10 +20,10 @@ func newStoreCmd(e *env) *cobra.Command {
 }
 
 func newStoreMigrateCmd(e *env) *cobra.Command {
-	return reportCmd(e, &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "migrate",
 		Short: "Bring the store's schema to this toolenv's version (serve does it on start)",
-	}, configDefaults[harness.StoreConfig], "", func(ctx context.Context, c *harness.StoreConfig) (*store.MigrationReport, error) {
+	}, cli.Defaults[harness.StoreConfig], "", func(ctx context.Context, c *harness.StoreConfig) (*store.MigrationReport, error) {
 		rep, err := store.Migrate(ctx, c.Location(e.getenv), harness.StoreMigrations(), store.Options{Logger: e.logger()})
 		if err != nil {
 			return nil, harness.StoreError(err)
@@ -37,10 +38,10 @@ type schemaStatus struct {
 }
 
 func newStoreStatusCmd(e *env) *cobra.Command {
-	return reportCmd(e, &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "status",
 		Short: "Print every component's schema version without changing anything",
-	}, configDefaults[harness.StoreConfig], "", func(ctx context.Context, c *harness.StoreConfig) (schemaStatus, error) {
+	}, cli.Defaults[harness.StoreConfig], "", func(ctx context.Context, c *harness.StoreConfig) (schemaStatus, error) {
 		vs, err := store.ReadSchema(ctx, c.Location(e.getenv), harness.StoreMigrations())
 		if err != nil {
 			return schemaStatus{}, harness.StoreError(err)
