@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/queue"
 	"github.com/toolenv/toolenv/eval/report"
@@ -47,16 +45,8 @@ func runEval(ctx context.Context, e *env, cfg *harness.File, argv []string) erro
 	if res == nil {
 		return err
 	}
-	printOverview(e, ec.Out, ev.Info, res.Summary)
+	fmt.Fprint(e.stdout, report.Ending(ec.Out, ev.Info, res.Summary))
 	return err
-}
-
-// printOverview prints the overview table and where the reports are.
-func printOverview(e *env, dir string, info *eval.RunInfo, s *eval.Summary) {
-	if o := report.Overview(info, s); o != "" {
-		fmt.Fprintln(e.stdout, o)
-	}
-	fmt.Fprintf(e.stdout, "\nreports: %s, %s, %s\n", filepath.Join(dir, "summary.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
 }
 
 func newEvalMergeCmd(e *env) *cobra.Command {
@@ -74,7 +64,7 @@ func newEvalMergeCmd(e *env) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(e.stderr, "toolenv: merged %d episode(s) from %d folder(s)\n", n, len(args))
-			printOverview(e, out, info, s)
+			fmt.Fprint(e.stdout, report.Ending(out, info, s))
 			return nil
 		},
 	}
@@ -99,7 +89,7 @@ func newEvalReportCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printOverview(e, args[0], info, s)
+			fmt.Fprint(e.stdout, report.Ending(args[0], info, s))
 			return nil
 		},
 	}
@@ -128,7 +118,7 @@ func queueReport(ctx context.Context, e *env, url, name string, args []string) e
 	if q.Remaining > 0 {
 		fmt.Fprintf(e.stderr, "toolenv: run %s is not finished: %d episode(s) to go; these reports hold the %d finished\n", name, q.Remaining, q.Episodes)
 	}
-	printOverview(e, dir, q.Info, q.Summary)
+	fmt.Fprint(e.stdout, report.Ending(dir, q.Info, q.Summary))
 	return nil
 }
 
@@ -145,12 +135,7 @@ func newEvalCompareCmd(e *env) *cobra.Command {
 			}
 			fmt.Fprint(e.stdout, report.CompareMarkdown(evs))
 			if htmlOut != "" {
-				fh, err := os.Create(htmlOut)
-				if err != nil {
-					return err
-				}
-				defer fh.Close()
-				if err := report.CompareHTML(fh, evs); err != nil {
+				if err := report.CompareHTMLFile(htmlOut, evs); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stderr, "toolenv: wrote %s\n", htmlOut)
