@@ -16,7 +16,7 @@
 //     so its first block must install it. Every command must exit 0. Variables exported and the folder changed
 //     carry over to the file's next block, as in a reader's terminal.
 //   - "```sh exit=N" expects the block to end with exit code N;
-//     "```sh timeout=5m" gives it a longer budget than DefaultTimeout;
+//     "```sh timeout=20m" gives it a longer budget than DefaultTimeout (15m);
 //     "```sh illustrative" is not run (the text beside it says why; keep
 //     them rare: TestDocs allows maxIllustrative of them).
 //   - A line ending in " &" (before any comment) starts a background
