@@ -109,7 +109,11 @@ func (a Direct) Run(ctx context.Context, ep *Episode) *Outcome {
 func (a Direct) messages(ep *Episode, style string, tools []*toolenv.Tool) []llm.Message {
 	functions := "(given to you as tools)"
 	if !a.NativeTools {
-		functions = FunctionsJSON(tools)
+		if fl, ok := ep.Session.(functionLister); ok {
+			functions = fl.FunctionsJSON(tools)
+		} else {
+			functions = FunctionsJSON(tools)
+		}
 	}
 	var system string
 	switch style {
@@ -152,18 +156,32 @@ func StartLabel(t *toolenv.Task) string {
 	return label
 }
 
+// functionLister is a session whose environment keeps each tool's
+// function definition across episodes (Local does): FunctionsJSON(tools)
+// without encoding every tool's schema again for every episode.
+type functionLister interface {
+	FunctionsJSON(tools []*toolenv.Tool) string
+}
+
 // FunctionsJSON lists tools as OpenAI function definitions, one JSON
 // object per line.
-func FunctionsJSON(tools []*toolenv.Tool) string {
+func FunctionsJSON(tools []*toolenv.Tool) string { return functionsJSON(tools, functionJSON) }
+
+// functionJSON is one tool as an OpenAI function definition, on one line.
+func functionJSON(t *toolenv.Tool) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(openai.FromTool(t).Function)
+	return strings.TrimSpace(buf.String())
+}
+
+// functionsJSON is FunctionsJSON with each tool's line from one.
+func functionsJSON(tools []*toolenv.Tool, one func(*toolenv.Tool) string) string {
 	var b strings.Builder
 	b.WriteString("[\n")
 	for i, t := range tools {
-		f := openai.FromTool(t).Function
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(f)
-		b.WriteString(strings.TrimSpace(buf.String()))
+		b.WriteString(one(t))
 		if i < len(tools)-1 {
 			b.WriteString(",")
 		}

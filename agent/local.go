@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -25,6 +26,7 @@ type Local struct {
 	colls map[string]*toolenv.Collection
 	only  *toolenv.Collection
 	seq   atomic.Int64
+	funcs sync.Map // *toolenv.Tool → its function definition (functionJSON)
 }
 
 var _ Env = (*Local)(nil)
@@ -144,6 +146,19 @@ type localSession struct {
 	coll  *toolenv.Collection
 	id    string
 	tools []*toolenv.Tool
+}
+
+// FunctionsJSON is FunctionsJSON(tools), each tool's definition encoded
+// once for all the environment's sessions.
+func (s *localSession) FunctionsJSON(tools []*toolenv.Tool) string {
+	return functionsJSON(tools, func(t *toolenv.Tool) string {
+		if v, ok := s.env.funcs.Load(t); ok {
+			return v.(string)
+		}
+		f := functionJSON(t)
+		s.env.funcs.Store(t, f)
+		return f
+	})
 }
 
 func (s *localSession) ID() string             { return s.id }

@@ -1,9 +1,12 @@
 package cache
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -30,6 +33,21 @@ func (c *ImportConfig) Options(progress io.Writer) (ImportOptions, error) {
 		opts.Docs = col
 	}
 	return opts, nil
+}
+
+// Run imports from into st: a StableToolBench cache folder (Import,
+// with the docs loaded and a progress bar on progress, nil for none), or
+// a FILE.jsonl toolenv cache export wrote (ImportJSONL: every entry as
+// recorded, any tool, MCP recordings included).
+func (c *ImportConfig) Run(ctx context.Context, st store.Store, from string, progress io.Writer) (*ImportReport, error) {
+	if strings.HasSuffix(strings.ToLower(from), ".jsonl") {
+		return ImportJSONL(ctx, st, from, c.Overwrite)
+	}
+	opts, err := c.Options(progress)
+	if err != nil {
+		return nil, err
+	}
+	return Import(ctx, st, from, opts)
 }
 
 // ExportConfig is an export as "toolenv cache export" takes it, besides

@@ -24,6 +24,10 @@ type Config struct {
 	// ("" means ":memory:"), or a postgres:// DSN that replicas share
 	// (docs/store.md).
 	Store string `json:"store" flag:"store" path:"file" help:"cache and records store: an SQLite file (\":memory:\" keeps nothing) or postgres://user:password@host:port/db, shared by replicas; $TOOLENV_STORE when not given (default: toolenv/store.db in the user's cache folder)"`
+	// StoreTimeout bounds each operation of a PostgreSQL store (and
+	// connecting to it), so that calls fail fast while it is gone; 0
+	// means 5s.
+	StoreTimeout time.Duration `json:"store_timeout" flag:"store-timeout" default:"5s" help:"with a postgres:// store: the longest one store operation (or connecting) may take before the call fails as the store unavailable (raise it on a busy database server)"`
 	// ClaimLease is how long replicas sharing a PostgreSQL store wait for
 	// one that died while answering a miss before another answers it; 0
 	// means 15s.

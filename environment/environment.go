@@ -111,7 +111,7 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	if err := env.check(); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, c.Store, store.Options{Logger: env.log, Migrations: StoreMigrations()})
+	st, err := store.Open(ctx, c.Store, store.Options{Logger: env.log, Migrations: StoreMigrations(), Timeout: c.StoreTimeout})
 	if err != nil {
 		var se *store.SchemaError
 		if errors.As(err, &se) {

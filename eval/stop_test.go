@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
@@ -18,11 +19,14 @@ import (
 // nothing, and the run stops after StopAfterErrors of them in a row with
 // a StatusUnavailable error, Result.Stopped saying why. StopAfterErrors
 // below 0 never stops: every episode runs, each marked errored.
+//
+// The run is paced by events, not by the scheduler: the model answers an
+// episode only once the runner has counted the one before it
+// (Config.Progress), and never answers the episode after the one the run
+// should stop at, so that episode can end only by the run stopping. A
+// runner that ran ahead of its count, or failed to stop, ends the test
+// with the wrong count.
 func TestStopAfterErrors(t *testing.T) {
-	model := llmtest.New(llmtest.Script(llmtest.Reply{Content: "Thought: I now know the final answer\nFinal Answer: Brown"}))
-	defer model.Close()
-	judgeSrv := llmtest.New(llmtest.Script(llmtest.Reply{Status: 500}))
-	defer judgeSrv.Close()
 	for _, tc := range []struct {
 		stopAfter, ran int
 		stopped        bool
@@ -31,15 +35,53 @@ func TestStopAfterErrors(t *testing.T) {
 		{0, eval.DefaultStopAfterErrors, true},
 		{-1, 6, false},
 	} {
+		go1 := make(chan struct{}, 6) // one token per episode the model may answer
+		released := make(chan struct{})
+		model := llmtest.New(func(int, *llm.Request) llmtest.Reply {
+			select {
+			case <-go1:
+			case <-released:
+			}
+			return llmtest.Reply{Content: "Thought: I now know the final answer\nFinal Answer: Brown"}
+		})
+		judgeSrv := llmtest.New(llmtest.Script(llmtest.Reply{Status: 500}))
 		f := newFixture(t)
 		cfg := config(f, agent.ReAct{Budget: 2}, t.TempDir())
 		cfg.Concurrency, cfg.StopAfterErrors = 1, tc.stopAfter
 		cfg.Model = llm.New(model.URL(), llm.Options{})
 		cfg.Judge = &judge.Judge{Model: llm.New(judgeSrv.URL(), llm.Options{MaxRetries: 1, Backoff: 1}), ModelName: "judge"}
-		res, err := eval.Run(context.Background(), cfg)
-		// Episodes that finished while the run was stopping are kept: the
-		// one running and the one waiting to be written, one at a time.
-		if res == nil || res.Ran < tc.ran || res.Ran > tc.ran+2 || !tc.stopped && res.Ran != tc.ran {
+		cfg.Progress = func(done, total int, _ *eval.Episode) {
+			if done < tc.ran {
+				go1 <- struct{}{}
+			}
+		}
+		go1 <- struct{}{}
+		type result struct {
+			res *eval.Result
+			err error
+		}
+		ended := make(chan result, 1)
+		go func() {
+			res, err := eval.Run(context.Background(), cfg)
+			ended <- result{res, err}
+		}()
+		var r result
+		select {
+		case r = <-ended:
+		case <-time.After(2 * time.Minute): // a safety net only: a runner that does not stop waits here
+			close(released)
+			r = <-ended
+			t.Errorf("stop after %d: the run did not stop by itself", tc.stopAfter)
+		}
+		select {
+		case <-released:
+		default:
+			close(released)
+		}
+		model.Close()
+		judgeSrv.Close()
+		res, err := r.res, r.err
+		if res == nil || res.Ran != tc.ran || len(res.Episodes) != tc.ran {
 			t.Fatalf("stop after %d: ran %+v, want %d (%v)", tc.stopAfter, res, tc.ran, err)
 		}
 		for _, e := range res.Episodes {

@@ -132,6 +132,14 @@ func NewCacheMiddleware(c Cache, opts CacheOptions) toolenv.Middleware {
 				if m.fleet != nil && !k.exactOnly { // claims are keyed by canonical arguments
 					return m.fleetAnswer(ctx, call, k, next)
 				}
+				// A flight that ended between this call's lookup and
+				// its joining stored its answer: serve that one rather
+				// than ask the backend again.
+				if !call.Options.NoCache {
+					if res, ok := m.lookup(ctx, k); ok {
+						return res
+					}
+				}
 				res, _ := m.answer(ctx, call, k, next)
 				return res
 			})

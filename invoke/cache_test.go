@@ -289,6 +289,47 @@ func TestOneAnswerAcrossProcesses(t *testing.T) {
 	}
 }
 
+// heldLookup is a cache whose first read waits, after reading, until
+// release is closed: a call that missed and was then held up before
+// joining the flight.
+type heldLookup struct {
+	Cache
+	reads   atomic.Int64
+	read    chan struct{} // closed when the first read has read
+	release chan struct{}
+}
+
+func (h *heldLookup) GetExact(ctx context.Context, tool, exact, args string) (*store.Entry, bool, error) {
+	e, ok, err := h.Cache.GetExact(ctx, tool, exact, args)
+	if h.reads.Add(1) == 1 {
+		close(h.read)
+		<-h.release
+	}
+	return e, ok, err
+}
+
+// TestMissAfterTheFlightServesItsAnswer: a call that missed the cache,
+// then joined the key's flight only after it ended (a busy machine
+// preempting it in between), serves the answer that flight stored
+// instead of asking the backend again: one process asks the backend once
+// per key, whatever the scheduling (TestOneAnswerAcrossProcesses
+// depends on it).
+func TestMissAfterTheFlightServesItsAnswer(t *testing.T) {
+	b := &uniqueBackend{}
+	st := openStore(t, filepath.Join(t.TempDir(), "cache.db"))
+	h := &heldLookup{Cache: st, read: make(chan struct{}), release: make(chan struct{})}
+	p, reg, _ := newPipeline(t, b, toolenv.Policy{Cache: true}, Options{Cache: h})
+	late := make(chan *toolenv.Result)
+	go func() { late <- p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"x"}`)) }()
+	<-h.read // the late call missed
+	first := p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"x"}`))
+	close(h.release)
+	second := <-late
+	if !first.OK() || string(first.Body) != string(second.Body) || b.n.Load() != 1 {
+		t.Fatalf("first %s, late %s (%s); backend called %d times, want once", first.Body, second.Body, second.Error, b.n.Load())
+	}
+}
+
 // TestFleetAnswersAMissOnce: with claims, two processes call the
 // backend once per key.
 func TestFleetAnswersAMissOnce(t *testing.T) {

@@ -62,3 +62,14 @@ func ExampleParseCall() {
 	// Output:
 	// map[city:Paris] <nil>
 }
+
+// What each stage does, in the order a run runs them.
+func ExampleStageSummary() {
+	for _, st := range mirror.Stages[:3] {
+		fmt.Printf("%s: %s\n", st, mirror.StageSummary(st))
+	}
+	// Output:
+	// generate: Write requests for every API (the model's two stages, or the schema-driven sampler)
+	// collect: Call the real API for every request that has no answer yet
+	// filter: Keep the answers Appendix D's rules and the documentation check accept
+}

@@ -23,6 +23,28 @@ const (
 // Stages lists the stages in order.
 var Stages = []string{StageGenerate, StageCollect, StageFilter, StageSynthesize, StageSplit, StageExplain, StageExport}
 
+// StageSummary says in one line what a stage does ("" for a name that is
+// no stage): the short help of the command that runs it alone.
+func StageSummary(stage string) string {
+	switch stage {
+	case StageGenerate:
+		return "Write requests for every API (the model's two stages, or the schema-driven sampler)"
+	case StageCollect:
+		return "Call the real API for every request that has no answer yet"
+	case StageFilter:
+		return "Keep the answers Appendix D's rules and the documentation check accept"
+	case StageSynthesize:
+		return "Ask the model for more pairs of long-tail APIs"
+	case StageSplit:
+		return "Split off MirrorAPI-Bench: OOD success/failure and ID high/medium/low"
+	case StageExplain:
+		return "Ask the model for rationales of a sample of training pairs (Table 9)"
+	case StageExport:
+		return "Write SFT and CoT training data, the benchmark files and the dataset card"
+	}
+	return ""
+}
+
 // RunOptions configure a whole run.
 type RunOptions struct {
 	Generate GenerateOptions

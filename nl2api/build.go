@@ -37,6 +37,9 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	timed := func(stage string, t0 time.Time) {
 		rep.Timings = append(rep.Timings, Timing{Stage: stage, Seconds: time.Since(t0).Seconds()})
 	}
+	if err := checkData(opt.Data); err != nil {
+		return nil, err
+	}
 	l := bird.Layout{Dir: opt.Data}
 	all, err := bird.ReadQuestions(l.Questions())
 	if err != nil {

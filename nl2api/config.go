@@ -1,12 +1,16 @@
 package nl2api
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/configfile"
+	pgs "github.com/toolenv/toolenv/internal/progress"
 )
 
 // Config is a build as "toolenv build bird" takes it, each field a flag
@@ -29,6 +33,23 @@ type Config struct {
 // flavor, seed 1, four workers.
 func DefaultConfig() Config {
 	return configfile.Default[Config]()
+}
+
+// Run checks the configuration and builds (Build): logs go to log, a
+// progress bar per stage to progress (nil: none), and command is the
+// command line the report's provenance records.
+func (c *Config) Run(ctx context.Context, log *slog.Logger, progress io.Writer, command []string) (*Report, error) {
+	opt, err := c.Options()
+	if err != nil {
+		return nil, err
+	}
+	opt.Logger, opt.Command = log, command
+	if progress != nil {
+		bars := pgs.NewStages(progress)
+		defer bars.Finish()
+		opt.Progress = func(p Progress) { bars.Update(p.Stage, p.Done, p.Total) }
+	}
+	return Build(ctx, opt)
 }
 
 // Options checks the configuration and returns the build's options.

@@ -491,8 +491,14 @@ func TestMCPProxyListChanged(t *testing.T) {
 // completions are recorded; with the source gone they are answered from
 // the recordings, marked, and what was never recorded is not found.
 func TestMCPProxyReplay(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) { testMCPProxyReplay(t, stateless) })
+	}
+}
+
+func testMCPProxyReplay(t *testing.T, stateless bool) {
 	rec := &memRecordings{}
-	fx := newProxyFixtureWith(t, false, rec)
+	fx := newProxyFixtureWith(t, stateless, rec)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d := connectDownstream(t, fx.url, "2025-11-25", "Ada")

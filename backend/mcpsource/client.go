@@ -265,7 +265,7 @@ func (e *CallError) Error() string {
 // callError says why a call failed, in terms a caller can act on.
 func (c *Client) callError(ctx context.Context, proc *process, err error) error {
 	var we *jsonrpcError
-	if errors.As(err, &we) {
+	if errors.As(err, &we) && !sdkTransportError(we) {
 		return &CallError{Code: we.Code, Message: we.Message, Data: we.Data}
 	}
 	if ctx.Err() != nil {
@@ -275,6 +275,22 @@ func (c *Client) callError(ctx context.Context, proc *process, err error) error 
 		return fmt.Errorf("MCP server %s: %w (%d bytes): the call's answer was dropped and the connection restarted", c.srv.Name, ErrTooLarge, c.opts.MaxMessageBytes)
 	}
 	return fmt.Errorf("MCP server %s: %w: %v", c.srv.Name, ErrDown, redact.Text(err.Error()))
+}
+
+// sdkTransportError reports whether we is one the Go SDK makes itself
+// rather than the server's answer: a request that never reached the
+// server (refused connection, an HTTP error without a JSON-RPC answer:
+// "rejected by transport"), or a connection closing. Such a call met a
+// server that is down (and may be answered from a recording), whether or
+// not the client has yet noticed the connection end.
+func sdkTransportError(we *jsonrpcError) bool {
+	switch {
+	case we.Code == -32005 && we.Message == "rejected by transport",
+		we.Code == -32004 && we.Message == "server is closing",
+		we.Code == -32003 && we.Message == "client is closing":
+		return true
+	}
+	return false
 }
 
 // backoff is the wait before attempt n (0 is the first restart).

@@ -14,8 +14,20 @@ import (
 	"github.com/toolenv/toolenv/internal/logtest"
 )
 
+// safetyNet bounds the waits whose length is not what a test measures
+// (starting a server, an answer's round trip): far beyond what a loaded
+// machine needs, so that only a hang reaches it.
+const safetyNet = 5 * time.Minute
+
+// start starts a client of srv. Without a StartTimeout of the test's own
+// the start has safetyNet: the test binary, which is the server, can take
+// long to load on a busy machine, and a start that ends by the server's
+// answer or its exit must not race a timer.
 func start(t *testing.T, srv *Server, opts Options) (*Client, *logtest.Buffer) {
 	t.Helper()
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = safetyNet
+	}
 	logs := &logtest.Buffer{}
 	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.MinBackoff == 0 {
@@ -96,7 +108,7 @@ func TestClientFaults(t *testing.T) {
 		}
 	})
 	t.Run("50 MB answer", func(t *testing.T) {
-		r := call("huge", 30*time.Second)
+		r := call("huge", safetyNet) // the answer's size ends the call, not a timer
 		if r.Status != toolenv.StatusTooLarge || !strings.Contains(r.Error, "larger than the limit") {
 			t.Fatalf("%s %s", r.Status, r.Error)
 		}
@@ -156,18 +168,22 @@ func TestClientFaults(t *testing.T) {
 // TestClientStartFailures: a server that does not start says why (its
 // stderr, its exit status, the timeout), within the start timeout.
 func TestClientStartFailures(t *testing.T) {
+	// Only the server that never answers meets the start timeout; the
+	// others end by an event (the exit, the refused start), which must
+	// not race it on a loaded machine.
 	for _, tc := range []struct {
-		name string
-		srv  func(t *testing.T) *Server
-		want []string
+		name    string
+		srv     func(t *testing.T) *Server
+		timeout time.Duration
+		want    []string
 	}{
-		{"exits", func(t *testing.T) *Server { return testServer(t, "x", "exit") }, []string{"exit status 2", "/etc/nothing is missing"}},
-		{"never initializes", func(t *testing.T) *Server { return testServer(t, "x", "noinit") }, []string{"no answer within 2s"}},
-		{"no such command", func(*testing.T) *Server { return &Server{Name: "x", Command: "/nonexistent/mcp-server"} }, []string{"does not start", "/nonexistent/mcp-server"}},
-		{"nothing listens", func(*testing.T) *Server { return &Server{Name: "x", URL: "http://127.0.0.1:1/mcp"} }, []string{"start:"}},
+		{"exits", func(t *testing.T) *Server { return testServer(t, "x", "exit") }, safetyNet, []string{"exit status 2", "/etc/nothing is missing"}},
+		{"never initializes", func(t *testing.T) *Server { return testServer(t, "x", "noinit") }, 2 * time.Second, []string{"no answer within 2s"}},
+		{"no such command", func(*testing.T) *Server { return &Server{Name: "x", Command: "/nonexistent/mcp-server"} }, safetyNet, []string{"does not start", "/nonexistent/mcp-server"}},
+		{"nothing listens", func(*testing.T) *Server { return &Server{Name: "x", URL: "http://127.0.0.1:1/mcp"} }, safetyNet, []string{"start:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := start(t, tc.srv(t), Options{StartTimeout: 2 * time.Second, MinBackoff: time.Hour})
+			c, _ := start(t, tc.srv(t), Options{StartTimeout: tc.timeout, MinBackoff: time.Hour})
 			_, err := c.Ready(context.Background())
 			if err == nil {
 				t.Fatal("no error")

@@ -42,44 +42,73 @@ func freeAddr(t *testing.T) string {
 }
 
 // serveInBackground starts "toolenv serve" with args and waits until it
-// answers; the returned stop ends it, fails the test (with serve's
-// stderr) if serve exited with an error, and returns its exit code.
+// says it serves (it listens by then); the returned stop ends it, fails
+// the test (with serve's stderr) if serve exited with an error, and
+// returns its exit code. A serve that exits before it serves fails the
+// test at once; the wait has no deadline but the safety net (loading
+// BIRD collections on a busy machine can take minutes).
 func serveInBackground(t *testing.T, args ...string) (base string, stop func() int) {
 	t.Helper()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var code int
-	var stderr bytes.Buffer
-	var wg sync.WaitGroup
-	wg.Add(1)
+	stderr := &readyWriter{marker: "toolenv: serving ", ready: make(chan struct{})}
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		var out bytes.Buffer
-		code = Run(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...), strings.NewReader(""), &out, &stderr)
+		code = Run(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...), strings.NewReader(""), &out, stderr)
 	}()
-	base = "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			wg.Wait()
-			t.Fatalf("serve did not come up: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return base, func() int {
+	select {
+	case <-stderr.ready:
+	case <-done:
 		cancel()
-		wg.Wait()
+		t.Fatalf("serve exited (code %d) before it served:\n%s", code, stderr)
+	case <-time.After(safetyNet):
+		cancel()
+		<-done
+		t.Fatalf("serve did not come up within %s:\n%s", safetyNet, stderr)
+	}
+	return "http://" + addr, func() int {
+		cancel()
+		<-done
 		if code != 0 {
-			t.Errorf("serve exit code %d:\n%s", code, stderr.String())
+			t.Errorf("serve exit code %d:\n%s", code, stderr)
 		}
 		return code
 	}
+}
+
+// safetyNet bounds the waits whose length is not what a test measures
+// (a server starting, an answer's round trip): far beyond what a loaded
+// machine needs, so that only a hang reaches it.
+const safetyNet = 5 * time.Minute
+
+// readyWriter keeps what is written to it and closes ready once it has
+// seen a line starting with marker.
+type readyWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	ready  chan struct{}
+	seen   bool
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.seen && (strings.HasPrefix(w.buf.String(), w.marker) || strings.Contains(w.buf.String(), "\n"+w.marker)) {
+		w.seen = true
+		close(w.ready)
+	}
+	return len(p), nil
+}
+
+func (w *readyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 func postVirtual(t *testing.T, base string, body map[string]any) (map[string]any, http.Header) {

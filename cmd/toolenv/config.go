@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/internal/configfile"
 )
 
@@ -58,27 +59,17 @@ func newConfigCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the effective configuration, or the configuration file's JSON Schema",
-		Long: `An environment's configuration (its sources, simulator, upstream, drift, faults,
-failover, repair, server) and an evaluation's (its eval section) can be kept in a
-YAML or JSON file and given to serve, mcp, eval and the map commands with --config
-FILE; flags given on the command line override the file. See docs/config.md.`,
 	}
 	var format string
 	print := &cobra.Command{
 		Use:   "print",
 		Short: "Print the effective configuration: defaults, then --config, then the flags given",
-		Long: `Print the configuration the commands would use with the same --config and flags,
-every key included. Credentials are shown as the name of the environment variable
-that holds them (the *_env keys), never their value.`,
-		Example: `  toolenv config print
-  toolenv config print --config examples/bird.yaml --drift-mode strict
-  toolenv config print --collection out/bird/rest --format json > toolenv.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 	}
 	cf := bindConfig(print.Flags(), bindAll)
 	print.Flags().StringVar(&format, "format", "yaml", "yaml or json")
 	print.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := oneOf("format", format, "yaml", "json"); err != nil {
+		if err := cli.OneOf("format", format, "yaml", "json"); err != nil {
 			return err
 		}
 		cfg, err := cf.resolve(e)
@@ -93,10 +84,9 @@ that holds them (the *_env keys), never their value.`,
 		return err
 	}
 	schema := &cobra.Command{
-		Use:     "schema",
-		Short:   "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
-		Example: `  toolenv config schema > toolenv.schema.json   # then, first line of a YAML file: # yaml-language-server: $schema=toolenv.schema.json`,
-		Args:    cobra.NoArgs,
+		Use:   "schema",
+		Short: "Print the JSON Schema of configuration files (also docs/toolenv.schema.json)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := harness.Schema()
 			if err != nil {
@@ -108,53 +98,4 @@ that holds them (the *_env keys), never their value.`,
 	}
 	cmd.AddCommand(print, schema)
 	return cmd
-}
-
-// options are the flags of a library's options struct, bound from its
-// fields' tags (internal/configfile), and --config when the command also
-// reads them from a file.
-type options[T any] struct {
-	def   func() T
-	flags *configfile.Flags
-	path  *string
-}
-
-// configDefaults returns a T holding its fields' default tags.
-func configDefaults[T any]() T {
-	var v T
-	configfile.Defaults(&v)
-	return v
-}
-
-// bindOptions registers on fs a flag for every field of T with a flag
-// tag, def giving their defaults; with file, also --config FILE.
-func bindOptions[T any](fs *pflag.FlagSet, def func() T, file bool) *options[T] {
-	d := def()
-	o := &options[T]{def: def, flags: configfile.Bind(fs, &d, configfile.BindOptions{})}
-	if file {
-		o.path = fs.String("config", "", "configuration file, YAML or JSON, holding the same settings as the flags; flags given override it")
-	}
-	return o
-}
-
-// value returns the options of a command without --config: the
-// defaults, then the flags given.
-func (o *options[T]) value() *T {
-	v := o.def()
-	o.flags.Apply(&v, nil, nil)
-	return &v
-}
-
-// resolve returns the options: the defaults, then the --config file, then
-// the flags given. It logs the file's warnings.
-func (o *options[T]) resolve(e *env) (*T, error) {
-	v := o.def()
-	path := ""
-	if o.path != nil {
-		path = *o.path
-	}
-	if err := harness.Layer(path, &v, o.flags, e.logger()); err != nil {
-		return nil, err
-	}
-	return &v, nil
 }

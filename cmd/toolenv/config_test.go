@@ -143,6 +143,11 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "toolenv ") || !strings.Contains(out, " go1.") {
 		t.Errorf("exit %d: %q", code, out)
 	}
+	// --version, the flag a reader tries first, prints the same line
+	code, flag, _ := run(t, context.Background(), "--version")
+	if code != 0 || flag != out {
+		t.Errorf("--version: exit %d: %q, want %q", code, flag, out)
+	}
 	code, out, _ = run(t, context.Background(), "version", "--json")
 	if code != 0 || !strings.Contains(out, `"version": "`) || !strings.Contains(out, `"go": "go1.`) {
 		t.Errorf("exit %d: %q", code, out)

@@ -6,10 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/drift"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newDriftCmd(e *env) *cobra.Command {
-	var f *options[drift.Config]
+	var f *cli.Options[drift.Config]
 	cmd := &cobra.Command{
 		Use:   "drift",
 		Short: "Write the next version of a collection: seeded, semantics-preserving schema drift with a manifest, changelog and breaking-change report",
@@ -31,7 +32,7 @@ Operators (--ops, in the order they run): ` + strings.Join(drift.OperatorNames()
 			if !cmd.Flags().Changed("seed") {
 				return usagef("--seed is required: the same seed gives the same drift")
 			}
-			cfg := f.value()
+			cfg := f.Value()
 			job, err := cfg.Job(e.logger())
 			if err != nil {
 				return err
@@ -44,6 +45,6 @@ Operators (--ops, in the order they run): ` + strings.Join(drift.OperatorNames()
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), func() drift.Config { return drift.Config{} }, false)
+	f = cli.Bind(cmd.Flags(), func() drift.Config { return drift.Config{} }, false)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/episode"
 	judgepkg "github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/llm"
 )
 
@@ -32,14 +33,7 @@ func newEpisodesRescoreCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rescore",
 		Short: "Recompute the rewards of the store's episodes under a new reward definition, writing new records",
-		Long: `Read every RL episode of the store (as episodes export does) and reward it again under
---reward, a reward definition as a reset's reward option: each step's costs and penalties,
-and the success measured again from what the record holds (its calls, their results,
-its final answer). Each episode is written as a new record (rescored_from names it).
-A success that reads state the record does not hold (the end state of a stateful task's
-world) is not recomputed: its outcome says needs_state.`,
-		Example: `  toolenv episodes rescore --store episodes.db --collection out/bird/slot --reward '{"success": "slot_f1", "step_cost": 0.01}' --out rescored.jsonl`,
-		Args:    cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.resolve(e)
 			if err != nil {
@@ -47,7 +41,7 @@ world) is not recomputed: its outcome says needs_state.`,
 			}
 			def, err := episode.ParseReward([]byte(reward))
 			if err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			ctx := cmd.Context()
 			env, err := environment.Open(ctx, &cfg.Config)
@@ -113,17 +107,7 @@ func newEpisodesExportCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export",
 		Short: "Write every episode of the store as a trajectory: JSONL records, or SFT data in OpenAI or ShareGPT form",
-		Long: `Read every RL episode kept in the store (episodes live there with --sessions
-store, the default with a postgres:// store; a server keeping them in memory writes
-each there when it ends) and write each as one JSON line:
---format jsonl is the record (reset options, reward definition, tools, every step's
-calls, observations and rewards, the return and the outcome); openai is the chat
-with its tool calls ({"messages", "tools", "reward"}); sharegpt is LLaMA-Factory's
-function-calling form. Give the collections to export: an episode is rebuilt from its
-task, and the episodes of other collections are skipped (and counted).`,
-		Example: `  toolenv episodes export --store episodes.db --collection out/bird/slot --out episodes.jsonl
-  toolenv episodes export --store postgres://toolenv@db/toolenv --collection out/bird/slot --format openai --out sft.jsonl`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.resolve(e)
 			if err != nil {

@@ -5,18 +5,13 @@ import (
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/eval/score"
+	"github.com/toolenv/toolenv/internal/cli"
 )
 
 func newEvalScoreCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "score",
 		Short: "Score a file of predictions against gold with NESTful's scorer or BFCL's checker, exactly",
-		Long: `Score outputs that did not come from toolenv's harness with the reference
-metrics toolenv reproduces exactly: NESTful's calculate_scores (nestful) and
-BFCL's AST checker (bfcl). The input is the reference fixtures' format or JSON
-Lines of the same records. With --out DIR the report is written as
-DIR/score.md and DIR/score.json; without it the Markdown report goes to
-standard output.`,
 	}
 	cmd.AddCommand(newEvalScoreNestfulCmd(e), newEvalScoreBFCLCmd(e), newEvalScoreMirrorAPICmd(e))
 	return cmd
@@ -29,28 +24,7 @@ func newEvalScoreNestfulCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "nestful --in FILE [--out DIR]",
 		Short: "NESTful's intent/slot P/R/F1 and partial/full sequence match, as its own scorer computes them",
-		Long: `Score (gold, prediction) call sequences with NESTful's calculate_scores,
-exactly: its parser's grounding (var_result dropped, "$varN.x$" rewritten to
-the API's name), Python's str of values, scikit-learn 1.2.1's macro averaging.
-Each set is scored as a whole and each sample alone.
-
-FILE is {"sets": [{"name", "samples": [{"id", "gold", "pred"}]}]} (the
-fixture's format), or a JSON array or JSON Lines of {"id", "gold", "pred"}
-records (NESTful's "output" and "generated_text" accepted too; an optional
-"set" field groups them). gold and pred are the JSON text of a list of
-{"name", "arguments", "label"} calls, or the list itself.
-
-The reference's quirks are kept unless a flag corrects them: --unordered-objects
-(key order inside argument objects ignored), --single-label-as-multi-label (no
-binary target for a set with one gold label), --scalar-prediction-as-parse-error
-(a prediction that is a number, boolean or null is a parse error instead of
-stopping), or --corrected for the three. --skip-grounding is the reference's
-own skip_grounding. --reference compares the scores with NESTful's own output
-for the same file.`,
-		Example: `  toolenv eval score nestful --in ../shared/fixtures/reference-metrics/nestful/cases.json \
-      --reference ../shared/fixtures/reference-metrics/nestful/reference.json --out out/score-nestful
-  toolenv eval score nestful --in predictions.jsonl --corrected`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if in == "" {
 				return usagef("--in FILE is required: the predictions and gold to score")
@@ -82,24 +56,7 @@ func newEvalScoreBFCLCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bfcl --in FILE [--out DIR]",
 		Short: "BFCL's AST checker verdicts (error_type), any order for parallel categories and call by call",
-		Long: `Check decoded model outputs with BFCL's AST checker, verdict for verdict, in
-two modes: as the leaderboard runs it (parallel categories in any order) and
-call by call in output order.
-
-FILE is a JSON array or JSON Lines of records {"id", "category", "tools",
-"gold", "model_output"} (the fixture's format): tools are
-[{"name", "properties", "required"}], gold the expected calls
-[{"name", "arguments"}], model_output the calls as BFCL's decoder gives them
-([{name: {param: value}}], null when it could not be decoded). A record may
-carry BFCL's own "function" descriptions and "ground_truth" possible answers
-instead; --functions and --answers join BFCL's question and possible_answer
-files by id. With only the gold call, each value is the only one accepted and
-types are read from it: BFCL's possible answers, which list every accepted
-value, are needed for an exact verdict where a model gives another one.
-Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
-		Example: `  toolenv eval score bfcl --in ../shared/fixtures/reference-metrics/bfcl/cases.json --out out/score-bfcl
-  toolenv eval score bfcl --in outputs.jsonl --functions BFCL_v4_multiple.json --answers possible_answer/BFCL_v4_multiple.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if in == "" {
 				return usagef("--in FILE is required: the model outputs to check")
@@ -127,56 +84,31 @@ Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
 }
 
 func newEvalScoreMirrorAPICmd(e *env) *cobra.Command {
-	var pf *options[harness.PredictionsConfig]
+	var pf *cli.Options[harness.PredictionsConfig]
 	cmd := &cobra.Command{
 		Use:   "mirrorapi --in generated_predictions.jsonl --out DIR",
 		Short: "Score recorded simulator predictions against their labels with MirrorAPI's measures (BLEU-4 as NLTK computes it, cosine, judge)",
-		Long: `Score a file of recorded simulator predictions — LLaMA-Factory's
-generated_predictions.jsonl, {"prompt", "predict", "label"} per line, the form
-MirrorAPI-Bench's predictions are released in — with the MirrorAPI paper's
-measures: BLEU-4 exactly as NLTK computes it (sentence_bleu per prediction,
-averaged × 100, and corpus_bleu; characters and smoothing method3 by default),
-with --embed-url and --embed-model the cosine of the two texts' embeddings, and
-with --judge-url and --judge-model the paper's LLM-as-a-judge rating (1-10), the
-prediction's prompt being the question. Every model named is checked before
-anything is written; its exchanges are recorded in DIR/records.db (--replay
-scores again from them). The reports are DIR/predictions.md and
-DIR/predictions.json.`,
-		Example: `  toolenv eval score mirrorapi --in saves/mirrorapi/predict/generated_predictions.jsonl --out out/mirror-bench
-  toolenv eval score mirrorapi --in generated_predictions.jsonl --out out/m \
-      --embed-url https://api.openai.com/v1 --embed-model text-embedding-3-small --judge-url https://api.openai.com/v1 --judge-model gpt-4o`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := harness.ScorePredictions(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			_, err := harness.ScorePredictions(cmd.Context(), pf.Value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
 			return err
 		},
 	}
-	pf = bindOptions(cmd.Flags(), harness.DefaultPredictions, false)
+	pf = cli.Bind(cmd.Flags(), harness.DefaultPredictions, false)
 	return cmd
 }
 
 func newEvalPreferenceCmd(e *env) *cobra.Command {
-	var pf *options[harness.PreferenceConfig]
+	var pf *cli.Options[harness.PreferenceConfig]
 	cmd := &cobra.Command{
 		Use:   "preference --reference DIR --candidate DIR --judge-url URL --judge-model M --out DIR",
 		Short: "StableToolBench's Solvable Win Rate (SoWR) of one evaluation against another, as eval_preference.py computes it",
-		Long: `Compare a candidate evaluation with a reference one query by query, over
---rounds judging rounds, as StableToolBench's eval_preference.py does: each
-round the judge's preference evaluator judges both answers' status (as for
-SoPR) and, unless exactly one is solved (or, none solved, exactly one unsure),
-asks the judge which is better (select_better_answer); the candidate wins a
-query when more rounds preferred it, and SoWR is its share of the queries. A
-query one run lacks counts for the other. The results are eval_preference.py's
-save files (DIR/<split>_<reference>_<candidate>.json, which "toolenv eval stb
-winrate" reads), DIR/preference.json with every verdict, and DIR/records.db
-(--replay judges again from it).`,
-		Example: `  toolenv eval preference --reference runs/gpt4-dfs --candidate runs/qwen-react --judge-url https://api.openai.com/v1 --judge-model gpt-4o --out runs/sowr`,
-		Args:    cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := harness.Preference(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			_, err := harness.Preference(cmd.Context(), pf.Value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
 			return err
 		},
 	}
-	pf = bindOptions(cmd.Flags(), harness.DefaultPreference, false)
+	pf = cli.Bind(cmd.Flags(), harness.DefaultPreference, false)
 	return cmd
 }

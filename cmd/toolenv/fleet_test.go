@@ -127,7 +127,7 @@ func TestThreeReplicasServeSessionsRoundRobin(t *testing.T) {
 	dsn := pg.NewDatabase(t)
 	dirs := generatedSlotSel(t)
 	t.Setenv("FLEET_TEST_TOKEN", "fleet-secret-token")
-	args := []string{"--store", dsn, "--auth-token-env", "FLEET_TEST_TOKEN"}
+	args := []string{"--store", dsn, "--store-timeout", safetyNet.String(), "--auth-token-env", "FLEET_TEST_TOKEN"}
 	for _, d := range dirs {
 		args = append(args, "--collection", d)
 	}

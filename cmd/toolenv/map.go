@@ -1,13 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mapping/graph"
 	"github.com/toolenv/toolenv/mapping/index"
 	"github.com/toolenv/toolenv/mapping/verify"
@@ -17,10 +16,6 @@ func newMapCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "map",
 		Short: "Index tools, map equivalent endpoints and fields, and use the mappings",
-		Long: `API mapping (docs/mapping.md): index every tool for retrieval, find tools that can
-stand in for each other and how their fields correspond — structurally, with no
-model, or with an LLM and self-reflection — measure the mappings against drift
-ground truth, sequence APIs with them, and review them in a web page.`,
 	}
 	cmd.AddCommand(newMapIndexCmd(e), newMapSearchCmd(e), newMapMatchCmd(e), newMapProbeCmd(e), newMapSequenceCmd(e), newMapReviewCmd(e), newMapEvalCmd(e))
 	return cmd
@@ -39,25 +34,15 @@ func indexEnv(e *env) index.Env {
 func newMapIndexCmd(e *env) *cobra.Command {
 	var (
 		cf     *configFlags
-		f      *options[index.Config]
+		f      *cli.Options[index.Config]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Index every tool (BM25 + vectors) with its structural mappings and clusters",
-		Long: `Index every tool of the loaded collections — name, description, parameters and
-output fields — for lexical (SQLite FTS5, BM25) and vector search, and store the
-structural mappings and clusters of alternatives with it, so that searching finds
-a tool together with its alternatives.
-
-Vectors come from --embed-url/--embed-model (any OpenAI-compatible endpoint) or,
-by default, from the deterministic offline embedder. If the endpoint is down the
-index is built for lexical search only, and says so.`,
-		Example: `  toolenv map index --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --index map.db
-  toolenv map index --collection out/bird/rest --collection out/bird/sel --index bird-map.db --mappings-out bird-mappings.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
+			cfg := f.Value()
 			env, err := cf.open(cmd.Context(), e)
 			if err != nil {
 				return err
@@ -68,52 +53,34 @@ index is built for lexical search only, and says so.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, rep)
+				return cli.WriteJSON(e.stdout, rep)
 			}
 			rep.WriteMarkdown(e.stdout, cfg.Notes(run)...)
 			return nil
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindEnv)
-	f = bindOptions(cmd.Flags(), func() index.Config { c := configDefaults[index.Config](); c.Path = defaultIndexPath(); return c }, false)
+	f = cli.Bind(cmd.Flags(), func() index.Config { c := cli.Defaults[index.Config](); c.Path = defaultIndexPath(); return c }, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
-// show prints v with text, or as JSON with --json.
-func show(e *env, asJSON bool, v any, text func(io.Writer)) error {
-	if asJSON {
-		return writeJSON(e.stdout, v)
-	}
-	text(e.stdout)
-	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 func newMapSearchCmd(e *env) *cobra.Command {
 	var (
-		f      *options[index.SearchConfig]
+		f      *cli.Options[index.SearchConfig]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Search the tool index; each hit comes with its alternatives",
-		Example: `  toolenv map search "convert an amount between currencies" -k 10
-  toolenv map search "weather forecast" --mode lexical --json`,
-		Args: cobra.ExactArgs(1),
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, meta, err := index.SearchFile(cmd.Context(), args[0], f.value(), indexEnv(e))
+			res, meta, err := index.SearchFile(cmd.Context(), args[0], f.Value(), indexEnv(e))
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, res)
+				return cli.WriteJSON(e.stdout, res)
 			}
 			for _, n := range res.Notes {
 				fmt.Fprintf(e.stderr, "note: %s\n", n)
@@ -122,8 +89,8 @@ func newMapSearchCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), func() index.SearchConfig {
-		c := configDefaults[index.SearchConfig]()
+	f = cli.Bind(cmd.Flags(), func() index.SearchConfig {
+		c := cli.Defaults[index.SearchConfig]()
 		c.Path = defaultIndexPath()
 		return c
 	}, false)
@@ -134,24 +101,15 @@ func newMapSearchCmd(e *env) *cobra.Command {
 func newMapMatchCmd(e *env) *cobra.Command {
 	var (
 		cf     *configFlags
-		f      *options[graph.MatchConfig]
+		f      *cli.Options[graph.MatchConfig]
 		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "match",
 		Short: "Map equivalent tools and fields structurally (no model) and write the mappings",
-		Long: `Compare the loaded tools by their parameters and output fields (normalised names,
-synonyms, types, descriptions, values from examples and the cache) and write the
-proposed equivalent endpoints, their field alignments, scores and clusters.
-With --between A --between B, map collection A onto collection B one-to-one (two
-versions of one API, or two providers); add --probe to call both sides with the
-same sampled arguments where the documentation cannot tell endpoints apart.`,
-		Example: `  toolenv map match --demo --out demo-mappings.json
-  toolenv map match --collection v1 --collection v2 --between bird-rest --between bird-rest@v2 --out v1v2.json
-  toolenv map match --collection out/bird/rest --collection out/bird/rest-obfuscated --between bird-rest --between bird-rest-obfuscated --probe --out failover.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
+			cfg := f.Value()
 			env, err := cf.open(cmd.Context(), e)
 			if err != nil {
 				return err
@@ -163,7 +121,7 @@ same sampled arguments where the documentation cannot tell endpoints apart.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(e.stdout, set)
+				return cli.WriteJSON(e.stdout, set)
 			}
 			fmt.Fprintf(e.stdout, "%d tools, %d mappings (%d field pairs), %d clusters", len(tools), len(set.Mappings), set.FieldPairs(), len(set.Clusters))
 			if cfg.Out != "" {
@@ -174,7 +132,7 @@ same sampled arguments where the documentation cannot tell endpoints apart.`,
 		},
 	}
 	cf = bindConfig(cmd.Flags(), bindEnv)
-	f = bindOptions(cmd.Flags(), configDefaults[graph.MatchConfig], false)
+	f = cli.Bind(cmd.Flags(), cli.Defaults[graph.MatchConfig], false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the mappings as JSON")
 	return cmd
 }

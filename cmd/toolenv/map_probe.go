@@ -1,54 +1,34 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/environment"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mapping/probe"
 )
 
 // modelDefaults are the model flags' defaults: exchanges are recorded in
 // the default store.
 func modelDefaults() probe.ModelConfig {
-	c := configDefaults[probe.ModelConfig]()
+	c := cli.Defaults[probe.ModelConfig]()
 	c.Store = environment.Default().Store
 	return c
 }
 
 func newMapProbeCmd(e *env) *cobra.Command {
-	var (
-		f      *options[probe.Config]
-		asJSON bool
-	)
-	cmd := &cobra.Command{
+	var out string
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "probe",
 		Short: "Map APIs with an LLM and self-reflection: per query, retrieve the top tools and ask which are equivalent",
-		Long: `For each query: retrieve the top --k tools from the index (plus operation-graph
-neighbours), ask the model which of them are functionally equivalent and how their
-fields correspond (with its reasoning), then ask it to criticise and revise its
-answer (self-reflection). Every mapping keeps its provenance (llm, reflection) and
-reasoning; answers that are not valid mapping JSON are repaired or recorded as
-failed. The output file is what "toolenv map review" shows.`,
-		Example: `  toolenv map probe --index map.db --queries ../shared/data/stabletoolbench/solvable_queries/test_instruction/G1_instruction.json \
-      --llm-url http://127.0.0.1:8000/v1 --model mistral-large --limit 100 --out probe.json --record`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
-			sum, err := probe.RunFile(cmd.Context(), cfg, probe.Env{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(e.stdout, sum)
-			}
-			sum.Markdown(e.stdout, cfg.Out)
-			return cmd.Context().Err()
-		},
-	}
-	f = bindOptions(cmd.Flags(), func() probe.Config {
-		c := configDefaults[probe.Config]()
+	}, func() probe.Config {
+		c := cli.Defaults[probe.Config]()
 		c.Model, c.Index = modelDefaults(), defaultIndexPath()
 		return c
-	}, false)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
-	return cmd
+	}, "summary", func(ctx context.Context, c *probe.Config) (probe.Summary, error) {
+		out = c.Out
+		return probe.RunFile(ctx, c, probe.Env{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr})
+	}, func(s probe.Summary, w io.Writer) { s.Markdown(w, out) })
 }

@@ -7,30 +7,19 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mapping/review"
 	"github.com/toolenv/toolenv/server/guard"
 )
 
 func newMapReviewCmd(e *env) *cobra.Command {
-	var f *options[review.Config]
+	var f *cli.Options[review.Config]
 	cmd := &cobra.Command{
 		Use:   "review",
 		Short: "Serve the annotation page: review proposed mappings per query with the keyboard, export reviewed ground truth",
-		Long: `Serve a web page (everything embedded; nothing is fetched from the internet) where a
-person reviews, query by query, the candidate tools and the mappings proposed for
-them (by the model, after self-reflection, structurally) with their reasoning, and
-accepts, rejects or corrects each. Keys: j/k move, a accept, r reject, c correct,
-m add, n/p next/previous query, e export, ? help.
-
-Every annotation is appended to --journal and synced before it is acknowledged, so
-nothing reviewed is lost; disagreeing annotators are kept both and flagged. With
---export (or --export-set), write the reviewed ground truth (or the agreed mappings
-as a mappings file, usable by --failover) and exit.`,
-		Example: `  toolenv map review --probe probe.json --annotator alice
-  toolenv map review --probe probe.json --export reviewed.json --export-set human-mappings.json`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg := f.value()
+			cfg := f.Value()
 			r, tokens, err := review.Open(cfg, e.getenv, e.logger())
 			if err != nil {
 				return err
@@ -47,7 +36,7 @@ as a mappings file, usable by --failover) and exit.`,
 			return serveReview(cmd.Context(), e, r, cfg.Addr, cfg.Journal, tokens)
 		},
 	}
-	f = bindOptions(cmd.Flags(), configDefaults[review.Config], false)
+	f = cli.Bind(cmd.Flags(), cli.Defaults[review.Config], false)
 	return cmd
 }
 

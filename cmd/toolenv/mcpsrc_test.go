@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/environment"
@@ -86,7 +85,7 @@ func TestEvalMCPServerReplay(t *testing.T) {
 	}
 	st := filepath.Join(dir, "store.db")
 	live, replay := filepath.Join(dir, "live"), filepath.Join(dir, "replay")
-	if code, _, stderr := run(t, ctx, "eval", "--mcp-config", cfg, "--tasks", tasks, "--agent", "oracle", "--store", st, "--out", live); code != 0 {
+	if code, _, stderr := run(t, ctx, "eval", "--mcp-config", cfg, "--mcp-start-timeout", safetyNet.String(), "--tasks", tasks, "--agent", "oracle", "--store", st, "--out", live); code != 0 {
 		t.Fatalf("live run: exit %d\n%s", code, stderr)
 	}
 	// The recordings travel: exported as JSON lines, imported into
@@ -162,7 +161,7 @@ func TestMirrorMCPServer(t *testing.T) {
 	st := filepath.Join(dir, "s.db")
 	saved := filepath.Join(dir, "mcp")
 	srv := "everything=" + tools.Node() + " " + tools.Bin("mcp-server-everything")
-	if code, _, stderr := run(t, ctx, "mcp", "save", "--mcp-server", srv, "--store", st, "--out", saved); code != 0 {
+	if code, _, stderr := run(t, ctx, "mcp", "save", "--mcp-server", srv, "--mcp-start-timeout", safetyNet.String(), "--store", st, "--out", saved); code != 0 {
 		t.Fatalf("save: exit %d\n%s", code, stderr)
 	}
 	out := filepath.Join(dir, "mirror")
@@ -199,7 +198,7 @@ func TestFailoverBetweenMCPServers(t *testing.T) {
 	}
 	both, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"mem-a": server("a"), "mem-b": server("b")}})
 	saved := filepath.Join(dir, "mcp")
-	if code, _, stderr := run(t, ctx, "mcp", "save", "--mcp-config", string(both), "--store", st, "--out", saved); code != 0 {
+	if code, _, stderr := run(t, ctx, "mcp", "save", "--mcp-config", string(both), "--mcp-start-timeout", safetyNet.String(), "--store", st, "--out", saved); code != 0 {
 		t.Fatalf("save: exit %d\n%s", code, stderr)
 	}
 	index := filepath.Join(dir, "map.db")
@@ -219,7 +218,7 @@ func TestFailoverBetweenMCPServers(t *testing.T) {
 	} {
 		t.Run(tc.onFailure, func(t *testing.T) {
 			env, err := environment.Open(ctx, &environment.Config{Store: st,
-				MCPSources: environment.MCPSourcesConfig{Config: []string{string(broken)}, StartTimeout: 5 * time.Second, OnFailure: tc.onFailure},
+				MCPSources: environment.MCPSourcesConfig{Config: []string{string(broken)}, StartTimeout: safetyNet, OnFailure: tc.onFailure}, // mem-b starts; mem-a's command is gone at once
 				Failover:   environment.FailoverConfig{Mappings: index, MinScore: 0.6}})
 			if err != nil {
 				t.Fatal(err)

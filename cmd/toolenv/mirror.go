@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/mirror"
 	"github.com/toolenv/toolenv/mirror/dataset"
 )
@@ -19,80 +20,34 @@ func mirrorOptions(e *env) dataset.Options {
 
 // bindMirror registers the flags every "toolenv mirror" command shares
 // (dataset.Config's) and --config.
-func bindMirror(fs *pflag.FlagSet) *options[dataset.Config] {
-	return bindOptions(fs, dataset.Default, true)
+func bindMirror(fs *pflag.FlagSet) *cli.Options[dataset.Config] {
+	return cli.Bind(fs, dataset.Default, true)
 }
 
 func newMirrorCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mirror",
 		Short: "Make MirrorAPI training data and MirrorAPI-Bench from real API calls",
-		Long: `MirrorAPI's data engine: write requests for every API of a collection, call the
-real API for each through toolenv's own call path, filter the answers with the
-MirrorAPI paper's Appendix D rules (and its documentation check), synthesize more
-for long-tail APIs, split off MirrorAPI-Bench (OOD and ID high/medium/low), ask
-for chain-of-thought rationales, and export SFT and CoT fine-tuning data with a
-dataset card. Every stage resumes where an interrupt or a crash left it; every
-model request is recorded in the store, so --replay runs again with no network.
-
-"toolenv mirror run" runs every stage; the other commands run one each. Without
---llm-url the schema-driven sampler writes the requests and the model stages
-(documentation check, synthesis, rationales) are skipped. See docs/mirror.md.`,
 	}
-	cmd.AddCommand(newMirrorRunsCmd(e, "run", "Run every stage: generate, collect, filter, synthesize, split, explain, export", mirrorRunExample, nil))
+	cmd.AddCommand(newMirrorRunsCmd(e, "run", "Run every stage: generate, collect, filter, synthesize, split, explain, export", nil))
 	for _, stage := range mirror.Stages {
-		cmd.AddCommand(newMirrorRunsCmd(e, stage, mirrorStageShort[stage], mirrorStageExample(stage), []string{stage}))
+		cmd.AddCommand(newMirrorRunsCmd(e, stage, mirror.StageSummary(stage), []string{stage}))
 	}
-	cmd.AddCommand(newMirrorRunsCmd(e, "report", "Write the dataset's report (funnel, losses per rule, splits, per category) again", mirrorStageExample("report"), []string{}),
+	cmd.AddCommand(newMirrorRunsCmd(e, "report", "Write the dataset's report (funnel, losses per rule, splits, per category) again", []string{}),
 		newMirrorCacheSetCmd(e), newMirrorFACCmd(e), newMirrorCompareCmd(e))
 	return cmd
 }
 
-const mirrorRunExample = `  toolenv build bird --data ../shared/data/bird --out out/bird
-  toolenv build bird --data ../shared/data/spider-de --out out/spider-de
-  toolenv mirror run --collection out/bird/rest --collection spider-rest=out/spider-de/rest --out out/mirror
-  toolenv mirror run --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction \
-      --upstream-url http://rapidapi-proxy:8080/rapidapi --llm-url https://api.openai.com/v1 --llm-model gpt-4o --out out/mirror-stb
-  toolenv mirror run ... --replay     # the same run again from the records, no network`
-
-// mirrorStageExample is the example of the command that runs one stage
-// (or, for "report", none): the stage on the dataset "mirror run" starts,
-// and the same with a model where the stage asks one.
-func mirrorStageExample(stage string) string {
-	ex := "  toolenv mirror " + stage + " --collection out/bird/rest --out out/mirror"
-	switch stage {
-	case mirror.StageGenerate, mirror.StageFilter, mirror.StageSynthesize, mirror.StageExplain:
-		ex += "\n  toolenv mirror " + stage + " --collection out/bird/rest --out out/mirror --llm-url http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-7B-Instruct"
-	case mirror.StageCollect:
-		ex += "\n  toolenv mirror collect --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction --upstream-url http://rapidapi-proxy:8080/rapidapi --out out/mirror-stb"
-	case mirror.StageExport, "report":
-		ex += "   # after the stages before it (toolenv mirror run runs them all)"
-	}
-	return ex
-}
-
-// mirrorStageShort says what each stage's command does.
-var mirrorStageShort = map[string]string{
-	mirror.StageGenerate:   "Write requests for every API (the model's two stages, or the schema-driven sampler)",
-	mirror.StageCollect:    "Call the real API for every request that has no answer yet",
-	mirror.StageFilter:     "Keep the answers Appendix D's rules and the documentation check accept",
-	mirror.StageSynthesize: "Ask the model for more pairs of long-tail APIs",
-	mirror.StageSplit:      "Split off MirrorAPI-Bench: OOD success/failure and ID high/medium/low",
-	mirror.StageExplain:    "Ask the model for rationales of a sample of training pairs (Table 9)",
-	mirror.StageExport:     "Write SFT and CoT training data, the benchmark files and the dataset card",
-}
-
 // newMirrorRunsCmd is a command that runs the stages only names (nil:
 // all; empty: none) and writes the dataset's report.
-func newMirrorRunsCmd(e *env, name, short, example string, only []string) *cobra.Command {
-	var f *options[dataset.Config]
+func newMirrorRunsCmd(e *env, name, short string, only []string) *cobra.Command {
+	var f *cli.Options[dataset.Config]
 	cmd := &cobra.Command{
-		Use:     name + " --collection DIR --out DIR",
-		Short:   short,
-		Example: example,
-		Args:    cobra.NoArgs,
+		Use:   name + " --collection DIR --out DIR",
+		Short: short,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
@@ -115,22 +70,13 @@ func newMirrorRunsCmd(e *env, name, short, example string, only []string) *cobra
 }
 
 func newMirrorCacheSetCmd(e *env) *cobra.Command {
-	var f *options[dataset.CacheSetConfig]
+	var f *cli.Options[dataset.CacheSetConfig]
 	cmd := &cobra.Command{
 		Use:   "cache-set --from STORE --toolbench DOCS --out DIR",
 		Short: "Write the cache-model data (MirrorAPI-Cache, §4.4) from the real answers of a toolenv store",
-		Long: `Turn the real answers a toolenv store holds (a StableToolBench cache imported with
-"toolenv cache import", or answers recorded from the upstream) into SFT samples with
-the exact Table 10 system prompt, holding out --test of them (the paper's 200) by a
-seeded hash. The sources (--toolbench, --collection, --openapi) give each entry its
-documentation; entries of other tools, and answers a simulator made, are counted and
-skipped. Writes OUT/train.openai.jsonl, OUT/train.sharegpt.jsonl, OUT/test.jsonl
-(for "toolenv eval fidelity --pairs"), OUT/test.messages.jsonl and OUT/README.md.`,
-		Example: `  toolenv cache import ./tool_response_cache --toolbench DOCS --store stb.db
-  toolenv mirror cache-set --from stb.db --toolbench DOCS --out out/cache-model`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
@@ -142,26 +88,18 @@ skipped. Writes OUT/train.openai.jsonl, OUT/train.sharegpt.jsonl, OUT/test.jsonl
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), dataset.DefaultCacheSet, false)
+	f = cli.Bind(cmd.Flags(), dataset.DefaultCacheSet, false)
 	return cmd
 }
 
 func newMirrorFACCmd(e *env) *cobra.Command {
-	var f *options[dataset.FACConfig]
+	var f *cli.Options[dataset.FACConfig]
 	cmd := &cobra.Command{
 		Use:   "fac --runs DIR --out DIR",
 		Short: "Write FAC annotation files (Table 13's prompt) from evaluation episodes",
-		Long: `Write the final answers of "toolenv eval" runs for Final Answer Completeness
-annotation (the MirrorAPI paper's §4.2): OUT/fac.jsonl holds each episode's query
-and answer with the FAC scoring prompt of Table 13, ready to send to a model;
-OUT/fac.csv is the same for human annotators. With --llm-url and --llm-model a
-model annotates every episode (OUT/fac.labels.jsonl); its requests are recorded
-(--records, default OUT/records.db) so --replay annotates again with no network.`,
-		Example: `  toolenv mirror fac --runs runs/gpt4o-cot --runs runs/gpt4o-dfs --out out/fac
-  toolenv mirror fac --runs runs/gpt4o-cot --out out/fac --llm-url https://api.openai.com/v1 --llm-model gpt-4-turbo`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
@@ -173,41 +111,25 @@ model annotates every episode (OUT/fac.labels.jsonl); its requests are recorded
 			return nil
 		},
 	}
-	f = bindOptions(cmd.Flags(), dataset.DefaultFAC, false)
+	f = cli.Bind(cmd.Flags(), dataset.DefaultFAC, false)
 	return cmd
 }
 
 func newMirrorCompareCmd(e *env) *cobra.Command {
 	var (
-		f  *options[dataset.Config]
-		cf *options[dataset.CompareConfig]
+		f  *cli.Options[dataset.Config]
+		cf *cli.Options[dataset.CompareConfig]
 	)
 	cmd := &cobra.Command{
 		Use:   "compare --collection DIR --out DIR --llm-url URL --llm-model M --agent-url URL --agent-model M",
 		Short: "Compare agents on the real, a cached and a simulated environment (MirrorAPI §4.3)",
-		Long: `The MirrorAPI paper's comparison of real and simulated environments (§4.3, Figure 3):
-the model at --llm-url writes queries over 2-5 APIs of the mirrored collections
-with the paper's Query Generation prompt (Table 14); the same agents (--agent) and
-models (--agent-model) run them in the real environment (the APIs themselves), a
-cached one (the real runs' and the dataset's real answers, then the simulator) and
-a simulated one (the simulator alone: --sim-url/--sim-model, else the offline
-synthesizer); every real trajectory gets the tool-functioning check, and queries
-whose real APIs failed are dropped; the pass rates are reported side by side
-(SoPR with --judge-url/--judge-model, else answered episodes). Every model request
-is recorded in the store; --replay runs again with no network. Writes
-OUT/compare/{tasks.jsonl,functioning.jsonl,compare.json,compare.md,compare.html}
-and the episodes under OUT/compare/runs/<env>/.`,
-		Example: `  toolenv mirror compare --collection out/bird/rest --out out/mirror \
-      --llm-url http://127.0.0.1:8000/v1 --llm-model Qwen/Qwen2.5-7B-Instruct \
-      --agent-url http://127.0.0.1:8000/v1 --agent-model Qwen/Qwen2.5-7B-Instruct
-  toolenv mirror compare ... --replay   # the same comparison again from the records, no network`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.resolve(e)
+			cfg, err := f.Resolve(e.logger())
 			if err != nil {
 				return err
 			}
-			cs, out, err := dataset.Compare(cmd.Context(), cfg, cf.value(), mirrorOptions(e))
+			cs, out, err := dataset.Compare(cmd.Context(), cfg, cf.Value(), mirrorOptions(e))
 			if err != nil {
 				return err
 			}
@@ -217,6 +139,6 @@ and the episodes under OUT/compare/runs/<env>/.`,
 		},
 	}
 	f = bindMirror(cmd.Flags())
-	cf = bindOptions(cmd.Flags(), dataset.DefaultCompare, false)
+	cf = cli.Bind(cmd.Flags(), dataset.DefaultCompare, false)
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/toolenv/toolenv/episode"
 	"github.com/toolenv/toolenv/episode/openenv"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/server/guard"
 )
@@ -20,18 +21,7 @@ func newServeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve collections of APIs over /virtual (StableToolBench), REST, OpenAPI and MCP",
-		Long: `Serve collections of APIs. With no source flags it serves the embedded demo
-collection. Every call goes through one pipeline: validation, the cache, then the
-collection's backend (for documented APIs: the real upstream if configured, then the
-LLM simulator if configured, else the offline synthesizer). The flags can be kept
-in a configuration file (--config toolenv.yaml; flags given override it).`,
-		Example: `  toolenv serve
-  toolenv serve --toolbench ../shared/data/stabletoolbench/solvable_queries/test_instruction
-  toolenv serve --collection out/bird/slot --collection out/bird/rest --addr 127.0.0.1:9000
-  toolenv serve --toolbench DIR --llm-url http://127.0.0.1:8000/v1 --llm-model MirrorAPI
-  toolenv serve --config examples/bird.yaml
-  toolenv serve --collection out/bird/slot --max-episodes 20000`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cf.resolve(e)
 			if err != nil {
@@ -62,7 +52,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 		MaxStepsCeiling: sc.EpisodeMaxStepsCeiling, MaxCalls: sc.EpisodeMaxCalls, MaxStepBytes: sc.EpisodeMaxStepBytes, RecordBytes: sc.EpisodeRecordBytes, Logger: log}
 	if u := cfg.Server.EpisodeJudgeURL; u != "" {
 		if cfg.Server.EpisodeJudgeModel == "" {
-			return usageError{fmt.Errorf("--episode-judge-url needs --episode-judge-model (the model name the endpoint serves)")}
+			return usagef("--episode-judge-url needs --episode-judge-model (the model name the endpoint serves)")
 		}
 		key := ""
 		if cfg.Server.EpisodeJudgeKeyEnv != "" {
@@ -88,7 +78,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	}
 	if err := guard.RequireToken(ln.Addr(), g); err != nil {
 		ln.Close()
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	tools := 0
 	for _, c := range env.Collections() {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"io"
+
 	"github.com/spf13/cobra"
 	"github.com/toolenv/toolenv/eval/harness"
+	"github.com/toolenv/toolenv/internal/cli"
 	"github.com/toolenv/toolenv/store"
-	"io"
 )
 
 func newStoreCmd(e *env) *cobra.Command {
@@ -17,53 +20,32 @@ func newStoreCmd(e *env) *cobra.Command {
 }
 
 func newStoreMigrateCmd(e *env) *cobra.Command {
-	var (
-		sf     *options[harness.StoreConfig]
-		asJSON bool
-	)
-	cmd := &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "migrate",
 		Short: "Bring the store's schema to this toolenv's version (serve does it on start)",
-		Long: `Apply the store's pending schema migrations and print every component's version.
-Replicas sharing a PostgreSQL store must run the same schema: a toolenv older than
-the store refuses to start, so migrate once with the new toolenv, then roll the
-replicas. Migrating an up-to-date store changes nothing.`,
-		Example: `  toolenv store migrate --store postgres://toolenv:secret@db:5432/toolenv
-  TOOLENV_STORE=postgres://toolenv@db/toolenv toolenv store migrate`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := store.Migrate(cmd.Context(), sf.value().Location(e.getenv), harness.StoreMigrations(), store.Options{Logger: e.logger()})
-			if err != nil {
-				return harness.StoreError(err)
-			}
-			return show(e, asJSON, rep, rep.WriteText)
-		},
-	}
-	sf = bindStore(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	return cmd
+	}, cli.Defaults[harness.StoreConfig], "", func(ctx context.Context, c *harness.StoreConfig) (*store.MigrationReport, error) {
+		rep, err := store.Migrate(ctx, c.Location(e.getenv), harness.StoreMigrations(), store.Options{Logger: e.logger()})
+		if err != nil {
+			return nil, harness.StoreError(err)
+		}
+		return rep, nil
+	}, (*store.MigrationReport).WriteText)
+}
+
+// schemaStatus is what store status prints.
+type schemaStatus struct {
+	Components []store.SchemaVersion `json:"components"`
 }
 
 func newStoreStatusCmd(e *env) *cobra.Command {
-	var (
-		sf     *options[harness.StoreConfig]
-		asJSON bool
-	)
-	cmd := &cobra.Command{
+	return cli.ReportCmd(e.stdout, &cobra.Command{
 		Use:   "status",
 		Short: "Print every component's schema version without changing anything",
-		Example: `  toolenv store status --store out/bird/store.db
-  TOOLENV_STORE=postgres://toolenv@db/toolenv toolenv store status --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			vs, err := store.ReadSchema(cmd.Context(), sf.value().Location(e.getenv), harness.StoreMigrations())
-			if err != nil {
-				return harness.StoreError(err)
-			}
-			return show(e, asJSON, map[string]any{"components": vs}, func(w io.Writer) { store.WriteSchemaStatus(w, vs) })
-		},
-	}
-	sf = bindStore(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	return cmd
+	}, cli.Defaults[harness.StoreConfig], "", func(ctx context.Context, c *harness.StoreConfig) (schemaStatus, error) {
+		vs, err := store.ReadSchema(ctx, c.Location(e.getenv), harness.StoreMigrations())
+		if err != nil {
+			return schemaStatus{}, harness.StoreError(err)
+		}
+		return schemaStatus{vs}, nil
+	}, func(s schemaStatus, w io.Writer) { store.WriteSchemaStatus(w, s.Components) })
 }

@@ -91,7 +91,7 @@ func TestLoserOfAnInsertServesTheStoredAnswerOnPostgres(t *testing.T) {
 		return llmtest.Reply{Content: weatherReply(n)}
 	})
 	defer sim.Close()
-	args := []string{"--store", dsn, "--llm-url", sim.URL(), "--llm-model", "m", "--claim-lease", "1s"}
+	args := []string{"--store", dsn, "--store-timeout", safetyNet.String(), "--llm-url", sim.URL(), "--llm-model", "m", "--claim-lease", "1s"}
 	a, b := startReplica(t, args...), startReplica(t, args...)
 	type result struct {
 		a   fleetAnswer

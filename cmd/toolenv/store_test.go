@@ -225,7 +225,7 @@ func startReplicaUnder(t *testing.T, wrapper []string, args ...string) *replica 
 			<-exited
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(safetyNet) // it answers, or exits: the deadline only catches a hang
 	for {
 		resp, err := http.Get(r.base + "/healthz")
 		if err == nil {
@@ -311,7 +311,8 @@ func TestReplicasAnswerEachMissOnce(t *testing.T) {
 	defer sim.Close()
 	var replicas []*replica
 	for range 3 {
-		replicas = append(replicas, startReplica(t, "--store", dsn, "--llm-url", sim.URL(), "--llm-model", "m"))
+		// the store's fail-fast bound is not what this measures: a safety net
+		replicas = append(replicas, startReplica(t, "--store", dsn, "--store-timeout", safetyNet.String(), "--llm-url", sim.URL(), "--llm-model", "m"))
 	}
 	const keys, callers = 6, 12
 	type answer struct{ key, response, status string }
@@ -372,7 +373,7 @@ func TestReplicaKilledHoldingAClaim(t *testing.T) {
 		return llmtest.Reply{Content: weatherReply(n)}
 	})
 	defer sim.Close()
-	args := []string{"--store", dsn, "--llm-url", sim.URL(), "--llm-model", "m", "--claim-lease", "2s"}
+	args := []string{"--store", dsn, "--store-timeout", safetyNet.String(), "--llm-url", sim.URL(), "--llm-model", "m", "--claim-lease", "2s"}
 	a, b := startReplica(t, args...), startReplica(t, args...)
 	go callVirtual(a.base, weather("Oslo")) // fails when a dies
 	waitFor(t, "replica a's simulator request", func() bool { return len(sim.Requests()) == 1 })
@@ -405,9 +406,11 @@ func TestReplicaKilledHoldingAClaim(t *testing.T) {
 	}
 }
 
+// waitFor polls cond until it holds; the deadline (safetyNet) only
+// catches a hang.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(safetyNet)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

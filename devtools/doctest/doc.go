@@ -11,10 +11,12 @@
 //     checkout: a copy of its files (git's tracked and untracked ones, not
 //     the ignored), with ../shared beside it, toolenv (built from the
 //     checkout) first on PATH, and a home and TMPDIR of the file's own.
-//     Every command must exit 0. Variables exported and the folder changed
+//     README.md is run as a reader pastes it into a new terminal: with no
+//     toolenv on PATH (the folders of PATH that hold one are left out),
+//     so its first block must install it. Every command must exit 0. Variables exported and the folder changed
 //     carry over to the file's next block, as in a reader's terminal.
 //   - "```sh exit=N" expects the block to end with exit code N;
-//     "```sh timeout=5m" gives it a longer budget than DefaultTimeout;
+//     "```sh timeout=20m" gives it a longer budget than DefaultTimeout (15m);
 //     "```sh illustrative" is not run (the text beside it says why; keep
 //     them rare: TestDocs allows maxIllustrative of them).
 //   - A line ending in " &" (before any comment) starts a background
@@ -48,12 +50,16 @@
 // Where the system allows it (root, or unprivileged user namespaces, with
 // unshare, nsenter and ip), each file runs in a private network namespace,
 // so the fixed ports 8080 and 8000 never meet another process's and files
-// run side by side; elsewhere they run one at a time on the host's
+// run side by side (TOOLENV_DOCTEST_PARALLEL at once, by default twice
+// the cores and at least 4, the costliest first: pages wait on their
+// servers and builds much of the time; go test -parallel N overrides); elsewhere they run one at a time on the host's
 // loopback, serialised across processes by a lock file, and a busy port
 // fails the file, saying which. The environment of the blocks is the
 // test's without its TOOLENV_ variables (a reader starts without them),
 // with HOME and TMPDIR of the file's own (the Go caches stay where they
-// are) and DOCTEST_STATE, the harness's folder.
+// are; README.md runs in a folder of its own, the same on every run, so
+// that its go build finds what its earlier runs compiled) and
+// DOCTEST_STATE, the harness's folder.
 //
 // Variables of the test itself: TOOLENV_DOCTEST_NETWORK=host|private
 // forces a network; TOOLENV_DOCTEST_KEEP=1 keeps a failing page's folder;

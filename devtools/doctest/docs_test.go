@@ -2,6 +2,7 @@ package doctest
 
 import (
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -16,6 +17,18 @@ import (
 )
 
 var update = flag.Bool("update", false, "write the fresh values of the documented figures into the docs")
+
+// installsToolenv are the pages whose blocks install toolenv themselves,
+// as a reader does: they run without the test's toolenv on PATH (and
+// without any other). The other pages may assume it is installed.
+var installsToolenv = map[string]bool{"README.md": true}
+
+// fixedFolder is the folder of a page that builds toolenv: the same on
+// every run of the checkout at root (Options.Fixed).
+func fixedFolder(root, page string) string {
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("toolenv-doctest-%x", sum[:6]), strings.NewReplacer("/", "_", ".", "_").Replace(page))
+}
 
 // maxIllustrative is how many sh blocks of README.md and docs/*.md may be
 // shown without being run. Keep them rare: raise it only for a block that
@@ -41,12 +54,16 @@ func TestDocs(t *testing.T) {
 	}
 	// the figures: defined by the page that runs their command, shown anywhere
 	defs := map[string]FigureDef{}
+	costs := map[string]int{} // page → pageCost
 	byPage := map[string][]FigureDef{}
 	var uses []FigureUse
 	for _, name := range files {
 		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if blocks, err := Parse(name, src); err == nil {
+			costs[name] = pageCost(blocks)
 		}
 		d, u, err := ParseFigures(name, src)
 		if err != nil {
@@ -81,16 +98,30 @@ func TestDocs(t *testing.T) {
 		values            = map[string]FigureValue{}
 		unchecked         = map[string]string{} // figure → why
 	)
+	sched := newScheduler(pageSlots())
 	t.Run("pages", func(t *testing.T) {
 		for _, name := range files {
 			t.Run(name, func(t *testing.T) {
 				if netw.Private {
+					if !explicitParallel {
+						sched.join(name, costs[name])
+					}
 					t.Parallel()
+					if !explicitParallel {
+						defer sched.wait(name)()
+					}
+				}
+				pageBin, fixed := bin, ""
+				if installsToolenv[name] {
+					// no toolenv on PATH; a folder of its own, where the
+					// page's go build finds its earlier runs' packages
+					pageBin, fixed = "", fixedFolder(root, name)
 				}
 				opts := Options{
 					Root:    root,
 					Shared:  filepath.Dir(data),
-					Bin:     bin,
+					Bin:     pageBin,
+					Fixed:   fixed,
 					Model:   filepath.Join(bin, "toolenv-docmodel"),
 					Network: netw,
 					Links:   []string{"testdata/npm/node_modules"},
@@ -145,6 +176,7 @@ func TestDocs(t *testing.T) {
 				t.Logf("%s: %d blocks run, %d illustrative", name, rep.Run, rep.Illustrative)
 			})
 		}
+		sched.start() // every page selected by -run has joined
 	})
 	t.Logf("%d sh blocks run, %d illustrative", run, illustrative)
 	checkFigures(t, root, files, uses, values, unchecked)

@@ -2,6 +2,7 @@ package doctest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +17,8 @@ var bins struct {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	setParallel()
 	code := m.Run()
 	if bins.dir != "" && os.Getenv("TOOLENV_DOCTEST_BIN") == "" {
 		os.RemoveAll(bins.dir)

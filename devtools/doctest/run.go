@@ -20,8 +20,13 @@ import (
 //go:embed lib.sh
 var libSh []byte
 
-// DefaultTimeout is a block's budget when its fence sets none.
-const DefaultTimeout = 5 * time.Minute
+// DefaultTimeout is a block's budget when its fence sets none: a safety
+// net against a block that hangs, not a measure of its speed. On a
+// two-core machine kept busy by other work the heaviest blocks (the
+// README's first go build of the whole module, docs/mapping.md's
+// measurements) took more than 5 minutes; go test's -timeout still bounds
+// the whole run.
+const DefaultTimeout = 15 * time.Minute
 
 // ModelAddr is where the loopback model listens while a file runs.
 const ModelAddr = "127.0.0.1:8000"
@@ -33,7 +38,9 @@ type Options struct {
 	// Shared is the folder linked as ../shared beside the copy; empty
 	// for none.
 	Shared string
-	// Bin is the folder put first on PATH: it holds toolenv.
+	// Bin is the folder put first on PATH: it holds toolenv. Empty puts
+	// none there, and leaves out of PATH every folder that holds a
+	// toolenv, so that the document installs it as a reader does.
 	Bin string
 	// Model is the loopback model server's binary (docmodel), started on
 	// ModelAddr for the file; empty for none.
@@ -52,6 +59,13 @@ type Options struct {
 	// Dir is the folder the run's temporary folders go in ("" for the
 	// system's).
 	Dir string
+	// Fixed, when set, is the run's folder instead of a new temporary
+	// one, emptied first. Go keys the packages it compiles by their
+	// folder: a document that builds toolenv (the README) then finds them
+	// in the build cache from its earlier runs, as a reader's second build
+	// does, instead of compiling every package of the module again. A run
+	// on a folder another run holds waits for it (a lock file beside it).
+	Fixed string
 	// Keep leaves the run's folder in place (for a failing run).
 	Keep bool
 	// Logf, when set, reports progress (each block, its duration).
@@ -147,10 +161,11 @@ func Run(ctx context.Context, opts Options, name string, blocks []Block) (rep *R
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	top, err := os.MkdirTemp(opts.Dir, "doctest-*")
+	top, unlock, err := runFolder(opts)
 	if err != nil {
 		return rep, err
 	}
+	defer unlock()
 	rep.Dir = top
 	defer func() {
 		if !opts.Keep {
@@ -193,6 +208,36 @@ func Run(ctx context.Context, opts Options, name string, blocks []Block) (rep *R
 		}
 	}
 	return rep, nil
+}
+
+// runFolder makes the run's folder: Fixed, emptied, under its lock, or
+// a new temporary folder in Dir.
+func runFolder(opts Options) (dir string, unlock func(), err error) {
+	if opts.Fixed == "" {
+		dir, err = os.MkdirTemp(opts.Dir, "doctest-*")
+		return dir, func() {}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(opts.Fixed), 0o755); err != nil {
+		return "", nil, err
+	}
+	lock, err := os.OpenFile(opts.Fixed+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return "", nil, fmt.Errorf("lock %s: %w", opts.Fixed, err)
+	}
+	unlock = func() { syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); lock.Close() }
+	if err := os.RemoveAll(opts.Fixed); err != nil {
+		unlock()
+		return "", nil, err
+	}
+	if err := os.Mkdir(opts.Fixed, 0o755); err != nil {
+		unlock()
+		return "", nil, err
+	}
+	return opts.Fixed, unlock, nil
 }
 
 // runner holds one file's run.
@@ -260,7 +305,7 @@ func (r *runner) prepare() error {
 // blockEnv is the blocks' environment: the test's, without TOOLENV_
 // settings (a reader starts without them), a home and temporary folder of
 // the run's own (with the Go caches kept where they are), toolenv first
-// on PATH.
+// on PATH (with no Bin: no toolenv on PATH at all).
 func blockEnv(base []string, opts Options, home, tmp, state string) []string {
 	var env []string
 	keep := map[string]string{}
@@ -269,7 +314,7 @@ func blockEnv(base []string, opts Options, home, tmp, state string) []string {
 		switch {
 		case strings.HasPrefix(k, "TOOLENV_"), strings.HasPrefix(k, "DOCTEST_"):
 			continue
-		case k == "HOME", k == "TMPDIR", k == "PATH", k == "PWD", k == "OLDPWD":
+		case k == "HOME", k == "TMPDIR", k == "PATH", k == "PWD", k == "OLDPWD", k == "GOFLAGS":
 			keep[k] = v
 			continue
 		}
@@ -285,13 +330,35 @@ func blockEnv(base []string, opts Options, home, tmp, state string) []string {
 	if os.Getenv("GOTOOLCHAIN") == "" {
 		env = append(env, "GOTOOLCHAIN=local")
 	}
+	// The GOFLAGS of the user's go env file, lost with HOME.
+	if flags := goEnv("GOFLAGS"); flags != "" {
+		env = append(env, "GOFLAGS="+flags)
+	}
 	env = append(env,
 		"HOME="+home,
 		"TMPDIR="+tmp,
-		"PATH="+opts.Bin+string(os.PathListSeparator)+keep["PATH"],
+		"PATH="+blockPath(opts.Bin, keep["PATH"]),
 		"DOCTEST_STATE="+state,
 	)
 	return append(env, opts.Env...)
+}
+
+// blockPath is the blocks' PATH: bin first, or, with no bin, path
+// without the folders that hold a toolenv (a reader who has not installed
+// it has none).
+func blockPath(bin, path string) string {
+	sep := string(os.PathListSeparator)
+	if bin != "" {
+		return bin + sep + path
+	}
+	var keep []string
+	for _, d := range filepath.SplitList(path) {
+		if st, err := os.Stat(filepath.Join(d, "toolenv")); err == nil && !st.IsDir() {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	return strings.Join(keep, sep)
 }
 
 func goEnv(k string) string {

@@ -199,3 +199,60 @@ func TestRunLinks(t *testing.T) {
 		t.Error("without the link the block passed: node_modules was copied")
 	}
 }
+
+// TestBlockPathWithoutToolenv: a page that installs toolenv itself runs
+// with no folder of PATH that holds one, so that a README that forgot to
+// install it fails as it would for a reader; with a Bin, Bin comes first.
+func TestBlockPathWithoutToolenv(t *testing.T) {
+	dir := t.TempDir()
+	with, without, folder := filepath.Join(dir, "with"), filepath.Join(dir, "without"), filepath.Join(dir, "folder")
+	for _, d := range []string{with, without, filepath.Join(folder, "toolenv")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(with, "toolenv"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Join([]string{with, without, folder, with}, string(os.PathListSeparator))
+	if got, want := blockPath("", path), strings.Join([]string{without, folder}, string(os.PathListSeparator)); got != want {
+		t.Errorf("no bin: PATH %q, want %q", got, want)
+	}
+	if got := blockPath("/bin-dir", path); got != "/bin-dir"+string(os.PathListSeparator)+path {
+		t.Errorf("with bin: PATH %q", got)
+	}
+}
+
+// TestFixedFolderIsEmptiedAndLocked: a fixed run folder starts empty
+// whatever an earlier run left, and is locked while a run holds it.
+func TestFixedFolderIsEmptiedAndLocked(t *testing.T) {
+	fixed := filepath.Join(t.TempDir(), "page")
+	dir, unlock, err := runFolder(Options{Fixed: fixed})
+	if err != nil || dir != fixed {
+		t.Fatalf("%q %v", dir, err)
+	}
+	os.WriteFile(filepath.Join(dir, "left-over"), nil, 0o644)
+	tryLock := func() error {
+		f, err := os.OpenFile(fixed+".lock", os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err := tryLock(); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Fatalf("the folder is not locked while a run holds it: %v", err)
+	}
+	unlock()
+	if err := tryLock(); err != nil {
+		t.Fatalf("the lock outlived the run: %v", err)
+	}
+	dir, unlock, err = runFolder(Options{Fixed: fixed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the second run found %d entries left over", len(entries))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,7 +25,11 @@ type Request struct {
 type Options struct {
 	// Connections is the number of concurrent connections (and workers).
 	Connections int
-	// Duration is how long to send requests after the warm-up.
+	// Duration is how long to send requests after the warm-up, and at
+	// least until a request has completed or failed: a machine too busy
+	// to complete one in Duration gets a longer, slower measurement
+	// rather than none (up to the client's timeout of 30 s); a server
+	// that refuses them still ends it at Duration.
 	Duration time.Duration
 	// Warmup is run first and not measured.
 	Warmup time.Duration
@@ -65,7 +70,7 @@ func Run(ctx context.Context, reqs []Request, opts Options) (*Result, error) {
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 	}
 	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	client := &http.Client{Transport: tr, Timeout: clientTimeout}
 	if opts.Warmup > 0 {
 		if _, err := phase(ctx, client, reqs, opts.Connections, opts.Warmup, false); err != nil {
 			return nil, err
@@ -73,6 +78,10 @@ func Run(ctx context.Context, reqs []Request, opts Options) (*Result, error) {
 	}
 	return phase(ctx, client, reqs, opts.Connections, opts.Duration, true)
 }
+
+// clientTimeout bounds a request, and how long a measured phase waits past
+// its duration for its first completed request.
+const clientTimeout = 30 * time.Second
 
 type worker struct {
 	lat    []time.Duration
@@ -82,8 +91,45 @@ type worker struct {
 }
 
 func phase(ctx context.Context, client *http.Client, reqs []Request, conns int, d time.Duration, measure bool) (*Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+	// The phase ends after d; a measured one also not before a request
+	// has completed or failed since, so that a busy machine slows the
+	// measurement instead of emptying it, while a dead server still
+	// ends it at d.
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var completed, failed atomic.Int64
+	outcome := make(chan struct{}, 1)
+	settle := func(n *atomic.Int64) {
+		n.Add(1)
+		select {
+		case outcome <- struct{}{}:
+		default:
+		}
+	}
+	end := time.NewTimer(d)
+	defer end.Stop()
+	go func() {
+		select {
+		case <-end.C:
+		case <-ctx.Done():
+			return
+		}
+		if measure {
+			safety := time.NewTimer(clientTimeout)
+			defer safety.Stop()
+			for failedAtEnd := failed.Load(); completed.Load() == 0 && failed.Load() == failedAtEnd; {
+				select {
+				case <-outcome:
+				case <-safety.C:
+					cancel()
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+		cancel()
+	}()
 	workers := make([]worker, conns)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -111,6 +157,7 @@ func phase(ctx context.Context, client *http.Client, reqs []Request, conns int, 
 				if err != nil {
 					if ctx.Err() == nil {
 						st.errs++
+						settle(&failed)
 					}
 					continue
 				}
@@ -123,6 +170,7 @@ func phase(ctx context.Context, client *http.Client, reqs []Request, conns int, 
 					if err != nil {
 						if ctx.Err() == nil {
 							st.errs++
+							settle(&failed)
 						}
 						break
 					}
@@ -136,6 +184,7 @@ func phase(ctx context.Context, client *http.Client, reqs []Request, conns int, 
 				}
 				if measure {
 					st.lat = append(st.lat, time.Since(t0))
+					settle(&completed)
 				}
 			}
 		}(w)

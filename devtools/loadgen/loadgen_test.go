@@ -45,3 +45,26 @@ func TestRunDeadServer(t *testing.T) {
 		t.Fatal("want an error when nothing answers")
 	}
 }
+
+// TestRunOutlastsASlowServer: a server (or a machine) too slow to answer
+// within Duration still gives a measurement, of the requests that
+// completed after it, instead of none; a dead server still ends the run
+// at Duration (TestRunDeadServer).
+func TestRunOutlastsASlowServer(t *testing.T) {
+	const d = 50 * time.Millisecond
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // each answer takes longer than the whole measured phase
+		case <-time.After(3 * d):
+		case <-r.Context().Done():
+		}
+		w.Write([]byte("late"))
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), []Request{{Method: "GET", URL: srv.URL}}, Options{Connections: 2, Duration: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Errors != 0 || res.BytesRead < 4 {
+		t.Fatalf("res = %+v", res)
+	}
+}

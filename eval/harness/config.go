@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"errors"
 	"log/slog"
 	"time"
 
@@ -175,30 +174,10 @@ func Resolve(path string, flags *configfile.Flags, getenv func(string) string, l
 
 // Layer sets the configuration v points to (holding the defaults) from
 // the configuration file at path ("" for none), then from the flags the
-// user gave (nil for none; bound to v's type): defaults < file < flags.
-// It logs the file's warnings, and at debug level every flag that
-// overrides a different value in the file. A file that does not exist is
-// a not-found error; a file or value that is wrong, an invalid-arguments
-// error saying what to write instead. Every command's options, whatever
-// their type, are resolved this way.
+// user gave: defaults < file < flags. It is configfile.Layer, by which
+// every command's options, whatever their type, are resolved.
 func Layer(path string, v any, flags *configfile.Flags, log *slog.Logger) error {
-	var file *configfile.File
-	if path != "" {
-		f, err := configfile.Load(path, v)
-		if errors.Is(err, configfile.ErrNotExist) {
-			return &toolenv.Error{Status: toolenv.StatusNotFound, Err: err}
-		} else if err != nil {
-			return &toolenv.Error{Status: toolenv.StatusInvalidArguments, Err: err}
-		}
-		for _, w := range f.Warnings {
-			log.Warn(w)
-		}
-		file = f
-	}
-	if flags != nil {
-		flags.Apply(v, file, log)
-	}
-	return nil
+	return configfile.Layer(path, v, flags, log)
 }
 
 // Schema returns the JSON Schema of configuration files (File): what

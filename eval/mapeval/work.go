@@ -201,28 +201,46 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 	}
 	rep := &Report{Title: fmt.Sprintf("Old-documentation calls on %s %s (drifted from %s)", c.Name, lin.Manifest.Version, lin.Manifest.BaseVersion),
 		Provenance: buildinfo.Provenance(nil, map[string]any{"collection": o.Collection, "tasks": o.Tasks, "limit": o.Limit, "agents": agents})}
+	// One environment per setting, shared by the agents: opening one maps
+	// the old documentation onto the current tools, the costly part.
+	type setting struct {
+		env     *environment.Environment
+		counted *int // the run counting the calls a mapping re-routed
+	}
+	settings := map[bool]*setting{}
+	defer func() {
+		for _, st := range settings {
+			st.env.Close()
+		}
+	}()
 	for _, ag := range agents {
 		for _, rep2 := range []bool{false, true} {
-			env, err := o.open(ctx, []string{o.Collection}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep2 })
-			if err != nil {
-				return nil, err
+			st := settings[rep2]
+			if st == nil {
+				env, err := o.open(ctx, []string{o.Collection}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep2 })
+				if err != nil {
+					return nil, err
+				}
+				st = &setting{env: env, counted: new(int)}
+				countRerouted(env, st.counted)
+				settings[rep2] = st
 			}
-			setting := "strict, no repair"
+			name := "strict, no repair"
 			if rep2 {
-				setting = "strict + repair adapter"
+				name = "strict + repair adapter"
 			}
-			r := &Run{Setting: setting, Agent: ag}
-			countRerouted(env, &r.Rerouted)
-			bar := progress.New(o.Progress, len(tasks), ag+", "+setting)
+			r := &Run{Setting: name, Agent: ag}
+			*st.counted = 0
+			bar := progress.New(o.Progress, len(tasks), ag+", "+name)
 			if ag == AgentOracle {
-				RunTasks(ctx, env, agent.Oracle{}, nil, tasks, r, bar)
+				RunTasks(ctx, st.env, agent.Oracle{}, nil, tasks, r, bar)
 			} else {
 				srv, model := ReplayModel(tasks)
-				RunTasks(ctx, env, agent.Direct{}, model, tasks, r, bar)
+				RunTasks(ctx, st.env, agent.Direct{}, model, tasks, r, bar)
 				srv.Close()
 			}
 			bar.Finish()
-			env.Close()
+			r.Rerouted = *st.counted
 			rep.Runs = append(rep.Runs, r)
 		}
 	}

@@ -391,7 +391,11 @@ func TestPostgresLostMidRun(t *testing.T) {
 		}
 		return nil
 	}
-	opts := queue.Options{Lease: 5 * time.Second, Timeout: time.Second}
+	// A lease far longer than any outage: whether a claim outlives the
+	// outage is not what this measures (on a busy machine PostgreSQL can
+	// take long to come back), and a lease that expired would start the
+	// task again on the other worker.
+	opts := queue.Options{Lease: 5 * time.Minute, Timeout: time.Second}
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Add(1)

@@ -16,3 +16,11 @@ func ExampleBanner() {
 	// Incomplete run: 3 of 20 planned episodes ran (3 completed, 0 errored); 17 never ran because the run was interrupted. Every figure below is over the episodes that ran, as its n says.
 	// ""
 }
+
+// What toolenv eval prints when it ends, for a folder without episodes
+// yet: no overview table, only where the reports are.
+func ExampleEnding() {
+	fmt.Print(report.Ending("runs/qwen", nil, &eval.Summary{}))
+	// Output:
+	// reports: runs/qwen/summary.json, runs/qwen/report.md, runs/qwen/report.html
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/toolenv/toolenv/eval"
@@ -54,6 +55,19 @@ func CompareMarkdown(evs []Evaluation) string {
 		table(&b, head, rows)
 	}
 	return b.String()
+}
+
+// CompareHTMLFile writes CompareHTML's page to the file at path.
+func CompareHTMLFile(path string, evs []Evaluation) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := CompareHTML(fh, evs); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 // CompareHTML writes the comparison as a self-contained page with a chart

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -22,6 +23,17 @@ func Overview(info *eval.RunInfo, s *eval.Summary) string {
 		rest = rest[:j+3]
 	}
 	return strings.TrimSpace(rest)
+}
+
+// Ending is what toolenv eval, eval merge and eval report print when they
+// end: the overview table (Overview), then where dir's reports are.
+func Ending(dir string, info *eval.RunInfo, s *eval.Summary) string {
+	var b strings.Builder
+	if o := Overview(info, s); o != "" {
+		b.WriteString(o + "\n")
+	}
+	fmt.Fprintf(&b, "\nreports: %s, %s, %s\n", filepath.Join(dir, "summary.json"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.html"))
+	return b.String()
 }
 
 // Rewrite writes the reports of the evaluation folder dir again from its

@@ -40,6 +40,9 @@ func TestFolders(t *testing.T) {
 	if o := Overview(nil, s); !strings.HasPrefix(o, "## Overview") {
 		t.Errorf("overview %q", o)
 	}
+	if e := Ending(out, nil, s); !strings.HasPrefix(e, Overview(nil, s)+"\n\nreports: "+filepath.Join(out, "summary.json")+", ") || !strings.HasSuffix(e, "report.html\n") {
+		t.Errorf("ending %q", e)
+	}
 	os.Remove(filepath.Join(out, "summary.json"))
 	if _, _, err := Rewrite(out); err != nil {
 		t.Fatal(err)
@@ -50,6 +53,16 @@ func TestFolders(t *testing.T) {
 	evs, err := ReadEvaluations([]string{a, out})
 	if err != nil || len(evs) != 2 || evs[1].Name != "all" || evs[1].Summary == nil {
 		t.Errorf("evaluations: %v %+v", err, evs)
+	}
+	page := filepath.Join(dir, "compare.html")
+	if err := CompareHTMLFile(page, evs); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(page); !strings.Contains(string(b), "<html") || !strings.Contains(string(b), "all") {
+		t.Errorf("compare page: %.200s", b)
+	}
+	if err := CompareHTMLFile(filepath.Join(dir, "missing", "compare.html"), evs); err == nil {
+		t.Error("a page in a missing folder was written")
 	}
 	empty := filepath.Join(dir, "empty")
 	os.MkdirAll(empty, 0o755)
