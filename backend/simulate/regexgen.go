@@ -10,48 +10,66 @@ import (
 	"github.com/toolenv/toolenv/internal/ajvcompat"
 )
 
-// patternString makes a string the JSON Schema pattern p matches (as Ajv
-// runs it), of at least minLen and at most maxLen runes (maxLen < 0: no
-// bound), varied by h. It walks the pattern's syntax tree, choosing one
-// alternative and a number of repetitions, and tries a few choices until
-// the string matches and fits; ok is false when none does (or the pattern
-// does not compile as Ajv compiles it).
-func patternString(p string, minLen, maxLen int, h uint64) (string, bool) {
+// compiledPattern is a JSON Schema pattern compiled as Ajv runs it, and
+// its syntax tree (simplified) to generate strings from.
+type compiledPattern struct {
+	re   *regexp.Regexp
+	tree *syntax.Regexp
+}
+
+// compilePattern compiles p; nil when it does not compile as Ajv
+// compiles it.
+func compilePattern(p string) *compiledPattern {
 	re, err := ajvcompat.Pattern(p)
 	if err != nil {
-		return "", false
+		return nil
 	}
 	tree, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
+		return nil
+	}
+	return &compiledPattern{re: re, tree: tree.Simplify()}
+}
+
+// matches reports whether s matches the pattern (an unanchored search); a
+// pattern that does not compile matches nothing.
+func (cp *compiledPattern) matches(s string) bool { return cp != nil && cp.re.MatchString(s) }
+
+// generate makes a string the pattern matches, of at least minLen and at
+// most maxLen runes (maxLen < 0: no bound), varied by h. It walks the
+// pattern's syntax tree, choosing one alternative and a number of
+// repetitions, and tries a few choices until the string matches and
+// fits; ok is false when none does.
+func (cp *compiledPattern) generate(minLen, maxLen int, h uint64) (string, bool) {
+	if cp == nil {
 		return "", false
 	}
-	tree = tree.Simplify()
 	for attempt := range 24 {
 		// Extra repetitions grow with the attempt, to reach minLen.
 		pg := &patternGen{h: h + uint64(attempt)*0x9e3779b97f4a7c15, extra: attempt / 3, alt: attempt % 3}
 		var b strings.Builder
-		pg.walk(&b, tree, 0)
+		pg.walk(&b, cp.tree, 0)
 		s := b.String()
 		n := utf8.RuneCountInString(s)
 		if n < minLen || maxLen >= 0 && n > maxLen {
 			continue
 		}
-		if re.MatchString(s) {
+		if cp.re.MatchString(s) {
 			return s, true
 		}
 	}
 	return "", false
 }
 
-// patternMatches reports whether s matches the JSON Schema pattern p as
-// Ajv runs it (an unanchored search); a pattern that does not compile
-// matches nothing.
-func patternMatches(p, s string) bool {
-	re, err := compilePattern(p)
-	return err == nil && re.MatchString(s)
+// patternString makes a string the JSON Schema pattern p matches (see
+// compiledPattern.generate).
+func patternString(p string, minLen, maxLen int, h uint64) (string, bool) {
+	return compilePattern(p).generate(minLen, maxLen, h)
 }
 
-func compilePattern(p string) (*regexp.Regexp, error) { return ajvcompat.Pattern(p) }
+// patternMatches reports whether s matches the JSON Schema pattern p as
+// Ajv runs it.
+func patternMatches(p, s string) bool { return compilePattern(p).matches(s) }
 
 type patternGen struct {
 	h     uint64

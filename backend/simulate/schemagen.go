@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -35,18 +36,43 @@ import (
 // (consecutive dates, numbers).
 type schemaGen struct {
 	g      *generator
-	root   *toolenv.Schema
-	refs   map[string]*toolenv.Schema
-	rootJS any // the root schema as decoded JSON, for $ref pointers
+	doc    *schemaDoc
 	strict bool
 	alt    int // added to every anyOf/oneOf choice, to try other branches
 	budget int // nodes left to make: bounds work on huge schemas
 	limit  int // a limit-like argument's value, capping top-level lists (0: none)
 }
 
-// newSchemaGen returns a generator of values of root.
-func newSchemaGen(g *generator, root *toolenv.Schema) *schemaGen {
-	sg := &schemaGen{g: g, root: root, refs: map[string]*toolenv.Schema{}, budget: 20000}
+// schemaDoc is what generation reads from one schema, worked out once:
+// its $refs resolved, its patterns compiled. It is safe for concurrent
+// use.
+type schemaDoc struct {
+	root     *toolenv.Schema
+	mu       sync.Mutex
+	rootJS   any // the root schema as decoded JSON, for $ref pointers
+	refs     map[string]*toolenv.Schema
+	patterns map[string]*compiledPattern
+}
+
+func newSchemaDoc(root *toolenv.Schema) *schemaDoc {
+	return &schemaDoc{root: root, refs: map[string]*toolenv.Schema{}, patterns: map[string]*compiledPattern{}}
+}
+
+// pattern returns p compiled (nil when it does not compile).
+func (d *schemaDoc) pattern(p string) *compiledPattern {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cp, ok := d.patterns[p]
+	if !ok {
+		cp = compilePattern(p)
+		d.patterns[p] = cp
+	}
+	return cp
+}
+
+// newSchemaGen returns a generator of values of doc's root.
+func newSchemaGen(g *generator, doc *schemaDoc) *schemaGen {
+	sg := &schemaGen{g: g, doc: doc, budget: 20000}
 	for k, v := range g.args {
 		switch k {
 		case "limit", "maxresults", "pagesize", "perpage", "top", "count", "max", "size", "num", "n", "numresults", "maxitems", "results":
@@ -97,21 +123,27 @@ type choice struct {
 
 // resolve returns the schema $ref points to (within the root), or s.
 func (sg *schemaGen) resolve(s *toolenv.Schema) *toolenv.Schema {
+	if s == nil || s.Ref == "" {
+		return s
+	}
+	d := sg.doc
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for i := 0; s != nil && s.Ref != "" && i < 32; i++ {
 		ref := s.Ref
-		if r, ok := sg.refs[ref]; ok {
+		if r, ok := d.refs[ref]; ok {
 			s = r
 			continue
 		}
 		var target *toolenv.Schema
 		if strings.HasPrefix(ref, "#") {
-			if sg.rootJS == nil {
-				raw, err := sg.root.MarshalJSON()
+			if d.rootJS == nil {
+				raw, err := d.root.MarshalJSON()
 				if err == nil {
-					_ = json.Unmarshal(raw, &sg.rootJS)
+					_ = json.Unmarshal(raw, &d.rootJS)
 				}
 			}
-			if v, ok := jsonPointer(sg.rootJS, strings.TrimPrefix(ref, "#")); ok {
+			if v, ok := jsonPointer(d.rootJS, strings.TrimPrefix(ref, "#")); ok {
 				if raw, err := json.Marshal(v); err == nil {
 					var t toolenv.Schema
 					if t.UnmarshalJSON(raw) == nil {
@@ -129,7 +161,7 @@ func (sg *schemaGen) resolve(s *toolenv.Schema) *toolenv.Schema {
 			sib.Ref = ""
 			target = &toolenv.Schema{AllOf: []*toolenv.Schema{target, &sib}}
 		}
-		sg.refs[ref] = target
+		d.refs[ref] = target
 		s = target
 	}
 	return s
@@ -476,9 +508,8 @@ func (sg *schemaGen) choose(n *node, s *toolenv.Schema, path, key string, base a
 		}
 		parts = append(parts, g.branches[pick])
 	}
-	merged := sg.build(&toolenv.Schema{AllOf: parts})
-	merged.groups = nil
-	return sg.make(merged, path, key, base, has, depth)
+	// The branches' own anyOf/oneOf are chosen from in turn.
+	return sg.value(&toolenv.Schema{AllOf: parts}, path, key, base, has, depth+1)
 }
 
 // withoutGroups is s without its anyOf and oneOf (they are chosen from),
@@ -606,6 +637,11 @@ func (sg *schemaGen) fromEnum(n *node, path string, base any, has bool) any {
 	return ordered(n.enum[h%uint64(len(n.enum))])
 }
 
+// deepObject is the depth past which objects hold their required members
+// only, so that a recursive schema (a tree whose children are optional)
+// ends.
+const deepObject = 12
+
 // object makes an object: every declared property, the required ones not
 // declared, and the base's other members where more are allowed.
 func (sg *schemaGen) object(n *node, path, key string, base any, has bool, depth int) any {
@@ -614,6 +650,15 @@ func (sg *schemaGen) object(n *node, path, key string, base any, has bool, depth
 		bo = nil
 	}
 	names := n.s.Names()
+	if depth > deepObject {
+		// Deep down (a recursive schema), only the required members.
+		names = nil
+		for _, name := range n.s.Names() {
+			if n.s.IsRequired(name) {
+				names = append(names, name)
+			}
+		}
+	}
 	for _, r := range n.s.Required {
 		if n.s.Properties[r] == nil {
 			names = append(names, r)
@@ -681,7 +726,7 @@ func (sg *schemaGen) propSchema(n *node, name string) *toolenv.Schema {
 		parts = append(parts, p)
 	}
 	for _, pp := range n.patternProps {
-		if patternMatches(pp.pattern, name) {
+		if sg.doc.pattern(pp.pattern).matches(name) {
 			parts = append(parts, pp.s)
 		}
 	}
@@ -704,7 +749,7 @@ func (sg *schemaGen) allowedName(n *node, name string) bool {
 		return false
 	}
 	for _, pp := range n.patternProps {
-		if patternMatches(pp.pattern, name) {
+		if sg.doc.pattern(pp.pattern).matches(name) {
 			return false // its schema may not be satisfiable by what is made; keep to others
 		}
 	}
@@ -1142,7 +1187,7 @@ func (sg *schemaGen) str(n *node, path, key string, base any, has bool) any {
 		maxLen = *n.s.MaxLength
 	}
 	for i, p := range n.patterns {
-		if v, ok := patternString(p, minLen, maxLen, h+uint64(i)); ok && fits(v) {
+		if v, ok := sg.doc.pattern(p).generate(minLen, maxLen, h+uint64(i)); ok && fits(v) {
 			return v
 		}
 	}
@@ -1247,7 +1292,7 @@ func (sg *schemaGen) fitsShallow(n *node, v any) bool {
 			return false
 		}
 		for _, p := range n.patterns {
-			if !patternMatches(p, s) {
+			if !sg.doc.pattern(p).matches(s) {
 				return false
 			}
 		}

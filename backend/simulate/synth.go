@@ -55,6 +55,16 @@ type Synthesizer struct {
 	opts     SynthOptions
 	log      *slog.Logger
 	checkers sync.Map // *toolenv.Schema → *schemacheck.Checker (nil: does not compile)
+	docs     sync.Map // *toolenv.Schema → *schemaDoc
+}
+
+// schemaDoc returns what generation reads from s, worked out once.
+func (s *Synthesizer) schemaDoc(root *toolenv.Schema) *schemaDoc {
+	if d, ok := s.docs.Load(root); ok {
+		return d.(*schemaDoc)
+	}
+	d, _ := s.docs.LoadOrStore(root, newSchemaDoc(root))
+	return d.(*schemaDoc)
 }
 
 var _ toolenv.Handler = (*Synthesizer)(nil)
@@ -111,18 +121,24 @@ func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolen
 	if err != nil {
 		s.log.Warn("synthesizer: recorded examples unavailable; using the documentation only", "tool", toolID, "err", err)
 	}
-	for _, e := range exs {
-		if e.canon == string(canon) && len(e.body) > 0 {
-			return e.body, "example", "", nil
-		}
-	}
 	full := withDefaults(doc.Input, args)
 	g := &generator{seed: toolID + "\x00" + string(canon), args: argIndex(full), title: doc.TitleOrName(), maxList: s.opts.MaxList, pools: valuePools(exs)}
 	tmpl := parseTemplate(doc.OutputExample)
+	for _, e := range exs {
+		if e.canon == string(canon) && len(e.body) > 0 {
+			if c := s.checker(doc); c != nil && tmpl == nil && !c.Valid(e.body) {
+				// A recorded answer that breaks the documented schema
+				// is made to keep it (from itself, as the base).
+				body, problems := s.fromSchema(doc, g, exs, full)
+				return body, "template", "", problems
+			}
+			return e.body, "example", "", nil
+		}
+	}
 	switch {
 	case tmpl != nil && informative(tmpl):
 		return encodeJSON(g.value(tmpl, "", "")), "template", "", nil
-	case tmpl == nil && doc.Output != nil && informativeSchema(doc.Output):
+	case tmpl == nil && doc.Output != nil && informativeSchema(s.schemaDoc(doc.Output)):
 		body, problems := s.fromSchema(doc, g, exs, full)
 		return body, "template", "", problems
 	}
@@ -205,7 +221,7 @@ func (s *Synthesizer) fromSchema(doc *toolenv.Tool, g *generator, exs []example,
 	c := s.checker(doc)
 	var first json.RawMessage
 	for attempt := range 7 {
-		sg := newSchemaGen(g, doc.Output)
+		sg := newSchemaGen(g, s.schemaDoc(doc.Output))
 		sg.strict = attempt >= 4
 		sg.alt = attempt % 4
 		body := encodeJSON(sg.value(doc.Output, "", "", base, has && !sg.strict, 0))
@@ -221,9 +237,9 @@ func (s *Synthesizer) fromSchema(doc *toolenv.Tool, g *generator, exs []example,
 
 // informativeSchema reports whether an output schema says anything about
 // the answer: not an empty schema, nor an object with no member named.
-func informativeSchema(s *toolenv.Schema) bool {
-	sg := newSchemaGen(&generator{}, s)
-	n := sg.build(s)
+func informativeSchema(d *schemaDoc) bool {
+	sg := newSchemaGen(&generator{}, d)
+	n := sg.build(d.root)
 	switch {
 	case len(n.groups) > 0 || len(n.consts) > 0 || n.hasEnum:
 		return true
