@@ -295,10 +295,10 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 	case !passed:
 		out = MCPResult(res)
 		if o != nil && res.OK() {
-			conform(out, o, res.Body)
+			conform(out, o, res, res.Body)
 		}
 	case o != nil && !out.IsError:
-		conform(out, o, structuredBytes(out))
+		conform(out, o, res, structuredBytes(out))
 	}
 	out.Meta[MCPMetaTool] = e.tool.ID
 	if session != "" {

@@ -76,8 +76,9 @@ func (o *mcpOutput) check(body []byte) []string {
 }
 
 // conform makes a successful result keep the promise of the tool's
-// output schema (see above).
-func conform(out *mcp.CallToolResult, o *mcpOutput, body []byte) {
+// output schema (see above), saying who made an answer that breaks it
+// (outputMismatch, as REST says it).
+func conform(out *mcp.CallToolResult, o *mcpOutput, res *toolenv.Result, body []byte) {
 	problems := o.check(body)
 	if problems == nil {
 		out.StructuredContent = json.RawMessage(bytes.TrimSpace(body))
@@ -86,7 +87,8 @@ func conform(out *mcp.CallToolResult, o *mcpOutput, body []byte) {
 	out.StructuredContent = nil
 	out.IsError = true
 	out.Meta[MCPMetaOutputProblems] = problems
-	text := "error (output_mismatch): the API answered, but not as its documented output schema says, so the answer is not given as structured content:\n- " +
+	what := strings.TrimPrefix(outputMismatch(res), "output_mismatch: ")
+	text := "error (output_mismatch): " + what + ", so the answer is not given as structured content:\n- " +
 		strings.Join(problems, "\n- ") + "\nresponse: " + bodyText(bytes.TrimSpace(body))
 	out.Content = []mcp.Content{&mcp.TextContent{Text: text}}
 }

@@ -250,6 +250,7 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv
 		call.Options.Feedback = fb
 	}
 	res = s.invoke(r.Context(), call)
+	res = s.noteOutputMismatch(call.Tool, res)
 	setResultHeaders(w.Header(), res)
 	if !res.OK() {
 		writeError(w, 0, res)

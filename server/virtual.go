@@ -259,7 +259,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		}
 		call.Args = vb.args
 	}
-	reply(w, s.invoke(r.Context(), call))
+	reply(w, s.noteOutputMismatch(call.Tool, s.invoke(r.Context(), call)))
 }
 
 func writeVirtual200(w http.ResponseWriter, res *toolenv.Result) { writeVirtual(w, http.StatusOK, res) }
