@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -94,19 +94,21 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 	case uint64:
 		b.WriteString(strconv.FormatUint(x, 10))
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		// Members are sorted with their values (looking each value up
+		// again after the sort would cost a map access per key).
+		members := make([]jsonMember, 0, len(x))
+		for k, v := range x {
+			members = append(members, jsonMember{k, v})
 		}
-		sort.Strings(keys)
+		sortMembers(members)
 		b.WriteByte('{')
-		for i, k := range keys {
+		for i, m := range members {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeCanonicalString(b, k, true)
+			writeCanonicalString(b, m.k, true)
 			b.WriteByte(':')
-			if err := writeCanonical(b, x[k], depth+1); err != nil {
+			if err := writeCanonical(b, m.v, depth+1); err != nil {
 				return err
 			}
 		}
@@ -162,6 +164,9 @@ func writeFloat(b *bytes.Buffer, f float64) error {
 // exact decimal value, written as an integer when it is one (up to 21
 // digits), as a plain decimal when that is short, else as d.ddde±N.
 func CanonicalNumber(lit string) (string, error) {
+	if plainInteger(lit) {
+		return lit, nil // already canonical: the common case, without allocating
+	}
 	s := lit
 	neg := false
 	if strings.HasPrefix(s, "-") {
@@ -239,6 +244,87 @@ func IsJSONNumber(lit string) bool {
 	return !(len(d) > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9')
 }
 
+// plainInteger reports whether lit is an integer in canonical form: up to
+// 21 digits, no leading zero, a minus sign only before a non-zero one.
+func plainInteger(lit string) bool {
+	d := lit
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 21 || d[0] == '0' && (len(d) > 1 || len(lit) > 1) {
+		return false
+	}
+	return allDigits(d)
+}
+
+// sortMembers sorts an object's members by key, in byte order. Many
+// members (a call may send tens of thousands) are sorted by their keys'
+// bytes, most significant first (a radix sort, linear in the bytes that
+// tell the keys apart), rather than by comparisons.
+func sortMembers(a []jsonMember) {
+	if len(a) < 256 {
+		slices.SortFunc(a, func(x, y jsonMember) int { return strings.Compare(x.k, y.k) })
+		return
+	}
+	radixSort(a, make([]jsonMember, len(a)), 0)
+}
+
+// radixSort sorts a, whose keys share their first d bytes, by their bytes
+// from d on; tmp is scratch space as long as a.
+func radixSort(a, tmp []jsonMember, d int) {
+	for {
+		if len(a) < 64 {
+			slices.SortFunc(a, func(x, y jsonMember) int { return strings.Compare(x.k, y.k) })
+			return
+		}
+		// Bucket 0: the keys that end at d (they come first); bucket
+		// c+1: those whose byte d is c.
+		var count [257]int
+		for i := range a {
+			if k := a[i].k; len(k) > d {
+				count[int(k[d])+1]++
+			} else {
+				count[0]++
+			}
+		}
+		if count[0] == 0 {
+			// All in one bucket: nothing moves; look at the next byte.
+			one := false
+			for c := 1; c < 257; c++ {
+				if count[c] == len(a) {
+					one = true
+					break
+				}
+			}
+			if one {
+				d++
+				continue
+			}
+		}
+		var start [257]int
+		for c, n := 1, count[0]; c < 257; c++ {
+			start[c] = n
+			n += count[c]
+		}
+		next := start
+		for i := range a {
+			c := 0
+			if k := a[i].k; len(k) > d {
+				c = int(k[d]) + 1
+			}
+			tmp[next[c]] = a[i]
+			next[c]++
+		}
+		copy(a, tmp[:len(a)])
+		for c := 1; c < 257; c++ {
+			if count[c] > 1 {
+				radixSort(a[start[c]:start[c]+count[c]], tmp, d+1)
+			}
+		}
+		return
+	}
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -266,6 +352,11 @@ func AppendJSONString(dst []byte, s string) []byte {
 // U+FFFD, as encoding/json writes them.
 func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 	b.WriteByte('"')
+	if plainString(s) {
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	afterHigh := false // the last thing written was a lone high surrogate's escape
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -326,6 +417,17 @@ func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 		i += size
 	}
 	b.WriteByte('"')
+}
+
+// plainString reports whether s is written as it is inside the quotes:
+// printable ASCII with no quote or backslash.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isWTF8Surrogate reports whether s starts with a surrogate code point

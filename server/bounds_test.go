@@ -20,9 +20,17 @@ import (
 	"github.com/toolenv/toolenv/store"
 )
 
+// countBackend answers every call with a small body that counts its
+// arguments: an API's answer does not grow with the keys a client sends,
+// so the cost measured is the request's.
+func countBackend(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	body := fmt.Sprintf(`{"tool":%q,"arguments":%d}`, call.Tool.Name, len(call.Args))
+	return &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(body), Source: toolenv.SourceSimulator}
+}
+
 // boundsServer serves a lenient ToolBench-style collection ("toolbench",
 // tool search_for_newsapi: q, limit) and the strict demo over /virtual,
-// REST and MCP, with a 4 MiB body limit.
+// REST and MCP, with a 4 MiB body limit, answered by countBackend.
 func boundsServer(t testing.TB) http.Handler {
 	t.Helper()
 	c, err := demo.Collection()
@@ -40,7 +48,7 @@ func boundsServer(t testing.TB) http.Handler {
 	tb.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
 	reg := invoke.NewRegistry()
 	for _, coll := range []*toolenv.Collection{c, tb} {
-		if err := reg.Add(coll, toolenv.HandlerFunc(echoBackend)); err != nil {
+		if err := reg.Add(coll, toolenv.HandlerFunc(countBackend)); err != nil {
 			t.Fatal(err)
 		}
 	}

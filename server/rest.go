@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -313,22 +314,28 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 			}
 			return nil, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err)
 		}
-		if trimmed := strings.TrimSpace(string(body)); trimmed != "" {
+		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
 			if bp := tool.Meta["body_param"]; bound && bp != "" {
-				v, err := toolenv.ParseJSON([]byte(trimmed))
+				v, err := toolenv.ParseJSON(trimmed)
 				if err != nil {
 					return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be JSON", "the request body is not JSON: %v", err)
 				}
 				args[bp] = v
 				return args, nil
 			}
-			m, err := decodeArgs([]byte(trimmed))
+			m, err := decodeArgs(trimmed)
 			if err != nil {
 				return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
 			}
-			for k, v := range m {
-				args[k] = v
+			// The body's arguments win over the query's and the path's,
+			// which are few: they join the body's map (copying a body of
+			// many arguments would be a pass of its own).
+			for k, v := range args {
+				if _, ok := m[k]; !ok {
+					m[k] = v
+				}
 			}
+			args = m
 		}
 	}
 	return args, nil

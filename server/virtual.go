@@ -231,7 +231,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		case vb.pending:
 		case vb.fast:
 			k, ok = s.keys.of(vb.toolInput)
-		default:
+		case len(body) <= maxExactKeyInput:
 			k, ok = toolbench.ToolInputKey(body)
 		}
 		if ok {
