@@ -100,9 +100,16 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 		for k, v := range x {
 			members = append(members, jsonMember{k, v})
 		}
-		sortMembers(members)
+		order := sortMembers(members)
+		if len(members) > 64 {
+			b.Grow(len(members) * 16) // a member is rarely shorter: fewer copies as the buffer grows
+		}
 		b.WriteByte('{')
-		for i, m := range members {
+		for i := range members {
+			m := &members[i]
+			if order != nil {
+				m = &members[order[i].i]
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -257,72 +264,45 @@ func plainInteger(lit string) bool {
 	return allDigits(d)
 }
 
-// sortMembers sorts an object's members by key, in byte order. Many
-// members (a call may send tens of thousands) are sorted by their keys'
-// bytes, most significant first (a radix sort, linear in the bytes that
-// tell the keys apart), rather than by comparisons.
-func sortMembers(a []jsonMember) {
-	if len(a) < 256 {
+// sortMembers puts an object's members in the order of their keys' bytes.
+// A few are sorted in place; many (a call may send tens of thousands) are
+// sorted through their order, returned: each key's first eight bytes as
+// a number beside its index, compared as numbers (no pointer to follow)
+// and as strings only where those bytes are equal.
+func sortMembers(a []jsonMember) []memberOrder {
+	if len(a) < 64 {
 		slices.SortFunc(a, func(x, y jsonMember) int { return strings.Compare(x.k, y.k) })
-		return
+		return nil
 	}
-	radixSort(a, make([]jsonMember, len(a)), 0)
+	order := make([]memberOrder, len(a))
+	for i := range a {
+		k := a[i].k
+		var p uint64
+		for j := 0; j < 8; j++ {
+			p <<= 8
+			if j < len(k) {
+				p |= uint64(k[j])
+			}
+		}
+		order[i] = memberOrder{p: p, i: int32(i)}
+	}
+	slices.SortFunc(order, func(x, y memberOrder) int {
+		switch {
+		case x.p < y.p:
+			return -1
+		case x.p > y.p:
+			return 1
+		}
+		return strings.Compare(a[x.i].k, a[y.i].k)
+	})
+	return order
 }
 
-// radixSort sorts a, whose keys share their first d bytes, by their bytes
-// from d on; tmp is scratch space as long as a.
-func radixSort(a, tmp []jsonMember, d int) {
-	for {
-		if len(a) < 64 {
-			slices.SortFunc(a, func(x, y jsonMember) int { return strings.Compare(x.k, y.k) })
-			return
-		}
-		// Bucket 0: the keys that end at d (they come first); bucket
-		// c+1: those whose byte d is c.
-		var count [257]int
-		for i := range a {
-			if k := a[i].k; len(k) > d {
-				count[int(k[d])+1]++
-			} else {
-				count[0]++
-			}
-		}
-		if count[0] == 0 {
-			// All in one bucket: nothing moves; look at the next byte.
-			one := false
-			for c := 1; c < 257; c++ {
-				if count[c] == len(a) {
-					one = true
-					break
-				}
-			}
-			if one {
-				d++
-				continue
-			}
-		}
-		var start [257]int
-		for c, n := 1, count[0]; c < 257; c++ {
-			start[c] = n
-			n += count[c]
-		}
-		next := start
-		for i := range a {
-			c := 0
-			if k := a[i].k; len(k) > d {
-				c = int(k[d]) + 1
-			}
-			tmp[next[c]] = a[i]
-			next[c]++
-		}
-		copy(a, tmp[:len(a)])
-		for c := 1; c < 257; c++ {
-			if count[c] > 1 {
-				radixSort(a[start[c]:start[c]+count[c]], tmp, d+1)
-			}
-		}
-		return
-	}
+// memberOrder is a member's place in sortMembers: its key's first eight
+// bytes as a number and its index.
+type memberOrder struct {
+	p uint64
+	i int32
 }
 
 func allDigits(s string) bool {

@@ -18,6 +18,8 @@ import (
 	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/toolbench"
+	"github.com/toolenv/toolenv/validate"
 )
 
 // countBackend answers every call with a small body that counts its
@@ -32,6 +34,13 @@ func countBackend(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 // tool search_for_newsapi: q, limit) and the strict demo over /virtual,
 // REST and MCP, with a 4 MiB body limit, answered by countBackend.
 func boundsServer(t testing.TB) http.Handler {
+	t.Helper()
+	return boundsServerWith(t, NewMCPArguments())
+}
+
+// boundsServerWith is boundsServer with the MCP arguments stash given
+// (nil: none).
+func boundsServerWith(t testing.TB, stash *MCPArguments) http.Handler {
 	t.Helper()
 	c, err := demo.Collection()
 	if err != nil {
@@ -58,11 +67,11 @@ func boundsServer(t testing.TB) http.Handler {
 	}
 	t.Cleanup(func() { st.Close() })
 	p := invoke.New(reg, invoke.Options{Cache: st})
-	ms, err := NewMCPServer(MCPOptions{Pipeline: p, Registry: reg, Version: "test", SearchAbove: -1})
+	ms, err := NewMCPServer(MCPOptions{Pipeline: p, Registry: reg, Version: "test", SearchAbove: -1, Arguments: stash})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{Pipeline: p, Registry: reg, MaxBodyBytes: 4 << 20, MCP: NewMCPHandler(ms, MCPHTTPOptions{})})
+	return New(Options{Pipeline: p, Registry: reg, MaxBodyBytes: 4 << 20, MCP: NewMCPHandler(ms, MCPHTTPOptions{MaxBodyBytes: 4 << 20, Arguments: stash})})
 }
 
 // manyKeys returns a JSON object of the given arguments and n more
@@ -262,4 +271,33 @@ func BenchmarkToolInputPerKB(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkArgumentStepsPerKB splits the cost per KB of a megabyte of
+// undocumented keys into the steps every front-end takes: parsing,
+// canonicalising (the cache key), validating and keying a /virtual
+// tool_input.
+//
+//	go test ./server -run '^$' -bench ArgumentStepsPerKB -benchtime 10x
+func BenchmarkArgumentStepsPerKB(b *testing.B) {
+	raw := manyKeys(`"q"`, 1<<20/15)
+	kb := float64(len(raw)) / 1024
+	args, _ := toolenv.ParseJSONObject(raw)
+	in := toolenv.ObjectSchema()
+	in.SetProp("q", &toolenv.Schema{Type: "string"})
+	in.SetProp("limit", &toolenv.Schema{Type: "integer"})
+	var v validate.Validator
+	run := func(name string, f func()) {
+		b.Run(name, func(b *testing.B) {
+			start := cpuTime()
+			for b.Loop() {
+				f()
+			}
+			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N)/kb, "cpu-µs/KB")
+		})
+	}
+	run("parse", func() { toolenv.ParseJSONObject(raw) })
+	run("canonical", func() { toolenv.Canonical(args) })
+	run("validate", func() { v.Args(in, args, true) })
+	run("toolinputkey", func() { toolbench.ToolInputKeyOf(raw) })
 }

@@ -51,6 +51,10 @@ type MCPOptions struct {
 	// (_meta "toolenv/session" or X-Toolenv-Session): the server's
 	// SessionIssuer. Nil: such names are scoped to the MCP session.
 	Sessions SessionIssuer
+	// Arguments, shared with the HTTP handler (MCPHTTPOptions.Arguments),
+	// hands the server the large arguments the handler read ahead of the
+	// SDK; nil: none are.
+	Arguments *MCPArguments
 }
 
 // DefaultMCPSearchAbove is the number of listed tools above which
@@ -108,7 +112,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	f := &mcpFrontend{
 		pipeline: opts.Pipeline, log: log, registry: opts.Registry, naming: opts.Naming,
 		pageSize: opts.PageSize, searchAbove: opts.SearchAbove, search: opts.Search,
-		idPre: "mcp-" + hex.EncodeToString(idPre[:]) + "-",
+		idPre: "mcp-" + hex.EncodeToString(idPre[:]) + "-", arguments: opts.Arguments,
 	}
 	if f.search == nil && f.searchAbove > 0 {
 		own := NewIndexSearch(IndexSearchOptions{Logger: log})
@@ -168,6 +172,7 @@ type mcpFrontend struct {
 	logLevels   mcpLogLevels
 	reqID       atomic.Uint64
 	idPre       string
+	arguments   *MCPArguments // large arguments read ahead of the SDK
 }
 
 // current returns the catalog, waiting for the first one to be built.
@@ -262,7 +267,10 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 	}
 	var args map[string]any
 	if res == nil {
-		args, res = mcpArgs(req.Params.Arguments)
+		var stashed bool
+		if args, stashed = f.arguments.take(req.Params.Arguments); !stashed {
+			args, res = mcpArgs(req.Params.Arguments)
+		}
 	}
 	if res == nil {
 		call := &toolenv.Call{
@@ -395,6 +403,10 @@ type MCPHTTPOptions struct {
 	StreamIdle, StreamMaxLifetime time.Duration
 	// MaxBodyBytes bounds a POST body; 0 means the SDK's 4 MiB.
 	MaxBodyBytes int64
+	// Arguments, shared with the server (MCPOptions.Arguments), keeps
+	// the large arguments of tools/call requests, read ahead of the SDK
+	// (see MCPArguments); nil: the SDK reads them.
+	Arguments *MCPArguments
 	// GetServer, when set, gives the server of each new session (and
 	// of the protocol-version check of every request) instead of srv:
 	// one server per session, as RL episodes over MCP have. No cap is
@@ -438,7 +450,7 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 	})
 	h = newMCPCap(h, srv, opts.capOptions(log))
-	return &mcpHTTP{next: h, max: opts.MaxBodyBytes, log: log}
+	return &mcpHTTP{next: h, max: opts.MaxBodyBytes, log: log, args: opts.Arguments}
 }
 
 // capOptions are the caps opts ask for, defaults applied.

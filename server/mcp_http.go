@@ -52,6 +52,7 @@ type mcpHTTP struct {
 	next http.Handler
 	max  int64
 	log  *slog.Logger
+	args *MCPArguments // large arguments read ahead of the SDK; nil: none
 }
 
 func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,6 +69,10 @@ func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ew.fail(http.StatusRequestEntityTooLarge, mcpCodeInvalidRequest, fmt.Sprintf("request body over the server's limit of %d bytes (--max-body): send smaller messages", h.max))
 			return
 		}
+		// Large arguments are read first (the rest of the message is
+		// then checked without them): see MCPArguments.
+		body, release := h.args.stash(body)
+		defer release()
 		body, ok := h.check(ew, r, body)
 		if !ok {
 			return

@@ -306,7 +306,11 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 		}
 	}
 	if r.Body != nil && r.Method != http.MethodGet {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+		var buf []byte
+		if n := r.ContentLength; n > 0 && n <= s.opts.MaxBodyBytes {
+			buf = make([]byte, 0, n+1) // read in one go, not grown by copies
+		}
+		body, err := readAllInto(buf, http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
