@@ -130,6 +130,7 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 		tasks, problems, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
 		switch {
 		case err == nil:
+			toolenv.ResolveTaskPaths(tasks, dir)
 			env.Tasks[col.Name] = tasks
 			for _, p := range problems {
 				log.Warn("task skipped", "err", p)

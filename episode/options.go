@@ -102,10 +102,13 @@ const (
 	APIF1             = "api_f1"
 	PassRate          = "pass_rate"
 	NoSuccess         = "none"
+	// StateChecks is 1 when every end-state check of the task
+	// (toolenv.Task.Checks) holds in the world the episode leaves.
+	StateChecks = "state"
 )
 
 // SuccessKinds lists the success measures.
-var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, PassRate, NoSuccess}
+var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, PassRate, NoSuccess, StateChecks}
 
 // The tool formats of ResetOptions.ToolFormat.
 const (

@@ -10,6 +10,7 @@ import (
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/eval/stb"
 	nlanswer "github.com/toolenv/toolenv/nl2api/answer"
 )
@@ -39,6 +40,13 @@ type Outcome struct {
 	Answer string `json:"answer,omitempty"`
 	// Judge is the judge's verdict (pass_rate).
 	Judge *judge.Verdict `json:"judge,omitempty"`
+	// State is the task's end-state checks, evaluated in the episode's
+	// own world before it is released (tasks with checks).
+	State *statecheck.Report `json:"state,omitempty"`
+	// InfraFailure says the environment failed the episode (its MCP
+	// server's own instance crashed): the episode ended there, and its
+	// reward says nothing about the agent. Its value names the failure.
+	InfraFailure string `json:"infra_failure,omitempty"`
 }
 
 // successFor resolves the success measure of r for task t.
@@ -50,6 +58,8 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 		switch {
 		case hasAnswer:
 			return Completion, "the task has a verified gold answer", nil
+		case len(t.Checks) > 0:
+			return StateChecks, "the task has end-state checks and no gold answer", nil
 		case hasAPIs:
 			return APIF1, "the task has no gold answer: the APIs called are scored against its solvable API list", nil
 		default:
@@ -69,6 +79,8 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 		err = need(hasGold, "a gold call sequence")
 	case APIF1:
 		err = need(hasAPIs, "a solvable API list or a gold sequence")
+	case StateChecks:
+		err = need(len(t.Checks) > 0, "end-state checks")
 	case PassRate:
 		if !judged {
 			err = invalid("reward.success pass_rate needs a judge model, and this server has none", "start it with --episode-judge-url and --episode-judge-model (an OpenAI-compatible endpoint), or choose another measure")
@@ -139,6 +151,12 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 	if final != nil {
 		out.Answer = final.Text
 	}
+	if len(t.Checks) > 0 {
+		out.State = statecheck.Run(ctx, t.Checks, func(ctx context.Context, tool string, args map[string]any) *toolenv.Result {
+			return ep.env.invoke(ctx, ep, ep.coll.Tool(tool), args)
+		}, nil)
+		out.InfraFailure = out.State.InfraFailure
+	}
 	switch ep.success {
 	case Completion:
 		if out.Completed != nil && *out.Completed {
@@ -160,6 +178,8 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 		}
 	case APIF1:
 		out.Success = out.API.F1
+	case StateChecks:
+		out.Success = out.State.Success
 	case PassRate:
 		v := ep.env.opts.Judge.SoPR(ctx, ep.Query(), ep.converted(calls, final))
 		if v.Error != "" {

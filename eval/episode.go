@@ -8,6 +8,7 @@ import (
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/metrics"
+	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/eval/stb"
 )
 
@@ -57,6 +58,9 @@ type Score struct {
 	// Stuck marks a failed episode that made the same call twice in a
 	// row.
 	Stuck bool `json:"stuck,omitempty"`
+	// State is the task's end-state checks, made in the episode's own
+	// world before it was released (tasks with checks).
+	State *statecheck.Report `json:"state,omitempty"`
 }
 
 // Errored says why the episode measured nothing, or "": it could not
@@ -76,12 +80,20 @@ func (e *Episode) Errored() string {
 	return ""
 }
 
+// Succeeded is the harness's per-episode success, what pass^k counts: the
+// episode measured something (not Errored) and did not fail (Failed).
+func (e *Episode) Succeeded() bool { return e.Errored() == "" && !e.Failed() }
+
 // Failed reports whether the episode counts as failed: the gold answer
-// was not reached (when there is one), else the sequence does not match
-// the gold sequence fully.
+// was not reached (when there is one), else an end-state check does not
+// hold (when there are some), else the sequence does not match the gold
+// sequence fully.
 func (e *Episode) Failed() bool {
 	if e.Score.HasAnswer {
 		return !e.Score.Completed
+	}
+	if e.Score.State != nil {
+		return e.Score.State.Success < 1
 	}
 	if e.Score.HasGold && e.Score.Positional != nil {
 		p := e.Score.Positional

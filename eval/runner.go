@@ -16,6 +16,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/statecheck"
 )
 
 // Shard selects part of the tasks: task i (in the order given) belongs to
@@ -99,6 +100,10 @@ type Config struct {
 	Progress func(done, total int, e *Episode)
 	// Logger logs skipped and failed episodes; nil discards.
 	Logger *slog.Logger
+	// Resumed, when set, is told before the first episode how many
+	// finished episodes the journal already holds for this run and how
+	// many are left to run.
+	Resumed func(found, toRun int)
 }
 
 // Result is what Run did.
@@ -193,6 +198,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			items = append(items, workItem{t, r})
 		}
+	}
+	if cfg.Resumed != nil {
+		cfg.Resumed(res.Skipped, len(items))
 	}
 	j, err := OpenJournal(path)
 	if err != nil {
@@ -346,6 +354,13 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 		Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Collection: coll, Examples: examples,
 	}
 	out := cfg.Agent.Run(ctx, ep)
+	var state *statecheck.Report
+	if len(task.Checks) > 0 && !out.Canceled && ctx.Err() == nil {
+		// In the episode's own world, before the session releases it.
+		state = statecheck.Run(ctx, task.Checks, func(ctx context.Context, tool string, args map[string]any) *toolenv.Result {
+			return sess.Call(ctx, agent.Call{Name: tool, Args: args})
+		}, nil)
+	}
 	_ = sess.Close(context.WithoutCancel(ctx))
 	if out.Canceled || ctx.Err() != nil {
 		return nil
@@ -353,6 +368,7 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 	out.Trajectory.Counts.Wall = time.Since(start)
 	e.Outcome = out
 	e.Score = score(task, tools, out)
+	e.Score.State = state
 	categorize(e, tools)
 	if out.Trajectory.Error != "" {
 		log.Warn("episode ended with an error", "task", task.ID, "run", it.run, "err", out.Trajectory.Error)
