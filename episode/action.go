@@ -237,8 +237,10 @@ func parseArgs(tool string, raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
-	var args map[string]any
-	if err := decodeUseNumber(raw, &args); err != nil || args == nil {
+	// toolenv's own parser (encoding/json's types, no reflection), as
+	// the other front-ends parse arguments: a step's cost per byte.
+	args, err := toolenv.ParseJSONObject(raw)
+	if err != nil {
 		return nil, invalid(fmt.Sprintf("the arguments of %s are not a JSON object", tool), `write them as an object, e.g. {"city": "Paris"}`)
 	}
 	return args, nil

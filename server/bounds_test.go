@@ -301,3 +301,80 @@ func BenchmarkArgumentStepsPerKB(b *testing.B) {
 	run("validate", func() { v.Args(in, args, true) })
 	run("toolinputkey", func() { toolbench.ToolInputKeyOf(raw) })
 }
+
+// shapes are the ways a request's bytes can be laid out: what each front
+// end must parse in linear time whatever the layout.
+var shapes = []string{"keys", "deep", "strings", "arrays"}
+
+// shaped returns a JSON object of about size bytes: the argument first,
+// padded as manyKeys pads it, then undocumented members of the shape
+// named: many small keys, objects nested 64 deep, long strings with
+// escapes and multi-byte characters, or long arrays of numbers.
+func shaped(first, shape string, size int) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{%s: "%012d"`, first, 0)
+	for i := 0; b.Len() < size; i++ {
+		switch shape {
+		case "keys":
+			fmt.Fprintf(&b, `, "k%07d": 1`, i)
+		case "deep":
+			fmt.Fprintf(&b, `, "d%05d": `, i)
+			for j := range 64 {
+				fmt.Fprintf(&b, `{"n%d": `, j%10)
+			}
+			b.WriteString(`[1, "x", true]`)
+			b.WriteString(strings.Repeat("}", 64))
+		case "strings":
+			fmt.Fprintf(&b, `, "s%03d": "`, i)
+			for j := 0; j < 64<<10/32; j++ {
+				b.WriteString(`lorem ipsum é日本 \"quoted\"\n\t`)
+			}
+			b.WriteByte('"')
+		case "arrays":
+			fmt.Fprintf(&b, `, "a%03d": [`, i)
+			for j := range 16 << 10 {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%d.%d", j, j%7)
+			}
+			b.WriteByte(']')
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// BenchmarkRequestShapesPerKB measures the server CPU a call of about
+// 1 MB costs per KB of request body (the whole body as sent: /virtual's
+// envelope, MCP's JSON-RPC message), for each shape of arguments and
+// each front-end, in-process, every call a cache miss. Issue 29's target
+// is 20 cpu-µs/KB.
+//
+//	go test ./server -run '^$' -bench RequestShapesPerKB -benchtime 10x
+func BenchmarkRequestShapesPerKB(b *testing.B) {
+	h := boundsServer(b)
+	for _, fe := range frontends() {
+		for _, shape := range shapes {
+			b.Run(fe.name+"/"+shape, func(b *testing.B) {
+				args := shaped(fe.first, shape, 1<<20)
+				at := bytes.IndexByte(args, ':') + 3 // the padded value
+				var cpu time.Duration
+				var body int64
+				for i := 0; b.Loop(); i++ {
+					copy(args[at:], fmt.Sprintf("%012d", i+1)) // a cache miss each time
+					req := fe.req(b, h, args)
+					body += req.ContentLength
+					rec := httptest.NewRecorder()
+					start := cpuTime()
+					h.ServeHTTP(rec, req)
+					cpu += cpuTime() - start
+					if rec.Code >= 500 {
+						b.Fatalf("%d %.300s", rec.Code, rec.Body)
+					}
+				}
+				b.ReportMetric(float64(cpu.Microseconds())/(float64(body)/1024), "cpu-µs/KB")
+			})
+		}
+	}
+}
