@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
@@ -110,4 +112,40 @@ func FuzzMCPStash(f *testing.F) {
 		}
 		release()
 	})
+}
+
+// BenchmarkMCPArgumentsReadAhead compares the server CPU per KB of an MCP
+// tools/call of 1 MB of small undocumented keys with its arguments read
+// ahead of the SDK (MCPArguments) and through the SDK, every call a cache
+// miss.
+//
+//	go test ./server -run '^$' -bench MCPArgumentsReadAhead -benchtime 10x
+func BenchmarkMCPArgumentsReadAhead(b *testing.B) {
+	for _, with := range []bool{true, false} {
+		var stash *MCPArguments
+		if with {
+			stash = NewMCPArguments()
+		}
+		h := boundsServerWith(b, stash)
+		send := mcpCall("search_for_newsapi")
+		b.Run(fmt.Sprintf("read-ahead=%v", with), func(b *testing.B) {
+			args := manyKeys(`"q"`, 1<<20/15)
+			at := bytes.IndexByte(args, ':') + 3
+			var cpu time.Duration
+			var body int64
+			for i := 0; b.Loop(); i++ {
+				copy(args[at:], fmt.Sprintf("%012d", i+1)) // a cache miss each time
+				req := send(b, h, args)
+				body += req.ContentLength
+				rec := httptest.NewRecorder()
+				start := cpuTime()
+				h.ServeHTTP(rec, req)
+				cpu += cpuTime() - start
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%d %.300s", rec.Code, rec.Body)
+				}
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/(float64(body)/1024), "cpu-µs/KB")
+		})
+	}
 }
