@@ -191,6 +191,13 @@ func TestOrdinaryWordsAreKept(t *testing.T) {
 			t.Errorf("Text(%q) = %q: it ate an ordinary word", text, got)
 		}
 	}
+	// A short lowercase password is no word of prose.
+	for _, pw := range []string{"letmein", "hunter", "Password", "changeme"} {
+		in := "Authorization: Bearer " + pw + "; retry"
+		if got := Text(in); strings.Contains(got, pw) {
+			t.Errorf("Text(%q) = %q: it kept a password", in, got)
+		}
+	}
 	for i := range 300 {
 		var tok []byte
 		switch i % 3 {
