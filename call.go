@@ -37,6 +37,9 @@ type Call struct {
 	// Meta carries front-end details middleware may need (a client key,
 	// headers). Backends must not depend on it for semantics.
 	Meta map[string]string
+
+	// memo holds what middleware derived from argument maps (MemoArgs).
+	memo *callMemo
 }
 
 // CallOptions adjust the pipeline for one call.
@@ -51,6 +54,9 @@ type CallOptions struct {
 // Clone returns a shallow copy of c with its own Args and Meta maps, for
 // middleware that rewrites a call without disturbing the caller's.
 func (c *Call) Clone() *Call {
+	if c.memo == nil {
+		c.memo = &callMemo{} // shared with the clone
+	}
 	cp := *c
 	if c.Args != nil {
 		cp.Args = make(map[string]any, len(c.Args))

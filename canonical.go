@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -94,19 +94,28 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 	case uint64:
 		b.WriteString(strconv.FormatUint(x, 10))
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		// Members are sorted with their values (looking each value up
+		// again after the sort would cost a map access per key).
+		members := make([]jsonMember, 0, len(x))
+		for k, v := range x {
+			members = append(members, jsonMember{k, v})
 		}
-		sort.Strings(keys)
+		order := sortMembers(members)
+		if len(members) > 64 {
+			b.Grow(len(members) * 16) // a member is rarely shorter: fewer copies as the buffer grows
+		}
 		b.WriteByte('{')
-		for i, k := range keys {
+		for i := range members {
+			m := &members[i]
+			if order != nil {
+				m = &members[order[i].i]
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeCanonicalString(b, k, true)
+			writeCanonicalString(b, m.k, true)
 			b.WriteByte(':')
-			if err := writeCanonical(b, x[k], depth+1); err != nil {
+			if err := writeCanonical(b, m.v, depth+1); err != nil {
 				return err
 			}
 		}
@@ -162,6 +171,9 @@ func writeFloat(b *bytes.Buffer, f float64) error {
 // exact decimal value, written as an integer when it is one (up to 21
 // digits), as a plain decimal when that is short, else as d.ddde±N.
 func CanonicalNumber(lit string) (string, error) {
+	if plainInteger(lit) {
+		return lit, nil // already canonical: the common case, without allocating
+	}
 	s := lit
 	neg := false
 	if strings.HasPrefix(s, "-") {
@@ -239,6 +251,60 @@ func IsJSONNumber(lit string) bool {
 	return !(len(d) > 1 && d[0] == '0' && d[1] >= '0' && d[1] <= '9')
 }
 
+// plainInteger reports whether lit is an integer in canonical form: up to
+// 21 digits, no leading zero, a minus sign only before a non-zero one.
+func plainInteger(lit string) bool {
+	d := lit
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 21 || d[0] == '0' && (len(d) > 1 || len(lit) > 1) {
+		return false
+	}
+	return allDigits(d)
+}
+
+// sortMembers puts an object's members in the order of their keys' bytes.
+// A few are sorted in place; many (a call may send tens of thousands) are
+// sorted through their order, returned: each key's first eight bytes as
+// a number beside its index, compared as numbers (no pointer to follow)
+// and as strings only where those bytes are equal.
+func sortMembers(a []jsonMember) []memberOrder {
+	if len(a) < 64 {
+		slices.SortFunc(a, func(x, y jsonMember) int { return strings.Compare(x.k, y.k) })
+		return nil
+	}
+	order := make([]memberOrder, len(a))
+	for i := range a {
+		k := a[i].k
+		var p uint64
+		for j := 0; j < 8; j++ {
+			p <<= 8
+			if j < len(k) {
+				p |= uint64(k[j])
+			}
+		}
+		order[i] = memberOrder{p: p, i: int32(i)}
+	}
+	slices.SortFunc(order, func(x, y memberOrder) int {
+		switch {
+		case x.p < y.p:
+			return -1
+		case x.p > y.p:
+			return 1
+		}
+		return strings.Compare(a[x.i].k, a[y.i].k)
+	})
+	return order
+}
+
+// memberOrder is a member's place in sortMembers: its key's first eight
+// bytes as a number and its index.
+type memberOrder struct {
+	p uint64
+	i int32
+}
+
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
@@ -266,6 +332,11 @@ func AppendJSONString(dst []byte, s string) []byte {
 // U+FFFD, as encoding/json writes them.
 func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 	b.WriteByte('"')
+	if plainString(s) {
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	afterHigh := false // the last thing written was a lone high surrogate's escape
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -326,6 +397,17 @@ func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 		i += size
 	}
 	b.WriteByte('"')
+}
+
+// plainString reports whether s is written as it is inside the quotes:
+// printable ASCII with no quote or backslash.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isWTF8Surrogate reports whether s starts with a surrogate code point

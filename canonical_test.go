@@ -1,9 +1,12 @@
 package toolenv
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -141,6 +144,55 @@ func TestIsJSONNumber(t *testing.T) {
 		_, err := json.Marshal(json.Number(tt.lit))
 		if tt.lit != "" && (err == nil) != tt.want {
 			t.Errorf("IsJSONNumber(%q) = %v, but encoding/json says %v", tt.lit, tt.want, err)
+		}
+	}
+}
+
+// TestCanonicalOrdersManyMembers: objects of a few to thousands of
+// members, whose keys share long prefixes, are prefixes of each other,
+// are empty or hold multi-byte characters, come out with their keys in
+// byte order, each once (many members are sorted by their keys' first
+// eight bytes as a number, then as strings: both paths and their seam).
+func TestCanonicalOrdersManyMembers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 4))
+	parts := []string{"", "a", "ab", "abcdefgh", "abcdefghi", "é", "\u00ff", "\x7f", "z", "0", "日本", "\x00"}
+	for _, n := range []int{1, 63, 64, 65, 300, 5000} {
+		m := map[string]any{}
+		for len(m) < n {
+			var k strings.Builder
+			for range rng.IntN(4) {
+				k.WriteString(parts[rng.IntN(len(parts))])
+			}
+			if rng.IntN(3) == 0 {
+				k.WriteString(strconv.Itoa(rng.IntN(1000)))
+			}
+			m[k.String()] = len(m)
+		}
+		c, err := Canonical(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(c))
+		dec.Token() // {
+		var keys []string
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, tok.(string))
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(keys) != n {
+			t.Fatalf("%d members: %d keys out", n, len(keys))
+		}
+		for i := 1; i < len(keys); i++ {
+			if keys[i-1] >= keys[i] {
+				t.Fatalf("%d members: %q before %q", n, keys[i-1], keys[i])
+			}
 		}
 	}
 }

@@ -60,6 +60,61 @@ func ParseJSONObject(data []byte) (map[string]any, error) {
 type jsonParser struct {
 	data []byte
 	i    int
+	// free holds member chunks of finished objects, reused: an object's
+	// members are collected first and its map made at its final size,
+	// since growing a map of many keys costs more than the parse. They
+	// are kept in chunks that are never copied (growing one list of
+	// members would copy it again and again).
+	free [][]jsonMember
+}
+
+// memberChunk is the size of the chunks members are kept in past the
+// first ones.
+const memberChunk = 4096
+
+// members collects an object's members in chunks.
+type members struct {
+	p      *jsonParser
+	chunks [][]jsonMember
+	n      int
+}
+
+func (ms *members) add(k string, v any) {
+	if c := len(ms.chunks); c == 0 || len(ms.chunks[c-1]) == cap(ms.chunks[c-1]) {
+		size := 8 << c
+		if size > memberChunk || c > 12 {
+			size = memberChunk
+		}
+		var chunk []jsonMember
+		if f := len(ms.p.free); f > 0 && cap(ms.p.free[f-1]) >= size {
+			chunk, ms.p.free = ms.p.free[f-1][:0], ms.p.free[:f-1]
+		} else {
+			chunk = make([]jsonMember, 0, size)
+		}
+		ms.chunks = append(ms.chunks, chunk)
+	}
+	c := len(ms.chunks) - 1
+	ms.chunks[c] = append(ms.chunks[c], jsonMember{k, v})
+	ms.n++
+}
+
+// done makes the object's map, at its final size, and gives the chunks
+// back for the next objects.
+func (ms *members) done() map[string]any {
+	m := make(map[string]any, ms.n)
+	for _, chunk := range ms.chunks {
+		for _, kv := range chunk {
+			m[kv.k] = kv.v // a repeated key keeps its last value
+		}
+		clear(chunk)
+		ms.p.free = append(ms.p.free, chunk)
+	}
+	return m
+}
+
+type jsonMember struct {
+	k string
+	v any
 }
 
 const maxJSONDepth = 10000 // encoding/json's limit
@@ -118,12 +173,12 @@ func (p *jsonParser) literal(word string, v any) (any, error) {
 
 func (p *jsonParser) object(depth int) (any, error) {
 	p.i++ // {
-	m := map[string]any{}
 	p.space()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
-		return m, nil
+		return map[string]any{}, nil
 	}
+	ms := members{p: p}
 	for {
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
@@ -143,7 +198,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		m[k] = v
+		ms.add(k, v)
 		p.space()
 		if p.i >= len(p.data) {
 			return nil, p.fail("unterminated object")
@@ -153,7 +208,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 			p.i++
 		case '}':
 			p.i++
-			return m, nil
+			return ms.done(), nil
 		default:
 			return nil, p.fail("want ',' or '}' in an object")
 		}

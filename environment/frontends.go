@@ -121,16 +121,18 @@ func (env *Environment) frontends() {
 		if env.Sessions != nil {
 			sessions = env.Sessions // issued by any replica, honoured by all
 		}
+		args := server.NewMCPArguments() // large tools/call arguments, parsed once
 		env.mcpServer, err = server.NewMCPServer(server.MCPOptions{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Naming: naming, Version: c.Version, Search: search,
 			PageSize: c.MCP.PageSize, SearchAbove: c.MCP.SearchAbove, Sessions: sessions, Sources: env.mcpProxySources(),
+			Arguments: args,
 		})
 		if err != nil {
 			env.frontErr = err
 			return
 		}
 		mcpHandler := server.NewMCPHandler(env.mcpServer, server.MCPHTTPOptions{Logger: env.log, MaxSessions: c.Server.MaxSessions, OnSessionEnd: drop,
-			MaxBodyBytes:         c.Server.MaxBody,
+			MaxBodyBytes: c.Server.MaxBody, Arguments: args,
 			OnEvict:              func(n int) { env.Metrics.SessionsEvicted("mcp", n) },
 			MaxSessionsPerClient: c.Server.MaxSessionsPerClient, MaxStreamsPerClient: c.Server.MaxStreamsPerClient,
 			StreamIdle: c.Server.StreamIdle, StreamMaxLifetime: c.Server.StreamMaxLifetime})

@@ -14,6 +14,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/backend/virtual"
+	"github.com/toolenv/toolenv/internal/redact"
 	"github.com/toolenv/toolenv/store"
 )
 
@@ -186,11 +187,29 @@ func (env *Environment) mcpServers() ([]*mcpsource.Server, error) {
 		s.Headers[strings.TrimSpace(key)] = strings.TrimSpace(val)
 	}
 	for _, s := range servers {
-		if keys := s.Secrets(); len(keys) > 0 {
+		if keys := inlineCredentials(s); len(keys) > 0 {
 			env.log.Warn("an MCP server's configuration holds values that look like credentials written inline: write them as ${VAR} so that they stay in the environment", "server", s.Name, "keys", strings.Join(keys, ", "))
 		}
 	}
 	return servers, nil
+}
+
+// inlineCredentials returns the env and header keys of s whose values
+// are credentials written inline rather than as ${VAR} references: an
+// inline value under an ordinary name (MEMORY_FILE_PATH=/tmp/m.json) is
+// configuration, not a credential.
+func inlineCredentials(s *mcpsource.Server) []string {
+	var out []string
+	for _, k := range s.Secrets() {
+		v, ok := s.Env[k]
+		if !ok {
+			v = s.Headers[k]
+		}
+		if redact.Credential(k, v) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // shortValue cuts a value for a message (inline JSON may be long).

@@ -128,8 +128,18 @@ func ParseAction(data []byte) (*Action, error) {
 			Label string          `json:"label"`
 			ID    string          `json:"id"`
 		}
-		if err := decodeUseNumber(data, &c); err != nil {
-			return nil, invalid("call_tool: "+err.Error(), "tool_name is a string, arguments an object, label a string")
+		// Field by field from the members already split: the arguments
+		// (all but a few bytes of a large action) are not scanned again.
+		c.Args = raw["arguments"]
+		for _, f := range []struct {
+			name string
+			dst  any
+		}{{"tool_name", &c.Name}, {"label", &c.Label}, {"id", &c.ID}} {
+			if v, ok := raw[f.name]; ok {
+				if err := json.Unmarshal(v, f.dst); err != nil {
+					return nil, invalid("call_tool: "+f.name+": "+err.Error(), "tool_name is a string, arguments an object, label a string")
+				}
+			}
 		}
 		if c.Name == nil || *c.Name == "" {
 			return nil, invalid("call_tool has no tool_name", "name the tool to call, as list_tools lists it")
@@ -255,8 +265,10 @@ func parseArgs(tool string, raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
-	var args map[string]any
-	if err := decodeUseNumber(raw, &args); err != nil || args == nil {
+	// toolenv's own parser (encoding/json's types, no reflection), as
+	// the other front-ends parse arguments: a step's cost per byte.
+	args, err := toolenv.ParseJSONObject(raw)
+	if err != nil {
 		return nil, invalid(fmt.Sprintf("the arguments of %s are not a JSON object", tool), `write them as an object, e.g. {"city": "Paris"}`)
 	}
 	return args, nil

@@ -113,11 +113,11 @@ func NewCacheMiddleware(c Cache, opts CacheOptions) toolenv.Middleware {
 					}
 				}
 			}
-			canon, err := toolenv.Canonical(call.Args)
+			canon, err := call.CanonicalOf(call.Args)
 			if err != nil {
 				return toolenv.Errorf(toolenv.StatusInvalidArguments, "send arguments as a JSON object", "arguments cannot be encoded: %v", err)
 			}
-			k := cacheKey{tool: call.Tool.ID, args: string(canon), exact: call.Meta[CallMetaExactKey]}
+			k := cacheKey{tool: call.Tool.ID, args: canon, exact: call.Meta[CallMetaExactKey]}
 			k.exactOnly = k.exact != "" && call.Meta[CallMetaExactOnly] == "true"
 			if !call.Options.NoCache {
 				if res, ok := m.lookup(ctx, k); ok {

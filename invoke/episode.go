@@ -105,7 +105,7 @@ func Episodes(opts EpisodeOptions) toolenv.Middleware {
 			if call.Tool == nil || call.Collection == nil || (st != toolenv.StateRead && st != toolenv.StateWrite) {
 				return next.Invoke(ctx, call)
 			}
-			canon, err := toolenv.Canonical(call.Args)
+			canon, err := call.CanonicalOf(call.Args)
 			if err != nil {
 				return toolenv.Errorf(toolenv.StatusInvalidArguments, "send arguments as a JSON object", "arguments cannot be encoded: %v", err)
 			}
@@ -125,7 +125,7 @@ func Episodes(opts EpisodeOptions) toolenv.Middleware {
 					prefix = "episode@" + o + ":"
 				}
 			}
-			c.Meta[CallMetaExactKey] = prefix + strconv.Itoa(ep.n) + ":" + hex.EncodeToString(ep.hash[:12]) + ":" + string(canon)
+			c.Meta[CallMetaExactKey] = prefix + strconv.Itoa(ep.n) + ":" + hex.EncodeToString(ep.hash[:12]) + ":" + canon
 			c.Meta[CallMetaExactOnly] = "true"
 			if ep.replayed {
 				c.Meta[CallMetaReplayed] = "true"

@@ -62,12 +62,12 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 			}
 			exactKey := exact
 			lookup := func(args map[string]any) *toolenv.Result {
-				canon, err := toolenv.Canonical(args)
-				if err != nil || slices.Contains(tried, string(canon)) {
+				canon, err := call.CanonicalOf(args)
+				if err != nil || slices.Contains(tried, canon) {
 					return nil
 				}
-				tried = append(tried, string(canon))
-				e, ok, err := c.GetExact(ctx, tool, exact, string(canon))
+				tried = append(tried, canon)
+				e, ok, err := c.GetExact(ctx, tool, exact, canon)
 				exact = ""
 				if err != nil {
 					if ctx.Err() != nil {
@@ -94,7 +94,7 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 				return res
 			}
 			coerce := func(args map[string]any) map[string]any {
-				return v.Args(call.Tool.Input, args, true).Args
+				return validateMemo(call, v, args, true).Args
 			}
 			coerced := coerce(sent)
 			std := standardNames(call.Tool.Input, sent)
@@ -116,9 +116,12 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 				}
 			}
 			// Looked up under every key: the cache below only stores.
-			looked := call.Clone()
+			// (A copy sharing the arguments: nothing below changes them in
+			// place, and copying tens of thousands of keys is a pass of
+			// its own.)
+			looked := *call
 			looked.Options.NoCache = true
-			return next.Invoke(ctx, looked)
+			return next.Invoke(ctx, &looked)
 		})
 	}
 }
@@ -136,6 +139,20 @@ type exactMemory interface {
 type searchMemory interface {
 	Writes() uint64
 	Searched(tool, exact, args string, e *store.Entry, writes uint64)
+}
+
+// validateKind names a validation among a call's memos (MemoArgs).
+type validateKind struct {
+	schema  *toolenv.Schema
+	lenient bool
+}
+
+// validateMemo validates args against the call's tool input once per call
+// (LenientCache and Validate check the same arguments the same way).
+func validateMemo(call *toolenv.Call, v *validate.Validator, args map[string]any, lenient bool) validate.Outcome {
+	return call.MemoArgs(validateKind{call.Tool.Input, lenient}, args, func() any {
+		return v.Args(call.Tool.Input, args, lenient)
+	}).(validate.Outcome)
 }
 
 // documentedName returns the name a property's documentation gave it
@@ -159,6 +176,20 @@ func documentedName(p *toolenv.Schema) string {
 // name under that name, or nil when none has (or the names would clash).
 func documentedNames(s *toolenv.Schema, args map[string]any) map[string]any {
 	if s == nil || len(args) == 0 {
+		return nil
+	}
+	// Only arguments of documented parameters can be renamed: look at
+	// those (a handful) before copying every argument.
+	renames := false
+	for name, p := range s.Properties {
+		if _, sent := args[name]; sent {
+			if doc := documentedName(p); doc != "" && doc != name {
+				renames = true
+				break
+			}
+		}
+	}
+	if !renames {
 		return nil
 	}
 	out := make(map[string]any, len(args))

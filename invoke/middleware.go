@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -109,7 +110,9 @@ func Validate(v *validate.Validator) toolenv.Middleware {
 			}
 			policy := policyOf(call)
 			lenient := policy.Validation != toolenv.ValidationStrict
-			out := v.Args(call.Tool.Input, call.Args, lenient)
+			out := validateMemo(call, v, call.Args, lenient)
+			// The memo is shared: its lists are appended to in copies.
+			out.Problems, out.Warnings = slices.Clip(out.Problems), slices.Clip(out.Warnings)
 			if policy.Validation == toolenv.ValidationLenient {
 				var missing []string
 				out.Problems, missing = lenientMissing(out.Problems)

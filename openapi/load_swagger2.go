@@ -61,6 +61,7 @@ func fromSwagger2(data []byte) (doc *swagger2Document, err error) {
 	if err := checkSwagger2(top); err != nil {
 		return nil, err
 	}
+	draft04Schemas(top)
 	if where := brokenRef(data, ""); where != "" {
 		return nil, toolenv.Errorw(toolenv.StatusBadRequest, "every $ref must point to something that exists, e.g. #/definitions/Pet", "%s", where)
 	}
@@ -262,6 +263,96 @@ func checkSwagger2(top map[string]any) error {
 }
 
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+// draft04Schemas rewrites, in every schema of a Swagger 2.0 document,
+// what the converter cannot read as Swagger 2.0's own JSON Schema allows
+// it:
+//
+//   - items given as a list (a draft-04 tuple) becomes the schema of the
+//     list's items: its one schema, or the one all its schemas are; a
+//     tuple of different schemas takes any items (OpenAPI 3.0 has no
+//     tuples). API descriptions write "items": [{"type": "string"}] for a
+//     list of strings;
+//   - under additionalProperties, which the converter reads as OpenAPI 3
+//     already (and so neither converts nor resolves), the schema is made
+//     OpenAPI 3: $refs to #/definitions/… point to #/components/schemas/…
+//     (nested under properties, items or allOf, they were left pointing
+//     nowhere), a discriminator names its property ({"propertyName": …}),
+//     type file is a binary string and x-nullable is nullable.
+func draft04Schemas(top map[string]any) {
+	var schema func(v any, depth int, v3 bool)
+	schema = func(v any, depth int, v3 bool) {
+		m := asMap(v)
+		if m == nil || depth > maxTreeDepth {
+			return
+		}
+		if list, ok := m["items"].([]any); ok {
+			var one any = map[string]any{}
+			if len(list) > 0 {
+				one = list[0]
+				first, _ := json.Marshal(list[0])
+				for _, x := range list[1:] {
+					if b, _ := json.Marshal(x); string(b) != string(first) {
+						one = map[string]any{}
+						break
+					}
+				}
+			}
+			m["items"] = one
+		}
+		if v3 {
+			if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#/definitions/") {
+				m["$ref"] = "#/components/schemas/" + strings.TrimPrefix(ref, "#/definitions/")
+			}
+			if d, ok := m["discriminator"].(string); ok {
+				m["discriminator"] = map[string]any{"propertyName": d}
+			}
+			if m["type"] == "file" {
+				m["type"], m["format"] = "string", "binary"
+			}
+			if n, ok := m["x-nullable"].(bool); ok {
+				delete(m, "x-nullable")
+				m["nullable"] = n
+			}
+		}
+		schema(m["items"], depth+1, v3)
+		schema(m["not"], depth+1, v3)
+		schema(m["additionalProperties"], depth+1, true)
+		for _, x := range asList(m["allOf"]) {
+			schema(x, depth+1, v3)
+		}
+		for _, x := range asMap(m["properties"]) {
+			schema(x, depth+1, v3)
+		}
+	}
+	params := func(v any) {
+		for _, p := range asList(v) {
+			schema(asMap(p)["schema"], 0, false)
+		}
+	}
+	responses := func(v any) {
+		for _, r := range asMap(v) {
+			schema(asMap(r)["schema"], 0, false)
+		}
+	}
+	for _, d := range asMap(top["definitions"]) {
+		schema(d, 0, false)
+	}
+	for _, p := range asMap(top["parameters"]) {
+		schema(asMap(p)["schema"], 0, false)
+	}
+	responses(top["responses"])
+	for _, item := range asMap(top["paths"]) {
+		params(asMap(item)["parameters"])
+		for _, m := range swagger2Methods {
+			op := asMap(asMap(item)[m])
+			params(op["parameters"])
+			responses(op["responses"])
+		}
+	}
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
 
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))

@@ -280,8 +280,6 @@ type genOp struct {
 	required map[string]bool
 }
 
-func asList(v any) []any { l, _ := v.([]any); return l }
-
 // TestSwagger2Generated: generated Swagger 2.0 documents load as JSON and
 // as YAML into the same tools, each parameter where the document puts
 // it, required as it says, its array format as its collectionFormat

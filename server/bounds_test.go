@@ -18,12 +18,29 @@ import (
 	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/store"
+	"github.com/toolenv/toolenv/toolbench"
+	"github.com/toolenv/toolenv/validate"
 )
+
+// countBackend answers every call with a small body that counts its
+// arguments: an API's answer does not grow with the keys a client sends,
+// so the cost measured is the request's.
+func countBackend(ctx context.Context, call *toolenv.Call) *toolenv.Result {
+	body := fmt.Sprintf(`{"tool":%q,"arguments":%d}`, call.Tool.Name, len(call.Args))
+	return &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(body), Source: toolenv.SourceSimulator}
+}
 
 // boundsServer serves a lenient ToolBench-style collection ("toolbench",
 // tool search_for_newsapi: q, limit) and the strict demo over /virtual,
-// REST and MCP, with a 4 MiB body limit.
+// REST and MCP, with a 4 MiB body limit, answered by countBackend.
 func boundsServer(t testing.TB) http.Handler {
+	t.Helper()
+	return boundsServerWith(t, NewMCPArguments())
+}
+
+// boundsServerWith is boundsServer with the MCP arguments stash given
+// (nil: none).
+func boundsServerWith(t testing.TB, stash *MCPArguments) http.Handler {
 	t.Helper()
 	c, err := demo.Collection()
 	if err != nil {
@@ -40,7 +57,7 @@ func boundsServer(t testing.TB) http.Handler {
 	tb.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
 	reg := invoke.NewRegistry()
 	for _, coll := range []*toolenv.Collection{c, tb} {
-		if err := reg.Add(coll, toolenv.HandlerFunc(echoBackend)); err != nil {
+		if err := reg.Add(coll, toolenv.HandlerFunc(countBackend)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -50,11 +67,11 @@ func boundsServer(t testing.TB) http.Handler {
 	}
 	t.Cleanup(func() { st.Close() })
 	p := invoke.New(reg, invoke.Options{Cache: st})
-	ms, err := NewMCPServer(MCPOptions{Pipeline: p, Registry: reg, Version: "test", SearchAbove: -1})
+	ms, err := NewMCPServer(MCPOptions{Pipeline: p, Registry: reg, Version: "test", SearchAbove: -1, Arguments: stash})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Options{Pipeline: p, Registry: reg, MaxBodyBytes: 4 << 20, MCP: NewMCPHandler(ms, MCPHTTPOptions{})})
+	return New(Options{Pipeline: p, Registry: reg, MaxBodyBytes: 4 << 20, MCP: NewMCPHandler(ms, MCPHTTPOptions{MaxBodyBytes: 4 << 20, Arguments: stash})})
 }
 
 // manyKeys returns a JSON object of the given arguments and n more
@@ -251,6 +268,112 @@ func BenchmarkToolInputPerKB(b *testing.B) {
 				if base.set {
 					b.ReportMetric((perCall-base.cpu)/((float64(len(args))-base.bytes)/1024), "marginal-cpu-µs/KB")
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkArgumentStepsPerKB splits the cost per KB of a megabyte of
+// undocumented keys into the steps every front-end takes: parsing,
+// canonicalising (the cache key), validating and keying a /virtual
+// tool_input.
+//
+//	go test ./server -run '^$' -bench ArgumentStepsPerKB -benchtime 10x
+func BenchmarkArgumentStepsPerKB(b *testing.B) {
+	raw := manyKeys(`"q"`, 1<<20/15)
+	kb := float64(len(raw)) / 1024
+	args, _ := toolenv.ParseJSONObject(raw)
+	in := toolenv.ObjectSchema()
+	in.SetProp("q", &toolenv.Schema{Type: "string"})
+	in.SetProp("limit", &toolenv.Schema{Type: "integer"})
+	var v validate.Validator
+	run := func(name string, f func()) {
+		b.Run(name, func(b *testing.B) {
+			start := cpuTime()
+			for b.Loop() {
+				f()
+			}
+			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N)/kb, "cpu-µs/KB")
+		})
+	}
+	run("parse", func() { toolenv.ParseJSONObject(raw) })
+	run("canonical", func() { toolenv.Canonical(args) })
+	run("validate", func() { v.Args(in, args, true) })
+	run("toolinputkey", func() { toolbench.ToolInputKeyOf(raw) })
+}
+
+// shapes are the ways a request's bytes can be laid out: what each front
+// end must parse in linear time whatever the layout.
+var shapes = []string{"keys", "deep", "strings", "arrays"}
+
+// shaped returns a JSON object of about size bytes: the argument first,
+// padded as manyKeys pads it, then undocumented members of the shape
+// named: many small keys, objects nested 64 deep, long strings with
+// escapes and multi-byte characters, or long arrays of numbers.
+func shaped(first, shape string, size int) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{%s: "%012d"`, first, 0)
+	for i := 0; b.Len() < size; i++ {
+		switch shape {
+		case "keys":
+			fmt.Fprintf(&b, `, "k%07d": 1`, i)
+		case "deep":
+			fmt.Fprintf(&b, `, "d%05d": `, i)
+			for j := range 64 {
+				fmt.Fprintf(&b, `{"n%d": `, j%10)
+			}
+			b.WriteString(`[1, "x", true]`)
+			b.WriteString(strings.Repeat("}", 64))
+		case "strings":
+			fmt.Fprintf(&b, `, "s%03d": "`, i)
+			for j := 0; j < 64<<10/32; j++ {
+				b.WriteString(`lorem ipsum é日本 \"quoted\"\n\t`)
+			}
+			b.WriteByte('"')
+		case "arrays":
+			fmt.Fprintf(&b, `, "a%03d": [`, i)
+			for j := range 16 << 10 {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%d.%d", j, j%7)
+			}
+			b.WriteByte(']')
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// BenchmarkRequestShapesPerKB measures the server CPU a call of about
+// 1 MB costs per KB of request body (the whole body as sent: /virtual's
+// envelope, MCP's JSON-RPC message), for each shape of arguments and
+// each front-end, in-process, every call a cache miss. Issue 29's target
+// is 20 cpu-µs/KB.
+//
+//	go test ./server -run '^$' -bench RequestShapesPerKB -benchtime 10x
+func BenchmarkRequestShapesPerKB(b *testing.B) {
+	h := boundsServer(b)
+	for _, fe := range frontends() {
+		for _, shape := range shapes {
+			b.Run(fe.name+"/"+shape, func(b *testing.B) {
+				args := shaped(fe.first, shape, 1<<20)
+				at := bytes.IndexByte(args, ':') + 3 // the padded value
+				var cpu time.Duration
+				var body int64
+				for i := 0; b.Loop(); i++ {
+					copy(args[at:], fmt.Sprintf("%012d", i+1)) // a cache miss each time
+					req := fe.req(b, h, args)
+					body += req.ContentLength
+					rec := httptest.NewRecorder()
+					start := cpuTime()
+					h.ServeHTTP(rec, req)
+					cpu += cpuTime() - start
+					if rec.Code >= 500 {
+						b.Fatalf("%d %.300s", rec.Code, rec.Body)
+					}
+				}
+				b.ReportMetric(float64(cpu.Microseconds())/(float64(body)/1024), "cpu-µs/KB")
 			})
 		}
 	}

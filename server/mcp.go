@@ -65,6 +65,10 @@ type MCPOptions struct {
 	// (_meta "toolenv/session" or X-Toolenv-Session): the server's
 	// SessionIssuer. Nil: such names are scoped to the MCP session.
 	Sessions SessionIssuer
+	// Arguments, shared with the HTTP handler (MCPHTTPOptions.Arguments),
+	// hands the server the large arguments the handler read ahead of the
+	// SDK; nil: none are.
+	Arguments *MCPArguments
 }
 
 // mcpCacheable is the cache hint of every list and read result: public
@@ -128,7 +132,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	f := &mcpFrontend{
 		pipeline: opts.Pipeline, log: log, registry: opts.Registry, naming: opts.Naming,
 		pageSize: opts.PageSize, searchAbove: opts.SearchAbove, search: opts.Search, listTTL: opts.ListTTL,
-		idPre: "mcp-" + hex.EncodeToString(idPre[:]) + "-",
+		idPre: "mcp-" + hex.EncodeToString(idPre[:]) + "-", arguments: opts.Arguments,
 	}
 	if f.search == nil && f.searchAbove > 0 {
 		own := NewIndexSearch(IndexSearchOptions{Logger: log})
@@ -199,6 +203,7 @@ type mcpFrontend struct {
 	proxy       mcpProxy        // the sources' resources, prompts, completions (mcp_proxy.go)
 	headerTools map[string]bool // placeholders for x-mcp-header checks (syncHeaderTools)
 	parks       mcpParks        // calls waiting for a sessionless client's answer (mcp_park.go)
+	arguments   *MCPArguments   // large arguments read ahead of the SDK
 }
 
 // current returns the catalog, waiting for the first one to be built.
@@ -300,7 +305,11 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 // callResult is call, with the pipeline's result (nil when the call
 // never reached it).
 func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) (*mcp.CallToolResult, *toolenv.Result) {
-	args, res := mcpArgs(req.Params.Arguments)
+	args, stashed := f.arguments.take(req.Params.Arguments)
+	var res *toolenv.Result
+	if !stashed {
+		args, res = mcpArgs(req.Params.Arguments)
+	}
 	sc := mcpSessionCall{sessions: e.coll.Policy.Sessions, setup: e.coll.Policy.Sessions && e.tool.Hidden(), arg: mcpSessionArg(e.tool)}
 	if res == nil && sc.sessions {
 		sc.handle, res = takeSessionArg(args, mcpSessionArg(e.tool))
@@ -354,10 +363,10 @@ func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, 
 	case !passed:
 		out = MCPResult(res)
 		if o != nil && res.OK() {
-			conform(out, o, res.Body)
+			conform(out, o, res, res.Body)
 		}
 	case o != nil && !out.IsError && out.InputRequests == nil:
-		conform(out, o, structuredBytes(out))
+		conform(out, o, res, structuredBytes(out))
 	}
 	out.Meta[MCPMetaTool] = e.tool.ID
 	if session != "" {
@@ -460,6 +469,10 @@ type MCPHTTPOptions struct {
 	StreamIdle, StreamMaxLifetime time.Duration
 	// MaxBodyBytes bounds a POST body; 0 means the SDK's 4 MiB.
 	MaxBodyBytes int64
+	// Arguments, shared with the server (MCPOptions.Arguments), keeps
+	// the large arguments of tools/call requests, read ahead of the SDK
+	// (see MCPArguments); nil: the SDK reads them.
+	Arguments *MCPArguments
 	// GetServer, when set, gives the server of each new session (and
 	// of the protocol-version check of every request) instead of srv:
 	// one server per session, as RL episodes over MCP have. No cap is
@@ -522,7 +535,7 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 		MaxRequestBodyBytes:          opts.MaxBodyBytes,
 		PropagateRequestCancellation: true,
 	})
-	return &mcpHTTP{next: h, sessionless: sessionless, max: opts.MaxBodyBytes, log: log}
+	return &mcpHTTP{next: h, sessionless: sessionless, max: opts.MaxBodyBytes, log: log, args: opts.Arguments}
 }
 
 // capOptions are the caps opts ask for, defaults applied.

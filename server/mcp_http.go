@@ -53,6 +53,7 @@ type mcpHTTP struct {
 	sessionless http.Handler // the 2026-07-28 protocol; nil: none
 	max         int64
 	log         *slog.Logger
+	args        *MCPArguments // large arguments read ahead of the SDK; nil: none
 }
 
 func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -69,6 +70,15 @@ func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ew.fail(http.StatusRequestEntityTooLarge, mcpCodeInvalidRequest, fmt.Sprintf("request body over the server's limit of %d bytes (--max-body): send smaller messages", h.max))
 			return
 		}
+		// Large arguments are read first (the rest of the message is
+		// then checked without them): see MCPArguments. Not when
+		// Mcp-Param-* headers (2026-07-28) are to be checked against
+		// them by the SDK.
+		release := func() {}
+		if !mcpParamHeaders(r.Header) {
+			body, release = h.args.stash(body)
+		}
+		defer release()
 		body, sessionless, ok := h.check(ew, r, body)
 		if !ok {
 			return
@@ -495,4 +505,15 @@ func errorMessage(status int, body []byte) string {
 		return msg
 	}
 	return http.StatusText(status)
+}
+
+// mcpParamHeaders reports whether h holds an Mcp-Param-* header, which
+// the SDK checks against a call's arguments.
+func mcpParamHeaders(h http.Header) bool {
+	for k := range h {
+		if len(k) > len("Mcp-Param-") && strings.EqualFold(k[:len("Mcp-Param-")], "Mcp-Param-") {
+			return true
+		}
+	}
+	return false
 }

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	toolenv "github.com/toolenv/toolenv"
-	"github.com/toolenv/toolenv/internal/ajvcompat"
+	"github.com/toolenv/toolenv/internal/schemacheck"
 )
 
 // A tool whose output schema is known (Tool.Output: OpenAPI responses,
@@ -33,7 +30,7 @@ const MCPMetaOutputProblems = "toolenv/output_problems"
 // mcpOutput is the output schema a tool is listed with, compiled.
 type mcpOutput struct {
 	schema json.RawMessage
-	v      *jsonschema.Schema
+	c      *schemacheck.Checker
 }
 
 // output returns the output schema e is listed with, or nil. It is
@@ -61,66 +58,11 @@ func compileOutput(s *toolenv.Schema) (*mcpOutput, error) {
 	if s.Type != "object" || s.Nullable {
 		return nil, errNoOutputSchema
 	}
-	raw, err := s.MarshalJSON()
+	c, err := schemacheck.Compile(s)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	for _, f := range ajvFormats() {
-		c.RegisterFormat(f)
-	}
-	c.UseRegexpEngine(ajvPattern)
-	// No loader: a $ref to anything outside the schema fails to
-	// compile, as it would in a client's validator.
-	c.UseLoader(noLoader{})
-	const loc = "toolenv:output.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	v, err := c.Compile(loc)
-	if err != nil {
-		return nil, err
-	}
-	return &mcpOutput{schema: raw, v: v}, nil
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("the schema refers to %s, which is not part of it", url)
-}
-
-// ajvFormats are the formats as the TypeScript SDK's validator (Ajv
-// with ajv-formats) asserts them, and those it does not know (the
-// santhosh-tekuri validator's own extras) as passing, as Ajv lets them
-// pass: a value conforms here exactly when it conforms there.
-func ajvFormats() []*jsonschema.Format {
-	names := append(slices.Clone(ajvcompat.Formats), "period", "iri", "iri-reference", "semver", "idn-email", "idn-hostname")
-	out := make([]*jsonschema.Format, len(names))
-	for i, name := range names {
-		out[i] = &jsonschema.Format{Name: name, Validate: func(v any) error {
-			if !ajvcompat.Check(name, v) {
-				return fmt.Errorf("not a valid %s", name)
-			}
-			return nil
-		}}
-	}
-	return out
-}
-
-// ajvPattern compiles a pattern as Ajv runs it (see ajvcompat.Pattern).
-func ajvPattern(p string) (jsonschema.Regexp, error) {
-	re, err := ajvcompat.Pattern(p)
-	if err != nil {
-		return nil, err
-	}
-	return re, nil
+	return &mcpOutput{schema: c.Raw(), c: c}, nil
 }
 
 // check reports how body breaks the output schema, or nil when it is an
@@ -130,42 +72,13 @@ func (o *mcpOutput) check(body []byte) []string {
 	if len(body) == 0 || body[0] != '{' {
 		return []string{"the answer is not a JSON object"}
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return []string{"the answer is not JSON: " + err.Error()}
-	}
-	err = o.v.Validate(inst)
-	if err == nil {
-		return nil
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []string{err.Error()}
-	}
-	var out []string
-	var leaves func(e *jsonschema.ValidationError)
-	leaves = func(e *jsonschema.ValidationError) {
-		if len(out) > 10 {
-			return
-		}
-		if len(e.Causes) == 0 {
-			out = append(out, e.Error()) // "at '/path': what is wrong"
-			return
-		}
-		for _, c := range e.Causes {
-			leaves(c)
-		}
-	}
-	leaves(ve)
-	if len(out) > 10 {
-		out = append(out[:10], "…")
-	}
-	return out
+	return o.c.Check(body)
 }
 
 // conform makes a successful result keep the promise of the tool's
-// output schema (see above).
-func conform(out *mcp.CallToolResult, o *mcpOutput, body []byte) {
+// output schema (see above), saying who made an answer that breaks it
+// (outputMismatch, as REST says it).
+func conform(out *mcp.CallToolResult, o *mcpOutput, res *toolenv.Result, body []byte) {
 	problems := o.check(body)
 	if problems == nil {
 		out.StructuredContent = json.RawMessage(bytes.TrimSpace(body))
@@ -174,7 +87,8 @@ func conform(out *mcp.CallToolResult, o *mcpOutput, body []byte) {
 	out.StructuredContent = nil
 	out.IsError = true
 	out.Meta[MCPMetaOutputProblems] = problems
-	text := "error (output_mismatch): the API answered, but not as its documented output schema says, so the answer is not given as structured content:\n- " +
+	what := strings.TrimPrefix(outputMismatch(res), "output_mismatch: ")
+	text := "error (output_mismatch): " + what + ", so the answer is not given as structured content:\n- " +
 		strings.Join(problems, "\n- ") + "\nresponse: " + bodyText(bytes.TrimSpace(body))
 	out.Content = []mcp.Content{&mcp.TextContent{Text: text}}
 }

@@ -83,7 +83,7 @@ func TestPreferHeader(t *testing.T) {
 		{"not a code", book, "code=abc", 400, "bad_request", "", "error", `"abc" is not an HTTP status code`},
 		{"documented example", book, "example=example2", 200, "ok", "prefer:example=example2", "title", "Foundation"},
 		{"recorded example", book, "code=200, example=recorded1", 200, "ok", "prefer:example=recorded1", "title", "Recorded"},
-		{"unknown example", book, "example=nope", 400, "bad_request", "", "error", "documented: example1, example2, recorded1"},
+		{"unknown example", book, "example=nope", 400, "bad_request", "", "error", "documented: example1, example2, example3, recorded1"},
 		{"example with an error code", book, "code=404, example=example1", 400, "bad_request", "", "hint", "code=200"},
 		{"bad argument first", srv.URL + "/tools/demo/get_book?isbnn=9780441172719", "code=404", 400, "invalid_arguments", "", "error", ""},
 		{"real answer", book, "code=200", 200, "ok", "", "tool", "get_book"},

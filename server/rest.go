@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -250,6 +251,7 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv
 		call.Options.Feedback = fb
 	}
 	res = s.invoke(r.Context(), call)
+	res = s.noteOutputMismatch(call.Tool, res)
 	setResultHeaders(w.Header(), res)
 	if !res.OK() {
 		writeError(w, 0, res)
@@ -304,7 +306,11 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 		}
 	}
 	if r.Body != nil && r.Method != http.MethodGet {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+		var buf []byte
+		if n := r.ContentLength; n > 0 && n <= s.opts.MaxBodyBytes {
+			buf = make([]byte, 0, n+1) // read in one go, not grown by copies
+		}
+		body, err := readAllInto(buf, http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
@@ -312,22 +318,28 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 			}
 			return nil, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err)
 		}
-		if trimmed := strings.TrimSpace(string(body)); trimmed != "" {
+		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
 			if bp := tool.Meta["body_param"]; bound && bp != "" {
-				v, err := toolenv.ParseJSON([]byte(trimmed))
+				v, err := toolenv.ParseJSON(trimmed)
 				if err != nil {
 					return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be JSON", "the request body is not JSON: %v", err)
 				}
 				args[bp] = v
 				return args, nil
 			}
-			m, err := decodeArgs([]byte(trimmed))
+			m, err := decodeArgs(trimmed)
 			if err != nil {
 				return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
 			}
-			for k, v := range m {
-				args[k] = v
+			// The body's arguments win over the query's and the path's,
+			// which are few: they join the body's map (copying a body of
+			// many arguments would be a pass of its own).
+			for k, v := range args {
+				if _, ok := m[k]; !ok {
+					m[k] = v
+				}
 			}
+			args = m
 		}
 	}
 	return args, nil

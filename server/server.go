@@ -82,6 +82,8 @@ type Server struct {
 	// validator checks the arguments of calls answered from the
 	// documentation (a Prefer header).
 	validator validate.Validator
+	// outputs checks REST answers against their tools' output schemas.
+	outputs outputChecks
 }
 
 // views are the indexes built from the registry's collections; they are

@@ -231,7 +231,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		case vb.pending:
 		case vb.fast:
 			k, ok = s.keys.of(vb.toolInput)
-		default:
+		case len(body) <= maxExactKeyInput:
 			k, ok = toolbench.ToolInputKey(body)
 		}
 		if ok {
@@ -259,7 +259,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		}
 		call.Args = vb.args
 	}
-	reply(w, s.invoke(r.Context(), call))
+	reply(w, s.noteOutputMismatch(call.Tool, s.invoke(r.Context(), call)))
 }
 
 func writeVirtual200(w http.ResponseWriter, res *toolenv.Result) { writeVirtual(w, http.StatusOK, res) }

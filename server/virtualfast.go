@@ -26,8 +26,19 @@ const (
 	maxKeyInput = 1 << 9
 )
 
-// of returns toolbench.ToolInputKeyOf(raw).
+// maxExactKeyInput is the longest tool_input whose exact key (its Python
+// repr, StableToolBench's own key) is used: StableToolBench's inputs are
+// a few hundred bytes, and the key of a longer one would be a second copy
+// of it to build, look up and store on every call (a client may send a
+// megabyte of keys); such a call is keyed by its canonical arguments only.
+const maxExactKeyInput = 4 << 10
+
+// of returns toolbench.ToolInputKeyOf(raw), or no key for a tool_input
+// over maxExactKeyInput.
 func (m *keyMemo) of(raw []byte) (string, bool) {
+	if len(raw) > maxExactKeyInput {
+		return "", false
+	}
 	if len(raw) == 0 || len(raw) > maxKeyInput { // nil (no tool_input) is not "" to ToolInputKeyOf
 		return toolbench.ToolInputKeyOf(raw)
 	}

@@ -125,12 +125,15 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 		sort.SliceStable(added, func(i, j int) bool { return added[i].Param < added[j].Param })
 		sort.Strings(c.warnings[warnBefore:])
 	}()
-	var unknown []string
+	// The unknown keys are counted, and the first few (in byte order)
+	// kept, as they are met: a call may send tens of thousands.
+	var unknown keyTally
+	reportUnknown := closed || c.lenient && len(s.Properties) > 0 && !allowsAdditional(s)
 	for k := range m {
 		ps, known := s.Properties[k]
 		if !known {
-			if closed || c.lenient && len(s.Properties) > 0 && !allowsAdditional(s) {
-				unknown = append(unknown, k)
+			if reportUnknown {
+				unknown.add(k)
 			}
 			continue
 		}
@@ -149,10 +152,31 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 			set(k, nv)
 		}
 	}
-	if len(unknown) > 0 {
+	if unknown.n > 0 {
 		c.unknown(s, path, unknown, closed)
 	}
 	return out
+}
+
+// keyTally counts keys and keeps the MaxListed+1 smallest, in order.
+type keyTally struct {
+	n     int
+	first []string
+}
+
+func (t *keyTally) add(k string) {
+	t.n++
+	const keep = MaxListed + 1
+	if len(t.first) == keep && k >= t.first[keep-1] {
+		return
+	}
+	i := sort.SearchStrings(t.first, k)
+	t.first = append(t.first, "")
+	copy(t.first[i+1:], t.first[i:])
+	t.first[i] = k
+	if len(t.first) > keep {
+		t.first = t.first[:keep]
+	}
 }
 
 // MaxListed is the most arguments of one object that validation names
@@ -161,46 +185,27 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 // whatever the number of keys a call sends.
 const MaxListed = 5
 
-// smallest returns the n smallest of keys in order, in one pass (no
-// sort of all the keys: a call may send tens of thousands).
-func smallest(keys []string, n int) []string {
-	out := make([]string, 0, n+1)
-	for _, k := range keys {
-		if len(out) == n && k >= out[n-1] {
-			continue
-		}
-		i := sort.SearchStrings(out, k)
-		out = append(out, "")
-		copy(out[i+1:], out[i:])
-		out[i] = k
-		if len(out) > n {
-			out = out[:n]
-		}
-	}
-	return out
-}
-
 // unknown reports the keys of an object its schema does not declare: in
 // strict mode (closed) a problem for each of the first MaxListed (in
 // byte order), with a suggestion, and one for the rest; in lenient mode
 // one warning naming the first MaxListed and counting the rest.
-func (c *checker) unknown(s *toolenv.Schema, path string, keys []string, closed bool) {
-	listed := smallest(keys, MaxListed+1) // and the first one not listed
+func (c *checker) unknown(s *toolenv.Schema, path string, keys keyTally, closed bool) {
+	listed := keys.first // and the first one not listed
 	first := ""
 	if len(listed) > MaxListed {
 		listed, first = listed[:MaxListed], listed[MaxListed]
 	}
-	rest := len(keys) - len(listed)
+	rest := keys.n - len(listed)
 	if !closed {
-		if len(keys) == 1 {
-			c.warnings = append(c.warnings, fmt.Sprintf("argument `%s` is not documented (passed on as given)", join(path, keys[0])))
+		if keys.n == 1 {
+			c.warnings = append(c.warnings, fmt.Sprintf("argument `%s` is not documented (passed on as given)", join(path, listed[0])))
 			return
 		}
 		names := make([]string, len(listed))
 		for i, k := range listed {
 			names[i] = "`" + join(path, k) + "`"
 		}
-		msg := fmt.Sprintf("%d arguments are not documented (passed on as given): %s", len(keys), strings.Join(names, ", "))
+		msg := fmt.Sprintf("%d arguments are not documented (passed on as given): %s", keys.n, strings.Join(names, ", "))
 		if rest > 0 {
 			msg += fmt.Sprintf(" and %d more", rest)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/schemadraft"
 )
 
 // Kind is the Kind of a collection made from an MCP server's tools, and
@@ -201,6 +202,7 @@ func schemaOf(v any, what string) (*toolenv.Schema, error) {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		return nil, nil
 	}
+	raw = schemadraft.NormalizeJSON(raw) // older drafts, as clients accept them
 	if err := compiles(raw); err != nil {
 		return nil, fmt.Errorf("its %s does not compile as JSON Schema: %v", what, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,15 +43,7 @@ type process struct {
 func startProcess(srv *Server, log *slog.Logger, maxLine int) (*process, error) {
 	cmd := exec.Command(srv.Command, srv.Args...)
 	cmd.Dir = srv.Dir
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(srv.Env))
-	for k := range srv.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+srv.Env[k])
-	}
+	cmd.Env = childEnv(os.Environ(), srv.Env)
 	setProcessGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

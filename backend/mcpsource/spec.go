@@ -25,8 +25,8 @@ type Server struct {
 	// Command and Args start a stdio server.
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
-	// Env is added to the environment of a stdio server (which inherits
-	// toolenv's own).
+	// Env is the environment of a stdio server, beside the minimal set
+	// it inherits from toolenv's (PATH, HOME, the locale: InheritedEnv).
 	Env map[string]string `json:"env,omitempty"`
 	// Dir is the stdio server's working folder; "" means toolenv's.
 	Dir string `json:"cwd,omitempty"`

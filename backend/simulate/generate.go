@@ -19,6 +19,11 @@ type generator struct {
 	title   string           // the API's name, for text values
 	maxList int              // longest list made
 	pools   map[string][]any // recorded values by member path
+	// relations hold between members of recorded objects, by pool path
+	// (schema path only).
+	relations map[string][]relation
+	// lists are the recorded lists by pool path (schema path only).
+	lists map[string][][]any
 }
 
 // value makes a value of shape s for the member at path (key is its

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/pyfmt"
+	"github.com/toolenv/toolenv/internal/schemacheck"
 )
 
 // Meta keys of synthesized results.
@@ -50,8 +52,19 @@ type SynthOptions struct {
 // the same records always give the same bytes. It is a toolenv.Handler,
 // safe for concurrent use.
 type Synthesizer struct {
-	opts SynthOptions
-	log  *slog.Logger
+	opts     SynthOptions
+	log      *slog.Logger
+	checkers sync.Map // *toolenv.Schema → *schemacheck.Checker (nil: does not compile)
+	docs     sync.Map // *toolenv.Schema → *schemaDoc
+}
+
+// schemaDoc returns what generation reads from s, worked out once.
+func (s *Synthesizer) schemaDoc(root *toolenv.Schema) *schemaDoc {
+	if d, ok := s.docs.Load(root); ok {
+		return d.(*schemaDoc)
+	}
+	d, _ := s.docs.LoadOrStore(root, newSchemaDoc(root))
+	return d.(*schemaDoc)
 }
 
 var _ toolenv.Handler = (*Synthesizer)(nil)
@@ -82,8 +95,11 @@ func (s *Synthesizer) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.R
 	if doc == nil {
 		doc = call.Tool
 	}
-	body, rule, from := s.synthesize(ctx, call.Tool.ID, doc, call.Args)
+	body, rule, from, problems := s.synthesize(ctx, call.Tool.ID, doc, call.Args)
 	r := &toolenv.Result{Status: toolenv.StatusOK, Body: body, Source: toolenv.SourceSynthesizer, Warnings: []string{SynthWarning}}
+	if len(problems) > 0 {
+		r.Warnings = append(r.Warnings, "toolenv's offline synthesizer could not make an answer that matches the tool's output schema: "+strings.Join(problems, "; "))
+	}
 	r.SetMeta(MetaSynthRule, rule)
 	if from != "" {
 		r.SetMeta(MetaSynthFrom, from)
@@ -93,8 +109,10 @@ func (s *Synthesizer) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.R
 }
 
 // synthesize makes the answer and says which rule made it (and, for
-// "nearest", the arguments of the recorded call it adapted).
-func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolenv.Tool, args map[string]any) (body json.RawMessage, rule, from string) {
+// "nearest", the arguments of the recorded call it adapted). Against an
+// output schema, the answer conforms; problems says how it does not where
+// no answer the synthesizer could make did.
+func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolenv.Tool, args map[string]any) (body json.RawMessage, rule, from string, problems []string) {
 	canon, err := toolenv.Canonical(args)
 	if err != nil {
 		canon = []byte("{}")
@@ -103,32 +121,242 @@ func (s *Synthesizer) synthesize(ctx context.Context, toolID string, doc *toolen
 	if err != nil {
 		s.log.Warn("synthesizer: recorded examples unavailable; using the documentation only", "tool", toolID, "err", err)
 	}
+	full := withDefaults(doc.Input, args)
+	g := &generator{seed: toolID + "\x00" + string(canon), args: argIndex(full), title: doc.TitleOrName(), maxList: s.opts.MaxList, pools: valuePools(exs)}
+	tmpl := parseTemplate(doc.OutputExample)
 	for _, e := range exs {
 		if e.canon == string(canon) && len(e.body) > 0 {
-			return e.body, "example", ""
+			if c := s.checker(doc); c != nil && tmpl == nil && !c.Valid(e.body) {
+				// A recorded answer that breaks the documented schema
+				// is made to keep it (from itself, as the base).
+				body, problems := s.fromSchema(doc, g, exs, full)
+				return body, "template", "", problems
+			}
+			return e.body, "example", "", nil
 		}
 	}
-	g := &generator{seed: toolID + "\x00" + string(canon), args: argIndex(args), title: doc.TitleOrName(), maxList: s.opts.MaxList, pools: valuePools(exs)}
-	if sh := toolShape(doc); informative(sh) {
-		return encodeJSON(g.value(sh, "", "")), "template", ""
+	switch {
+	case tmpl != nil && informative(tmpl):
+		return encodeJSON(g.value(tmpl, "", "")), "template", "", nil
+	case tmpl == nil && doc.Output != nil && informativeSchema(s.schemaDoc(doc.Output)):
+		body, problems := s.fromSchema(doc, g, exs, full)
+		return body, "template", "", problems
 	}
 	if len(exs) > 0 {
-		rankExamples(exs, args)
+		rankForSynth(exs, doc, full)
 		for _, e := range exs {
 			if len(e.body) > 0 {
 				// Another call's answer, with its argument values
 				// replaced by this call's wherever they appear.
 				body, _ := adaptBody(e.body, substitutions(e.args, args))
-				return body, "nearest", e.canon
+				if c := s.checker(doc); c == nil || tmpl != nil || c.Valid(body) {
+					return body, "nearest", e.canon, nil
+				}
+				break
 			}
 		}
 	}
-	return encodeJSON(pyfmt.Dict{
+	body = encodeJSON(pyfmt.Dict{
 		{Key: "status", Value: "ok"},
 		{Key: "api", Value: doc.TitleOrName()},
 		{Key: "input", Value: argsObject(doc, args)},
 		{Key: "note", Value: "offline synthesized placeholder: no response format is documented for this API"},
-	}), "generic", ""
+	})
+	if c := s.checker(doc); c != nil && tmpl == nil && !c.Valid(body) {
+		// The placeholder breaks the output schema: make one that keeps it.
+		body, problems := s.fromSchema(doc, g, exs, full)
+		return body, "template", "", problems
+	}
+	return body, "generic", "", nil
+}
+
+// checker returns doc's output schema compiled, or nil when it has none
+// or it does not compile.
+func (s *Synthesizer) checker(doc *toolenv.Tool) *schemacheck.Checker {
+	if doc.Output == nil {
+		return nil
+	}
+	if c, ok := s.checkers.Load(doc.Output); ok {
+		return c.(*schemacheck.Checker)
+	}
+	c, err := schemacheck.Compile(doc.Output)
+	if err != nil {
+		c = nil
+	}
+	s.checkers.Store(doc.Output, c)
+	return c
+}
+
+// fromSchema makes an answer that conforms to doc's output schema, as
+// close to the nearest recorded answer (adapted to the call) as the
+// schema allows, and keeping the relations between members the recorded
+// answers keep. It checks the answer with a JSON Schema validator (as
+// MCP clients check it) and, while it does not conform, tries other
+// branches of anyOf/oneOf, then values made from the constraints alone;
+// problems says how the first answer breaks the schema when none
+// conforms.
+func (s *Synthesizer) fromSchema(doc *toolenv.Tool, g *generator, exs []example, args map[string]any) (json.RawMessage, []string) {
+	rankForSynth(exs, doc, args)
+	var base any
+	has := false
+	var bodies []any
+	for _, e := range exs {
+		if e.err != "" || len(e.body) == 0 {
+			continue
+		}
+		v, err := pyfmt.DecodeOrdered(e.body)
+		if err != nil {
+			continue
+		}
+		bodies = append(bodies, v)
+		if !has {
+			adapted, _ := adaptBody(e.body, substitutions(e.args, args))
+			if b, err := pyfmt.DecodeOrdered(adapted); err == nil {
+				base, has = b, true
+			}
+		}
+	}
+	g.relations = learnRelations(bodies)
+	g.lists = recordedLists(bodies)
+	c := s.checker(doc)
+	var first json.RawMessage
+	for attempt := range 7 {
+		sg := newSchemaGen(g, s.schemaDoc(doc.Output))
+		sg.strict = attempt >= 4
+		sg.alt = attempt % 4
+		body := encodeJSON(sg.value(doc.Output, "", "", base, has && !sg.strict, 0))
+		if c == nil || c.Valid(body) {
+			return body, nil
+		}
+		if first == nil {
+			first = body
+		}
+	}
+	return first, c.Check(first)
+}
+
+// informativeSchema reports whether an output schema says anything about
+// the answer: not an empty schema, nor an object with no member named.
+func informativeSchema(d *schemaDoc) bool {
+	sg := newSchemaGen(&generator{}, d)
+	n := sg.build(d.root)
+	switch {
+	case len(n.groups) > 0 || len(n.consts) > 0 || n.hasEnum:
+		return true
+	case n.kindOf(nil, false) == "object":
+		return len(n.s.Properties) > 0 || len(n.s.Required) > 0 || len(n.patternProps) > 0 || n.addl != nil || n.minProps > 0
+	}
+	return n.s.Type != "" || n.types != nil || n.s.Items != nil || len(n.patterns) > 0 || n.s.Format != ""
+}
+
+// withDefaults returns args with the documented default of every
+// top-level parameter the call leaves out: an answer to a call without
+// "units" is an answer in the default unit.
+func withDefaults(in *toolenv.Schema, args map[string]any) map[string]any {
+	if in == nil {
+		return args
+	}
+	var out map[string]any
+	for _, name := range in.Names() {
+		p := in.Properties[name]
+		if p == nil || p.Default == nil {
+			continue
+		}
+		if _, ok := args[name]; ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(args)+1)
+			for k, v := range args {
+				out[k] = v
+			}
+		}
+		out[name] = p.Default
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// rankForSynth ranks recorded calls for the synthesizer, most similar to
+// args first: as rankExamples, with defaults filled in on both sides, and
+// an argument whose documented values are a closed list (a unit, a
+// currency: an enum) weighing three times as much as another, since an
+// answer in another unit is further from the call than one for another
+// city.
+func rankForSynth(cands []example, doc *toolenv.Tool, args map[string]any) {
+	weight := func(name string) float64 {
+		if p := doc.Input.Prop(name); p != nil && len(p.Enum) > 0 {
+			return 3
+		}
+		return 1
+	}
+	for i := range cands {
+		b := withDefaults(doc.Input, cands[i].args)
+		shared, union := 0, len(args)
+		var vals, weights float64
+		for k, va := range args {
+			vb, ok := b[k]
+			if !ok {
+				continue
+			}
+			shared++
+			w := weight(k)
+			vals += w * valueSimilarity(va, vb)
+			weights += w
+		}
+		for k := range b {
+			if _, ok := args[k]; !ok {
+				union++
+			}
+		}
+		switch {
+		case len(args) == 0 && len(b) == 0:
+			cands[i].score = 1
+		case shared == 0:
+			cands[i].score = 0
+		default:
+			cands[i].score = 0.4*float64(shared)/float64(union) + 0.6*vals/weights
+		}
+	}
+	// Among equally near calls, the one whose arguments other than the
+	// closed lists come first, so that calls differing only in a unit
+	// are answered from recorded calls of one subject (an unseen city in
+	// both units gets one city's weather in both).
+	open := make([]string, len(cands))
+	for i := range cands {
+		rest := map[string]any{}
+		for k, v := range cands[i].args {
+			if weight(k) == 1 {
+				rest[k] = v
+			}
+		}
+		c, _ := toolenv.Canonical(rest)
+		open[i] = string(c)
+	}
+	idx := make([]int, len(cands))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		a, b := cands[idx[i]], cands[idx[j]]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		if open[idx[i]] != open[idx[j]] {
+			return open[idx[i]] < open[idx[j]]
+		}
+		if len(a.body) != len(b.body) {
+			return len(a.body) < len(b.body)
+		}
+		return a.canon < b.canon
+	})
+	sorted := make([]example, len(cands))
+	for i, k := range idx {
+		sorted[i] = cands[k]
+	}
+	copy(cands, sorted)
 }
 
 // informative reports whether a documented shape says anything about the

@@ -1,8 +1,15 @@
 package openenv_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolenv/toolenv/episode"
 )
@@ -30,3 +37,99 @@ func BenchmarkResetHTTP(b *testing.B) {
 }
 
 var _ = episode.Options{}
+
+// BenchmarkStepShapesPerKB measures the server CPU a POST /openenv/step
+// of about 0.9 MB (under the default body limit) costs per KB of request body, for arguments of each
+// shape (many small keys, objects nested 64 deep, long strings, long
+// arrays), the handler called in-process (the reset before each step is
+// not counted). Issue 29's target is 20 cpu-µs/KB.
+//
+//	go test ./episode/openenv -run '^$' -bench StepShapesPerKB -benchtime 5x
+func BenchmarkStepShapesPerKB(b *testing.B) {
+	s := serveB(b)
+	c := s.client(tokenA)
+	ctx := context.Background()
+	coll := "bird-rest"
+	task := s.env.Tasks[coll][0]
+	for _, shape := range []string{"keys", "deep", "strings", "arrays"} {
+		b.Run(shape, func(b *testing.B) {
+			var cpu time.Duration
+			var body int64
+			for b.Loop() {
+				b.StopTimer()
+				r, err := c.ResetHTTP(ctx, map[string]any{"collection": coll, "task_id": task.ID, "tool_format": "mcp"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				id := r.Metadata["episode_id"].(string)
+				tool := r.Observation["tools"].([]any)[0].(map[string]any)["name"].(string)
+				var msg bytes.Buffer
+				fmt.Fprintf(&msg, `{"episode_id":%q,"action":{"type":"call_tool","tool_name":%q,"arguments":`, id, tool)
+				msg.Write(shapedArgs(shape, 900<<10)) // under the 1 MiB default limit
+				msg.WriteString(`}}`)
+				req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/openenv/step", bytes.NewReader(msg.Bytes()))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+tokenA)
+				rec := httptest.NewRecorder()
+				b.StartTimer()
+				start := cpuTime()
+				s.srv.Config.Handler.ServeHTTP(rec, req)
+				cpu += cpuTime() - start
+				body += int64(msg.Len())
+				b.StopTimer()
+				if rec.Code >= 500 {
+					b.Fatalf("%d %.300s", rec.Code, rec.Body)
+				}
+				if rec.Code == http.StatusRequestEntityTooLarge {
+					b.Fatalf("%d %.300s", rec.Code, rec.Body)
+				}
+				s.eps.End(ctx, principalA, id)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/(float64(body)/1024), "cpu-µs/KB")
+		})
+	}
+}
+
+// shapedArgs returns a JSON object of about size bytes of the shape
+// named (as server's shaped does).
+func shapedArgs(shape string, size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"q": "x"`)
+	for i := 0; b.Len() < size; i++ {
+		switch shape {
+		case "keys":
+			fmt.Fprintf(&b, `, "k%07d": 1`, i)
+		case "deep":
+			fmt.Fprintf(&b, `, "d%05d": `, i)
+			for j := range 64 {
+				fmt.Fprintf(&b, `{"n%d": `, j%10)
+			}
+			b.WriteString(`[1, "x", true]` + strings.Repeat("}", 64))
+		case "strings":
+			fmt.Fprintf(&b, `, "s%03d": "`, i)
+			for j := 0; j < 64<<10/32; j++ {
+				b.WriteString(`lorem ipsum é日本 \"quoted\"\n\t`)
+			}
+			b.WriteByte('"')
+		case "arrays":
+			fmt.Fprintf(&b, `, "a%03d": [`, i)
+			for j := range 16 << 10 {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%d.%d", j, j%7)
+			}
+			b.WriteByte(']')
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

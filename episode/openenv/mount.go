@@ -2,6 +2,7 @@ package openenv
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/toolenv/toolenv/episode"
 	"github.com/toolenv/toolenv/episode/mcpepisode"
@@ -18,10 +19,27 @@ const Prefix = "/openenv"
 // toolenv's other front-ends on the same listener, so that a rollout
 // worker reaches the tools, their documentation and the episodes at one
 // address and with one token.
+//
+// Nothing answers before the guard: a request is sent to the episodes or
+// to h by its path as sent, never through a router that would redirect a
+// path not in its clean form ("//collections", "/openenv/../mcp") ahead
+// of the Host and token checks; under Prefix, such a path gets the
+// guard's checks and then guard.CleanPaths's 400, as h answers it.
 func Mount(h http.Handler, g *guard.Guard, eps *episode.Env, opts Options) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(Prefix+"/mcp", g.Handler(mcpepisode.NewHandler(eps, mcpepisode.Options{Version: opts.Version, MaxBodyBytes: opts.MaxBodyBytes, Logger: opts.Logger})))
-	mux.Handle(Prefix+"/", g.Handler(http.StripPrefix(Prefix, NewHandler(eps, opts))))
-	mux.Handle("/", h)
-	return mux
+	mux.Handle(Prefix+"/mcp", mcpepisode.NewHandler(eps, mcpepisode.Options{Version: opts.Version, MaxBodyBytes: opts.MaxBodyBytes, Logger: opts.Logger}))
+	mux.Handle(Prefix+"/", http.StripPrefix(Prefix, NewHandler(eps, opts)))
+	episodes := g.Handler(guard.CleanPaths(mux))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if underPrefix(r.URL.Path) {
+			episodes.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// underPrefix reports whether the path p, as sent, is Prefix or below it.
+func underPrefix(p string) bool {
+	return strings.HasPrefix(p, Prefix) && (len(p) == len(Prefix) || p[len(Prefix)] == '/')
 }

@@ -130,8 +130,20 @@ func Redocly(ctx context.Context, tools npmtest.Tools, args []string, files ...s
 }
 
 // swaggerParserScript validates each file named on its command line and
-// prints one JSON line per file: {"file", "error"}.
-const swaggerParserScript = `const SwaggerParser = require("@apidevtools/swagger-parser");
+// prints one JSON line per file: {"file", "error"}. swagger-parser makes
+// a new Ajv for every document, which compiles the OpenAPI schema again
+// (half a second a document on a loaded machine); the script keeps one
+// Ajv of each class, so that each schema is compiled once and the checks
+// are the same.
+const swaggerParserScript = `for (const name of ["ajv-draft-04", "ajv/dist/2020"]) {
+  const path = require.resolve(name, { paths: [require.resolve("@apidevtools/swagger-parser")] });
+  const Orig = require(path);
+  let made;
+  class Once extends Orig { constructor(opts) { if (made) return made; super(opts); made = this; } }
+  Once.default = Once;
+  require.cache[path].exports = Once;
+}
+const SwaggerParser = require("@apidevtools/swagger-parser");
 (async () => {
   for (const file of process.argv.slice(2)) {
     let error = "";

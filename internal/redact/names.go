@@ -63,3 +63,17 @@ func splitWords(name string) []string {
 	flush()
 	return words
 }
+
+// Credential reports whether value, given under name in a configuration
+// (an environment variable or a header of an MCP server, say), holds a
+// credential: the name suggests a secret (SecretName: "GITHUB_TOKEN",
+// "Authorization", "X-Api-Key"), or the value carries one that Text
+// hides (a URL's password or query, "Bearer …", "password=…"). A path,
+// a mode or a count under an ordinary name ("MEMORY_FILE_PATH",
+// "LOG_LEVEL") is not one.
+func Credential(name, value string) bool {
+	if value == "" {
+		return false
+	}
+	return SecretName(name) || Text(value) != value
+}

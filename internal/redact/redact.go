@@ -10,7 +10,8 @@
 //     secret (SecretName: password, sslpassword, sslkey, …);
 //   - free text loses the secrets of the URLs in it, the values of
 //     name=value and "name": "value" pairs whose name suggests a secret,
-//     and what follows "Bearer ";
+//     and what follows "Bearer " unless it is an ordinary word
+//     ("no bearer token is configured" keeps "token");
 //   - a command line loses the value of every flag whose name suggests a
 //     secret, and every other value is redacted as above.
 //
@@ -84,7 +85,7 @@ func redacted(u *url.URL) string {
 // the token after "Bearer ". Text without any of these is returned as
 // it is.
 func Text(s string) string {
-	if !strings.Contains(s, "://") && !strings.Contains(s, "=") && !strings.Contains(s, `":`) && !strings.Contains(s, "earer ") {
+	if !strings.Contains(s, "://") && !strings.Contains(s, "=") && !strings.Contains(s, `":`) && !hasBearer(s) {
 		return s
 	}
 	if strings.Contains(s, "://") {
@@ -106,15 +107,53 @@ func Text(s string) string {
 		// A trailing colon or period ends the sentence, not the value.
 		return head + Mask + val[len(strings.TrimRight(val, ".:")):]
 	})
-	return bearerPattern.ReplaceAllString(s, "${1}"+Mask)
+	return bearerPattern.ReplaceAllStringFunc(s, func(m string) string {
+		sub := bearerPattern.FindStringSubmatch(m)
+		if OrdinaryWord(sub[2]) {
+			return m // "no bearer token is configured"
+		}
+		return sub[1] + Mask
+	})
 }
+
+// hasBearer reports whether s holds "bearer" in any case.
+func hasBearer(s string) bool {
+	for i := 0; i+6 <= len(s); i++ {
+		if (s[i]|0x20) == 'b' && strings.EqualFold(s[i:i+6], "bearer") {
+			return true
+		}
+	}
+	return false
+}
+
+// OrdinaryWord reports whether w, read after "bearer", is a word of
+// prose rather than a credential: one of the words that follow "bearer"
+// in sentences ("token", "auth", "header", "scheme", "is", …), in any
+// case. Anything else after "Bearer " is hidden, a short lowercase
+// password ("letmein") as much as a generated token (a JWT, 32 hex
+// digits, "ghp_…").
+func OrdinaryWord(w string) bool {
+	return len(w) <= 16 && proseAfterBearer[strings.ToLower(w)]
+}
+
+// proseAfterBearer are the words that follow "bearer" in prose.
+var proseAfterBearer = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`token tokens auth authentication authorization header headers
+		scheme schemes credential credentials string strings value values prefix format type
+		is was are were the and or of for in to not with without required missing given set
+		configured only must should may can needed expected invalid none security realm`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // pairPattern matches name=value (the value quoted with '…' as in libpq
 // strings, or unquoted up to a separator) and "name": "value".
 var pairPattern = regexp.MustCompile(`(?i)\b([a-z][a-z0-9_.\-]*)(\s*=\s*)('(?:\\.|[^'\\])*'|[^\s&;,'"<>()\[\]{}]+)|"([^"\\]{1,64})"(\s*:\s*)("(?:\\.|[^"\\])*")`)
 
 // bearerPattern matches a bearer token.
-var bearerPattern = regexp.MustCompile(`(?i)(bearer\s+)[a-z0-9._~+/=\-]{4,}`)
+var bearerPattern = regexp.MustCompile(`(?i)(bearer\s+)([a-z0-9._~+/=\-]{4,})`)
 
 // textURLs redacts every URL in s.
 func textURLs(s string) string {

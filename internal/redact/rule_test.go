@@ -174,3 +174,80 @@ func TestHandler(t *testing.T) {
 type urlish string
 
 func (u urlish) String() string { return string(u) }
+
+// TestOrdinaryWordsAreKept checks that the redaction hides credentials
+// and keeps prose: a generated token after "Bearer " goes, an ordinary
+// word stays, whatever the case of "bearer".
+func TestOrdinaryWordsAreKept(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 4))
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	for _, text := range []string{
+		"no bearer token is configured",
+		"listening without a bearer token: set --auth-token-env",
+		"Bearer auth is required; send a Bearer header",
+		"the BEARER scheme needs credentials",
+	} {
+		if got := Text(text); got != text {
+			t.Errorf("Text(%q) = %q: it ate an ordinary word", text, got)
+		}
+	}
+	// A short lowercase password is no word of prose.
+	for _, pw := range []string{"letmein", "hunter", "Password", "changeme"} {
+		in := "Authorization: Bearer " + pw + "; retry"
+		if got := Text(in); strings.Contains(got, pw) {
+			t.Errorf("Text(%q) = %q: it kept a password", in, got)
+		}
+	}
+	for i := range 300 {
+		var tok []byte
+		switch i % 3 {
+		case 0: // hex, as openssl rand -hex makes
+			for range 32 {
+				tok = append(tok, "0123456789abcdef"[rng.IntN(16)])
+			}
+		case 1: // base64url, a JWT's parts
+			for range 3 {
+				for range 4 + rng.IntN(30) {
+					tok = append(tok, alnum[rng.IntN(len(alnum))])
+				}
+				tok = append(tok, '.')
+			}
+			tok = tok[:len(tok)-1]
+		default: // a prefixed personal token
+			tok = append(tok, "ghp_"...)
+			for range 36 {
+				tok = append(tok, alnum[rng.IntN(len(alnum))])
+			}
+		}
+		if OrdinaryWord(string(tok)) {
+			continue // a random draw that is a word of prose (rare): nothing to hide
+		}
+		for _, scheme := range []string{"Bearer ", "bearer ", "BEARER  "} {
+			in := "Authorization: " + scheme + string(tok) + "; retry"
+			if got := Text(in); strings.Contains(got, string(tok)) || !strings.Contains(got, "; retry") {
+				t.Fatalf("Text(%q) = %q", in, got)
+			}
+		}
+	}
+}
+
+func TestCredential(t *testing.T) {
+	for _, c := range []struct {
+		name, value string
+		want        bool
+	}{
+		{"MEMORY_FILE_PATH", "/tmp/memory.json", false},
+		{"LOG_LEVEL", "debug", false},
+		{"ALLOWED_DIRS", "/srv/data:/tmp", false},
+		{"GITHUB_PERSONAL_ACCESS_TOKEN", "ghp_x", true},
+		{"OPENAI_API_KEY", "sk-1", true},
+		{"Authorization", "Bearer abc123def", true},
+		{"DATABASE_URL", "postgres://u:pw@db/x", true},
+		{"X-Forwarded", "Bearer 0f9e8d7c6b5a", true},
+		{"EMPTY_TOKEN", "", false},
+	} {
+		if got := Credential(c.name, c.value); got != c.want {
+			t.Errorf("Credential(%q, %q) = %v, want %v", c.name, c.value, got, c.want)
+		}
+	}
+}

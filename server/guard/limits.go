@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,18 @@ type Limits struct {
 	// ReservedPaths are the paths the reserve serves (default /healthz
 	// and /metrics).
 	ReservedPaths []string
+	// ReserveTimeout bounds a connection beyond MaxConns (default 2 s):
+	// it must send its request's head within it, and takes one of
+	// ReserveConns only once that head asks GET or HEAD of a reserved
+	// path; it is then answered, closed without its body being read, and
+	// lives at most ReserveTimeout more. So a slow client (headers or a
+	// body a byte at a time, an idle keep-alive) never holds the reserve:
+	// a connection that sends nothing in time is answered 503 and closed;
+	// the heads of at most a quarter of ReserveConns (at least one)
+	// connections of one address are read at once (with
+	// MaxConnsPerClient), and of at most 4×ReserveConns in all (more are
+	// answered 503, or closed, at once).
+	ReserveTimeout time.Duration
 	// HeaderTimeout bounds reading a request's headers (default 10 s).
 	HeaderTimeout time.Duration
 	// BodyTimeout bounds reading a request's body, from the end of its
@@ -69,6 +82,7 @@ func (l Limits) withDefaults() Limits {
 	limitOrDefault(&l.MaxConns, 1024)
 	limitOrDefault(&l.MaxConnsPerClient, 256)
 	limitOrDefault(&l.ReserveConns, 16)
+	limitOrDefault(&l.ReserveTimeout, 2*time.Second)
 	if l.ReservedPaths == nil {
 		l.ReservedPaths = []string{"/healthz", "/metrics"}
 	}
@@ -115,27 +129,42 @@ func (l Limits) Listener(ln net.Listener) net.Listener {
 	if l.MaxConns <= 0 && l.MaxConnsPerClient <= 0 {
 		return ln
 	}
-	ll := &limitListener{Listener: ln, log: l.Logger, drain: make(chan struct{}, 64), perClient: l.MaxConnsPerClient, clients: map[string]int{}}
+	ll := &limitListener{Listener: ln, log: l.Logger, drain: make(chan struct{}, 64), perClient: l.MaxConnsPerClient, clients: map[string]int{},
+		accepted: make(chan acceptResult), ready: make(chan *limitConn), done: make(chan struct{}),
+		reserveTimeout: l.ReserveTimeout, reservedPaths: map[string]bool{}, overflow: map[string]int{}}
 	if l.MaxConns > 0 {
 		ll.sem = make(chan struct{}, l.MaxConns)
 		ll.reserve = make(chan struct{}, l.ReserveConns)
+		ll.triage = make(chan struct{}, 4*l.ReserveConns)
+		ll.overflowPerClient = max(1, l.ReserveConns/4)
+	}
+	for _, p := range l.ReservedPaths {
+		ll.reservedPaths[p] = true
 	}
 	return ll
 }
 
 type reservedKey struct{}
 
-// reserved answers every request on a connection of the reserve whose
-// path is not one of paths with 503, and closes the connection.
+// reserved serves one request on a connection of the reserve and closes
+// it: a request for one of paths is served by h, any other gets 503. The
+// body is never waited for: the connection's read deadline is set to now
+// once the answer is written, so that the server does not drain a body a
+// slow client trickles.
 func reserved(h http.Handler, paths []string) http.Handler {
 	ok := map[string]bool{}
 	for _, p := range paths {
 		ok[p] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(reservedKey{}) != nil && !ok[r.URL.Path] {
+		if r.Context().Value(reservedKey{}) == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Connection", "close")
+		defer http.NewResponseController(w).SetReadDeadline(time.Now())
+		if !ok[r.URL.Path] {
 			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Connection", "close")
 			WriteError(w, http.StatusServiceUnavailable, "unavailable", "the server has as many connections open as it accepts (--max-conns); this connection came from the reserve kept for "+strings.Join(paths, " and "),
 				"retry in a moment; the server's operator can raise --max-conns")
 			return
@@ -210,17 +239,41 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // limitListener caps the connections open at once. A connection over
 // the cap gets a 503 and is closed; it never waits in the accept queue,
 // so a client learns at once that the server is full.
+//
+// A connection beyond MaxConns is triaged: its request's head is read
+// (within ReserveTimeout) before it may take one of the reserve, so that
+// only a complete request for a reserved path holds a reserved
+// connection, and only for as long as it takes to answer it.
 type limitListener struct {
 	net.Listener
 	sem       chan struct{} // MaxConns; nil: no cap
 	reserve   chan struct{} // ReserveConns
+	triage    chan struct{} // connections beyond MaxConns whose head is being read
 	perClient int           // MaxConnsPerClient; 0: no cap
 	drain     chan struct{} // bounds the goroutines draining refused connections
 	log       *slog.Logger
 	refused   atomic.Int64
 
-	mu      sync.Mutex
-	clients map[string]int // open connections by remote address
+	reserveTimeout    time.Duration
+	reservedPaths     map[string]bool
+	overflowPerClient int // connections beyond MaxConns one address may have (with perClient)
+
+	startOnce sync.Once
+	accepted  chan acceptResult // from the accept loop
+	ready     chan *limitConn   // triaged connections of the reserve
+	done      chan struct{}     // closed by Close
+	closeOnce sync.Once
+	acceptErr error // the accept loop's last error, once accepted is closed
+
+	mu       sync.Mutex
+	clients  map[string]int // open connections by remote address
+	overflow map[string]int // connections beyond MaxConns by remote address
+}
+
+// acceptResult is what the accept loop hands to Accept.
+type acceptResult struct {
+	c   *limitConn
+	err error
 }
 
 // cannedResponse is a complete HTTP answer written on a connection that
@@ -246,43 +299,195 @@ func clientAddr(a net.Addr) string {
 	return s
 }
 
+// Accept returns the next connection within the caps: one accepted
+// under MaxConns, or one of the reserve once its head has been read.
 func (l *limitListener) Accept() (net.Conn, error) {
+	l.startOnce.Do(func() { go l.acceptLoop() })
+	select {
+	case c := <-l.ready:
+		return c, nil
+	case r, ok := <-l.accepted:
+		if !ok {
+			return nil, l.acceptErr
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close closes the listener and ends its accept loop.
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+// acceptLoop accepts connections and hands those within the caps to
+// Accept; it refuses the others and sends those beyond MaxConns to be
+// triaged.
+func (l *limitListener) acceptLoop() {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			return nil, err
+			if errors.Is(err, net.ErrClosed) {
+				l.acceptErr = err
+				close(l.accepted)
+				return
+			}
+			// Another error (too many open files) goes to the server,
+			// which waits and asks again, or stops and closes l.
+			select {
+			case l.accepted <- acceptResult{err: err}:
+				continue
+			case <-l.done:
+				return
+			}
 		}
-		lc, answer := l.admit(c)
-		if lc != nil {
-			return lc, nil
-		}
-		l.refused.Add(1)
-		select {
-		case l.drain <- struct{}{}:
-			go func() {
-				defer func() { <-l.drain }()
-				refuse(c, answer)
-			}()
+		lc, answer, over := l.admit(c)
+		switch {
+		case lc != nil && over:
+			l.triageConn(lc)
+		case lc != nil:
+			select {
+			case l.accepted <- acceptResult{c: lc}:
+			case <-l.done:
+				lc.Close()
+				return
+			}
 		default:
-			c.Close()
+			l.refuse(c, answer)
 		}
 	}
 }
 
+// refuse answers c with answer and closes it, in a goroutine of the
+// drain's while one is free, else at once without an answer.
+func (l *limitListener) refuse(c net.Conn, answer string) {
+	l.refused.Add(1)
+	select {
+	case l.drain <- struct{}{}:
+		go func() {
+			defer func() { <-l.drain }()
+			refuse(c, answer)
+		}()
+	default:
+		c.Close()
+	}
+}
+
+// triageConn reads the head of a connection beyond MaxConns, in a
+// goroutine of the triage's, and hands it to Accept as one of the reserve
+// when it asks for a reserved path and a reserve slot is free; otherwise
+// it answers 503 and closes it. An address already holding its share of
+// connections beyond MaxConns, or a full triage, gets its connection
+// closed at once.
+func (l *limitListener) triageConn(lc *limitConn) {
+	addr := clientAddr(lc.RemoteAddr())
+	if l.perClient > 0 {
+		l.mu.Lock()
+		if l.overflow[addr] >= l.overflowPerClient {
+			l.mu.Unlock()
+			l.log.Debug("connection refused: the client has its share of connections beyond the cap being read", "remote", addr, "share", l.overflowPerClient)
+			l.refuse(lc, busyResponse)
+			return
+		}
+		l.overflow[addr]++
+		l.mu.Unlock()
+	}
+	select {
+	case l.triage <- struct{}{}:
+	default:
+		l.untriaged(addr)
+		l.refused.Add(1)
+		lc.Close()
+		return
+	}
+	go func() {
+		deadline := time.Now().Add(l.reserveTimeout)
+		head := readHead(lc.Conn, deadline)
+		<-l.triage
+		l.untriaged(addr)
+		if l.reservedPaths[requestPath(head)] {
+			// Reserved connections are answered at once and closed:
+			// wait for one to be free rather than refuse.
+			timer := time.NewTimer(time.Until(deadline))
+			defer timer.Stop()
+			select {
+			case l.reserve <- struct{}{}:
+				rel := lc.release
+				lc.release = func() { <-l.reserve; rel() }
+				lc.reserved, lc.prefix = true, head
+				lc.expiry = time.Now().Add(l.reserveTimeout)
+				lc.Conn.SetDeadline(lc.expiry)
+				select {
+				case l.ready <- lc:
+				case <-l.done:
+					lc.Close()
+				}
+				return
+			case <-timer.C:
+			case <-l.done:
+			}
+		}
+		l.refused.Add(1)
+		l.log.Debug("connection refused: at the connection cap", "remote", addr, "cap", cap(l.sem), "reserve", cap(l.reserve))
+		answerAndClose(lc, busyResponse)
+	}()
+}
+
+// untriaged counts a connection of addr out of the triage.
+func (l *limitListener) untriaged(addr string) {
+	if l.perClient <= 0 {
+		return
+	}
+	l.mu.Lock()
+	if l.overflow[addr]--; l.overflow[addr] <= 0 {
+		delete(l.overflow, addr)
+	}
+	l.mu.Unlock()
+}
+
+// requestPath is the path of the request line that head begins with,
+// when head holds a whole request head whose method is GET or HEAD; ""
+// otherwise.
+func requestPath(head []byte) string {
+	if !bytes.Contains(head, []byte("\r\n\r\n")) {
+		return ""
+	}
+	line, _, _ := bytes.Cut(head, []byte("\r\n"))
+	method, rest, ok := bytes.Cut(line, []byte(" "))
+	if !ok || (string(method) != http.MethodGet && string(method) != http.MethodHead) {
+		return ""
+	}
+	target, _, ok := bytes.Cut(rest, []byte(" "))
+	if !ok {
+		return ""
+	}
+	u, err := url.ParseRequestURI(string(target))
+	if err != nil {
+		return ""
+	}
+	return u.Path
+}
+
 // admit takes c within the caps, or returns the answer that refuses it.
-func (l *limitListener) admit(c net.Conn) (*limitConn, string) {
+// over reports a connection beyond MaxConns, to be triaged.
+func (l *limitListener) admit(c net.Conn) (lc *limitConn, answer string, over bool) {
 	addr := clientAddr(c.RemoteAddr())
 	if l.perClient > 0 {
 		l.mu.Lock()
 		if l.clients[addr] >= l.perClient {
 			l.mu.Unlock()
 			l.log.Debug("connection refused: the client is at its connection cap", "remote", addr, "cap", l.perClient)
-			return nil, clientBusyResponse
+			return nil, clientBusyResponse, false
 		}
 		l.clients[addr]++
 		l.mu.Unlock()
 	}
-	lc := &limitConn{Conn: c}
+	lc = &limitConn{Conn: c}
 	lc.release = func() {
 		if l.perClient > 0 {
 			l.mu.Lock()
@@ -293,26 +498,21 @@ func (l *limitListener) admit(c net.Conn) (*limitConn, string) {
 		}
 	}
 	if l.sem == nil {
-		return lc, ""
+		return lc, "", false
 	}
 	select {
 	case l.sem <- struct{}{}:
 		rel := lc.release
 		lc.release = func() { <-l.sem; rel() }
-		return lc, ""
+		return lc, "", false
 	default:
 	}
-	select {
-	case l.reserve <- struct{}{}:
-		rel := lc.release
-		lc.release = func() { <-l.reserve; rel() }
-		lc.reserved = true
-		return lc, ""
-	default:
+	if cap(l.reserve) > 0 {
+		return lc, "", true
 	}
 	lc.release()
-	l.log.Debug("connection refused: at the connection cap", "remote", addr, "cap", cap(l.sem), "reserve", cap(l.reserve))
-	return nil, busyResponse
+	l.log.Debug("connection refused: at the connection cap", "remote", addr, "cap", cap(l.sem))
+	return nil, busyResponse, false
 }
 
 // refuse answers with answer and closes c. It first reads the request's
@@ -322,8 +522,14 @@ func (l *limitListener) admit(c net.Conn) (*limitConn, string) {
 // client sent (closing with unread input would reset the connection
 // before the client reads the answer).
 func refuse(c net.Conn, answer string) {
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
+	readHead(c, time.Now().Add(time.Second))
+	answerAndClose(c, answer)
+}
+
+// readHead reads from c until the end of a request's head (a blank
+// line), 64 KiB, an error or the deadline, and returns what it read.
+func readHead(c net.Conn, deadline time.Time) []byte {
+	c.SetReadDeadline(deadline)
 	var head []byte
 	buf := make([]byte, 4096)
 	for len(head) < 64<<10 && !bytes.Contains(head, []byte("\r\n\r\n")) {
@@ -333,6 +539,14 @@ func refuse(c net.Conn, answer string) {
 			break
 		}
 	}
+	return head
+}
+
+// answerAndClose writes answer on c and closes it, reading what else
+// the client sent for a moment (closing with unread input would reset
+// the connection before the client reads the answer).
+func answerAndClose(c net.Conn, answer string) {
+	defer c.Close()
 	c.SetDeadline(time.Now().Add(500 * time.Millisecond))
 	if _, err := io.WriteString(c, answer); err != nil {
 		return
@@ -347,7 +561,32 @@ type limitConn struct {
 	net.Conn
 	once     sync.Once
 	release  func()
-	reserved bool // one of the reserve: only the reserved paths are served
+	reserved bool      // one of the reserve: only the reserved paths are served
+	prefix   []byte    // the head read while triaging, read again first
+	expiry   time.Time // a reserved connection's deadlines never go past it
+}
+
+func (c *limitConn) Read(p []byte) (int, error) {
+	if len(c.prefix) > 0 {
+		n := copy(p, c.prefix)
+		c.prefix = c.prefix[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// clamp keeps a reserved connection's deadline within its life.
+func (c *limitConn) clamp(t time.Time) time.Time {
+	if !c.expiry.IsZero() && (t.IsZero() || t.After(c.expiry)) {
+		return c.expiry
+	}
+	return t
+}
+
+func (c *limitConn) SetDeadline(t time.Time) error     { return c.Conn.SetDeadline(c.clamp(t)) }
+func (c *limitConn) SetReadDeadline(t time.Time) error { return c.Conn.SetReadDeadline(c.clamp(t)) }
+func (c *limitConn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.clamp(t))
 }
 
 func (c *limitConn) Close() error {

@@ -323,13 +323,23 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, ln, h, Limits{MaxConns: 8, MaxConnsPerClient: 4, ReserveConns: 2, HeaderTimeout: time.Minute})
-	}()
-	t.Cleanup(func() { cancel(); <-done })
+	lim := Limits{MaxConns: 8, MaxConnsPerClient: 4, ReserveConns: 2, HeaderTimeout: time.Minute}
+	ll := lim.Listener(ln).(*limitListener)
+	hs := lim.Server(h)
+	go hs.Serve(ll)
+	t.Cleanup(func() { hs.Close() })
 	addr := ln.Addr().String()
+	// open waits until n connections are open under MaxConns (a
+	// connection the client is done with is released when the server
+	// has closed it, a moment after the client read its answer).
+	open := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); len(ll.sem) != n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections open, want %d", len(ll.sem), n)
+			}
+		}
+	}
 	get := func(ip, path string) (int, string) {
 		resp, err := clientFrom(ip).Get("http://" + addr + path)
 		if err != nil {
@@ -349,7 +359,9 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 	if code, _ := get("127.0.0.1", "/virtual"); code != 200 {
 		t.Fatalf("another client while the first holds its share: %d", code)
 	}
+	open(4)
 	hold(t, addr, "127.0.0.3", 4) // MaxConns is full now
+	open(8)
 	for _, p := range []string{"/healthz", "/metrics"} {
 		if code, body := get("127.0.0.1", p); code != 200 || body != "ok "+p {
 			t.Fatalf("GET %s with the cap full: %d %s", p, code, body)
@@ -358,14 +370,17 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 	if code, body := get("127.0.0.1", "/virtual"); code != 503 || !strings.Contains(body, "--max-conns") {
 		t.Fatalf("GET /virtual with the cap full: %d %s", code, body)
 	}
-	hold(t, addr, "127.0.0.4", 2) // and the reserve
+	hold(t, addr, "127.0.0.4", 2) // beyond it, sending nothing: they never take the reserve
+	if code, body := get("127.0.0.1", "/healthz"); code != 200 || body != "ok /healthz" {
+		t.Fatalf("GET /healthz with the cap full and connections beyond it that send nothing: %d %s", code, body)
+	}
 	if got := refusedWith(t, addr, "127.0.0.1"); !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.Contains(got, "--max-conns") {
 		t.Fatalf("past the reserve: %q", got)
 	}
 	for _, c := range a {
 		c.Close()
 	}
-	time.Sleep(100 * time.Millisecond)
+	open(4)
 	if code, _ := get("127.0.0.1", "/virtual"); code != 200 {
 		t.Fatalf("after the first client let go: %d", code)
 	}
@@ -385,4 +400,111 @@ func TestLimitsSwitchedOffStayOff(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("a client's 301st connection with the cap off: %s", resp.Status)
 	}
+}
+
+// TestSlowClientsCannotHoldTheReserve: with MaxConns full, clients that
+// are slow on purpose — connections that send nothing, a head or a body
+// a byte at a time, a /healthz kept alive and idle — keep trying from
+// three addresses, each to its per-client cap, and a health check from a
+// fourth still gets 200 every time. Each such connection of the reserve
+// is closed by the server while the client still trickles (before, a
+// POST /healthz with a slow body held its reserved connection for the
+// whole body deadline, and the reserve was gone).
+func TestSlowClientsCannotHoldTheReserve(t *testing.T) {
+	h := http.NewServeMux()
+	h.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok "+r.URL.Path) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ln, h, Limits{MaxConns: 4, MaxConnsPerClient: 4, ReserveConns: 4, ReserveTimeout: 5 * time.Second,
+			HeaderTimeout: time.Minute, BodyTimeout: time.Minute})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	addr := ln.Addr().String()
+	hold(t, addr, "127.0.0.2", 4) // MaxConns is full
+
+	heads := map[string]string{
+		"slow body":    "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
+		"idle":         "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+		"slow head":    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ",
+		"nothing":      "",
+		"pipelined":    "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+		"not reserved": "GET /virtual HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+	}
+	// One at a time, each is ended by the server while the client
+	// trickles bytes.
+	for name, head := range heads {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, closed := trickle(t, c, head, 40*time.Second)
+		c.Close()
+		if !closed {
+			t.Fatalf("%s: a slow client held a connection beyond MaxConns (server wrote %q)", name, got)
+		}
+	}
+
+	// All at once, over and over, from three addresses.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 12)
+	for _, ip := range []string{"127.0.0.3", "127.0.0.4", "127.0.0.5"} {
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+				names := []string{"slow body", "idle", "slow head", "nothing", "pipelined", "not reserved"}
+				for n := i; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					c, err := d.Dial("tcp", addr)
+					if n == i {
+						started <- struct{}{}
+					}
+					if err != nil {
+						continue
+					}
+					go func() { <-stop; c.Close() }()
+					io.WriteString(c, heads[names[n%len(names)]])
+					buf := make([]byte, 512)
+					for { // trickle until the server ends it
+						c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+						if _, err := c.Read(buf); err != nil && !isTimeout(err) {
+							break
+						}
+						if _, err := c.Write([]byte("x")); err != nil {
+							break
+						}
+					}
+					c.Close()
+				}
+			}()
+		}
+	}
+	for range 12 {
+		<-started
+	}
+	for i := range 30 {
+		resp, err := clientFrom("127.0.0.1").Get("http://" + addr + "/healthz")
+		if err != nil {
+			t.Fatalf("health check %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "ok /healthz" {
+			t.Fatalf("health check %d while slow clients try to hold the reserve: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	close(stop)
+	wg.Wait()
 }

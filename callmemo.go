@@ -1,0 +1,78 @@
+package toolenv
+
+import (
+	"reflect"
+	"sync"
+)
+
+// callMemo holds what middleware derived from a call's argument maps, so
+// that each is derived once per call whatever the number of middleware
+// that need it: on a call of many arguments (a client may send tens of
+// thousands of keys) each pass over them costs as much as parsing them.
+type callMemo struct {
+	mu      sync.Mutex
+	entries []memoEntry
+}
+
+type memoEntry struct {
+	kind any
+	m    map[string]any // the map it was derived from (kept alive, so its address stays its own)
+	v    any
+}
+
+// maxMemo bounds the entries of one call (a handful of argument maps:
+// as sent, coerced, renamed).
+const maxMemo = 16
+
+// MemoArgs returns what compute derives from the arguments map m, computed
+// once per call, map and kind (any comparable value naming what is
+// derived): middleware share the canonical form of the arguments and their
+// validation instead of each walking them again. A map is recognized by
+// its identity: the pipeline never changes an arguments map in place (a
+// middleware that changes arguments makes a new map), so what was derived
+// from it stays true. Clones share their original's memos. Safe for
+// concurrent use.
+func (c *Call) MemoArgs(kind any, m map[string]any, compute func() any) any {
+	if c.memo == nil {
+		c.memo = &callMemo{}
+	}
+	mm := c.memo
+	p := reflect.ValueOf(m).UnsafePointer()
+	mm.mu.Lock()
+	for _, e := range mm.entries {
+		if e.kind == kind && reflect.ValueOf(e.m).UnsafePointer() == p {
+			mm.mu.Unlock()
+			return e.v
+		}
+	}
+	mm.mu.Unlock()
+	v := compute()
+	mm.mu.Lock()
+	if len(mm.entries) >= maxMemo {
+		mm.entries = mm.entries[1:]
+	}
+	mm.entries = append(mm.entries, memoEntry{kind: kind, m: m, v: v})
+	mm.mu.Unlock()
+	return v
+}
+
+type canonicalKind struct{}
+
+type canonicalMemo struct {
+	canon string
+	err   error
+}
+
+// CanonicalOf returns Canonical(m) as a string (an empty object for a
+// nil map): the cache key of a call with these arguments, computed once
+// per call and map (see MemoArgs).
+func (c *Call) CanonicalOf(m map[string]any) (string, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	r := c.MemoArgs(canonicalKind{}, m, func() any {
+		canon, err := Canonical(m)
+		return canonicalMemo{string(canon), err}
+	}).(canonicalMemo)
+	return r.canon, r.err
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+
+	toolenv "github.com/toolenv/toolenv"
+)
+
+// MCPArguments keeps the arguments of large tools/call requests, which the
+// HTTP handler reads ahead of the MCP SDK: the SDK decodes a request's
+// params several times (the message, its _meta, the call's params, a
+// depth check), so a call of a megabyte of arguments cost six passes over
+// them before toolenv parsed them once more. The handler parses them
+// once, keeps them here under a random handle for the length of the
+// request, and hands the SDK the call with a small object naming the
+// handle in their place; the tool handler takes them back. Share one
+// between NewMCPServer (MCPOptions.Arguments) and NewMCPHandler
+// (MCPHTTPOptions.Arguments); without one, arguments go through the SDK.
+// Safe for concurrent use.
+type MCPArguments struct {
+	mu   sync.Mutex
+	args map[string]map[string]any
+}
+
+// NewMCPArguments returns an empty MCPArguments.
+func NewMCPArguments() *MCPArguments {
+	return &MCPArguments{args: map[string]map[string]any{}}
+}
+
+// mcpStashMin is the size from which a tools/call's arguments are read
+// ahead of the SDK: below it the SDK's passes cost less than the splice.
+const mcpStashMin = 16 << 10
+
+// mcpStashKey names the handle in the object that stands for stashed
+// arguments.
+const mcpStashKey = "toolenv/stashed_arguments"
+
+// stash replaces the arguments of a single tools/call message body of at
+// least mcpStashMin bytes by a handle, keeping them parsed. It returns the
+// body to pass on and the function that forgets the arguments when the
+// request is done; a body it does not change comes back as it is
+// (arguments that are not a JSON object are left for the SDK and the
+// handler to refuse). The body need not be valid JSON: what it replaces
+// is exactly one valid object, by another, so the body it returns is
+// valid JSON exactly when the one it was given is, and is checked as
+// such after.
+func (a *MCPArguments) stash(body []byte) ([]byte, func()) {
+	none := func() {}
+	if a == nil || len(body) < mcpStashMin || body[0] != '{' {
+		return body, none
+	}
+	method, ok := memberSpan(body, "method")
+	if !ok || string(body[method[0]:method[1]]) != `"tools/call"` {
+		return body, none
+	}
+	params, ok := memberSpan(body, "params")
+	if !ok || body[params[0]] != '{' {
+		return body, none
+	}
+	rel, ok := memberSpan(body[params[0]:params[1]], "arguments")
+	if !ok || rel[1]-rel[0] < mcpStashMin {
+		return body, none
+	}
+	start, end := params[0]+rel[0], params[0]+rel[1]
+	args, err := toolenv.ParseJSONObject(body[start:end])
+	if err != nil {
+		return body, none
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	handle := hex.EncodeToString(b[:])
+	a.mu.Lock()
+	a.args[handle] = args
+	a.mu.Unlock()
+	out := make([]byte, 0, start+64+len(body)-end)
+	out = append(out, body[:start]...)
+	out = append(out, `{"`+mcpStashKey+`":"`+handle+`"}`...)
+	out = append(out, body[end:]...)
+	return out, func() {
+		a.mu.Lock()
+		delete(a.args, handle)
+		a.mu.Unlock()
+	}
+}
+
+// take returns the arguments raw stands for when it is the object stash
+// put in their place for a request still being served.
+func (a *MCPArguments) take(raw json.RawMessage) (map[string]any, bool) {
+	raw = bytes.TrimSpace(raw)
+	if a == nil || len(raw) > 128 || !bytes.Contains(raw, []byte(mcpStashKey)) {
+		return nil, false
+	}
+	var m map[string]string
+	if json.Unmarshal(raw, &m) != nil || len(m) != 1 {
+		return nil, false
+	}
+	handle, ok := m[mcpStashKey]
+	if !ok {
+		return nil, false
+	}
+	a.mu.Lock()
+	args, ok := a.args[handle]
+	delete(a.args, handle)
+	a.mu.Unlock()
+	return args, ok
+}
+
+// memberSpan returns the byte span of the value of the member name of the
+// JSON object data, [start, end), reading the object's members' keys and
+// skipping their values (data that is not JSON gives spans that are not
+// either, or none).
+func memberSpan(data []byte, name string) ([2]int, bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return [2]int{}, false
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return [2]int{}, false
+		}
+		kEnd := skipValue(data, i)
+		key := data[i:kEnd]
+		i = skipSpace(data, kEnd)
+		if i >= len(data) || data[i] != ':' {
+			return [2]int{}, false
+		}
+		i = skipSpace(data, i+1)
+		vEnd := skipValue(data, i)
+		if vEnd <= i {
+			return [2]int{}, false
+		}
+		if keyIs(key, name) {
+			return [2]int{i, vEnd}, true
+		}
+		i = skipSpace(data, vEnd)
+		if i >= len(data) || data[i] != ',' {
+			return [2]int{}, false
+		}
+		i++
+	}
+}
+
+// keyIs reports whether the JSON string literal key is name.
+func keyIs(key []byte, name string) bool {
+	if len(key) == len(name)+2 && string(key[1:len(key)-1]) == name {
+		return true
+	}
+	if !bytes.Contains(key, []byte{'\\'}) {
+		return false
+	}
+	var s string
+	return json.Unmarshal(key, &s) == nil && s == name
+}
+
+// skipValue returns the end of the JSON value starting at i (the end of
+// data at the latest).
+func skipValue(data []byte, i int) int {
+	if i >= len(data) {
+		return i
+	}
+	switch data[i] {
+	case '"':
+		for i++; i < len(data); i++ {
+			switch data[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return i
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				i = skipValue(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
+		i++
+	}
+	return i
+}
