@@ -10,6 +10,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/backend/sqltools/world"
 )
 
 // SessionLog keeps every session's successful calls in order, durably and
@@ -79,6 +80,13 @@ type logRecord struct {
 	BodyBytes int `json:"body_bytes"`
 	// Sum is the digest of the result (resultSum).
 	Sum string `json:"sum"`
+	// World is set on a call that changed the session's world: the rows
+	// it changed (replay applies them, runs nothing) and the world's hash
+	// after, which replay checks.
+	World *world.Record `json:"world,omitempty"`
+	// Rewind is set on a rewind: the session is as it was after its
+	// log's entry Rewind.
+	Rewind *int64 `json:"rewind,omitempty"`
 }
 
 // resultSum digests what a result is: its kind, its query's SQL text and
@@ -170,6 +178,29 @@ func (b *Backend) apply(ctx context.Context, ss *session, e LogEntry) error {
 		ss.applied = e.Seq // another collection's call in this session
 		return nil
 	}
+	if rec.Rewind != nil {
+		if *rec.Rewind >= e.Seq {
+			return fail("rewinds to call %d, which is not before it", *rec.Rewind)
+		}
+		return b.rewindTo(ctx, ss, *rec.Rewind, e.Seq)
+	}
+	if rec.World != nil {
+		w, err := b.worlds.Replay(ctx, ss.world, rec.World)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fail("(%s): %v", rec.Op, err)
+		}
+		ss.world = w
+		if rec.World.Start != nil {
+			sp := *rec.World.Start
+			ss.worldSpec = &sp
+		}
+		ss.applied = e.Seq
+		b.store.replayed(e.Seq)
+		return nil
+	}
 	op := operations[rec.Op]
 	if op == nil {
 		return fail("names an unknown operation %q", rec.Op)
@@ -211,4 +242,159 @@ func missingSession(id string) error {
 	return &toolenv.Error{Status: toolenv.StatusNotFound,
 		Message: fmt.Sprintf("session %q does not exist (never started, or evicted after being idle or over the memory cap)", id),
 		Hint:    "start the session again: call initialize_active_data with the task's meta.init arguments, then repeat the calls"}
+}
+
+// logCall appends a successful call's entry: to the log (Options.Log),
+// where it must be the session's next one (conflict: another replica
+// appended it first), else to the session's records. The caller undoes
+// the call on conflict or error.
+func (b *Backend) logCall(ctx context.Context, ss *session, data []byte) (conflict bool, err error) {
+	if b.opt.Log != nil {
+		if err := b.opt.Log.Append(ctx, ss.id, LogEntry{Seq: ss.applied + 1, Data: data}); err != nil {
+			if errors.Is(err, ErrLogConflict) {
+				return true, nil
+			}
+			return false, logError(ss.id, err)
+		}
+	} else {
+		ss.records = append(ss.records, data)
+		if err := b.store.grew(ss, int64(len(data))); err != nil {
+			ss.records = ss.records[:len(ss.records)-1]
+			return false, err
+		}
+	}
+	ss.applied++
+	return false, nil
+}
+
+// logWorld logs a call that changed the session's world.
+func (b *Backend) logWorld(ctx context.Context, ss *session, op string, m map[string]any, label string, rec *world.Record) (bool, error) {
+	data, err := json.Marshal(logRecord{Coll: b.name, Op: op, Args: m, Label: label, Seq: ss.seq, SeqAfter: ss.seq, Auto: ss.auto, World: rec})
+	if err != nil {
+		return false, fmt.Errorf("session log: %w", err)
+	}
+	return b.logCall(ctx, ss, data)
+}
+
+// SessionCalls reports how many entries session id's log holds (its
+// successful calls, and its rewinds): a mark Rewind can take the
+// session back to. A session that does not exist reports 0.
+func (b *Backend) SessionCalls(ctx context.Context, id string) (int64, error) {
+	if b.opt.Log != nil {
+		entries, err := b.opt.Log.Read(ctx, id, 0)
+		if errors.Is(err, ErrNoSession) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, logError(id, err)
+		}
+		return int64(len(entries)), nil
+	}
+	b.store.mu.Lock()
+	ss := b.store.sessions[id]
+	b.store.mu.Unlock()
+	if ss == nil {
+		return 0, nil
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.applied, nil
+}
+
+// Rewind takes session id back to the state it had at mark (a count
+// SessionCalls gave): the results labelled and the world's writes of the
+// calls after it are undone, as if they had never been made, so that a
+// step cut short (a timeout, a client gone) leaves nothing behind. The
+// rewind is itself an entry of the session's log — later calls follow
+// it — so that every replica, and a restart, rebuilds the same state
+// from the log. Rewinding to the present changes nothing; past it is an
+// error.
+func (b *Backend) Rewind(ctx context.Context, id string, mark int64) error {
+	if mark < 0 {
+		return toolenv.Errorw(toolenv.StatusInvalidArguments, "", "cannot rewind to %d calls", mark)
+	}
+	ss, err := b.store.get(id, b.opt.Log != nil)
+	if err != nil {
+		if mark == 0 {
+			return nil // nothing to undo
+		}
+		return err
+	}
+	defer b.store.release(ss)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for try := 1; ; try++ {
+		if b.opt.Log != nil {
+			if err := b.syncLog(ctx, ss, false); err != nil {
+				if ss.applied == 0 {
+					b.store.dropUnused(ss)
+				}
+				if mark == 0 && toolenv.StatusOf(err) == toolenv.StatusNotFound {
+					return nil // nothing to undo
+				}
+				return err
+			}
+		}
+		if mark > ss.applied {
+			return toolenv.Errorw(toolenv.StatusInvalidArguments, "take the mark from SessionCalls", "session %q holds %d calls; it cannot be rewound to %d", id, ss.applied, mark)
+		}
+		if mark == ss.applied {
+			return nil
+		}
+		data, err := json.Marshal(logRecord{Coll: b.name, Op: "rewind", Rewind: &mark})
+		if err != nil {
+			return err
+		}
+		conflict, err := b.logCall(ctx, ss, data)
+		if err != nil {
+			return err
+		}
+		if !conflict {
+			return b.rewindTo(ctx, ss, mark, ss.applied)
+		}
+		if try == maxAppendTries {
+			return toolenv.Errorw(toolenv.StatusUnavailable, "retry", "session %q is being changed by calls on other replicas at the same time", id)
+		}
+	}
+}
+
+// rewindTo rebuilds ss (its mu held) as it was after its log's entry
+// mark, then holds the log's entries up to seq (the rewind's own).
+func (b *Backend) rewindTo(ctx context.Context, ss *session, mark, seq int64) error {
+	var entries []LogEntry
+	if b.opt.Log != nil {
+		all, err := b.opt.Log.Read(ctx, ss.id, 0)
+		if err != nil {
+			return logError(ss.id, err)
+		}
+		for _, e := range all {
+			if e.Seq <= mark {
+				entries = append(entries, e)
+			}
+		}
+	} else {
+		for i := int64(0); i < mark && i < int64(len(ss.records)); i++ {
+			entries = append(entries, LogEntry{Seq: i + 1, Data: ss.records[i]})
+		}
+	}
+	if int64(len(entries)) != mark {
+		return &toolenv.Error{Status: toolenv.StatusUnavailable, Message: fmt.Sprintf("session %q: its log holds %d of the %d calls to rewind to", ss.id, len(entries), mark),
+			Hint: "start a new session"}
+	}
+	records := ss.records
+	b.store.reset(ss)
+	for _, e := range entries {
+		if err := b.apply(ctx, ss, e); err != nil {
+			return err
+		}
+	}
+	ss.records, ss.applied = records, seq
+	if b.opt.Log == nil {
+		var n int64
+		for _, r := range records {
+			n += int64(len(r))
+		}
+		return b.store.grew(ss, n)
+	}
+	return nil
 }

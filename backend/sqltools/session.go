@@ -9,6 +9,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/backend/sqltools/world"
 )
 
 // session is one task session: its database and labelled results.
@@ -22,9 +23,16 @@ type session struct {
 	auto    int   // last automatic label number
 	seq     int   // subquery alias counter
 	bytes   int64 // estimated memory held
-	// applied is the last entry of the session's log (Options.Log) that
-	// this session holds.
+	// applied is how many calls the session holds: the last entry of
+	// its log (Options.Log) it applied.
 	applied int64
+	// world is the session's world (nil: none yet: reads see the
+	// databases), worldSpec the initial state it started from.
+	world     *world.World
+	worldSpec *world.Spec
+	// records are the session's calls as a log keeps them, without a log
+	// (Options.Log): Rewind replays them.
+	records [][]byte
 
 	// guarded by the store's mutex
 	lastUsed time.Time
@@ -208,4 +216,18 @@ func (ss *session) labels() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// reset empties ss (its mu held) for a rebuild: no results, no world,
+// no calls.
+func (s *store) reset(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ss.gone {
+		s.total -= ss.bytes
+	}
+	ss.bytes = 0
+	ss.results = map[string]*result{}
+	ss.db, ss.dbName, ss.auto, ss.seq, ss.applied = nil, "", 0, 0, 0
+	ss.world, ss.worldSpec, ss.records = nil, nil, nil
 }

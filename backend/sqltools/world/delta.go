@@ -242,3 +242,13 @@ func exportRow(row []any) []any {
 	}
 	return out
 }
+
+// Export converts rows for an answer: blobs as text, infinities as
+// "Infinity".
+func Export(rows [][]any) [][]any {
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		out[i] = exportRow(r)
+	}
+	return out
+}
