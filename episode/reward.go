@@ -8,6 +8,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/answer"
+	"github.com/toolenv/toolenv/eval/endstate"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/eval/stb"
@@ -39,6 +40,10 @@ type Outcome struct {
 	Answer string `json:"answer,omitempty"`
 	// Judge is the judge's verdict (pass_rate).
 	Judge *judge.Verdict `json:"judge,omitempty"`
+	// State is the state the episode left and how it compares with the
+	// task's (stateful tasks: eval/endstate): its end state, collateral
+	// changes, end-state checks, the world's changes and hash.
+	State *endstate.Result `json:"state,omitempty"`
 }
 
 // successFor resolves the success measure of r for task t.
@@ -46,8 +51,11 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 	hasGold := len(t.Gold) > 0
 	hasAPIs := len(relevantAPIs(t)) > 0 || hasGold
 	kind = r.Success
+	stateful := endstate.Stateful(t)
 	if kind == "" {
 		switch {
+		case stateful:
+			return State, "the task is judged on the state it leaves (its gold end state, checks and answer)", nil
 		case hasAnswer:
 			return Completion, "the task has a verified gold answer", nil
 		case hasAPIs:
@@ -69,6 +77,8 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 		err = need(hasGold, "a gold call sequence")
 	case APIF1:
 		err = need(hasAPIs, "a solvable API list or a gold sequence")
+	case State, StateF1:
+		err = need(stateful, "an initial state, end-state checks or a gold end state")
 	case PassRate:
 		if !judged {
 			err = invalid("reward.success pass_rate needs a judge model, and this server has none", "start it with --episode-judge-url and --episode-judge-model (an OpenAI-compatible endpoint), or choose another measure")
@@ -139,6 +149,17 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 	if final != nil {
 		out.Answer = final.Text
 	}
+	if endstate.Stateful(t) {
+		// The world is read through the pipeline, in the episode's
+		// session, as its calls were made.
+		out.State = endstate.Evaluate(ctx, t, func(ctx context.Context, name string, args map[string]any) *toolenv.Result {
+			tool := ep.coll.Tool(name)
+			if tool == nil {
+				return toolenv.Errorf(toolenv.StatusUnknownTool, "", "collection %s has no tool %s", ep.coll.Name, name)
+			}
+			return ep.env.invoke(ctx, ep, tool, args)
+		}, out.Completed)
+	}
 	switch ep.success {
 	case Completion:
 		if out.Completed != nil && *out.Completed {
@@ -160,6 +181,10 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 		}
 	case APIF1:
 		out.Success = out.API.F1
+	case State:
+		out.Success = out.State.Success
+	case StateF1:
+		out.Success = out.State.F1
 	case PassRate:
 		v := ep.env.opts.Judge.SoPR(ctx, ep.Query(), ep.converted(calls, final))
 		if v.Error != "" {

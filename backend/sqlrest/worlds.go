@@ -264,7 +264,7 @@ func tableTools(db string, t *world.Table, base string, uniq func(string) string
 		s := sqltools.ColumnSchema(db, t, c, describe)
 		in.SetProp(params[c], s)
 		bin[params[c]] = "body"
-		if (c.PK > 0 && c != t.Alias) || (c.NotNull && c.Default == "") {
+		if c != t.Alias && (c.PK > 0 || (c.NotNull && c.Default == "")) {
 			in.Required = append(in.Required, params[c])
 		}
 	}

@@ -264,7 +264,7 @@ func selWriteTool(op, name, db string, t *world.Table, manyDBs bool, describe De
 		row.AdditionalProperties = json.RawMessage("false")
 		for _, c := range t.Columns {
 			row.SetProp(c.Name, ColumnSchema(db, t, c, describe))
-			if (c.PK > 0 && c != t.Alias) || (c.NotNull && c.Default == "") {
+			if c != t.Alias && (c.PK > 0 || (c.NotNull && c.Default == "")) {
 				row.Required = append(row.Required, c.Name)
 			}
 		}

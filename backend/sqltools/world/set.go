@@ -366,3 +366,11 @@ func DecodeSpec(args map[string]any) (Spec, error) {
 	err = toolenv.DecodeJSON(raw, &sp)
 	return sp, err
 }
+
+// Changes reports how the initial state differs from its base.
+func (i *Initial) Changes() *endstate.Changes {
+	if i == nil {
+		return &endstate.Changes{Tables: []endstate.TableChanges{}}
+	}
+	return changesSince(i.base.schema, nil, i.d)
+}
