@@ -102,16 +102,16 @@ const (
 	APIF1             = "api_f1"
 	PassRate          = "pass_rate"
 	NoSuccess         = "none"
-	// State rewards the state the episode leaves (eval/endstate): 1 when
+	// StateSuccess rewards the state the episode leaves (eval/endstate): 1 when
 	// every check the task has holds — its end state, no collateral
 	// change, its end-state checks, its answer — else 0. StateF1 is the
 	// graded form: the F1 of the rows changed as the gold changes them.
-	State   = "state"
-	StateF1 = "state_f1"
+	StateSuccess = "state"
+	StateF1      = "state_f1"
 )
 
 // SuccessKinds lists the success measures.
-var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, PassRate, State, StateF1, NoSuccess}
+var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, PassRate, StateSuccess, StateF1, NoSuccess}
 
 // The tool formats of ResetOptions.ToolFormat.
 const (

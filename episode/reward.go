@@ -55,7 +55,7 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 	if kind == "" {
 		switch {
 		case stateful:
-			return State, "the task is judged on the state it leaves (its gold end state, checks and answer)", nil
+			return StateSuccess, "the task is judged on the state it leaves (its gold end state, checks and answer)", nil
 		case hasAnswer:
 			return Completion, "the task has a verified gold answer", nil
 		case hasAPIs:
@@ -77,7 +77,7 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 		err = need(hasGold, "a gold call sequence")
 	case APIF1:
 		err = need(hasAPIs, "a solvable API list or a gold sequence")
-	case State, StateF1:
+	case StateSuccess, StateF1:
 		err = need(stateful, "an initial state, end-state checks or a gold end state")
 	case PassRate:
 		if !judged {
@@ -181,7 +181,7 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 		}
 	case APIF1:
 		out.Success = out.API.F1
-	case State:
+	case StateSuccess:
 		out.Success = out.State.Success
 	case StateF1:
 		out.Success = out.State.F1
