@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/backend/sqltools/world"
 	"github.com/toolenv/toolenv/eval/endstate"
@@ -51,7 +52,7 @@ const MetaWrite = "write"
 const DefaultWriteTasks = 24
 
 // maxFound is the most rows a write task's condition may find.
-const maxFound = 5
+const maxFound = 8
 
 // pred is one comparison of a condition: a column of the condition's
 // table, SLOT's condition name and its values.
@@ -428,11 +429,22 @@ func (sp *writeSpec) planUpdate(ctx context.Context, r *rand.Rand) bool {
 		if err != nil || len(rows.Rows) == 0 {
 			continue
 		}
-		v := rows.Rows[r.IntN(len(rows.Rows))][0]
-		if s, ok := v.(string); ok && (s == "" || len(s) > 200) {
+		// A value the write tools take (one the column's declared type
+		// admits: a BOOL column may hold "F", which no number is).
+		var ok []any
+		for _, row := range rows.Rows {
+			v := row[0]
+			if s, isStr := v.(string); isStr && (s == "" || len(s) > 200) {
+				continue
+			}
+			if _, prob := world.Convert(t, c, c.Name, v); prob == nil {
+				ok = append(ok, v)
+			}
+		}
+		if len(ok) == 0 {
 			continue
 		}
-		sp.setCol, sp.setVal = c, v
+		sp.setCol, sp.setVal = c, ok[r.IntN(len(ok))]
 		return true
 	}
 	return false
@@ -481,7 +493,11 @@ func (sp *writeSpec) planInsert(ctx context.Context, r *rand.Rand) bool {
 				}
 				row[c.Name] = v
 			default:
-				row[c.Name] = tmpl.Rows[0][i]
+				v := tmpl.Rows[0][i]
+				if _, prob := world.Convert(child, c, c.Name, v); prob != nil {
+					ok = false // the row to copy holds what a write may not
+				}
+				row[c.Name] = v
 			}
 		}
 		if !ok {
@@ -576,7 +592,11 @@ func (sp *writeSpec) expect(ctx context.Context, base *world.Base) {
 		if strings.Contains(err.Error(), "FOREIGN KEY") {
 			reason = "the change breaks a foreign key"
 		}
-		sp.reject = &rejection{Stage: "write", Reason: reason, Detail: err.Error()}
+		msg := err.Error()
+		if te, ok := err.(*toolenv.Error); ok {
+			msg = strings.TrimPrefix(te.Message, "the initial state's SQL failed: ")
+		}
+		sp.reject = &rejection{Stage: "write", Reason: reason, Detail: sp.changeSQL() + ": " + msg}
 		return
 	}
 	ch := init.Changes()
