@@ -1,16 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqlrest"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/episode/episodetest"
 	"github.com/toolenv/toolenv/episode/openenv"
 	"github.com/toolenv/toolenv/internal/pgtest"
@@ -180,4 +188,182 @@ func TestWorldsSurviveKillAndReplicas(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWritableCollectionSurfaces: a writable build served by toolenv
+// serve shows its write tools on every surface — MCP annotations
+// (destructiveHint, idempotentHint, readOnlyHint), OpenAPI (POST, PATCH,
+// DELETE with their error responses), OpenAI function JSON — and its REST
+// writes change only the caller's session's world: refused without a
+// session, with the hint to get one.
+func TestWritableCollectionSurfaces(t *testing.T) {
+	dirs, colls, _ := writableCorpus(t)
+	var args []string
+	for _, d := range dirs {
+		args = append(args, "--collection", d)
+	}
+	r := startReplica(t, args...)
+	ctx := context.Background()
+
+	cs := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: r.base + "/mcp"})
+	defer cs.Close()
+	seen := map[string]*mcp.Tool{}
+	for tl, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[tl.Name] = tl
+	}
+	find := func(suffix string) *mcp.Tool {
+		for n, tl := range seen {
+			if strings.HasSuffix(n, suffix) {
+				return tl
+			}
+		}
+		t.Fatalf("no MCP tool ends with %s", suffix)
+		return nil
+	}
+	for _, c := range []struct {
+		suffix                string
+		readOnly, destructive bool
+		idempotent            bool
+	}{{"update_rows", false, true, true}, {"delete_rows", false, true, true}, {"insert_rows", false, false, false}, {"filter_data", true, false, true}} {
+		a := find(c.suffix).Annotations
+		if a == nil || a.ReadOnlyHint != c.readOnly || a.IdempotentHint != c.idempotent || (!c.readOnly && (a.DestructiveHint == nil || *a.DestructiveHint != c.destructive)) {
+			t.Errorf("%s: annotations %+v, want read-only %v, destructive %v, idempotent %v", c.suffix, a, c.readOnly, c.destructive, c.idempotent)
+		}
+	}
+
+	resp, err := http.Get(r.base + "/collections/bird-rest/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+		} `json:"paths"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&doc)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := map[string]bool{}
+	for _, ops := range doc.Paths {
+		for m, op := range ops {
+			if m == "patch" || m == "delete" || m == "post" {
+				methods[m] = true
+				errs := false
+				for code := range op.Responses {
+					errs = errs || strings.HasPrefix(code, "4")
+				}
+				if !errs {
+					t.Errorf("a %s operation documents no error response: %v", m, op.Responses)
+				}
+			}
+		}
+	}
+	if !methods["patch"] || !methods["delete"] || !methods["post"] {
+		t.Errorf("OpenAPI methods %v, want post, patch and delete", methods)
+	}
+	for _, d := range dirs {
+		raw, err := os.ReadFile(filepath.Join(d, "functions.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(raw), `"update_`) || strings.Contains(string(raw), `"initialize_world"`) {
+			t.Errorf("%s/functions.json lacks the write tools or shows a hidden one", d)
+		}
+	}
+
+	// REST writes by key, over HTTP.
+	rest := colls["bird-rest"]
+	var upd *toolenv.Tool
+	for _, tl := range rest.Tools {
+		if strings.HasPrefix(tl.Name, "update_") && upd == nil && tl.Binding != nil && strings.Count(tl.Binding.Path, "{") == 1 {
+			upd = tl
+		}
+	}
+	if upd == nil {
+		t.Fatal("no update endpoint with a one-column key")
+	}
+	keyParam := strings.TrimSuffix(upd.Binding.Path[strings.LastIndex(upd.Binding.Path, "{")+1:], "}")
+	var setParam string
+	for _, n := range upd.Input.Names() {
+		if n != keyParam && upd.Input.Prop(n).AnyOf != nil && upd.Input.Prop(n).AnyOf[0].Type == "string" {
+			setParam = n
+			break
+		}
+	}
+	if setParam == "" {
+		t.Fatalf("%s sets no text column", upd.Name)
+	}
+	key := firstKey(t, rest, upd, keyParam)
+	path := strings.Replace(upd.Binding.Path, "{"+keyParam+"}", url.PathEscape(fmt.Sprint(key)), 1)
+	patch := func(session string) (int, string) {
+		body, _ := json.Marshal(map[string]any{setParam: "written by the test"})
+		req, _ := http.NewRequest(http.MethodPatch, r.base+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if session != "" {
+			req.Header.Set("X-Toolenv-Session", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := patch(""); code < 400 || !strings.Contains(body, "POST /sessions") {
+		t.Errorf("a PATCH without a session: %d %s", code, body)
+	}
+	resp, err = http.Post(r.base+"/sessions", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := resp.Header.Get("X-Toolenv-Session")
+	resp.Body.Close()
+	if code, body := patch(session); code != 200 || !strings.Contains(body, "written by the test") {
+		t.Fatalf("a PATCH in a session: %d %s", code, body)
+	}
+	read := func(session string) string {
+		req, _ := http.NewRequest(http.MethodGet, r.base+path, nil)
+		if session != "" {
+			req.Header.Set("X-Toolenv-Session", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if !strings.Contains(read(session), "written by the test") || strings.Contains(read(""), "written by the test") {
+		t.Errorf("reads: in the session %s; without %s", read(session), read(""))
+	}
+}
+
+// firstKey reads a key of the table update writes from its database
+// file.
+func firstKey(t *testing.T, c *toolenv.Collection, update *toolenv.Tool, keyParam string) any {
+	t.Helper()
+	var cfg sqlrest.Config
+	if err := json.Unmarshal(c.Backend.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var cols map[string]string
+	_ = json.Unmarshal([]byte(update.Meta[sqlrest.MetaColumns]), &cols)
+	dbName := update.Meta[sqlrest.MetaDatabase]
+	db, err := rodb.Open(context.Background(), dbName, rodb.ResolvePath(c.Dir, cfg.Databases[dbName]), rodb.Options{InMemoryMaxBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v, err := db.QueryValue(context.Background(), "SELECT "+rodb.Quote(cols[keyParam])+" FROM "+rodb.Quote(update.Meta[sqlrest.MetaTable])+" LIMIT 1", nil)
+	if err != nil || v == nil {
+		t.Fatalf("a key of %s: %v %v", update.Meta[sqlrest.MetaTable], v, err)
+	}
+	return v
 }
