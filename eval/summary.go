@@ -103,6 +103,8 @@ type Group struct {
 	// Completion is the completion (win) rate over episodes whose task
 	// has a gold answer.
 	Completion *Stat `json:"completion,omitempty"`
+	// State sums the state checks of stateful tasks' episodes.
+	State *StateStats `json:"state,omitempty"`
 	// NESTful scorer metrics (tasks with a gold sequence): NESTful's
 	// calculate_scores exactly, in the variant NestfulVariant names;
 	// NestfulNote says why a run has none (the reference gives no score).
@@ -215,6 +217,7 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 	}
 	sort.Ints(runIDs)
 	g.Tasks, g.Runs = len(tasks), len(runIDs)
+	g.State = stateStats(eps)
 	if n := float64(len(eps)); n > 0 {
 		g.Cost.LLMCalls /= n
 		g.Cost.PromptTokens /= n
@@ -376,4 +379,57 @@ func prfStat(xs []metrics.PRF) *PRFStat {
 		p, r, f = append(p, x.Precision), append(r, x.Recall), append(f, x.F1)
 	}
 	return &PRFStat{Precision: *stat(p), Recall: *stat(r), F1: *stat(f)}
+}
+
+// StateStats sums the state checks (eval/endstate) of the episodes of
+// stateful tasks: how many succeeded, and why the others did not (an
+// episode may fail several checks).
+type StateStats struct {
+	Episodes int `json:"episodes"`
+	// Succeeded are the episodes whose every state check held.
+	Succeeded int `json:"succeeded"`
+	// F1 is the mean of the row changes' F1 (endstate.Result.F1).
+	F1 float64 `json:"f1"`
+	// WrongState counts the end states that are not the gold end state,
+	// Collateral those that changed rows the task leaves alone,
+	// ChecksFailed those failing an end-state check, Unreadable those
+	// whose world could not be read.
+	WrongState   int `json:"wrong_state"`
+	Collateral   int `json:"collateral"`
+	ChecksFailed int `json:"checks_failed"`
+	Unreadable   int `json:"unreadable"`
+}
+
+func stateStats(eps []*Episode) *StateStats {
+	var st StateStats
+	for _, e := range eps {
+		r := e.Score.State
+		if r == nil {
+			continue
+		}
+		st.Episodes++
+		st.F1 += r.F1
+		if r.Success == 1 {
+			st.Succeeded++
+		}
+		switch {
+		case r.Error != "":
+			st.Unreadable++
+		default:
+			if r.State != nil && !*r.State {
+				st.WrongState++
+			}
+			if r.NoCollateral != nil && !*r.NoCollateral {
+				st.Collateral++
+			}
+			if r.Checks != nil && !*r.Checks {
+				st.ChecksFailed++
+			}
+		}
+	}
+	if st.Episodes == 0 {
+		return nil
+	}
+	st.F1 /= float64(st.Episodes)
+	return &st
 }
