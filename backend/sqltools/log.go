@@ -269,7 +269,9 @@ func (b *Backend) logCall(ctx context.Context, ss *session, data []byte) (confli
 
 // logWorld logs a call that changed the session's world.
 func (b *Backend) logWorld(ctx context.Context, ss *session, op string, m map[string]any, label string, rec *world.Record) (bool, error) {
-	data, err := json.Marshal(logRecord{Coll: b.name, Op: op, Args: m, Label: label, Seq: ss.seq, SeqAfter: ss.seq, Auto: ss.auto, World: rec})
+	// A world's call is replayed from the rows it changed: its
+	// arguments are not needed (and are not kept).
+	data, err := json.Marshal(logRecord{Coll: b.name, Op: op, Label: label, Seq: ss.seq, SeqAfter: ss.seq, Auto: ss.auto, World: rec})
 	if err != nil {
 		return false, fmt.Errorf("session log: %w", err)
 	}

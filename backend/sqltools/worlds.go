@@ -162,6 +162,7 @@ func (b *Backend) write(ctx context.Context, ss *session, op string, a *args, m 
 	if err != nil {
 		return toolenv.ResultOf(b.sqlError(err)), false
 	}
+	mark := w.Marker()
 	var out *world.Written
 	switch op {
 	case OpInsert:
@@ -197,14 +198,14 @@ func (b *Backend) write(ctx context.Context, ss *session, op string, a *args, m 
 	if err != nil {
 		return toolenv.ResultOf(b.sqlError(err)), false
 	}
-	rec := &world.Record{Changes: out.Changes, Hash: w.Hash()}
+	rec := &world.Record{Changes: out.Changes, Hash: w.Digest()}
 	if started {
 		rec.Start, rec.Initial = &sp, w.InitialHash()
 	}
 	conflict, err := b.logWorld(ctx, ss, op, m, label, rec)
 	if conflict || err != nil {
 		if !started {
-			if rerr := w.Revert(out.Changes); rerr != nil {
+			if rerr := w.Revert(out.Changes, mark); rerr != nil {
 				b.opt.Logger.Error("a write that could not be logged could not be undone", "session", ss.id, "err", rerr)
 			}
 		}

@@ -238,7 +238,7 @@ func (s *Set) fileBase(ctx context.Context, like *Base, path string) (*Base, err
 
 // Record is what a session's log keeps of a call that changed its
 // world: the world started (Start, with its initial state's hash) and
-// the rows a write changed, with the world's hash after, which replay
+// the rows a write changed, with the world's Digest after, which replay
 // must reproduce.
 type Record struct {
 	Start   *Spec    `json:"start,omitempty"`
@@ -249,7 +249,7 @@ type Record struct {
 
 // StartRecord is the record of starting w from spec.
 func StartRecord(spec Spec, w *World) *Record {
-	return &Record{Start: &spec, Initial: w.InitialHash(), Hash: w.Hash()}
+	return &Record{Start: &spec, Initial: w.InitialHash(), Hash: w.Digest()}
 }
 
 // Replay applies r to w (nil: no world yet) and returns the world,
@@ -271,8 +271,8 @@ func (s *Set) Replay(ctx context.Context, w *World, r *Record) (*World, error) {
 	if err := w.Apply(r.Changes); err != nil {
 		return nil, err
 	}
-	if h := w.Hash(); h != r.Hash {
-		return nil, fmt.Errorf("the world's state differs from the logged one after the call (hash %s, logged %s)", h, r.Hash)
+	if h := w.Digest(); h != r.Hash {
+		return nil, fmt.Errorf("the world's history differs from the logged one after the call (digest %s, logged %s)", h, r.Hash)
 	}
 	return w, nil
 }
@@ -286,14 +286,23 @@ func (w *World) InitialHash() string {
 	return changesSince(w.base.schema, nil, w.init).Hash()
 }
 
-// Revert undoes a write's changes (a write whose log entry could not be
-// appended).
-func (w *World) Revert(changes []Change) error {
+// Mark is a world's digest at one point (Marker), to Revert to.
+type Mark [16]byte
+
+// Marker returns the mark of the world as it is now.
+func (w *World) Marker() Mark { return w.digest }
+
+// Revert undoes a write's changes made since mark (a write whose log
+// entry could not be appended): the world, and its digest, are as they
+// were.
+func (w *World) Revert(changes []Change, mark Mark) error {
 	inv := make([]Change, len(changes))
 	for i, ch := range changes {
 		inv[len(changes)-1-i] = Change{Table: ch.Table, Key: ch.Key, Before: ch.After, After: ch.Before}
 	}
-	return w.Apply(inv)
+	err := w.Apply(inv)
+	w.digest = mark
+	return err
 }
 
 // Check is an end-state check's query.

@@ -2,7 +2,9 @@ package world
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -105,6 +107,8 @@ func (b *Base) New(init *Initial) *World {
 	w := &World{base: b}
 	if init != nil && init.d != nil && !init.d.empty() {
 		w.init, w.d = init.d, init.d
+		sum := sha256.Sum256([]byte(init.Hash))
+		copy(w.digest[:], sum[:])
 	}
 	return w
 }
@@ -120,6 +124,33 @@ type World struct {
 	// version changes with every change of d: a connection holding
 	// version holds this state.
 	version uint64
+	// digest chains the world's changes, in order (Digest).
+	digest [16]byte
+}
+
+// Digest is a digest of the world's history: its initial state, then
+// every change applied, in order. A log records it after each write and
+// replay checks it, which costs what the write changed (Hash, the
+// canonical hash of the state, costs what the whole world changed).
+func (w *World) Digest() string { return hex.EncodeToString(w.digest[:]) }
+
+// chain adds changes to the digest.
+func (w *World) chain(changes []Change) {
+	h := sha256.New()
+	h.Write(w.digest[:])
+	for _, ch := range changes {
+		h.Write([]byte(ch.Table))
+		for _, row := range [][]any{ch.Key, ch.Before, ch.After} {
+			h.Write([]byte{0})
+			if row == nil {
+				h.Write([]byte{'-'})
+			} else {
+				h.Write([]byte(encodeKey(row)))
+			}
+		}
+		h.Write([]byte{1})
+	}
+	copy(w.digest[:], h.Sum(nil))
 }
 
 // Base returns the world's base.
@@ -165,6 +196,7 @@ func (w *World) Apply(changes []Change) error {
 		}
 		d.apply(t, canonRow(ch.Key), canonRow(ch.Before), canonRow(ch.After))
 	}
+	w.chain(changes)
 	w.version++
 	return nil
 }

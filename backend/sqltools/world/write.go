@@ -128,13 +128,17 @@ func (w *World) Insert(ctx context.Context, table string, rows []map[string]any,
 				marks := strings.TrimSuffix(strings.Repeat("?, ", len(p.cols)), ", ")
 				q += " (" + strings.Join(p.cols, ", ") + ") VALUES (" + marks + ")"
 			}
-			q += " RETURNING " + internalKey(t)
-			keys, err := x.keysOf(q, p.vals)
+			q += " RETURNING " + internalKey(t) + ", " + columnList(t)
+			rows, err := x.keysOf(q, p.vals)
 			if err != nil {
 				return x.constraint(err, fmt.Sprintf("%s[%d]", param, i))
 			}
-			for _, k := range keys {
-				x.touchNew(t, k)
+			nk := 1
+			if t.WithoutRowID {
+				nk = len(t.Key)
+			}
+			for _, r := range rows {
+				x.touchNew(t, r[:nk], r[nk:])
 			}
 		}
 		return nil
@@ -193,7 +197,7 @@ func (w *World) Update(ctx context.Context, table string, keys Keys, set map[str
 	for i, c := range cols {
 		sets[i] = rodb.Quote(c.Name) + " = ?"
 	}
-	stmt := "UPDATE main." + rodb.Quote(t.Name) + " SET " + strings.Join(sets, ", ") + " WHERE " + keyWhere(t)
+	stmt := "UPDATE main." + rodb.Quote(t.Name) + " SET " + strings.Join(sets, ", ") + " WHERE " + keyWhere(t) + " RETURNING " + columnList(t)
 	var out *Written
 	err = w.write(ctx, t, OpUpdate, func(x *tx) error {
 		targets, err := x.resolve(t, keys)
@@ -204,8 +208,12 @@ func (w *World) Update(ctx context.Context, table string, keys Keys, set map[str
 			if err := x.touch(t, k); err != nil {
 				return err
 			}
-			if err := x.exec(stmt, append(append([]any(nil), vals...), keyArgs(t, k)...)...); err != nil {
+			after, err := x.keysOfStmt(stmt, append(append([]any(nil), vals...), keyArgs(t, k)...))
+			if err != nil {
 				return x.constraint(err, param)
+			}
+			if len(after) == 1 {
+				x.known(t, k, after[0])
 			}
 		}
 		return nil
@@ -232,6 +240,7 @@ func (w *World) Delete(ctx context.Context, table string, keys Keys) (*Written, 
 			if err := x.exec(deleteSQL(t), keyArgs(t, k)...); err != nil {
 				return x.constraint(err, keys.Param)
 			}
+			x.known(t, k, nil)
 		}
 		return nil
 	}, func(o *Written) { out = o })
@@ -287,6 +296,9 @@ type touch struct {
 	t             *Table
 	key           []any
 	before, after []any
+	// done says after is what the write's own statement left (read
+	// with RETURNING); finishing reads the other rows.
+	done bool
 }
 
 // write runs fn, then finishes the write: reads what changed, applies
@@ -325,6 +337,7 @@ func (w *World) write(ctx context.Context, t *Table, op string, fn func(*tx) err
 			for _, ch := range out.Changes {
 				d.apply(w.base.schema.Table(ch.Table), ch.Key, ch.Before, ch.After)
 			}
+			w.chain(out.Changes)
 			w.version++
 		}
 		done(out)
@@ -339,20 +352,45 @@ func (x *tx) touch(t *Table, key []any) error {
 	if x.touched[t][k] != nil {
 		return nil
 	}
-	before, err := readRow(x.ctx, x.c, t, key)
-	if err != nil {
-		return x.sqlErr(err)
+	var before []any
+	if e := x.w.d.get(t, k); e != nil {
+		before = e.new // the world holds it: no need to read it
+	} else {
+		var err error
+		if before, err = readRow(x.ctx, x.c, t, key); err != nil {
+			return x.sqlErr(err)
+		}
 	}
 	x.add(&touch{t: t, key: key, before: before})
 	return nil
 }
 
-// touchNew notes a row the write inserted (absent before).
-func (x *tx) touchNew(t *Table, key []any) {
-	if x.touched[t][encodeKey(key)] != nil {
+// touchNew notes a row the write inserted (absent before), as it is.
+func (x *tx) touchNew(t *Table, key, after []any) {
+	if tc := x.touched[t][encodeKey(key)]; tc != nil {
+		tc.after, tc.done = normRow(after), true
 		return
 	}
-	x.add(&touch{t: t, key: key})
+	x.add(&touch{t: t, key: key, after: normRow(after), done: true})
+}
+
+// known records how the statement left t's row key (nil: deleted), so
+// that finishing the write does not read it again.
+func (x *tx) known(t *Table, key, after []any) {
+	if tc := x.touched[t][encodeKey(key)]; tc != nil {
+		tc.after, tc.done = normRow(after), true
+	}
+}
+
+func normRow(row []any) []any {
+	if row == nil {
+		return nil
+	}
+	out := make([]any, len(row))
+	for i, v := range row {
+		out[i] = normValue(v)
+	}
+	return out
 }
 
 func (x *tx) add(tc *touch) {
@@ -378,6 +416,32 @@ func (x *tx) exec(query string, args ...any) error {
 // keysOf runs a query returning keys (an INSERT … RETURNING, a lookup).
 func (x *tx) keysOf(query string, args []any) ([][]any, error) {
 	rows, err := x.c.c.QueryContext(x.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]any
+	for rows.Next() {
+		r, err := scanRow(rows, len(cols))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// keysOfStmt is keysOf with the query prepared once per connection.
+func (x *tx) keysOfStmt(query string, args []any) ([][]any, error) {
+	st, err := x.c.stmt(x.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(x.ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -452,26 +516,41 @@ func (x *tx) resolve(t *Table, keys Keys) ([][]any, error) {
 	if len(problems) > 0 {
 		return nil, invalid(problems)
 	}
+	// A primary key is matched with = (its index serves it); all the
+	// columns of a table without one with IS, NULL matching NULL.
+	op := " = ?"
+	if len(t.Key) == 0 {
+		op = " IS ?"
+	}
 	parts := make([]string, len(kcols))
 	for i, c := range kcols {
-		parts[i] = rodb.Quote(c.Name) + " IS ?"
+		parts[i] = rodb.Quote(c.Name) + op
 	}
-	lookup := "SELECT " + internalKey(t) + " FROM main." + rodb.Quote(t.Name) + " WHERE " + strings.Join(parts, " AND ") + " ORDER BY " + internalKey(t)
+	// The lookup reads the rows too: they are the write's before images.
+	lookup := "SELECT " + internalKey(t) + ", " + columnList(t) + " FROM main." + rodb.Quote(t.Name) + " WHERE " + strings.Join(parts, " AND ") + " ORDER BY " + internalKey(t)
+	nk := 1
+	if t.WithoutRowID {
+		nk = len(t.Key)
+	}
 	var out [][]any
 	seen := map[string]bool{}
 	var missing []string
 	for _, key := range conv {
-		found, err := x.keysOf(lookup, key)
+		found, err := x.keysOfStmt(lookup, key)
 		if err != nil {
 			return nil, x.sqlErr(err)
 		}
 		if len(found) == 0 {
 			missing = append(missing, describeKey(kcols, key))
 		}
-		for _, k := range found {
+		for _, row := range found {
+			k := row[:nk]
 			if e := encodeKey(k); !seen[e] {
 				seen[e] = true
 				out = append(out, k)
+				if x.touched[t][e] == nil {
+					x.add(&touch{t: t, key: k, before: normRow(row[nk:])})
+				}
 			}
 		}
 		if len(out) > max {
@@ -506,13 +585,16 @@ func describeKey(cols []*Column, key []any) string {
 // SET NULL; any other action refuses the write), then checks that every
 // row written refers to existing parents.
 func (x *tx) finish() error {
+	written := len(x.order)
 	for i := 0; i < len(x.order); i++ {
 		tc := x.order[i]
-		after, err := readRow(x.ctx, x.c, tc.t, tc.key)
-		if err != nil {
-			return x.sqlErr(err)
+		if !tc.done {
+			after, err := readRow(x.ctx, x.c, tc.t, tc.key)
+			if err != nil {
+				return x.sqlErr(err)
+			}
+			tc.after = after
 		}
-		tc.after = after
 		if tc.before == nil {
 			continue
 		}
@@ -526,12 +608,16 @@ func (x *tx) finish() error {
 				Hint: "delete the referring rows in smaller steps"}
 		}
 	}
-	for _, tc := range x.order {
-		after, err := readRow(x.ctx, x.c, tc.t, tc.key)
-		if err != nil {
-			return x.sqlErr(err)
+	if len(x.order) > written {
+		// Foreign keys' actions changed rows after they were read: read
+		// every row again.
+		for _, tc := range x.order {
+			after, err := readRow(x.ctx, x.c, tc.t, tc.key)
+			if err != nil {
+				return x.sqlErr(err)
+			}
+			tc.after = after
 		}
-		tc.after = after
 	}
 	for _, tc := range x.order {
 		if tc.after == nil {
@@ -567,7 +653,7 @@ func (x *tx) referenced(fk *ForeignKey, tc *touch) error {
 		parts[i] = rodb.Quote(c.Name) + " = ?"
 	}
 	where := strings.Join(parts, " AND ")
-	children, err := x.keysOf("SELECT "+internalKey(fk.Child)+" FROM main."+rodb.Quote(fk.Child.Name)+" WHERE "+where+" ORDER BY "+internalKey(fk.Child)+" LIMIT ?", append(append([]any(nil), old...), x.w.base.opt.MaxKeys*10+1))
+	children, err := x.keysOfStmt("SELECT "+internalKey(fk.Child)+" FROM main."+rodb.Quote(fk.Child.Name)+" WHERE "+where+" ORDER BY "+internalKey(fk.Child)+" LIMIT ?", append(append([]any(nil), old...), x.w.base.opt.MaxKeys*10+1))
 	if err != nil {
 		return x.sqlErr(err)
 	}
@@ -650,7 +736,7 @@ func (x *tx) refers(fk *ForeignKey, tc *touch) error {
 	for i, c := range fk.ParentCols {
 		parts[i] = rodb.Quote(c.Name) + " = ?"
 	}
-	found, err := x.keysOf("SELECT 1 FROM main."+rodb.Quote(fk.Parent.Name)+" WHERE "+strings.Join(parts, " AND ")+" LIMIT 1", vals)
+	found, err := x.keysOfStmt("SELECT 1 FROM main."+rodb.Quote(fk.Parent.Name)+" WHERE "+strings.Join(parts, " AND ")+" LIMIT 1", vals)
 	if err != nil {
 		return x.sqlErr(err)
 	}
