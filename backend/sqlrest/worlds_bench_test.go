@@ -220,7 +220,9 @@ func memberIDs(b *testing.B, path string) []string {
 	return out
 }
 
-func contains(b []byte, s string) bool { return len(s) > 0 && string(b) != "" && indexOf(string(b), s) >= 0 }
+func contains(b []byte, s string) bool {
+	return len(s) > 0 && string(b) != "" && indexOf(string(b), s) >= 0
+}
 
 func indexOf(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {
