@@ -84,7 +84,7 @@ func (b *Backend) initWorld(ctx context.Context, ss *session, a *args, m map[str
 // worldBody is the answer of initialize_world.
 func (b *Backend) worldBody(label string, ss *session) *toolenv.Result {
 	body, err := marshal(map[string]any{"label": label, "type": "world", "database": ss.world.Base().DB.Name,
-		"initial_state": ss.world.InitialHash(), "changed_rows": ss.world.Changes().Rows()})
+		"initial_state": ss.world.InitialHash(), "changed_rows": ss.world.ChangedRows()})
 	if err != nil {
 		return toolenv.ResultOf(err)
 	}

@@ -279,11 +279,15 @@ func (s *Set) Replay(ctx context.Context, w *World, r *Record) (*World, error) {
 
 // InitialHash is the hash of the world's initial state's changes from
 // its base ("" for the base itself).
-func (w *World) InitialHash() string {
-	if w.init == nil {
-		return ""
+func (w *World) InitialHash() string { return w.initHash }
+
+// ChangedRows counts the rows the world changed from its initial state
+// (what Changes reports, without making it).
+func (w *World) ChangedRows() int {
+	if w.d == w.init {
+		return 0
 	}
-	return changesSince(w.base.schema, nil, w.init).Hash()
+	return w.Changes().Rows()
 }
 
 // Mark is a world's digest at one point (Marker), to Revert to.

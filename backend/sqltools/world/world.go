@@ -106,7 +106,7 @@ type Initial struct {
 func (b *Base) New(init *Initial) *World {
 	w := &World{base: b}
 	if init != nil && init.d != nil && !init.d.empty() {
-		w.init, w.d = init.d, init.d
+		w.init, w.d, w.initHash = init.d, init.d, init.Hash
 		sum := sha256.Sum256([]byte(init.Hash))
 		copy(w.digest[:], sum[:])
 	}
@@ -126,6 +126,8 @@ type World struct {
 	version uint64
 	// digest chains the world's changes, in order (Digest).
 	digest [16]byte
+	// initHash is the initial state's hash (Initial.Hash).
+	initHash string
 }
 
 // Digest is a digest of the world's history: its initial state, then
