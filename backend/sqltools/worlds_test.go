@@ -3,6 +3,8 @@ package sqltools_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -149,5 +151,89 @@ func TestRewind(t *testing.T) {
 	h.ok("filter_data", `{"data_source": "$starting_table$", "key_name": "member_first_name", "condition": "equal_to", "value": "Angela", "label": "AGAIN"}`)
 	if err := h.b.Rewind(ctx, h.session, 99); err == nil {
 		t.Fatal("rewound past the calls held")
+	}
+}
+
+// TestUsersSQLStaysInItsWorld: the SQL a user or an agent hands a world
+// (an initial state's script, an end-state check) reaches no file and
+// no other world: ATTACH, VACUUM INTO, PRAGMA and transaction
+// statements are refused with the reason, and the base is unchanged.
+func TestUsersSQLStaysInItsWorld(t *testing.T) {
+	h := newWritable(t, sqltools.FlavorSlot)
+	dir := t.TempDir()
+	file := func(name string) string { return strings.ReplaceAll(filepath.Join(dir, name), `\`, `/`) }
+	h.ok(endstate.InitTool, `{}`)
+	fresh := h.ok(endstate.InspectTool, `{}`)["hash"]
+	members := func() int {
+		h.newSession()
+		h.ok(sqltools.InitTool, memberInit)
+		body := h.ok("aggregate_data", `{"data_source": "$starting_table$", "key_name": "member_member_id", "aggregation_type": "count"}`)
+		n, _ := body["value"].(json.Number).Int64()
+		return int(n)
+	}
+	before := members()
+	if before == 0 {
+		t.Fatal("no members to protect")
+	}
+	scripts := []string{
+		"COMMIT; VACUUM INTO '" + file("vacuum.db") + "'; BEGIN;",
+		"ATTACH '" + file("attach.db") + "' AS y; CREATE TABLE y.t(a);",
+		"UPDATE member SET position = 'x'; PRAGMA foreign_keys = OFF",
+		"/* a comment; */ DELETE FROM member WHERE 'a;b' = 'c'; detach y",
+		"SELECT $a(';PRAGMA)",
+	}
+	for _, s := range scripts {
+		h.newSession()
+		arg, _ := json.Marshal(map[string]string{"sql": s})
+		r := h.call(endstate.InitTool, string(arg))
+		if r.Status != toolenv.StatusInvalidArguments || !strings.Contains(r.Error, "only changes rows") && !strings.Contains(r.Error, "parameter") {
+			t.Errorf("initial state %q: %s %s, want it refused as more than row changes", s, r.Status, r.Error)
+		}
+	}
+	checks := []string{
+		"PRAGMA query_only = OFF; DELETE FROM member; SELECT 1",
+		"ATTACH '" + file("check.db") + "' AS x; CREATE TABLE x.t(a); SELECT 1",
+		"VACUUM INTO '" + file("check-vacuum.db") + "'",
+		"SELECT 1; SELECT 2",
+	}
+	for _, changed := range []bool{false, true} {
+		for _, q := range checks {
+			h.newSession()
+			h.ok(endstate.InitTool, `{}`)
+			if changed {
+				h.ok(sqltools.OpDelete, `{"table": "attendance", "keys": [["rec2N69DMcrqN9PJC", "recD078PnS3x2doBe"]]}`)
+			}
+			arg, _ := json.Marshal(map[string]any{"checks": []any{map[string]string{"name": "c", "sql": q}}})
+			body := h.ok(endstate.InspectTool, string(arg))
+			out := body["checks"].([]any)[0].(map[string]any)
+			if e, _ := out["error"].(string); !strings.Contains(e, "a check's SQL must be one query") && !strings.Contains(e, "must be a query") {
+				t.Errorf("check %q (world changed: %v): error %q, want it refused as not one query", q, changed, e)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("users' SQL wrote %d files: %v", len(ents), ents)
+	}
+	if after := members(); after != before {
+		t.Errorf("the base holds %d members after the attempts, %d before", after, before)
+	}
+	h.newSession()
+	h.ok(endstate.InitTool, `{}`)
+	if got := h.ok(endstate.InspectTool, `{}`)["hash"]; got != fresh {
+		t.Errorf("a fresh world hashes %v, want %v", got, fresh)
+	}
+	// Row statements cannot write the file's pages either (defensive
+	// connections).
+	h.newSession()
+	r := h.call(endstate.InitTool, `{"sql": "INSERT INTO sqlite_dbpage VALUES (1, zeroblob(4096))"}`)
+	if r.Status != toolenv.StatusInvalidArguments || !strings.Contains(r.Error, "SQL failed") {
+		t.Errorf("a write to sqlite_dbpage: %s %s, want it refused", r.Status, r.Error)
+	}
+	// A script of row changes with semicolons in strings and comments runs.
+	h.newSession()
+	h.ok(endstate.InitTool, `{"sql": "-- restock; then\nUPDATE member SET position = 'a;b' WHERE member_id = 'rec1x5zBFIqoOuPW8'; /* ; */"}`)
+	body := h.ok(endstate.InspectTool, `{"checks": [{"name": "p", "sql": "SELECT position FROM member WHERE member_id = 'rec1x5zBFIqoOuPW8'"}]}`)
+	if rows, _ := json.Marshal(body["checks"].([]any)[0].(map[string]any)["rows"]); string(rows) != `[["a;b"]]` {
+		t.Errorf("after a script of row changes the row reads %s, want [[\"a;b\"]]", rows)
 	}
 }

@@ -335,7 +335,12 @@ type memConnector struct {
 
 // Connect opens a connection on a fresh copy of the image.
 func (m *memConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	c, err := (&sqlite.Driver{}).Open(":memory:")
+	name := ":memory:"
+	if m.writable {
+		// Defensive: no write reaches sqlite_dbpage or a shadow table.
+		name = "file::memory:?_defensive=1"
+	}
+	c, err := (&sqlite.Driver{}).Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func (f *fileCopyConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := (&sqlite.Driver{}).Open("file:" + filepath.ToSlash(abs) + "?mode=rw")
+	c, err := (&sqlite.Driver{}).Open("file:" + filepath.ToSlash(abs) + "?mode=rw&_defensive=1")
 	if err != nil {
 		return nil, err
 	}

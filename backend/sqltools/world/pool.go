@@ -89,6 +89,10 @@ func (p *pool) open(ctx context.Context) (*wconn, error) {
 		return nil, fmt.Errorf("open a writable copy of the database: %w", err)
 	}
 	w := &wconn{c: c, stmts: map[string]*sql.Stmt{}}
+	if err := noAttach(c); err != nil {
+		w.discard()
+		return nil, fmt.Errorf("forbid ATTACH on a writable copy: %w", err)
+	}
 	for _, s := range p.drop {
 		if _, err := c.ExecContext(context.WithoutCancel(ctx), s); err != nil {
 			w.discard()

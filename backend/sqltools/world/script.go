@@ -48,6 +48,9 @@ func (b *Base) Script(ctx context.Context, script string) (*Initial, error) {
 		return nil, &toolenv.Error{Status: toolenv.StatusTooLarge, Message: fmt.Sprintf("the initial state's SQL is %d bytes; at most %d are accepted", len(script), MaxScriptBytes),
 			Hint: "start from a database file instead (initial_state.database)"}
 	}
+	if err := checkScript(script); err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256([]byte(script))
 	key := hex.EncodeToString(sum[:])
 	b.scripts.mu.Lock()
@@ -87,6 +90,9 @@ func (b *Base) runScript(ctx context.Context, script string) (*Initial, error) {
 		_ = c.Raw(func(any) error { return errBad })
 		c.Close()
 	}()
+	if err := noAttach(c); err != nil {
+		return nil, internal("forbid ATTACH", err)
+	}
 	for _, t := range b.schema.Triggers {
 		if _, err := c.ExecContext(ctx, "DROP TRIGGER IF EXISTS main."+rodb.Quote(t)); err != nil {
 			return nil, internal("drop trigger "+t, err)

@@ -342,6 +342,9 @@ func Inspect(ctx context.Context, w *World, checks []Check, max int) *endstate.R
 // world: whatever it tries to change is undone, and the world stays as
 // it was.
 func (w *World) ReadOnly(ctx context.Context, q string, max int) (*rodb.Rows, error) {
+	if err := CheckQuery(q); err != nil {
+		return nil, err
+	}
 	if !w.Changed() {
 		// The base's handle refuses writes (query_only).
 		return w.base.DB.Query(ctx, q, nil, max)
