@@ -141,6 +141,7 @@ func (s *InitialState) Resolve(dir string) error {
 	if s == nil {
 		return nil
 	}
+	dir = absDir(dir)
 	abs := func(p string) string {
 		if p == "" || filepath.IsAbs(p) {
 			return p

@@ -35,6 +35,13 @@ type LocalOptions struct {
 	// (NL2SQL collections narrow column enums to the task's starting
 	// table: sqltools.TaskTools). Nil means TaskTools.
 	TaskTools func(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error)
+	// StartSession, when set, starts each session from its task's
+	// initial state before its first call (environment.StartSession: an
+	// MCP server's own instance for the episode); an error fails Start.
+	StartSession func(ctx context.Context, coll, id string, init *toolenv.InitialState) error
+	// EndSession, when set, is called when a session closes, to release
+	// what the backends hold of it (environment.EndSession).
+	EndSession func(id string)
 }
 
 // NewLocal returns an environment that invokes h for the tools of colls.
@@ -75,9 +82,16 @@ func (l *Local) Start(ctx context.Context, task *toolenv.Task) (Session, error) 
 	if len(s.tools) == 0 {
 		return nil, toolenv.Errorw(toolenv.StatusNotFound, "check the task's tools against the collection", "task %s: none of its tools is in collection %s", task.ID, c.Name)
 	}
+	if l.opts.StartSession != nil {
+		if err := l.opts.StartSession(ctx, c.Name, s.id, task.Initial); err != nil {
+			s.Close(ctx)
+			return nil, fmt.Errorf("task %s: %w", task.ID, err)
+		}
+	}
 	for i, g := range InitCalls(task) {
 		res := s.invoke(ctx, g.Name, WithLabel(c.Tool(g.Name), g.Args, g.Label))
 		if !res.OK() {
+			s.Close(ctx)
 			return nil, toolenv.Errorw(res.Status, res.Hint, "task %s: initialisation call %d (%s) failed: %s", task.ID, i+1, g.Name, res.Error)
 		}
 	}
@@ -163,7 +177,12 @@ type localSession struct {
 func (s *localSession) ID() string             { return s.id }
 func (s *localSession) Tools() []*toolenv.Tool { return s.tools }
 
-func (s *localSession) Close(ctx context.Context) error { return nil }
+func (s *localSession) Close(ctx context.Context) error {
+	if s.env.opts.EndSession != nil {
+		s.env.opts.EndSession(s.id)
+	}
+	return nil
+}
 
 func (s *localSession) Call(ctx context.Context, c Call) *toolenv.Result {
 	return s.invoke(ctx, c.Name, WithLabel(s.coll.Tool(c.Name), c.Args, c.Label))

@@ -128,6 +128,20 @@ type MCPSourcesConfig struct {
 	OnFailure string `json:"on_failure" flag:"mcp-on-failure" default:"simulate" enum:",simulate,error" help:"when an MCP server cannot answer a call the cache misses: simulate (the simulator or the offline synthesizer answers, marked) or error (the call fails, so --failover can send it to a mapped tool of another server)"`
 	// MaxMessageBytes bounds one message from a server; 0 means 16 MiB.
 	MaxMessageBytes int `json:"max_message_bytes" flag:"mcp-max-message-bytes" default:"16777216" help:"largest message accepted from an MCP server (a larger answer fails its call, and the simulator answers)"`
+	// Isolation sets servers' isolation: SERVER=episode, shared or auto
+	// (see mcpsource.Isolation; a server's own "isolation" key otherwise).
+	Isolation []string `json:"isolation" flag:"mcp-isolation" help:"whether episodes share an MCP server's state: SERVER=episode (each episode, session or evaluation task gets a fresh instance: a process of its own in a folder of its own, from a pool started ahead), shared (one instance for all) or auto (the default: episode for a stdio server with tools that write, and for an HTTP server with a reset configured); overrides the server's own \"isolation\" (docs/mcp-sources.md) (repeatable)"`
+	// Pool is how many instances of each isolated server are kept
+	// started and ready; 0 means mcpsource.DefaultPool.
+	Pool int `json:"pool" flag:"mcp-pool" default:"2" help:"instances of each isolated stdio MCP server kept started and ready, so that an episode does not wait for a start (a server's own isolation.pool overrides)"`
+	// MaxInstances bounds each isolated server's instances; 0 means
+	// mcpsource.DefaultMaxInstances.
+	MaxInstances int `json:"max_instances" flag:"mcp-max-instances" default:"32" help:"most instances of each isolated stdio MCP server at once, ready and in use; an episode beyond it waits for one to end, at most --mcp-start-timeout, then is refused (a server's own isolation.max overrides)"`
+	// EpisodeDirs is the folder episodes' own folders are made in; ""
+	// means the system's temporary folder.
+	EpisodeDirs string `json:"episode_dirs" flag:"mcp-episode-dirs" path:"file" help:"the folder in which each instance of an isolated stdio MCP server gets its own folder (${TOOLENV_EPISODE_DIR}; default: the system's temporary folder)"`
+	// KeepDirs keeps each episode's folder when it ends.
+	KeepDirs bool `json:"keep_dirs" flag:"mcp-keep-dirs" help:"keep each episode's MCP server folder when the episode ends, for inspection (its path is logged); by default it is removed"`
 }
 
 // SimulatorConfig configures the LLM simulator of documented APIs.

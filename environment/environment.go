@@ -149,6 +149,9 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 			return nil, err
 		}
 	}
+	if err := env.checkIsolationNames(); err != nil {
+		return nil, err
+	}
 	before, after, err := env.middleware(ctx)
 	if err != nil {
 		return nil, err

@@ -123,7 +123,7 @@ func (env *Environment) frontends() {
 		}
 		env.mcpServer, err = server.NewMCPServer(server.MCPOptions{
 			Pipeline: env.Pipeline, Registry: env.Registry, Logger: env.log, Naming: naming, Version: c.Version, Search: search,
-			PageSize: c.MCP.PageSize, SearchAbove: c.MCP.SearchAbove, Sessions: sessions,
+			PageSize: c.MCP.PageSize, SearchAbove: c.MCP.SearchAbove, Sessions: sessions, Sources: env.mcpProxySources(),
 		})
 		if err != nil {
 			env.frontErr = err

@@ -23,6 +23,8 @@ type mcpSources struct {
 	clients map[string]*mcpsource.Client
 	states  map[string]map[string]string // server → tool → state override
 	lists   map[string][]*mcp.Tool       // server → the tool list served (live or recorded)
+	modes   map[string]string            // server → isolation mode (mcp_sources.isolation)
+	opts    map[string]mcpsource.Options // server → its client's options, for its pool
 }
 
 // MCPToolsKey is the tool ID under which the store keeps the last tool
@@ -45,6 +47,11 @@ func (env *Environment) loadMCPSources(ctx context.Context) ([]loadedSource, err
 	if err != nil {
 		return nil, err
 	}
+	for i, s := range servers {
+		if servers[i], err = env.isolate(s); err != nil {
+			return nil, err
+		}
+	}
 	states, err := parseStateOverrides(c.State)
 	if err != nil {
 		return nil, invalid("%s: %v", env.option("mcp_sources.state"), err)
@@ -52,12 +59,18 @@ func (env *Environment) loadMCPSources(ctx context.Context) ([]loadedSource, err
 	env.mcp.states = states
 	env.mcp.clients = map[string]*mcpsource.Client{}
 	env.mcp.lists = map[string][]*mcp.Tool{}
-	opts := mcpsource.Options{Logger: env.log, Getenv: env.getenv, StartTimeout: c.StartTimeout, MaxMessageBytes: c.MaxMessageBytes}
+	env.mcp.opts = map[string]mcpsource.Options{}
+	opts := mcpsource.Options{Logger: env.log, Getenv: env.getenv, StartTimeout: c.StartTimeout, MaxMessageBytes: c.MaxMessageBytes,
+		Recordings: mcpRecordings{env.Store}}
 	// Start every server at once, then wait for each.
 	for _, s := range servers {
 		o := opts
 		name := s.Name
+		env.mcp.opts[name] = o
 		o.OnToolsChanged = func(tools []*mcp.Tool) { env.mcpToolsChanged(name, tools) }
+		if o.EpisodeDir, err = env.sharedEpisodeDir(s); err != nil {
+			return nil, err
+		}
 		cl, err := mcpsource.Start(ctx, s, o)
 		if err != nil {
 			return nil, invalid("%v", err)
@@ -290,22 +303,41 @@ func (env *Environment) newMCPBackend(ctx context.Context, c *toolenv.Collection
 	}
 	env.mcp.mu.Lock()
 	cl := env.mcp.clients[c.Name]
+	copts, ok := env.mcp.opts[c.Name]
 	env.mcp.mu.Unlock()
+	if !ok {
+		copts = mcpsource.Options{Logger: env.log, Getenv: env.getenv,
+			StartTimeout: env.Config.MCPSources.StartTimeout, MaxMessageBytes: env.Config.MCPSources.MaxMessageBytes,
+			Recordings: mcpRecordings{env.Store}}
+	}
 	if cl == nil && cfg.Server != nil {
 		s := *cfg.Server
 		s.Name = c.Name
 		if keys := s.Secrets(); len(keys) > 0 {
 			env.log.Warn("the collection's MCP server configuration has hidden values (written as xxxxx); the server may refuse toolenv", "collection", c.Name, "keys", strings.Join(keys, ", "))
 		}
-		var err error
-		cl, err = mcpsource.Start(ctx, &s, mcpsource.Options{Logger: env.log, Getenv: env.getenv,
-			StartTimeout: env.Config.MCPSources.StartTimeout, MaxMessageBytes: env.Config.MCPSources.MaxMessageBytes})
+		srv, err := env.isolate(&s)
+		if err != nil {
+			return nil, err
+		}
+		o := copts
+		if o.EpisodeDir, err = env.sharedEpisodeDir(srv); err != nil {
+			return nil, err
+		}
+		cl, err = mcpsource.Start(ctx, srv, o)
 		if err != nil {
 			return nil, invalid("collection %s: %v", c.Name, err)
 		}
 		env.closeMu.Lock()
 		env.closers = append(env.closers, cl)
 		env.closeMu.Unlock()
+	}
+	var pool *mcpsource.Pool
+	if cl != nil {
+		var err error
+		if pool, err = env.mcpPool(cl.Server(), c.Tools, copts); err != nil {
+			return nil, err
+		}
 	}
 	cfgv := &env.Config
 	vopts := virtual.Options{
@@ -318,8 +350,11 @@ func (env *Environment) newMCPBackend(ctx context.Context, c *toolenv.Collection
 		vopts.LLM = env.llm
 	}
 	b, err := mcpsource.NewBackend(mcpsource.BackendOptions{Client: cl, UpstreamTimeout: cfgv.Upstream.Timeout, Virtual: vopts,
-		FailOnServerError: cfgv.MCPSources.OnFailure == "error"})
+		FailOnServerError: cfgv.MCPSources.OnFailure == "error", Pool: pool})
 	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
 		return nil, invalid("%v", err)
 	}
 	return b, nil

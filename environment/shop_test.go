@@ -46,7 +46,7 @@ func TestShopDemoStatefulTasks(t *testing.T) {
 		return res
 	}
 	for _, e := range run(tasks).Episodes {
-		if !e.Score.Completed || e.Score.State == nil || e.Score.State.Checks == nil || !*e.Score.State.Checks {
+		if !e.Score.Completed || e.Score.State == nil || e.Score.State.Total == 0 || !e.Score.State.ChecksHold() {
 			t.Errorf("%s: the oracle's episode: completed %v, state %+v", e.TaskID, e.Score.Completed, e.Score.State)
 		}
 	}
@@ -72,7 +72,7 @@ func TestShopDemoStatefulTasks(t *testing.T) {
 	}
 	for _, e := range run(wrong).Episodes {
 		st := e.Score.State
-		if e.Score.Completed || st == nil || st.Checks == nil || *st.Checks || !strings.Contains(e.Score.AnswerError, "check") {
+		if e.Score.Completed || st == nil || st.Total == 0 || st.ChecksHold() || !strings.Contains(e.Score.AnswerError, "check") {
 			t.Errorf("%s played wrong: completed %v, state %+v (%s)", e.TaskID, e.Score.Completed, st, e.Score.AnswerError)
 		}
 	}

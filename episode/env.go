@@ -20,6 +20,7 @@ import (
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/judge"
+	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/perturb"
 	"github.com/toolenv/toolenv/server"
 	"github.com/toolenv/toolenv/store/epstore"
@@ -176,6 +177,7 @@ func New(ctx context.Context, env *environment.Environment, opts Options) (*Env,
 	if opts.Idle > 0 {
 		go e.sweeper()
 	}
+	env.WarmSessions() // MCP servers isolated per episode: instances ready for the first resets
 	return e, nil
 }
 
@@ -464,6 +466,12 @@ func (e *Env) Reset(ctx context.Context, principal string, o *ResetOptions) (*St
 		if err := e.log.Create(ctx, ep.id, principal, raw, e.opts.Now()); err != nil {
 			return nil, err
 		}
+	}
+	if err := e.env.StartSession(ctx, ep.coll.Name, ep.id, ep.task.Initial); err != nil {
+		if e.log != nil {
+			_ = e.log.End(context.WithoutCancel(ctx), ep.id, epstore.StateClosed, e.opts.Now())
+		}
+		return nil, err
 	}
 	if err := e.initialize(ctx, ep); err != nil {
 		if e.log != nil {
@@ -784,6 +792,9 @@ func (e *Env) taskInfo(c *toolenv.Collection, t *toolenv.Task) (*taskInfo, error
 	defer e.infoMu.Unlock()
 	if in := e.infos[key]; in != nil {
 		return in, nil
+	}
+	if err := statecheck.Validate(t.Checks, c); err != nil {
+		return nil, invalid(fmt.Sprintf("task %s: %v", t.ID, err), "fix the task's checks")
 	}
 	_, hasAnswer, _ := answer.Gold(t)
 	// Tasks offering the same tools (the same names, and for NL2SQL

@@ -11,6 +11,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/store/epstore"
 )
 
@@ -57,6 +58,9 @@ type callEntry struct {
 	// Text is the observation a model reads (agent.Observation).
 	Text   string   `json:"text"`
 	Faults []string `json:"faults,omitempty"`
+	// InfraFailure names the environment's failure of the call
+	// (invoke.MetaInfraFailure): not the agent's.
+	InfraFailure string `json:"infra_failure,omitempty"`
 }
 
 // stepEntry is one step as the store logs it: applying the entries in
@@ -209,8 +213,20 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 			st.Reward -= penalty(rs.Penalty, string(ce.Status))
 		}
 	}
+	infra := ""
+	for _, c := range st.Calls {
+		if infra == "" {
+			infra = c.InfraFailure
+		}
+	}
 	terminal := final != nil || len(ep.history)+1 >= ep.maxSteps
-	if terminal {
+	switch {
+	case infra != "":
+		// The environment failed the episode (its own MCP instance
+		// crashed, its state lost): it ends here, marked, unscored.
+		st.Outcome = &Outcome{SuccessKind: ep.success, InfraFailure: infra}
+		st.Done = true
+	case terminal:
 		calls := append(append([]callEntry(nil), ep.calls...), st.Calls...)
 		out, err := ep.score(ctx, calls, final)
 		if err != nil {
@@ -266,7 +282,8 @@ func (ep *Episode) call(ctx context.Context, c Call) (*toolenv.Result, callEntry
 	} else {
 		res = ep.env.invoke(ctx, ep, t, args)
 	}
-	ce := callEntry{ID: c.ID, Name: c.Name, Args: g.Args, Label: g.Label, Status: res.Status, Error: res.Error, Hint: res.Hint, Faults: res.Faults}
+	ce := callEntry{ID: c.ID, Name: c.Name, Args: g.Args, Label: g.Label, Status: res.Status, Error: res.Error, Hint: res.Hint, Faults: res.Faults,
+		InfraFailure: res.Meta[invoke.MetaInfraFailure]}
 	if res.OK() {
 		ce.Body = res.Body // the body is the observation
 	} else {

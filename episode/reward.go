@@ -44,6 +44,10 @@ type Outcome struct {
 	// task's (stateful tasks: eval/endstate): its end state, collateral
 	// changes, end-state checks, the world's changes and hash.
 	State *endstate.Result `json:"state,omitempty"`
+	// InfraFailure says the environment failed the episode (its MCP
+	// server's own instance crashed): the episode ended there, and its
+	// reward says nothing about the agent. Its value names the failure.
+	InfraFailure string `json:"infra_failure,omitempty"`
 }
 
 // successFor resolves the success measure of r for task t.
@@ -55,7 +59,7 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 	if kind == "" {
 		switch {
 		case stateful:
-			return StateSuccess, "the task is judged on the state it leaves (its gold end state, checks and answer)", nil
+			return StateSuccess, "the task is judged on the state it leaves (its gold end state, end-state checks and answer)", nil
 		case hasAnswer:
 			return Completion, "the task has a verified gold answer", nil
 		case hasAPIs:
@@ -78,7 +82,7 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 	case APIF1:
 		err = need(hasAPIs, "a solvable API list or a gold sequence")
 	case StateSuccess, StateF1:
-		err = need(stateful, "an initial state, end-state checks or a gold end state")
+		err = need(stateful, "end-state checks or a gold end state")
 	case PassRate:
 		if !judged {
 			err = invalid("reward.success pass_rate needs a judge model, and this server has none", "start it with --episode-judge-url and --episode-judge-model (an OpenAI-compatible endpoint), or choose another measure")
@@ -151,14 +155,16 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 	}
 	if endstate.Stateful(t) {
 		// The world is read through the pipeline, in the episode's
-		// session, as its calls were made.
+		// session, as its calls were made, before it is released.
+		world := ep.coll.Tool(endstate.InspectTool) != nil
 		out.State = endstate.Evaluate(ctx, t, func(ctx context.Context, name string, args map[string]any) *toolenv.Result {
 			tool := ep.coll.Tool(name)
 			if tool == nil {
 				return toolenv.Errorf(toolenv.StatusUnknownTool, "", "collection %s has no tool %s", ep.coll.Name, name)
 			}
 			return ep.env.invoke(ctx, ep, tool, args)
-		}, out.Completed)
+		}, world, out.Completed)
+		out.InfraFailure = out.State.InfraFailure
 	}
 	switch ep.success {
 	case Completion:

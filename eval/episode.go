@@ -62,7 +62,8 @@ type Score struct {
 	Stuck bool `json:"stuck,omitempty"`
 	// State is a stateful task's state check (eval/endstate): the world's
 	// end state against the gold end state, collateral changes, the
-	// end-state checks, the answer. The task then counts as having an
+	// end-state checks (eval/statecheck, made in the episode's own world
+	// before it was released), the answer. The task then counts as having an
 	// answer, and Completed is State.Success == 1: what completion and
 	// pass^k count.
 	State *endstate.Result `json:"state,omitempty"`
@@ -85,12 +86,20 @@ func (e *Episode) Errored() string {
 	return ""
 }
 
+// Succeeded is the harness's per-episode success, what pass^k counts: the
+// episode measured something (not Errored) and did not fail (Failed).
+func (e *Episode) Succeeded() bool { return e.Errored() == "" && !e.Failed() }
+
 // Failed reports whether the episode counts as failed: the gold answer
-// was not reached (when there is one), else the sequence does not match
-// the gold sequence fully.
+// was not reached (when there is one), else an end-state check does not
+// hold (when there are some), else the sequence does not match the gold
+// sequence fully.
 func (e *Episode) Failed() bool {
 	if e.Score.HasAnswer {
 		return !e.Score.Completed
+	}
+	if e.Score.State != nil {
+		return e.Score.State.Success < 1
 	}
 	if e.Score.HasGold && e.Score.Positional != nil {
 		p := e.Score.Positional
@@ -203,10 +212,10 @@ func stateWhy(st *endstate.Result) string {
 		return "state: the world's end state is not the gold end state" + examples(st)
 	case st.NoCollateral != nil && !*st.NoCollateral:
 		return "state: rows the task leaves alone changed" + examples(st)
-	case st.Checks != nil && !*st.Checks:
-		for _, c := range st.CheckResults {
-			if !c.OK {
-				return "state: check " + c.Name + " fails: " + c.Detail
+	case !st.ChecksHold():
+		for _, c := range st.Checks {
+			if !c.Passed {
+				return "state: check " + c.Name + " fails: " + c.Why
 			}
 		}
 	case st.Answer != nil && !*st.Answer:

@@ -100,6 +100,10 @@ type Config struct {
 	Progress func(done, total int, e *Episode)
 	// Logger logs skipped and failed episodes; nil discards.
 	Logger *slog.Logger
+	// Resumed, when set, is told before the first episode how many
+	// finished episodes the journal already holds for this run and how
+	// many are left to run.
+	Resumed func(found, toRun int)
 }
 
 // Result is what Run did.
@@ -194,6 +198,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			items = append(items, workItem{t, r})
 		}
+	}
+	if cfg.Resumed != nil {
+		cfg.Resumed(res.Skipped, len(items))
 	}
 	j, err := OpenJournal(path)
 	if err != nil {
@@ -349,10 +356,11 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 	out := cfg.Agent.Run(ctx, ep)
 	var state *endstate.Result
 	if endstate.Stateful(task) && !out.Canceled && ctx.Err() == nil {
-		// The world is read before the session ends, through the session.
+		// In the episode's own world, before the session releases it,
+		// through the session.
 		state = endstate.Evaluate(ctx, task, func(ctx context.Context, name string, args map[string]any) *toolenv.Result {
 			return sess.Call(ctx, agent.Call{Name: name, Args: args})
-		}, nil)
+		}, coll != nil && coll.Tool(endstate.InspectTool) != nil, nil)
 	}
 	_ = sess.Close(context.WithoutCancel(ctx))
 	if out.Canceled || ctx.Err() != nil {

@@ -72,6 +72,39 @@ type Stat struct {
 	Mean   float64   `json:"mean"`
 	Std    float64   `json:"std"`
 	PerRun []float64 `json:"per_run"`
+	// SampleStd is the sample standard deviation over runs (k-1 in the
+	// denominator) and CI95 the 95 % confidence interval of the mean
+	// (Student's t with k-1 degrees of freedom); both absent with one
+	// run.
+	SampleStd *float64    `json:"sample_std,omitempty"`
+	CI95      *[2]float64 `json:"ci95,omitempty"`
+}
+
+// NewStat is the Stat of a metric's per-run values (nil for none).
+func NewStat(xs []float64) *Stat {
+	if len(xs) == 0 {
+		return nil
+	}
+	m, s := metrics.MeanStd(xs)
+	st := &Stat{Mean: m, Std: s, PerRun: xs}
+	if _, ss, lo, hi, ok := metrics.Spread(xs); ok {
+		st.SampleStd, st.CI95 = &ss, &[2]float64{lo, hi}
+	}
+	return st
+}
+
+// PassK is pass^k over a group's tasks: the share of tasks whose k runs
+// all succeeded (τ-bench's estimator C(c, k)/C(n, k) when a task ran n
+// > k times), success being the harness's per-episode success
+// (Episode.Succeeded).
+type PassK struct {
+	K     int     `json:"k"`
+	Value float64 `json:"value"`
+	// Tasks is what it is over: the tasks run at least k times.
+	Tasks int `json:"tasks"`
+	// Successes counts the successful episodes, of Episodes.
+	Successes int `json:"successes"`
+	Episodes  int `json:"episodes"`
 }
 
 // PRFStat is a precision/recall/F1 measured once per run.
@@ -99,12 +132,23 @@ type Group struct {
 	// whose task has a gold call sequence (the sequence metrics').
 	AnswerEpisodes int `json:"answer_episodes"`
 	GoldEpisodes   int `json:"gold_episodes"`
+	// StateEpisodes counts the episodes of stateful tasks (a gold end
+	// state or end-state checks: State's denominator, summed over runs); InfraFailures those the
+	// environment failed (an MCP instance crashed): counted apart, they
+	// say nothing about the agent.
+	StateEpisodes int `json:"state_episodes,omitempty"`
+	InfraFailures int `json:"infra_failures,omitempty"`
+	// State is the rate of stateful tasks' episodes whose state check
+	// succeeds (eval/endstate: end state, no collateral change, checks,
+	// answer).
+	State *Stat `json:"state,omitempty"`
 
 	// Completion is the completion (win) rate over episodes whose task
 	// has a gold answer.
 	Completion *Stat `json:"completion,omitempty"`
-	// State sums the state checks of stateful tasks' episodes.
-	State *StateStats `json:"state,omitempty"`
+	// StateDetail sums the parts of the state check of stateful tasks'
+	// episodes (why those that failed did).
+	StateDetail *StateStats `json:"state_detail,omitempty"`
 	// NESTful scorer metrics (tasks with a gold sequence): NESTful's
 	// calculate_scores exactly, in the variant NestfulVariant names;
 	// NestfulNote says why a run has none (the reference gives no score).
@@ -130,12 +174,18 @@ type Group struct {
 	Loops *metrics.LoopStats `json:"loops,omitempty"`
 	// SoPR and FAC are percentages; Unparseable counts verdicts that
 	// could not be read.
-	SoPR             *metrics.PassRateResult `json:"sopr,omitempty"`
-	FAC              *metrics.PassRateResult `json:"fac,omitempty"`
-	SoPRUnparseable  int                     `json:"sopr_unparseable,omitempty"`
-	FACUnparseable   int                     `json:"fac_unparseable,omitempty"`
-	Cost             Cost                    `json:"cost"`
-	FinishedEpisodes int                     `json:"finished"`
+	SoPR            *metrics.PassRateResult `json:"sopr,omitempty"`
+	FAC             *metrics.PassRateResult `json:"fac,omitempty"`
+	SoPRUnparseable int                     `json:"sopr_unparseable,omitempty"`
+	FACUnparseable  int                     `json:"fac_unparseable,omitempty"`
+	// SoPRVerdicts and FACVerdicts count the verdicts given (readable or
+	// not), so that a rate over no readable verdict is not shown as one.
+	SoPRVerdicts int `json:"sopr_verdicts,omitempty"`
+	FACVerdicts  int `json:"fac_verdicts,omitempty"`
+	// PassK is pass^k with k the runs, when there are two or more.
+	PassK            *PassK `json:"pass_k,omitempty"`
+	Cost             Cost   `json:"cost"`
+	FinishedEpisodes int    `json:"finished"`
 }
 
 // Count is a named count.
@@ -207,6 +257,12 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		if e.Score.HasGold {
 			g.GoldEpisodes++
 		}
+		if st := e.Score.State; st != nil {
+			g.StateEpisodes++
+			if st.InfraFailure != "" {
+				g.InfraFailures++
+			}
+		}
 		if tr.Finished {
 			g.FinishedEpisodes++
 		}
@@ -217,7 +273,7 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 	}
 	sort.Ints(runIDs)
 	g.Tasks, g.Runs = len(tasks), len(runIDs)
-	g.State = stateStats(eps)
+	g.StateDetail = stateStats(eps)
 	if n := float64(len(eps)); n > 0 {
 		g.Cost.LLMCalls /= n
 		g.Cost.PromptTokens /= n
@@ -226,16 +282,19 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 	}
 
 	// Per-run metrics, then mean and std over runs.
-	var completion, partial, full []float64
+	var completion, partial, full, state []float64
 	var nIntent, nSlot, pIntent, pSlot, set, order []metrics.PRF
 	for _, r := range runIDs {
 		re := runs[r]
-		var comp []bool
+		var comp, held []bool
 		var gold, pred [][]toolenv.GoldCall
 		var pi, ps, st, or []metrics.PRF
 		for _, e := range re {
 			if e.Score.HasAnswer {
 				comp = append(comp, e.Score.Completed)
+			}
+			if st := e.Score.State; st != nil {
+				held = append(held, st.Success == 1)
 			}
 			if !e.Score.HasGold {
 				continue
@@ -255,6 +314,9 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		}
 		if len(comp) > 0 {
 			completion = append(completion, metrics.Rate(comp))
+		}
+		if len(held) > 0 {
+			state = append(state, metrics.Rate(held))
 		}
 		if len(gold) > 0 {
 			// NESTful's calculate_scores exactly (the reference variant).
@@ -278,6 +340,7 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		}
 	}
 	g.Completion = stat(completion)
+	g.State = stat(state)
 	g.PartialMatch, g.FullMatch = stat(partial), stat(full)
 	g.NestfulIntent, g.NestfulSlot = prfStat(nIntent), prfStat(nSlot)
 	g.Intent, g.Slot = prfStat(pIntent), prfStat(pSlot)
@@ -295,8 +358,23 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 		l := metrics.Loops(le)
 		g.Loops = &l
 	}
-	g.SoPR, g.SoPRUnparseable = passRate(eps, tasks, func(e *Episode) []metrics.Label { return labelsOf(e.SoPR) })
-	g.FAC, g.FACUnparseable = passRate(eps, tasks, func(e *Episode) []metrics.Label { return labelsOf(e.FAC) })
+	g.SoPR, g.SoPRUnparseable, g.SoPRVerdicts = passRate(eps, tasks, func(e *Episode) []metrics.Label { return labelsOf(e.SoPR) })
+	g.FAC, g.FACUnparseable, g.FACVerdicts = passRate(eps, tasks, func(e *Episode) []metrics.Label { return labelsOf(e.FAC) })
+	if g.Runs >= 2 {
+		succ := make([]int, len(tasks))
+		n := make([]int, len(tasks))
+		pk := &PassK{K: g.Runs, Episodes: len(eps)}
+		for _, e := range eps {
+			i := tasks[e.TaskID]
+			n[i]++
+			if e.Succeeded() {
+				succ[i]++
+				pk.Successes++
+			}
+		}
+		pk.Value, pk.Tasks = metrics.PassHatK(succ, n, g.Runs)
+		g.PassK = pk
+	}
 	return g
 }
 
@@ -328,7 +406,7 @@ func countBy(eps []*Episode, names []string, key func(*Episode) string) []Count 
 	return out
 }
 
-func passRate(eps []*Episode, tasks map[string]int, get func(*Episode) []metrics.Label) (*metrics.PassRateResult, int) {
+func passRate(eps []*Episode, tasks map[string]int, get func(*Episode) []metrics.Label) (*metrics.PassRateResult, int, int) {
 	labels := make([]map[int]metrics.Label, len(tasks))
 	for i := range labels {
 		labels[i] = map[int]metrics.Label{}
@@ -344,31 +422,27 @@ func passRate(eps []*Episode, tasks map[string]int, get func(*Episode) []metrics
 		}
 	}
 	if rounds == 0 {
-		return nil, 0
+		return nil, 0, 0
 	}
+	verdicts := 0
 	for _, e := range eps {
 		for k, l := range get(e) {
 			labels[tasks[e.TaskID]][e.Run*rounds+k] = l
 			any = true
+			verdicts++
 			if l == metrics.Unparseable {
 				unparseable++
 			}
 		}
 	}
 	if !any {
-		return nil, 0
+		return nil, 0, 0
 	}
 	r := metrics.PassRate(labels, (maxRun+1)*rounds)
-	return &r, unparseable
+	return &r, unparseable, verdicts
 }
 
-func stat(xs []float64) *Stat {
-	if len(xs) == 0 {
-		return nil
-	}
-	m, s := metrics.MeanStd(xs)
-	return &Stat{Mean: m, Std: s, PerRun: xs}
-}
+func stat(xs []float64) *Stat { return NewStat(xs) }
 
 func prfStat(xs []metrics.PRF) *PRFStat {
 	if len(xs) == 0 {
@@ -382,10 +456,9 @@ func prfStat(xs []metrics.PRF) *PRFStat {
 }
 
 // StateStats sums the state checks (eval/endstate) of the episodes of
-// stateful tasks: how many succeeded, and why the others did not (an
-// episode may fail several checks).
+// stateful tasks (Group.StateEpisodes of them): how many succeeded, and
+// why the others did not (an episode may fail several parts).
 type StateStats struct {
-	Episodes int `json:"episodes"`
 	// Succeeded are the episodes whose every state check held.
 	Succeeded int `json:"succeeded"`
 	// F1 is the mean of the row changes' F1 (endstate.Result.F1).
@@ -402,12 +475,13 @@ type StateStats struct {
 
 func stateStats(eps []*Episode) *StateStats {
 	var st StateStats
+	n := 0
 	for _, e := range eps {
 		r := e.Score.State
 		if r == nil {
 			continue
 		}
-		st.Episodes++
+		n++
 		st.F1 += r.F1
 		if r.Success == 1 {
 			st.Succeeded++
@@ -422,14 +496,14 @@ func stateStats(eps []*Episode) *StateStats {
 			if r.NoCollateral != nil && !*r.NoCollateral {
 				st.Collateral++
 			}
-			if r.Checks != nil && !*r.Checks {
+			if !r.ChecksHold() {
 				st.ChecksFailed++
 			}
 		}
 	}
-	if st.Episodes == 0 {
+	if n == 0 {
 		return nil
 	}
-	st.F1 /= float64(st.Episodes)
+	st.F1 /= float64(n)
 	return &st
 }

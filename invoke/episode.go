@@ -24,6 +24,12 @@ const CallMetaReplayed = "episode_replayed"
 // state-changing calls of the session came before.
 const MetaEpisodeStep = "episode_step"
 
+// MetaInfraFailure is the Result.Meta key a backend sets on a call the
+// environment failed rather than the agent (an MCP server's own instance
+// of the episode crashed): its value names the failure, so that a
+// trainer masks the episode instead of rewarding it 0.
+const MetaInfraFailure = "infra_failure"
+
 // DefaultEpisodeSessions is how many sessions the episode middleware
 // follows at once unless EpisodeOptions says otherwise; the least
 // recently used is forgotten beyond it.
@@ -34,6 +40,33 @@ type EpisodeOptions struct {
 	// MaxSessions bounds the sessions followed; 0 means
 	// DefaultEpisodeSessions.
 	MaxSessions int
+	// Origin names the state a call's session started from ("" : the
+	// backend's shared state, whatever it is) and the world the session
+	// runs in (0: the shared one); New asks the backend of the call's
+	// collection (SessionOriginer). Calls of sessions started from
+	// different states never share recordings, and a session whose world
+	// changes (its id started again) starts its history again.
+	Origin func(call *toolenv.Call) (origin string, world uint64)
+}
+
+// SessionOriginer is what a backend that gives sessions states of their
+// own implements (mcpsource.Backend, for servers isolated per episode):
+// the name of the state session id started from ("" for a shared one),
+// and a number that changes when the session is started again in a
+// fresh world.
+type SessionOriginer interface {
+	SessionOrigin(id string) (origin string, world uint64)
+}
+
+// RegistryOrigin is EpisodeOptions.Origin over reg: the call's
+// collection's backend's SessionOrigin, when it has one.
+func RegistryOrigin(reg *Registry) func(call *toolenv.Call) (string, uint64) {
+	return func(call *toolenv.Call) (string, uint64) {
+		if o, ok := reg.Backend(call.Collection.Name).(SessionOriginer); ok {
+			return o.SessionOrigin(call.Session)
+		}
+		return "", 0
+	}
 }
 
 // Episodes keys the answers of tools whose answers depend on state
@@ -44,7 +77,9 @@ type EpisodeOptions struct {
 //     canonical arguments, where N is the number of state-changing
 //     (write) calls its session made before it to the same collection
 //     and H a hash of them in order (tool and canonical arguments); the
-//     cache answers it from that key alone (CallMetaExactOnly);
+//     cache answers it from that key alone (CallMetaExactOnly); a
+//     session started from a state of its own (EpisodeOptions.Origin)
+//     has "episode@ORIGIN:N:H:" instead;
 //   - a write call then joins the history, unless the tool is idempotent
 //     (toolenv.MetaIdempotent) and the call repeats the write just
 //     before it;
@@ -86,7 +121,17 @@ func Episodes(opts EpisodeOptions) toolenv.Middleware {
 			if c.Meta == nil {
 				c.Meta = make(map[string]string, 3)
 			}
-			c.Meta[CallMetaExactKey] = "episode:" + strconv.Itoa(ep.n) + ":" + hex.EncodeToString(ep.hash[:12]) + ":" + string(canon)
+			prefix := "episode:"
+			if opts.Origin != nil {
+				o, world := opts.Origin(call)
+				if world != ep.world {
+					ep.restart(world)
+				}
+				if o != "" {
+					prefix = "episode@" + o + ":"
+				}
+			}
+			c.Meta[CallMetaExactKey] = prefix + strconv.Itoa(ep.n) + ":" + hex.EncodeToString(ep.hash[:12]) + ":" + string(canon)
 			c.Meta[CallMetaExactOnly] = "true"
 			if ep.replayed {
 				c.Meta[CallMetaReplayed] = "true"
@@ -111,8 +156,14 @@ type episode struct {
 	hash     [32]byte // their chained hash
 	last     string   // the last one's tool and arguments
 	replayed bool     // a write was answered without the real server
+	world    uint64   // the world the history is of (EpisodeOptions.Origin)
 	users    int      // calls holding or waiting for mu (guarded by episodes.mu)
 	used     uint64   // when last used, in episodes.clock ticks
+}
+
+// restart forgets the history: the session runs in a fresh world.
+func (ep *episode) restart(world uint64) {
+	ep.n, ep.hash, ep.last, ep.replayed, ep.world = 0, [32]byte{}, "", false, world
 }
 
 // wrote adds a write call to the history.

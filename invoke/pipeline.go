@@ -57,7 +57,7 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	if opts.Cache != nil {
 		// Tools whose answers depend on state are keyed by their
 		// session's history (toolenv.MetaState); the others pass.
-		mws = append(mws, Episodes(EpisodeOptions{}))
+		mws = append(mws, Episodes(EpisodeOptions{Origin: RegistryOrigin(reg)}))
 	}
 	mws = append(mws, NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
 	h := toolenv.Chain(reg, mws...)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/openai"
 )
@@ -47,10 +48,29 @@ type MCPOptions struct {
 	// Search answers search_tools; nil means an index of the listed
 	// tools built in the background (NewIndexSearch with its defaults).
 	Search ToolSearch
+	// ListTTL is how long a client may cache a list or read result (the
+	// ttlMs of MCP 2026-07-28 results; their cacheScope is "public":
+	// every client sees the same lists). 0, the default, marks them
+	// stale at once: a collection may be hot-loaded at any moment, and a
+	// client that caches without subscribing to list changes would not
+	// see it. Set it when the served collections do not change.
+	ListTTL time.Duration
+	// Sources are the MCP servers whose tools the registry holds (kind
+	// mcp collections) and whose resources, prompts and completions the
+	// server offers beside its own; what a source sends about a call
+	// (sampling, elicitation, roots, progress, logs, input requests) is
+	// passed on to the client that made it. See MCPSource.
+	Sources []MCPSource
 	// Sessions checks the task sessions a tools/call names over HTTP
 	// (_meta "toolenv/session" or X-Toolenv-Session): the server's
 	// SessionIssuer. Nil: such names are scoped to the MCP session.
 	Sessions SessionIssuer
+}
+
+// mcpCacheable is the cache hint of every list and read result: public
+// (every client sees the same lists), fresh for ttl.
+func mcpCacheable(ttl time.Duration) mcp.Cacheable {
+	return mcp.Cacheable{TTLMs: int(max(ttl, 0) / time.Millisecond), CacheScope: "public"}
 }
 
 // DefaultMCPSearchAbove is the number of listed tools above which
@@ -107,7 +127,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 	_, _ = rand.Read(idPre[:])
 	f := &mcpFrontend{
 		pipeline: opts.Pipeline, log: log, registry: opts.Registry, naming: opts.Naming,
-		pageSize: opts.PageSize, searchAbove: opts.SearchAbove, search: opts.Search,
+		pageSize: opts.PageSize, searchAbove: opts.SearchAbove, search: opts.Search, listTTL: opts.ListTTL,
 		idPre: "mcp-" + hex.EncodeToString(idPre[:]) + "-",
 	}
 	if f.search == nil && f.searchAbove > 0 {
@@ -116,6 +136,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		runtime.AddCleanup(f, func(s *IndexSearch) { s.Close() }, own)
 	}
 	f.sessions.issuer = opts.Sessions
+	f.setupProxy(opts.Sources)
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
 		Logger:             sdkLogger(log),
 		SubscribeHandler:   f.subscribe,
@@ -124,10 +145,16 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		// the list changes when a collection is hot-loaded, and so do
 		// the instructions f.route puts in initialize and discover
 		// results.
-		Capabilities: mcpCapabilities(),
+		Capabilities: f.capabilities(),
+		// Every client sees the same lists (the catalog, the
+		// collections' documentation).
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			*c = mcpCacheable(opts.ListTTL)
+		},
 	})
 	// The last middleware added is the outermost: protocol sees every
 	// request first and every answer last.
+	f.srv.AddReceivingMiddleware(f.proxied)
 	f.srv.AddReceivingMiddleware(f.route)
 	f.srv.AddReceivingMiddleware(f.protocol)
 	// The first catalog is built in the background: at 50,000 tools it
@@ -157,6 +184,7 @@ type mcpFrontend struct {
 	registry    *invoke.Registry
 	naming      MCPNaming
 	pageSize    int // 0: one page
+	listTTL     time.Duration
 	searchAbove int // 0: no search_tools
 	search      ToolSearch
 	srv         *mcp.Server
@@ -168,6 +196,9 @@ type mcpFrontend struct {
 	logLevels   mcpLogLevels
 	reqID       atomic.Uint64
 	idPre       string
+	proxy       mcpProxy        // the sources' resources, prompts, completions (mcp_proxy.go)
+	headerTools map[string]bool // placeholders for x-mcp-header checks (syncHeaderTools)
+	parks       mcpParks        // calls waiting for a sessionless client's answer (mcp_park.go)
 }
 
 // current returns the catalog, waiting for the first one to be built.
@@ -190,6 +221,7 @@ func (f *mcpFrontend) rebuild() *mcpCatalog {
 		f.search.Update(cat.tools())
 	}
 	f.catalog.Store(cat)
+	f.syncHeaderTools(cat)
 	return cat
 }
 
@@ -233,6 +265,11 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.coll.Policy.Sessions {
+		if raw, err = withSessionArg(raw, mcpSessionArg(e.tool)); err != nil {
+			return nil, err
+		}
+	}
 	t := &mcp.Tool{
 		Name:        e.name,
 		Title:       e.tool.Title,
@@ -259,13 +296,25 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 
 // call runs one tools/call through the pipeline.
 func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) *mcp.CallToolResult {
-	session, release, res := f.sessions.sessionOf(ctx, req)
-	if res == nil {
-		defer release()
+	out, _ := f.callResult(ctx, req, cat, e)
+	return out
+}
+
+// callResult is call, with the pipeline's result (nil when the call
+// never reached it).
+func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) (*mcp.CallToolResult, *toolenv.Result) {
+	args, res := mcpArgs(req.Params.Arguments)
+	sc := mcpSessionCall{sessions: e.coll.Policy.Sessions, setup: e.coll.Policy.Sessions && e.tool.Hidden(), arg: mcpSessionArg(e.tool)}
+	if res == nil && sc.sessions {
+		sc.handle, res = takeSessionArg(args, mcpSessionArg(e.tool))
 	}
-	var args map[string]any
+	var session, minted string
 	if res == nil {
-		args, res = mcpArgs(req.Params.Arguments)
+		var release func()
+		session, minted, release, res = f.sessions.sessionOf(ctx, req, sc)
+		if res == nil {
+			defer release()
+		}
 	}
 	if res == nil {
 		call := &toolenv.Call{
@@ -278,11 +327,21 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 		if nc, ok := req.Params.Meta[MCPMetaNoCache].(bool); ok {
 			call.Options.NoCache = nc
 		}
+		if mcpsource.ExchangeFrom(ctx).Asked() {
+			// It answers the source's questions: no recording stands
+			// in for the source.
+			call.Options.NoCache = true
+		}
 		logging := f.logging(req)
 		if logging {
 			f.logCall(ctx, req.Session, "debug", call, fmt.Sprintf("tools/call %s: calling %s", req.Params.Name, e.tool.ID))
 		}
 		res = f.pipeline.Invoke(ctx, call)
+		if !res.OK() && len(cat.renamed[e.coll]) > 0 {
+			cp := *res
+			cp.Error, cp.Hint = cat.mcpRename(e.coll, res.Error), cat.mcpRename(e.coll, res.Hint)
+			res = &cp
+		}
 		if logging {
 			f.logResult(ctx, req.Session, call, res)
 		}
@@ -300,14 +359,20 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 		if o != nil && res.OK() {
 			conform(out, o, res.Body)
 		}
-	case o != nil && !out.IsError:
+	case o != nil && !out.IsError && out.InputRequests == nil:
 		conform(out, o, structuredBytes(out))
 	}
 	out.Meta[MCPMetaTool] = e.tool.ID
 	if session != "" {
 		out.Meta[MCPMetaSession] = session
 	}
-	return out
+	if minted != "" && !out.IsError {
+		// The handle of the session made for this call, where a model
+		// reads it too.
+		out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
+			"session: %s (pass it as the %q argument of this task's later calls)", minted, mcpSessionArg(e.tool))})
+	}
+	return out, res
 }
 
 // mcpInstructions tells clients what the server holds.
@@ -406,9 +471,19 @@ type MCPHTTPOptions struct {
 }
 
 // NewMCPHandler serves srv over MCP's streamable HTTP transport (mount it
-// at /mcp). Every client session is an MCP session with its own
-// Mcp-Session-Id, which becomes the toolenv session of its calls; DELETE
-// with that id ends it.
+// at /mcp), in every protocol revision the go-sdk speaks, each client
+// getting the one it asks for:
+//
+//   - up to 2025-11-25, every client session is an MCP session with its
+//     own Mcp-Session-Id (opened by initialize), which becomes the toolenv
+//     session of its calls; DELETE with that id ends it;
+//   - the sessionless 2026-07-28 revision (a request carrying
+//     Mcp-Protocol-Version 2026-07-28 or later, or the protocol version in
+//     its _meta, without Mcp-Session-Id) is served statelessly: no
+//     initialize, every request on its own, server/discover listing every
+//     revision. Cross-call state (SLOT/SEL task sessions) travels in a
+//     handle the server mints and the client passes back as a tool
+//     argument (see MCPSessionArg).
 //
 // Every answer is JSON-RPC: a body that is not JSON is answered with
 // -32700, a message that is not JSON-RPC with -32600, a method MCP does
@@ -441,7 +516,16 @@ func NewMCPHandler(srv *mcp.Server, opts MCPHTTPOptions) http.Handler {
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 	})
 	h = newMCPCap(h, srv, opts.capOptions(log))
-	return &mcpHTTP{next: h, max: opts.MaxBodyBytes, log: log}
+	// The sessionless protocol (2026-07-28) is the SDK's stateless
+	// handler over the same server: each request is its own ephemeral
+	// session, and its answer goes back on its own POST.
+	sessionless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Logger:                       sdkLogger(log),
+		Stateless:                    true,
+		MaxRequestBodyBytes:          opts.MaxBodyBytes,
+		PropagateRequestCancellation: true,
+	})
+	return &mcpHTTP{next: h, sessionless: sessionless, max: opts.MaxBodyBytes, log: log}
 }
 
 // capOptions are the caps opts ask for, defaults applied.

@@ -45,6 +45,13 @@ type mcpCatalog struct {
 	alias        map[string]*mcpEntry
 	instructions string
 	search       *mcpEntry // the search_tools tool, or nil
+	// renamed holds, by collection, its tools whose MCP name is not
+	// their own (prefixed on a collision): the names a backend's error
+	// or hint uses are rewritten to them (mcpRename).
+	renamed map[*toolenv.Collection][]*mcpEntry
+	// plain holds the tools whose own name is not their MCP name, by
+	// own name, so that an unknown-tool error for that name lists them.
+	plain map[string][]*mcpEntry
 	// outputs holds each tool's compiled output schema (*mcpOutput, nil
 	// for none), by *mcpEntry, built when first listed or called.
 	outputs sync.Map
@@ -57,9 +64,15 @@ func newMCPCatalog(colls []*toolenv.Collection, naming MCPNaming, searchAbove in
 	cat := &mcpCatalog{log: slog.New(slog.DiscardHandler)}
 	cat.entries, cat.byName = mcpEntries(colls, naming)
 	cat.alias = map[string]*mcpEntry{}
+	cat.renamed = map[*toolenv.Collection][]*mcpEntry{}
+	cat.plain = map[string][]*mcpEntry{}
 	cat.listed = make([]*mcpEntry, 0, len(cat.entries)+1)
 	for i := range cat.entries {
 		e := &cat.entries[i]
+		if e.name != e.tool.Name {
+			cat.renamed[e.coll] = append(cat.renamed[e.coll], e)
+			cat.plain[e.tool.Name] = append(cat.plain[e.tool.Name], e)
+		}
 		if !e.tool.Hidden() {
 			cat.listed = append(cat.listed, e)
 		}
@@ -158,6 +171,15 @@ func (cat *mcpCatalog) unknownTool(name string) string {
 		names[i] = e.name
 	}
 	msg := fmt.Sprintf("unknown tool %q", name)
+	if own := cat.plain[name]; len(own) > 0 {
+		// A tool's own name that MCP names otherwise (prefixed where
+		// collections share it), hidden tools included: name them.
+		alts := make([]string, len(own))
+		for i, e := range own {
+			alts[i] = fmt.Sprintf("%s (collection %s)", e.name, e.coll.Name)
+		}
+		return msg + fmt.Sprintf(": over MCP that tool is named %s (a name shared by several collections is prefixed with the collection's)", strings.Join(alts, " or "))
+	}
 	if s := validate.Suggest(name, names); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
@@ -237,7 +259,7 @@ func (f *mcpFrontend) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(entries)), NextCursor: next}
+	res := &mcp.ListToolsResult{Tools: make([]*mcp.Tool, 0, len(entries)), NextCursor: next, Cacheable: mcpCacheable(f.listTTL)}
 	for _, e := range entries {
 		var t *mcp.Tool
 		if e == cat.search {
@@ -292,10 +314,55 @@ func (f *mcpFrontend) route(next mcp.MethodHandler) mcp.MethodHandler {
 			case e == nil:
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: cat.unknownTool(ctr.Params.Name)}
 			case e == cat.search:
-				return f.searchTools(ctx, ctr, cat), nil
+				return mcpTyped(f.searchTools(ctx, ctr, cat), mcpProtocolOf(ctr)), nil
 			}
-			return f.call(ctx, ctr, cat, e), nil
+			if e.coll.Kind == mcpSourceKind {
+				out, err := f.callSource(ctx, ctr, cat, e)
+				if err != nil {
+					return nil, err
+				}
+				return mcpTyped(out, mcpProtocolOf(ctr)), nil
+			}
+			return mcpTyped(f.call(ctx, ctr, cat, e), mcpProtocolOf(ctr)), nil
 		}
 		return next(ctx, method, req)
+	}
+}
+
+// mcpRename rewrites the tool names of coll that MCP names otherwise in a
+// backend's message (an error, a hint: "call initialize_active_data
+// first") to their MCP names, so that the name a client is told to call
+// is one it can call.
+func (cat *mcpCatalog) mcpRename(coll *toolenv.Collection, text string) string {
+	for _, e := range cat.renamed[coll] {
+		text = replaceWord(text, e.tool.Name, e.name)
+	}
+	return text
+}
+
+// replaceWord replaces the occurrences of word in s that are not part of
+// a longer name (no letter, digit or underscore either side).
+func replaceWord(s, word, with string) string {
+	if word == "" || !strings.Contains(s, word) {
+		return s
+	}
+	nameByte := func(b byte) bool {
+		return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, word)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		j := i + len(word)
+		b.WriteString(s[:i])
+		if (i > 0 && nameByte(s[i-1])) || (j < len(s) && nameByte(s[j])) {
+			b.WriteString(word)
+		} else {
+			b.WriteString(with)
+		}
+		s = s[j:]
 	}
 }

@@ -49,9 +49,10 @@ const mcpMetaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 //     rewritten as a JSON-RPC error response: -32600 for a 4xx, -32603
 //     for a 5xx, with the request's id when the body held one request.
 type mcpHTTP struct {
-	next http.Handler
-	max  int64
-	log  *slog.Logger
+	next        http.Handler // sessions: initialize, Mcp-Session-Id
+	sessionless http.Handler // the 2026-07-28 protocol; nil: none
+	max         int64
+	log         *slog.Logger
 }
 
 func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,35 +69,99 @@ func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ew.fail(http.StatusRequestEntityTooLarge, mcpCodeInvalidRequest, fmt.Sprintf("request body over the server's limit of %d bytes (--max-body): send smaller messages", h.max))
 			return
 		}
-		body, ok := h.check(ew, r, body)
+		body, sessionless, ok := h.check(ew, r, body)
 		if !ok {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		if sessionless && h.sessionless != nil {
+			h.sessionless.ServeHTTP(ew, r)
+			return
+		}
 	}
 	h.next.ServeHTTP(ew, r)
 }
 
+// mcpSessionless reports whether a POST without Mcp-Session-Id is for the
+// sessionless protocol (2026-07-28 and later): its Mcp-Protocol-Version
+// header names such a revision, a request carries the protocol version
+// in its _meta (which only that protocol does; the SDK checks it against
+// the header), or it holds server/discover only, which lists every
+// revision the server speaks.
+func mcpSessionless(r *http.Request, msgs []jsonrpc.Message) bool {
+	if r.Header.Get(mcpSessionHeader) != "" {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= mcpVersionSessionless {
+		return true
+	}
+	discover := len(msgs) > 0
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			return false
+		}
+		if mcpHasMeta(req.Params, mcpMetaProtocolVersion) {
+			return true
+		}
+		discover = discover && req.Method == "server/discover"
+	}
+	return discover
+}
+
+// MCPSessionless reports whether a POST (its body given) is a request of
+// the sessionless MCP protocol (2026-07-28 and later), which
+// NewMCPHandler serves without sessions: no Mcp-Session-Id, and a
+// Mcp-Protocol-Version header naming such a revision, the protocol
+// version in a request's _meta, or server/discover alone.
+func MCPSessionless(r *http.Request, body []byte) bool {
+	if r.Header.Get(mcpSessionHeader) != "" {
+		return false
+	}
+	body = bytes.TrimSpace(body)
+	var raws []json.RawMessage
+	if len(body) > 0 && body[0] == '[' {
+		if json.Unmarshal(body, &raws) != nil {
+			return false
+		}
+	} else {
+		raws = []json.RawMessage{body}
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		msg, _, _, _ := peekMCPMessage(raw)
+		if msg == nil {
+			return false
+		}
+		msgs = append(msgs, msg)
+	}
+	return mcpSessionless(r, msgs)
+}
+
+// mcpVersionSessionless is the first protocol revision without sessions.
+const mcpVersionSessionless = "2026-07-28"
+
 // check reads the messages of a POST body and answers what the SDK would
 // answer off the letter. It returns the body to pass on (without
-// notifications of unknown methods), or false when it answered.
-func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte, bool) {
+// notifications of unknown methods) and whether it is for the sessionless
+// protocol, or false when it answered.
+func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) (out []byte, sessionless, ok bool) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		w.fail(http.StatusBadRequest, mcpCodeInvalidRequest, "the POST has no body: send a JSON-RPC message")
-		return nil, false
+		return nil, false, false
 	}
 	batch := body[0] == '['
 	var raws []json.RawMessage
 	if batch {
 		if err := json.Unmarshal(body, &raws); err != nil {
 			w.fail(http.StatusBadRequest, mcpCodeParse, "parse error: the body is not JSON: "+err.Error())
-			return nil, false
+			return nil, false, false
 		}
 		if len(raws) == 0 {
 			w.fail(http.StatusBadRequest, mcpCodeInvalidRequest, "an empty batch: send at least one message")
-			return nil, false
+			return nil, false, false
 		}
 	} else {
 		raws = []json.RawMessage{body}
@@ -111,7 +176,7 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 			}
 			w.id = id
 			w.fail(http.StatusBadRequest, code, why)
-			return nil, false
+			return nil, false, false
 		}
 		all = append(all, msg)
 	}
@@ -123,7 +188,7 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 	if r.Header.Get(mcpSessionHeader) == "" {
 		if why := mcpNeedsSession(r, all); why != "" {
 			w.fail(http.StatusBadRequest, mcpCodeInvalidRequest, why)
-			return nil, false
+			return nil, false, false
 		}
 	}
 	msgs := all[:0:0]
@@ -151,27 +216,30 @@ func (h *mcpHTTP) check(w *mcpErrorWriter, r *http.Request, body []byte) ([]byte
 		kept = append(kept, raws[i])
 	}
 	if len(rejected) > 0 {
-		h.answerRejected(w, batch, rejected, msgs)
-		return nil, false
+		status := http.StatusOK
+		if !batch && mcpSessionless(r, all) && rejected[0].err.Code == mcpCodeMethodNotFound {
+			// MCP 2026-07-28 answers an unknown method with HTTP 404.
+			status = http.StatusNotFound
+		}
+		h.answerRejected(w, batch, rejected, msgs, status)
+		return nil, false, false
 	}
 	if len(msgs) == 0 { // only notifications of unknown methods
 		w.WriteHeader(http.StatusAccepted)
-		return nil, false
+		return nil, false, false
 	}
-	if !dropped {
-		return body, true
+	sessionless = mcpSessionless(r, msgs)
+	if !dropped || !batch {
+		return body, sessionless, true
 	}
-	if !batch {
-		return body, true
-	}
-	out := []byte{'['}
+	out = []byte{'['}
 	for i, raw := range kept {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, raw...)
 	}
-	return append(out, ']'), true
+	return append(out, ']'), sessionless, true
 }
 
 // peekMCPMessage reads what mcpHTTP needs of a message — its kind, id,
@@ -224,7 +292,7 @@ func peekMCPMessage(raw []byte) (msg jsonrpc.Message, id jsonrpc.ID, code int, w
 // served, or "" when it can: it opens a session (initialize), probes the
 // server (server/discover), or speaks the sessionless protocol.
 func mcpNeedsSession(r *http.Request, msgs []jsonrpc.Message) string {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= mcpVersionSessionless {
 		return "" // the SDK answers the sessionless protocol
 	}
 	for _, m := range msgs {
@@ -269,7 +337,7 @@ type mcpRejection struct {
 // unknown method, params the SDK would refuse with no code): the error,
 // or for a batch an array answering each of its requests (the others
 // unprocessed, -32600).
-func (h *mcpHTTP) answerRejected(w *mcpErrorWriter, batch bool, rejected []mcpRejection, others []jsonrpc.Message) {
+func (h *mcpHTTP) answerRejected(w *mcpErrorWriter, batch bool, rejected []mcpRejection, others []jsonrpc.Message, status int) {
 	var out []byte
 	if !batch {
 		out = mcpErrorJSON(rejected[0].req.ID, int(rejected[0].err.Code), rejected[0].err.Message)
@@ -291,7 +359,8 @@ func (h *mcpHTTP) answerRejected(w *mcpErrorWriter, batch bool, rejected []mcpRe
 		out = append(out, ']')
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
+	w.ResponseWriter.WriteHeader(status)
+	w.written = true
 	w.Write(out)
 }
 

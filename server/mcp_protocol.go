@@ -23,28 +23,36 @@ const (
 	mcpCodeInternal       = jsonrpc.CodeInternalError  // -32603: a bug in toolenv
 )
 
-// mcpCapabilities is what toolenv's MCP server declares: tools (the
+// capabilities is what toolenv's MCP server declares: tools (the
 // catalog, whose list changes when a collection is hot-loaded),
 // resources (each collection's documentation and each tool's, which
-// change with it) and logging (notes about the client's own calls). It
-// offers no prompts and no completions, and answers their methods with
-// -32601.
-func mcpCapabilities() *mcp.ServerCapabilities {
-	return &mcp.ServerCapabilities{
+// change with it, and the resources of its MCP sources) and logging
+// (notes about the client's own calls, and its sources' log messages).
+// It offers prompts and completions when an MCP source does (its
+// sources' own), and else answers their methods with -32601.
+func (f *mcpFrontend) capabilities() *mcp.ServerCapabilities {
+	caps := &mcp.ServerCapabilities{
 		Tools:     &mcp.ToolCapabilities{ListChanged: true},
 		Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		Logging:   &mcp.LoggingCapabilities{},
 	}
+	if f.proxy.prompts {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	if f.proxy.completions {
+		caps.Completions = &mcp.CompletionCapabilities{}
+	}
+	return caps
 }
 
-// mcpUndeclared says why a method the SDK knows is not answered: the
+// undeclared says why a method the SDK knows is not answered: the
 // capability it belongs to is not declared. "" for a method that is.
-func mcpUndeclared(method string) string {
+func (f *mcpFrontend) undeclared(method string) string {
 	switch {
-	case strings.HasPrefix(method, "prompts/"):
-		return "toolenv offers no prompts (its capabilities are tools, resources and logging)"
-	case method == "completion/complete":
-		return "toolenv offers no completions (its capabilities are tools, resources and logging)"
+	case strings.HasPrefix(method, "prompts/") && !f.proxy.prompts:
+		return "toolenv offers no prompts (its capabilities are tools, resources and logging; an MCP source's prompts are offered when one has them)"
+	case method == "completion/complete" && !f.proxy.completions:
+		return "toolenv offers no completions (its capabilities are tools, resources and logging; an MCP source's completions are offered when one has them)"
 	}
 	return ""
 }
@@ -64,7 +72,7 @@ func mcpUndeclared(method string) string {
 //     written as "result": null).
 func (f *mcpFrontend) protocol(next mcp.MethodHandler) mcp.MethodHandler {
 	return MCPGuard(f.log)(func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if why := mcpUndeclared(method); why != "" {
+		if why := f.undeclared(method); why != "" {
 			// (The SDK writes -32601 with a message of its own.)
 			return nil, &jsonrpc.Error{Code: mcpCodeMethodNotFound, Message: fmt.Sprintf("method %q is not available: %s", method, why)}
 		}

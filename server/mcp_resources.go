@@ -118,10 +118,10 @@ func (f *mcpFrontend) resourcesChanged(collection string) {
 }
 
 // subscribe accepts a subscription to a resource the server holds.
-func (f *mcpFrontend) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+func (f *mcpFrontend) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
 	if !f.resourceExists(uri) {
-		return mcp.ResourceNotFoundError(uri)
+		return f.subscribeSource(ctx, uri) // an MCP source's, or none
 	}
 	f.resources.mu.Lock()
 	if f.resources.subs == nil {
@@ -134,8 +134,11 @@ func (f *mcpFrontend) subscribe(_ context.Context, req *mcp.SubscribeRequest) er
 
 // unsubscribe ends a subscription (of an unknown resource too: nothing
 // to end).
-func (f *mcpFrontend) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+func (f *mcpFrontend) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	uri := req.Params.URI
+	if !f.resourceExists(uri) {
+		return f.unsubscribeSource(ctx, uri)
+	}
 	f.resources.mu.Lock()
 	if n := f.resources.subs[uri]; n > 1 {
 		f.resources.subs[uri] = n - 1

@@ -36,7 +36,7 @@ func mcpSourceResult(res *toolenv.Result) (*mcp.CallToolResult, bool) {
 		return nil, false
 	}
 	var out mcp.CallToolResult
-	if err := json.Unmarshal(body, &out); err != nil || out.Content == nil {
+	if err := json.Unmarshal(body, &out); err != nil || (out.Content == nil && out.InputRequests == nil) {
 		return nil, false
 	}
 	out.Meta = mcpResultMeta(res)

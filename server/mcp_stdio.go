@@ -36,6 +36,11 @@ const DefaultMCPMaxLine = mcp.DefaultMaxLineLength
 //     answered with -32600.
 //   - An error the SDK answers without a JSON-RPC code (a request before
 //     initialize) gets -32600.
+//   - The end of the input does not drop a request in flight: the
+//     session ends once every request read has been answered. A request
+//     the server itself sent the client and that is still unanswered
+//     (sampling, elicitation, roots) is answered with an error then, as
+//     the client can no longer answer it.
 //
 // The server of NewMCPServer answers everything else with standard codes
 // (see its documentation). Serve it with (*mcp.Server).Run.
@@ -86,6 +91,11 @@ type stdioConn struct {
 	closeOnce sync.Once
 
 	queue []jsonrpc.Message // the rest of a batch; Read is called by one goroutine
+
+	// flight counts the requests read and not yet answered, and the
+	// requests the server sent and the client has not answered, so that
+	// the end of the input waits for the answers still to come.
+	flight stdioFlight
 
 	wmu sync.Mutex // one write at a time
 
@@ -147,8 +157,22 @@ func (c *stdioConn) readLine(r *bufio.Reader) lineOrErr {
 }
 
 // Read implements mcp.Connection: the next valid message. Lines that hold
-// none are answered here.
+// none are answered here. At the end of the input it returns the error
+// only once every request read has been answered (see stdioFlight).
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.read(ctx)
+	if err == nil {
+		c.flight.read(msg)
+		return msg, nil
+	}
+	if orphan := c.flight.drain(ctx, c.closed); orphan != nil {
+		return orphan, nil
+	}
+	return nil, err
+}
+
+// read is Read before the accounting of requests in flight.
+func (c *stdioConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		if len(c.queue) > 0 {
 			msg := c.queue[0]
@@ -318,6 +342,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	default:
 	}
 	mcpNormalizeError(msg)
+	c.flight.write(msg)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
 		if c.inits[resp.ID] {

@@ -107,8 +107,15 @@ func (fx *mcpFixture) httpServer(t testing.TB) *httptest.Server {
 
 func connectHTTP(t testing.TB, url string) *mcp.ClientSession {
 	t.Helper()
+	return connectHTTPAt(t, url, "")
+}
+
+// connectHTTPAt connects the SDK's client over streamable HTTP asking
+// for protocol version (its newest, 2026-07-28, when "").
+func connectHTTPAt(t testing.TB, url, version string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "toolenv-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect over streamable HTTP: %v", err)
 	}
@@ -271,8 +278,9 @@ func TestMCPClient(t *testing.T) {
 }
 
 // TestMCPSessions checks that each MCP session is its own toolenv
-// session, over HTTP (the Mcp-Session-Id) and in memory (a generated id
-// per connection), and that _meta can name another.
+// session, over HTTP (the Mcp-Session-Id of a 2025-11-25 client) and in
+// memory (a generated id per connection), and that _meta can name
+// another. (The sessionless protocol is TestMCPServesBothProtocols'.)
 func TestMCPSessions(t *testing.T) {
 	fx := newMCPFixture(t)
 	srv := fx.httpServer(t)
@@ -282,7 +290,7 @@ func TestMCPSessions(t *testing.T) {
 		cs   *mcp.ClientSession
 	}
 	clients := []client{
-		{"http-1", connectHTTP(t, srv.URL)}, {"http-2", connectHTTP(t, srv.URL)},
+		{"http-1", connectHTTPAt(t, srv.URL, "2025-11-25")}, {"http-2", connectHTTPAt(t, srv.URL, "2025-11-25")},
 		{"mem-1", connectMemory(t, fx.server)}, {"mem-2", connectMemory(t, fx.server)},
 	}
 	sessionOf := map[string]string{}

@@ -59,8 +59,10 @@ func builtBIRD(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if birdBuild.dir != "" {
-		os.RemoveAll(birdBuild.dir)
+	for _, dir := range []string{birdBuild.dir, birdSlotSel.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

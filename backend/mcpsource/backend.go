@@ -29,8 +29,10 @@ const ReplayedWarning = "this session's earlier state-changing calls were answer
 type Backend struct {
 	live, sim toolenv.Handler
 	up        *Upstream
+	route     toolenv.Handler // the chain's upstream: up, or up routed by session
 	fail      bool
 	client    *Client
+	iso       *isolated // nil: one instance shared by every session
 }
 
 var _ toolenv.Handler = (*Backend)(nil)
@@ -51,6 +53,11 @@ type BackendOptions struct {
 	// elsewhere; calls the server has not followed (replayed sessions) are
 	// still simulated.
 	FailOnServerError bool
+	// Pool, when set, isolates the server: each session (an episode)
+	// gets an instance of its own from it, released when the session
+	// ends (DropSession); calls without a session go to Client. Close
+	// closes it.
+	Pool *Pool
 }
 
 // NewBackend composes the backend.
@@ -68,7 +75,12 @@ func NewBackend(opts BackendOptions) (*Backend, error) {
 	}
 	b.up = NewUpstream(opts.Client, opts.UpstreamTimeout)
 	b.fail = opts.FailOnServerError
-	v.Upstream = b.up
+	b.route = b.up
+	if opts.Pool != nil {
+		b.iso = newIsolated(opts.Pool, opts.Client)
+		b.route = &routedUpstream{Upstream: b.up, iso: b.iso}
+	}
+	v.Upstream = b.route
 	if b.live, err = virtual.Build(v); err != nil {
 		return nil, fmt.Errorf("mcp backend: %w", err)
 	}
@@ -83,14 +95,24 @@ func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		r := b.sim.Invoke(ctx, call)
 		r.SetMeta(MetaNotLive, "no_server")
 		return r
+	case b.iso != nil && b.iso.failed(call.Session) != "":
+		return infraFailure(b.client.Name(), InfraInstanceExited, b.iso.failed(call.Session))
 	case call.Meta[invoke.CallMetaReplayed] == "true":
 		r := b.sim.Invoke(ctx, call)
 		r.SetMeta(MetaNotLive, "replayed")
 		r.Warnings = append(r.Warnings, ReplayedWarning)
 		return r
+	case b.iso != nil:
+		return b.invokeIsolated(ctx, call)
 	}
+	return b.invokeShared(ctx, call)
+}
+
+// invokeShared answers a call through the chain: the server, then the
+// simulator (or, with FailOnServerError, the server's failure).
+func (b *Backend) invokeShared(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 	if b.fail {
-		return b.up.Invoke(ctx, call)
+		return b.route.Invoke(ctx, call)
 	}
 	return b.live.Invoke(ctx, call)
 }
@@ -98,8 +120,11 @@ func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 // Client returns the server's client, nil for documentation only.
 func (b *Backend) Client() *Client { return b.client }
 
-// Close stops the server's client.
+// Close stops the server's client and its episodes' instances.
 func (b *Backend) Close() error {
+	if b.iso != nil {
+		b.iso.pool.Close()
+	}
 	if b.client != nil {
 		return b.client.Close()
 	}

@@ -63,10 +63,24 @@ type Options struct {
 	// new list of the server's tools differs from the one before: after
 	// notifications/tools/list_changed, or after a restart.
 	OnToolsChanged func(tools []*mcp.Tool)
+	// Recordings keep what the server answered besides tool calls
+	// (resources, prompts, completions, its capabilities), so that they
+	// are answered when it is gone; nil keeps none.
+	Recordings Recordings
 	// HTTPClient sends the requests of an HTTP server; nil means a client
 	// of its own. Its transport is wrapped to add the server's headers and
 	// bound its answers.
 	HTTPClient *http.Client
+	// Once starts the server once: when it exits (or cannot be started)
+	// it is not started again, calls fail with ErrDown, and Exited is
+	// closed. An episode's own instance (Pool) is started once: a new
+	// process would not hold the episode's state.
+	Once bool
+	// EpisodeDir is the folder ${TOOLENV_EPISODE_DIR} names in the
+	// server's configuration, and a stdio server's working folder when
+	// the configuration names none; the server gets it in
+	// TOOLENV_EPISODE_DIR too. "" leaves the variable to Getenv.
+	EpisodeDir string
 }
 
 // Client is a supervised connection to one MCP server, safe for
@@ -91,6 +105,8 @@ type Client struct {
 	ready    chan struct{} // closed at the first list, or when Start's wait ends
 	restarts int
 	info     *mcp.InitializeResult
+
+	fwd forwarding // what the server sends, to the client of the call (proxy.go)
 }
 
 // Start resolves the server's ${VAR} references and starts connecting to
@@ -101,10 +117,11 @@ func Start(ctx context.Context, srv *Server, opts Options) (*Client, error) {
 	if err := srv.Validate(); err != nil {
 		return nil, err
 	}
-	run, err := srv.resolved(opts.Getenv)
+	run, err := srv.resolved(episodeGetenv(opts.Getenv, opts.EpisodeDir))
 	if err != nil {
 		return nil, err
 	}
+	run.withEpisodeDir(opts.EpisodeDir)
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
@@ -186,6 +203,10 @@ func (c *Client) Restarts() int {
 	return c.restarts
 }
 
+// Exited is closed when the client stops for good: after Close, or (with
+// Options.Once) when its server exited or could not be started.
+func (c *Client) Exited() <-chan struct{} { return c.done }
+
 // Close stops the client and the server it started, and waits for both.
 func (c *Client) Close() error {
 	c.cancel()
@@ -209,12 +230,21 @@ func (c *Client) session() (*mcp.ClientSession, *process, error) {
 // Call calls one tool by its name on the server. A JSON-RPC error the
 // server answers is returned as a *CallError; a dead, hung or oversized
 // exchange as an error wrapping ErrDown, ErrTooLarge or the context's.
+// The Exchange ctx carries (WithExchange) takes what the server sends
+// about the call, and an input-required result is returned as it is.
 func (c *Client) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	cs, proc, err := c.session()
 	if err != nil {
 		return nil, err
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	x := ExchangeFrom(ctx)
+	defer c.fwd.enter(x, cs.InitializeResult().ProtocolVersion < "2026-07-28")()
+	params, done := c.callParams(name, args, x)
+	defer done()
+	res, err := cs.CallTool(ctx, params)
+	if x != nil && x.Peer != nil && (x.Progress != nil || x.LogLevel != "") {
+		c.fwd.notes.settle(ctx) // what the server said about the call reaches its peer first
+	}
 	if err == nil {
 		return res, nil
 	}
@@ -225,6 +255,7 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]any) (*m
 type CallError struct {
 	Code    int64
 	Message string
+	Data    json.RawMessage // the error's data, if any
 }
 
 func (e *CallError) Error() string {
@@ -235,7 +266,7 @@ func (e *CallError) Error() string {
 func (c *Client) callError(ctx context.Context, proc *process, err error) error {
 	var we *jsonrpcError
 	if errors.As(err, &we) {
-		return &CallError{Code: we.Code, Message: we.Message}
+		return &CallError{Code: we.Code, Message: we.Message, Data: we.Data}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("MCP server %s: %w", c.srv.Name, ctx.Err())
@@ -277,14 +308,14 @@ func (c *Client) supervise() {
 		if err != nil {
 			failures++
 			c.down(err, first)
-			if c.ctx.Err() != nil {
+			if c.ctx.Err() != nil || c.opts.Once {
 				return
 			}
 			continue
 		}
 		started := time.Now()
 		c.serve(cs, proc)
-		if c.ctx.Err() != nil {
+		if c.ctx.Err() != nil || c.opts.Once {
 			return
 		}
 		if time.Since(started) > stableAfter {
@@ -334,19 +365,12 @@ func (c *Client) connect() (*mcp.ClientSession, *process, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		t = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin, MaxLineLength: -1}
+		t = &mcp.IOTransport{Reader: c.fwd.notes.counting(proc.stdout), Writer: proc.stdin, MaxLineLength: -1}
 	} else {
 		t = c.httpTransport()
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolenv", Version: buildinfo.Version()}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case c.relist <- struct{}{}:
-			default:
-			}
-		},
-	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolenv", Version: buildinfo.Version()}, c.clientOptions())
+	client.AddReceivingMiddleware(c.requestsMiddleware)
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if proc != nil {
@@ -369,6 +393,7 @@ func (c *Client) connect() (*mcp.ClientSession, *process, error) {
 	c.cs, c.proc, c.tools, c.lastErr, c.info = cs, proc, tools, nil, cs.InitializeResult()
 	c.mu.Unlock()
 	c.markReady()
+	c.connected(ctx, cs)
 	c.log.Info("MCP server connected", "server", c.srv.String(), "tools", len(tools), "protocol", cs.InitializeResult().ProtocolVersion)
 	if prev != nil && !sameTools(prev, tools) && c.opts.OnToolsChanged != nil {
 		c.opts.OnToolsChanged(tools)
@@ -425,6 +450,11 @@ func (c *Client) serve(cs *mcp.ClientSession, proc *process) {
 				if c.opts.OnToolsChanged != nil {
 					c.opts.OnToolsChanged(tools)
 				}
+			} else if f := c.fwd.onListChanged; f != nil {
+				// The server said its list changed, and it reads the
+				// same: toolenv's clients are told all the same, as a
+				// proxy passes a notification on.
+				f("tools")
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package mcpsource_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,4 +49,20 @@ func ExampleNewCollection() {
 	// create_entities write create_entities
 	// files_search read files.search
 	// left out: broken
+}
+
+// A front-end that passes on what a source server sends about a call
+// (sampling, elicitation, roots, progress, logs) puts an Exchange in the
+// call's context; the source's Upstream finds it there.
+func ExampleWithExchange() {
+	x := &mcpsource.Exchange{Progress: "client-token-1", LogLevel: "info"}
+	ctx := mcpsource.WithExchange(context.Background(), x)
+	fmt.Println(mcpsource.ExchangeFrom(ctx) == x, x.Asked())
+	// An answer to an input-required result makes the call's answer
+	// depend on the client's: it is never recorded.
+	x.RequestState = "state from the server"
+	fmt.Println(x.Asked())
+	// Output:
+	// true false
+	// true
 }

@@ -33,6 +33,11 @@ func FuzzParseConfig(f *testing.F) {
 		`{"mcpServers":{"a":{"command":"x","args":["y"],"env":{"K":"v"}}}}`,
 		`{"mcpServers":{"b":{"url":"https://h/mcp","headers":{"A":"Bearer ${T}"}},"a":{"command":"c","disabled":true}}}`,
 		`{"servers":{"v":{"type":"stdio","command":"c"}}}`, `{"mcpServers":[]}`, `{}`, `null`, `{"mcpServers":{"a":{"url":5}}}`,
+		`{"mcpServers":{"m":{"command":"c","env":{"F":"${TOOLENV_EPISODE_DIR}/m.jsonl"},"isolation":"episode"}}}`,
+		`{"mcpServers":{"m":{"command":"c","isolation":{"mode":"episode","pool":3,"max":2}}}}`,
+		`{"mcpServers":{"h":{"url":"https://h/mcp","isolation":{"reset":{"url":"https://h/reset","method":"PUT","headers":{"K":"${K}"},"body":{"a":1}}}}}}`,
+		`{"mcpServers":{"h":{"url":"https://h/mcp","isolation":{"reset":{"tool":"reset","arguments":{"x":1}},"keep":true}}}}`,
+		`{"mcpServers":{"m":{"command":"c","isolation":{"pool_size":1}}}}`, `{"mcpServers":{"m":{"command":"c","isolation":5}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -21,24 +21,26 @@ func (c *Client) httpTransport() mcp.Transport {
 		rt = http.DefaultTransport
 	}
 	hc := *base
-	hc.Transport = &headerTransport{next: rt, headers: c.run.Headers, limit: int64(c.opts.MaxMessageBytes)}
+	hc.Transport = &headerTransport{next: rt, headers: c.run.Headers, limit: int64(c.opts.MaxMessageBytes), notes: &c.fwd.notes}
 	if hc.Timeout == 0 {
 		// The standalone SSE stream is long-lived: bound the time to the
 		// response headers instead of the whole exchange.
 		if t, ok := rt.(*http.Transport); ok && t.ResponseHeaderTimeout == 0 {
 			t = t.Clone()
 			t.ResponseHeaderTimeout = c.opts.StartTimeout
-			hc.Transport = &headerTransport{next: t, headers: c.run.Headers, limit: int64(c.opts.MaxMessageBytes)}
+			hc.Transport = &headerTransport{next: t, headers: c.run.Headers, limit: int64(c.opts.MaxMessageBytes), notes: &c.fwd.notes}
 		}
 	}
 	return &mcp.StreamableClientTransport{Endpoint: c.run.URL, HTTPClient: &hc, MaxRetries: -1, MaxEventSize: c.opts.MaxMessageBytes}
 }
 
-// headerTransport adds the server's headers and bounds JSON answers.
+// headerTransport adds the server's headers, bounds JSON answers and
+// counts the notifications of event streams (notes).
 type headerTransport struct {
 	next    http.RoundTripper
 	headers map[string]string
 	limit   int64
+	notes   *notes
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -54,6 +56,8 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
 		resp.Body = &limitedBody{r: resp.Body, left: t.limit}
+	} else if t.notes != nil {
+		resp.Body = t.notes.counting(resp.Body)
 	}
 	return resp, nil
 }

@@ -40,6 +40,9 @@ type Server struct {
 	// ("stdio", "http", "streamable-http", "streamableHttp"); it is checked
 	// against them. "sse" (the deprecated HTTP+SSE transport) is refused.
 	Type string `json:"type,omitempty"`
+	// Isolation says whether episodes share the server's state or each
+	// gets a fresh instance (nil: IsolationAuto with the defaults).
+	Isolation *Isolation `json:"isolation,omitempty"`
 }
 
 // Stdio reports whether the server is a command toolenv starts.
@@ -79,7 +82,7 @@ func (s *Server) Validate() error {
 	if s.Command != "" && s.Type != "" && !strings.EqualFold(s.Type, "stdio") {
 		return fmt.Errorf("MCP server %s: type %s needs a url, not a command", s.Name, s.Type)
 	}
-	return nil
+	return s.Isolation.validate(s)
 }
 
 // String describes s for logs and messages, secrets hidden: the command
@@ -101,6 +104,7 @@ func (s *Server) Redacted() *Server {
 	if c.URL != "" {
 		c.URL = redact.URL(c.URL)
 	}
+	c.Isolation = s.Isolation.redacted()
 	return &c
 }
 
@@ -108,7 +112,11 @@ func (s *Server) Redacted() *Server {
 // inline rather than as ${VAR} references.
 func (s *Server) Secrets() []string {
 	var out []string
-	for _, m := range []map[string]string{s.Env, s.Headers} {
+	maps := []map[string]string{s.Env, s.Headers}
+	if s.Isolation != nil && s.Isolation.Reset != nil {
+		maps = append(maps, s.Isolation.Reset.Headers)
+	}
+	for _, m := range maps {
 		for k, v := range m {
 			if !onlyRefs(v) {
 				out = append(out, k)
@@ -141,8 +149,8 @@ var refRE = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 // secret: it is empty, or its secret part is a ${VAR} reference
 // ("Bearer ${TOKEN}").
 func onlyRefs(v string) bool {
-	if v == "" {
-		return true
+	if v == "" || strings.Contains(v, "${"+EpisodeDirVar+"}") {
+		return true // a path in an instance's own folder
 	}
 	rest := refRE.ReplaceAllString(v, "")
 	if rest == v {

@@ -52,6 +52,9 @@ func runTestServer(mode string) {
 	case "noinit":
 		time.Sleep(time.Hour)
 		return
+	case "counter":
+		runCounterServer()
+		return
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "faults", Version: "1"}, nil)
 	add := func(name string, ann *mcp.ToolAnnotations, h mcp.ToolHandler) {

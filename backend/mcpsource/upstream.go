@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/upstream"
+	"github.com/toolenv/toolenv/backend/virtual"
 )
 
 // Result meta keys the upstream sets.
@@ -19,8 +20,15 @@ const (
 	// MetaIsError is "true" on a result whose CallToolResult has isError
 	// set: the tool failed, and said so to the model.
 	MetaIsError = "mcp_is_error"
-	// MetaRPCCode is the JSON-RPC error code a server answered with.
-	MetaRPCCode = "mcp_rpc_code"
+	// MetaRPCCode is the JSON-RPC error code a server answered with, and
+	// MetaRPCMessage and MetaRPCData its message and data.
+	MetaRPCCode    = "mcp_rpc_code"
+	MetaRPCMessage = "mcp_rpc_message"
+	MetaRPCData    = "mcp_rpc_data"
+	// MetaInputRequired is "true" on a result that asks the client for
+	// input (MCP 2026-07-28's input_required): the client answers it by
+	// calling again with its input responses.
+	MetaInputRequired = "mcp_input_required"
 )
 
 // Upstream calls tools on an MCP server: the real API of an MCP
@@ -58,6 +66,12 @@ func (u *Upstream) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resu
 	if call == nil || call.Tool == nil {
 		return toolenv.Errorf(toolenv.StatusUnknownTool, "", "mcp upstream: the call has no tool")
 	}
+	return u.invokeOn(ctx, u.client, call)
+}
+
+// invokeOn calls the tool on the server c reaches (an episode's own
+// instance, or the shared one).
+func (u *Upstream) invokeOn(ctx context.Context, c *Client, call *toolenv.Call) *toolenv.Result {
 	if u.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, u.timeout)
@@ -67,7 +81,7 @@ func (u *Upstream) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resu
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := u.client.Call(ctx, ServerName(call.Tool), args)
+	res, err := c.Call(ctx, ServerName(call.Tool), args)
 	if err != nil {
 		return failure(ctx, err)
 	}
@@ -83,6 +97,14 @@ func (u *Upstream) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resu
 	if res.IsError {
 		r.SetMeta(MetaIsError, "true")
 	}
+	if res.NeedsInput() {
+		r.SetMeta(MetaInputRequired, "true")
+	}
+	if res.NeedsInput() || ExchangeFrom(ctx).Asked() {
+		// The answer depends on what the client answered (or will):
+		// not one to replay to another call.
+		r.SetMeta(upstream.MetaCacheable, "false")
+	}
 	return r
 }
 
@@ -94,7 +116,14 @@ func failure(ctx context.Context, err error) *toolenv.Result {
 	var ce *CallError
 	switch {
 	case errors.As(err, &ce):
+		// The server's own answer: passed on as it is (a proxy's
+		// client gets the same JSON-RPC error), never simulated.
 		r.SetMeta(MetaRPCCode, strconv.FormatInt(ce.Code, 10))
+		r.SetMeta(MetaRPCMessage, ce.Message)
+		if len(ce.Data) > 0 {
+			r.SetMeta(MetaRPCData, string(ce.Data))
+		}
+		r.SetMeta(virtual.MetaFinal, "true")
 		switch ce.Code {
 		case -32602, -32601: // invalid params, method (or tool) not found: the call's fault
 			r.Status = toolenv.StatusInvalidArguments
@@ -128,13 +157,25 @@ type wireResult struct {
 	IsError           bool          `json:"isError,omitempty"`
 }
 
+// wireInput is what is kept of an input-required result (MCP
+// 2026-07-28), which has no content: what it asks, and the state to echo.
+type wireInput struct {
+	ResultType    string              `json:"resultType"`
+	InputRequests mcp.InputRequestMap `json:"inputRequests"`
+	RequestState  string              `json:"requestState,omitempty"`
+}
+
 // EncodeResult is the Body of a CallToolResult: its content,
 // structuredContent and isError (the _meta is the server's own and not
-// kept).
+// kept), or for an input-required result what it asks.
 func EncodeResult(res *mcp.CallToolResult) (json.RawMessage, error) {
-	w := wireResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
-	if w.Content == nil {
-		w.Content = []mcp.Content{}
+	var w any = wireInput{ResultType: "input_required", InputRequests: res.InputRequests, RequestState: res.RequestState}
+	if !res.NeedsInput() {
+		r := wireResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
+		if r.Content == nil {
+			r.Content = []mcp.Content{}
+		}
+		w = r
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -17,6 +17,10 @@ import (
 
 // Meta keys the backend sets on results, besides those of its stages.
 const (
+	// MetaFinal is "true" on an upstream failure that is the API's own
+	// answer to the call (an MCP server's JSON-RPC error): it is returned
+	// as it is, never simulated.
+	MetaFinal = "final"
 	// MetaFallback names the stage that answered after an earlier one
 	// failed: "simulator" or "synthesizer"; "none" when the simulator's
 	// failure is returned (OnSimulatorFailure FallbackError).
@@ -163,7 +167,7 @@ func (b *Backend) Invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 	var passed []*toolenv.Result
 	if b.up != nil {
 		r := b.upstream(ctx, call)
-		if r.OK() || r.Status == toolenv.StatusCanceled {
+		if r.OK() || r.Status == toolenv.StatusCanceled || r.Meta[MetaFinal] == "true" {
 			return r
 		}
 		if r.Meta[upstream.MetaRule] != "not_configured" {

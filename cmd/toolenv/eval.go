@@ -49,7 +49,7 @@ no network. The reports are DIR/summary.json, DIR/report.md and DIR/report.html.
 	}
 	cf = bindConfig(cmd.Flags(), bindEval)
 	cmd.AddCommand(newEvalMergeCmd(e), newEvalCompareCmd(e), newEvalReportCmd(e), newEvalSTBCmd(e))
-	cmd.AddCommand(newEvalFidelityCmd(e), newEvalScoreCmd(e))
+	cmd.AddCommand(newEvalFidelityCmd(e), newEvalScoreCmd(e), newEvalPreferenceCmd(e))
 	return cmd
 }
 
@@ -66,9 +66,6 @@ func runEval(ctx context.Context, e *env, cfg *harness.File, argv []string) erro
 		return err
 	}
 	printOverview(e, ec.Out, ev.Info, res.Summary)
-	if err != nil && res.Interrupted {
-		fmt.Fprintf(e.stderr, "toolenv: interrupted; %d episode(s) are saved. Continue with the same command and --resume.\n", len(res.Episodes))
-	}
 	return err
 }
 
@@ -231,6 +228,25 @@ func newEvalSTBCmd(e *env) *cobra.Command {
 		},
 	}
 	passrate.Flags().IntVar(&times, "evaluate-times", 0, "eval_pass_rate.py's --evaluate_times (0: the rounds recorded)")
-	cmd.AddCommand(convert, passrate)
+	var refModel, outModel string
+	winrate := &cobra.Command{
+		Use:     "winrate PREFERENCE.json... --reference-model A --output-model B",
+		Short:   "Compute the Solvable Win Rate (SoWR) from eval_preference.py's save files, as it prints it",
+		Example: `  toolenv eval stb winrate preference_results/G1_instruction_gpt-4-0613_dfs_toolllama.json --reference-model gpt-4-0613_dfs --output-model toolllama`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, p := range args {
+				line, err := stb.WinRateFile(p, refModel, outModel)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(e.stdout, line)
+			}
+			return nil
+		},
+	}
+	winrate.Flags().StringVar(&refModel, "reference-model", "", "the reference model's name, as the file's entries name it (eval_preference.py's --reference_model)")
+	winrate.Flags().StringVar(&outModel, "output-model", "", "the candidate model's name, as the file's entries name it (--output_model)")
+	cmd.AddCommand(convert, passrate, winrate)
 	return cmd
 }

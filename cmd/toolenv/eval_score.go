@@ -1,10 +1,8 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
+	"github.com/toolenv/toolenv/eval/harness"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/eval/score"
 )
@@ -20,12 +18,12 @@ Lines of the same records. With --out DIR the report is written as
 DIR/score.md and DIR/score.json; without it the Markdown report goes to
 standard output.`,
 	}
-	cmd.AddCommand(newEvalScoreNestfulCmd(e), newEvalScoreBFCLCmd(e))
+	cmd.AddCommand(newEvalScoreNestfulCmd(e), newEvalScoreBFCLCmd(e), newEvalScoreMirrorAPICmd(e))
 	return cmd
 }
 
 func newEvalScoreNestfulCmd(e *env) *cobra.Command {
-	var in, out, reference string
+	var in, out, reference, parser, modelName string
 	var opt metrics.NestfulOptions
 	var corrected bool
 	cmd := &cobra.Command{
@@ -57,35 +55,11 @@ for the same file.`,
 			if in == "" {
 				return usagef("--in FILE is required: the predictions and gold to score")
 			}
-			if corrected {
-				opt.UnorderedObjects, opt.SingleLabelAsMultiLabel, opt.ScalarPredictionAsParseError = true, true, true
-			}
-			sets, err := score.ReadNestful(in)
+			rep, err := score.ScoreNestfulFile(cmd.Context(), in, score.NestfulFileOptions{Options: opt, Parser: parser, Model: modelName, Corrected: corrected, Reference: reference}, e.stderr)
 			if err != nil {
 				return err
 			}
-			rep, err := score.ScoreNestful(cmd.Context(), in, sets, opt, e.stderr)
-			if err != nil {
-				return err
-			}
-			if reference != "" {
-				if rep.Agreement, err = score.CompareNestfulReference(rep, reference); err != nil {
-					return err
-				}
-			}
-			return emitScore(e, out, score.NestfulMarkdown(rep), rep, func() {
-				for _, s := range rep.Sets {
-					if s.Result == nil {
-						fmt.Fprintf(e.stdout, "%s: no score: %s\n", s.Name, s.Error)
-						continue
-					}
-					r := s.Result
-					fmt.Fprintf(e.stdout, "%s: %d samples, intent F1 %.3f, slot F1 %.3f, partial %.3f, full %.3f\n", s.Name, s.Samples, r.Intent.F1, r.Slot.F1, r.PartialMatch, r.FullMatch)
-				}
-				if a := rep.Agreement; a != nil {
-					fmt.Fprintf(e.stdout, "equal to NESTful's own output to 1e-9: %d of %d samples, %d of %d sets\n", a.Samples.N, a.Samples.Total, a.Sets.N, a.Sets.Total)
-				}
-			})
+			return score.Emit(e.stdout, out, score.NestfulMarkdown(rep), rep, rep.Overview())
 		},
 	}
 	f := cmd.Flags()
@@ -97,11 +71,13 @@ for the same file.`,
 	f.BoolVar(&opt.SingleLabelAsMultiLabel, "single-label-as-multi-label", false, "correction: score a set with one gold label as multi-label, not as scikit-learn's binary target")
 	f.BoolVar(&opt.ScalarPredictionAsParseError, "scalar-prediction-as-parse-error", false, "correction: a prediction that is a JSON number, boolean or null is a parse error instead of stopping the scorer")
 	f.BoolVar(&corrected, "corrected", false, "all three corrections")
+	f.StringVar(&parser, "parser", "", "the reference's output parser that reads the predictions: granite (parse_granite_3_1_output), llama (parse_llama_3_output), hammer (parse_Hammer2_0_7b), agent (xLAM's parse_xLAM_1b_fc_r); default: as NESTful's scorer.py picks it for --model-name, else granite")
+	f.StringVar(&modelName, "model-name", "", "the model whose outputs these are, as NESTful's scorer.py names it (e.g. Llama-3.1-8B-Instruct, Hammer2.0-7b, xLAM-7b-fc-r): picks the parser as the reference does")
 	return cmd
 }
 
 func newEvalScoreBFCLCmd(e *env) *cobra.Command {
-	var in, out, functions, answers string
+	var in, out, functions, answers, model, format string
 	var underscore bool
 	cmd := &cobra.Command{
 		Use:   "bfcl --in FILE [--out DIR]",
@@ -128,20 +104,15 @@ Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
 			if in == "" {
 				return usagef("--in FILE is required: the model outputs to check")
 			}
-			cases, err := score.ReadBFCL(in, functions, answers)
+			read := score.BFCLReadOptions{Functions: functions, Answers: answers, Model: model, Format: format}
+			if cmd.Flags().Changed("underscore-names") {
+				read.Underscore = &underscore
+			}
+			rep, err := score.ScoreBFCLFile(cmd.Context(), in, read, metrics.BFCLOptions{UnderscoreNames: underscore}, e.stderr)
 			if err != nil {
 				return err
 			}
-			rep, err := score.ScoreBFCL(cmd.Context(), in, cases, metrics.BFCLOptions{UnderscoreNames: underscore}, e.stderr)
-			if err != nil {
-				return err
-			}
-			return emitScore(e, out, score.BFCLMarkdown(rep), rep, func() {
-				fmt.Fprintf(e.stdout, "%d cases: AST accuracy %.4f, ordered %.4f\n", rep.Cases, rep.AST.Accuracy, rep.Ordered.Accuracy)
-				if a, o := rep.AST.Agreement, rep.Ordered.Agreement; a != nil && o != nil {
-					fmt.Fprintf(e.stdout, "verdicts equal to the file's: AST %d of %d, ordered %d of %d\n", a.Equal, a.Total, o.Equal, o.Total)
-				}
-			})
+			return score.Emit(e.stdout, out, score.BFCLMarkdown(rep), rep, rep.Overview())
 		},
 	}
 	f := cmd.Flags()
@@ -149,21 +120,63 @@ Records that carry "bfcl_ast" and "bfcl_ordered" are compared with them.`,
 	f.StringVar(&out, "out", "", "folder for score.md and score.json (default: the Markdown report on standard output)")
 	f.StringVar(&functions, "functions", "", `BFCL's question file ({"id", "function"} per line), joined by id`)
 	f.StringVar(&answers, "answers", "", `BFCL's possible_answer file ({"id", "ground_truth"} per line), joined by id`)
-	f.BoolVar(&underscore, "underscore-names", false, "expect '.' in function names written '_' (BFCL's handling of OpenAI, Mistral and Google function-calling models)")
+	f.BoolVar(&underscore, "underscore-names", false, "expect '.' in function names written '_' (BFCL's handling of OpenAI, Mistral and Google function-calling models; default for raw results: from the model's name)")
+	f.StringVar(&model, "model", "", "the model's name as BFCL writes it, for raw result files (default: the result file's folder, as in BFCL's result/<model>/)")
+	f.StringVar(&format, "format", "", "how raw results are decoded: python (prompting models) or fc (function-calling models; default: from the model's name, -FC)")
 	return cmd
 }
 
-// emitScore writes the reports to dir (and prints overview) or the
-// Markdown to standard output.
-func emitScore(e *env, dir, markdown string, report any, overview func()) error {
-	if dir == "" {
-		fmt.Fprint(e.stdout, markdown)
-		return nil
+func newEvalScoreMirrorAPICmd(e *env) *cobra.Command {
+	var pf *options[harness.PredictionsConfig]
+	cmd := &cobra.Command{
+		Use:   "mirrorapi --in generated_predictions.jsonl --out DIR",
+		Short: "Score recorded simulator predictions against their labels with MirrorAPI's measures (BLEU-4 as NLTK computes it, cosine, judge)",
+		Long: `Score a file of recorded simulator predictions — LLaMA-Factory's
+generated_predictions.jsonl, {"prompt", "predict", "label"} per line, the form
+MirrorAPI-Bench's predictions are released in — with the MirrorAPI paper's
+measures: BLEU-4 exactly as NLTK computes it (sentence_bleu per prediction,
+averaged × 100, and corpus_bleu; characters and smoothing method3 by default),
+with --embed-url and --embed-model the cosine of the two texts' embeddings, and
+with --judge-url and --judge-model the paper's LLM-as-a-judge rating (1-10), the
+prediction's prompt being the question. Every model named is checked before
+anything is written; its exchanges are recorded in DIR/records.db (--replay
+scores again from them). The reports are DIR/predictions.md and
+DIR/predictions.json.`,
+		Example: `  toolenv eval score mirrorapi --in saves/mirrorapi/predict/generated_predictions.jsonl --out out/mirror-bench
+  toolenv eval score mirrorapi --in generated_predictions.jsonl --out out/m \
+      --embed-url https://api.openai.com/v1 --embed-model text-embedding-3-small --judge-url https://api.openai.com/v1 --judge-model gpt-4o`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := harness.ScorePredictions(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			return err
+		},
 	}
-	if err := score.Write(dir, markdown, report); err != nil {
-		return err
+	pf = bindOptions(cmd.Flags(), harness.DefaultPredictions, false)
+	return cmd
+}
+
+func newEvalPreferenceCmd(e *env) *cobra.Command {
+	var pf *options[harness.PreferenceConfig]
+	cmd := &cobra.Command{
+		Use:   "preference --reference DIR --candidate DIR --judge-url URL --judge-model M --out DIR",
+		Short: "StableToolBench's Solvable Win Rate (SoWR) of one evaluation against another, as eval_preference.py computes it",
+		Long: `Compare a candidate evaluation with a reference one query by query, over
+--rounds judging rounds, as StableToolBench's eval_preference.py does: each
+round the judge's preference evaluator judges both answers' status (as for
+SoPR) and, unless exactly one is solved (or, none solved, exactly one unsure),
+asks the judge which is better (select_better_answer); the candidate wins a
+query when more rounds preferred it, and SoWR is its share of the queries. A
+query one run lacks counts for the other. The results are eval_preference.py's
+save files (DIR/<split>_<reference>_<candidate>.json, which "toolenv eval stb
+winrate" reads), DIR/preference.json with every verdict, and DIR/records.db
+(--replay judges again from it).`,
+		Example: `  toolenv eval preference --reference runs/gpt4-dfs --candidate runs/qwen-react --judge-url https://api.openai.com/v1 --judge-model gpt-4o --out runs/sowr`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := harness.Preference(cmd.Context(), pf.value(), harness.Options{Logger: e.logger(), Getenv: e.getenv, Progress: e.stderr, Command: e.command}, e.stdout)
+			return err
+		},
 	}
-	overview()
-	fmt.Fprintf(e.stdout, "\nreports: %s, %s\n", filepath.Join(dir, "score.md"), filepath.Join(dir, "score.json"))
-	return nil
+	pf = bindOptions(cmd.Flags(), harness.DefaultPreference, false)
+	return cmd
 }

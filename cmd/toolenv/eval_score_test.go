@@ -12,6 +12,8 @@ import (
 
 	"github.com/toolenv/toolenv/internal/pyfmt"
 	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/llm"
+	"github.com/toolenv/toolenv/llm/llmtest"
 )
 
 // scoreJSON reads DIR/score.json as Python would (NaN written as null by
@@ -254,17 +256,19 @@ func TestEvalScoreBadInput(t *testing.T) {
 		{"nestful", "h.jsonl", "[1, 2]", 2, []string{"h.jsonl: record 1", "must be an object, not a number"}},
 		{"bfcl", "i.jsonl", "{\"id\": \"simple_1\", \"tools\": [], \"gold\": []}\n", 2, []string{"i.jsonl: line 1 (simple_1)", `no "model_output"`}},
 		{"bfcl", "j.jsonl", "{\"id\": \"simple_1\", \"model_output\": null}\n", 2, []string{"j.jsonl: line 1 (simple_1)", `no "gold" and no "ground_truth"`}},
-		{"bfcl", "k.jsonl", "{\"id\": \"multiple_1\", \"tools\": [{\"name\": \"f\", \"properties\": [\"x\"]}], \"gold\": [{\"name\": \"g\", \"arguments\": {}}], \"model_output\": [{\"g\": {}}]}\n", 2, []string{"k.jsonl: case multiple_1", `no function description for "g"`}},
+		// A case BFCL's checker cannot check is reported, not fatal: the
+		// others are scored (here, a second one that is).
+		{"bfcl", "k.jsonl", "{\"id\": \"multiple_1\", \"tools\": [{\"name\": \"f\", \"properties\": [\"x\"]}], \"gold\": [{\"name\": \"g\", \"arguments\": {}}], \"model_output\": [{\"g\": {}}]}\n{\"id\": \"simple_2\", \"tools\": [{\"name\": \"f\", \"properties\": [\"x\"]}], \"gold\": [{\"name\": \"f\", \"arguments\": {\"x\": 1}}], \"model_output\": [{\"f\": {\"x\": 1}}]}\n", 0, []string{"## Not scored", `multiple_1 (ast): bfcl: no function description for "g"`, "| AST (leaderboard: any order for parallel categories) | 1 | 1 of 2 | 1.0000 |"}},
 		{"bfcl", "l.jsonl", "{\"id\": \"x\", \"tools\": 3, \"gold\": [], \"model_output\": []}\n", 2, []string{"l.jsonl: line 1 (x)", "tools:"}},
 	}
 	for _, tt := range tests {
 		p := write(tt.file, tt.text)
-		code, _, stderr := run(t, context.Background(), "eval", "score", tt.metric, "--in", p)
+		code, stdout, stderr := run(t, context.Background(), "eval", "score", tt.metric, "--in", p)
 		if code != tt.code {
 			t.Errorf("%s: exit %d, want %d: %s", tt.file, code, tt.code, stderr)
 		}
 		for _, w := range tt.want {
-			if !strings.Contains(stderr, w) {
+			if !strings.Contains(stderr+stdout, w) {
 				t.Errorf("%s: %q not in %q", tt.file, w, stderr)
 			}
 		}
@@ -291,5 +295,78 @@ func TestEvalScoreStdout(t *testing.T) {
 	code, stdout, stderr := run(t, context.Background(), "eval", "score", "bfcl", "--in", p)
 	if code != 0 || !strings.Contains(stdout, "# BFCL AST checker") || !strings.Contains(stdout, "| simple_python | 1 / 1 | 1 / 1 |") {
 		t.Errorf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestEvalScoreNestfulParsers: --parser names the reference's parser,
+// --model-name picks it as NESTful's scorer.py does, and the figures are
+// the reference's (eval/metrics/testdata/nestful_parsers/reference.json:
+// set generated/0 has intent F1 0.281 with the Hammer parser, 0.458 with
+// Llama's, 0.198 with xLAM's).
+func TestEvalScoreNestfulParsers(t *testing.T) {
+	in := filepath.Join("..", "..", "eval", "metrics", "testdata", "nestful_parsers", "cases.json")
+	out := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--parser", "hammer"}, "generated/0: 24 samples, intent F1 0.281"},
+		{[]string{"--model-name", "Hammer2.0-7b"}, "generated/0: 24 samples, intent F1 0.281"},
+		{[]string{"--parser", "llama"}, "generated/0: 24 samples, intent F1 0.458"},
+		{[]string{"--model-name", "xLAM-7b-fc-r"}, "generated/0: 24 samples, intent F1 0.198"},
+	} {
+		code, stdout, stderr := run(t, context.Background(), append([]string{"eval", "score", "nestful", "--in", in, "--out", out}, tt.args...)...)
+		if code != 0 || !strings.Contains(stdout, tt.want) {
+			t.Errorf("%v: exit %d, %q not in\n%s%s", tt.args, code, tt.want, stdout, stderr)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "score.md"))
+	if !strings.Contains(string(md), "`parse_xLAM_1b_fc_r` parser") {
+		t.Errorf("score.md does not name the parser:\n%.400s", md)
+	}
+	for _, args := range [][]string{{"--parser", "mistral"}, {"--model-name", "ToolAce-8b"}} {
+		code, _, stderr := run(t, context.Background(), append([]string{"eval", "score", "nestful", "--in", in}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "granite, llama, hammer") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}
+
+// TestEvalScoreMirrorAPI: recorded predictions are scored with the
+// models named (servers on loopback), the reports name every n, and a
+// judge that does not answer stops the command before anything is
+// written (exit 4).
+func TestEvalScoreMirrorAPI(t *testing.T) {
+	in := filepath.Join("..", "..", "eval", "fidelity", "testdata", "predictions", "generated_predictions.jsonl")
+	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		if len(req.Messages) == 0 {
+			return llmtest.Reply{Embed: func(text string) []float32 { return []float32{float32(len(text) % 7), 1} }}
+		}
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "api_3'") {
+			return llmtest.Reply{Content: "hard to say"}
+		}
+		return llmtest.Reply{Content: "Rating: [[7]]"}
+	})
+	defer srv.Close()
+	out := t.TempDir()
+	code, stdout, stderr := run(t, context.Background(), "eval", "score", "mirrorapi", "--in", in, "--out", out,
+		"--judge-url", srv.URL(), "--judge-model", "j", "--embed-url", srv.URL(), "--embed-model", "e")
+	if code != 0 || !strings.Contains(stdout, "40 predictions: BLEU-4 48.34 (corpus 44.17)") || !strings.Contains(stdout, "judge rating 7.00 (n=39)") {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "predictions.md"))
+	if !strings.Contains(string(md), "| Judge rating (1-10, j) | 7.00 | 39 |") || !strings.Contains(string(md), "| Cosine × 100 (openai:e) |") {
+		t.Errorf("predictions.md:\n%s", md)
+	}
+	if _, err := os.Stat(filepath.Join(out, "records.db")); err != nil {
+		t.Errorf("no records: %v", err)
+	}
+	dead := t.TempDir()
+	code, _, stderr = run(t, context.Background(), "eval", "score", "mirrorapi", "--in", in, "--out", filepath.Join(dead, "x"), "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "j")
+	if code != 4 || !strings.Contains(stderr, "judge (--judge-url, --judge-model)") {
+		t.Errorf("dead judge: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dead, "x")); err == nil {
+		t.Errorf("the reports folder was made before the judge's check")
 	}
 }

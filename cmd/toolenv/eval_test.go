@@ -212,7 +212,7 @@ func TestEvalShardsAndMerge(t *testing.T) {
 		t.Errorf("merged %d episodes, whole %d\n%s", a.Episodes, b.Episodes, stdout)
 	}
 	code, stdout, _ = run(t, context.Background(), "eval", "compare", merged, whole, "--html", filepath.Join(merged, "cmp.html"))
-	if code != 0 || !strings.Contains(stdout, "## bird-sel") || !strings.Contains(stdout, "| Completion | 1.00 (n=20) | 1.00 (n=20) |") {
+	if code != 0 || !strings.Contains(stdout, "## bird-sel") || !strings.Contains(stdout, "| Completion — NL2SQL answer check | 1.00 (n=20) | 1.00 (n=20) |") {
 		t.Errorf("compare:\n%s", stdout)
 	}
 	if _, err := os.Stat(filepath.Join(merged, "cmp.html")); err != nil {

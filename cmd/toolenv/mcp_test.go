@@ -31,10 +31,21 @@ func buildToolenv(t *testing.T) string {
 // the test.
 func mcpClient(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
 	t.Helper()
+	return mcpClientAt(t, tr, "")
+}
+
+// mcpClientAt connects asking for protocol version (the SDK's newest when
+// version is empty).
+func mcpClientAt(t *testing.T, tr mcp.Transport, version string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "toolenv-cli-test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := c.Connect(ctx, tr, nil)
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(ctx, tr, opts)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -54,7 +65,8 @@ func callText(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 // checkDemoSession runs initialize → tools/list → tools/call against the
-// demo collection and returns the toolenv session the calls ran in.
+// demo collection and returns the toolenv session the calls ran in ("" for
+// a client at 2026-07-28, which has none: callers check which they expect).
 func checkDemoSession(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
 	ctx := context.Background()
@@ -80,7 +92,7 @@ func checkDemoSession(t *testing.T, cs *mcp.ClientSession) string {
 		t.Errorf("success: isError=%v text=%s", res.IsError, text)
 	}
 	session, _ := res.Meta["toolenv/session"].(string)
-	if session == "" || res.Meta["toolenv/status"] != "ok" {
+	if res.Meta["toolenv/status"] != "ok" {
 		t.Errorf("_meta = %v", res.Meta)
 	}
 
@@ -113,8 +125,8 @@ func TestMCPStdioBinary(t *testing.T) {
 	cs2, cmd2, _ := start()
 	s1 := checkDemoSession(t, cs1)
 	s2 := checkDemoSession(t, cs2)
-	if s1 == s2 {
-		t.Errorf("two MCP connections share the toolenv session %q", s1)
+	if s1 == "" || s1 == s2 {
+		t.Errorf("two stdio connections must hold one toolenv session each; got %q and %q", s1, s2)
 	}
 	for i, c := range []struct {
 		cs  *mcp.ClientSession
@@ -195,17 +207,28 @@ func TestMCPStdioInProcess(t *testing.T) {
 	}
 }
 
-// TestMCPOverServe connects the SDK's client to /mcp of "toolenv serve".
+// TestMCPOverServe connects the SDK's client to /mcp of "toolenv serve":
+// two clients at 2025-11-25 get one toolenv session each (the MCP
+// session), and a client at the SDK's newest revision (2026-07-28, which
+// has no sessions) is served without one.
 func TestMCPOverServe(t *testing.T) {
 	base, stop := serveInBackground(t, "--store", ":memory:")
 	defer stop()
-	cs1 := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
+	cs1 := mcpClientAt(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, "2025-11-25")
 	defer cs1.Close()
-	cs2 := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
+	cs2 := mcpClientAt(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, "2025-11-25")
 	defer cs2.Close()
 	s1, s2 := checkDemoSession(t, cs1), checkDemoSession(t, cs2)
-	if s1 != cs1.ID() || s2 != cs2.ID() || s1 == s2 {
+	if s1 == "" || s1 != cs1.ID() || s2 != cs2.ID() || s1 == s2 {
 		t.Errorf("toolenv sessions %q, %q; MCP sessions %q, %q", s1, s2, cs1.ID(), cs2.ID())
+	}
+	cs3 := mcpClient(t, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"})
+	defer cs3.Close()
+	if got := cs3.InitializeResult().ProtocolVersion; got != "2026-07-28" {
+		t.Errorf("the SDK's default client negotiated %q, want 2026-07-28", got)
+	}
+	if s3 := checkDemoSession(t, cs3); s3 != "" || cs3.ID() != "" {
+		t.Errorf("a 2026-07-28 client has no session; got toolenv session %q, MCP session %q", s3, cs3.ID())
 	}
 }
 

@@ -80,11 +80,14 @@ func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // PlayMCP plays task's oracle as an MCP client of the episode endpoint
-// (an MCP session is the episode) and returns submit_answer's reward.
+// (an MCP session is the episode, so it asks for protocol 2025-11-25: at
+// 2026-07-28 there are no sessions and start_episode makes the episode)
+// and returns submit_answer's reward.
 func PlayMCP(ctx context.Context, endpoint, token string, coll *toolenv.Collection, task *toolenv.Task) (float64, error) {
 	q := url.Values{"collection": {coll.Name}, "task_id": {task.ID}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "oracle", Version: "1"}, nil)
-	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint + "?" + q.Encode(), HTTPClient: &http.Client{Transport: Bearer{Token: token}}}, nil)
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint + "?" + q.Encode(), HTTPClient: &http.Client{Transport: Bearer{Token: token}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		return 0, fmt.Errorf("%s: connect: %w", task.ID, err)
 	}

@@ -12,6 +12,13 @@
 // Each episode has its own MCP server (its tools are its task's), served
 // over the project's streamable-HTTP front (server.NewMCPHandler, with
 // its JSON-RPC answers for every refusal) and guarded by server.MCPGuard.
+//
+// Under the sessionless protocol (MCP 2026-07-28: no initialize, no
+// Mcp-Session-Id) no session can be the episode: StartTool starts one
+// and returns its id, a handle the client passes back as the EpisodeArg
+// argument of every later call (GetTaskTool, EndTool, the task's tools,
+// submit_answer), as the specification recommends for state that spans
+// calls. A client asking for an older revision gets the session form.
 package mcpepisode
 
 import (
@@ -117,6 +124,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if server.MCPSessionless(r, body) {
+		h.serveSessionless(w, r)
+		return
+	}
 	var msg struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`

@@ -73,10 +73,18 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
+// connect opens an MCP session at 2025-11-25, where a session is the
+// episode (the sessionless protocol is sessionless_test.go's).
 func connect(ctx context.Context, endpoint, token string, q url.Values) (*mcp.ClientSession, error) {
+	return connectAt(ctx, endpoint, token, q, "2025-11-25")
+}
+
+// connectAt connects the go-sdk's client asking for protocol version
+// (its newest, 2026-07-28, when "").
+func connectAt(ctx context.Context, endpoint, token string, q url.Values, version string) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "trainer", Version: "1"}, nil)
 	return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint + "?" + q.Encode(),
-		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 }
 
 // structured decodes a result's structured content.

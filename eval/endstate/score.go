@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/eval/statecheck"
 	nlanswer "github.com/toolenv/toolenv/nl2api/answer"
 )
 
@@ -25,9 +26,10 @@ const (
 const MetaEndState = "end_state"
 
 // Stateful reports whether t is judged on the state it leaves: it has a
-// gold end state, end-state checks or an initial state.
+// gold end state or end-state checks. (An initial state alone says
+// where the world starts, not how the episode is judged.)
 func Stateful(t *toolenv.Task) bool {
-	return t != nil && (t.Meta[MetaEndState] != nil || len(t.Checks) > 0 || t.Initial != nil)
+	return t != nil && (t.Meta[MetaEndState] != nil || len(t.Checks) > 0)
 }
 
 // GoldChanges reads t's gold end state (meta.end_state); ok is false
@@ -49,38 +51,36 @@ func GoldChanges(t *toolenv.Task) (c *Changes, ok bool, err error) {
 	return c, true, nil
 }
 
-// CheckResult is the outcome of one end-state check.
-type CheckResult struct {
-	Name string `json:"name,omitempty"`
-	OK   bool   `json:"ok"`
-	// Detail says why a check failed.
-	Detail string `json:"detail,omitempty"`
-}
-
-// Result is the state half of an episode's outcome. A check the task
-// does not ask for is nil.
+// Result is the state half of an episode's outcome. A part the task
+// does not ask for is nil (zero for the counts).
 type Result struct {
-	// Success is 1 when every check the task has holds, else 0.
+	// Success is 1 when every part the task has holds, else 0.
 	Success float64 `json:"success"`
 	// F1 is the graded alternative: the row changes' F1 (Diff.F1, 1
-	// without a gold end state) times the other checks.
+	// without a gold end state) times the other parts.
 	F1 float64 `json:"f1"`
 	// State: the world's changes equal the gold's over its tables.
 	State *bool `json:"state,omitempty"`
 	// NoCollateral: nothing outside the gold's rows changed.
 	NoCollateral *bool `json:"no_collateral,omitempty"`
-	// Checks: every end-state check holds (Task.Checks).
-	Checks *bool `json:"checks,omitempty"`
 	// Answer: the final answer equals the gold answer (tasks that also
 	// ask a question).
 	Answer *bool `json:"answer,omitempty"`
+	// Checks are the end-state checks (Task.Checks) one by one, as
+	// eval/statecheck made them; Passed and Total count them.
+	Checks []statecheck.Result `json:"checks,omitempty"`
+	Passed int                 `json:"passed"`
+	Total  int                 `json:"total"`
+	// InfraFailure is set when the environment failed a check's call
+	// (the episode's MCP instance crashed): the result says nothing about
+	// the agent.
+	InfraFailure string `json:"infra_failure,omitempty"`
 	// Diff details State and NoCollateral.
 	Diff *Diff `json:"diff,omitempty"`
-	// CheckResults are the checks one by one.
-	CheckResults []CheckResult `json:"check_results,omitempty"`
 	// Hash is the canonical hash of the world's end state (its Changes,
-	// every table); GoldHash that of the gold end state.
-	Hash     string `json:"hash"`
+	// every table); GoldHash that of the gold end state. Both are empty
+	// for a collection that keeps no world (an MCP server's instance).
+	Hash     string `json:"hash,omitempty"`
 	GoldHash string `json:"gold_hash,omitempty"`
 	// Changes is the world's end state, kept for inspection.
 	Changes *Changes `json:"changes,omitempty"`
@@ -88,13 +88,24 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Score combines the checks the task has into a Result. gold is the
-// task's gold end state (nil: none), got the world's, checks the
-// end-state checks' outcomes (nil: the task has none) and answer the
-// answer check (nil: the task asks no question).
-func Score(gold, got *Changes, checks []CheckResult, answer *bool) *Result {
-	r := &Result{Success: 1, F1: 1, Changes: got, Hash: got.Hash(), Answer: answer, CheckResults: checks}
+// ChecksHold reports whether every end-state check held (true when the
+// task has none).
+func (r *Result) ChecksHold() bool { return r.Passed == r.Total }
+
+// Score combines the parts the task has into a Result. gold is the
+// task's gold end state (nil: none), got the world's (nil: the
+// collection keeps no world), checks the end-state checks' report (nil:
+// the task has none) and answer the answer check (nil: the task asks no
+// question).
+func Score(gold, got *Changes, checks *statecheck.Report, answer *bool) *Result {
+	r := &Result{Success: 1, F1: 1, Changes: got, Answer: answer}
+	if got != nil {
+		r.Hash = got.Hash()
+	}
 	if gold != nil {
+		if got == nil {
+			got = &Changes{}
+		}
 		d := Compare(gold, got)
 		r.Diff, r.GoldHash = d, gold.Hash()
 		st, nc := d.StateMatch, d.NoCollateral()
@@ -105,12 +116,8 @@ func Score(gold, got *Changes, checks []CheckResult, answer *bool) *Result {
 		}
 	}
 	if checks != nil {
-		ok := true
-		for _, c := range checks {
-			ok = ok && c.OK
-		}
-		r.Checks = &ok
-		if !ok {
+		r.Checks, r.Passed, r.Total, r.InfraFailure = checks.Checks, checks.Passed, checks.Total, checks.InfraFailure
+		if !r.ChecksHold() {
 			r.Success, r.F1 = 0, 0
 		}
 	}
@@ -145,15 +152,30 @@ type CheckOutput struct {
 }
 
 // Evaluate reads the end state of the episode whose calls call makes
-// and scores it against t. answer is the answer check's outcome (nil
-// when t asks no question). It never fails: a world that cannot be read
-// gives a Result with Error set and Success 0.
-func Evaluate(ctx context.Context, t *toolenv.Task, call Caller, answer *bool) *Result {
+// and scores it against t. world says the collection keeps worlds (it
+// has the hidden InspectTool: SQL collections): the world's changes are
+// then read and compared with the gold end state, and SQL checks run in
+// it; elsewhere (an MCP server's own instance) only the checks' read
+// calls judge the state. answer is the answer check's outcome (nil when
+// t asks no question). It never fails: a world that cannot be read gives
+// a Result with Error set and Success 0.
+func Evaluate(ctx context.Context, t *toolenv.Task, call Caller, world bool, answer *bool) *Result {
 	gold, _, err := GoldChanges(t)
 	if err != nil {
 		return Failed(err.Error())
 	}
-	var sqlChecks []map[string]any
+	var checks *statecheck.Report
+	invoke := statecheck.Invoker(call)
+	if !world {
+		if gold != nil {
+			return Failed("the task has a gold end state (meta." + MetaEndState + "), and collection " + t.Collection + " keeps no world to compare it with")
+		}
+		if len(t.Checks) > 0 {
+			checks = statecheck.Run(ctx, t.Checks, invoke, nil)
+		}
+		return Score(nil, nil, checks, answer)
+	}
+	var sqlChecks []any
 	for _, c := range t.Checks {
 		if c.SQL != "" {
 			sqlChecks = append(sqlChecks, map[string]any{"name": c.Name, "sql": c.SQL})
@@ -161,11 +183,7 @@ func Evaluate(ctx context.Context, t *toolenv.Task, call Caller, answer *bool) *
 	}
 	args := map[string]any{}
 	if len(sqlChecks) > 0 {
-		list := make([]any, len(sqlChecks))
-		for i, c := range sqlChecks {
-			list[i] = c
-		}
-		args["checks"] = list
+		args["checks"] = sqlChecks
 	}
 	res := call(ctx, InspectTool, args)
 	if res == nil || !res.OK() {
@@ -183,31 +201,16 @@ func Evaluate(ctx context.Context, t *toolenv.Task, call Caller, answer *bool) *
 		rep.Changes = &Changes{}
 	}
 	rep.Changes.Normalize()
-	var checks []CheckResult
 	if len(t.Checks) > 0 {
-		checks = make([]CheckResult, 0, len(t.Checks))
 		si := 0
-		for i, c := range t.Checks {
-			name := c.Name
-			if name == "" {
-				name = fmt.Sprintf("check %d", i+1)
+		checks = statecheck.Run(ctx, t.Checks, invoke, func(_ context.Context, c toolenv.StateCheck) statecheck.Result {
+			var out *CheckOutput
+			if si < len(rep.Checks) {
+				out = &rep.Checks[si]
 			}
-			var cr CheckResult
-			switch {
-			case c.SQL != "":
-				var out *CheckOutput
-				if si < len(rep.Checks) {
-					out = &rep.Checks[si]
-				}
-				si++
-				cr = sqlCheck(name, &c, out)
-			case c.Call != nil:
-				cr = callCheck(ctx, name, &c, call)
-			default:
-				cr = CheckResult{Name: name, Detail: "the check has neither sql nor call"}
-			}
-			checks = append(checks, cr)
-		}
+			si++
+			return sqlCheck(&c, out)
+		})
 	}
 	return Score(gold, rep.Changes, checks, answer)
 }
@@ -216,27 +219,28 @@ var orderBy = regexp.MustCompile(`(?i)\border\s+by\b`)
 
 // sqlCheck compares the rows a check's SQL returned with the rows it
 // expects: as a multiset unless the SQL orders them.
-func sqlCheck(name string, c *toolenv.StateCheck, out *CheckOutput) CheckResult {
-	cr := CheckResult{Name: name}
+func sqlCheck(c *toolenv.StateCheck, out *CheckOutput) statecheck.Result {
 	if out == nil {
-		cr.Detail = "the world ran no query for this check"
-		return cr
+		return statecheck.Result{Why: "the world ran no query for this check"}
 	}
 	if out.Error != "" {
-		cr.Detail = "the query failed: " + out.Error
-		return cr
+		return statecheck.Result{Why: "the query failed: " + out.Error}
 	}
 	want, err := expectedRows(c.Rows)
 	if err != nil {
-		cr.Detail = err.Error()
-		return cr
+		return statecheck.Result{Why: err.Error()}
 	}
 	got := &nlanswer.Table{Columns: out.Columns, Rows: out.Rows}
 	if got.Rows == nil {
 		got.Rows = [][]any{}
 	}
-	cr.OK, cr.Detail = nlanswer.Equal(want, got, nlanswer.Options{Ordered: orderBy.MatchString(c.SQL)})
-	return cr
+	r := statecheck.Result{}
+	r.Got, _ = json.Marshal(got.Rows)
+	r.Passed, r.Why = nlanswer.Equal(want, got, nlanswer.Options{Ordered: orderBy.MatchString(c.SQL)})
+	if r.Passed {
+		r.Why = ""
+	}
+	return r
 }
 
 // expectedRows reads a check's rows: a list of rows (lists of values),
@@ -257,66 +261,4 @@ func expectedRows(raw json.RawMessage) (*nlanswer.Table, error) {
 		return nil, fmt.Errorf("the check's rows are neither a list of rows nor a table: %v", err)
 	}
 	return t, nil
-}
-
-// callCheck makes a check's read call and compares its answer with the
-// one it expects (as the answer check compares answers).
-func callCheck(ctx context.Context, name string, c *toolenv.StateCheck, call Caller) CheckResult {
-	cr := CheckResult{Name: name}
-	res := call(ctx, c.Call.Name, c.Call.Args)
-	if res == nil || !res.OK() {
-		why := "no result"
-		if res != nil {
-			why = fmt.Sprintf("%s: %s", res.Status, res.Error)
-		}
-		cr.Detail = fmt.Sprintf("the call %s failed: %s", c.Call.Name, why)
-		return cr
-	}
-	want, err := ExpectedAnswer(c.Expect)
-	if err != nil {
-		cr.Detail = err.Error()
-		return cr
-	}
-	got, err := nlanswer.FromBodies(res.Body)
-	if err != nil {
-		// A body that is no table: compared as one value.
-		var v any
-		if derr := toolenv.DecodeJSON(res.Body, &v); derr != nil {
-			cr.Detail = "the call's answer does not decode: " + derr.Error()
-			return cr
-		}
-		got = &nlanswer.Table{Rows: [][]any{{v}}}
-	}
-	cr.OK, cr.Detail = nlanswer.Equal(want, got, nlanswer.Options{})
-	if !cr.OK {
-		cr.Detail = fmt.Sprintf("%s answered differently: %s", c.Call.Name, cr.Detail)
-	}
-	return cr
-}
-
-// ExpectedAnswer reads a call check's expect: a table {"columns",
-// "rows"}, a list of rows, a list of values or one value.
-func ExpectedAnswer(raw json.RawMessage) (*nlanswer.Table, error) {
-	var v any
-	if err := toolenv.DecodeJSON(raw, &v); err != nil {
-		return nil, fmt.Errorf("the check's expect is not JSON: %v", err)
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if _, ok := x["rows"]; ok {
-			return nlanswer.Gold(raw)
-		}
-		return &nlanswer.Table{Rows: [][]any{{string(raw)}}}, nil
-	case []any:
-		t := &nlanswer.Table{Rows: [][]any{}}
-		for _, e := range x {
-			if r, ok := e.([]any); ok {
-				t.Rows = append(t.Rows, r)
-			} else {
-				t.Rows = append(t.Rows, []any{e})
-			}
-		}
-		return t, nil
-	}
-	return &nlanswer.Table{Rows: [][]any{{v}}}, nil
 }

@@ -1,10 +1,13 @@
 package fidelity
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
-	toolenv "github.com/toolenv/toolenv"
 	"strings"
 	"testing"
+
+	toolenv "github.com/toolenv/toolenv"
 )
 
 // FuzzVerdicts feeds any judge reply to the verdict readers and any
@@ -37,6 +40,28 @@ func FuzzVerdicts(f *testing.F) {
 		}
 		if args, err := decodeArgs(json.RawMessage(body)); err == nil && args == nil {
 			t.Fatal("decoded args are nil")
+		}
+	})
+}
+
+// FuzzReadPredictions: any file is read as predictions or refused with
+// an error naming the line — never a panic — and what is read scores.
+func FuzzReadPredictions(f *testing.F) {
+	f.Add([]byte(`{"prompt": "API doc:", "predict": "{\"error\": \"\"}", "label": "{\"error\": \"\"}"}` + "\n" + `{"predict": "", "label": "é"}`))
+	f.Add([]byte(`{"predict": 1, "label": "x"}`))
+	f.Add([]byte("\n\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := "g.jsonl"
+		preds, err := readPredictions(bytes.NewReader(data), p)
+		if err != nil {
+			if !strings.Contains(err.Error(), "g.jsonl") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		rep, err := ScorePredictions(context.Background(), p, preds, PredictionsConfig{})
+		if err != nil || rep.BLEU.N != len(preds) || rep.BLEU.Mean < 0 || rep.BLEU.Mean > 100 {
+			t.Fatalf("%+v %v", rep, err)
 		}
 	})
 }

@@ -108,6 +108,23 @@ func (j *Judge) Rate(ctx context.Context, t *toolenv.Tool, args map[string]any, 
 	return Rating{Score: score, Parsed: ok, Raw: raw}
 }
 
+// RateQuestion asks the LLM-as-a-judge prompt with the question given as
+// text (a recorded prediction's prompt, MirrorAPI's user turn) and the
+// two answers as written.
+func (j *Judge) RateQuestion(ctx context.Context, question, real, simulated string) Rating {
+	user := promptfile.Fill(promptRateUser.Text, map[string]string{
+		"question":     question,
+		"ref_answer_1": real,
+		"answer":       simulated,
+	})
+	raw, err := j.ask(ctx, promptRateSystem.Text, user)
+	if err != nil {
+		return Rating{Error: err.Error()}
+	}
+	score, ok := ParseRating(raw)
+	return Rating{Score: score, Parsed: ok, Raw: raw}
+}
+
 // FollowsDoc asks the documentation-following prompt about the simulated
 // response (an {"error", "response"} text).
 func (j *Judge) FollowsDoc(ctx context.Context, t *toolenv.Tool, args map[string]any, simulated string) DocVerdict {

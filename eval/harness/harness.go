@@ -118,6 +118,9 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 	if cfg.Runs < 1 || cfg.Concurrency < 1 {
 		return nil, invalid("--runs and --concurrency must be at least 1")
 	}
+	if cfg.Judge.FAC && (cfg.Agent == "direct" || cfg.Agent == "oracle") {
+		return nil, invalid("--fac judges an agent's final answer, and --agent %s gives none: use react, cot or dfsdt, or leave --fac out", cfg.Agent)
+	}
 	// Every model is asked once before anything is written or the first
 	// episode runs: a dead or wrong endpoint fails here, in seconds, not
 	// after each episode's retries (a replay uses no network, and checks
@@ -199,12 +202,24 @@ func Prepare(ctx context.Context, cfg *Config, envCfg *environment.Config, opts 
 				}
 			}
 		}
-		runEnv = agent.NewLocal(env.Pipeline, colls, agent.LocalOptions{TaskTools: tools})
+		runEnv = agent.NewLocal(env.Pipeline, colls, agent.LocalOptions{TaskTools: tools, StartSession: env.StartSession, EndSession: env.EndSession})
+		env.WarmSessions() // MCP servers isolated per episode: instances ready for the first tasks
 	}
 	SortTasks(lt.tasks)
 	tasks := filterTasks(lt.tasks, cfg)
 	if len(tasks) == 0 {
 		return nil, invalid("no tasks to evaluate in %s (check --tasks and the filters)", strings.Join(sources, ", "))
+	}
+	if cfg.Agent == "oracle" {
+		var none []string
+		for _, t := range tasks {
+			if len(t.Gold) == 0 {
+				none = append(none, t.ID)
+			}
+		}
+		if len(none) > 0 {
+			return nil, invalid("--agent oracle replays each task's gold call sequence, and %d of the %d task(s) have none (the first: %s): choose tasks that have one (toolenv build bird writes them; StableToolBench's queries have none), or another agent", len(none), len(tasks), none[0])
+		}
 	}
 	for _, p := range lt.problems {
 		log.Warn("task line skipped", "problem", p)
@@ -435,9 +450,14 @@ func (ev *Evaluation) Run(ctx context.Context) (*Result, error) {
 				if ep.Score.Completed {
 					completions++
 				}
-				bar.Describe(fmt.Sprintf("eval %s (completed %d/%d)", a.Name(), completions, scored))
+				bar.Describe(progressLine(a.Name(), completions, scored))
 			}
 			bar.Add(1)
+		}
+	}
+	if cfg.Resume && ev.progress != nil {
+		ev.run.Resumed = func(found, toRun int) {
+			fmt.Fprintf(ev.progress, "toolenv: --resume: %d finished episode(s) found in %s; %d left to run\n", found, cfg.Out, toRun)
 		}
 	}
 	res, runErr := eval.Run(ctx, ev.run)
@@ -476,6 +496,12 @@ func (ev *Evaluation) Run(ctx context.Context) (*Result, error) {
 	}
 	if runErr == nil {
 		runErr = allErrored(res.Episodes)
+	}
+	if res.Interrupted && errors.Is(runErr, context.Canceled) {
+		// Said once, as what happened and what to do, rather than as
+		// "context canceled".
+		runErr = toolenv.Errorw(toolenv.StatusCanceled, "continue with the same command and --resume",
+			"interrupted: %d episode(s) are saved in %s and in the reports", len(res.Episodes), cfg.Out)
 	}
 	return &Result{Result: res, Summary: s}, runErr
 }
@@ -559,4 +585,11 @@ func redactArgs(args []string) []string {
 		return nil
 	}
 	return redact.Args(args)
+}
+
+// progressLine is the progress bar's description once episodes with a
+// gold answer have finished: how many of those reached it, worded so
+// that it cannot read as episodes finished ("completed 0/17" did).
+func progressLine(agentName string, reached, scored int) string {
+	return fmt.Sprintf("eval %s (gold answer reached in %d of %d scored)", agentName, reached, scored)
 }

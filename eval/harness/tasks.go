@@ -79,8 +79,16 @@ func splitTaskSources(paths []string) (collections, queries []string, err error)
 				collections = append(collections, p)
 				continue
 			}
-			if inside := toolenv.CollectionsIn(p); len(inside) > 0 {
-				return nil, nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "name one of them: --tasks "+strings.Join(inside, " or --tasks "),
+			if inside := collectionsBelow(p, 3); len(inside) > 0 {
+				shown := inside
+				if len(shown) > 12 {
+					shown = shown[:12]
+				}
+				more := ""
+				if len(inside) > len(shown) {
+					more = fmt.Sprintf(" (and %d more)", len(inside)-len(shown))
+				}
+				return nil, nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "name one of them: --tasks "+strings.Join(shown, " or --tasks ")+more,
 					"--tasks %s: it holds no %s: it is a folder of %d collections", p, toolenv.CollectionFile, len(inside))
 			}
 		}
@@ -207,4 +215,38 @@ func skewTaskTools(s *SkewConfig, base func(*toolenv.Collection, *toolenv.Task) 
 		}
 		return tools, nil
 	}, nil
+}
+
+// collectionsBelow lists the collection folders (holding a
+// collection.json) at most depth levels below dir, in order, not looking
+// inside a collection or a hidden folder, nor past 2,000 folders.
+func collectionsBelow(dir string, depth int) []string {
+	var out []string
+	seen := 0
+	var walk func(d string, level int)
+	walk = func(d string, level int) {
+		if level > depth || seen > 2000 {
+			return
+		}
+		for _, sub := range toolenv.CollectionsIn(d) {
+			out = append(out, sub)
+		}
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			seen++
+			sub := filepath.Join(d, e.Name())
+			if _, err := os.Stat(filepath.Join(sub, toolenv.CollectionFile)); err == nil {
+				continue // a collection: listed, not searched
+			}
+			walk(sub, level+1)
+		}
+	}
+	walk(dir, 1)
+	return out
 }

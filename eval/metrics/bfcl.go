@@ -179,6 +179,14 @@ func wrong(errorType string, msg ...string) BFCLResult {
 
 func (c *bfclChecker) dispatch(category string, calls []pyfmt.Dict, answers []any) (BFCLResult, error) {
 	if c.opt.Ordered {
+		if !strings.Contains(category, "parallel") && !strings.Contains(category, "multiple") && len(answers) == 1 && len(c.funcs) > 0 && len(calls) == 1 {
+			// One call against one expected call, as the leaderboard
+			// checks a simple entry: against the entry's function
+			// description, whatever name its possible answer gives
+			// (simple_python_363's answer names "find_closest" for
+			// "restaurant_search.find_closest").
+			return c.simple(&c.funcs[0], calls[0], answers[0])
+		}
 		return c.enforceOrder(calls, answers)
 	}
 	switch {
@@ -383,6 +391,8 @@ func pyLen(v any) ([]any, error) {
 	switch x := v.(type) {
 	case []any:
 		return x, nil
+	case pyfmt.Tuple:
+		return []any(x), nil
 	case string:
 		return pyChars(x), nil
 	}

@@ -88,3 +88,15 @@ func ExampleBFCLCheck() {
 	// value_error:string
 	// simple_function_checker:wrong_count
 }
+
+// ExamplePassHatK: four tasks run three times; only the tasks whose
+// three runs all succeeded count.
+func ExamplePassHatK() {
+	v, tasks := metrics.PassHatK([]int{3, 2, 0, 3}, []int{3, 3, 3, 3}, 3)
+	fmt.Printf("pass^3 = %.2f over %d tasks\n", v, tasks)
+	m, sd, lo, hi, _ := metrics.Spread([]float64{0.75, 0.5, 0.5})
+	fmt.Printf("mean %.2f, sample std %.2f, 95%% interval [%.2f, %.2f]\n", m, sd, lo, hi)
+	// Output:
+	// pass^3 = 0.50 over 4 tasks
+	// mean 0.58, sample std 0.14, 95% interval [0.22, 0.94]
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/pyfmt"
@@ -50,6 +51,106 @@ type NestfulOptions struct {
 	// number, true, false or null (and holds no "label") as one that
 	// could not be parsed. The reference stops with a TypeError.
 	ScalarPredictionAsParseError bool `json:"scalar_prediction_as_parse_error,omitempty"`
+	// Parser is the reference's output parser that reads the prediction
+	// (NestfulParsers: "granite", "llama", "hammer", "agent"); "" is
+	// "granite".
+	Parser string `json:"parser,omitempty"`
+}
+
+// The output parsers of IBM NESTful's src/output_parsers.py that
+// NestfulOptions.Parser names, as its scorer.py picks them by model.
+const (
+	// NestfulParserGranite is parse_granite_3_1_output (scorer.py's
+	// GRANITE_3_1_MODELS and QWEN_MODELS): the "<|tool_call|>" and
+	// "<tool_call>" tags removed, json.loads of the rest, grounded when
+	// the text holds "label".
+	NestfulParserGranite = "granite"
+	// NestfulParserLlama is parse_llama_3_output (LLAMA_MODELS): the
+	// text stripped, one trailing "'" dropped, "[" and "]" added where
+	// missing, json.loads, grounded when the text holds "label".
+	NestfulParserLlama = "llama"
+	// NestfulParserHammer is parse_Hammer2_0_7b ("Hammer2.0-7b"): every
+	// "```" removed, the rest stripped and read with json.loads; an empty
+	// or scalar value is a parse error; always grounded.
+	NestfulParserHammer = "hammer"
+	// NestfulParserAgent is parse_xLAM_1b_fc_r (the xLAM agent models):
+	// the text stripped, xLAM's "[BEGIN OF ...]" markers removed, the
+	// calls read from a JSON object's "tool_calls"; always grounded.
+	NestfulParserAgent = "agent"
+)
+
+// NestfulParsers lists the parsers by name, with the reference function
+// each one is.
+var NestfulParsers = map[string]string{
+	NestfulParserGranite: "parse_granite_3_1_output",
+	NestfulParserLlama:   "parse_llama_3_output",
+	NestfulParserHammer:  "parse_Hammer2_0_7b",
+	NestfulParserAgent:   "parse_xLAM_1b_fc_r",
+}
+
+// nestfulModels is IBM NESTful's scorer.py model table, for the parsers
+// toolenv has: the model names it dispatches on.
+var nestfulModels = map[string]string{
+	"granite-3.1-8b-instruct": NestfulParserGranite, "qwen-2.5-3B-instruct": NestfulParserGranite,
+	"Llama-3.1-8B-Instruct": NestfulParserLlama, "llama-3-1-70b-instruct": NestfulParserLlama,
+	"llama-3-1-405b-instruct-fp8": NestfulParserLlama, "Llama-3.2-11B-Vision-Instruct": NestfulParserLlama,
+	"Llama-3.2-90B-Vision-Instruct": NestfulParserLlama,
+	"Hammer2.0-7b":                  NestfulParserHammer,
+	"xLAM-1b-fc-r":                  NestfulParserAgent, "xLAM-7b-fc-r": NestfulParserAgent, "xLAM-8x7b-r": NestfulParserAgent, "xLAM-8x22b-r": NestfulParserAgent,
+}
+
+// nestfulOtherModels are scorer.py's models whose parsers toolenv does
+// not have, with the parser each gets there.
+var nestfulOtherModels = map[string]string{
+	"Granite-20B-FunctionCalling": "parse_granite_20b_function_calling_output",
+	"llama-3-70b-instruct":        "parse_llama_3_70b_instruct", "llama-3-1-405b-instruct": "parse_llama_3_70b_instruct",
+	"Mistral-7B-Instruct-v0.3": "parse_mistral_7b_instruct_v0_3", "mixtral_8x7b_instruct_v01": "parse_mistral_7b_instruct_v0_3",
+	"Mixtral-8x22B-Instruct-v0.1": "parse_mistral_7b_instruct_v0_3",
+	"Hermes-2-Pro-Mistral-7B":     "parse_hermes_2_pro_mistral_7B",
+	"ToolAce-8b":                  "parse_ToolAce",
+	"granite-3.0-8b-instruct":     "parse_granite_3_output", "granite-3.0-8b-instruct-FT": "parse_granite_3_output",
+	"DeepSeek-V3": "parse_deepseek_output", "DeepSeek-R1": "parse_deepseek_output",
+}
+
+// ResolveNestfulParser chooses the parser as the reference does: the one
+// named (granite, llama, hammer, agent), else the one its scorer.py picks
+// for the model (NestfulParserFor), else Granite's (the parser NESTful's
+// published scores were computed with for the Granite and Qwen models,
+// and toolenv's default).
+func ResolveNestfulParser(parser, model string) (string, error) {
+	if parser != "" {
+		if _, ok := NestfulParsers[parser]; !ok {
+			return "", fmt.Errorf("nestful: no parser %q: name one of granite, llama, hammer, agent", parser)
+		}
+		return parser, nil
+	}
+	if model != "" {
+		return NestfulParserFor(model)
+	}
+	return NestfulParserGranite, nil
+}
+
+// NestfulParserFor is the parser IBM NESTful's scorer.py runs for a model
+// it knows by name (its model table); an error names the reference
+// parser of a model whose parser toolenv does not have, or says the
+// model is not in the table (where the reference raises "model not
+// handled").
+func NestfulParserFor(model string) (string, error) {
+	if p, ok := nestfulModels[model]; ok {
+		return p, nil
+	}
+	if fn, ok := nestfulOtherModels[model]; ok {
+		return "", fmt.Errorf("nestful: NESTful's scorer reads %s's outputs with %s, which toolenv does not reproduce; choose a parser of granite, llama, hammer or agent", model, fn)
+	}
+	return "", fmt.Errorf("nestful: NESTful's scorer does not know the model %q (it raises \"model not handled\"); name the parser instead: granite, llama, hammer or agent", model)
+}
+
+// ParserFunc is the reference function of the parser the options choose.
+func (o NestfulOptions) ParserFunc() string {
+	if f, ok := NestfulParsers[o.Parser]; ok {
+		return f
+	}
+	return NestfulParsers[NestfulParserGranite]
 }
 
 // NestfulCorrected is the reference with every quirk corrected but its
@@ -57,7 +158,8 @@ type NestfulOptions struct {
 var NestfulCorrected = NestfulOptions{UnorderedObjects: true, SingleLabelAsMultiLabel: true, ScalarPredictionAsParseError: true}
 
 // Variant names the options as a report prints them: "reference", or the
-// corrections in force.
+// corrections in force. The parser is not a variant: each is the
+// reference's own (ParserFunc names it).
 func (o NestfulOptions) Variant() string {
 	var parts []string
 	if o.SkipGrounding {
@@ -340,7 +442,88 @@ type parsedSample struct {
 	predErr    bool
 }
 
-// nestfulParse is parse_granite_3_1_output.
+// pyStrip is Python's str.strip(): Unicode whitespace and the separators
+// U+001C-U+001F.
+func pyStrip(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f })
+}
+
+// nestfulParsePred reads the prediction with one of the parsers other
+// than Granite's: the calls as json.dumps writes them, or a parse error.
+func nestfulParsePred(pred string, opt NestfulOptions) ([]string, bool) {
+	var v any
+	var err error
+	grounded := true
+	switch opt.Parser {
+	case NestfulParserLlama:
+		t := pyStrip(pred)
+		t = strings.TrimSuffix(t, "'")
+		if !strings.HasPrefix(t, "[") {
+			t = "[" + t
+		}
+		if !strings.HasSuffix(t, "]") {
+			t += "]"
+		}
+		if v, err = pyfmt.Loads(t); err != nil {
+			return nil, false
+		}
+		grounded = strings.Contains(pred, "label")
+	case NestfulParserHammer:
+		if v, err = pyfmt.Loads(pyStrip(strings.ReplaceAll(pred, "```", ""))); err != nil {
+			return nil, false
+		}
+		// assert len(pred_dict_list) > 0
+		switch x := v.(type) {
+		case []any:
+			if len(x) == 0 {
+				return nil, false
+			}
+		case pyfmt.Dict:
+			if len(x) == 0 {
+				return nil, false
+			}
+		case string:
+			if x == "" {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	case NestfulParserAgent:
+		t := pyStrip(pred)
+		for _, m := range []string{"[BEGIN OF ANSWER]", "[BEGIN OF FUNCTION CALLS]", "[BEGIN OF FUNCTION CALL]", "[BEGIN OF ACTIONS]", "[BEGIN OF ACTION]"} {
+			t = strings.ReplaceAll(t, m, "")
+		}
+		d, err := pyfmt.Loads(pyStrip(t))
+		if err != nil {
+			return nil, false
+		}
+		obj, ok := d.(pyfmt.Dict)
+		if !ok {
+			return nil, false // "tool_calls" in a list, str or number, then indexing it by a string
+		}
+		if v, ok = obj.Get("tool_calls"); !ok {
+			return nil, false
+		}
+	}
+	var list []any
+	switch {
+	case opt.SkipGrounding:
+		list, err = pyIter(v)
+	case grounded:
+		list, err = ground(v)
+	default:
+		list, err = pyIter(v)
+	}
+	if err != nil {
+		return nil, false
+	}
+	return dumpsAll(list), true
+}
+
+// nestfulParse is the parser's reading of a sample: its own of the gold
+// sequence and, for the prediction, parse_granite_3_1_output or the parser
+// opt names.
 func nestfulParse(s NestfulSample, opt NestfulOptions) (parsedSample, error) {
 	var ps parsedSample
 	gv, err := pyfmt.Loads(s.Gold)
@@ -358,6 +541,11 @@ func nestfulParse(s NestfulSample, opt NestfulOptions) (parsedSample, error) {
 	}
 	ps.gold = dumpsAll(gl)
 
+	if opt.Parser != "" && opt.Parser != NestfulParserGranite {
+		calls, ok := nestfulParsePred(s.Pred, opt)
+		ps.pred, ps.predErr = calls, !ok
+		return ps, nil
+	}
 	text := strings.ReplaceAll(strings.ReplaceAll(s.Pred, "<|tool_call|>", ""), "<tool_call>", "")
 	pv, err := pyfmt.Loads(text)
 	if err != nil {

@@ -36,6 +36,8 @@ func pyTypeName(v any) string {
 		return "float"
 	case []any:
 		return "list"
+	case pyfmt.Tuple:
+		return "tuple"
 	case pyfmt.Dict:
 		return "dict"
 	}
@@ -51,6 +53,8 @@ func pyIter(v any) ([]any, error) {
 	switch x := v.(type) {
 	case []any:
 		return x, nil
+	case pyfmt.Tuple:
+		return []any(x), nil
 	case pyfmt.Dict:
 		out := make([]any, len(x))
 		for i, it := range x {
@@ -165,6 +169,9 @@ func pyFloatKey(f float64) string {
 // returns one shared NaN object, and containment tests identity first.
 func pyEqual(a, b any) bool {
 	switch x := a.(type) {
+	case pyfmt.Tuple:
+		y, ok := b.(pyfmt.Tuple)
+		return ok && pyEqual([]any(x), []any(y))
 	case []any:
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) {

@@ -44,12 +44,15 @@ func passRate(get func(g *eval.Group) *metrics.PassRateResult) func(g *eval.Grou
 		for i, x := range r.PerRound {
 			per[i] = x * 100
 		}
-		return &eval.Stat{Mean: r.Mean, Std: r.Std, PerRun: per}
+		st := eval.NewStat(per)
+		st.Mean, st.Std = r.Mean, r.Std // eval_pass_rate.py's own arithmetic
+		return st
 	}
 }
 
 var (
 	mCompletion = metric{"completion", "Completion", false, func(g *eval.Group) *eval.Stat { return g.Completion }}
+	mState      = metric{"state", "End state", false, func(g *eval.Group) *eval.Stat { return g.State }}
 	mSoPR       = metric{"sopr", "SoPR %", true, passRate(func(g *eval.Group) *metrics.PassRateResult { return g.SoPR })}
 	mFAC        = metric{"fac", "FAC %", true, passRate(func(g *eval.Group) *metrics.PassRateResult { return g.FAC })}
 
@@ -88,7 +91,7 @@ var (
 	}
 	// chartMetrics get a chart each in the HTML page.
 	chartMetrics = []metric{
-		mCompletion, mSoPR, mFAC,
+		mCompletion, mState, mSoPR, mFAC,
 		{"intent_f1", "Intent F1 (position-aware)", false, prf(posIntent, "F1")},
 		{"slot_f1", "Slot F1 (position-aware)", false, prf(posSlot, "F1")},
 		{"nestful_intent_f1", "Intent F1 (NESTful scorer)", false, prf(nestfulIntent, "F1")},
@@ -126,6 +129,10 @@ func (m metric) denominator(g *eval.Group) string {
 	switch {
 	case m.key == "completion":
 		return fmt.Sprintf("n=%d", g.AnswerEpisodes)
+	case m.key == "state" && g.InfraFailures > 0:
+		return fmt.Sprintf("n=%d, %d failed by the environment", g.StateEpisodes, g.InfraFailures)
+	case m.key == "state":
+		return fmt.Sprintf("n=%d", g.StateEpisodes)
 	case m.key == "sopr" && g.SoPR != nil:
 		return fmt.Sprintf("n=%d tasks", g.SoPR.Tasks)
 	case m.key == "fac" && g.FAC != nil:
@@ -146,10 +153,46 @@ func (m metric) cell(g *eval.Group) string {
 	if s == nil {
 		return m.format(nil)
 	}
-	if d := m.denominator(g); d != "" {
+	if why := m.unmeasured(g); why != "" {
+		return why
+	}
+	d := m.denominator(g)
+	if u := m.unreadable(g); u > 0 {
+		d += fmt.Sprintf("; %d verdict(s) unreadable, counted 0", u)
+	}
+	if d != "" {
 		return m.format(s) + " (" + d + ")"
 	}
 	return m.format(s)
+}
+
+// unreadable counts the group's verdicts of m that could not be read.
+func (m metric) unreadable(g *eval.Group) int {
+	switch m.key {
+	case "sopr":
+		return g.SoPRUnparseable
+	case "fac":
+		return g.FACUnparseable
+	}
+	return 0
+}
+
+// unmeasured says why a group's value of m measures nothing although it
+// is a number — every verdict under it unreadable — or "".
+func (m metric) unmeasured(g *eval.Group) string {
+	var n, bad int
+	switch m.key {
+	case "sopr":
+		n, bad = g.SoPRVerdicts, g.SoPRUnparseable
+	case "fac":
+		n, bad = g.FACVerdicts, g.FACUnparseable
+	default:
+		return ""
+	}
+	if n > 0 && bad == n {
+		return fmt.Sprintf("not measured: none of the %d judge verdict(s) could be read", n)
+	}
+	return ""
 }
 
 // format writes a stat: "0.47" or "0.47 ± 0.02" when measured over more

@@ -45,7 +45,7 @@ func CompareMarkdown(evs []Evaluation) string {
 			if !m.any(derefs(groups)) {
 				continue
 			}
-			r := []string{m.title}
+			r := []string{m.title + " — " + scorerOf(m.key)}
 			for _, g := range groups {
 				r = append(r, m.cell(g))
 			}
@@ -119,4 +119,25 @@ func derefs(gs []*eval.Group) []eval.Group {
 		out[i] = *g
 	}
 	return out
+}
+
+// scorerOf names the scorer behind a metric, so that every row of a
+// comparison says which one it is (the NESTful scorer and the
+// position-aware one both give intent and slot P/R/F1).
+func scorerOf(key string) string {
+	switch {
+	case key == "completion":
+		return "NL2SQL answer check"
+	case key == "sopr":
+		return "StableToolBench SoPR judge"
+	case key == "fac":
+		return "MirrorAPI FAC judge"
+	case strings.HasPrefix(key, "nestful_") || key == "partial_match" || key == "full_match":
+		return "NESTful scorer"
+	case strings.HasPrefix(key, "intent_") || strings.HasPrefix(key, "slot_"):
+		return "position-aware (Live API-Bench)"
+	case strings.HasPrefix(key, "set_") || strings.HasPrefix(key, "order_"):
+		return "API sequence (API mapping paper)"
+	}
+	return "toolenv"
 }

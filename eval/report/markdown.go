@@ -26,9 +26,12 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 		return nil
 	}
 	var out []tableData
-	over := present([]metric{mCompletion, mSoPR, mFAC}, gs)
+	over := present([]metric{mCompletion, mState, mSoPR, mFAC}, gs)
 	t := tableData{Title: "Overview", Head: []string{"Split", "Agent", "Model", "Tasks", "Runs", "Episodes"},
 		Note: "n is what each figure is over: episodes whose task has a gold answer (completion), episodes whose task has a gold call sequence (sequence metrics), tasks (SoPR, FAC). Episodes that ended with an error count as failures."}
+	if mState.any(gs) {
+		t.Note += " End state: the rate of episodes whose every end-state check holds in the world the episode left, over episodes whose task has checks; those the environment failed (an MCP instance crashed) are counted apart."
+	}
 	for _, m := range over {
 		t.Head = append(t.Head, m.title)
 	}
@@ -68,6 +71,10 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 	section("Intent and slot: NESTful scorer", "NESTful's own calculate_scores, exactly (reference variant: grounding on, scikit-learn 1.2.1's arithmetic; arguments as toolenv holds them, object keys sorted): per-sample label sets, macro-averaged over the gold labels; partial and full sequence match.", nestfulMetrics)
 	section("API sequence: set and order (API mapping paper)", "Set: distinct APIs; order: longest common subsequence with the gold sequence.", sequenceMetrics)
 
+	if t, ok := spreadTable(gs); ok {
+		out = append(out, t)
+	}
+
 	cats := tableData{Title: "Error categories of failed direct attempts (Live API-Bench Appendix G, first match)", Note: "The paper's BFCL-style categories, not BFCL's own checker verdicts (toolenv eval score bfcl gives those).", Head: []string{"Split", "Model"}}
 	cats.Head = append(cats.Head, metrics.ErrorCategories...)
 	for i := range gs {
@@ -104,8 +111,8 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 	state := tableData{Title: "State (stateful tasks)", Note: "Stateful tasks are judged on the state they leave (docs/worlds.md): an episode succeeds when its end state is the gold end state, nothing else changed, its end-state checks hold and its answer (if asked) is right; completion counts that. F1 is the mean F1 of the rows changed as the gold changes them.",
 		Head: []string{"Split", "Agent", "Model", "Episodes", "Succeeded", "F1", "Wrong state", "Collateral", "Checks failed", "Unreadable"}}
 	for _, g := range s.Groups {
-		if st := g.State; st != nil {
-			state.Rows = append(state.Rows, []string{g.Split, g.Agent, g.Model, fmt.Sprint(st.Episodes), fmt.Sprint(st.Succeeded), fmt.Sprintf("%.2f", st.F1),
+		if st := g.StateDetail; st != nil {
+			state.Rows = append(state.Rows, []string{g.Split, g.Agent, g.Model, fmt.Sprint(g.StateEpisodes), fmt.Sprint(st.Succeeded), fmt.Sprintf("%.2f", st.F1),
 				fmt.Sprint(st.WrongState), fmt.Sprint(st.Collateral), fmt.Sprint(st.ChecksFailed), fmt.Sprint(st.Unreadable)})
 		}
 	}
@@ -254,6 +261,54 @@ func bfclTable(gs []eval.Group) (tableData, bool) {
 			r = append(r, fmt.Sprint(counts[v]))
 		}
 		t.Rows = append(t.Rows, r)
+	}
+	return t, len(t.Rows) > 0
+}
+
+// spreadMetrics are the metrics the run-to-run spread table shows.
+var spreadMetrics = []metric{mCompletion, mSoPR, mFAC,
+	{"intent_f1", "Intent F1 (position-aware)", false, prf(posIntent, "F1")},
+	{"nestful_intent_f1", "Intent F1 (NESTful)", false, prf(nestfulIntent, "F1")},
+	{"full_match", "Full match", false, func(g *eval.Group) *eval.Stat { return g.FullMatch }},
+}
+
+// spreadTable is the run-to-run spread of groups run more than once:
+// each metric's per-run values, population and sample standard
+// deviation and 95 % interval of the mean, and pass^k.
+func spreadTable(gs []eval.Group) (tableData, bool) {
+	t := tableData{Title: "Run-to-run spread",
+		Note: "For groups run k ≥ 2 times: each metric's value in every run, the population standard deviation (the ± above), the sample standard deviation and the 95 % interval of the mean (Student's t, k−1 degrees of freedom); pass^k is the share of tasks whose k runs all succeeded.",
+		Head: []string{"Split", "Agent", "Model", "Metric", "Mean", "Std (pop.)", "Std (sample)", "95 % interval", "Per run"}}
+	f := func(m metric, x float64) string {
+		if m.percent {
+			return fmt.Sprintf("%.1f", x)
+		}
+		return fmt.Sprintf("%.2f", x)
+	}
+	for i := range gs {
+		g := &gs[i]
+		if g.Runs < 2 {
+			continue
+		}
+		for _, m := range spreadMetrics {
+			s := m.get(g)
+			if s == nil || m.unmeasured(g) != "" || s.CI95 == nil || s.SampleStd == nil {
+				continue
+			}
+			per := make([]string, len(s.PerRun))
+			for k, x := range s.PerRun {
+				per[k] = f(m, x)
+			}
+			t.Rows = append(t.Rows, []string{g.Split, g.Agent, g.Model, m.title, f(m, s.Mean), f(m, s.Std), f(m, *s.SampleStd),
+				"[" + f(m, s.CI95[0]) + ", " + f(m, s.CI95[1]) + "]", strings.Join(per, ", ")})
+		}
+		if pk := g.PassK; pk != nil {
+			v := "–"
+			if pk.Tasks > 0 {
+				v = fmt.Sprintf("%.2f", pk.Value)
+			}
+			t.Rows = append(t.Rows, []string{g.Split, g.Agent, g.Model, fmt.Sprintf("pass^%d", pk.K), v + fmt.Sprintf(" (n=%d tasks)", pk.Tasks), "", "", "", fmt.Sprintf("%d of %d episodes succeeded", pk.Successes, pk.Episodes)})
+		}
 	}
 	return t, len(t.Rows) > 0
 }

@@ -79,13 +79,29 @@ func TestBarChart(t *testing.T) {
 	}
 }
 
+// TestCompareMarkdown: evaluations side by side, every row naming its
+// scorer (the NESTful scorer and the position-aware one both give intent
+// and slot P/R/F1), no two rows alike.
 func TestCompareMarkdown(t *testing.T) {
 	s := eval.Summarize(episodes())
 	md := CompareMarkdown([]Evaluation{{Name: "a", Summary: s}, {Name: "b", Summary: s}})
-	for _, want := range []string{"## s", "| Metric | a: direct/m | a: react/m | b: direct/m | b: react/m |", "| Completion | 0.75 ± 0.25 (n=4) | – | 0.75 ± 0.25 (n=4) | – |", "| SoPR % | – | 75.0 ± 25.0 (n=2 tasks) | – | 75.0 ± 25.0 (n=2 tasks) |"} {
+	for _, want := range []string{"## s", "| Metric | a: direct/m | a: react/m | b: direct/m | b: react/m |", "| Completion — NL2SQL answer check | 0.75 ± 0.25 (n=4) | – | 0.75 ± 0.25 (n=4) | – |",
+		"| SoPR % — StableToolBench SoPR judge | – | 75.0 ± 25.0 (n=2 tasks) | – | 75.0 ± 25.0 (n=2 tasks) |",
+		"| Intent F1 — position-aware (Live API-Bench) |", "| Intent F1 — NESTful scorer |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, md)
 		}
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| Metric") || strings.HasPrefix(line, "| ---") {
+			continue
+		}
+		name := strings.SplitN(line, " |", 2)[0]
+		if seen[name] {
+			t.Errorf("two rows named %q", name)
+		}
+		seen[name] = true
 	}
 }
 

@@ -35,8 +35,8 @@ func barChart(m metric, gs []eval.Group) template.HTML {
 	agents := map[string]int{}
 	for i := range gs {
 		s := m.get(&gs[i])
-		if s == nil {
-			continue
+		if s == nil || m.unmeasured(&gs[i]) != "" {
+			continue // no bar for a figure over no readable verdict
 		}
 		if _, ok := agents[gs[i].Agent]; !ok {
 			agents[gs[i].Agent] = len(agents)

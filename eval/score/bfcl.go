@@ -2,12 +2,15 @@ package score
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/internal/pyfmt"
@@ -32,6 +35,45 @@ type BFCLCase struct {
 	// ExpectAST and ExpectOrdered are the verdicts the record says BFCL
 	// gave (bfcl_ast, bfcl_ordered), if it says.
 	ExpectAST, ExpectOrdered string
+	// Underscore says the model was sent function names with '.'
+	// written '_' (BFCL's underscore_to_dot), so the checker expects them
+	// so.
+	Underscore bool
+	// Decoded says the output was decoded here from a result file's raw
+	// "result" (Format says how); DecodeError is why BFCL's decoder fails
+	// on it, if it does.
+	Decoded     bool   `json:"-"`
+	DecodeError string `json:"-"`
+}
+
+// BFCLUnscored is a case that has no verdict, and why: a record toolenv
+// cannot read, a function description or possible answer BFCL's own
+// checker would fail on, an output whose decoding toolenv does not
+// reproduce.
+type BFCLUnscored struct {
+	ID string `json:"id,omitempty"`
+	// Where is the record's place in its file ("line 7").
+	Where string `json:"where,omitempty"`
+	// Mode is "ast", "ordered" or "" (both).
+	Mode   string `json:"mode,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// BFCLReadOptions say how to read a file of BFCL cases.
+type BFCLReadOptions struct {
+	// Functions and Answers are BFCL's question and possible_answer
+	// files, joined by id ("" for none).
+	Functions, Answers string
+	// Format is how a record's raw "result" (BFCL's result files) is
+	// decoded: BFCLFormatPython, BFCLFormatFC, or "" to take it from
+	// Model.
+	Format string
+	// Model is the model's name as the leaderboard writes it (a result
+	// folder's name); "" takes the name of the file's folder.
+	Model string
+	// Underscore, when not nil, says whether function names were sent
+	// with '.' written '_'; nil takes it from Model.
+	Underscore *bool
 }
 
 const bfclHint = `a BFCL record is {"id", "category", "tools" or BFCL's "function", "gold" or BFCL's "ground_truth", "model_output"} with model_output the decoded calls [{name: {param: value}}] or null`
@@ -57,9 +99,38 @@ var bfclIndex = regexp.MustCompile(`_\d+(-\d+)*$`)
 // "ground_truth"}): a record without its own takes the entry with its id
 // (or the part of its id before the first '/').
 func ReadBFCL(path, functions, answers string) ([]BFCLCase, error) {
+	cases, unscored, err := ReadBFCLFile(path, BFCLReadOptions{Functions: functions, Answers: answers})
+	if err == nil && len(unscored) > 0 {
+		u := unscored[0]
+		return nil, badInput(path, u.Where, bfclHint, "%s", u.Reason)
+	}
+	return cases, err
+}
+
+// ReadBFCLFile reads the cases of a file as ReadBFCL does, and BFCL's
+// result files as released: a record {"id", "result"} holds the model's
+// raw output, decoded here as BFCL's handlers decode it (DecodeBFCL; the
+// format from opt, else from the model's name, else from the folder the
+// file is in, as BFCL's result/<model>/ layout names it). A record that
+// cannot be scored is returned among the unscored with its reason, and
+// the others are scored; a file that is not JSON, or of which no record
+// can be read, is an error.
+func ReadBFCLFile(path string, opt BFCLReadOptions) ([]BFCLCase, []BFCLUnscored, error) {
+	functions, answers := opt.Functions, opt.Answers
 	_, recs, err := readFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	model := opt.Model
+	if model == "" {
+		model = filepath.Base(filepath.Dir(path))
+	}
+	format, underscore := BFCLModelFamily(model)
+	if opt.Format != "" {
+		format = opt.Format
+	}
+	if opt.Underscore != nil {
+		underscore = *opt.Underscore
 	}
 	join := func(file, field string) (map[string]any, error) {
 		if file == "" {
@@ -85,11 +156,11 @@ func ReadBFCL(path, functions, answers string) ([]BFCLCase, error) {
 	}
 	funcsByID, err := join(functions, "function")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	answersByID, err := join(answers, "ground_truth")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lookup := func(m map[string]any, id string) (any, bool) {
 		if v, ok := m[id]; ok {
@@ -100,24 +171,46 @@ func ReadBFCL(path, functions, answers string) ([]BFCLCase, error) {
 		return v, ok
 	}
 	out := make([]BFCLCase, 0, len(recs))
+	var unscored []BFCLUnscored
 	for _, r := range recs {
-		c, err := bfclCase(path, r, func(id string) (any, any) {
+		c, err := bfclCase(path, r, format, func(id string) (any, any) {
 			f, _ := lookup(funcsByID, id)
 			a, _ := lookup(answersByID, id)
 			return f, a
 		})
 		if err != nil {
-			return nil, err
+			reason := strings.TrimPrefix(reasonOf(err), path+": ")
+			reason = strings.TrimPrefix(strings.TrimPrefix(reason, r.where+" ("+c.ID+"): "), r.where+": ")
+			unscored = append(unscored, BFCLUnscored{ID: c.ID, Where: r.where, Reason: reason})
+			continue
 		}
+		c.Underscore = c.Decoded && underscore
 		out = append(out, c)
 	}
 	if len(out) == 0 {
-		return nil, badInput(path, "", bfclHint, "no records")
+		if len(unscored) > 0 {
+			u := unscored[0]
+			where := u.Where
+			if u.ID != "" {
+				where += " (" + u.ID + ")"
+			}
+			return nil, unscored, badInput(path, where, bfclHint, "no record could be scored (the first: %s)", u.Reason)
+		}
+		return nil, nil, badInput(path, "", bfclHint, "no records")
 	}
-	return out, nil
+	return out, unscored, nil
 }
 
-func bfclCase(path string, r record, joined func(id string) (any, any)) (BFCLCase, error) {
+// reasonOf is an error's message without the file's path before it.
+func reasonOf(err error) string {
+	var te *toolenv.Error
+	if errors.As(err, &te) {
+		return te.Message
+	}
+	return err.Error()
+}
+
+func bfclCase(path string, r record, format string, joined func(id string) (any, any)) (BFCLCase, error) {
 	var c BFCLCase
 	var err error
 	fail := func(format string, args ...any) (BFCLCase, error) {
@@ -148,7 +241,21 @@ func bfclCase(path string, r record, joined func(id string) (any, any)) (BFCLCas
 	}
 	out, ok := r.v.Get("model_output")
 	if !ok {
-		return fail(`no "model_output" (null when the output could not be decoded)`)
+		raw, isRaw := r.v.Get("result")
+		if !isRaw {
+			return fail(`no "model_output" (null when the output could not be decoded) and no raw "result" (BFCL's result files)`)
+		}
+		c.Decoded = true
+		dec, err := DecodeBFCL(raw, format)
+		var de *BFCLDecodeError
+		switch {
+		case errors.As(err, &de):
+			out, c.DecodeError = nil, de.Msg
+		case err != nil:
+			return fail("result: %v", err)
+		default:
+			out = dec
+		}
 	}
 	c.Output = out
 	jf, ja := joined(c.ID)
@@ -264,12 +371,19 @@ type BFCLReport struct {
 	AST     BFCLMode         `json:"ast"`
 	Ordered BFCLMode         `json:"ordered"`
 	PerCase []BFCLCaseResult `json:"per_case"`
+	// Unscored lists the cases (or a case's mode) with no verdict, and
+	// why; every other case is scored.
+	Unscored []BFCLUnscored `json:"unscored,omitempty"`
+	// Decoded counts the cases whose raw output was decoded here.
+	Decoded int `json:"decoded,omitempty"`
 }
 
 // BFCLMode is one mode's summary.
 type BFCLMode struct {
-	// Valid counts the valid verdicts; Accuracy is their share.
+	// Valid counts the valid verdicts; Accuracy is their share of the
+	// Scored cases (all of them unless some are unscored).
 	Valid    int     `json:"valid"`
+	Scored   int     `json:"scored"`
 	Accuracy float64 `json:"accuracy"`
 	// Verdicts counts the verdicts, by name.
 	Verdicts map[string]int `json:"verdicts"`
@@ -302,10 +416,14 @@ type BFCLCaseResult struct {
 	ExpectAST     string   `json:"expect_ast,omitempty"`
 	ExpectOrdered string   `json:"expect_ordered,omitempty"`
 	Errors        []string `json:"errors,omitempty"`
+	// DecodeError is why BFCL's decoder fails on the raw output.
+	DecodeError string `json:"decode_error,omitempty"`
 }
 
-// ScoreBFCL checks every case in both modes. A case BFCL's own checker
-// would fail on is an error naming it. Progress goes to w (nil: nowhere).
+// ScoreBFCL checks every case in both modes. A case (or one mode of it)
+// BFCL's own checker would fail on gets no verdict there and is listed in
+// the report's Unscored with the reason; the others are scored. Progress
+// goes to w (nil: nowhere).
 func ScoreBFCL(ctx context.Context, input string, cases []BFCLCase, opt metrics.BFCLOptions, w io.Writer) (*BFCLReport, error) {
 	bar := progress.New(w, len(cases), "bfcl")
 	defer bar.Finish()
@@ -325,14 +443,26 @@ func ScoreBFCL(ctx context.Context, input string, cases []BFCLCase, opt metrics.
 		if c.TypesFromDocs {
 			rep.TypesFromDocs++
 		}
-		cr := BFCLCaseResult{ID: c.ID, Category: c.Category, ExpectAST: c.ExpectAST, ExpectOrdered: c.ExpectOrdered}
+		if c.Decoded {
+			rep.Decoded++
+		}
+		cr := BFCLCaseResult{ID: c.ID, Category: c.Category, ExpectAST: c.ExpectAST, ExpectOrdered: c.ExpectOrdered, DecodeError: c.DecodeError}
 		for k, m := range modes {
 			o := opt
 			o.Ordered = k == 1
+			o.UnderscoreNames = o.UnderscoreNames || c.Underscore
 			res, err := metrics.BFCLCheck(c.Category, c.Funcs, c.Output, c.Answers, o)
 			if err != nil {
-				return nil, badInput(input, "case "+c.ID, bfclHint, "%v", err)
+				mode := []string{"ast", "ordered"}[k]
+				rep.Unscored = append(rep.Unscored, BFCLUnscored{ID: c.ID, Mode: mode, Reason: err.Error()})
+				if k == 0 {
+					cr.AST = "unscored"
+				} else {
+					cr.Ordered = "unscored"
+				}
+				continue
 			}
+			m.Scored++
 			v := res.Verdict()
 			m.Verdicts[v]++
 			f := m.ByCategory[c.Category]
@@ -369,8 +499,8 @@ func ScoreBFCL(ctx context.Context, input string, cases []BFCLCase, opt metrics.
 		bar.Add(1)
 	}
 	for _, m := range modes {
-		if len(cases) > 0 {
-			m.Accuracy = float64(m.Valid) / float64(len(cases))
+		if m.Scored > 0 {
+			m.Accuracy = float64(m.Valid) / float64(m.Scored)
 		}
 		if m.Agreement != nil && len(m.Agreement.ByMutation) == 0 {
 			m.Agreement.ByMutation = nil
@@ -387,4 +517,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ScoreBFCLFile reads a file of cases (ReadBFCLFile) and scores them
+// (ScoreBFCL): the report lists the records it could not read among the
+// unscored, with the cases whose check BFCL's checker would fail on.
+func ScoreBFCLFile(ctx context.Context, path string, read BFCLReadOptions, check metrics.BFCLOptions, w io.Writer) (*BFCLReport, error) {
+	cases, unscored, err := ReadBFCLFile(path, read)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := ScoreBFCL(ctx, path, cases, check, w)
+	if err != nil {
+		return nil, err
+	}
+	rep.Cases += len(unscored)
+	rep.Unscored = append(unscored, rep.Unscored...)
+	return rep, nil
 }

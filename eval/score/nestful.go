@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/metrics"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/internal/pyfmt"
@@ -339,4 +340,51 @@ func nestfulEqual(r *metrics.NestfulResult, errText string, want any, tol float6
 	pe, _ := w.Get("parse_errors")
 	return triple(r.Intent, "intent") && triple(r.Slot, "slot") && same(r.PartialMatch, partial) && same(r.FullMatch, full) &&
 		(pe == nil || num(pe) == float64(r.ParseErrors))
+}
+
+// NestfulFileOptions say how ScoreNestfulFile scores a file.
+type NestfulFileOptions struct {
+	// Options are the scorer's (the parser, the corrections).
+	Options metrics.NestfulOptions
+	// Parser and Model choose the parser as the reference does
+	// (metrics.ResolveNestfulParser); both "" keeps Options.Parser.
+	Parser, Model string
+	// Corrected applies the three corrections of the reference's quirks.
+	Corrected bool
+	// Reference, when not "", is NESTful's own output for the file (the
+	// fixture's reference.json format), compared with.
+	Reference string
+}
+
+// ScoreNestfulFile reads a file of NESTful samples (ReadNestful), scores
+// it (ScoreNestful) with the parser and corrections opt chooses, and
+// compares the scores with NESTful's own output when opt names it.
+// Progress goes to w (nil: nowhere). A parser or model the reference
+// does not have is a StatusInvalidArguments error.
+func ScoreNestfulFile(ctx context.Context, path string, opt NestfulFileOptions, w io.Writer) (*NestfulReport, error) {
+	o := opt.Options
+	if opt.Parser != "" || opt.Model != "" {
+		p, err := metrics.ResolveNestfulParser(opt.Parser, opt.Model)
+		if err != nil {
+			return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "name a parser of granite, llama, hammer, agent (--parser), or a model NESTful's scorer.py knows (--model-name)", "%v", err)
+		}
+		o.Parser = p
+	}
+	if opt.Corrected {
+		o.UnorderedObjects, o.SingleLabelAsMultiLabel, o.ScalarPredictionAsParseError = true, true, true
+	}
+	sets, err := ReadNestful(path)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := ScoreNestful(ctx, path, sets, o, w)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Reference != "" {
+		if rep.Agreement, err = CompareNestfulReference(rep, opt.Reference); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
 }

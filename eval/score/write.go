@@ -3,6 +3,7 @@ package score
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func f4(x float64) string {
 func NestfulMarkdown(r *NestfulReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# NESTful scores: %s\n\n", r.Input)
-	fmt.Fprintf(&b, "NESTful's own `calculate_scores` (src/scorer.py, with the `parse_granite_3_1_output` parser and scikit-learn 1.2.1's macro averaging), reproduced exactly by toolenv's `eval/metrics.Nestful`. Variant: **%s**", r.Variant)
+	fmt.Fprintf(&b, "NESTful's own `calculate_scores` (src/scorer.py, with the `%s` parser of src/output_parsers.py and scikit-learn 1.2.1's macro averaging), reproduced exactly by toolenv's `eval/metrics.Nestful`. Variant: **%s**", r.Options.ParserFunc(), r.Variant)
 	if r.Variant == "reference" {
 		b.WriteString(" (the reference as it is, quirks included).")
 	} else {
@@ -99,9 +100,29 @@ func BFCLMarkdown(r *BFCLReport) string {
 		b.WriteString(" (BFCL may accept more: other listed values, optional parameters; give its possible answers with --answers to be exact)")
 	}
 	fmt.Fprintf(&b, "; types from BFCL's function descriptions for %d, read from the answers for %d.\n\n", r.TypesFromDocs, r.Cases-r.TypesFromDocs)
-	b.WriteString("| Mode | Valid | Accuracy |\n| --- | ---: | ---: |\n")
-	fmt.Fprintf(&b, "| AST (leaderboard: any order for parallel categories) | %d | %s |\n", r.AST.Valid, f4(r.AST.Accuracy))
-	fmt.Fprintf(&b, "| Ordered (call by call, in output order) | %d | %s |\n", r.Ordered.Valid, f4(r.Ordered.Accuracy))
+	if r.Decoded > 0 {
+		fmt.Fprintf(&b, "The raw outputs of %d case(s) (BFCL's result files) were decoded as BFCL's model handlers decode them.\n\n", r.Decoded)
+	}
+	b.WriteString("| Mode | Valid | Scored | Accuracy |\n| --- | ---: | ---: | ---: |\n")
+	fmt.Fprintf(&b, "| AST (leaderboard: any order for parallel categories) | %d | %d of %d | %s |\n", r.AST.Valid, r.AST.Scored, r.Cases, f4(r.AST.Accuracy))
+	fmt.Fprintf(&b, "| Ordered (call by call, in output order) | %d | %d of %d | %s |\n", r.Ordered.Valid, r.Ordered.Scored, r.Cases, f4(r.Ordered.Accuracy))
+	if len(r.Unscored) > 0 {
+		fmt.Fprintf(&b, "\n## Not scored\n\nAccuracy is over the scored cases. These have no verdict (a mode named: only that mode):\n\n")
+		for i, u := range r.Unscored {
+			if i == 50 {
+				fmt.Fprintf(&b, "- … %d more (score.json lists every one)\n", len(r.Unscored)-50)
+				break
+			}
+			name := u.ID
+			if name == "" {
+				name = u.Where
+			}
+			if u.Mode != "" {
+				name += " (" + u.Mode + ")"
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", name, u.Reason)
+		}
+	}
 
 	b.WriteString("\n## Accuracy by category\n\n| Category | AST | Ordered |\n| --- | ---: | ---: |\n")
 	for _, c := range sortedKeys(r.AST.ByCategory) {
@@ -170,4 +191,50 @@ func BFCLMarkdown(r *BFCLReport) string {
 	}
 	b.WriteString("\nThese are BFCL's verdicts, not the Live API-Bench paper's Appendix G categories that toolenv's eval reports for failed direct attempts; docs/eval.md says how the two relate.\n")
 	return b.String()
+}
+
+// Overview is the short summary printed with the reports of a BFCL check.
+func (r *BFCLReport) Overview() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d cases: AST accuracy %.4f, ordered %.4f\n", r.Cases, r.AST.Accuracy, r.Ordered.Accuracy)
+	if len(r.Unscored) > 0 {
+		fmt.Fprintf(&b, "not scored: %d (score.md says why; accuracy is over the %d and %d scored)\n", len(r.Unscored), r.AST.Scored, r.Ordered.Scored)
+	}
+	if a, o := r.AST.Agreement, r.Ordered.Agreement; a != nil && o != nil {
+		fmt.Fprintf(&b, "verdicts equal to the file's: AST %d of %d, ordered %d of %d\n", a.Equal, a.Total, o.Equal, o.Total)
+	}
+	return b.String()
+}
+
+// Overview is the short summary printed with the reports of a NESTful
+// scoring.
+func (r *NestfulReport) Overview() string {
+	var b strings.Builder
+	for _, s := range r.Sets {
+		if s.Result == nil {
+			fmt.Fprintf(&b, "%s: no score: %s\n", s.Name, s.Error)
+			continue
+		}
+		x := s.Result
+		fmt.Fprintf(&b, "%s: %d samples, intent F1 %.3f, slot F1 %.3f, partial %.3f, full %.3f\n", s.Name, s.Samples, x.Intent.F1, x.Slot.F1, x.PartialMatch, x.FullMatch)
+	}
+	if a := r.Agreement; a != nil {
+		fmt.Fprintf(&b, "equal to NESTful's own output to 1e-9: %d of %d samples, %d of %d sets\n", a.Samples.N, a.Samples.Total, a.Sets.N, a.Sets.Total)
+	}
+	return b.String()
+}
+
+// Emit writes a scoring's reports: to dir as score.md and score.json,
+// printing the overview and where they are to w; or, with dir "", the
+// Markdown report to w.
+func Emit(w io.Writer, dir, markdown string, report any, overview string) error {
+	if dir == "" {
+		_, err := fmt.Fprint(w, markdown)
+		return err
+	}
+	if err := Write(dir, markdown, report); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%s\nreports: %s, %s\n", overview, filepath.Join(dir, "score.md"), filepath.Join(dir, "score.json"))
+	return err
 }
