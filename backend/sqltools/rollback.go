@@ -92,6 +92,17 @@ func (b *Backend) RollbackSession(ctx context.Context, session string, n int64) 
 	}
 	var freed int64
 	for ss.calls > n {
+		if len(ss.undo) == 0 {
+			// A call kept no undo: never expected, but the session must
+			// not stay half rolled back.
+			b.store.forget(ss)
+			if b.opt.Log != nil {
+				return nil // the next call rebuilds it from the log
+			}
+			return &toolenv.Error{Status: toolenv.StatusInternal,
+				Message: fmt.Sprintf("session %q cannot be rolled back to call %d: a call since its checkpoint kept nothing to undo it", session, n),
+				Hint:    "this is a bug; the session was dropped: start a new one"}
+		}
 		u := ss.undo[len(ss.undo)-1]
 		ss.undo = ss.undo[:len(ss.undo)-1]
 		switch {
