@@ -451,7 +451,20 @@ func ReadTasks(path string) (tasks []*Task, problems []error, err error) {
 		return nil, nil, fmt.Errorf("read tasks: %w", err)
 	}
 	defer f.Close()
-	return readTasks(f, path)
+	tasks, problems, err = readTasks(f, path)
+	if err != nil {
+		return tasks, problems, err
+	}
+	// A task's initial state names files relative to the task file.
+	kept := tasks[:0]
+	for _, t := range tasks {
+		if err := t.Initial.Resolve(filepath.Dir(path)); err != nil {
+			problems = append(problems, fmt.Errorf("%s: task %s: %w", path, t.ID, err))
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, problems, nil
 }
 
 // ParseTasks parses JSONL task data that must be well-formed: any broken

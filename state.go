@@ -28,6 +28,11 @@ const (
 // does not lengthen the session's history of state-changing calls.
 const MetaIdempotent = "idempotent"
 
+// MetaDestructive is the Tool.Meta key that, set to "false" on a
+// StateWrite tool, says that its calls only add (MCP destructiveHint
+// false): they never change or delete what is there.
+const MetaDestructive = "destructive"
+
 // States lists the values of Tool.Meta[MetaState].
 var States = []string{StateStateless, StateRead, StateWrite}
 

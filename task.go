@@ -2,6 +2,10 @@ package toolenv
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -43,16 +47,18 @@ type Task struct {
 	Checks []StateCheck `json:"checks,omitempty"`
 }
 
-// InitialState is where a stateful task's world starts. At most one of
-// SQL and Database is set (both name SQL-backed collections); Files
-// seeds the working directory of an MCP server started for the episode.
-// Paths are relative to the task file that names them.
+// InitialState is where a stateful task's world starts. SQL and
+// Database name SQL-backed collections (given both, the script runs over
+// the file); Files seeds the working directory of an MCP server started
+// for the episode. Paths are relative to the task file that names them
+// (ReadTasks resolves them).
 type InitialState struct {
 	// Name is a named initial state the collection declares ("" : its
 	// default).
 	Name string `json:"name,omitempty"`
 	// SQL is an SQL script run over the collection's database to make the
-	// initial state.
+	// initial state (INSERT, UPDATE, DELETE statements): the script
+	// itself, or the path of a file holding it (one line ending in .sql).
 	SQL string `json:"sql,omitempty"`
 	// Database is a SQLite database file to start from instead of the
 	// collection's.
@@ -126,4 +132,29 @@ type Counts struct {
 	CompletionTokens int           `json:"completion_tokens"`
 	ToolCalls        int           `json:"tool_calls"`
 	Wall             time.Duration `json:"wall_ns"`
+}
+
+// Resolve makes s's paths absolute, relative to dir (the task file's
+// folder), and reads an SQL script given as a file (SQL: one line ending
+// in .sql) into SQL.
+func (s *InitialState) Resolve(dir string) error {
+	if s == nil {
+		return nil
+	}
+	dir = absDir(dir)
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	s.Database, s.Files = abs(s.Database), abs(s.Files)
+	if q := strings.TrimSpace(s.SQL); strings.HasSuffix(strings.ToLower(q), ".sql") && !strings.ContainsAny(q, "\n;") {
+		data, err := os.ReadFile(abs(q))
+		if err != nil {
+			return fmt.Errorf("initial_state.sql: %w (a value ending in .sql is the path of a script, relative to the task file)", err)
+		}
+		s.SQL = string(data)
+	}
+	return nil
 }

@@ -120,9 +120,23 @@ func TaskTools(c *toolenv.Collection, task *toolenv.Task) []*toolenv.Tool {
 // InitCalls returns a task's hidden initialisation calls (meta.init: a
 // list of NESTful calls; an entry with no "name" is the arguments of a
 // call to InitTool).
+//
+// A task naming an initial state for an SQL collection (Task.Initial's
+// SQL, Database or Name, and no Files) starts with a call to the hidden
+// WorldInitTool that makes the session's world from it, unless meta.init
+// makes that call itself.
 func InitCalls(task *toolenv.Task) []toolenv.GoldCall {
 	list, _ := task.Meta["init"].([]any)
 	var out []toolenv.GoldCall
+	if in := task.Initial; in != nil && in.Files == "" && (in.SQL != "" || in.Database != "" || in.Name != "") && !initsWorld(list) {
+		args := map[string]any{}
+		for k, v := range map[string]string{"sql": in.SQL, "from_file": in.Database, "initial_state": in.Name} {
+			if v != "" {
+				args[k] = v
+			}
+		}
+		out = append(out, toolenv.GoldCall{Name: WorldInitTool, Args: args})
+	}
 	for _, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
@@ -139,6 +153,20 @@ func InitCalls(task *toolenv.Task) []toolenv.GoldCall {
 		out = append(out, g)
 	}
 	return out
+}
+
+// WorldInitTool is the hidden tool that starts a session's world from a
+// task's initial state (SQL collections: backend/sqltools, sqlrest).
+const WorldInitTool = "initialize_world"
+
+// initsWorld reports whether meta.init calls WorldInitTool itself.
+func initsWorld(list []any) bool {
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok && m["name"] == WorldInitTool {
+			return true
+		}
+	}
+	return false
 }
 
 type localSession struct {

@@ -18,6 +18,14 @@ func planRename(p *planner, t *toolenv.Tool) []Change {
 			continue
 		}
 		taken[normName(to)] = true
+		if p.refs[name] {
+			// A parameter that takes references keeps taking them under
+			// its new name: later operators must leave it alone too.
+			if p.refs == nil {
+				p.refs = map[string]bool{}
+			}
+			p.refs[to] = true
+		}
 		out = append(out, Change{Op: OpRenameParam, Rule: rule, Param: name, To: to})
 	}
 	return out

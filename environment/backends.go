@@ -83,7 +83,11 @@ func (env *Environment) newSQLToolsBackend(ctx context.Context, c *toolenv.Colle
 
 // newSQLRestBackend serves REST collections built by "toolenv build bird".
 func (env *Environment) newSQLRestBackend(ctx context.Context, c *toolenv.Collection) (toolenv.Handler, error) {
-	return sqlrest.Open(ctx, c, sqlrest.Options{Logger: env.log})
+	opts := sqlrest.Options{Logger: env.log}
+	if env.Sessions != nil {
+		opts.Log = env.Sessions // the sessions' worlds (writable collections)
+	}
+	return sqlrest.Open(ctx, c, opts)
 }
 
 // newDriftBackend builds the backend of a drifted collection: the backend

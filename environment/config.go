@@ -55,6 +55,9 @@ type Config struct {
 	// Demo also serves the embedded demo collection, which is served
 	// anyway when no other source is given.
 	Demo bool `json:"demo" flag:"demo" help:"also serve the embedded demo collection (it is served anyway when nothing else is given)"`
+	// DemoShop also serves demo-shop, the embedded SQLite shop whose
+	// REST tools write, each session in its own world.
+	DemoShop bool `json:"demo_shop" flag:"demo-shop" help:"also serve demo-shop: a small embedded SQLite shop whose REST tools write, each session in its own world, with stateful tasks (docs/worlds.md)"`
 
 	// Simulator is the LLM that answers documented APIs.
 	Simulator SimulatorConfig `json:"simulator" help:"the LLM that simulates documented APIs (MirrorAPI); without a URL the offline synthesizer answers"`

@@ -130,7 +130,6 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 		tasks, problems, err := toolenv.ReadTasks(filepath.Join(dir, toolenv.TasksFile))
 		switch {
 		case err == nil:
-			toolenv.ResolveTaskPaths(tasks, dir)
 			env.Tasks[col.Name] = tasks
 			for _, p := range problems {
 				log.Warn("task skipped", "err", p)
@@ -145,6 +144,18 @@ func (env *Environment) loadSources(ctx context.Context) ([]loadedSource, error)
 		return nil, err
 	}
 	colls = append(colls, mcpColls...)
+	if c.DemoShop {
+		col, tasks, err := demo.Shop(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		if err := seen.claim(col.Name, origin{"the embedded shop demo", ""}); err != nil {
+			return nil, err
+		}
+		colls = append(colls, loadedSource{col: col})
+		env.Tasks[col.Name] = tasks
+		log.Info("serving the embedded shop demo", "tools", len(col.Tools))
+	}
 	if c.Demo || len(colls) == 0 {
 		col, err := demo.Collection()
 		if err != nil {

@@ -490,7 +490,14 @@ func TestRescore(t *testing.T) {
 	}
 	want := map[string][]float64{} // by episode: the rewards under the new definition
 	for _, task := range tasks[:4] {
-		r, err := eps.Reset(ctx, "p", &episode.ResetOptions{Collection: "bird-slot", TaskID: task.ID})
+		opts := &episode.ResetOptions{Collection: "bird-slot", TaskID: task.ID}
+		if task == stateful {
+			// A stateful task's default success is its state (its
+			// checks and its answer), and this collection keeps no world
+			// for its SQL check: the episode is rewarded on its answer.
+			opts.Reward = episode.Reward{Success: episode.Completion}
+		}
+		r, err := eps.Reset(ctx, "p", opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -135,7 +135,7 @@ func TestRescoreStateChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		o := rec.Outcome
-		if rec.SuccessKind != episode.StateChecks || o == nil || o.NeedsState == "" || o.State == nil || o.InfraFailure != "" {
+		if rec.SuccessKind != episode.StateSuccess || o == nil || o.NeedsState == "" || o.State == nil || o.InfraFailure != "" {
 			t.Fatalf("a rescored record: %s", line)
 		}
 		got = append(got, o.Success)

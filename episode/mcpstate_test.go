@@ -106,7 +106,7 @@ func TestMCPStatefulTask(t *testing.T) {
 	env, eps := openMemory(t, store, string(raw), task)
 
 	_, right := playMemory(t, eps, addAda, adaKnows, finish)
-	if !right.Done || deref(right.Reward) != 1 || right.Info.SuccessKind != episode.StateChecks {
+	if !right.Done || deref(right.Reward) != 1 || right.Info.SuccessKind != episode.StateSuccess {
 		t.Fatalf("the right writes: reward %v, kind %s, outcome %+v", deref(right.Reward), right.Info.SuccessKind, right.Info.Outcome)
 	}
 	st := right.Info.Outcome.State

@@ -107,13 +107,16 @@ const (
 	APIF1             = "api_f1"
 	PassRate          = "pass_rate"
 	NoSuccess         = "none"
-	// StateChecks is 1 when every end-state check of the task
-	// (toolenv.Task.Checks) holds in the world the episode leaves.
-	StateChecks = "state"
+	// StateSuccess rewards the state the episode leaves (eval/endstate): 1 when
+	// every check the task has holds — its end state, no collateral
+	// change, its end-state checks, its answer — else 0. StateF1 is the
+	// graded form: the F1 of the rows changed as the gold changes them.
+	StateSuccess = "state"
+	StateF1      = "state_f1"
 )
 
 // SuccessKinds lists the success measures.
-var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, PassRate, NoSuccess, StateChecks}
+var SuccessKinds = []string{Completion, IntentF1, SlotF1, SequenceMatch, FullSequenceMatch, APIF1, PassRate, StateSuccess, StateF1, NoSuccess}
 
 // The tool formats of ResetOptions.ToolFormat.
 const (

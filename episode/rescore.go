@@ -140,7 +140,7 @@ func (ep *Episode) rescored(ctx context.Context, def Reward) (*Record, bool, err
 			if err != nil {
 				return nil, false, err
 			}
-			if state := endStateNeeded(ep.task); state != "" && (kind == Completion || kind == StateChecks) {
+			if state := endStateNeeded(ep.task); state != "" && (kind == Completion || kind == StateSuccess || kind == StateF1) {
 				needs = true
 				out.NeedsState = state
 				out.Success = 0

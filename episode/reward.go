@@ -8,9 +8,9 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/eval/answer"
+	"github.com/toolenv/toolenv/eval/endstate"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/metrics"
-	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/eval/stb"
 	nlanswer "github.com/toolenv/toolenv/nl2api/answer"
 )
@@ -53,9 +53,13 @@ type Outcome struct {
 	// judge's verdict, a world's end state): its value was not
 	// recomputed.
 	NeedsState string `json:"needs_state,omitempty"`
-	// State is the task's end-state checks, evaluated in the episode's
-	// own world before it is released (tasks with checks).
-	State *statecheck.Report `json:"state,omitempty"`
+	// State is the state the episode left and how it compares with the
+	// task's (stateful tasks: eval/endstate): its end state, collateral
+	// changes, end-state checks (eval/statecheck's, with their counts
+	// and infrastructure failure), the world's changes and hash. It is
+	// read in the episode's own world before it is released; a record
+	// Rescore measures again keeps the one the episode was given.
+	State *endstate.Result `json:"state,omitempty"`
 }
 
 // successFor resolves the success measure of r for task t.
@@ -63,12 +67,13 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 	hasGold := len(t.Gold) > 0
 	hasAPIs := len(relevantAPIs(t)) > 0 || hasGold
 	kind = r.Success
+	stateful := endstate.Stateful(t)
 	if kind == "" {
 		switch {
+		case stateful:
+			return StateSuccess, "the task is judged on the state it leaves (its gold end state, end-state checks and answer)", nil
 		case hasAnswer:
 			return Completion, "the task has a verified gold answer", nil
-		case len(t.Checks) > 0:
-			return StateChecks, "the task has end-state checks and no gold answer", nil
 		case hasAPIs:
 			return APIF1, "the task has no gold answer: the APIs called are scored against its solvable API list", nil
 		default:
@@ -88,8 +93,8 @@ func successFor(r *Reward, t *toolenv.Task, hasAnswer, judged bool) (kind, why s
 		err = need(hasGold, "a gold call sequence")
 	case APIF1:
 		err = need(hasAPIs, "a solvable API list or a gold sequence")
-	case StateChecks:
-		err = need(len(t.Checks) > 0, "end-state checks")
+	case StateSuccess, StateF1:
+		err = need(stateful, "end-state checks or a gold end state")
 	case PassRate:
 		if !judged {
 			err = invalid("reward.success pass_rate needs a judge model, and this server has none", "start it with --episode-judge-url and --episode-judge-model (an OpenAI-compatible endpoint), or choose another measure")
@@ -160,10 +165,17 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 	if final != nil {
 		out.Answer = final.Text
 	}
-	if len(t.Checks) > 0 && !ep.rescoring {
-		out.State = statecheck.Run(ctx, t.Checks, func(ctx context.Context, tool string, args map[string]any) *toolenv.Result {
-			return ep.env.invoke(ctx, ep, ep.coll.Tool(tool), args)
-		}, nil)
+	if endstate.Stateful(t) && !ep.rescoring {
+		// The world is read through the pipeline, in the episode's
+		// session, as its calls were made, before it is released.
+		world := ep.coll.Tool(endstate.InspectTool) != nil
+		out.State = endstate.Evaluate(ctx, t, func(ctx context.Context, name string, args map[string]any) *toolenv.Result {
+			tool := ep.coll.Tool(name)
+			if tool == nil {
+				return toolenv.Errorf(toolenv.StatusUnknownTool, "", "collection %s has no tool %s", ep.coll.Name, name)
+			}
+			return ep.env.invoke(ctx, ep, tool, args)
+		}, world, out.Completed)
 		out.InfraFailure = out.State.InfraFailure
 	}
 	switch ep.success {
@@ -187,9 +199,12 @@ func (ep *Episode) score(ctx context.Context, calls []callEntry, final *Answer) 
 		}
 	case APIF1:
 		out.Success = out.API.F1
-	case StateChecks:
-		if out.State != nil { // (nil when Rescore measures a record: no world to check)
+	case StateSuccess, StateF1:
+		if out.State != nil { // (nil when Rescore measures a record: no world to read)
 			out.Success = out.State.Success
+			if ep.success == StateF1 {
+				out.Success = out.State.F1
+			}
 		}
 	case PassRate:
 		v := ep.env.opts.Judge.SoPR(ctx, ep.Query(), ep.converted(calls, final))

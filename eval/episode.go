@@ -1,14 +1,16 @@
 package eval
 
 import (
+	"strings"
+
 	"encoding/json"
+	"github.com/toolenv/toolenv/eval/endstate"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/eval/judge"
 	"github.com/toolenv/toolenv/eval/metrics"
-	"github.com/toolenv/toolenv/eval/statecheck"
 	"github.com/toolenv/toolenv/eval/stb"
 )
 
@@ -58,9 +60,13 @@ type Score struct {
 	// Stuck marks a failed episode that made the same call twice in a
 	// row.
 	Stuck bool `json:"stuck,omitempty"`
-	// State is the task's end-state checks, made in the episode's own
-	// world before it was released (tasks with checks).
-	State *statecheck.Report `json:"state,omitempty"`
+	// State is a stateful task's state check (eval/endstate): the world's
+	// end state against the gold end state, collateral changes, the
+	// end-state checks (eval/statecheck, made in the episode's own world
+	// before it was released), the answer. The task then counts as having an
+	// answer, and Completed is State.Success == 1: what completion and
+	// pass^k count.
+	State *endstate.Result `json:"state,omitempty"`
 }
 
 // Errored says why the episode measured nothing, or "": it could not
@@ -104,7 +110,7 @@ func (e *Episode) Failed() bool {
 
 // score measures an outcome against its task. tools are the tools the
 // task offered, by name.
-func score(task *toolenv.Task, tools map[string]*toolenv.Tool, out *agent.Outcome) Score {
+func score(task *toolenv.Task, tools map[string]*toolenv.Tool, out *agent.Outcome, state *endstate.Result) Score {
 	var s Score
 	if gold, ok, err := answer.Gold(task); ok {
 		s.HasAnswer = true
@@ -121,6 +127,22 @@ func score(task *toolenv.Task, tools map[string]*toolenv.Tool, out *agent.Outcom
 			} else {
 				s.Completed, s.AnswerError = answer.Equal(gold, got, answer.Options{Ordered: answer.Ordered(task)})
 			}
+		}
+	}
+	if state != nil {
+		st := *state
+		if s.HasAnswer {
+			ok := s.Completed
+			st.Answer = &ok
+			if !ok {
+				st.Success, st.F1 = 0, 0
+			}
+		}
+		s.State = &st
+		s.HasAnswer = true
+		s.Completed = st.Success == 1
+		if !s.Completed && s.AnswerError == "" {
+			s.AnswerError = stateWhy(&st)
 		}
 	}
 	if len(task.Gold) > 0 {
@@ -179,4 +201,32 @@ func (e *Episode) Converted() *stb.Converted {
 		tr = &tr2
 	}
 	return stb.FromTrajectory(e.Agent, e.Query, final, tr, nil)
+}
+
+// stateWhy says why a state check failed.
+func stateWhy(st *endstate.Result) string {
+	switch {
+	case st.Error != "":
+		return "state: " + st.Error
+	case st.State != nil && !*st.State:
+		return "state: the world's end state is not the gold end state" + examples(st)
+	case st.NoCollateral != nil && !*st.NoCollateral:
+		return "state: rows the task leaves alone changed" + examples(st)
+	case !st.ChecksHold():
+		for _, c := range st.Checks {
+			if !c.Passed {
+				return "state: check " + c.Name + " fails: " + c.Why
+			}
+		}
+	case st.Answer != nil && !*st.Answer:
+		return "the answer differs from the gold answer"
+	}
+	return "state check failed"
+}
+
+func examples(st *endstate.Result) string {
+	if st.Diff == nil || len(st.Diff.Examples) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(st.Diff.Examples, "; ") + ")"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolenv/toolenv/eval/endstate"
 	"hash/fnv"
 	"log/slog"
 	"os"
@@ -16,7 +17,6 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
 	"github.com/toolenv/toolenv/eval/judge"
-	"github.com/toolenv/toolenv/eval/statecheck"
 )
 
 // Shard selects part of the tasks: task i (in the order given) belongs to
@@ -354,12 +354,13 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 		Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, Collection: coll, Examples: examples,
 	}
 	out := cfg.Agent.Run(ctx, ep)
-	var state *statecheck.Report
-	if len(task.Checks) > 0 && !out.Canceled && ctx.Err() == nil {
-		// In the episode's own world, before the session releases it.
-		state = statecheck.Run(ctx, task.Checks, func(ctx context.Context, tool string, args map[string]any) *toolenv.Result {
-			return sess.Call(ctx, agent.Call{Name: tool, Args: args})
-		}, nil)
+	var state *endstate.Result
+	if endstate.Stateful(task) && !out.Canceled && ctx.Err() == nil {
+		// In the episode's own world, before the session releases it,
+		// through the session.
+		state = endstate.Evaluate(ctx, task, func(ctx context.Context, name string, args map[string]any) *toolenv.Result {
+			return sess.Call(ctx, agent.Call{Name: name, Args: args})
+		}, coll != nil && coll.Tool(endstate.InspectTool) != nil, nil)
 	}
 	_ = sess.Close(context.WithoutCancel(ctx))
 	if out.Canceled || ctx.Err() != nil {
@@ -367,8 +368,7 @@ func runEpisode(ctx context.Context, cfg *Config, examples []*toolenv.Task, it w
 	}
 	out.Trajectory.Counts.Wall = time.Since(start)
 	e.Outcome = out
-	e.Score = score(task, tools, out)
-	e.Score.State = state
+	e.Score = score(task, tools, out, state)
 	categorize(e, tools)
 	if out.Trajectory.Error != "" {
 		log.Warn("episode ended with an error", "task", task.ID, "run", it.run, "err", out.Trajectory.Error)
@@ -405,7 +405,11 @@ func newEpisode(cfg *Config, task *toolenv.Task, run int) *Episode {
 func errorEpisode(cfg *Config, task *toolenv.Task, run int, msg string) *Episode {
 	e := newEpisode(cfg, task, run)
 	e.Outcome = &agent.Outcome{Trajectory: &toolenv.Trajectory{TaskID: task.ID, Agent: e.Agent, Model: e.Model, Run: run, Steps: []toolenv.Step{}, Error: msg}}
-	e.Score = score(task, nil, e.Outcome)
+	var state *endstate.Result
+	if endstate.Stateful(task) {
+		state = endstate.Failed(msg)
+	}
+	e.Score = score(task, nil, e.Outcome, state)
 	return e
 }
 

@@ -140,20 +140,24 @@ type Group struct {
 	// whose task has a gold call sequence (the sequence metrics').
 	AnswerEpisodes int `json:"answer_episodes"`
 	GoldEpisodes   int `json:"gold_episodes"`
-	// StateEpisodes counts the episodes whose task has end-state checks
-	// (State's denominator, summed over runs); StateInfraFailed those
-	// among them whose checks the environment failed (an MCP instance
-	// crashed): they say nothing about the agent (InfraFailed counts
-	// them too).
+	// StateEpisodes counts the episodes of stateful tasks (a gold end
+	// state or end-state checks: State's denominator, summed over runs);
+	// StateInfraFailed those among them whose state check's calls the
+	// environment failed (an MCP instance crashed): they say nothing
+	// about the agent (InfraFailed counts them too).
 	StateEpisodes    int `json:"state_episodes,omitempty"`
 	StateInfraFailed int `json:"state_infra_failed,omitempty"`
-	// State is the rate of episodes whose end-state checks all hold, over
-	// episodes whose task has checks.
+	// State is the rate of stateful tasks' episodes whose state check
+	// succeeds (eval/endstate: end state, no collateral change, checks,
+	// answer).
 	State *Stat `json:"state,omitempty"`
 
 	// Completion is the completion (win) rate over episodes whose task
 	// has a gold answer.
 	Completion *Stat `json:"completion,omitempty"`
+	// StateDetail sums the parts of the state check of stateful tasks'
+	// episodes (why those that failed did).
+	StateDetail *StateStats `json:"state_detail,omitempty"`
 	// NESTful scorer metrics (tasks with a gold sequence): NESTful's
 	// calculate_scores exactly, in the variant NestfulVariant names;
 	// NestfulNote says why a run has none (the reference gives no score).
@@ -283,6 +287,7 @@ func summarizeGroup(agentName, model, split string, eps []*Episode) Group {
 	}
 	sort.Ints(runIDs)
 	g.Tasks, g.Runs = len(tasks), len(runIDs)
+	g.StateDetail = stateStats(eps)
 	if n := float64(len(eps)); n > 0 {
 		g.Cost.LLMCalls /= n
 		g.Cost.PromptTokens /= n
@@ -462,4 +467,57 @@ func prfStat(xs []metrics.PRF) *PRFStat {
 		p, r, f = append(p, x.Precision), append(r, x.Recall), append(f, x.F1)
 	}
 	return &PRFStat{Precision: *stat(p), Recall: *stat(r), F1: *stat(f)}
+}
+
+// StateStats sums the state checks (eval/endstate) of the episodes of
+// stateful tasks (Group.StateEpisodes of them): how many succeeded, and
+// why the others did not (an episode may fail several parts).
+type StateStats struct {
+	// Succeeded are the episodes whose every state check held.
+	Succeeded int `json:"succeeded"`
+	// F1 is the mean of the row changes' F1 (endstate.Result.F1).
+	F1 float64 `json:"f1"`
+	// WrongState counts the end states that are not the gold end state,
+	// Collateral those that changed rows the task leaves alone,
+	// ChecksFailed those failing an end-state check, Unreadable those
+	// whose world could not be read.
+	WrongState   int `json:"wrong_state"`
+	Collateral   int `json:"collateral"`
+	ChecksFailed int `json:"checks_failed"`
+	Unreadable   int `json:"unreadable"`
+}
+
+func stateStats(eps []*Episode) *StateStats {
+	var st StateStats
+	n := 0
+	for _, e := range eps {
+		r := e.Score.State
+		if r == nil {
+			continue
+		}
+		n++
+		st.F1 += r.F1
+		if r.Success == 1 {
+			st.Succeeded++
+		}
+		switch {
+		case r.Error != "":
+			st.Unreadable++
+		default:
+			if r.State != nil && !*r.State {
+				st.WrongState++
+			}
+			if r.NoCollateral != nil && !*r.NoCollateral {
+				st.Collateral++
+			}
+			if !r.ChecksHold() {
+				st.ChecksFailed++
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	st.F1 /= float64(n)
+	return &st
 }

@@ -25,6 +25,9 @@ type Built struct {
 	Collection *toolenv.Collection
 	Tasks      []*toolenv.Task
 	Dir        string
+	// Writes reports the write tasks (Options.Writes), which Tasks holds
+	// after the questions'.
+	Writes *WriteReport
 }
 
 // Build builds the collections, verifies every task and writes them with
@@ -96,10 +99,17 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 			okNames = append(okNames, d.name)
 		}
 	}
+	var ws *writeState
+	if opt.Writes {
+		t0 := time.Now()
+		ws = newWriteState(ctx, dbList, cands, &opt)
+		defer ws.close()
+		timed("write tasks", t0)
+	}
 	var built []*Built
 	for _, flavor := range opt.Flavors {
 		t0 := time.Now()
-		b, err := buildFlavor(ctx, flavor, cands, dbList, okNames, shared, &opt)
+		b, err := buildFlavor(ctx, flavor, cands, dbList, okNames, shared, ws, &opt)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +142,7 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 }
 
 // buildFlavor verifies one flavor's candidates and writes its collection.
-func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList []*database, dbNames []string, shared map[string]*rodb.DB, opt *Options) (*Built, error) {
+func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList []*database, dbNames []string, shared map[string]*rodb.DB, ws *writeState, opt *Options) (*Built, error) {
 	dir := filepath.Join(opt.Out, flavor)
 	spec, err := backendConfig(flavor, dir, dbList)
 	if err != nil {
@@ -225,9 +235,13 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 		for _, c := range keptCands {
 			plans = append(plans, c.plan4(flavor))
 		}
-		coll = newCollection(flavor, sessionTools(flavor, plans, dbNames), spec, dbNames)
+		tools := sessionTools(flavor, plans, dbNames)
+		if ws != nil {
+			tools = ws.sessionTools(flavor, plans, dbNames)
+		}
+		coll = newCollection(flavor, tools, spec, dbNames)
 		for i, c := range keptCands {
-			kept[i].Tools = sessionTask(flavor, c, c.plan4(flavor), coll.Tools).Tools
+			kept[i].Tools = readOnly(coll, sessionTask(flavor, c, c.plan4(flavor), coll.Tools).Tools)
 		}
 	case Rest:
 		used := map[string]bool{}
@@ -242,7 +256,15 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 				byDB[e.DB] = append(byDB[e.DB], e.Name)
 			}
 		}
+		var finds map[string]*toolenv.Tool
+		if ws != nil {
+			var list []*toolenv.Tool
+			finds, list = findTools(ws.specs)
+			tools = append(tools, list...)
+			tools = append(tools, ws.restTools(dbNames)...)
+		}
 		coll = newCollection(flavor, tools, spec, dbNames)
+		ws.setFinds(finds)
 		for _, t := range kept {
 			names := append([]string(nil), byDB[t.Group]...)
 			sort.Strings(names)
@@ -250,6 +272,16 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 		}
 	}
 	coll.Dir = dir
+	var writes *WriteReport
+	if ws != nil {
+		var wk []*toolenv.Task
+		var err error
+		if wk, writes, err = ws.build(ctx, flavor, coll, shared, opt); err != nil {
+			return nil, fmt.Errorf("build %s: %w", flavor, err)
+		}
+		kept = append(kept, wk...)
+		keptCands = append(keptCands, make([]*candidate, len(wk))...)
+	}
 	// Names are unique by construction; should two tools still share one,
 	// the tasks offering the later one are rejected, not the build.
 	if clash := clashes(coll); len(clash) > 0 {
@@ -266,7 +298,11 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 		var keep []*toolenv.Task
 		for i, t := range kept {
 			if name := usesAny(t, clash); name != "" {
-				keptCands[i].rejects[flavor] = &rejection{Stage: "build", Reason: "tool name clash", Detail: fmt.Sprintf("two tools are named %s", name)}
+				if keptCands[i] != nil {
+					keptCands[i].rejects[flavor] = &rejection{Stage: "build", Reason: "tool name clash", Detail: fmt.Sprintf("two tools are named %s", name)}
+				} else {
+					writes.drop(t.Group, t.ID, &rejection{Stage: "build", Reason: "tool name clash", Detail: fmt.Sprintf("two tools are named %s", name)})
+				}
 				continue
 			}
 			keep = append(keep, t)
@@ -276,7 +312,7 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 	if err := writeCollection(dir, coll, kept); err != nil {
 		return nil, fmt.Errorf("build %s: %w", flavor, err)
 	}
-	return &Built{Flavor: flavor, Collection: coll, Tasks: kept, Dir: dir}, nil
+	return &Built{Flavor: flavor, Collection: coll, Tasks: kept, Dir: dir, Writes: writes}, nil
 }
 
 // clashes returns the tool names used by more than one tool of c.

@@ -25,6 +25,8 @@ type Config struct {
 	Seed           int64         `json:"seed" flag:"seed" default:"1" help:"seed of the obfuscation and of candidate-set shrinking"`
 	Shrink         string        `json:"shrink" flag:"shrink" help:"also write rest-shrink-<p> collections offering p% of a database's REST tools per task (the gold tool always kept), e.g. 10,25,50,75"`
 	Workers        int           `json:"workers" flag:"workers" default:"4" help:"tasks verified at once"`
+	Writes         bool          `json:"writes" flag:"writes" help:"make the collections writable (write tools beside the read tools, run in each session's own world) and generate write tasks from each database's questions, verified on the state they leave (docs/worlds.md)"`
+	WriteTasks     int           `json:"write_tasks" flag:"write-tasks" help:"most write tasks generated per database with --writes (default 24)"`
 	CallTimeout    time.Duration `json:"call_timeout" flag:"call-timeout" help:"time limit of one verification call or gold query (default 10s); one that runs out of it runs again under --max-call-timeout"`
 	MaxCallTimeout time.Duration `json:"max_call_timeout" flag:"max-call-timeout" help:"time limit a verification or gold query that ran out of --call-timeout runs again under (default 5m); one that runs out of it fails the build, naming its question, so that no task depends on the machine's speed"`
 }
@@ -62,7 +64,8 @@ func (c *Config) Options() (Options, error) {
 	if c.Data == "" || c.Out == "" {
 		return invalid("--data and --out are required (e.g. --data ../shared/data/bird --out out/bird)")
 	}
-	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout, MaxCallTimeout: c.MaxCallTimeout}
+	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout, MaxCallTimeout: c.MaxCallTimeout,
+		Writes: c.Writes, WriteTasks: c.WriteTasks}
 	for _, f := range strings.Split(c.Flavors, ",") {
 		f = strings.TrimSpace(f)
 		switch f {
@@ -72,6 +75,9 @@ func (c *Config) Options() (Options, error) {
 		default:
 			return invalid("--flavors: unknown flavor %q (want slot, sel, rest)", f)
 		}
+	}
+	if c.WriteTasks < 0 {
+		return invalid("--write-tasks: %d is negative", c.WriteTasks)
 	}
 	if c.Shrink != "" {
 		for _, s := range strings.Split(c.Shrink, ",") {

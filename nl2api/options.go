@@ -51,6 +51,15 @@ type Options struct {
 	// the machine that builds.
 	CallTimeout    time.Duration
 	MaxCallTimeout time.Duration
+	// Writes also makes every collection writable — write tools next to
+	// the read tools (SLOT insert/update/delete_rows, SEL one per table,
+	// REST create/update/delete by key), run in each session's own world
+	// — and generates write tasks from each database's questions, each
+	// kept only when its gold calls reproduce its gold end state.
+	Writes bool
+	// WriteTasks is the most write tasks made per database (default
+	// DefaultWriteTasks), before verification drops any.
+	WriteTasks int
 	// Command is the command line that asked for the build, recorded in
 	// the report's provenance (may be nil).
 	Command []string

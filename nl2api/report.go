@@ -58,6 +58,9 @@ type FlavorReport struct {
 	Tools             int            `json:"tools"`
 	GoldCalls         int            `json:"gold_calls"`
 	Rejections        []ReasonGroup  `json:"rejections"`
+	// Writes counts the write tasks (a build with writes), which Kept
+	// and the counts above leave out.
+	Writes *WriteReport `json:"writes,omitempty"`
 }
 
 // VariantReport is one written variant.
@@ -114,9 +117,16 @@ func (r *Report) fill(qs []bird.Question, dbs []*database, cands []*candidate, b
 		r.Databases = append(r.Databases, dr)
 	}
 	for _, b := range built {
-		fr := FlavorReport{Flavor: b.Flavor, Collection: b.Collection.Name, Dir: b.Dir, Questions: len(qs), Kept: len(b.Tasks),
-			KeptByDB: map[string]int{}, Tools: len(b.Collection.Tools)}
+		fr := FlavorReport{Flavor: b.Flavor, Collection: b.Collection.Name, Dir: b.Dir, Questions: len(qs),
+			KeptByDB: map[string]int{}, Tools: len(b.Collection.Tools), Writes: b.Writes}
+		if b.Writes != nil {
+			fr.Tools -= b.Writes.Tools
+		}
 		for _, t := range b.Tasks {
+			if _, w := t.Meta[MetaWrite]; w {
+				continue
+			}
+			fr.Kept++
 			fr.KeptByDB[t.Group]++
 			fr.GoldCalls += len(t.Gold)
 		}
@@ -200,6 +210,7 @@ func (r *Report) Markdown() string {
 		sort.Strings(dbs)
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.1f | %.1f | %s | %d | %d |\n", f.Flavor, f.Collection, f.Kept, f.Questions, f.Percent, f.PercentOfRunnable, strings.Join(dbs, ", "), f.Tools, f.GoldCalls)
 	}
+	writeSection(&b, r)
 	b.WriteString("\n## Databases\n\n| database | questions | status | description encodings |\n| --- | --- | --- | --- |\n")
 	for _, d := range r.Databases {
 		status := "ok"
@@ -275,4 +286,51 @@ func mdEscape(s string) string {
 		s = s[:300] + "…"
 	}
 	return strings.NewReplacer("|", "\\|", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// writeSection renders the write tasks of a build with writes.
+func writeSection(b *strings.Builder, r *Report) {
+	has := false
+	for _, f := range r.Flavors {
+		has = has || f.Writes != nil
+	}
+	if !has {
+		return
+	}
+	b.WriteString("\n## Write tasks (verified: their gold calls leave exactly the gold end state)\n\n")
+	b.WriteString("| flavor | candidates | kept | by database | by kind | dropped | dropped by database | write tools |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	counts := func(m map[string]int) string {
+		var parts []string
+		for k, n := range m {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(parts)
+		return strings.Join(parts, ", ")
+	}
+	for _, f := range r.Flavors {
+		w := f.Writes
+		if w == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %s | %s | %d | %s | %d |\n", f.Flavor, w.Candidates, w.Kept, counts(w.KeptByDB), counts(w.ByKind), w.Dropped, counts(w.DroppedByDB), w.Tools)
+	}
+	for _, f := range r.Flavors {
+		w := f.Writes
+		if w == nil || len(w.Rejections) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\n### Write tasks dropped for %s (%d)\n\n", f.Flavor, w.Dropped)
+		for _, g := range w.Rejections {
+			fmt.Fprintf(b, "- %s: %s (%d): ", g.Stage, g.Reason, g.Count)
+			var ids []string
+			for i, t := range g.Tasks {
+				if i == 8 {
+					ids = append(ids, "…")
+					break
+				}
+				ids = append(ids, fmt.Sprintf("%s (%s)", t.ID, mdEscape(t.Detail)))
+			}
+			b.WriteString(strings.Join(ids, "; ") + "\n")
+		}
+	}
 }

@@ -26,6 +26,7 @@ import (
 func writeVariants(ctx context.Context, built []*Built, shared map[string]*rodb.DB, opt *Options) ([]VariantReport, error) {
 	var out []VariantReport
 	for _, b := range built {
+		b = readOnlyBuilt(b)
 		if opt.Obfuscate {
 			v, err := writeObfuscated(ctx, b, shared, opt)
 			if err != nil {
@@ -44,6 +45,40 @@ func writeVariants(ctx context.Context, built []*Built, shared map[string]*rodb.
 		}
 	}
 	return out, nil
+}
+
+// readOnlyBuilt is b without its write tools, hidden world tools and
+// write tasks (Options.Writes): the variants are made of the read-only
+// collection. A write tool names the columns it writes inside its row
+// objects, where obfuscation does not reach.
+func readOnlyBuilt(b *Built) *Built {
+	if b.Writes == nil {
+		return b
+	}
+	cp := *b
+	var tools []*toolenv.Tool
+	for _, t := range b.Collection.Tools {
+		switch op := t.Meta[sqltools.MetaOp]; {
+		case op == sqltools.OpInitWorld, op == sqltools.OpInspect, t.State() == toolenv.StateWrite, t.Meta[sqlrest.MetaTable] != "",
+			strings.HasPrefix(t.Name, "find_") && t.Meta[sqlrest.MetaSQL] != "" && t.Meta[toolenv.MetaState] == toolenv.StateRead && b.Flavor == Rest:
+			continue
+		}
+		c := t.Clone()
+		if b.Flavor != Rest {
+			delete(c.Meta, toolenv.MetaState)
+		}
+		tools = append(tools, c)
+	}
+	c := toolenv.NewCollection(b.Collection.Name, b.Collection.Kind, tools)
+	c.Version, c.Policy, c.Backend, c.Description, c.Meta, c.Dir = b.Collection.Version, b.Collection.Policy, b.Collection.Backend, b.Collection.Description, b.Collection.Meta, b.Collection.Dir
+	cp.Collection = c
+	cp.Tasks = nil
+	for _, t := range b.Tasks {
+		if _, w := t.Meta[MetaWrite]; !w {
+			cp.Tasks = append(cp.Tasks, t)
+		}
+	}
+	return &cp
 }
 
 // Obfuscation is the mapping of an obfuscated collection to its

@@ -38,6 +38,11 @@ func verify(ctx context.Context, h toolenv.Handler, c *toolenv.Collection, t *to
 			reason, detail, timedOut = rj.Reason, rj.Detail, false
 		}
 	}()
+	if _, w := t.Meta[MetaWrite]; w {
+		// A write task is verified on the state it leaves.
+		reason, detail := verifyWrite(ctx, h, c, t, session)
+		return reason, detail, false
+	}
 	if reason, detail := checkSchemas(c, t); reason != "" {
 		return reason, detail, false
 	}

@@ -293,6 +293,9 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 			t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 		}
 	}
+	if e.coll.Kind != mcpSourceKind {
+		StateAnnotations(t, e.tool)
+	}
 	return t, nil
 }
 
@@ -557,4 +560,19 @@ func capOrDefault[T int | time.Duration](v, def T) T {
 		return 0
 	}
 	return v
+}
+
+// StateAnnotations sets the annotations a tool's state meta says (the
+// write tools of writable SQL collections, their reads): a write is not
+// read-only, destructive unless it only adds (toolenv.MetaDestructive),
+// idempotent when toolenv.MetaIdempotent says so; a read is read-only
+// and idempotent.
+func StateAnnotations(t *mcp.Tool, tool *toolenv.Tool) {
+	switch tool.State() {
+	case toolenv.StateWrite:
+		destructive := tool.Meta[toolenv.MetaDestructive] != "false"
+		t.Annotations = &mcp.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: tool.Meta[toolenv.MetaIdempotent] == "true"}
+	case toolenv.StateRead:
+		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/backend/sqltools/world"
 )
 
 // BackendType is the Collection.Backend.Type this package serves.
@@ -44,6 +46,9 @@ type Config struct {
 	// (relative to the collection folder): the endpoints' SQL and
 	// argument names, which tools.json does not show.
 	Obfuscation string `json:"obfuscation,omitempty"`
+	// InitialStates are the collection's named initial states, which
+	// initialize_world's initial_state names.
+	InitialStates map[string]world.Spec `json:"initial_states,omitempty"`
 }
 
 // Options tune a Backend; the zero value is ready to use.
@@ -58,6 +63,15 @@ type Options struct {
 	DB rodb.Options
 	// Databases are already-open databases by name (not closed by Close).
 	Databases map[string]*rodb.DB
+	// Log keeps the sessions' worlds durably, shared by a fleet's
+	// replicas (sqltools.Options.Log); nil keeps them in memory.
+	Log sqltools.SessionLog
+	// SessionIdle, SessionMaxBytes and World configure the sessions'
+	// worlds as sqltools.Options does; Now is their clock.
+	SessionIdle     time.Duration
+	SessionMaxBytes int64
+	World           world.Options
+	Now             func() time.Time
 }
 
 // Backend runs REST tools over SQLite. It is a toolenv.Handler, safe for
@@ -66,6 +80,11 @@ type Backend struct {
 	opt   Options
 	dbs   *rodb.Set
 	tools map[string]*endpoint
+	// worlds keeps the sessions' worlds of a collection with write
+	// endpoints (nil: a read-only collection, whose calls ignore
+	// sessions).
+	worlds *sqltools.Backend
+	wcoll  *toolenv.Collection
 }
 
 var (
@@ -78,11 +97,18 @@ type endpoint struct {
 	db     string
 	params []param
 	byName map[string]*param
+	// op is a table endpoint's operation (OpInsert, OpUpdate, OpDelete)
+	// or a world tool's; "" for an SQL template. table is its table, key
+	// the parameters that are the key (in key order).
+	op    string
+	table string
+	key   []string
 }
 
 type param struct {
 	public   string // argument name callers use
 	name     string // template parameter
+	column   string // the column a table endpoint's parameter sets
 	typ      string
 	required bool
 	nonEmpty bool
@@ -116,6 +142,7 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 		b.Close()
 		return nil, fmt.Errorf("sqlrest: collection %s: %w", c.Name, err)
 	}
+	writable := false
 	for _, t := range tools {
 		e, err := endpointOf(t)
 		if err != nil {
@@ -123,19 +150,44 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 			return nil, fmt.Errorf("sqlrest: collection %s: %w", c.Name, err)
 		}
 		b.tools[t.Name] = e
+		writable = writable || e.op != ""
+	}
+	if writable {
+		if err := b.openWorlds(ctx, c, cfg); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("sqlrest: collection %s: %w", c.Name, err)
+		}
 	}
 	return b, nil
 }
 
 func endpointOf(t *toolenv.Tool) (*endpoint, error) {
-	e := &endpoint{sql: t.Meta[MetaSQL], db: t.Meta[MetaDatabase], byName: map[string]*param{}}
-	if e.sql == "" || e.db == "" {
+	e := &endpoint{sql: t.Meta[MetaSQL], db: t.Meta[MetaDatabase], op: t.Meta[MetaOp], table: t.Meta[MetaTable], byName: map[string]*param{}}
+	if raw := t.Meta[MetaKey]; raw != "" {
+		if err := toolenv.DecodeJSON([]byte(raw), &e.key); err != nil {
+			return nil, fmt.Errorf("tool %s: meta.%s: %w", t.Name, MetaKey, err)
+		}
+	}
+	switch {
+	case e.op == sqltools.OpInitWorld || e.op == sqltools.OpInspect:
+		return e, nil
+	case e.op != "":
+		if e.table == "" || e.db == "" || (e.op != OpInsert && e.op != OpUpdate && e.op != OpDelete) {
+			return nil, fmt.Errorf("tool %s: a table endpoint needs meta.op (insert, update or delete), meta.table and meta.database", t.Name)
+		}
+	case e.sql == "" || e.db == "":
 		return nil, fmt.Errorf("tool %s has no meta.sql or meta.database", t.Name)
 	}
 	var argMap map[string]string
 	if raw := t.Meta[MetaArgMap]; raw != "" {
 		if err := toolenv.DecodeJSON([]byte(raw), &argMap); err != nil {
 			return nil, fmt.Errorf("tool %s: meta.arg_map: %w", t.Name, err)
+		}
+	}
+	var columns map[string]string
+	if raw := t.Meta[MetaColumns]; raw != "" {
+		if err := toolenv.DecodeJSON([]byte(raw), &columns); err != nil {
+			return nil, fmt.Errorf("tool %s: meta.%s: %w", t.Name, MetaColumns, err)
 		}
 	}
 	var nonEmpty []string
@@ -145,12 +197,16 @@ func endpointOf(t *toolenv.Tool) (*endpoint, error) {
 		}
 	}
 	for _, name := range t.Input.Names() {
-		p := param{public: name, name: name, typ: t.Input.Prop(name).Type, required: t.Input.IsRequired(name)}
+		p := param{public: name, name: name, typ: schemaType(t.Input.Prop(name)), required: t.Input.IsRequired(name)}
 		if n, ok := argMap[name]; ok {
 			p.name = n
 		}
 		for _, n := range nonEmpty {
 			p.nonEmpty = p.nonEmpty || n == p.name
+		}
+		p.column = columns[p.name]
+		if p.column == "" {
+			p.column = p.name
 		}
 		e.params = append(e.params, p)
 	}
@@ -179,6 +235,9 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 	if e == nil {
 		return toolenv.Errorf(toolenv.StatusUnknownTool, "list the collection's tools", "%s is not a tool of this collection", call.Tool.Name)
 	}
+	if e.op == sqltools.OpInitWorld || e.op == sqltools.OpInspect {
+		return b.worldTool(ctx, call, e)
+	}
 	var problems []toolenv.Problem
 	var names []string
 	for k := range call.Args {
@@ -195,8 +254,13 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		}
 	}
 	args := make([]any, 0, len(e.params))
+	given := map[string]any{} // a table endpoint's values by parameter (nil: null)
 	for _, p := range e.params {
 		v, ok := call.Args[p.public]
+		if e.op != "" && ok && v == nil && !p.required {
+			given[p.name] = nil // an explicit null
+			continue
+		}
 		if !ok || v == nil {
 			if p.required {
 				problems = append(problems, toolenv.Problem{Param: p.public, Code: "missing_required", Message: fmt.Sprintf("missing required argument `%s` (%s)", p.public, p.typ), Expected: p.typ})
@@ -216,6 +280,7 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 			continue
 		}
 		args = append(args, sql.Named(p.name, bv))
+		given[p.name] = bv
 	}
 	if len(problems) > 0 {
 		msgs := make([]string, len(problems))
@@ -230,6 +295,9 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		}
 		return &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: call.Tool.Name + ": " + strings.Join(msgs, "; "), Problems: problems, Hint: hint}
 	}
+	if e.op != "" {
+		return b.write(ctx, call, e, given)
+	}
 	db, err := b.dbs.Get(e.db)
 	if err != nil {
 		return toolenv.ResultOf(err)
@@ -239,7 +307,21 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		ctx, cancel = context.WithTimeout(ctx, b.opt.CallTimeout)
 		defer cancel()
 	}
-	rows, err := db.Query(ctx, e.sql, args, b.opt.MaxRows)
+	var rows *rodb.Rows
+	if b.worlds != nil && call.Session != "" {
+		// In a session, the endpoint reads the session's world.
+		err = b.worlds.ReadWorld(ctx, call.Session, func(w *world.World) error {
+			var qerr error
+			if w != nil && w.Base().DB.Name == e.db {
+				rows, qerr = w.Query(ctx, e.sql, args, b.opt.MaxRows)
+			} else {
+				rows, qerr = db.Query(ctx, e.sql, args, b.opt.MaxRows)
+			}
+			return qerr
+		})
+	} else {
+		rows, err = db.Query(ctx, e.sql, args, b.opt.MaxRows)
+	}
 	if err != nil {
 		return toolenv.ResultOf(rodb.QueryError(err, b.opt.Logger.With("backend", BackendType, "tool", call.Tool.Name)))
 	}
@@ -345,5 +427,29 @@ func describe(v any) string {
 	return fmt.Sprintf("%v (%T)", v, v)
 }
 
-// Close closes the databases the backend opened.
-func (b *Backend) Close() error { return b.dbs.Close() }
+// Close closes the sessions' worlds and the databases the backend
+// opened.
+func (b *Backend) Close() error {
+	var err error
+	if b.worlds != nil {
+		err = b.worlds.Close()
+	}
+	return errors.Join(err, b.dbs.Close())
+}
+
+// schemaType is a parameter's type: its schema's, or for a nullable one
+// (anyOf [T, null]) T's.
+func schemaType(s *toolenv.Schema) string {
+	if s == nil {
+		return ""
+	}
+	if s.Type != "" {
+		return s.Type
+	}
+	for _, a := range s.AnyOf {
+		if a != nil && a.Type != "" && a.Type != "null" {
+			return a.Type
+		}
+	}
+	return ""
+}

@@ -13,6 +13,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/backend/sqltools/world"
 )
 
 // BackendType is the Collection.Backend.Type this package serves.
@@ -36,6 +37,9 @@ type Config struct {
 	// (relative to the collection folder): the tools' original operations
 	// and argument names, which tools.json does not show.
 	Obfuscation string `json:"obfuscation,omitempty"`
+	// InitialStates are the collection's named initial states, which
+	// initialize_world's initial_state names.
+	InitialStates map[string]world.Spec `json:"initial_states,omitempty"`
 }
 
 // Options tune a Backend. The zero value is ready to use.
@@ -72,6 +76,8 @@ type Options struct {
 	// opening the configured files (a build shares them between
 	// flavors). The backend does not close them.
 	Databases map[string]*rodb.DB
+	// World configures the sessions' worlds (package world).
+	World world.Options
 	// RenderCacheBytes bounds the memory of what rendering results read
 	// from the databases (row counts, previews, values), kept so that the
 	// same query in another session is answered without running again:
@@ -120,6 +126,7 @@ type Backend struct {
 	tools  map[string]*toolSpec
 	store  *store
 	memo   *renderMemo // nil: none
+	worlds *world.Set
 }
 
 var (
@@ -159,7 +166,8 @@ func Open(ctx context.Context, c *toolenv.Collection, opt Options) (*Backend, er
 		return nil, fmt.Errorf("sqltools: collection %s: %w", c.Name, err)
 	}
 	b := &Backend{opt: opt, name: c.Name, flavor: cfg.Flavor, dbs: dbs, tools: map[string]*toolSpec{},
-		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now), memo: newRenderMemo(opt.RenderCacheBytes)}
+		store: newStore(opt.SessionIdle, opt.SessionMaxBytes, opt.Now), memo: newRenderMemo(opt.RenderCacheBytes),
+		worlds: world.NewSet(dbs, world.SetOptions{Dir: c.Dir, Named: cfg.InitialStates, World: opt.World, DB: opt.DB})}
 	tools, err := Deobfuscated(c, cfg.Obfuscation)
 	if err != nil {
 		b.Close()
@@ -181,7 +189,7 @@ func specOf(t *toolenv.Tool) (*toolSpec, error) {
 	if s.op == "" {
 		s.op = t.Name
 	}
-	if _, ok := operations[s.op]; !ok {
+	if _, ok := operations[s.op]; !ok && !worldOps[s.op] {
 		return nil, fmt.Errorf("tool %s: unknown operation %q", t.Name, s.op)
 	}
 	if raw := t.Meta[MetaFixed]; raw != "" {
@@ -256,7 +264,7 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 		ctx, cancel = context.WithTimeout(ctx, b.opt.CallTimeout)
 		defer cancel()
 	}
-	create := spec.op == InitTool
+	create := spec.op == InitTool || spec.op == OpInitWorld || writeOps[spec.op] != ""
 	ss, err := b.store.get(call.Session, create || b.opt.Log != nil)
 	if err != nil {
 		return toolenv.ResultOf(err)
@@ -275,9 +283,17 @@ func (b *Backend) invoke(ctx context.Context, call *toolenv.Call) *toolenv.Resul
 				return toolenv.ResultOf(err)
 			}
 		}
-		res, conflict := b.run(ctx, call, spec, m, label, ss)
+		var (
+			res      *toolenv.Result
+			conflict bool
+		)
+		if worldOps[spec.op] {
+			res, conflict = b.runWorld(ctx, call, spec, m, label, ss)
+		} else {
+			res, conflict = b.run(ctx, call, spec, m, label, ss)
+		}
 		if !conflict {
-			if !res.OK() && ss.applied == 0 && len(ss.results) == 0 {
+			if !res.OK() && ss.applied == 0 && len(ss.results) == 0 && ss.world == nil {
 				b.store.dropUnused(ss) // a failed start leaves nothing behind
 			}
 			return res
@@ -326,7 +342,7 @@ func (b *Backend) run(ctx context.Context, call *toolenv.Call, spec *toolSpec, m
 		return fail(b.sqlError(err))
 	}
 	r.label = label
-	body, err := b.render(ctx, r)
+	body, err := b.render(ctx, r, ss)
 	if err != nil {
 		return fail(b.sqlError(err))
 	}
@@ -334,19 +350,16 @@ func (b *Backend) run(ctx context.Context, call *toolenv.Call, spec *toolSpec, m
 	if err := b.store.fits(ss, b.delta(ss, r)); err != nil {
 		return fail(err)
 	}
-	if b.opt.Log != nil {
-		data, err := b.record(spec.op, m, r, before, ss)
-		if err != nil {
-			return fail(fmt.Errorf("session log: %w", err))
+	data, err := b.record(spec.op, m, r, before, ss)
+	if err != nil {
+		return fail(fmt.Errorf("session log: %w", err))
+	}
+	if conflict, err := b.logCall(ctx, ss, data); conflict || err != nil {
+		ss.restore(before)
+		if conflict {
+			return nil, true
 		}
-		if err := b.opt.Log.Append(ctx, ss.id, LogEntry{Seq: ss.applied + 1, Data: data}); err != nil {
-			if errors.Is(err, ErrLogConflict) {
-				ss.restore(before)
-				return nil, true
-			}
-			return fail(logError(ss.id, err))
-		}
-		ss.applied++
+		return toolenv.ResultOf(err), false
 	}
 	if err := b.commit(ss, r, pre, preApplied); err != nil {
 		return toolenv.ResultOf(err), false
@@ -441,8 +454,9 @@ func (b *Backend) sqlError(err error) error {
 	return rodb.QueryError(err, b.opt.Logger.With("backend", BackendType))
 }
 
-// Close closes the databases the backend opened.
-func (b *Backend) Close() error { return b.dbs.Close() }
+// Close closes the worlds' writable copies and the databases the
+// backend opened.
+func (b *Backend) Close() error { return errors.Join(b.worlds.Close(), b.dbs.Close()) }
 
 // DropSession ends a session now; it reports whether it existed.
 func (b *Backend) DropSession(id string) bool { return b.store.drop(id) }
@@ -479,15 +493,19 @@ func (b *Backend) Stats() Stats {
 }
 
 // render executes a result's queries and returns its response body.
-func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error) {
-	db := r.db
+func (b *Backend) render(ctx context.Context, r *result, ss *session) (json.RawMessage, error) {
+	db, memoOK := b.reader(ss, r)
 	var (
 		key  memoKey
 		memo *memoEntry
 	)
-	if b.memo != nil && r.q != nil {
-		key = b.memo.key(db, string(r.kind), r.q.sql(false))
-		memo, _ = b.memo.get(key)
+	memos := b.memo
+	if !memoOK {
+		memos = nil
+	}
+	if memos != nil && r.q != nil {
+		key = memos.key(r.db, string(r.kind), r.q.sql(false))
+		memo, _ = memos.get(key)
 	}
 	switch r.kind {
 	case kindTable:
@@ -506,7 +524,7 @@ func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error
 				}
 			}
 			memo = &memoEntry{key: key, n: n, rows: rows.Rows}
-			b.memo.put(memo)
+			memos.put(memo)
 		}
 		return marshal(tableBody{Label: r.label, Type: r.kind, Columns: r.q.colNames(), RowCount: memo.n, Preview: memo.rows})
 	case kindGrouped:
@@ -516,7 +534,7 @@ func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error
 				return nil, err
 			}
 			memo = &memoEntry{key: key, n: n}
-			b.memo.put(memo)
+			memos.put(memo)
 		}
 		return marshal(groupedBody{Label: r.label, Type: r.kind, Columns: r.group.src.colNames(), GroupBy: r.group.keys, GroupCount: memo.n})
 	case kindValue:
@@ -527,7 +545,7 @@ func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error
 				return nil, err
 			}
 			memo = &memoEntry{key: key, value: v}
-			b.memo.put(memo)
+			memos.put(memo)
 		}
 		return marshal(valueBody{Label: r.label, Type: r.kind, Value: memo.value})
 	case kindList, kindRows:
@@ -547,7 +565,7 @@ func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error
 				}
 			}
 			memo = &memoEntry{key: key, n: total, rows: rows.Rows, trunc: rows.Truncated}
-			b.memo.put(memo)
+			memos.put(memo)
 		}
 		total := memo.n
 		var shown *int
@@ -569,7 +587,7 @@ func (b *Backend) render(ctx context.Context, r *result) (json.RawMessage, error
 	return nil, fmt.Errorf("render: unknown kind %s", r.kind)
 }
 
-func count(ctx context.Context, db *rodb.DB, q *query) (int64, error) {
+func count(ctx context.Context, db querier, q *query) (int64, error) {
 	c := q.countSQL()
 	v, err := db.QueryValue(ctx, c.sql, c.args)
 	if err != nil {

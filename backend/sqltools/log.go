@@ -10,6 +10,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/backend/sqltools/world"
 )
 
 // SessionLog keeps every session's successful calls in order, durably and
@@ -79,6 +80,10 @@ type logRecord struct {
 	BodyBytes int `json:"body_bytes"`
 	// Sum is the digest of the result (resultSum).
 	Sum string `json:"sum"`
+	// World is set on a call that changed the session's world: the rows
+	// it changed (replay applies them, runs nothing) and the world's hash
+	// after, which replay checks.
+	World *world.Record `json:"world,omitempty"`
 }
 
 // resultSum digests what a result is: its kind, its query's SQL text and
@@ -170,6 +175,30 @@ func (b *Backend) apply(ctx context.Context, ss *session, e LogEntry) error {
 		ss.applied = e.Seq // another collection's call in this session
 		return nil
 	}
+	if rec.World != nil {
+		prev, prevSpec, applied := ss.world, ss.worldSpec, ss.applied
+		var mark world.Mark
+		if prev != nil {
+			mark = prev.Marker()
+		}
+		w, err := b.worlds.Replay(ctx, ss.world, rec.World)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fail("(%s): %v", rec.Op, err)
+		}
+		started := rec.World.Start != nil
+		ss.journalWorld(started, prev, prevSpec, rec.World.Changes, mark, applied)
+		ss.world = w
+		if started {
+			sp := *rec.World.Start
+			ss.worldSpec = &sp
+		}
+		ss.applied = e.Seq
+		b.store.replayed(e.Seq)
+		return nil
+	}
 	op := operations[rec.Op]
 	if op == nil {
 		return fail("names an unknown operation %q", rec.Op)
@@ -212,4 +241,31 @@ func missingSession(id string) error {
 	return &toolenv.Error{Status: toolenv.StatusNotFound,
 		Message: fmt.Sprintf("session %q does not exist (never started, or evicted after being idle or over the memory cap)", id),
 		Hint:    "start the session again: call initialize_active_data with the task's meta.init arguments, then repeat the calls"}
+}
+
+// logCall appends a successful call's entry to the log (Options.Log),
+// where it must be the session's next one (conflict: another replica
+// appended it first). The caller undoes the call on conflict or error.
+func (b *Backend) logCall(ctx context.Context, ss *session, data []byte) (conflict bool, err error) {
+	if b.opt.Log != nil {
+		if err := b.opt.Log.Append(ctx, ss.id, LogEntry{Seq: ss.applied + 1, Data: data}); err != nil {
+			if errors.Is(err, ErrLogConflict) {
+				return true, nil
+			}
+			return false, logError(ss.id, err)
+		}
+	}
+	ss.applied++
+	return false, nil
+}
+
+// logWorld logs a call that changed the session's world.
+func (b *Backend) logWorld(ctx context.Context, ss *session, op string, m map[string]any, label string, rec *world.Record) (bool, error) {
+	// A world's call is replayed from the rows it changed: its
+	// arguments are not needed (and are not kept).
+	data, err := json.Marshal(logRecord{Coll: b.name, Op: op, Label: label, Seq: ss.seq, SeqAfter: ss.seq, Auto: ss.auto, World: rec})
+	if err != nil {
+		return false, fmt.Errorf("session log: %w", err)
+	}
+	return b.logCall(ctx, ss, data)
 }

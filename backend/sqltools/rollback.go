@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools/world"
 )
 
 // A session can be rolled back to an earlier call count: what makes an
@@ -16,11 +17,14 @@ import (
 // first n successful calls again, as if the step's calls had never run.
 //
 // In memory, every call since the last checkpoint keeps what undoes it
-// (the result its label held before, the session's counters before);
-// a new checkpoint forgets them, so a session holds the undo of one step
-// at most. With a log (Options.Log) the log is the truth: a step's
-// entries are held back until its record is written (tasksession.Unit),
-// so rolling back only has to put the memory back where the log is.
+// (the result its label held before, the session's counters before, and
+// for a call that changed the session's world the rows it changed, or
+// the world it started); a new checkpoint forgets them, so a session
+// holds the undo of one step at most. With a log (Options.Log) the log
+// is the truth: a step's entries — its world's rows included — are held
+// back until its record is written (tasksession.Unit), so rolling back
+// only has to put the memory back where the log is, and a replica that
+// rebuilds the session from the log never sees the cut step.
 
 // undoEntry undoes one successful call.
 type undoEntry struct {
@@ -29,6 +33,19 @@ type undoEntry struct {
 	before  state
 	applied int64
 	bytes   int64 // what the call added to the session's bytes
+	// world is set on a call that changed the session's world.
+	world *worldUndo
+}
+
+// worldUndo undoes a call that changed the session's world: one that
+// started it (the session's world before is put back: none) or one that
+// wrote it (its changes reverted, the world's digest back to mark).
+type worldUndo struct {
+	started  bool
+	prev     *world.World
+	prevSpec *world.Spec
+	changes  []world.Change
+	mark     world.Mark
 }
 
 // CheckpointSession returns how many successful calls session holds (0
@@ -75,11 +92,35 @@ func (b *Backend) RollbackSession(ctx context.Context, session string, n int64) 
 	}
 	var freed int64
 	for ss.calls > n {
+		if len(ss.undo) == 0 {
+			// A call kept no undo: never expected, but the session must
+			// not stay half rolled back.
+			b.store.forget(ss)
+			if b.opt.Log != nil {
+				return nil // the next call rebuilds it from the log
+			}
+			return &toolenv.Error{Status: toolenv.StatusInternal,
+				Message: fmt.Sprintf("session %q cannot be rolled back to call %d: a call since its checkpoint kept nothing to undo it", session, n),
+				Hint:    "this is a bug; the session was dropped: start a new one"}
+		}
 		u := ss.undo[len(ss.undo)-1]
 		ss.undo = ss.undo[:len(ss.undo)-1]
-		if u.prev != nil {
+		switch {
+		case u.world != nil && u.world.started:
+			ss.world, ss.worldSpec = u.world.prev, u.world.prevSpec
+		case u.world != nil:
+			if err := ss.world.Revert(u.world.changes, u.world.mark); err != nil {
+				b.store.forget(ss)
+				if b.opt.Log != nil {
+					return nil // the next call rebuilds it from the log
+				}
+				return &toolenv.Error{Status: toolenv.StatusInternal, Err: err,
+					Message: fmt.Sprintf("session %q: its world cannot be rolled back to call %d: %v", session, n, err),
+					Hint:    "this is a bug; the session was dropped: start a new one"}
+			}
+		case u.prev != nil:
 			ss.results[u.label] = u.prev
-		} else {
+		default:
 			delete(ss.results, u.label)
 		}
 		ss.restore(u.before)
@@ -98,6 +139,21 @@ func (ss *session) journal(r *result, before state, applied, bytes int64) {
 		return
 	}
 	ss.undo = append(ss.undo, undoEntry{label: r.label, prev: ss.results[r.label], before: before, applied: applied, bytes: bytes})
+}
+
+// journalWorld keeps what undoes a call that changed the session's
+// world, when a checkpoint asks for it: started says it started the
+// world (prev and prevSpec are the session's before: none), else it
+// wrote changes to the session's world, whose mark was mark before. It
+// runs with ss.mu held; applied is the session's log count before the
+// call.
+func (ss *session) journalWorld(started bool, prev *world.World, prevSpec *world.Spec, changes []world.Change, mark world.Mark, applied int64) {
+	ss.calls++
+	if ss.mark < 0 {
+		return
+	}
+	ss.undo = append(ss.undo, undoEntry{before: ss.save(), applied: applied,
+		world: &worldUndo{started: started, prev: prev, prevSpec: prevSpec, changes: changes, mark: mark}})
 }
 
 // PinSession marks session as held by its owner (an RL episode, whose

@@ -9,6 +9,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/backend/sqltools/world"
 )
 
 // session is one task session: its database and labelled results.
@@ -22,8 +23,8 @@ type session struct {
 	auto    int   // last automatic label number
 	seq     int   // subquery alias counter
 	bytes   int64 // estimated memory held
-	// applied is the last entry of the session's log (Options.Log) that
-	// this session holds.
+	// applied is how many calls the session holds: the last entry of
+	// its log (Options.Log) it applied.
 	applied int64
 	// calls counts the successful calls the session holds; mark is the
 	// count of the last CheckpointSession (-1: none) and undo what
@@ -31,6 +32,10 @@ type session struct {
 	calls int64
 	mark  int64
 	undo  []undoEntry
+	// world is the session's world (nil: none yet: reads see the
+	// databases), worldSpec the initial state it started from.
+	world     *world.World
+	worldSpec *world.Spec
 
 	// guarded by the store's mutex
 	lastUsed time.Time

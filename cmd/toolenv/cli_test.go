@@ -23,14 +23,14 @@ import (
 )
 
 // run runs the CLI in-process and returns its exit code and output.
-func run(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+func run(t testing.TB, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Run(ctx, args, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -196,14 +196,14 @@ type replica struct {
 
 // startReplica runs the test binary as toolenv serve (see TestMain) and
 // waits until it answers.
-func startReplica(t *testing.T, args ...string) *replica {
+func startReplica(t testing.TB, args ...string) *replica {
 	t.Helper()
 	return startReplicaUnder(t, nil, args...)
 }
 
 // startReplicaUnder is startReplica run through a wrapper command (such
 // as prlimit with its options), when wrapper is not empty.
-func startReplicaUnder(t *testing.T, wrapper []string, args ...string) *replica {
+func startReplicaUnder(t testing.TB, wrapper []string, args ...string) *replica {
 	t.Helper()
 	addr := freeAddr(t)
 	argv := append(append(slices.Clone(wrapper), os.Args[0], "serve", "--addr", addr, "--log-level", "warn"), args...)

@@ -318,7 +318,9 @@ func mcpTool(t *toolenv.Tool) (*mcp.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
-	return &mcp.Tool{Name: t.Name, Title: t.Title, Description: openai.Description(t), InputSchema: raw}, nil
+	mt := &mcp.Tool{Name: t.Name, Title: t.Title, Description: openai.Description(t), InputSchema: raw}
+	server.StateAnnotations(mt, t)
+	return mt, nil
 }
 
 // call is one tools/call: a step of the episode.

@@ -3,7 +3,6 @@ package harness
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -40,7 +39,6 @@ func readTaskFiles(files []string, colls map[string]*toolenv.Collection, brought
 		if err != nil {
 			return nil, nil, invalid("--tasks %s: %v", f, err)
 		}
-		toolenv.ResolveTaskPaths(ts, filepath.Dir(f))
 		for _, p := range probs {
 			problems = append(problems, p.Error())
 		}

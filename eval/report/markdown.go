@@ -120,6 +120,17 @@ func tables(info *eval.RunInfo, s *eval.Summary) []tableData {
 	if len(loops.Rows) > 0 {
 		out = append(out, loops)
 	}
+	state := tableData{Title: "State (stateful tasks)", Note: "Stateful tasks are judged on the state they leave (docs/worlds.md): an episode succeeds when its end state is the gold end state, nothing else changed, its end-state checks hold and its answer (if asked) is right; completion counts that. F1 is the mean F1 of the rows changed as the gold changes them.",
+		Head: []string{"Split", "Agent", "Model", "Episodes", "Succeeded", "F1", "Wrong state", "Collateral", "Checks failed", "Unreadable"}}
+	for _, g := range s.Groups {
+		if st := g.StateDetail; st != nil {
+			state.Rows = append(state.Rows, []string{g.Split, g.Agent, g.Model, fmt.Sprint(g.StateEpisodes), fmt.Sprint(st.Succeeded), fmt.Sprintf("%.2f", st.F1),
+				fmt.Sprint(st.WrongState), fmt.Sprint(st.Collateral), fmt.Sprint(st.ChecksFailed), fmt.Sprint(st.Unreadable)})
+		}
+	}
+	if len(state.Rows) > 0 {
+		out = append(out, state)
+	}
 	if info != nil && len(info.Prompts) > 0 {
 		pt := tableData{Title: "Prompts", Head: []string{"Prompt", "Version", "SHA-256 (first 16)"}}
 		for _, p := range info.Prompts {

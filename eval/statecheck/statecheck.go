@@ -11,7 +11,11 @@
 // row order), objects key by key. An MCP CallToolResult offers three
 // answers, any of which may match: its structuredContent, its text
 // parsed as JSON, and its text as a string; an isError result matches
-// nothing.
+// nothing. An expect that is a table ({"columns", "rows"}) or a list of
+// rows also matches an answer that holds the same table, as the answer
+// check compares tables (nl2api/answer: rows as a multiset, columns by
+// their values, numbers by value): an SQL collection's read tool
+// answers with its rows and more.
 package statecheck
 
 import (
@@ -23,6 +27,7 @@ import (
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
+	nlanswer "github.com/toolenv/toolenv/nl2api/answer"
 )
 
 // Result is one check's outcome.
@@ -152,8 +157,51 @@ func Match(body []byte, expect json.RawMessage) (bool, json.RawMessage, string) 
 			return true, encode(c), ""
 		}
 	}
+	if wt := expectedTable(want, expect); wt != nil {
+		for _, c := range cands {
+			raw := json.RawMessage(encode(c))
+			if s, ok := c.(string); ok {
+				raw = json.RawMessage(s)
+			}
+			if gt, err := nlanswer.FromBodies(raw); err == nil {
+				if ok, _ := nlanswer.Equal(wt, gt, nlanswer.Options{}); ok {
+					return true, encode(c), ""
+				}
+			}
+		}
+	}
 	got := encode(cands[0])
 	return false, got, fmt.Sprintf("got %s, want %s", short(got), short(expect))
+}
+
+// expectedTable reads an expect that is a table: an object with "rows"
+// (and "columns"), or a non-empty list of rows (lists); else nil.
+func expectedTable(want any, raw json.RawMessage) *nlanswer.Table {
+	switch x := want.(type) {
+	case map[string]any:
+		if _, ok := x["rows"]; !ok {
+			return nil
+		}
+		t, err := nlanswer.Gold(raw)
+		if err != nil {
+			return nil
+		}
+		return t
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		t := &nlanswer.Table{Rows: [][]any{}}
+		for _, e := range x {
+			r, ok := e.([]any)
+			if !ok {
+				return nil
+			}
+			t.Rows = append(t.Rows, r)
+		}
+		return t
+	}
+	return nil
 }
 
 // candidates are the answers a body offers: a CallToolResult's

@@ -31,6 +31,15 @@ func TestMatch(t *testing.T) {
 		{"body not JSON", `nope`, `1`, false, "not JSON"},
 		{"large numbers relative", `1e12`, `1000000000000.5`, true, ""},
 		{"types differ", `"1"`, `1`, false, "got"},
+		// A table expect against a read tool's answer that holds the
+		// table and more (an SQL collection's rows with their count).
+		{"table in a larger answer, rows reordered", `{"columns":["id","status"],"rows":[[3,"cancelled"],[4,"shipped"]],"row_count":2}`, `{"columns":["id","status"],"rows":[[4,"shipped"],[3,"cancelled"]]}`, true, ""},
+		{"table, a value differs", `{"columns":["id","status"],"rows":[[3,"open"],[4,"shipped"]],"row_count":2}`, `{"columns":["id","status"],"rows":[[3,"cancelled"],[4,"shipped"]]}`, false, "got"},
+		{"table, a row missing", `{"columns":["id","status"],"rows":[[4,"shipped"]],"row_count":1}`, `{"columns":["id","status"],"rows":[[3,"cancelled"],[4,"shipped"]]}`, false, "got"},
+		{"list of rows against a table", `{"columns":["id","status"],"rows":[[3,"cancelled"]],"row_count":1}`, `[[3,"cancelled"]]`, true, ""},
+		{"list of rows, wrong", `{"columns":["id","status"],"rows":[[3,"cancelled"]],"row_count":1}`, `[[3,"open"]]`, false, "got"},
+		{"table in an MCP text", `{"content":[{"type":"text","text":"{\"columns\":[\"n\"],\"rows\":[[2]],\"more\":true}"}]}`, `{"columns":["n"],"rows":[[2]]}`, true, ""},
+		{"a list of values is no table", `{"rows":[[1],[2]]}`, `[1,2]`, false, "got"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ok, got, why := Match([]byte(c.body), json.RawMessage(c.expect))

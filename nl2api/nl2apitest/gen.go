@@ -21,6 +21,11 @@ type Options struct {
 	Seed uint64
 	// Databases is how many databases to make (default 2).
 	Databases int
+	// Writes adds to every database the shapes writes must handle
+	// (a table referring to itself with columns mostly NULL, a composite
+	// primary key with ON DELETE CASCADE, a table without a primary key
+	// holding identical rows) and questions over them.
+	Writes bool
 	// BigRows, when positive, adds to the first database a table with
 	// this many rows (give more than the serving row cap, 10,000, to
 	// test intermediate results over it) and questions whose answers are
@@ -100,7 +105,8 @@ type table struct {
 	rows         [][]any
 	pk           []string // WITHOUT ROWID primary key
 	withoutRowid bool
-	encoding     string // of its description CSV: "utf-8", "utf-8-bom", "windows-1252", "latin1-mojibake"
+	constraints  []string // table constraints after the columns
+	encoding     string   // of its description CSV: "utf-8", "utf-8-bom", "windows-1252", "latin1-mojibake"
 }
 
 func (t *table) col(role string) *column {
@@ -190,6 +196,8 @@ type database struct {
 	wr     *table // WITHOUT ROWID
 	proto  *table // columns named like toolenv's protocol fields
 	big    *table // over the row cap (optional)
+	// self, comp and log are the write shapes (Options.Writes).
+	self, comp, log *table
 }
 
 // Generate writes a corpus for opt.Seed under dir (created if missing).
@@ -208,6 +216,13 @@ func Generate(dir string, opt Options) (*Corpus, error) {
 		}
 		used[name] = true
 		d := makeDatabase(r, name, i == 0 && opt.BigRows > 0, opt.BigRows)
+		if opt.Writes {
+			tn := &namer{r: r, used: map[string]bool{}}
+			for _, t := range d.tables {
+				tn.take(t.name)
+			}
+			addWriteShapes(r, d, tn)
+		}
 		if err := writeDatabase(dir, d); err != nil {
 			return nil, err
 		}
@@ -220,6 +235,9 @@ func Generate(dir string, opt Options) (*Corpus, error) {
 		}
 		qb := &questions{r: r, d: d, next: len(qs) + 1}
 		qb.all()
+		if opt.Writes {
+			qb.writeQuestions()
+		}
 		qs = append(qs, qb.out...)
 	}
 	c.Questions = qs
@@ -432,6 +450,7 @@ func writeDatabase(root string, d *database) error {
 		for _, c := range t.cols {
 			defs = append(defs, quote(c.name)+" "+c.typ)
 		}
+		defs = append(defs, t.constraints...)
 		stmt := "CREATE TABLE " + quote(t.name) + " (" + strings.Join(defs, ", ")
 		if t.withoutRowid {
 			var pk []string

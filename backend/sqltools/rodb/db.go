@@ -40,9 +40,11 @@ type DB struct {
 	// InMemory says the database is served from an indexed in-memory copy.
 	InMemory bool
 
-	db     *sql.DB
-	tables []*Table
-	byName map[string]*Table
+	db *sql.DB
+	// connector is the in-memory image's (nil: the file's).
+	connector driver.Connector
+	tables    []*Table
+	byName    map[string]*Table
 }
 
 // Table is a table of the database's schema.
@@ -163,7 +165,8 @@ func Open(ctx context.Context, name, path string, opt Options) (*DB, error) {
 			return nil, fmt.Errorf("open database %s (%s): copy into memory: %w", name, abs, err)
 		}
 		fileDB.Close()
-		d.db = sql.OpenDB(&memConnector{image: img})
+		d.connector = &memConnector{image: img}
+		d.db = sql.OpenDB(d.connector)
 		d.InMemory = true
 		log.Debug("database served from memory", "db", name, "file_bytes", st.Size(), "image_bytes", len(img))
 	}
@@ -332,7 +335,12 @@ type memConnector struct {
 
 // Connect opens a connection on a fresh copy of the image.
 func (m *memConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	c, err := (&sqlite.Driver{}).Open(":memory:")
+	name := ":memory:"
+	if m.writable {
+		// Defensive: no write reaches sqlite_dbpage or a shadow table.
+		name = "file::memory:?_defensive=1"
+	}
+	c, err := (&sqlite.Driver{}).Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package rodb
 
 import (
 	"context"
+	"database/sql"
 	"math"
 	"strconv"
 	"time"
@@ -24,6 +25,13 @@ func (d *DB) Query(ctx context.Context, q string, args []any, max int) (*Rows, e
 	if err != nil {
 		return nil, wrapQueryError(ctx, err)
 	}
+	return Scan(ctx, rows, max)
+}
+
+// Scan reads at most max rows (max <= 0: all) of rows, converting
+// values as Query does, and closes rows. Errors are classified as
+// Query's are (timeouts, cancellations).
+func Scan(ctx context.Context, rows *sql.Rows, max int) (*Rows, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
@@ -99,3 +107,7 @@ func Value(v any) any {
 	}
 	return strconv.Quote("unsupported value")
 }
+
+// WrapError classifies an error of a query run under ctx as Query
+// does: a deadline is a timeout, a cancellation canceled.
+func WrapError(ctx context.Context, err error) error { return wrapQueryError(ctx, err) }

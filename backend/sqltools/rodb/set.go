@@ -112,6 +112,16 @@ func (s *Set) Names() []string {
 	return names
 }
 
+// Open returns the open databases by name, to share with another
+// backend (which must not close them).
+func (s *Set) Open() map[string]*DB {
+	out := make(map[string]*DB, len(s.dbs))
+	for n, db := range s.dbs {
+		out[n] = db
+	}
+	return out
+}
+
 // Close closes the databases the set opened (not the shared ones).
 func (s *Set) Close() error {
 	var errs []error
