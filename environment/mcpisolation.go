@@ -10,6 +10,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/mcpsource"
+	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/server"
 )
 
@@ -169,10 +170,9 @@ func (env *Environment) mcpPool(s *mcpsource.Server, tools []*toolenv.Tool, opts
 // already. Backends that keep no such state ignore it, and refuse an
 // init they cannot honour.
 func (env *Environment) StartSession(ctx context.Context, coll, id string, init *toolenv.InitialState) error {
-	b := env.Registry.Backend(coll)
-	if s, ok := b.(interface {
+	if s, ok := invoke.BackendAs[interface {
 		StartSession(ctx context.Context, id string, init *toolenv.InitialState) error
-	}); ok {
+	}](env.Registry.Backend(coll)); ok {
 		return s.StartSession(ctx, id, init)
 	}
 	return nil
@@ -184,7 +184,7 @@ func (env *Environment) StartSession(ctx context.Context, coll, id string, init 
 // It returns at once.
 func (env *Environment) WarmSessions() {
 	for _, c := range env.Registry.Collections() {
-		if w, ok := env.Registry.Backend(c.Name).(interface{ Warm() }); ok {
+		if w, ok := invoke.BackendAs[interface{ Warm() }](env.Registry.Backend(c.Name)); ok {
 			w.Warm()
 		}
 	}

@@ -56,7 +56,7 @@ type SessionOriginer interface {
 // collection's backend's SessionOrigin, when it has one.
 func RegistryOrigin(reg *Registry) func(call *toolenv.Call) (string, uint64) {
 	return func(call *toolenv.Call) (string, uint64) {
-		if o, ok := reg.Backend(call.Collection.Name).(SessionOriginer); ok {
+		if o, ok := BackendAs[SessionOriginer](reg.Backend(call.Collection.Name)); ok {
 			return o.SessionOrigin(call.Session)
 		}
 		return "", 0

@@ -44,7 +44,7 @@ type SessionDropper interface {
 func DropSessions(reg *invoke.Registry) func(id string) {
 	return func(id string) {
 		for _, c := range reg.Collections() {
-			if d, ok := reg.Backend(c.Name).(SessionDropper); ok {
+			if d, ok := invoke.BackendAs[SessionDropper](reg.Backend(c.Name)); ok {
 				d.DropSession(id)
 			}
 		}
