@@ -2,6 +2,7 @@ package world
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"sort"
@@ -419,20 +420,7 @@ func (x *tx) keysOf(query string, args []any) ([][]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]any
-	for rows.Next() {
-		r, err := scanRow(rows, len(cols))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanAll(rows)
 }
 
 // keysOfStmt is keysOf with the query prepared once per connection.
@@ -445,6 +433,11 @@ func (x *tx) keysOfStmt(query string, args []any) ([][]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scanAll(rows)
+}
+
+// scanAll reads every row of rows and closes them.
+func scanAll(rows *sql.Rows) ([][]any, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
