@@ -347,21 +347,12 @@ func clip(s string) string {
 	return s
 }
 
-// release drops what the backends hold of an episode's session: what
-// environment.EndSession drops (a task session, an MCP server's own
-// instance of the episode), reaching through the wrappers of drifted
-// collections to their base's backend. Every way an episode leaves the
-// open ones (done, closed, expired, a reset that failed, Close) calls it.
-func (e *Env) release(id string) {
-	for _, c := range e.env.Registry.Collections() {
-		if h := e.backendOf(c.Name, func(h toolenv.Handler) bool {
-			_, ok := h.(interface{ DropSession(string) bool })
-			return ok
-		}); h != nil {
-			h.(interface{ DropSession(string) bool }).DropSession(id)
-		}
-	}
-}
+// release drops what the backends hold of an episode's session
+// (environment.EndSession: a task session, an MCP server's own instance
+// of the episode, reached through the wrappers of drifted collections).
+// Every way an episode leaves the open ones (done, closed, expired, a
+// reset that failed, Close) calls it.
+func (e *Env) release(id string) { e.env.EndSession(id) }
 
 // spec is what the store keeps of an episode's reset, from which any
 // replica rebuilds it.

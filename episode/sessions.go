@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 
-	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/store/epstore"
 	"github.com/toolenv/toolenv/tasksession"
 )
@@ -47,27 +47,6 @@ type SessionPinner interface {
 	PinSession(session string)
 }
 
-// unwrapper is a backend wrapping another (a drifted collection's wraps
-// its base's).
-type unwrapper interface{ Unwrap() toolenv.Handler }
-
-// backendOf returns the backend serving collection name, unwrapped down
-// to the first that implements what ok accepts, or nil.
-func (e *Env) backendOf(name string, ok func(toolenv.Handler) bool) toolenv.Handler {
-	h := e.env.Registry.Backend(name)
-	for i := 0; h != nil && i < 8; i++ {
-		if ok(h) {
-			return h
-		}
-		u, isWrap := h.(unwrapper)
-		if !isWrap {
-			return nil
-		}
-		h = u.Unwrap()
-	}
-	return nil
-}
-
 // unit is what a step (or a reset) holds of its episode's session while
 // its calls run: the backend's checkpoint, and with task sessions in the
 // store the log entries held back until the step is recorded.
@@ -80,9 +59,9 @@ type unit struct {
 // begin starts a unit of ep's session.
 func (e *Env) begin(ep *Episode) *unit {
 	u := &unit{}
-	if h := e.backendOf(ep.coll.Name, func(h toolenv.Handler) bool { _, ok := h.(SessionRollback); return ok }); h != nil {
-		u.rb = h.(SessionRollback)
-		u.n = u.rb.CheckpointSession(ep.id)
+	if rb, ok := invoke.BackendAs[SessionRollback](e.env.Registry.Backend(ep.coll.Name)); ok {
+		u.rb = rb
+		u.n = rb.CheckpointSession(ep.id)
 	}
 	if e.env.Sessions != nil {
 		u.held = e.env.Sessions.Hold(ep.id)
@@ -129,7 +108,7 @@ func (u *unit) end() {
 
 // pin pins ep's session in its backend, if it keeps sessions in memory.
 func (e *Env) pin(ep *Episode) {
-	if h := e.backendOf(ep.coll.Name, func(h toolenv.Handler) bool { _, ok := h.(SessionPinner); return ok }); h != nil {
-		h.(SessionPinner).PinSession(ep.id)
+	if p, ok := invoke.BackendAs[SessionPinner](e.env.Registry.Backend(ep.coll.Name)); ok {
+		p.PinSession(ep.id)
 	}
 }
