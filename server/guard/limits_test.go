@@ -166,63 +166,104 @@ func TestBodyDeadlineIsLiftedOnceRead(t *testing.T) {
 // and the server answers normally afterwards.
 func TestSlowlorisIsBounded(t *testing.T) {
 	const maxConns, clients = 20, 200
-	addr := startLimited(t, Limits{MaxConns: maxConns, BodyTimeout: 400 * time.Millisecond, HeaderTimeout: 400 * time.Millisecond})
-	base := runtime.NumGoroutine()
-	conns := make([]net.Conn, 0, clients)
-	defer func() {
-		for _, c := range conns {
-			c.Close()
+	// slowClients opens the clients, each sending a head and one byte of
+	// a 100 kB body, and returns their connections.
+	slowClients := func(t *testing.T, addr string) []net.Conn {
+		conns := make([]net.Conn, 0, clients)
+		t.Cleanup(func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+		for range clients {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+			io.WriteString(c, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\nx")
 		}
-	}()
-	for range clients {
-		c, err := net.Dial("tcp", addr)
+		return conns
+	}
+	t.Run("goroutines", func(t *testing.T) {
+		// With deadlines too far to cut anyone, the clients over the cap
+		// are refused and the server settles at a bounded number of
+		// goroutines: at most a few per accepted connection, plus the
+		// drains of refused ones (bounded by 64) and the heads being read
+		// of connections beyond the cap (the triage: 4×ReserveConns, the
+		// default 16), whatever the number of clients. The count is read
+		// once every client over the cap has its answer, and waited for
+		// (a refusing goroutine ends a moment after its client is
+		// answered); a server holding a goroutine per slow client never
+		// gets under the bound.
+		addr := startLimited(t, Limits{MaxConns: maxConns, BodyTimeout: time.Hour, HeaderTimeout: time.Hour})
+		base := runtime.NumGoroutine()
+		answered := make(chan struct{}, clients)
+		for _, c := range slowClients(t, addr) {
+			go func() {
+				io.Copy(io.Discard, c) // until the server answers and closes, or the test ends
+				answered <- struct{}{}
+			}()
+		}
+		const reserve = 16
+		bound := 3*maxConns + 64 + 4*reserve + 10
+		safety := time.After(60 * time.Second) // a safety net, not a timing
+		for range clients - maxConns {
+			select {
+			case <-answered:
+			case <-safety:
+				t.Fatalf("the clients over the cap of %d were not all refused", maxConns)
+			}
+		}
+		// The test's own readers of the connections held.
+		readers := maxConns
+		for g := runtime.NumGoroutine() - base - readers; g > bound; g = runtime.NumGoroutine() - base - readers {
+			select {
+			case <-safety:
+				t.Fatalf("%d slow clients hold %d goroutines (bound %d for a cap of %d)", clients, g, bound, maxConns)
+			case <-answered:
+				t.Fatalf("a connection within the cap of %d was closed with deadlines an hour away", maxConns)
+			case <-time.After(10 * time.Millisecond): // polling interval
+			}
+		}
+	})
+	t.Run("cut", func(t *testing.T) {
+		addr := startLimited(t, Limits{MaxConns: maxConns, BodyTimeout: 400 * time.Millisecond, HeaderTimeout: 400 * time.Millisecond})
+		conns := slowClients(t, addr)
+		busy, cut := 0, 0
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.SetReadDeadline(time.Now().Add(20 * time.Second))
+				got, err := io.ReadAll(bufio.NewReader(c))
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case strings.HasPrefix(string(got), "HTTP/1.1 503"):
+					busy++
+				case err == nil || !isTimeout(err):
+					cut++ // answered 400 and closed, or closed
+				}
+			}()
+		}
+		wg.Wait()
+		// Over the cap a client gets the 503, or (when more than 64 are
+		// being refused at once) just a closed connection.
+		if busy+cut != clients || busy == 0 {
+			t.Fatalf("of %d slow clients %d were refused at the cap and %d cut by the deadlines; the rest held on", clients, busy, cut)
+		}
+		resp, err := http.Post("http://"+addr+"/x", "application/json", strings.NewReader(`{}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		conns = append(conns, c)
-		io.WriteString(c, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\nx")
-	}
-	// Goroutines: at most a few per accepted connection, plus the
-	// drains of refused ones (bounded by 64) and the heads being read of
-	// connections beyond the cap (the triage: 4×ReserveConns, the
-	// default 16), whatever the number of clients.
-	const reserve = 16
-	if g := runtime.NumGoroutine() - base; g > 3*maxConns+64+4*reserve+10 {
-		t.Fatalf("%d slow clients hold %d goroutines (cap %d)", clients, g, maxConns)
-	}
-	busy, cut := 0, 0
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.SetReadDeadline(time.Now().Add(20 * time.Second))
-			got, err := io.ReadAll(bufio.NewReader(c))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case strings.HasPrefix(string(got), "HTTP/1.1 503"):
-				busy++
-			case err == nil || !isTimeout(err):
-				cut++ // answered 400 and closed, or closed
-			}
-		}()
-	}
-	wg.Wait()
-	// Over the cap a client gets the 503, or (when more than 64 are being
-	// refused at once) just a closed connection.
-	if busy+cut != clients || busy == 0 {
-		t.Fatalf("of %d slow clients %d were refused at the cap and %d cut by the deadlines; the rest held on", clients, busy, cut)
-	}
-	resp, err := http.Post("http://"+addr+"/x", "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("after the attack: %s", resp.Status)
-	}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("after the attack: %s", resp.Status)
+		}
+	})
 }
 
 func isTimeout(err error) bool {
