@@ -77,6 +77,10 @@ type CachedInvoker interface {
 	// the entry recorded under the call's exact key and memory holds it;
 	// otherwise it reports false and has done nothing.
 	InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool)
+	// InvokeCachedExact is InvokeCached for a call whose exact key is
+	// exact, whatever its Meta holds (a front-end need not build a Meta
+	// map for it).
+	InvokeCachedExact(ctx context.Context, call *toolenv.Call, exact string) (*toolenv.Result, bool)
 }
 
 // pipeline is the standard pipeline with its in-memory exact hits served
@@ -96,13 +100,17 @@ var _ CachedInvoker = (*pipeline)(nil)
 
 // InvokeCached implements CachedInvoker.
 func (p *pipeline) InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool) {
+	return p.InvokeCachedExact(ctx, call, call.Meta[CallMetaExactKey])
+}
+
+// InvokeCachedExact implements CachedInvoker.
+func (p *pipeline) InvokeCachedExact(ctx context.Context, call *toolenv.Call, exact string) (*toolenv.Result, bool) {
 	if call.Tool == nil || call.Options.NoCache || call.Tool.Meta[toolenv.MetaState] != "" && call.Tool.State() != toolenv.StateStateless {
 		return nil, false
 	}
 	if policy := policyOf(call); !policy.Cache || policy.Validation != toolenv.ValidationLenient {
 		return nil, false
 	}
-	exact := call.Meta[CallMetaExactKey]
 	if exact == "" {
 		return nil, false
 	}

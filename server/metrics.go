@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,8 +27,11 @@ type Metrics struct {
 	// series holds each label set's call counter and latency histogram
 	// once looked up (the label sets are few: collections, front-ends,
 	// sources, statuses), so that counting a call hashes no labels.
-	mu                  sync.RWMutex
-	series              map[callLabels]*callSeries
+	// Reads take no lock (two cores counting calls would contend for
+	// one): the map is immutable, replaced whole under mu when a label
+	// set is added.
+	mu                  sync.Mutex
+	series              atomic.Pointer[map[callLabels]*callSeries]
 	cacheHit, cacheMiss prometheus.Counter
 	episodes            *episodeCollector
 }
@@ -94,17 +98,12 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 	}
 	src := string(res.Source)
 	key := callLabels{coll, call.Frontend, src, string(res.Status)}
-	m.mu.RLock()
-	cs, ok := m.series[key]
-	m.mu.RUnlock()
-	if !ok {
-		cs = &callSeries{calls: m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)), latency: m.latency.WithLabelValues(src)}
-		m.mu.Lock()
-		if m.series == nil {
-			m.series = map[callLabels]*callSeries{}
-		}
-		m.series[key] = cs
-		m.mu.Unlock()
+	var cs *callSeries
+	if series := m.series.Load(); series != nil {
+		cs = (*series)[key]
+	}
+	if cs == nil {
+		cs = m.addSeries(key)
 	}
 	cs.calls.Inc()
 	cs.latency.Observe(elapsed.Seconds())
@@ -122,6 +121,27 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 			m.cacheMiss.Inc()
 		}
 	}
+}
+
+// addSeries returns the series of a label set, adding it to m.series.
+func (m *Metrics) addSeries(key callLabels) *callSeries {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.series.Load()
+	if old != nil {
+		if cs := (*old)[key]; cs != nil {
+			return cs
+		}
+	}
+	cs := &callSeries{calls: m.calls.WithLabelValues(key.collection, key.frontend, key.source, key.status), latency: m.latency.WithLabelValues(key.source)}
+	series := map[callLabels]*callSeries{key: cs}
+	if old != nil {
+		for k, v := range *old {
+			series[k] = v
+		}
+	}
+	m.series.Store(&series)
+	return cs
 }
 
 // Handler serves the metrics in Prometheus' text format.

@@ -212,7 +212,12 @@ func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			rc := http.NewResponseController(w)
+			// net/http's own writer sets deadlines itself; asking it
+			// directly spares a ResponseController per request.
+			rc, ok := w.(readDeadliner)
+			if !ok {
+				rc = http.NewResponseController(w)
+			}
 			if rc.SetReadDeadline(time.Now().Add(d)) == nil {
 				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 			}
@@ -221,9 +226,14 @@ func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
 	})
 }
 
+// readDeadliner is what BodyDeadline needs of a ResponseWriter.
+type readDeadliner interface {
+	SetReadDeadline(time.Time) error
+}
+
 type deadlineBody struct {
 	io.ReadCloser
-	rc     *http.ResponseController
+	rc     readDeadliner
 	lifted bool
 }
 
