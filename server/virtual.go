@@ -176,7 +176,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := s.views.Load()
-	if p := v.plans.get(body); p != nil && s.serveVirtualHit(w, r, p) {
+	if p := v.plans.get(body); p != nil && s.serveVirtualHit(w, r, &v.plans, p) {
 		return
 	}
 	// A tool_input the client's exact key is made of is a JSON object,

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
 )
 
 // virtualPlan is what a /virtual body of the plain shape (see
@@ -21,6 +22,9 @@ type virtualPlan struct {
 	tool  *toolenv.Tool
 	coll  *toolenv.Collection
 	exact string
+	// hit is the cache's answer, which it serves again while it holds
+	// (see invoke.ExactHit).
+	hit atomic.Pointer[invoke.ExactHit]
 }
 
 // planMemo holds plans by their body. Reads take no lock and write no
@@ -37,11 +41,16 @@ type planMemo struct {
 	misses int
 	fresh  int // plans in dirty but not in read
 	bytes  int
+	// hitBytes is the memory the plans' hits hold, up to maxHitBytes
+	// (hits of over maxHitSize are not kept).
+	hitBytes atomic.Int64
 }
 
 const (
 	maxPlanBody  = 2 << 10
 	maxPlanBytes = 8 << 20
+	maxHitSize   = 64 << 10
+	maxHitBytes  = 32 << 20
 )
 
 // get returns the plan kept for body, or nil.
@@ -83,11 +92,29 @@ func (m *planMemo) put(body []byte, p *virtualPlan) {
 	if m.dirty == nil || m.bytes+len(body) > maxPlanBytes {
 		m.dirty, m.bytes, m.misses, m.fresh = map[string]*virtualPlan{}, 0, 0, 0
 		m.read.Store(nil)
+		m.hitBytes.Store(0)
 	}
 	if _, ok := m.dirty[string(body)]; !ok {
 		m.dirty[string(body)] = p
 		m.bytes += len(body)
 		m.fresh++
+	}
+}
+
+// keepHit keeps hit in p in place of old, within the memo's budget.
+func (m *planMemo) keepHit(p *virtualPlan, old, hit *invoke.ExactHit) {
+	if hit == nil || hit == old || hit.Size() > maxHitSize {
+		return
+	}
+	grow := int64(hit.Size())
+	if old != nil {
+		grow -= int64(old.Size())
+	}
+	if m.hitBytes.Load()+grow > maxHitBytes {
+		return
+	}
+	if p.hit.CompareAndSwap(old, hit) {
+		m.hitBytes.Add(grow)
 	}
 }
 
@@ -97,7 +124,7 @@ func (m *planMemo) put(body []byte, p *virtualPlan) {
 // steps a plan stands for. It reports false, having written nothing, for
 // anything else (a session to issue or check, a collection that does not
 // cache, a miss), which handleVirtual then serves the ordinary way.
-func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, p *virtualPlan) bool {
+func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, m *planMemo, p *virtualPlan) bool {
 	if s.cached == nil || p.coll == nil || !p.coll.Policy.Cache || len(r.Header[SessionHeader]) > 0 ||
 		p.coll.Policy.Sessions && p.tool.Hidden() { // callSession's cases with a session
 		return false
@@ -106,10 +133,12 @@ func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, p *virt
 	if p.req.ToolbenchKey != "" {
 		call.Meta = map[string]string{"toolbench_key": p.req.ToolbenchKey}
 	}
-	res, ok := s.cached.InvokeCachedExact(r.Context(), call, p.exact)
+	hint := p.hit.Load()
+	res, hit, ok := s.cached.InvokeCachedHit(r.Context(), call, p.exact, hint)
 	if !ok {
 		return false
 	}
+	m.keepHit(p, hint, hit)
 	if p.req.Meta {
 		writeVirtualMeta(w, res)
 	} else {

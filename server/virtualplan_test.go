@@ -137,8 +137,8 @@ func TestVirtualPlanHitsAnswerAsFirst(t *testing.T) {
 		t.Fatalf("the backend ran %d more times for repeated calls", n-first)
 	}
 	for _, body := range bodies {
-		if rig.s.views.Load().plans.get([]byte(body)) == nil {
-			t.Fatalf("no plan kept for %s", body)
+		if p := rig.s.views.Load().plans.get([]byte(body)); p == nil || p.hit.Load() == nil {
+			t.Fatalf("no plan, or no hit in it, kept for %s", body)
 		}
 	}
 	got := metricValue(t, rig.srv.URL, `toolenv_calls_total{collection="toolbench",frontend="virtual",source="cache",status="ok"}`)
