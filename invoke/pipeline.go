@@ -119,9 +119,9 @@ type pipeline struct {
 	toolenv.Handler
 	mem    exactMemory
 	writes interface{ Writes() uint64 } // the cache's write count, for ExactHits; may be nil
-	obs Observer
-	log *slog.Logger
-	max int // MaxResultBytes: a larger entry goes through Limit
+	obs    Observer
+	log    *slog.Logger
+	max    int // MaxResultBytes: a larger entry goes through Limit
 }
 
 var _ CachedInvoker = (*pipeline)(nil)

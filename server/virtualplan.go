@@ -24,7 +24,24 @@ type virtualPlan struct {
 	exact string
 	// hit is the cache's answer, which it serves again while it holds
 	// (see invoke.ExactHit).
-	hit atomic.Pointer[invoke.ExactHit]
+	hit atomic.Pointer[planHit]
+}
+
+// planHit is a plan's cache hit and its /virtual answer, rendered once
+// (without VirtualMetaField, which is rendered for each call that asks).
+type planHit struct {
+	hit    *invoke.ExactHit
+	answer []byte
+}
+
+func (h *planHit) size() int { return h.hit.Size() + len(h.answer) }
+
+// exact returns the hit h holds (nil for nil).
+func (h *planHit) exact() *invoke.ExactHit {
+	if h == nil {
+		return nil
+	}
+	return h.hit
 }
 
 // planMemo holds plans by their body. Reads take no lock and write no
@@ -101,19 +118,21 @@ func (m *planMemo) put(body []byte, p *virtualPlan) {
 	}
 }
 
-// keepHit keeps hit in p in place of old, within the memo's budget.
-func (m *planMemo) keepHit(p *virtualPlan, old, hit *invoke.ExactHit) {
-	if hit == nil || hit == old || hit.Size() > maxHitSize {
+// keepHit keeps hit, which res is, in p in place of old, within the
+// memo's budget.
+func (m *planMemo) keepHit(p *virtualPlan, old *planHit, hit *invoke.ExactHit, res *toolenv.Result) {
+	if hit == nil || hit == old.exact() || hit.Size() > maxHitSize {
 		return
 	}
-	grow := int64(hit.Size())
+	h := &planHit{hit: hit, answer: appendVirtualResponse(nil, res)}
+	grow := int64(h.size())
 	if old != nil {
-		grow -= int64(old.Size())
+		grow -= int64(old.size())
 	}
 	if m.hitBytes.Load()+grow > maxHitBytes {
 		return
 	}
-	if p.hit.CompareAndSwap(old, hit) {
+	if p.hit.CompareAndSwap(old, h) {
 		m.hitBytes.Add(grow)
 	}
 }
@@ -133,17 +152,24 @@ func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, m *plan
 	if p.req.ToolbenchKey != "" {
 		call.Meta = map[string]string{"toolbench_key": p.req.ToolbenchKey}
 	}
-	hint := p.hit.Load()
-	res, hit, ok := s.cached.InvokeCachedHit(r.Context(), call, p.exact, hint)
+	kept := p.hit.Load()
+	res, hit, ok := s.cached.InvokeCachedHit(r.Context(), call, p.exact, kept.exact())
 	if !ok {
 		return false
 	}
-	m.keepHit(p, hint, hit)
-	if p.req.Meta {
+	switch {
+	case p.req.Meta:
 		writeVirtualMeta(w, res)
-	} else {
+	case kept != nil && hit == kept.hit:
+		h := w.Header()
+		h["Content-Type"] = jsonContentType
+		setResultHeaders(h, res)
+		w.WriteHeader(http.StatusOK)
+		w.Write(kept.answer)
+	default:
 		writeVirtual(w, http.StatusOK, res)
 	}
+	m.keepHit(p, kept, hit, res)
 	return true
 }
 
