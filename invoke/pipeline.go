@@ -6,6 +6,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/validate"
 )
 
@@ -65,7 +66,8 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 	if mem == nil || len(opts.BeforeValidate) > 0 {
 		return h
 	}
-	return &pipeline{Handler: h, mem: mem, obs: opts.Observer, log: log, max: opts.MaxResultBytes}
+	writes, _ := opts.Cache.(interface{ Writes() uint64 })
+	return &pipeline{Handler: h, mem: mem, writes: writes, obs: opts.Observer, log: log, max: opts.MaxResultBytes}
 }
 
 // CachedInvoker is implemented by the pipeline New returns when a call's
@@ -77,7 +79,36 @@ type CachedInvoker interface {
 	// the entry recorded under the call's exact key and memory holds it;
 	// otherwise it reports false and has done nothing.
 	InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool)
+	// InvokeCachedExact is InvokeCached for a call whose exact key is
+	// exact, whatever its Meta holds (a front-end need not build a Meta
+	// map for it).
+	InvokeCachedExact(ctx context.Context, call *toolenv.Call, exact string) (*toolenv.Result, bool)
+	// InvokeCachedHit is InvokeCachedExact for a front-end that keeps
+	// what it found beside the call: pass back the ExactHit an identical
+	// call (the same tool, collection and exact key) returned, and while
+	// nothing has been written to the cache since, its entry is the
+	// answer again without looking it up. It returns the hit to keep
+	// (nil when there is nothing to keep).
+	InvokeCachedHit(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit) (*toolenv.Result, *ExactHit, bool)
 }
+
+// ExactHit is an entry found in memory under a call's exact key, with
+// what it was found for and the cache's write count before it was looked
+// up: any write through the cache since (a replacement, a delete, a new
+// entry) makes it void, so it is never served after its key may have
+// changed. An entry evicted from memory since is still the store's, and
+// still served. Its fields are unexported: only InvokeCachedHit makes
+// and reads it.
+type ExactHit struct {
+	entry  *store.Entry
+	tool   *toolenv.Tool
+	coll   *toolenv.Collection
+	exact  string
+	writes uint64
+}
+
+// Size is the memory the hit holds beyond its key: its entry's answer.
+func (h *ExactHit) Size() int { return len(h.entry.Body) + len(h.entry.Error) + len(h.entry.Origin) }
 
 // pipeline is the standard pipeline with its in-memory exact hits served
 // directly: with nothing configured before validation, a lenient
@@ -86,32 +117,65 @@ type CachedInvoker interface {
 // to LenientCache, whose first step is this lookup.
 type pipeline struct {
 	toolenv.Handler
-	mem exactMemory
-	obs Observer
-	log *slog.Logger
-	max int // MaxResultBytes: a larger entry goes through Limit
+	mem    exactMemory
+	writes interface{ Writes() uint64 } // the cache's write count, for ExactHits; may be nil
+	obs    Observer
+	log    *slog.Logger
+	max    int // MaxResultBytes: a larger entry goes through Limit
 }
 
 var _ CachedInvoker = (*pipeline)(nil)
 
 // InvokeCached implements CachedInvoker.
 func (p *pipeline) InvokeCached(ctx context.Context, call *toolenv.Call) (*toolenv.Result, bool) {
+	return p.InvokeCachedExact(ctx, call, call.Meta[CallMetaExactKey])
+}
+
+// InvokeCachedExact implements CachedInvoker.
+func (p *pipeline) InvokeCachedExact(ctx context.Context, call *toolenv.Call, exact string) (*toolenv.Result, bool) {
+	res, _, ok := p.invokeCached(ctx, call, exact, nil, false)
+	return res, ok
+}
+
+// InvokeCachedHit implements CachedInvoker.
+func (p *pipeline) InvokeCachedHit(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit) (*toolenv.Result, *ExactHit, bool) {
+	return p.invokeCached(ctx, call, exact, hint, true)
+}
+
+// invokeCached is InvokeCachedHit, which makes an ExactHit of what it
+// finds only when keep says the caller keeps it.
+func (p *pipeline) invokeCached(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit, keep bool) (*toolenv.Result, *ExactHit, bool) {
+	start := time.Now()
+	if hint != nil && p.writes != nil && hint.tool == call.Tool && hint.coll == call.Collection && hint.exact == exact &&
+		!call.Options.NoCache && hint.writes == p.writes.Writes() {
+		// What was checked for the hint holds: it depends on the tool
+		// and collection alone.
+		res := fromEntry(hint.entry)
+		observed(ctx, p.obs, p.log, call, res, time.Since(start))
+		return res, hint, true
+	}
 	if call.Tool == nil || call.Options.NoCache || call.Tool.Meta[toolenv.MetaState] != "" && call.Tool.State() != toolenv.StateStateless {
-		return nil, false
+		return nil, nil, false
 	}
 	if policy := policyOf(call); !policy.Cache || policy.Validation != toolenv.ValidationLenient {
-		return nil, false
+		return nil, nil, false
 	}
-	exact := call.Meta[CallMetaExactKey]
 	if exact == "" {
-		return nil, false
+		return nil, nil, false
 	}
-	start := time.Now()
+	var writes uint64
+	if p.writes != nil {
+		writes = p.writes.Writes() // before the lookup: a write after it voids what it finds
+	}
 	e, ok := p.mem.CachedExact(call.Tool.ID, exact)
 	if !ok || p.max > 0 && len(e.Body) > p.max {
-		return nil, false
+		return nil, nil, false
 	}
 	res := fromEntry(e)
 	observed(ctx, p.obs, p.log, call, res, time.Since(start))
-	return res, true
+	var hit *ExactHit
+	if keep && p.writes != nil {
+		hit = &ExactHit{entry: e, tool: call.Tool, coll: call.Collection, exact: exact, writes: writes}
+	}
+	return res, hit, true
 }

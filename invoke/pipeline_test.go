@@ -117,3 +117,81 @@ func TestInvokeCachedAnswersAsInvoke(t *testing.T) {
 		}
 	}
 }
+
+// TestInvokeCachedHitVoidedByWrites: an ExactHit is served again, for the
+// call it was found for, until anything is written through the cache;
+// then the entry is looked up again, and a replaced entry is never served
+// from before.
+func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
+	ctx := context.Background()
+	const exact = "{'symbol': 'AAPL'}"
+	c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
+	c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
+	reg := NewRegistry()
+	if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, ":memory:")
+	entry := func(body string) *store.Entry {
+		return &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(body), Origin: "import"}
+	}
+	if _, err := st.Put(ctx, entry(`"first"`)); err != nil {
+		t.Fatal(err)
+	}
+	obs := &callObserver{}
+	p := New(reg, Options{Cache: st, Observer: obs})
+	ci := p.(CachedInvoker)
+	call := func() *toolenv.Call {
+		c := quoteCall(t, reg, `{"symbol":"AAPL"}`)
+		c.Meta = map[string]string{CallMetaExactKey: exact}
+		return c
+	}
+	p.Invoke(ctx, call()) // reads the entry into memory
+	res, hit, ok := ci.InvokeCachedHit(ctx, call(), exact, nil)
+	if !ok || hit == nil || string(res.Body) != `"first"` {
+		t.Fatalf("first hit: %+v %v %v", res, hit, ok)
+	}
+	n := len(obs.results)
+	res2, hit2, ok := ci.InvokeCachedHit(ctx, call(), exact, hit)
+	if !ok || hit2 != hit || string(res2.Body) != `"first"` || res2 == res || res2.Meta[MetaOrigin] != "import" || res2.Source != toolenv.SourceCache {
+		t.Fatalf("hinted hit: %+v %v %v", res2, hit2, ok)
+	}
+	if len(obs.results) != n+1 {
+		t.Fatal("a hinted hit was not observed")
+	}
+	// A hint for another key or tool is not taken.
+	if _, h, ok := ci.InvokeCachedHit(ctx, call(), "{'symbol': 'MSFT'}", hit); ok || h != nil {
+		t.Fatal("a hint answered another exact key")
+	}
+	other := call()
+	other.Tool = quoteTool()
+	other.Tool.Name = "other"
+	if r, _, ok := ci.InvokeCachedHit(ctx, other, exact, hit); ok {
+		t.Fatalf("a hint answered another tool: %+v", r)
+	}
+	// Any write voids the hint: here one of another key, which leaves
+	// the entry as it was.
+	if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"X"}`, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, h, ok := ci.InvokeCachedHit(ctx, call(), exact, hit); ok && h == hit {
+		t.Fatal("a hint served after a write")
+	}
+	// A replacement is served, never the entry from before.
+	if _, err := st.PutMany(ctx, []*store.Entry{entry(`"second"`)}, true); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, ok := ci.InvokeCachedHit(ctx, call(), exact, hit); ok && string(r.Body) != `"second"` {
+		t.Fatalf("after a replacement: %s", r.Body)
+	}
+	if r := p.Invoke(ctx, call()); string(r.Body) != `"second"` {
+		t.Fatalf("Invoke after a replacement: %s", r.Body)
+	}
+	r, h, ok := ci.InvokeCachedHit(ctx, call(), exact, hit)
+	if !ok || string(r.Body) != `"second"` || h == hit {
+		t.Fatalf("after the replacement was read: %+v %v", r, ok)
+	}
+	if r, _, ok := ci.InvokeCachedHit(ctx, call(), exact, h); !ok || string(r.Body) != `"second"` {
+		t.Fatalf("the new hint: %+v %v", r, ok)
+	}
+}

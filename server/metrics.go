@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,27 +18,20 @@ import (
 // (no global state). It implements invoke.Observer.
 type Metrics struct {
 	reg     *prometheus.Registry
-	calls   *prometheus.CounterVec
-	latency *prometheus.HistogramVec
-	cache   *prometheus.CounterVec
+	cache   *cacheCollector
 	faults  *prometheus.CounterVec
 	store   *prometheus.CounterVec
 	evicted *prometheus.CounterVec
-	// series holds each label set's call counter and latency histogram
-	// once looked up (the label sets are few: collections, front-ends,
-	// sources, statuses), so that counting a call hashes no labels.
-	mu                  sync.RWMutex
-	series              map[callLabels]*callSeries
-	cacheHit, cacheMiss prometheus.Counter
-	episodes            *episodeCollector
+	// series holds each label set's call counts (the label sets are
+	// few: collections, front-ends, sources, statuses). Reads take no
+	// lock (two cores counting calls would contend for one): the map is
+	// immutable, replaced whole under mu when a label set is added.
+	mu       sync.Mutex
+	series   atomic.Pointer[map[callLabels]*callSeries]
+	episodes *episodeCollector
 }
 
 type callLabels struct{ collection, frontend, source, status string }
-
-type callSeries struct {
-	calls   prometheus.Counter
-	latency prometheus.Observer
-}
 
 var _ invoke.Observer = (*Metrics)(nil)
 
@@ -47,17 +41,8 @@ var _ invoke.Observer = (*Metrics)(nil)
 // runtime and process collectors.
 func NewMetrics() *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolenv_calls_total", Help: "Tool calls by collection, front-end, source of the answer and status.",
-		}, []string{"collection", "frontend", "source", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "toolenv_call_duration_seconds", Help: "Time to answer a tool call, by source of the answer.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"source"}),
-		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolenv_cache_lookups_total", Help: "Cache lookups for cacheable collections: hit or miss.",
-		}, []string{"result"}),
+		reg:   prometheus.NewRegistry(),
+		cache: newCacheCollector(),
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolenv_faults_total", Help: "Operational faults injected (toolenv serve --faults), by collection and kind (latency, timeout, rate_limited, error, flaky).",
 		}, []string{"collection", "fault"}),
@@ -69,10 +54,15 @@ func NewMetrics() *Metrics {
 		}, []string{"kind"}),
 	}
 	m.episodes = newEpisodeCollector()
-	m.cacheHit, m.cacheMiss = m.cache.WithLabelValues("hit"), m.cache.WithLabelValues("miss")
 	m.evicted.WithLabelValues("task")
 	m.evicted.WithLabelValues("mcp")
-	m.reg.MustRegister(m.calls, m.latency, m.cache, m.faults, m.store, m.evicted, m.episodes,
+	calls := newCallCollector(func() map[callLabels]*callSeries {
+		if s := m.series.Load(); s != nil {
+			return *s
+		}
+		return nil
+	})
+	m.reg.MustRegister(calls, m.cache, m.faults, m.store, m.evicted, m.episodes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -94,20 +84,14 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 	}
 	src := string(res.Source)
 	key := callLabels{coll, call.Frontend, src, string(res.Status)}
-	m.mu.RLock()
-	cs, ok := m.series[key]
-	m.mu.RUnlock()
-	if !ok {
-		cs = &callSeries{calls: m.calls.WithLabelValues(coll, call.Frontend, src, string(res.Status)), latency: m.latency.WithLabelValues(src)}
-		m.mu.Lock()
-		if m.series == nil {
-			m.series = map[callLabels]*callSeries{}
-		}
-		m.series[key] = cs
-		m.mu.Unlock()
+	var cs *callSeries
+	if series := m.series.Load(); series != nil {
+		cs = (*series)[key]
 	}
-	cs.calls.Inc()
-	cs.latency.Observe(elapsed.Seconds())
+	if cs == nil {
+		cs = m.addSeries(key)
+	}
+	cs.observe(elapsed.Seconds())
 	if op := res.Meta[invoke.MetaStoreError]; op != "" {
 		m.store.WithLabelValues(op).Inc()
 	}
@@ -117,11 +101,32 @@ func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.
 	}
 	if call.Collection != nil && call.Collection.Policy.Cache && res.Source != toolenv.SourcePipeline {
 		if res.Source == toolenv.SourceCache {
-			m.cacheHit.Inc()
+			m.cache.hit.inc()
 		} else {
-			m.cacheMiss.Inc()
+			m.cache.miss.inc()
 		}
 	}
+}
+
+// addSeries returns the series of a label set, adding it to m.series.
+func (m *Metrics) addSeries(key callLabels) *callSeries {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.series.Load()
+	if old != nil {
+		if cs := (*old)[key]; cs != nil {
+			return cs
+		}
+	}
+	cs := &callSeries{labels: key}
+	series := map[callLabels]*callSeries{key: cs}
+	if old != nil {
+		for k, v := range *old {
+			series[k] = v
+		}
+	}
+	m.series.Store(&series)
+	return cs
 }
 
 // Handler serves the metrics in Prometheus' text format.

@@ -87,12 +87,12 @@ func sessionResult(err error) *toolenv.Result {
 // X-Toolenv-Session. The caller must call release when the call is done.
 func (s *Server) callSession(w http.ResponseWriter, r *http.Request, call *toolenv.Call) (release func(), res *toolenv.Result) {
 	id := r.Header.Get(SessionHeader)
+	if id == "" && (call.Collection == nil || !call.Collection.Policy.Sessions || call.Tool == nil || !call.Tool.Hidden()) {
+		return func() {}, nil // no session: nothing below is needed
+	}
 	principal := guard.Principal(r.Context())
 	ctx := session.WithClient(r.Context(), guard.ClientKey(r))
 	if id == "" {
-		if call.Collection == nil || !call.Collection.Policy.Sessions || call.Tool == nil || !call.Tool.Hidden() {
-			return func() {}, nil
-		}
 		id, release, err := s.sessions.Issue(ctx, principal)
 		if err != nil {
 			return nil, sessionResult(err)

@@ -151,7 +151,14 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	// The body is read into a pooled buffer: nothing keeps a reference to
 	// it past this handler (decoding copies what it keeps).
 	bp := bodyBuffers.Get().(*[]byte)
-	body, err := readAllInto((*bp)[:0], http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	rd := r.Body
+	if r.ContentLength < 0 || r.ContentLength > s.opts.MaxBodyBytes {
+		// A body of a declared length within the limit cannot pass it
+		// (net/http stops at the length): only the others need the
+		// MaxBytesReader, which also closes the connection of one over.
+		rd = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	}
+	body, err := readAllInto((*bp)[:0], rd)
 	defer func() {
 		if cap(body) <= maxPooledBody {
 			*bp = body[:0]
@@ -166,6 +173,10 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeVirtual(w, http.StatusBadRequest, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err))
+		return
+	}
+	v := s.views.Load()
+	if p := v.plans.get(body); p != nil && s.serveVirtualHit(w, r, &v.plans, p) {
 		return
 	}
 	// A tool_input the client's exact key is made of is a JSON object,
@@ -199,7 +210,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		reply(w, res)
 		return
 	}
-	tool, err := s.views.Load().resolve(req.Category, req.ToolName, req.APIName)
+	tool, err := v.resolve(req.Category, req.ToolName, req.APIName)
 	if err != nil {
 		reply(w, toolenv.ResultOf(err))
 		return
@@ -210,6 +221,10 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		Args:       vb.args,
 		Frontend:   "virtual",
 		RequestID:  s.newRequestID(),
+	}
+	if exactOK {
+		// What this body comes to, for the next time it is sent.
+		v.plans.put(body, &virtualPlan{req: *req, tool: tool, coll: call.Collection, exact: exact})
 	}
 	release, res := s.callSession(w, r, call)
 	if res != nil {
@@ -343,7 +358,7 @@ func appendVirtualResponse(out []byte, res *toolenv.Result) []byte {
 
 func writeVirtual(w http.ResponseWriter, code int, res *toolenv.Result) {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
+	h["Content-Type"] = jsonContentType
 	setResultHeaders(h, res)
 	w.WriteHeader(code)
 	// The answer is built in a pooled buffer: Write copies it out.

@@ -263,6 +263,9 @@ func stateChanging(method string) bool {
 // or a +json type), parameters aside. HTML forms and CORS "simple
 // requests" can send neither.
 func jsonContent(ct string) bool {
+	if ct == "application/json" { // what nearly every client sends
+		return true
+	}
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.TrimSpace(mt)
 	if strings.EqualFold(mt, "application/json") {

@@ -113,10 +113,11 @@ func (l Limits) Server(h http.Handler) *http.Server {
 		IdleTimeout:       l.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(l.Logger.Handler(), slog.LevelDebug),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if lc, ok := c.(*limitConn); ok && lc.reserved {
-				return context.WithValue(ctx, reservedKey{}, true)
-			}
-			return ctx
+			// Every connection says whether it is of the reserve, so
+			// that each request finds the answer two contexts up, not
+			// at the end of the chain.
+			lc, ok := c.(*limitConn)
+			return context.WithValue(ctx, reservedKey{}, ok && lc.reserved)
 		},
 	}
 }
@@ -157,7 +158,7 @@ func reserved(h http.Handler, paths []string) http.Handler {
 		ok[p] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(reservedKey{}) == nil {
+		if v, _ := r.Context().Value(reservedKey{}).(bool); !v {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -212,7 +213,12 @@ func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			rc := http.NewResponseController(w)
+			// net/http's own writer sets deadlines itself; asking it
+			// directly spares a ResponseController per request.
+			rc, ok := w.(readDeadliner)
+			if !ok {
+				rc = http.NewResponseController(w)
+			}
 			if rc.SetReadDeadline(time.Now().Add(d)) == nil {
 				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 			}
@@ -221,9 +227,14 @@ func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
 	})
 }
 
+// readDeadliner is what BodyDeadline needs of a ResponseWriter.
+type readDeadliner interface {
+	SetReadDeadline(time.Time) error
+}
+
 type deadlineBody struct {
 	io.ReadCloser
-	rc     *http.ResponseController
+	rc     readDeadliner
 	lifted bool
 }
 

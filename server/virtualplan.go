@@ -1,0 +1,236 @@
+package server
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/invoke"
+)
+
+// virtualPlan is what a /virtual body of the plain shape (see
+// decodeVirtualPlain) comes to before its call: the request's fields, the
+// tool and collection its names resolve to and the client's exact key.
+// All of it depends on the body's bytes and the registry's collections
+// alone, so a plan is kept per body in the views it was resolved in (which
+// a change of the registry replaces whole): a repeated call, what a cache
+// hit is, then skips decoding, resolving and keying. A plan is never
+// changed once kept.
+type virtualPlan struct {
+	req   VirtualRequest
+	tool  *toolenv.Tool
+	coll  *toolenv.Collection
+	exact string
+	// hit is the cache's answer, which it serves again while it holds
+	// (see invoke.ExactHit).
+	hit atomic.Pointer[planHit]
+}
+
+// planHit is a plan's cache hit and its /virtual answer, rendered once
+// (without VirtualMetaField, which is rendered for each call that asks).
+type planHit struct {
+	hit    *invoke.ExactHit
+	answer []byte
+}
+
+func (h *planHit) size() int { return h.hit.Size() + len(h.answer) }
+
+// exact returns the hit h holds (nil for nil).
+func (h *planHit) exact() *invoke.ExactHit {
+	if h == nil {
+		return nil
+	}
+	return h.hit
+}
+
+// planMemo holds plans by their body. Reads take no lock and write no
+// shared memory: they look in read, an immutable map, and only a body
+// not found there takes mu, to look in dirty (every plan kept, read's
+// included), promoted to read once it has been missed as many times as
+// it holds plans (so that promoting costs O(1) per miss). It holds up to
+// maxPlanBytes of bodies and starts over when full; a body over
+// maxPlanBody is not kept.
+type planMemo struct {
+	read   atomic.Pointer[map[string]*virtualPlan]
+	mu     sync.Mutex
+	dirty  map[string]*virtualPlan
+	misses int
+	fresh  int // plans in dirty but not in read
+	bytes  int
+	// hitBytes is the memory the plans' hits hold, up to maxHitBytes
+	// (hits of over maxHitSize are not kept).
+	hitBytes atomic.Int64
+}
+
+const (
+	maxPlanBody  = 2 << 10
+	maxPlanBytes = 8 << 20
+	maxHitSize   = 64 << 10
+	maxHitBytes  = 32 << 20
+)
+
+// get returns the plan kept for body, or nil.
+func (m *planMemo) get(body []byte) *virtualPlan {
+	if r := m.read.Load(); r != nil {
+		if p := (*r)[string(body)]; p != nil {
+			return p
+		}
+	}
+	if len(body) > maxPlanBody {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.dirty[string(body)]
+	if m.misses++; m.fresh > 0 && m.misses >= len(m.dirty) {
+		m.promote()
+	}
+	return p
+}
+
+// promote makes read a copy of dirty; m.mu is held.
+func (m *planMemo) promote() {
+	r := make(map[string]*virtualPlan, len(m.dirty))
+	for k, v := range m.dirty {
+		r[k] = v
+	}
+	m.read.Store(&r)
+	m.misses, m.fresh = 0, 0
+}
+
+// put keeps p for body.
+func (m *planMemo) put(body []byte, p *virtualPlan) {
+	if len(body) > maxPlanBody {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dirty == nil || m.bytes+len(body) > maxPlanBytes {
+		m.dirty, m.bytes, m.misses, m.fresh = map[string]*virtualPlan{}, 0, 0, 0
+		m.read.Store(nil)
+		m.hitBytes.Store(0)
+	}
+	if _, ok := m.dirty[string(body)]; !ok {
+		m.dirty[string(body)] = p
+		m.bytes += len(body)
+		m.fresh++
+	}
+}
+
+// keepHit keeps hit, which res is, in p in place of old, within the
+// memo's budget.
+func (m *planMemo) keepHit(p *virtualPlan, old *planHit, hit *invoke.ExactHit, res *toolenv.Result) {
+	if hit == nil || hit == old.exact() || hit.Size() > maxHitSize {
+		return
+	}
+	h := &planHit{hit: hit, answer: appendVirtualResponse(nil, res)}
+	grow := int64(h.size())
+	if old != nil {
+		grow -= int64(old.size())
+	}
+	if m.hitBytes.Load()+grow > maxHitBytes {
+		return
+	}
+	if p.hit.CompareAndSwap(old, h) {
+		m.hitBytes.Add(grow)
+	}
+}
+
+// serveVirtualHit answers a /virtual request whose body has a plan from
+// memory, when the answer is the entry recorded under the plan's exact
+// key and memory holds it: what handleVirtual would answer, without the
+// steps a plan stands for. It reports false, having written nothing, for
+// anything else (a session to issue or check, a collection that does not
+// cache, a miss), which handleVirtual then serves the ordinary way.
+func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, m *planMemo, p *virtualPlan) bool {
+	if s.cached == nil || p.coll == nil || !p.coll.Policy.Cache || len(r.Header[SessionHeader]) > 0 ||
+		p.coll.Policy.Sessions && p.tool.Hidden() { // callSession's cases with a session
+		return false
+	}
+	call := &toolenv.Call{Tool: p.tool, Collection: p.coll, Frontend: "virtual", RequestID: s.newRequestID()}
+	if p.req.ToolbenchKey != "" {
+		call.Meta = map[string]string{"toolbench_key": p.req.ToolbenchKey}
+	}
+	kept := p.hit.Load()
+	res, hit, ok := s.cached.InvokeCachedHit(r.Context(), call, p.exact, kept.exact())
+	if !ok {
+		return false
+	}
+	switch {
+	case p.req.Meta:
+		writeVirtualMeta(w, res)
+	case kept != nil && hit == kept.hit:
+		h := w.Header()
+		h["Content-Type"] = jsonContentType
+		setResultHeaders(h, res)
+		w.WriteHeader(http.StatusOK)
+		w.Write(kept.answer)
+	default:
+		writeVirtual(w, http.StatusOK, res)
+	}
+	m.keepHit(p, kept, hit, res)
+	return true
+}
+
+// jsonContentType is the Content-Type header's value, shared by every
+// answer (see sharedValues).
+var jsonContentType = []string{"application/json"}
+
+// sharedValues hands out one-element header value slices shared by every
+// response that sends the same value, so that setting a header on the hot
+// path allocates nothing. A slice it returns has no spare capacity (an
+// Add to its header copies it first) and must never be changed in place;
+// net/http copies the header before it writes it. Reads take no lock: the
+// table is an immutable map replaced whole when a value is added, up to
+// maxSharedValues values of up to maxSharedValue bytes (statuses,
+// sources, a store's origins); others get a slice of their own.
+type sharedValues struct {
+	m  atomic.Pointer[map[string][]string]
+	mu sync.Mutex
+}
+
+const (
+	maxSharedValues = 256
+	maxSharedValue  = 64
+)
+
+var headerValues sharedValues
+
+// of returns a header value slice holding v.
+func (s *sharedValues) of(v string) []string {
+	if m := s.m.Load(); m != nil {
+		if vs, ok := (*m)[v]; ok {
+			return vs
+		}
+	}
+	vs := []string{v}
+	if len(v) > maxSharedValue {
+		return vs
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.m.Load()
+	if old != nil {
+		if have, ok := (*old)[v]; ok {
+			return have
+		}
+		if len(*old) >= maxSharedValues {
+			return vs
+		}
+	}
+	m := make(map[string][]string, 1+len(valuesOf(old)))
+	for k, x := range valuesOf(old) {
+		m[k] = x
+	}
+	m[v] = vs
+	s.m.Store(&m)
+	return vs
+}
+
+func valuesOf(m *map[string][]string) map[string][]string {
+	if m == nil {
+		return nil
+	}
+	return *m
+}
