@@ -327,7 +327,7 @@ func TestProseReadTwice(t *testing.T) {
 	}
 	m := New(tools, nil, Options{})
 	a, b, c := m.Profile("a/keep_greater"), m.Profile("b/filter"), m.Profile("c/FUNC_0")
-	without := proseSimilarity(a.descText, b.descText, a.descWords, b.descWords, a.desc, b.desc)
+	without := proseSimilarity(stripped(a), stripped(b))
 	if got := textSimilarity(a, b); got <= without {
 		t.Errorf("alike-named arguments: %.3f, no more than without the mentions (%.3f)", got, without)
 	}
