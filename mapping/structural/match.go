@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mapping"
@@ -659,19 +662,26 @@ func (m *Matcher) runFloor(ctx context.Context, sources []bool, allowed func(i, 
 	directed := mode != allPairs
 	invWords := m.invert(func(p *Profile) map[string]float64 { return p.words })
 	invDesc := m.invert(func(p *Profile) map[string]float64 { return p.desc })
-	seen := map[[2]int]bool{}
-	var out []*mapping.Mapping
-	for i := range m.profiles {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	// The candidates of every source and the comparisons are independent
+	// of each other: they are made on every core, and taken in the order
+	// of the sources, as one core would.
+	n := len(m.profiles)
+	cands := make([][]int, n)
+	err := parallel(ctx, n, func(i int) {
 		if directed && sources != nil && !sources[i] {
-			if m.opts.Progress != nil {
-				m.opts.Progress(i+1, len(m.profiles))
-			}
-			continue // no pair from i is allowed
+			return // no pair from i is allowed
 		}
-		for _, j := range m.allCandidates(i, func(j int) bool { return allowed(i, j) || (!directed && allowed(j, i)) }, invWords, invDesc) {
+		cands[i] = m.allCandidates(i, func(j int) bool { return allowed(i, j) || (!directed && allowed(j, i)) }, invWords, invDesc)
+	})
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ from, a, b int }
+	var pairs []pair
+	pending := make([]int32, n) // pairs left to compare, by source
+	seen := map[[2]int]bool{}
+	for i, js := range cands {
+		for _, j := range js {
 			key := [2]int{min(i, j), max(i, j)}
 			if !directed {
 				if seen[key] {
@@ -683,13 +693,47 @@ func (m *Matcher) runFloor(ctx context.Context, sources []bool, allowed func(i, 
 			if !directed && m.profiles[b].Tool.ID < m.profiles[a].Tool.ID {
 				a, b = b, a
 			}
-			mp := m.compare(m.profiles[a], m.profiles[b])
-			if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
-				out = append(out, mp)
-			}
+			pairs = append(pairs, pair{i, a, b})
+			pending[i]++
 		}
-		if m.opts.Progress != nil {
-			m.opts.Progress(i+1, len(m.profiles))
+	}
+	var (
+		mu   sync.Mutex
+		done int
+	)
+	tick := func(k int) {
+		if m.opts.Progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		done += k
+		m.opts.Progress(done, n)
+	}
+	idle := 0 // the tools with nothing to compare
+	for _, c := range pending {
+		if c == 0 {
+			idle++
+		}
+	}
+	if idle > 0 {
+		tick(idle)
+	}
+	results := make([]*mapping.Mapping, len(pairs))
+	err = parallel(ctx, len(pairs), func(k int) {
+		p := pairs[k]
+		results[k] = m.compare(m.profiles[p.a], m.profiles[p.b])
+		if atomic.AddInt32(&pending[p.from], -1) == 0 {
+			tick(1)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*mapping.Mapping
+	for _, mp := range results {
+		if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
+			out = append(out, mp)
 		}
 	}
 	if m.opts.Neighbours != nil {
@@ -714,6 +758,29 @@ func (m *Matcher) runFloor(ctx context.Context, sources []bool, allowed func(i, 
 		return kept[x].To < kept[y].To
 	})
 	return kept, nil
+}
+
+// parallel calls fn(0) … fn(n-1) on as many goroutines as there are
+// cores (GOMAXPROCS), each index once, and returns ctx's error if it
+// ended first.
+func parallel(ctx context.Context, n int, fn func(k int)) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				k := int(next.Add(1)) - 1
+				if k >= n {
+					return
+				}
+				fn(k)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
 }
 
 // greedyOneToOne keeps the best pairs while both of their tools are free.
