@@ -178,10 +178,17 @@ func functionJSON(t *toolenv.Tool) string {
 
 // functionsJSON is FunctionsJSON with each tool's line from one.
 func functionsJSON(tools []*toolenv.Tool, one func(*toolenv.Tool) string) string {
-	var b strings.Builder
-	b.WriteString("[\n")
+	lines := make([]string, len(tools))
+	n := 3
 	for i, t := range tools {
-		b.WriteString(one(t))
+		lines[i] = one(t)
+		n += len(lines[i]) + 2
+	}
+	var b strings.Builder
+	b.Grow(n) // the prompt of a large collection is long: no copying as it grows
+	b.WriteString("[\n")
+	for i := range tools {
+		b.WriteString(lines[i])
 		if i < len(tools)-1 {
 			b.WriteString(",")
 		}

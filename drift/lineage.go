@@ -118,7 +118,7 @@ func Open(c *toolenv.Collection) (*Lineage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drifted collection %s: %w", c.Name, err)
 	}
-	if err := m.Verify(base, c); err != nil {
+	if err := m.verify(versions, c); err != nil { // Verify, without replaying again
 		return nil, err
 	}
 	l := &Lineage{Current: c, Base: base, Manifest: m}

@@ -110,6 +110,12 @@ func (m *Manifest) Verify(base, current *toolenv.Collection) error {
 	if err != nil {
 		return err
 	}
+	return m.verify(versions, current)
+}
+
+// verify is Verify given the manifest's replay on the base (Open has it
+// already: replaying is the costly part).
+func (m *Manifest) verify(versions [][]*toolenv.Tool, current *toolenv.Collection) error {
 	got := versions[len(versions)-1]
 	if len(got) != len(current.Tools) {
 		return fmt.Errorf("drift manifest does not match collection %s: replaying it gives %d tools, tools.json has %d (was tools.json edited by hand? drift again from the base)", current.Name, len(got), len(current.Tools))

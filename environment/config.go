@@ -264,6 +264,9 @@ type ServerConfig struct {
 	// ReserveConns are connections beyond MaxConns kept for /healthz and
 	// /metrics; 0 means 16, -1 none.
 	ReserveConns int `json:"reserve_conns" flag:"reserve-conns" default:"16" help:"connections kept beyond --max-conns for /healthz and /metrics, so health checks and scrapes get in when the cap is full; -1: none"`
+	// HeaderTimeout bounds reading a request's headers: a connection
+	// that sends none is closed after it; 0 means 10 s.
+	HeaderTimeout time.Duration `json:"header_timeout" flag:"header-timeout" default:"10s" help:"longest a client may take to send a request's headers before its connection is closed (a connection that sends nothing holds one of --max-conns until then)"`
 	// MaxSessionsPerClient caps the live sessions of each kind one client
 	// (its token, or its address without one) holds; 0 means 1024, -1 no
 	// cap.

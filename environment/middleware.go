@@ -63,10 +63,8 @@ func (env *Environment) driftMiddleware() (before, after []toolenv.Middleware, e
 			all = append(all, drift.NewLineage(col))
 			continue
 		}
-		var l *drift.Lineage
-		if b, ok := env.Registry.Backend(col.Name).(*driftBackend); ok {
-			l = b.lineage // opened (and verified) once, by newDriftBackend
-		} else if l, err = drift.Open(col); err != nil {
+		l, err := env.lineage(col)
+		if err != nil {
 			return nil, nil, err
 		}
 		lineages, all = append(lineages, l), append(all, l)
@@ -136,6 +134,16 @@ func ReadMappings(ctx context.Context, path string) (*mapping.Set, error) {
 	return mapping.ReadSet(path)
 }
 
+// lineage returns the lineage of drifted collection col: the one its
+// backend opened (and verified) once (newDriftBackend), or, for a
+// collection served otherwise, opened now.
+func (env *Environment) lineage(col *toolenv.Collection) (*drift.Lineage, error) {
+	if b, ok := env.Registry.Backend(col.Name).(*driftBackend); ok {
+		return b.lineage, nil
+	}
+	return drift.Open(col)
+}
+
 // repairAdapter maps old documentation onto the loaded collections: the
 // base version of each drifted collection (Repair.Base) and the folders of
 // Repair.From.
@@ -163,7 +171,7 @@ func (env *Environment) repairAdapter(ctx context.Context) (*repair.Adapter, err
 			if !drift.IsDrifted(col) {
 				continue
 			}
-			l, err := drift.Open(col)
+			l, err := env.lineage(col)
 			if err != nil {
 				return nil, err
 			}

@@ -90,7 +90,7 @@ func runServe(ctx context.Context, e *env, cfg *environment.Config) error {
 	env.Ready() // the search_tools index is built from now on, in the background
 	fmt.Fprintf(e.stderr, "toolenv: serving %d tools on http://%s (POST /virtual, GET /collections, /mcp, /metrics, RL episodes at /openenv); Ctrl-C stops\n", tools, ln.Addr())
 	if err := guard.Serve(ctx, ln, h, guard.Limits{MaxConns: cfg.Server.MaxConns, MaxConnsPerClient: cfg.Server.MaxConnsPerClient,
-		ReserveConns: cfg.Server.ReserveConns, Logger: log}); err != nil {
+		ReserveConns: cfg.Server.ReserveConns, HeaderTimeout: cfg.Server.HeaderTimeout, Logger: log}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	log.Info("stopped")

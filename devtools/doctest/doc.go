@@ -57,9 +57,10 @@
 // fails the file, saying which. The environment of the blocks is the
 // test's without its TOOLENV_ variables (a reader starts without them),
 // with HOME and TMPDIR of the file's own (the Go caches stay where they
-// are; README.md runs in a folder of its own, the same on every run, so
-// that its go build finds what its earlier runs compiled) and
-// DOCTEST_STATE, the harness's folder.
+// are, and GOFLAGS gains -trimpath, with which Go keys the packages it
+// compiles by their content, not their folder: the README's go build of
+// toolenv, in a folder of its own, finds them all in the build cache, as a
+// reader's second build does) and DOCTEST_STATE, the harness's folder.
 //
 // Variables of the test itself: TOOLENV_DOCTEST_NETWORK=host|private
 // forces a network; TOOLENV_DOCTEST_KEEP=1 keeps a failing page's folder;

@@ -2,7 +2,6 @@ package doctest
 
 import (
 	"context"
-	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -22,13 +21,6 @@ var update = flag.Bool("update", false, "write the fresh values of the documente
 // as a reader does: they run without the test's toolenv on PATH (and
 // without any other). The other pages may assume it is installed.
 var installsToolenv = map[string]bool{"README.md": true}
-
-// fixedFolder is the folder of a page that builds toolenv: the same on
-// every run of the checkout at root (Options.Fixed).
-func fixedFolder(root, page string) string {
-	sum := sha256.Sum256([]byte(root))
-	return filepath.Join(os.TempDir(), fmt.Sprintf("toolenv-doctest-%x", sum[:6]), strings.NewReplacer("/", "_", ".", "_").Replace(page))
-}
 
 // maxIllustrative is how many sh blocks of README.md and docs/*.md may be
 // shown without being run. Keep them rare: raise it only for a block that
@@ -111,17 +103,14 @@ func TestDocs(t *testing.T) {
 						defer sched.wait(name)()
 					}
 				}
-				pageBin, fixed := bin, ""
+				pageBin := bin
 				if installsToolenv[name] {
-					// no toolenv on PATH; a folder of its own, where the
-					// page's go build finds its earlier runs' packages
-					pageBin, fixed = "", fixedFolder(root, name)
+					pageBin = "" // no toolenv on PATH
 				}
 				opts := Options{
 					Root:    root,
 					Shared:  filepath.Dir(data),
 					Bin:     pageBin,
-					Fixed:   fixed,
 					Model:   filepath.Join(bin, "toolenv-docmodel"),
 					Network: netw,
 					Links:   []string{"testdata/npm/node_modules"},

@@ -59,13 +59,6 @@ type Options struct {
 	// Dir is the folder the run's temporary folders go in ("" for the
 	// system's).
 	Dir string
-	// Fixed, when set, is the run's folder instead of a new temporary
-	// one, emptied first. Go keys the packages it compiles by their
-	// folder: a document that builds toolenv (the README) then finds them
-	// in the build cache from its earlier runs, as a reader's second build
-	// does, instead of compiling every package of the module again. A run
-	// on a folder another run holds waits for it (a lock file beside it).
-	Fixed string
 	// Keep leaves the run's folder in place (for a failing run).
 	Keep bool
 	// Logf, when set, reports progress (each block, its duration).
@@ -161,11 +154,10 @@ func Run(ctx context.Context, opts Options, name string, blocks []Block) (rep *R
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	top, unlock, err := runFolder(opts)
+	top, err := os.MkdirTemp(opts.Dir, "doctest-*")
 	if err != nil {
 		return rep, err
 	}
-	defer unlock()
 	rep.Dir = top
 	defer func() {
 		if !opts.Keep {
@@ -208,36 +200,6 @@ func Run(ctx context.Context, opts Options, name string, blocks []Block) (rep *R
 		}
 	}
 	return rep, nil
-}
-
-// runFolder makes the run's folder: Fixed, emptied, under its lock, or
-// a new temporary folder in Dir.
-func runFolder(opts Options) (dir string, unlock func(), err error) {
-	if opts.Fixed == "" {
-		dir, err = os.MkdirTemp(opts.Dir, "doctest-*")
-		return dir, func() {}, err
-	}
-	if err := os.MkdirAll(filepath.Dir(opts.Fixed), 0o755); err != nil {
-		return "", nil, err
-	}
-	lock, err := os.OpenFile(opts.Fixed+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", nil, err
-	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		lock.Close()
-		return "", nil, fmt.Errorf("lock %s: %w", opts.Fixed, err)
-	}
-	unlock = func() { syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); lock.Close() }
-	if err := os.RemoveAll(opts.Fixed); err != nil {
-		unlock()
-		return "", nil, err
-	}
-	if err := os.Mkdir(opts.Fixed, 0o755); err != nil {
-		unlock()
-		return "", nil, err
-	}
-	return opts.Fixed, unlock, nil
 }
 
 // runner holds one file's run.
@@ -330,10 +292,8 @@ func blockEnv(base []string, opts Options, home, tmp, state string) []string {
 	if os.Getenv("GOTOOLCHAIN") == "" {
 		env = append(env, "GOTOOLCHAIN=local")
 	}
-	// The GOFLAGS of the user's go env file, lost with HOME.
-	if flags := goEnv("GOFLAGS"); flags != "" {
-		env = append(env, "GOFLAGS="+flags)
-	}
+	// The GOFLAGS of the user's go env file, lost with HOME, and -trimpath.
+	env = append(env, "GOFLAGS="+trimpath(goEnv("GOFLAGS")))
 	env = append(env,
 		"HOME="+home,
 		"TMPDIR="+tmp,
@@ -359,6 +319,22 @@ func blockPath(bin, path string) string {
 		keep = append(keep, d)
 	}
 	return strings.Join(keep, sep)
+}
+
+// trimpath adds -trimpath to GOFLAGS. Go keys a package compiled
+// without it by its folder, and every page runs in a folder of its own: a
+// page's go build or go test would compile the whole module again (80 s of
+// CPU for the README's go build of toolenv). With it, the packages are
+// keyed by their content alone, and the build cache serves what Build and
+// the pages' earlier runs compiled. It changes nothing a page shows: only
+// the paths in the binaries' debug information and stack traces.
+func trimpath(flags string) string {
+	for _, f := range strings.Fields(flags) {
+		if f == "-trimpath" || f == "-trimpath=true" || f == "--trimpath" {
+			return flags
+		}
+	}
+	return strings.TrimSpace(flags + " -trimpath")
 }
 
 func goEnv(k string) string {

@@ -3,8 +3,11 @@ package doctest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -223,36 +226,59 @@ func TestBlockPathWithoutToolenv(t *testing.T) {
 	}
 }
 
-// TestFixedFolderIsEmptiedAndLocked: a fixed run folder starts empty
-// whatever an earlier run left, and is locked while a run holds it.
-func TestFixedFolderIsEmptiedAndLocked(t *testing.T) {
-	fixed := filepath.Join(t.TempDir(), "page")
-	dir, unlock, err := runFolder(Options{Fixed: fixed})
-	if err != nil || dir != fixed {
-		t.Fatalf("%q %v", dir, err)
-	}
-	os.WriteFile(filepath.Join(dir, "left-over"), nil, 0o644)
-	tryLock := func() error {
-		f, err := os.OpenFile(fixed+".lock", os.O_RDWR, 0)
-		if err != nil {
-			return err
+// TestPagesBuildWithTrimpath: the blocks' GOFLAGS keep the user's flags
+// and add -trimpath once, and with them a package compiled in one folder
+// is not compiled again in another (a page's go build finds what Build and
+// the earlier pages compiled).
+func TestPagesBuildWithTrimpath(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "-trimpath"},
+		{"-buildvcs=false", "-buildvcs=false -trimpath"},
+		{"-trimpath -mod=mod", "-trimpath -mod=mod"},
+		{"-trimpath=true", "-trimpath=true"},
+	} {
+		if got := trimpath(c.in); got != c.want {
+			t.Errorf("trimpath(%q) = %q, want %q", c.in, got, c.want)
 		}
-		defer f.Close()
-		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	}
-	if err := tryLock(); !errors.Is(err, syscall.EWOULDBLOCK) {
-		t.Fatalf("the folder is not locked while a run holds it: %v", err)
+	env := blockEnv([]string{"GOFLAGS=-buildvcs=false", "PATH=" + os.Getenv("PATH")}, Options{}, "/h", "/t", "/s")
+	var flags string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			flags = v
+		}
 	}
-	unlock()
-	if err := tryLock(); err != nil {
-		t.Fatalf("the lock outlived the run: %v", err)
+	if !slices.Contains(strings.Fields(flags), "-trimpath") {
+		t.Fatalf("the blocks' GOFLAGS %q lack -trimpath", flags)
 	}
-	dir, unlock, err = runFolder(Options{Fixed: fixed})
-	if err != nil {
-		t.Fatal(err)
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
 	}
-	defer unlock()
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Fatalf("the second run found %d entries left over", len(entries))
+	// the same module in two folders: the second build compiles nothing
+	// (a fresh package, so that no earlier test run cached it)
+	pkg := fmt.Sprintf("package p\n\n// N is %d.\nconst N = %d\n\nfunc F() int { return N }\n", time.Now().UnixNano(), os.Getpid())
+	build := func(dir string) string {
+		t.Helper()
+		for name, text := range map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n", "p/p.go": pkg} {
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("go", "build", "-x", "./p")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS="+flags, "GOWORK=off", "GOTOOLCHAIN=local")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build in %s: %v\n%s", dir, err, out)
+		}
+		return string(out)
+	}
+	first := build(t.TempDir())
+	if !strings.Contains(first, "/compile") {
+		t.Fatalf("the first build compiled nothing; go build -x said:\n%s", first)
+	}
+	if second := build(t.TempDir()); strings.Contains(second, "/compile") {
+		t.Errorf("the second folder compiled the package again, with GOFLAGS %q:\n%s", flags, second)
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/toolenv/toolenv/internal/buildinfo"
 	"github.com/toolenv/toolenv/internal/progress"
 	"github.com/toolenv/toolenv/llm"
-	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/mapping"
 	"github.com/toolenv/toolenv/mapping/failover"
 	"github.com/toolenv/toolenv/mapping/repair"
@@ -235,9 +234,7 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 			if ag == AgentOracle {
 				RunTasks(ctx, st.env, agent.Oracle{}, nil, tasks, r, bar)
 			} else {
-				srv, model := ReplayModel(tasks)
-				RunTasks(ctx, st.env, agent.Direct{}, model, tasks, r, bar)
-				srv.Close()
+				RunTasks(ctx, st.env, agent.Direct{}, ReplayModel(tasks), tasks, r, bar)
 			}
 			bar.Finish()
 			r.Rerouted = *st.counted
@@ -461,12 +458,14 @@ func countRerouted(env *environment.Environment, n *int) {
 	})
 }
 
-// ReplayModel starts a loopback OpenAI-compatible server (package
-// llmtest) that answers each task's prompt with the calls a model shown
-// the old documentation writes: the task's gold calls, as a fenced JSON
-// list with a sentence before it. It stands in for a hosted model that
-// learned the old documentation. Close the server when done.
-func ReplayModel(tasks []*toolenv.Task) (*llmtest.Server, agent.Model) {
+// ReplayModel is a model that answers each task's prompt with the calls
+// a model shown the old documentation writes: the task's gold calls, as a
+// fenced JSON list with a sentence before it. It stands in for a hosted
+// model that learned the old documentation, in process: the agent's
+// prompt, parser and executor are what is measured, not a loopback HTTP
+// round trip of every prompt (which cost a third of map eval repair's
+// direct-replay runs). It is safe for concurrent use.
+func ReplayModel(tasks []*toolenv.Task) agent.Model {
 	byQuery := map[string]string{}
 	for _, t := range tasks {
 		calls := make([]map[string]any, 0, len(t.Gold))
@@ -480,17 +479,38 @@ func ReplayModel(tasks []*toolenv.Task) (*llmtest.Server, agent.Model) {
 		b, _ := json.MarshalIndent(calls, "", "  ")
 		byQuery[t.Query] = "I will call the APIs in this order:\n```json\n" + string(b) + "\n```"
 	}
-	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
-		for i := len(req.Messages) - 1; i >= 0; i-- {
-			for q, reply := range byQuery {
-				if q != "" && strings.Contains(req.Messages[i].Content, q) {
-					return llmtest.Reply{Content: reply}
-				}
+	return replayModel(byQuery)
+}
+
+// replayModel answers a prompt holding a task's query with its reply.
+type replayModel map[string]string
+
+// Chat answers with the reply of the first query found in the messages,
+// last message first, or with an empty list of calls.
+func (m replayModel) Chat(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	content := "[]"
+	prompt := 0
+	for _, msg := range req.Messages {
+		prompt += len(msg.Content)
+	}
+find:
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		for q, reply := range m {
+			if q != "" && strings.Contains(req.Messages[i].Content, q) {
+				content = reply
+				break find
 			}
 		}
-		return llmtest.Reply{Content: "[]"}
-	})
-	return srv, llm.New(srv.URL(), llm.Options{MaxRetries: -1})
+	}
+	usage := llm.Usage{PromptTokens: prompt / 4, CompletionTokens: len(content)/4 + 1}
+	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	return &llm.Response{Model: req.Model, Usage: usage, Choices: []llm.Choice{{
+		Message:      llm.Message{Role: "assistant", Content: content},
+		FinishReason: "stop",
+	}}}, nil
 }
 
 // ExampleTasks makes one single-call task per tool of c: its first

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/mapping"
@@ -104,6 +107,11 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			f.desc = m.fields.vector(terms.Text(f.Description))
 		}
+		p.nameText, p.namePairs = strings.Join(p.name, " "), wordSet(bigrams(p.name))
+		p.stripped = (&prosePart{text: p.descText, words: p.descWords, vec: p.desc}).prepare()
+		if p.asWritten != nil {
+			p.asWritten.prepare()
+		}
 	}
 	return m
 }
@@ -175,12 +183,14 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	// Name words are weighed by their rarity: "random_bank_by_id" and
 	// "random_crypto_by_id" share their common words only.
 	name := m.weightedJaccard(nameA, nameB)
-	if strings.Join(nameA, " ") == strings.Join(nameB, " ") && len(nameA) > 0 {
+	textA, pairsA := nameOf(pa, nameA)
+	textB, pairsB := nameOf(pb, nameB)
+	if textA == textB && len(nameA) > 0 {
 		name = 1
 	} else if len(nameA) > 1 && len(nameB) > 1 {
 		// Word order matters: get_race_by_superhero_name is not
 		// get_superhero_name_by_race.
-		name *= 0.6 + 0.4*terms.Dice(bigrams(nameA), bigrams(nameB))
+		name *= 0.6 + 0.4*dice(pairsA(), pairsB())
 	}
 	// A negation in one name only ("select_data_is_not_null") reverses
 	// the meaning of the words both share.
@@ -272,6 +282,16 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	return mp
 }
 
+// nameOf returns name (p's name, or what a specialisation left of it)
+// joined with spaces, and a function giving the set of its bigrams: made
+// once for p's own name (New), now for another.
+func nameOf(p *Profile, name []string) (string, func() map[string]bool) {
+	if p.namePairs != nil && len(name) == len(p.name) && (len(name) == 0 || &name[0] == &p.name[0]) {
+		return p.nameText, func() map[string]bool { return p.namePairs }
+	}
+	return strings.Join(name, " "), func() map[string]bool { return wordSet(bigrams(name)) }
+}
+
 // textSimilarity is the similarity of two tools' prose: 1 for the same
 // text, else the TF-IDF cosine of their words, lowered when their words
 // come in another order. Word order decides only between nearly the same
@@ -284,8 +304,15 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 // otherwise) and as written (two tools naming their arguments alike
 // share those words) — and the better reading counts.
 func textSimilarity(pa, pb *Profile) float64 {
-	return max(proseSimilarity(pa.descText, pb.descText, pa.descWords, pb.descWords, pa.desc, pb.desc),
-		proseSimilarity(written(pa).text, written(pb).text, written(pa).words, written(pb).words, written(pa).vec, written(pb).vec))
+	return max(proseSimilarity(stripped(pa), stripped(pb)), proseSimilarity(written(pa), written(pb)))
+}
+
+// stripped is a profile's prose without the mentions of its arguments.
+func stripped(p *Profile) *prosePart {
+	if p.stripped != nil {
+		return p.stripped
+	}
+	return &prosePart{text: p.descText, words: p.descWords, vec: p.desc}
 }
 
 // written is a profile's prose as written.
@@ -293,22 +320,23 @@ func written(p *Profile) *prosePart {
 	if p.asWritten != nil {
 		return p.asWritten
 	}
-	return &prosePart{text: p.descText, words: p.descWords, vec: p.desc}
+	return stripped(p)
 }
 
-func proseSimilarity(ta, tb string, wa, wb []string, va, vb map[string]float64) float64 {
-	if va == nil || vb == nil {
+func proseSimilarity(a, b *prosePart) float64 {
+	if a.vec == nil || b.vec == nil {
 		return 0
 	}
-	if strings.TrimSpace(ta) == strings.TrimSpace(tb) {
+	a, b = a.prepare(), b.prepare()
+	if a.trimmed == b.trimmed {
 		return 1
 	}
-	c := cosine(va, vb)
-	order := terms.Dice(bigrams(wa), bigrams(wb))
+	c := cosine(a.vec, b.vec)
+	order := dice(a.pairs, b.pairs)
 	c *= 1 - 0.1*math.Pow(c, 4)*(1-order)
 	// A negation in one text only reverses what both say: "is null" is
 	// not "is not null" (prose drops "not" as a stopword).
-	if negations(ta) != negations(tb) {
+	if a.neg != b.neg {
 		c *= 0.9
 	}
 	return c
@@ -559,7 +587,7 @@ func (m *Matcher) invert(vec func(*Profile) map[string]float64) map[string][]pos
 // compared with its most similar candidates and every pair scoring at
 // least MinScore is returned once (From before To in ID order).
 func (m *Matcher) All(ctx context.Context) ([]*mapping.Mapping, error) {
-	return m.run(ctx, func(i, j int) bool { return true }, allPairs)
+	return m.run(ctx, nil, func(i, j int) bool { return true }, allPairs)
 }
 
 // Between proposes a one-to-one mapping from the tools of collection a to
@@ -567,16 +595,25 @@ func (m *Matcher) All(ctx context.Context) ([]*mapping.Mapping, error) {
 // candidate pair is scored, then pairs are taken best first while both
 // tools are free.
 func (m *Matcher) Between(ctx context.Context, a, b string) ([]*mapping.Mapping, error) {
-	side := func(i int) string { return m.profiles[i].Tool.Collection }
-	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, oneToOne)
+	inA, inB := m.in(a), m.in(b)
+	return m.run(ctx, inA, func(i, j int) bool { return inA[i] && inB[j] }, oneToOne)
+}
+
+// in says, by profile index, which tools belong to collection c.
+func (m *Matcher) in(c string) []bool {
+	out := make([]bool, len(m.profiles))
+	for i, p := range m.profiles {
+		out[i] = p.Tool.Collection == c
+	}
+	return out
 }
 
 // Onto maps each tool of collection a onto its best counterpart in
 // collection b, several tools of a may share one (SEL's specialised tools
 // onto SLOT's general ones).
 func (m *Matcher) Onto(ctx context.Context, a, b string) ([]*mapping.Mapping, error) {
-	side := func(i int) string { return m.profiles[i].Tool.Collection }
-	return m.run(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, bestPerSource)
+	inA, inB := m.in(a), m.in(b)
+	return m.run(ctx, inA, func(i, j int) bool { return inA[i] && inB[j] }, bestPerSource)
 }
 
 // Ranked scores each tool of collection a against its candidates in
@@ -585,8 +622,8 @@ func (m *Matcher) Onto(ctx context.Context, a, b string) ([]*mapping.Mapping, er
 // It is what Between chooses from; a caller with more evidence (package
 // verify: the answers of both tools to the same calls) chooses itself.
 func (m *Matcher) Ranked(ctx context.Context, a, b string, floor float64) (map[string][]*mapping.Mapping, error) {
-	side := func(i int) string { return m.profiles[i].Tool.Collection }
-	ms, err := m.runFloor(ctx, func(i, j int) bool { return side(i) == a && side(j) == b }, ranked, floor)
+	inA, inB := m.in(a), m.in(b)
+	ms, err := m.runFloor(ctx, inA, func(i, j int) bool { return inA[i] && inB[j] }, ranked, floor)
 	if err != nil {
 		return nil, err
 	}
@@ -613,22 +650,38 @@ const (
 	ranked               // directed, every pair above the threshold
 )
 
-func (m *Matcher) run(ctx context.Context, allowed func(i, j int) bool, mode int) ([]*mapping.Mapping, error) {
-	return m.runFloor(ctx, allowed, mode, m.opts.MinScore)
+// run compares the pairs allowed says may pair; sources, when not nil,
+// says which tools allowed lets pair with any (a directed run need not
+// look for the candidates of the others).
+func (m *Matcher) run(ctx context.Context, sources []bool, allowed func(i, j int) bool, mode int) ([]*mapping.Mapping, error) {
+	return m.runFloor(ctx, sources, allowed, mode, m.opts.MinScore)
 }
 
 // runFloor is run keeping the pairs scoring at least floor.
-func (m *Matcher) runFloor(ctx context.Context, allowed func(i, j int) bool, mode int, floor float64) ([]*mapping.Mapping, error) {
+func (m *Matcher) runFloor(ctx context.Context, sources []bool, allowed func(i, j int) bool, mode int, floor float64) ([]*mapping.Mapping, error) {
 	directed := mode != allPairs
 	invWords := m.invert(func(p *Profile) map[string]float64 { return p.words })
 	invDesc := m.invert(func(p *Profile) map[string]float64 { return p.desc })
-	seen := map[[2]int]bool{}
-	var out []*mapping.Mapping
-	for i := range m.profiles {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// The candidates of every source and the comparisons are independent
+	// of each other: they are made on every core, and taken in the order
+	// of the sources, as one core would.
+	n := len(m.profiles)
+	cands := make([][]int, n)
+	err := parallel(ctx, n, func(i int) {
+		if directed && sources != nil && !sources[i] {
+			return // no pair from i is allowed
 		}
-		for _, j := range m.allCandidates(i, func(j int) bool { return allowed(i, j) || (!directed && allowed(j, i)) }, invWords, invDesc) {
+		cands[i] = m.allCandidates(i, func(j int) bool { return allowed(i, j) || (!directed && allowed(j, i)) }, invWords, invDesc)
+	})
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ from, a, b int }
+	var pairs []pair
+	pending := make([]int32, n) // pairs left to compare, by source
+	seen := map[[2]int]bool{}
+	for i, js := range cands {
+		for _, j := range js {
 			key := [2]int{min(i, j), max(i, j)}
 			if !directed {
 				if seen[key] {
@@ -640,13 +693,47 @@ func (m *Matcher) runFloor(ctx context.Context, allowed func(i, j int) bool, mod
 			if !directed && m.profiles[b].Tool.ID < m.profiles[a].Tool.ID {
 				a, b = b, a
 			}
-			mp := m.compare(m.profiles[a], m.profiles[b])
-			if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
-				out = append(out, mp)
-			}
+			pairs = append(pairs, pair{i, a, b})
+			pending[i]++
 		}
-		if m.opts.Progress != nil {
-			m.opts.Progress(i+1, len(m.profiles))
+	}
+	var (
+		mu   sync.Mutex
+		done int
+	)
+	tick := func(k int) {
+		if m.opts.Progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		done += k
+		m.opts.Progress(done, n)
+	}
+	idle := 0 // the tools with nothing to compare
+	for _, c := range pending {
+		if c == 0 {
+			idle++
+		}
+	}
+	if idle > 0 {
+		tick(idle)
+	}
+	results := make([]*mapping.Mapping, len(pairs))
+	err = parallel(ctx, len(pairs), func(k int) {
+		p := pairs[k]
+		results[k] = m.compare(m.profiles[p.a], m.profiles[p.b])
+		if atomic.AddInt32(&pending[p.from], -1) == 0 {
+			tick(1)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*mapping.Mapping
+	for _, mp := range results {
+		if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
+			out = append(out, mp)
 		}
 	}
 	if m.opts.Neighbours != nil {
@@ -671,6 +758,29 @@ func (m *Matcher) runFloor(ctx context.Context, allowed func(i, j int) bool, mod
 		return kept[x].To < kept[y].To
 	})
 	return kept, nil
+}
+
+// parallel calls fn(0) … fn(n-1) on as many goroutines as there are
+// cores (GOMAXPROCS), each index once, and returns ctx's error if it
+// ended first.
+func parallel(ctx context.Context, n int, fn func(k int)) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				k := int(next.Add(1)) - 1
+				if k >= n {
+					return
+				}
+				fn(k)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
 }
 
 // greedyOneToOne keeps the best pairs while both of their tools are free.
@@ -713,10 +823,10 @@ func bestOf(ms []*mapping.Mapping) []*mapping.Mapping {
 // tenth of the way towards 1, scaled by the share of From's neighbours
 // that map to one of To's neighbours.
 func propagate(ms []*mapping.Mapping, neighbours func(string) []string) {
-	paired := map[string]bool{}
+	paired := map[[2]string]bool{}
 	for _, mp := range ms {
-		paired[mp.From+"\x00"+mp.To] = true
-		paired[mp.To+"\x00"+mp.From] = true
+		paired[[2]string{mp.From, mp.To}] = true
+		paired[[2]string{mp.To, mp.From}] = true
 	}
 	for _, mp := range ms {
 		if mp.Signals["siblings"] == 1 {
@@ -729,7 +839,7 @@ func propagate(ms []*mapping.Mapping, neighbours func(string) []string) {
 		hit := 0
 		for _, x := range na {
 			for _, y := range nb {
-				if paired[x+"\x00"+y] {
+				if paired[[2]string{x, y}] {
 					hit++
 					break
 				}

@@ -2,12 +2,16 @@ package structural
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/mapping"
 )
 
 func TestOpaqueTemplates(t *testing.T) {
@@ -327,7 +331,7 @@ func TestProseReadTwice(t *testing.T) {
 	}
 	m := New(tools, nil, Options{})
 	a, b, c := m.Profile("a/keep_greater"), m.Profile("b/filter"), m.Profile("c/FUNC_0")
-	without := proseSimilarity(a.descText, b.descText, a.descWords, b.descWords, a.desc, b.desc)
+	without := proseSimilarity(stripped(a), stripped(b))
 	if got := textSimilarity(a, b); got <= without {
 		t.Errorf("alike-named arguments: %.3f, no more than without the mentions (%.3f)", got, without)
 	}
@@ -358,5 +362,109 @@ func TestProseOperatorsAndNegation(t *testing.T) {
 		if same != 1 || other >= 0.95 {
 			t.Errorf("%q vs %q: same text %.3f, other %.3f", tt.a, tt.b, same, other)
 		}
+	}
+}
+
+// TestRunOnEveryCore: the runs compare on every core and give the
+// mappings one core gives (the pairs; a score may differ in its last digit
+// from run to run on one core too: TF-IDF sums follow map order), and the
+// progress reaches every tool, never going back.
+func TestRunOnEveryCore(t *testing.T) {
+	var tools []*toolenv.Tool
+	for seed := uint64(1); seed <= 3; seed++ {
+		r := rand.New(rand.NewPCG(seed, 11))
+		api := adversarialAPI(r, fmt.Sprintf("api%d", seed))
+		obf, _, _ := obfuscate(r, api, fmt.Sprintf("api%d-obfuscated", seed))
+		tools = append(append(tools, api...), obf...)
+	}
+	runs := func(t *testing.T) string {
+		t.Helper()
+		var last int
+		m := New(tools, nil, Options{Progress: func(done, total int) {
+			if done <= last || done > total {
+				t.Errorf("progress %d of %d after %d", done, total, last)
+			}
+			last = done
+		}})
+		var b strings.Builder
+		ctx := context.Background()
+		for _, run := range []struct {
+			name string
+			fn   func() ([]*mapping.Mapping, error)
+		}{
+			{"between 1", func() ([]*mapping.Mapping, error) { return m.Between(ctx, "api1", "api1-obfuscated") }},
+			{"between 2", func() ([]*mapping.Mapping, error) { return m.Between(ctx, "api2-obfuscated", "api2") }},
+			{"between 3", func() ([]*mapping.Mapping, error) { return m.Between(ctx, "api3", "api3-obfuscated") }},
+		} {
+			last = 0
+			got, err := run.fn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last != len(tools) {
+				t.Errorf("%s: progress ended at %d of %d", run.name, last, len(tools))
+			}
+			fmt.Fprintf(&b, "%s:", run.name)
+			for _, mp := range got {
+				fmt.Fprintf(&b, " %s→%s", mp.From, mp.To)
+			}
+			b.WriteString("\n")
+		}
+		return b.String()
+	}
+	prev := runtime.GOMAXPROCS(1)
+	one := runs(t)
+	runtime.GOMAXPROCS(8)
+	many := runs(t)
+	runtime.GOMAXPROCS(prev)
+	if one != many {
+		t.Errorf("on 8 cores the mappings differ from one core's:\n%s\nvs\n%s", many, one)
+	}
+	if strings.Count(one, "→") < 10 {
+		t.Errorf("few mappings made: %s", one)
+	}
+}
+
+// TestParallel: every index is done once, on several goroutines at
+// once, and a cancelled context ends the work early with its error.
+func TestParallel(t *testing.T) {
+	prev := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(prev)
+	const n = 1000
+	var counts [n]atomic.Int32
+	var running, most atomic.Int32
+	release := make(chan struct{})
+	go func() {
+		for most.Load() < 2 {
+			runtime.Gosched()
+		}
+		close(release)
+	}()
+	if err := parallel(context.Background(), n, func(k int) {
+		if r := running.Add(1); r > most.Load() {
+			most.Store(r)
+		}
+		if k == 0 {
+			<-release // the others go on meanwhile
+		}
+		counts[k].Add(1)
+		running.Add(-1)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for k := range counts {
+		if c := counts[k].Load(); c != 1 {
+			t.Fatalf("index %d done %d times", k, c)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var done atomic.Int32
+	err := parallel(ctx, n, func(k int) {
+		if done.Add(1) == 10 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || done.Load() >= n {
+		t.Errorf("cancelled after 10: err %v, %d done", err, done.Load())
 	}
 }

@@ -50,6 +50,30 @@ type Field struct {
 	full   []string       // normalised words of the whole path
 	tri    terms.Trigrams // trigrams of the last path segment
 	desc   map[string]float64
+	// Made once when the field is profiled (see words), as a field is
+	// compared with many: its last path segment and the sets of last and
+	// full.
+	seg              string
+	lastSet, fullSet map[string]bool
+	profiled         bool
+}
+
+// words returns f's last path segment and the sets of its words: made
+// when the field was profiled, or now for a field made otherwise.
+func (f *Field) words() (seg string, last, full map[string]bool) {
+	if f.profiled {
+		return f.seg, f.lastSet, f.fullSet
+	}
+	return lastSegment(f.Path), wordSet(f.last), wordSet(f.full)
+}
+
+// wordSet is the set of words ws.
+func wordSet(ws []string) map[string]bool {
+	s := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		s[w] = true
+	}
+	return s
 }
 
 // weight is the field's IDF weight, 1 when unknown.
@@ -83,6 +107,13 @@ type Profile struct {
 	// removed: two tools that name their arguments alike share those
 	// words (see textSimilarity).
 	asWritten *prosePart
+	// stripped is descText, descWords and desc made ready for
+	// proseSimilarity (New).
+	stripped *prosePart
+	// nameText and namePairs are name joined with spaces and the set of
+	// its bigrams (New).
+	nameText  string
+	namePairs map[string]bool
 	words     map[string]float64 // TF-IDF vector of the whole tool (name, description, fields)
 	desc      map[string]float64 // TF-IDF vector of the description
 	// domain is the TF-IDF vector of the API's category and description.
@@ -136,12 +167,26 @@ func NewProfile(t *toolenv.Tool, ev *Evidence) *Profile {
 	return p
 }
 
-// prosePart is a tool's prose as written: its text, words and TF-IDF
-// vector.
+// prosePart is a tool's prose (as written, or without the mentions of
+// its arguments): its text, words and TF-IDF vector, and what
+// proseSimilarity reads of them, made once (see prepare).
 type prosePart struct {
 	text  string
 	words []string
 	vec   map[string]float64
+
+	prepared bool
+	trimmed  string          // text without surrounding space
+	pairs    map[string]bool // the bigrams of words
+	neg      int             // negations(text)
+}
+
+// prepare makes what proseSimilarity reads of pp, once.
+func (pp *prosePart) prepare() *prosePart {
+	if !pp.prepared {
+		pp.trimmed, pp.pairs, pp.neg, pp.prepared = strings.TrimSpace(pp.text), wordSet(bigrams(pp.words)), negations(pp.text), true
+	}
+	return pp
 }
 
 // prose returns a tool's description followed by its response's (what
@@ -178,6 +223,7 @@ func ordered(m map[string]*Field, order []string) []*Field {
 		f.last = terms.Name(segs[len(segs)-1])
 		f.full = terms.Name(strings.Join(segs, " "))
 		f.tri = terms.NewTrigrams(segs[len(segs)-1])
+		f.seg, f.lastSet, f.fullSet, f.profiled = segs[len(segs)-1], wordSet(f.last), wordSet(f.full), true
 		if len(f.Values) == 0 {
 			f.Values = nil
 		}

@@ -119,8 +119,10 @@ func fieldScore(a, b *Field) (float64, string) {
 		s *= 0.5 // type and position alone
 	}
 	reason := "similar name"
+	segA, _, _ := a.words()
+	segB, _, _ := b.words()
 	switch {
-	case !opaque && strings.EqualFold(lastSegment(a.Path), lastSegment(b.Path)):
+	case !opaque && strings.EqualFold(segA, segB):
 		reason = "same name"
 	case !opaque && name >= 0.99:
 		reason = "synonym"
@@ -138,12 +140,13 @@ func fieldScore(a, b *Field) (float64, string) {
 // segments, of the whole paths, and the character trigram similarity of
 // the last segments.
 func nameSimilarity(a, b *Field) float64 {
-	la, lb := lastSegment(a.Path), lastSegment(b.Path)
+	la, lastA, fullA := a.words()
+	lb, lastB, fullB := b.words()
 	if strings.EqualFold(la, lb) {
 		return 1
 	}
-	s := terms.Jaccard(a.last, b.last)
-	if f := terms.Jaccard(a.full, b.full); f > s {
+	s := jaccard(lastA, lastB)
+	if f := jaccard(fullA, fullB); f > s {
 		s = f
 	}
 	if t := 0.9 * fieldTrigrams(a, la).Dice(fieldTrigrams(b, lb)); t > s {
@@ -152,23 +155,49 @@ func nameSimilarity(a, b *Field) float64 {
 	// A leaf whose words are all among the other's whole path (city →
 	// location.city_name) is close, but not as close as the same name:
 	// "Id" is in "StateCode" (code ≈ identifier) too.
-	if c := 0.75 * containment(a.last, b.full); c > s {
+	if c := 0.75 * containment(a.last, fullB); c > s {
 		s = c
 	}
-	if c := 0.75 * containment(b.last, a.full); c > s {
+	if c := 0.75 * containment(b.last, fullA); c > s {
 		s = c
 	}
 	return s
 }
 
-// containment is the share of a's words found in b.
-func containment(a, b []string) float64 {
-	if len(a) == 0 || len(b) == 0 {
+// jaccard is |a ∩ b| / |a ∪ b| of two word sets (terms.Jaccard of the
+// lists they were made from); 0 when both are empty.
+func jaccard(sa, sb map[string]bool) float64 {
+	if len(sa)+len(sb) == 0 {
 		return 0
 	}
-	in := map[string]bool{}
-	for _, w := range b {
-		in[w] = true
+	inter := 0
+	for w := range sa {
+		if sb[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+// dice is 2|a ∩ b| / (|a| + |b|) of two word sets (terms.Dice of the
+// lists they were made from); 0 when both are empty.
+func dice(sa, sb map[string]bool) float64 {
+	if len(sa)+len(sb) == 0 {
+		return 0
+	}
+	inter := 0
+	for w := range sa {
+		if sb[w] {
+			inter++
+		}
+	}
+	return 2 * float64(inter) / float64(len(sa)+len(sb))
+}
+
+// containment is the share of a's words found in the set in.
+func containment(a []string, in map[string]bool) float64 {
+	if len(a) == 0 || len(in) == 0 {
+		return 0
 	}
 	n := 0
 	for _, w := range a {
