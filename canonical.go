@@ -131,6 +131,12 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 			}
 		}
 		b.WriteByte(']')
+	case RawJSON:
+		if x.text == "" {
+			b.WriteString("null")
+			return nil
+		}
+		return writeCanonicalRaw(b, x.text, depth)
 	case json.RawMessage:
 		y, err := ParseJSON(x)
 		if err != nil {

@@ -66,6 +66,9 @@ type jsonParser struct {
 	// are kept in chunks that are never copied (growing one list of
 	// members would copy it again and again).
 	free [][]jsonMember
+	// keep, when set, names the members of the outermost object whose
+	// object or array values are kept as RawJSON (see ParseArgs).
+	keep func(key string) bool
 }
 
 // memberChunk is the size of the chunks members are kept in past the
@@ -194,7 +197,12 @@ func (p *jsonParser) object(depth int) (any, error) {
 		}
 		p.i++
 		p.space()
-		v, err := p.value(depth + 1)
+		var v any
+		if depth == 0 && p.keep != nil && p.keep(k) {
+			v, err = p.rawValue(depth + 1)
+		} else {
+			v, err = p.value(depth + 1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -305,17 +313,28 @@ func (p *jsonParser) str() (string, error) {
 	}
 	buf := make([]byte, 0, p.i-start+16)
 	buf = append(buf, d[start:p.i]...)
+	buf, err := p.strRest(buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf), nil
+}
+
+// strRest appends the decoded rest of the string p.i is in (after its
+// opening quote) to buf, and moves past its closing quote.
+func (p *jsonParser) strRest(buf []byte) ([]byte, error) {
+	d := p.data
 	for p.i < len(d) {
 		c := d[p.i]
 		switch {
 		case c == '"':
 			p.i++
-			return string(buf), nil
+			return buf, nil
 		case c < 0x20:
-			return "", p.fail("control character in a string")
+			return nil, p.fail("control character in a string")
 		case c == '\\':
 			if p.i+1 >= len(d) {
-				return "", p.fail("unterminated escape")
+				return nil, p.fail("unterminated escape")
 			}
 			e := d[p.i+1]
 			p.i += 2
@@ -335,7 +354,7 @@ func (p *jsonParser) str() (string, error) {
 			case 'u':
 				r, ok := p.hex4()
 				if !ok {
-					return "", p.fail("invalid \\u escape")
+					return nil, p.fail("invalid \\u escape")
 				}
 				if utf16.IsSurrogate(r) {
 					// A high surrogate followed by \uDC00-\uDFFF is one
@@ -356,7 +375,7 @@ func (p *jsonParser) str() (string, error) {
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
-				return "", p.fail("invalid escape")
+				return nil, p.fail("invalid escape")
 			}
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
@@ -367,7 +386,7 @@ func (p *jsonParser) str() (string, error) {
 			p.i += size
 		}
 	}
-	return "", p.fail("unterminated string")
+	return nil, p.fail("unterminated string")
 }
 
 func (p *jsonParser) hex4() (rune, bool) {
