@@ -256,6 +256,14 @@ func (p *jsonParser) array(depth int) (any, error) {
 
 func (p *jsonParser) number() (any, error) {
 	start := p.i
+	if err := p.scanNumber(); err != nil {
+		return nil, err
+	}
+	return json.Number(p.data[start:p.i]), nil
+}
+
+// scanNumber moves past the JSON number at p.i.
+func (p *jsonParser) scanNumber() error {
 	d := p.data
 	if p.i < len(d) && d[p.i] == '-' {
 		p.i++
@@ -268,12 +276,12 @@ func (p *jsonParser) number() (any, error) {
 			p.i++
 		}
 	default:
-		return nil, p.fail("invalid number")
+		return p.fail("invalid number")
 	}
 	if p.i < len(d) && d[p.i] == '.' {
 		p.i++
 		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return nil, p.fail("invalid number")
+			return p.fail("invalid number")
 		}
 		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
 			p.i++
@@ -285,13 +293,13 @@ func (p *jsonParser) number() (any, error) {
 			p.i++
 		}
 		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return nil, p.fail("invalid number")
+			return p.fail("invalid number")
 		}
 		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
 			p.i++
 		}
 	}
-	return json.Number(d[start:p.i]), nil
+	return nil
 }
 
 func (p *jsonParser) str() (string, error) {

@@ -239,8 +239,7 @@ func (p *jsonParser) skip(depth int) error {
 	case c == '"':
 		return p.skipStr()
 	case c == '-' || (c >= '0' && c <= '9'):
-		_, err := p.number()
-		return err
+		return p.scanNumber()
 	case c == 't':
 		_, err := p.literal("true", true)
 		return err
@@ -383,7 +382,7 @@ func (c *rawCanon) value(depth int) error {
 		return c.string()
 	case ch == '-' || (ch >= '0' && ch <= '9'):
 		start := p.i
-		if _, err := p.number(); err != nil {
+		if err := p.scanNumber(); err != nil {
 			return err
 		}
 		return appendCanonicalNumber(b, p.data[start:p.i])

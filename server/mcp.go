@@ -308,11 +308,11 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 // callResult is call, with the pipeline's result (nil when the call
 // never reached it).
 func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) (*mcp.CallToolResult, *toolenv.Result) {
-	args, stashed := f.arguments.take(req.Params.Arguments)
-	var res *toolenv.Result
-	if !stashed {
-		args, res = mcpArgs(req.Params.Arguments)
+	raw := req.Params.Arguments
+	if kept, ok := f.arguments.take(raw); ok {
+		raw = json.RawMessage(kept.String())
 	}
+	args, res := mcpArgs(raw, e.tool.Input)
 	sc := mcpSessionCall{sessions: e.coll.Policy.Sessions, setup: e.coll.Policy.Sessions && e.tool.Hidden(), arg: mcpSessionArg(e.tool)}
 	if res == nil && sc.sessions {
 		sc.handle, res = takeSessionArg(args, mcpSessionArg(e.tool))

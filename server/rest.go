@@ -327,7 +327,7 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 				args[bp] = v
 				return args, nil
 			}
-			m, err := decodeArgs(trimmed)
+			m, err := decodeArgs(trimmed, tool.Input)
 			if err != nil {
 				return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
 			}
