@@ -42,6 +42,24 @@ func NewRawJSON(data []byte) (RawJSON, error) {
 	return RawJSON{text: string(data[start:end])}, nil
 }
 
+// CheckJSON returns the error ParseJSON gives for data, or nil when data
+// is one JSON value, without decoding it.
+func CheckJSON(data []byte) error {
+	p := jsonParser{data: data}
+	p.space()
+	if err := p.skip(0); err != nil {
+		if _, perr := ParseJSON(data); perr != nil {
+			return perr // ParseJSON's words
+		}
+		return err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return p.fail("unexpected data after the JSON value")
+	}
+	return nil
+}
+
 // String returns the JSON text (empty for the zero RawJSON).
 func (r RawJSON) String() string { return r.text }
 

@@ -176,7 +176,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	exact, exactOK := "", false
 	if vb.pending {
 		if exact, exactOK = s.keys.of(vb.toolInput); !exactOK {
-			vb.finish(body)
+			vb.check(body)
 		}
 	}
 	req, res := vb.req, vb.res
@@ -248,7 +248,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if vb.pending {
-		vb.finish(body)
+		vb.finish(body, call.Tool.Input)
 		if vb.res != nil { // not seen: a tool_input with a key parses (TestDecodeVirtualFastAsGeneral)
 			if vb.res.Status == toolenv.StatusBadRequest {
 				writeVirtual(w, http.StatusBadRequest, vb.res)
