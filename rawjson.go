@@ -2,6 +2,7 @@ package toolenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -610,4 +611,71 @@ func appendCanonicalNumber(b *bytes.Buffer, lit []byte) error {
 		b.Write(frac)
 	}
 	return nil
+}
+
+// SplitJSONObject reads the JSON object at the start of data (after
+// spaces) into its members' values as they are written, without decoding
+// them: each value is a subslice of data (not a copy), checked as
+// ParseJSON checks it. Keys are decoded as ParseJSON decodes them; a
+// repeated key keeps its last value. It returns the index in data after
+// the object, for the caller to say what may follow it, and the error
+// ParseJSON would give for the object, or "want a JSON object" when
+// data holds another value.
+func SplitJSONObject(data []byte) (map[string]json.RawMessage, int, error) {
+	p := jsonParser{data: data}
+	p.space()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		if p.i < len(p.data) {
+			if err := CheckJSON(data); err != nil {
+				return nil, 0, err
+			}
+		}
+		return nil, 0, errors.New("want a JSON object")
+	}
+	start := p.i
+	out := map[string]json.RawMessage{}
+	p.i++
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		return out, p.i + 1, nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			break
+		}
+		k, err := p.str()
+		if err != nil {
+			break
+		}
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			break
+		}
+		p.i++
+		p.space()
+		v0 := p.i
+		if p.skip(1) != nil {
+			break
+		}
+		out[k] = json.RawMessage(p.data[v0:p.i:p.i])
+		p.space()
+		if p.i >= len(p.data) {
+			break
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			continue
+		case '}':
+			return out, p.i + 1, nil
+		}
+		break
+	}
+	// Malformed: ParseJSON words the error.
+	q := jsonParser{data: data, i: start}
+	if _, err := q.value(0); err != nil {
+		return nil, 0, err
+	}
+	return nil, 0, p.fail("invalid object") // not reached: skip accepts what value accepts
 }

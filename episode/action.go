@@ -87,8 +87,8 @@ type Answer struct {
 // submit_answer is a final_answer. Anything else is an error saying what
 // was expected.
 func ParseAction(data []byte) (*Action, error) {
-	var raw map[string]json.RawMessage
-	if err := decodeUseNumber(data, &raw); err != nil || raw == nil {
+	raw, err := splitObject(data)
+	if err != nil || raw == nil {
 		return nil, invalid("the action is not a JSON object", `send {"type": "call_tool", "tool_name": "...", "arguments": {...}}, {"type": "tool_calls", "calls": [...]}, {"type": "final_answer", "answer": ...} or {"type": "list_tools"}`)
 	}
 	typ := ActionCallTool
@@ -257,6 +257,22 @@ func parseToolCalls(raw map[string]json.RawMessage) (*Action, error) {
 		}
 	}
 	return a, nil
+}
+
+// splitObject reads a JSON object's members without decoding their
+// values (toolenv.SplitJSONObject), accepting what decodeUseNumber into a
+// map[string]json.RawMessage accepts: after the object, spaces and then
+// the end, or a closing bracket (json.Decoder.More's rule).
+func splitObject(data []byte) (map[string]json.RawMessage, error) {
+	raw, end, err := toolenv.SplitJSONObject(data)
+	if err != nil {
+		return nil, err
+	}
+	rest := bytes.TrimLeft(data[end:], " \t\r\n")
+	if len(rest) > 0 && rest[0] != '}' && rest[0] != ']' {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	return raw, nil
 }
 
 // parseArgs reads a call's arguments: an object (absent means none).
