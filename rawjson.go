@@ -174,6 +174,56 @@ func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 	return m, nil
 }
 
+// ParseArgsDeferred parses data, a JSON object of arguments, keeping every
+// member's object or array value as a RawJSON: for a front-end that reads
+// arguments before it knows the tool, which then calls DecodeDescribed
+// with the tool's schema.
+func ParseArgsDeferred(data []byte) (map[string]any, error) {
+	p := jsonParser{data: data, keep: func(string) bool { return true }}
+	p.space()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, p.fail("unexpected data after the JSON value")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("want a JSON object")
+	}
+	return m, nil
+}
+
+// DecodeDescribed returns args as ParseArgs(text, s) would have given
+// them: the RawJSON values of members s describes decoded (in a new map),
+// the others kept. It returns args itself when nothing needs decoding.
+func DecodeDescribed(args map[string]any, s *Schema) map[string]any {
+	undescribed := func(string) bool { return false }
+	if s != nil && len(s.Properties) > 0 && !describesMore(s) {
+		undescribed = func(k string) bool { _, ok := s.Properties[k]; return !ok }
+	}
+	var out map[string]any
+	for k, v := range args {
+		r, ok := v.(RawJSON)
+		if !ok || undescribed(k) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(args))
+			for kk, vv := range args {
+				out[kk] = vv
+			}
+		}
+		out[k] = Decoded(r)
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
 // describesMore reports whether s describes members beyond its
 // properties.
 func describesMore(s *Schema) bool {

@@ -283,7 +283,11 @@ func parseArgs(tool string, raw json.RawMessage) (map[string]any, error) {
 	}
 	// toolenv's own parser (encoding/json's types, no reflection), as
 	// the other front-ends parse arguments: a step's cost per byte.
-	args, err := toolenv.ParseJSONObject(raw)
+	// Objects and arrays are kept as text until the step knows the
+	// tool: it decodes those the tool's schema describes
+	// (toolenv.DecodeDescribed), and the others, passed on as given,
+	// are never decoded into maps.
+	args, err := toolenv.ParseArgsDeferred(raw)
 	if err != nil {
 		return nil, invalid(fmt.Sprintf("the arguments of %s are not a JSON object", tool), `write them as an object, e.g. {"city": "Paris"}`)
 	}
@@ -293,6 +297,7 @@ func parseArgs(tool string, raw json.RawMessage) (map[string]any, error) {
 // answerFromArgs reads submit_answer's arguments: answer (a table, rows,
 // a value or a text), labels (a label or a list of them), value, text.
 func answerFromArgs(args map[string]any) (*Answer, error) {
+	args = toolenv.DecodedArgs(args) // parseArgs keeps objects and arrays as text
 	a := &Answer{}
 	for k, v := range args {
 		switch k {
