@@ -69,6 +69,19 @@ type jsonParser struct {
 	// keep, when set, names the members of the outermost object whose
 	// object or array values are kept as RawJSON (see ParseArgs).
 	keep func(key string) bool
+	// arena, when set, holds the same bytes as data: strings without
+	// escapes and numbers are cut from it instead of each copied (see
+	// ParseArgs).
+	arena string
+}
+
+// cut returns data[start:end] as a string: from the arena when there is
+// one, else a copy.
+func (p *jsonParser) cut(start, end int) string {
+	if p.arena != "" {
+		return p.arena[start:end]
+	}
+	return string(p.data[start:end])
 }
 
 // memberChunk is the size of the chunks members are kept in past the
@@ -259,7 +272,7 @@ func (p *jsonParser) number() (any, error) {
 	if err := p.scanNumber(); err != nil {
 		return nil, err
 	}
-	return json.Number(p.data[start:p.i]), nil
+	return json.Number(p.cut(start, p.i)), nil
 }
 
 // scanNumber moves past the JSON number at p.i.
@@ -310,7 +323,7 @@ func (p *jsonParser) str() (string, error) {
 	for p.i < len(d) {
 		c := d[p.i]
 		if c == '"' {
-			s := string(d[start:p.i])
+			s := p.cut(start, p.i)
 			p.i++
 			return s, nil
 		}

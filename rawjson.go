@@ -154,7 +154,7 @@ func DecodedArgs(args map[string]any) map[string]any {
 // them (additionalProperties or patternProperties holding a schema); a
 // nil schema, or one with no properties, describes them all.
 func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
-	p := jsonParser{data: data}
+	p := jsonParser{data: data, arena: argsArena(data)}
 	if s != nil && len(s.Properties) > 0 && !describesMore(s) {
 		p.keep = func(k string) bool { _, ok := s.Properties[k]; return !ok }
 	}
@@ -179,7 +179,7 @@ func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 // arguments before it knows the tool, which then calls DecodeDescribed
 // with the tool's schema.
 func ParseArgsDeferred(data []byte) (map[string]any, error) {
-	p := jsonParser{data: data, keep: func(string) bool { return true }}
+	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: argsArena(data)}
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -224,6 +224,23 @@ func DecodeDescribed(args map[string]any, s *Schema) map[string]any {
 	return out
 }
 
+// argsArenaMin is the size of arguments from which their strings and
+// numbers are cut from one copy of their text (argsArena).
+const argsArenaMin = 16 << 10
+
+// argsArena returns a copy of the text of a call's arguments when it is
+// large enough that the strings and numbers parsed from it are best cut
+// from one copy than each copied: a call of tens of thousands of keys
+// costs one allocation instead of one per key and value. Those strings
+// keep the whole text alive while any of them is, which is how long the
+// arguments live.
+func argsArena(data []byte) string {
+	if len(data) < argsArenaMin {
+		return ""
+	}
+	return string(data)
+}
+
 // describesMore reports whether s describes members beyond its
 // properties.
 func describesMore(s *Schema) bool {
@@ -248,7 +265,7 @@ func (p *jsonParser) rawValue(depth int) (any, error) {
 		}
 		return nil, err
 	}
-	return RawJSON{text: string(p.data[start:p.i])}, nil
+	return RawJSON{text: p.cut(start, p.i)}, nil
 }
 
 // skip moves past the JSON value at p.i, accepting exactly what value

@@ -11,9 +11,10 @@ import (
 
 // parseKeepAll parses data as ParseArgs does with a schema that
 // describes none of its members: every object or array member of the
-// outermost object kept raw.
+// outermost object kept raw, strings and numbers cut from one copy of
+// the text (as ParseArgs does from argsArenaMin on).
 func parseKeepAll(data []byte) (any, error) {
-	p := jsonParser{data: data, keep: func(string) bool { return true }}
+	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: string(data)}
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
