@@ -420,6 +420,17 @@ func writeCanonicalString(b *bytes.Buffer, s string, keep bool) {
 	afterHigh := false // the last thing written was a lone high surrogate's escape
 	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+			// A run of printable ASCII is written at once.
+			j := i + 1
+			for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '"' && s[j] != '\\' {
+				j++
+			}
+			b.WriteString(s[i:j])
+			afterHigh = false
+			i = j
+			continue
+		}
 		wasHigh := afterHigh
 		afterHigh = false
 		if c < utf8.RuneSelf {

@@ -398,13 +398,15 @@ func (p *jsonParser) strRest(buf []byte) ([]byte, error) {
 			default:
 				return nil, p.fail("invalid escape")
 			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.i++
 		default:
-			_, size := utf8.DecodeRune(d[p.i:])
-			buf = append(buf, d[p.i:p.i+size]...) // a byte that is not UTF-8 is kept
-			p.i += size
+			// A run of bytes that stand for themselves is copied at once
+			// (a byte that is not UTF-8 is kept as it is).
+			j := p.i + 1
+			for j < len(d) && d[j] >= 0x20 && d[j] != '"' && d[j] != '\\' {
+				j++
+			}
+			buf = append(buf, d[p.i:j]...)
+			p.i = j
 		}
 	}
 	return nil, p.fail("unterminated string")
