@@ -152,12 +152,9 @@ func DecodedArgs(args map[string]any) map[string]any {
 // decoding them into maps would only cost. A member is described when s
 // declares it among its properties, or when s describes members beyond
 // them (additionalProperties or patternProperties holding a schema); a
-// nil schema, or one with no properties, describes them all.
+// nil schema (no schema known) describes them all.
 func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
-	p := jsonParser{data: data, arena: argsArena(data)}
-	if s != nil && len(s.Properties) > 0 && !describesMore(s) {
-		p.keep = func(k string) bool { _, ok := s.Properties[k]; return !ok }
-	}
+	p := jsonParser{data: data, arena: argsArena(data), keep: undescribed(s)}
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -200,14 +197,11 @@ func ParseArgsDeferred(data []byte) (map[string]any, error) {
 // them: the RawJSON values of members s describes decoded (in a new map),
 // the others kept. It returns args itself when nothing needs decoding.
 func DecodeDescribed(args map[string]any, s *Schema) map[string]any {
-	undescribed := func(string) bool { return false }
-	if s != nil && len(s.Properties) > 0 && !describesMore(s) {
-		undescribed = func(k string) bool { _, ok := s.Properties[k]; return !ok }
-	}
+	keep := undescribed(s)
 	var out map[string]any
 	for k, v := range args {
 		r, ok := v.(RawJSON)
-		if !ok || undescribed(k) {
+		if !ok || keep != nil && keep(k) {
 			continue
 		}
 		if out == nil {
@@ -239,6 +233,16 @@ func argsArena(data []byte) string {
 		return ""
 	}
 	return string(data)
+}
+
+// undescribed returns the test of the members s does not describe (nil
+// when it describes them all: a nil schema, which says nothing, or one
+// describing members beyond its properties).
+func undescribed(s *Schema) func(string) bool {
+	if s == nil || describesMore(s) {
+		return nil
+	}
+	return func(k string) bool { _, ok := s.Properties[k]; return !ok }
 }
 
 // describesMore reports whether s describes members beyond its

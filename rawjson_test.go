@@ -225,13 +225,34 @@ func TestParseArgsKeepsUndocumentedComposites(t *testing.T) {
 	open := ObjectSchema()
 	open.SetProp("q", &Schema{Type: "string"})
 	open.AdditionalProperties = json.RawMessage(`{"type":"object"}`)
-	for _, s := range []*Schema{nil, ObjectSchema(), open} {
+	for _, s := range []*Schema{nil, open} {
 		m, err := ParseArgs(data, s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := m["extra"].(map[string]any); !ok {
 			t.Errorf("schema %v: extra %T, want decoded", s, m["extra"])
+		}
+	}
+	// A schema of no properties describes none: its arguments pass as
+	// given, unread.
+	if m, err := ParseArgs(data, ObjectSchema()); err != nil {
+		t.Fatal(err)
+	} else if _, ok := m["filter"].(RawJSON); !ok {
+		t.Errorf("no properties: filter %T, want kept as text", m["filter"])
+	}
+	// DecodeDescribed gives what ParseArgs gives knowing the schema.
+	deferred, err := ParseArgsDeferred(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Schema{nil, in, open, ObjectSchema()} {
+		want, _ := ParseArgs(data, s)
+		got := DecodeDescribed(deferred, s)
+		for k, w := range want {
+			if fmt.Sprintf("%T", got[k]) != fmt.Sprintf("%T", w) || canonOf(got[k]) != canonOf(w) {
+				t.Errorf("schema %v: DecodeDescribed[%s] = %T %s, want %T %s", s, k, got[k], canonOf(got[k]), w, canonOf(w))
+			}
 		}
 	}
 	for _, bad := range []string{`[1]`, `{"extra":{"b":}}`, `{"extra":[1,]}`, `{"extra":{"b":1}`} {
