@@ -596,15 +596,81 @@ func (c *rawCanon) object(depth int) error {
 // their keys, each key once (its last member).
 func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 	order := c.order[:0]
-	for i := range ms {
-		order = append(order, int32(i))
-	}
-	slices.SortFunc(order, func(x, y int32) int {
-		if d := bytes.Compare(c.key(ms[x]), c.key(ms[y])); d != 0 {
-			return d
+	var runs []int // where each sorted run of members starts
+	if len(ms) >= 64 {
+		runs = append(runs, 0)
+		for i := 1; i < len(ms) && len(runs) <= maxMergeRuns; i++ {
+			if bytes.Compare(c.key(ms[i-1]), c.key(ms[i])) >= 0 {
+				runs = append(runs, i)
+			}
 		}
-		return int(x - y)
-	})
+	}
+	if len(runs) > 0 && len(runs) <= maxMergeRuns {
+		// A few sorted runs (a key or two out of place in a sorted
+		// object): merged, the earlier run first among equal keys, so
+		// that a repeated key's members stay in the order they came.
+		for i := range ms {
+			order = append(order, int32(i))
+		}
+		tmp := make([]int32, len(ms))
+		for len(runs) > 1 {
+			next := runs[:0:0]
+			for r := 0; r < len(runs); r += 2 {
+				lo, mid, hi := runs[r], len(ms), len(ms)
+				if r+1 < len(runs) {
+					mid = runs[r+1]
+				}
+				if r+2 < len(runs) {
+					hi = runs[r+2]
+				}
+				i, j, k := lo, mid, lo
+				for i < mid && j < hi {
+					if bytes.Compare(c.key(ms[order[j]]), c.key(ms[order[i]])) < 0 {
+						tmp[k], j = order[j], j+1
+					} else {
+						tmp[k], i = order[i], i+1
+					}
+					k++
+				}
+				k += copy(tmp[k:], order[i:mid])
+				copy(tmp[k:], order[j:hi])
+				copy(order[lo:hi], tmp[lo:hi])
+				next = append(next, lo)
+			}
+			runs = next
+		}
+	} else if len(ms) >= 64 {
+		// Many: radix sorted as Canonical sorts a map's members, the
+		// repeated keys' members then put in the order they came.
+		keys := make([]jsonMember, len(ms))
+		mo := make([]memberOrder, len(ms))
+		for i := range ms {
+			keys[i].k = unsafe.String(unsafe.SliceData(c.key(ms[i])), ms[i].k1-ms[i].k0)
+			mo[i] = memberOrder{p: keyWord(keys[i].k, 0), i: int32(i)}
+		}
+		sortByWords(keys, mo, make([]memberOrder, len(ms)), 0)
+		for _, o := range mo {
+			order = append(order, o.i)
+		}
+		for i := 0; i < len(order); {
+			j := i + 1
+			for j < len(order) && keys[order[j]].k == keys[order[i]].k {
+				j++
+			}
+			slices.Sort(order[i:j])
+			i = j
+		}
+	} else {
+		for i := range ms {
+			order = append(order, int32(i))
+		}
+		slices.SortFunc(order, func(x, y int32) int {
+			if d := bytes.Compare(c.key(ms[x]), c.key(ms[y])); d != 0 {
+				return d
+			}
+			return int(x - y)
+		})
+	}
 	c.order = order
 	c.tmp = append(c.tmp[:0], c.b.Bytes()[mark:]...)
 	c.b.Truncate(mark)
@@ -622,6 +688,10 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 	}
 	c.b.WriteByte('}')
 }
+
+// maxMergeRuns is the most sorted runs an object's members are merged
+// from; more are sorted.
+const maxMergeRuns = 16
 
 // appendCanonicalNumber writes the canonical form of the JSON number lit
 // (CanonicalNumber's), without allocating for integers and plain

@@ -45,12 +45,22 @@ func genJSON(r *rand.Rand, b *bytes.Buffer, depth int) {
 			n = 100 + r.IntN(200) // many: the sorted path by order
 		}
 		var keys []string
+		sortedMany := n >= 100 && r.IntN(2) == 0 // sorted keys, a few out of place or repeated
 		for i := range n {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			ws()
-			if len(keys) > 0 && r.IntN(5) == 0 {
+			if sortedMany {
+				k := fmt.Sprintf(`"k%05d"`, i)
+				switch r.IntN(40) {
+				case 0:
+					k = fmt.Sprintf(`"k%05d"`, r.IntN(n)) // out of place, maybe repeated
+				case 1:
+					k = `"\u006b` + k[2:] // k written otherwise
+				}
+				b.WriteString(k)
+			} else if len(keys) > 0 && r.IntN(5) == 0 {
 				b.WriteString(keys[r.IntN(len(keys))]) // a repeated key, maybe written otherwise
 			} else {
 				var kb bytes.Buffer
@@ -150,6 +160,16 @@ func checkRawAgrees(t *testing.T, data []byte) {
 		t.Fatalf("%q: Decoded = %s, want %s", data, canonOf(d), want)
 	}
 	if m, ok := kept.(map[string]any); ok {
+		// The cache key from the text is the one from the map.
+		var call Call
+		call.ArgsFromText(m, data)
+		got, gerr := call.CanonicalOf(m)
+		if gerr != nil {
+			got = "error: " + gerr.Error()
+		}
+		if got != want {
+			t.Fatalf("%q: CanonicalOf from the text = %s, want %s", data, got, want)
+		}
 		if b, err := json.Marshal(m); err != nil || !json.Valid(b) {
 			t.Fatalf("%q: json.Marshal of kept args: %s %v", data, b, err)
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -329,6 +330,9 @@ func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, 
 		call := &toolenv.Call{
 			Tool: e.tool, Collection: e.coll, Args: args,
 			Session: session, RequestID: f.idPre + strconv.FormatUint(f.reqID.Add(1), 36), Frontend: "mcp",
+		}
+		if !sc.sessions && len(raw) >= mcpStashMin {
+			call.ArgsFromText(args, bytes.TrimSpace(raw)) // the cache key from the arguments' text
 		}
 		if fb, ok := req.Params.Meta[MCPMetaFeedback].(string); ok {
 			call.Options.Feedback = fb

@@ -258,6 +258,9 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		call.Args = vb.args
+		if vb.content != nil {
+			call.ArgsFromText(call.Args, vb.content) // the cache key from tool_input's text
+		}
 	}
 	reply(w, s.noteOutputMismatch(call.Tool, s.invoke(r.Context(), call)))
 }
