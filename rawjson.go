@@ -421,6 +421,12 @@ var errCanonicalDepth = errors.New("canonical json: value nested too deeply")
 // depth (as writeCanonical counts it).
 func writeCanonicalRaw(b *bytes.Buffer, text string, depth int) error {
 	c := rawCanon{p: jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b: b}
+	if len(text) >= argsArenaMin {
+		// Room for the members of a text of many small ones (a member
+		// takes at least 6 bytes: "k":1,), not grown by copies.
+		c.members = make([]rawMember, 0, len(text)/16)
+		c.keys = make([]byte, 0, len(text)/2)
+	}
 	c.p.space()
 	return c.value(depth)
 }

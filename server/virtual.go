@@ -151,7 +151,11 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	// The body is read into a pooled buffer: nothing keeps a reference to
 	// it past this handler (decoding copies what it keeps).
 	bp := bodyBuffers.Get().(*[]byte)
-	body, err := readAllInto((*bp)[:0], http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	buf := (*bp)[:0]
+	if n := r.ContentLength; n > int64(cap(buf)) && n <= s.opts.MaxBodyBytes {
+		buf = make([]byte, 0, n+1) // a large body read in one go, not grown by copies
+	}
+	body, err := readAllInto(buf, http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	defer func() {
 		if cap(body) <= maxPooledBody {
 			*bp = body[:0]

@@ -214,7 +214,17 @@ func writeResult(w http.ResponseWriter, res *result) {
 func principal(r *http.Request) string { return guard.Principal(r.Context()) }
 
 func (h *handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	var body []byte
+	var err error
+	if n := r.ContentLength; n > 512 && n <= h.opts.MaxBodyBytes {
+		// A large body read in one go, not grown by copies.
+		var b bytes.Buffer
+		b.Grow(int(n) + 1)
+		_, err = b.ReadFrom(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+		body = b.Bytes()
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
