@@ -211,7 +211,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 		p.i++
 		p.space()
 		var v any
-		if depth == 0 && p.keep != nil && p.keep(k) {
+		if depth == 0 && p.keep != nil && p.i < len(p.data) && (p.data[p.i] == '{' || p.data[p.i] == '[') && p.keep(k) {
 			v, err = p.rawValue(depth + 1)
 		} else {
 			v, err = p.value(depth + 1)
