@@ -772,10 +772,8 @@ func SplitJSONObject(data []byte) (map[string]json.RawMessage, int, error) {
 	p := jsonParser{data: data}
 	p.space()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
-		if p.i < len(p.data) {
-			if err := CheckJSON(data); err != nil {
-				return nil, 0, err
-			}
+		if err := CheckJSON(data); err != nil {
+			return nil, 0, err
 		}
 		return nil, 0, errors.New("want a JSON object")
 	}

@@ -308,3 +308,75 @@ func ExampleParseArgs() {
 	// string toolenv.RawJSON
 	// {"extra":{"a":[1],"b":2.5},"q":"news"} true
 }
+
+// TestSplitJSONObject: over generated JSON, SplitJSONObject accepts the
+// objects ParseJSON accepts, with its error words for the rest, and its
+// members are the object's (keys decoded, the last of a repeated key
+// kept, each value the text that decodes to the member's value).
+func TestSplitJSONObject(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 7))
+	for range 5000 {
+		var b bytes.Buffer
+		genJSON(r, &b, 1+r.IntN(4))
+		data := b.Bytes()
+		if r.IntN(5) == 0 && len(data) > 1 {
+			data = data[:r.IntN(len(data))]
+		}
+		v, err := ParseJSON(data)
+		members, end, serr := SplitJSONObject(data)
+		obj, isObj := v.(map[string]any)
+		if err != nil || !isObj {
+			if serr == nil {
+				if p := (jsonParser{data: data, i: end}); true {
+					p.space()
+					if p.i == len(data) {
+						t.Fatalf("%q: split %v, ParseJSON %v (object %v)", data, members, err, isObj)
+					}
+				}
+			} else if err != nil && serr.Error() != err.Error() {
+				t.Fatalf("%q: split error %v, ParseJSON %v", data, serr, err)
+			}
+			continue
+		}
+		if serr != nil {
+			t.Fatalf("%q: %v", data, serr)
+		}
+		if len(members) != len(obj) {
+			t.Fatalf("%q: %d members, want %d", data, len(members), len(obj))
+		}
+		for k, raw := range members {
+			mv, err := ParseJSON(raw)
+			if err != nil || canonOf(mv) != canonOf(obj[k]) {
+				t.Fatalf("%q: member %q = %s, want %s", data, k, raw, canonOf(obj[k]))
+			}
+		}
+	}
+}
+
+func ExampleDecodeDescribed() {
+	// A front-end that reads arguments before it knows the tool keeps
+	// every object and array as text...
+	args, _ := ParseArgsDeferred([]byte(`{"filter": {"year": 2024}, "debug": {"trace": true}}`))
+	in := ObjectSchema()
+	in.SetProp("filter", &Schema{Type: "object"})
+	// ...and decodes those the tool's schema describes once it does.
+	args = DecodeDescribed(args, in)
+	fmt.Printf("%T %T\n", args["filter"], args["debug"])
+	// Output: map[string]interface {} toolenv.RawJSON
+}
+
+func ExampleSplitJSONObject() {
+	members, _, _ := SplitJSONObject([]byte(`{"episode_id": "e1", "action": {"type": "call_tool", "arguments": {"q": "x"}}}`))
+	fmt.Println(string(members["episode_id"]), string(members["action"]))
+	// Output: "e1" {"type": "call_tool", "arguments": {"q": "x"}}
+}
+
+func ExampleCall_ArgsFromText() {
+	text := []byte(`{"q": "news", "k2": 1, "k1": 2.50}`)
+	args, _ := ParseArgs(text, nil)
+	call := &Call{Args: args}
+	call.ArgsFromText(args, text) // the cache key is written from the text
+	key, _ := call.CanonicalOf(args)
+	fmt.Println(key)
+	// Output: {"k1":2.5,"k2":1,"q":"news"}
+}
