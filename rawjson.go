@@ -422,10 +422,12 @@ var errCanonicalDepth = errors.New("canonical json: value nested too deeply")
 func writeCanonicalRaw(b *bytes.Buffer, text string, depth int) error {
 	c := rawCanon{p: jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b: b}
 	if len(text) >= argsArenaMin {
-		// Room for the members of a text of many small ones (a member
-		// takes at least 6 bytes: "k":1,), not grown by copies.
-		c.members = make([]rawMember, 0, len(text)/16)
-		c.keys = make([]byte, 0, len(text)/2)
+		// Room for many members at once (no more than there are colons,
+		// and nested objects' members leave the stack as each closes),
+		// grown by few copies.
+		n := min(strings.Count(text, ":"), len(text)/64)
+		c.members = make([]rawMember, 0, n)
+		c.keys = make([]byte, 0, 16*n)
 	}
 	c.p.space()
 	return c.value(depth)
