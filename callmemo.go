@@ -1,8 +1,10 @@
 package toolenv
 
 import (
+	"bytes"
 	"reflect"
 	"sync"
+	"unsafe"
 )
 
 // callMemo holds what middleware derived from a call's argument maps, so
@@ -56,6 +58,37 @@ func (c *Call) MemoArgs(kind any, m map[string]any, compute func() any) any {
 	return v
 }
 
+// lookup returns what was derived of kind from m, if anything was.
+func (c *Call) lookup(kind any, m map[string]any) (any, bool) {
+	if c.memo == nil {
+		return nil, false
+	}
+	p := reflect.ValueOf(m).UnsafePointer()
+	c.memo.mu.Lock()
+	defer c.memo.mu.Unlock()
+	for _, e := range c.memo.entries {
+		if e.kind == kind && reflect.ValueOf(e.m).UnsafePointer() == p {
+			return e.v, true
+		}
+	}
+	return nil, false
+}
+
+type argsTextKind struct{}
+
+// ArgsFromText records that the arguments map m was parsed from text
+// (ParseArgs, ParseJSONObject) and has not changed since: CanonicalOf(m)
+// then writes the canonical form by streaming over the text, which gives
+// the same bytes as walking the map (the text's repeated keys resolved as
+// the parser resolves them) without visiting its members in the map's
+// order. text must not change for the length of the call.
+func (c *Call) ArgsFromText(m map[string]any, text []byte) {
+	if m == nil {
+		return
+	}
+	c.MemoArgs(argsTextKind{}, m, func() any { return text })
+}
+
 type canonicalKind struct{}
 
 type canonicalMemo struct {
@@ -71,6 +104,13 @@ func (c *Call) CanonicalOf(m map[string]any) (string, error) {
 		return "{}", nil
 	}
 	r := c.MemoArgs(canonicalKind{}, m, func() any {
+		if text, ok := c.lookup(argsTextKind{}, m); ok {
+			var b bytes.Buffer
+			b.Grow(len(text.([]byte)))
+			err := writeCanonicalRaw(&b, unsafe.String(unsafe.SliceData(text.([]byte)), len(text.([]byte))), 0)
+			canon := b.Bytes()
+			return canonicalMemo{unsafe.String(unsafe.SliceData(canon), len(canon)), err} // canon is not written again
+		}
 		canon, err := Canonical(m)
 		return canonicalMemo{string(canon), err}
 	}).(canonicalMemo)

@@ -151,12 +151,14 @@ func TestIsJSONNumber(t *testing.T) {
 // TestCanonicalOrdersManyMembers: objects of a few to thousands of
 // members, whose keys share long prefixes, are prefixes of each other,
 // are empty or hold multi-byte characters, come out with their keys in
-// byte order, each once (many members are sorted by their keys' first
-// eight bytes as a number, then as strings: both paths and their seam).
+// byte order, each once (many members are radix sorted by their keys'
+// bytes eight at a time, runs that share them by the next eight: both
+// paths, their seam, and keys that end inside a word).
 func TestCanonicalOrdersManyMembers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 4))
-	parts := []string{"", "a", "ab", "abcdefgh", "abcdefghi", "é", "\u00ff", "\x7f", "z", "0", "日本", "\x00"}
-	for _, n := range []int{1, 63, 64, 65, 300, 5000} {
+	parts := []string{"", "a", "ab", "abcdefgh", "abcdefghi", "é", "\u00ff", "\x7f", "z", "0", "日本", "\x00",
+		"undocumented_argument_", "undocumented_argument_\x00"}
+	for _, n := range []int{1, 63, 64, 65, 300, 5000, 30000} {
 		m := map[string]any{}
 		for len(m) < n {
 			var k strings.Builder

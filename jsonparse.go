@@ -66,6 +66,22 @@ type jsonParser struct {
 	// are kept in chunks that are never copied (growing one list of
 	// members would copy it again and again).
 	free [][]jsonMember
+	// keep, when set, names the members of the outermost object whose
+	// object or array values are kept as RawJSON (see ParseArgs).
+	keep func(key string) bool
+	// arena, when set, holds the same bytes as data: strings without
+	// escapes and numbers are cut from it instead of each copied (see
+	// ParseArgs).
+	arena string
+}
+
+// cut returns data[start:end] as a string: from the arena when there is
+// one, else a copy.
+func (p *jsonParser) cut(start, end int) string {
+	if p.arena != "" {
+		return p.arena[start:end]
+	}
+	return string(p.data[start:end])
 }
 
 // memberChunk is the size of the chunks members are kept in past the
@@ -194,7 +210,12 @@ func (p *jsonParser) object(depth int) (any, error) {
 		}
 		p.i++
 		p.space()
-		v, err := p.value(depth + 1)
+		var v any
+		if depth == 0 && p.keep != nil && p.i < len(p.data) && (p.data[p.i] == '{' || p.data[p.i] == '[') && p.keep(k) {
+			v, err = p.rawValue(depth + 1)
+		} else {
+			v, err = p.value(depth + 1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -248,6 +269,14 @@ func (p *jsonParser) array(depth int) (any, error) {
 
 func (p *jsonParser) number() (any, error) {
 	start := p.i
+	if err := p.scanNumber(); err != nil {
+		return nil, err
+	}
+	return json.Number(p.cut(start, p.i)), nil
+}
+
+// scanNumber moves past the JSON number at p.i.
+func (p *jsonParser) scanNumber() error {
 	d := p.data
 	if p.i < len(d) && d[p.i] == '-' {
 		p.i++
@@ -260,12 +289,12 @@ func (p *jsonParser) number() (any, error) {
 			p.i++
 		}
 	default:
-		return nil, p.fail("invalid number")
+		return p.fail("invalid number")
 	}
 	if p.i < len(d) && d[p.i] == '.' {
 		p.i++
 		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return nil, p.fail("invalid number")
+			return p.fail("invalid number")
 		}
 		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
 			p.i++
@@ -277,13 +306,13 @@ func (p *jsonParser) number() (any, error) {
 			p.i++
 		}
 		if p.i >= len(d) || d[p.i] < '0' || d[p.i] > '9' {
-			return nil, p.fail("invalid number")
+			return p.fail("invalid number")
 		}
 		for p.i < len(d) && d[p.i] >= '0' && d[p.i] <= '9' {
 			p.i++
 		}
 	}
-	return json.Number(d[start:p.i]), nil
+	return nil
 }
 
 func (p *jsonParser) str() (string, error) {
@@ -294,7 +323,7 @@ func (p *jsonParser) str() (string, error) {
 	for p.i < len(d) {
 		c := d[p.i]
 		if c == '"' {
-			s := string(d[start:p.i])
+			s := p.cut(start, p.i)
 			p.i++
 			return s, nil
 		}
@@ -305,17 +334,28 @@ func (p *jsonParser) str() (string, error) {
 	}
 	buf := make([]byte, 0, p.i-start+16)
 	buf = append(buf, d[start:p.i]...)
+	buf, err := p.strRest(buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf), nil
+}
+
+// strRest appends the decoded rest of the string p.i is in (after its
+// opening quote) to buf, and moves past its closing quote.
+func (p *jsonParser) strRest(buf []byte) ([]byte, error) {
+	d := p.data
 	for p.i < len(d) {
 		c := d[p.i]
 		switch {
 		case c == '"':
 			p.i++
-			return string(buf), nil
+			return buf, nil
 		case c < 0x20:
-			return "", p.fail("control character in a string")
+			return nil, p.fail("control character in a string")
 		case c == '\\':
 			if p.i+1 >= len(d) {
-				return "", p.fail("unterminated escape")
+				return nil, p.fail("unterminated escape")
 			}
 			e := d[p.i+1]
 			p.i += 2
@@ -335,7 +375,7 @@ func (p *jsonParser) str() (string, error) {
 			case 'u':
 				r, ok := p.hex4()
 				if !ok {
-					return "", p.fail("invalid \\u escape")
+					return nil, p.fail("invalid \\u escape")
 				}
 				if utf16.IsSurrogate(r) {
 					// A high surrogate followed by \uDC00-\uDFFF is one
@@ -356,18 +396,20 @@ func (p *jsonParser) str() (string, error) {
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
-				return "", p.fail("invalid escape")
+				return nil, p.fail("invalid escape")
 			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.i++
 		default:
-			_, size := utf8.DecodeRune(d[p.i:])
-			buf = append(buf, d[p.i:p.i+size]...) // a byte that is not UTF-8 is kept
-			p.i += size
+			// A run of bytes that stand for themselves is copied at once
+			// (a byte that is not UTF-8 is kept as it is).
+			j := p.i + 1
+			for j < len(d) && d[j] >= 0x20 && d[j] != '"' && d[j] != '\\' {
+				j++
+			}
+			buf = append(buf, d[p.i:j]...)
+			p.i = j
 		}
 	}
-	return "", p.fail("unterminated string")
+	return nil, p.fail("unterminated string")
 }
 
 func (p *jsonParser) hex4() (rune, bool) {

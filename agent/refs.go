@@ -76,6 +76,8 @@ func (r *refResolver) value(param string, v any) (any, error) {
 	switch x := v.(type) {
 	case string:
 		return r.ref(param, x)
+	case toolenv.RawJSON: // an argument kept as text: its references too
+		return r.value(param, toolenv.Decoded(x))
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

@@ -338,6 +338,8 @@ func hasRef(v any) bool {
 	switch x := v.(type) {
 	case string:
 		return refPattern.MatchString(x)
+	case toolenv.RawJSON: // an argument kept as text: as the value it holds
+		return hasRef(toolenv.Decoded(x))
 	case []any:
 		for _, e := range x {
 			if hasRef(e) {

@@ -87,8 +87,8 @@ type Answer struct {
 // submit_answer is a final_answer. Anything else is an error saying what
 // was expected.
 func ParseAction(data []byte) (*Action, error) {
-	var raw map[string]json.RawMessage
-	if err := decodeUseNumber(data, &raw); err != nil || raw == nil {
+	raw, err := splitObject(data)
+	if err != nil || raw == nil {
 		return nil, invalid("the action is not a JSON object", `send {"type": "call_tool", "tool_name": "...", "arguments": {...}}, {"type": "tool_calls", "calls": [...]}, {"type": "final_answer", "answer": ...} or {"type": "list_tools"}`)
 	}
 	typ := ActionCallTool
@@ -259,6 +259,22 @@ func parseToolCalls(raw map[string]json.RawMessage) (*Action, error) {
 	return a, nil
 }
 
+// splitObject reads a JSON object's members without decoding their
+// values (toolenv.SplitJSONObject), accepting what decodeUseNumber into a
+// map[string]json.RawMessage accepts: after the object, spaces and then
+// the end, or a closing bracket (json.Decoder.More's rule).
+func splitObject(data []byte) (map[string]json.RawMessage, error) {
+	raw, end, err := toolenv.SplitJSONObject(data)
+	if err != nil {
+		return nil, err
+	}
+	rest := bytes.TrimLeft(data[end:], " \t\r\n")
+	if len(rest) > 0 && rest[0] != '}' && rest[0] != ']' {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	return raw, nil
+}
+
 // parseArgs reads a call's arguments: an object (absent means none).
 func parseArgs(tool string, raw json.RawMessage) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
@@ -267,7 +283,11 @@ func parseArgs(tool string, raw json.RawMessage) (map[string]any, error) {
 	}
 	// toolenv's own parser (encoding/json's types, no reflection), as
 	// the other front-ends parse arguments: a step's cost per byte.
-	args, err := toolenv.ParseJSONObject(raw)
+	// Objects and arrays are kept as text until the step knows the
+	// tool: it decodes those the tool's schema describes
+	// (toolenv.DecodeDescribed), and the others, passed on as given,
+	// are never decoded into maps.
+	args, err := toolenv.ParseArgsDeferred(raw)
 	if err != nil {
 		return nil, invalid(fmt.Sprintf("the arguments of %s are not a JSON object", tool), `write them as an object, e.g. {"city": "Paris"}`)
 	}
@@ -277,6 +297,7 @@ func parseArgs(tool string, raw json.RawMessage) (map[string]any, error) {
 // answerFromArgs reads submit_answer's arguments: answer (a table, rows,
 // a value or a text), labels (a label or a list of them), value, text.
 func answerFromArgs(args map[string]any) (*Answer, error) {
+	args = toolenv.DecodedArgs(args) // parseArgs keeps objects and arrays as text
 	a := &Answer{}
 	for k, v := range args {
 		switch k {

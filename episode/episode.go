@@ -216,12 +216,17 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 			return nil, invalid(fmt.Sprintf("the step makes %d calls; a step makes at most %d (%s)", len(a.Calls), e.opts.MaxCalls, MaxCallsFlag),
 				"split the calls over several steps")
 		}
-		for _, c := range a.Calls {
+		for i, c := range a.Calls {
 			if ep.info.byName[c.Name] == nil {
 				return nil, ep.notOffered(c.Name)
 			}
 			if c.Args == nil {
 				return nil, invalid(fmt.Sprintf("the arguments of %s are not a JSON object", c.Name), "")
+			}
+			if t := ep.coll.Tool(c.Name); t != nil {
+				// ParseAction kept objects and arrays as text: those the
+				// tool's schema describes are decoded now.
+				a.Calls[i].Args = toolenv.DecodeDescribed(c.Args, t.Input)
 			}
 		}
 	case ActionFinalAnswer:

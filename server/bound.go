@@ -144,11 +144,11 @@ func (br *boundRoutes) serve(s *Server, w http.ResponseWriter, r *http.Request) 
 		}
 		return false
 	}
-	args, res := s.requestArgs(w, r, rt.tool, params, true)
+	call, res := s.restCall(w, r, rt.tool, rt.coll, params, true)
 	if res != nil {
 		writeError(w, 0, res)
 		return true
 	}
-	s.serveCall(w, r, &toolenv.Call{Tool: rt.tool, Collection: rt.coll, Args: args, Frontend: "rest"})
+	s.serveCall(w, r, call)
 	return true
 }

@@ -274,8 +274,8 @@ func BenchmarkToolInputPerKB(b *testing.B) {
 }
 
 // BenchmarkArgumentStepsPerKB splits the cost per KB of a megabyte of
-// undocumented keys into the steps every front-end takes: parsing,
-// canonicalising (the cache key), validating and keying a /virtual
+// undocumented keys into the steps every front-end takes: parsing
+// (ParseJSONObject, and ParseArgs as the front-ends parse), canonicalising (the cache key), validating and keying a /virtual
 // tool_input.
 //
 //	go test ./server -run '^$' -bench ArgumentStepsPerKB -benchtime 10x
@@ -297,6 +297,7 @@ func BenchmarkArgumentStepsPerKB(b *testing.B) {
 		})
 	}
 	run("parse", func() { toolenv.ParseJSONObject(raw) })
+	run("parseargs", func() { toolenv.ParseArgs(raw, in) })
 	run("canonical", func() { toolenv.Canonical(args) })
 	run("validate", func() { v.Args(in, args, true) })
 	run("toolinputkey", func() { toolbench.ToolInputKeyOf(raw) })

@@ -148,12 +148,12 @@ func (s *Server) handleFunctionCall(w http.ResponseWriter, r *http.Request) {
 			Hint: fmt.Sprintf("GET /functions lists the %d functions served and their names", len(names)), Source: toolenv.SourcePipeline})
 		return
 	}
-	args, res := s.requestArgs(w, r, e.tool, nil, false)
+	call, res := s.restCall(w, r, e.tool, e.coll, nil, false)
 	if res != nil {
 		writeError(w, 0, res)
 		return
 	}
-	s.serveCall(w, r, &toolenv.Call{Tool: e.tool, Collection: e.coll, Args: args, Frontend: "rest"})
+	s.serveCall(w, r, call)
 }
 
 // pageOf pages a listing by unique names as listPage does by tool names:

@@ -137,7 +137,7 @@ func FuzzMCPArgs(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		args, res := mcpArgs(raw)
+		args, res := mcpArgs(raw, nil)
 		if res != nil {
 			if args != nil || res.Status != toolenv.StatusBadRequest || res.Error == "" {
 				t.Fatalf("refusal %+v with args %v", res, args)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -308,11 +309,11 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 // callResult is call, with the pipeline's result (nil when the call
 // never reached it).
 func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) (*mcp.CallToolResult, *toolenv.Result) {
-	args, stashed := f.arguments.take(req.Params.Arguments)
-	var res *toolenv.Result
-	if !stashed {
-		args, res = mcpArgs(req.Params.Arguments)
+	raw := req.Params.Arguments
+	if kept, ok := f.arguments.take(raw); ok {
+		raw = json.RawMessage(kept.String())
 	}
+	args, res := mcpArgs(raw, e.tool.Input)
 	sc := mcpSessionCall{sessions: e.coll.Policy.Sessions, setup: e.coll.Policy.Sessions && e.tool.Hidden(), arg: mcpSessionArg(e.tool)}
 	if res == nil && sc.sessions {
 		sc.handle, res = takeSessionArg(args, mcpSessionArg(e.tool))
@@ -329,6 +330,9 @@ func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, 
 		call := &toolenv.Call{
 			Tool: e.tool, Collection: e.coll, Args: args,
 			Session: session, RequestID: f.idPre + strconv.FormatUint(f.reqID.Add(1), 36), Frontend: "mcp",
+		}
+		if !sc.sessions && len(raw) >= mcpStashMin {
+			call.ArgsFromText(args, bytes.TrimSpace(raw)) // the cache key from the arguments' text
 		}
 		if fb, ok := req.Params.Meta[MCPMetaFeedback].(string); ok {
 			call.Options.Feedback = fb

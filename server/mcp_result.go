@@ -148,14 +148,15 @@ func mcpResultMeta(res *toolenv.Result) mcp.Meta {
 	return m
 }
 
-// mcpArgs decodes tools/call arguments, numbers kept exact. Absent or null
-// arguments are no arguments.
-func mcpArgs(raw json.RawMessage) (map[string]any, *toolenv.Result) {
+// mcpArgs decodes tools/call arguments for a tool of input schema s,
+// numbers kept exact (see decodeArgs). Absent or null arguments are no
+// arguments.
+func mcpArgs(raw json.RawMessage, s *toolenv.Schema) (map[string]any, *toolenv.Result) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
-	args, err := decodeArgs(raw)
+	args, err := decodeArgs(raw, s)
 	if err != nil || args == nil {
 		return nil, toolenv.Errorf(toolenv.StatusBadRequest, "pass the arguments as a JSON object: {\"name\": value, ...}",
 			"tools/call arguments must be a JSON object, got %s", short(raw))

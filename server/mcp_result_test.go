@@ -72,16 +72,16 @@ func TestMCPResult(t *testing.T) {
 
 func TestMCPArgs(t *testing.T) {
 	for _, raw := range []string{"", "null", " {} "} {
-		if args, res := mcpArgs(json.RawMessage(raw)); res != nil || args == nil || len(args) != 0 {
+		if args, res := mcpArgs(json.RawMessage(raw), nil); res != nil || args == nil || len(args) != 0 {
 			t.Errorf("%q: %v %v", raw, args, res)
 		}
 	}
-	args, res := mcpArgs(json.RawMessage(`{"n": 1.50}`))
+	args, res := mcpArgs(json.RawMessage(`{"n": 1.50}`), nil)
 	if res != nil || args["n"] != json.Number("1.50") {
 		t.Errorf("numbers must stay exact: %#v %v", args, res)
 	}
 	for _, raw := range []string{`[1]`, `"x"`, `{`} {
-		if _, res := mcpArgs(json.RawMessage(raw)); res == nil || res.Status != toolenv.StatusBadRequest {
+		if _, res := mcpArgs(json.RawMessage(raw), nil); res == nil || res.Status != toolenv.StatusBadRequest {
 			t.Errorf("%q: %v", raw, res)
 		}
 	}

@@ -94,7 +94,7 @@ func (f *mcpFrontend) searchTools(ctx context.Context, req *mcp.CallToolRequest,
 	fail := func(format string, args ...any) *mcp.CallToolResult {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
 	}
-	args, res := mcpArgs(req.Params.Arguments)
+	args, res := mcpArgs(req.Params.Arguments, nil)
 	if res != nil {
 		return fail("%s", errorText(res))
 	}

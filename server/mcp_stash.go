@@ -14,21 +14,22 @@ import (
 // HTTP handler reads ahead of the MCP SDK: the SDK decodes a request's
 // params several times (the message, its _meta, the call's params, a
 // depth check), so a call of a megabyte of arguments cost six passes over
-// them before toolenv parsed them once more. The handler parses them
-// once, keeps them here under a random handle for the length of the
-// request, and hands the SDK the call with a small object naming the
-// handle in their place; the tool handler takes them back. Share one
+// them before toolenv parsed them once more. The handler checks them
+// (one scan), keeps their text here under a random handle for the length
+// of the request, and hands the SDK the call with a small object naming
+// the handle in their place; the tool handler takes them back and parses
+// them once, knowing the tool's schema (toolenv.ParseArgs). Share one
 // between NewMCPServer (MCPOptions.Arguments) and NewMCPHandler
 // (MCPHTTPOptions.Arguments); without one, arguments go through the SDK.
 // Safe for concurrent use.
 type MCPArguments struct {
 	mu   sync.Mutex
-	args map[string]map[string]any
+	args map[string]toolenv.RawJSON
 }
 
 // NewMCPArguments returns an empty MCPArguments.
 func NewMCPArguments() *MCPArguments {
-	return &MCPArguments{args: map[string]map[string]any{}}
+	return &MCPArguments{args: map[string]toolenv.RawJSON{}}
 }
 
 // mcpStashMin is the size from which a tools/call's arguments are read
@@ -40,7 +41,7 @@ const mcpStashMin = 16 << 10
 const mcpStashKey = "toolenv/stashed_arguments"
 
 // stash replaces the arguments of a single tools/call message body of at
-// least mcpStashMin bytes by a handle, keeping them parsed. It returns the
+// least mcpStashMin bytes by a handle, keeping their checked text. It returns the
 // body to pass on and the function that forgets the arguments when the
 // request is done; a body it does not change comes back as it is
 // (arguments that are not a JSON object are left for the SDK and the
@@ -66,7 +67,10 @@ func (a *MCPArguments) stash(body []byte) ([]byte, func()) {
 		return body, none
 	}
 	start, end := params[0]+rel[0], params[0]+rel[1]
-	args, err := toolenv.ParseJSONObject(body[start:end])
+	if body[start] != '{' {
+		return body, none
+	}
+	args, err := toolenv.NewRawJSON(body[start:end])
 	if err != nil {
 		return body, none
 	}
@@ -89,18 +93,18 @@ func (a *MCPArguments) stash(body []byte) ([]byte, func()) {
 
 // take returns the arguments raw stands for when it is the object stash
 // put in their place for a request still being served.
-func (a *MCPArguments) take(raw json.RawMessage) (map[string]any, bool) {
+func (a *MCPArguments) take(raw json.RawMessage) (toolenv.RawJSON, bool) {
 	raw = bytes.TrimSpace(raw)
 	if a == nil || len(raw) > 128 || !bytes.Contains(raw, []byte(mcpStashKey)) {
-		return nil, false
+		return toolenv.RawJSON{}, false
 	}
 	var m map[string]string
 	if json.Unmarshal(raw, &m) != nil || len(m) != 1 {
-		return nil, false
+		return toolenv.RawJSON{}, false
 	}
 	handle, ok := m[mcpStashKey]
 	if !ok {
-		return nil, false
+		return toolenv.RawJSON{}, false
 	}
 	a.mu.Lock()
 	args, ok := a.args[handle]

@@ -218,12 +218,12 @@ func (s *Server) handleToolCall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 0, res)
 		return
 	}
-	args, res := s.requestArgs(w, r, tool, nil, false)
+	call, res := s.restCall(w, r, tool, coll, nil, false)
 	if res != nil {
 		writeError(w, 0, res)
 		return
 	}
-	s.serveCall(w, r, &toolenv.Call{Tool: tool, Collection: coll, Args: args, Frontend: "rest"})
+	s.serveCall(w, r, call)
 }
 
 // serveCall invokes a call made by a REST request and writes the result:
@@ -266,13 +266,29 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv
 	w.Write(body)
 }
 
-// requestArgs collects a REST request's arguments: path parameters, the
-// query string (converted to each parameter's declared type) and a JSON
-// object body. At a tool's own bound route, parameters its binding puts in
-// headers or cookies are read from them too, and a tool whose body is one
-// argument (Meta["body_param"]: an array, a string) takes the raw JSON body
-// as that argument.
-func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string, bound bool) (map[string]any, *toolenv.Result) {
+// restCall returns the call of tool with the request's arguments
+// (requestArgsText), or the error result.
+func (s *Server) restCall(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, coll *toolenv.Collection, pathParams map[string]string, bound bool) (*toolenv.Call, *toolenv.Result) {
+	args, text, res := s.requestArgsText(w, r, tool, pathParams, bound)
+	if res != nil {
+		return nil, res
+	}
+	call := &toolenv.Call{Tool: tool, Collection: coll, Args: args, Frontend: "rest"}
+	if text != nil {
+		call.ArgsFromText(args, text) // the cache key from the body's text
+	}
+	return call, nil
+}
+
+// requestArgsText collects a REST request's arguments: path parameters,
+// the query string (converted to each parameter's declared type) and a
+// JSON object body. At a tool's own bound route, parameters its binding
+// puts in headers or cookies are read from them too, and a tool whose
+// body is one argument (Meta["body_param"]: an array, a string) takes the
+// raw JSON body as that argument. It returns the body's text too when
+// the arguments are the body's object alone (nothing from the path,
+// query, headers or cookies joined it).
+func (s *Server) requestArgsText(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string, bound bool) (map[string]any, []byte, *toolenv.Result) {
 	args := map[string]any{}
 	for k, vs := range r.URL.Query() {
 		if strings.HasPrefix(k, "_") { // toolenv's own options (_feedback)
@@ -297,12 +313,12 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 			}
 		}
 		if form, ok, res := formArgs(w, r, tool, s.opts.MaxBodyBytes); res != nil {
-			return nil, res
+			return nil, nil, res
 		} else if ok {
 			for k, vs := range form {
 				args[k] = convertParam(tool.Input.Prop(k), splitArray(tool, k, vs))
 			}
-			return args, nil
+			return args, nil, nil
 		}
 	}
 	if r.Body != nil && r.Method != http.MethodGet {
@@ -314,26 +330,29 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, toolenv.Errorf(toolenv.StatusTooLarge, "send a smaller body", "request body over the server's limit of %d bytes", s.opts.MaxBodyBytes)
+				return nil, nil, toolenv.Errorf(toolenv.StatusTooLarge, "send a smaller body", "request body over the server's limit of %d bytes", s.opts.MaxBodyBytes)
 			}
-			return nil, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err)
+			return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "", "reading the request body: %v", err)
 		}
 		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 {
 			if bp := tool.Meta["body_param"]; bound && bp != "" {
 				v, err := toolenv.ParseJSON(trimmed)
 				if err != nil {
-					return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be JSON", "the request body is not JSON: %v", err)
+					return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be JSON", "the request body is not JSON: %v", err)
 				}
 				args[bp] = v
-				return args, nil
+				return args, nil, nil
 			}
-			m, err := decodeArgs(trimmed)
+			m, err := decodeArgs(trimmed, tool.Input)
 			if err != nil {
-				return nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
+				return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
 			}
 			// The body's arguments win over the query's and the path's,
 			// which are few: they join the body's map (copying a body of
 			// many arguments would be a pass of its own).
+			if len(args) == 0 {
+				return m, trimmed, nil
+			}
 			for k, v := range args {
 				if _, ok := m[k]; !ok {
 					m[k] = v
@@ -342,7 +361,7 @@ func (s *Server) requestArgs(w http.ResponseWriter, r *http.Request, tool *toole
 			args = m
 		}
 	}
-	return args, nil
+	return args, nil, nil
 }
 
 // convertParam turns query-string values into the JSON value the

@@ -324,7 +324,10 @@ func setResultHeaders(h http.Header, res *toolenv.Result) {
 	}
 }
 
-// decodeArgs decodes a JSON object of arguments, numbers kept exact.
-func decodeArgs(raw []byte) (map[string]any, error) {
-	return toolenv.ParseJSONObject(raw)
+// decodeArgs decodes a JSON object of arguments for a tool of input
+// schema s, numbers kept exact, and the object and array values of
+// arguments s does not describe kept as toolenv.RawJSON (see
+// toolenv.ParseArgs).
+func decodeArgs(raw []byte, s *toolenv.Schema) (map[string]any, error) {
+	return toolenv.ParseArgs(raw, s)
 }

@@ -158,7 +158,11 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		// MaxBytesReader, which also closes the connection of one over.
 		rd = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	}
-	body, err := readAllInto((*bp)[:0], rd)
+	buf := (*bp)[:0]
+	if n := r.ContentLength; n > int64(cap(buf)) && n <= s.opts.MaxBodyBytes {
+		buf = make([]byte, 0, n+1) // a large body read in one go, not grown by copies
+	}
+	body, err := readAllInto(buf, rd)
 	defer func() {
 		if cap(body) <= maxPooledBody {
 			*bp = body[:0]
@@ -187,7 +191,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	exact, exactOK := "", false
 	if vb.pending {
 		if exact, exactOK = s.keys.of(vb.toolInput); !exactOK {
-			vb.finish(body)
+			vb.check(body)
 		}
 	}
 	req, res := vb.req, vb.res
@@ -263,7 +267,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if vb.pending {
-		vb.finish(body)
+		vb.finish(body, call.Tool.Input)
 		if vb.res != nil { // not seen: a tool_input with a key parses (TestDecodeVirtualFastAsGeneral)
 			if vb.res.Status == toolenv.StatusBadRequest {
 				writeVirtual(w, http.StatusBadRequest, vb.res)
@@ -273,6 +277,9 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		call.Args = vb.args
+		if vb.content != nil {
+			call.ArgsFromText(call.Args, vb.content) // the cache key from tool_input's text
+		}
 	}
 	reply(w, s.noteOutputMismatch(call.Tool, s.invoke(r.Context(), call)))
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -72,6 +73,9 @@ type virtualBody struct {
 	// pending says toolInput is not parsed yet: args and res are unset
 	// until parseArgs (see decodeVirtualDeferred).
 	pending bool
+	// content is a pending tool_input string's content, unescaped, once
+	// check has found it a JSON object (parseArgs parses it then).
+	content []byte
 }
 
 // virtualFields names the members of a /virtual request decodeVirtualFast
@@ -92,7 +96,7 @@ func decodeVirtualFast(body []byte) (virtualBody, bool) {
 	if !ok {
 		return vb, false
 	}
-	return vb, vb.parseArgs()
+	return vb, vb.parseArgs(nil)
 }
 
 // decodeVirtualPlain reads the body as decodeVirtualFast does, all but
@@ -206,24 +210,58 @@ func decodeVirtualDeferred(body []byte) virtualBody {
 	return virtualBody{req: req, args: args, res: res}
 }
 
-// finish parses a pending tool_input (parseArgs), decoding the body the
-// general way when the fast decoder does not read it.
-func (vb *virtualBody) finish(body []byte) {
+// finish parses a pending tool_input (parseArgs) for a tool of input
+// schema s, decoding the body the general way when the fast decoder does
+// not read it.
+func (vb *virtualBody) finish(body []byte, s *toolenv.Schema) {
 	if !vb.pending {
 		return
 	}
-	if !vb.parseArgs() {
+	if !vb.parseArgs(s) {
 		req, args, res := DecodeVirtualRequest(body)
 		*vb = virtualBody{req: req, args: args, res: res}
 	}
 }
 
+// check makes sure a pending tool_input gives arguments before the tool
+// is known, without parsing them: a string holding a JSON object stays
+// pending, its content kept for parseArgs, which parses it once knowing
+// the tool's schema (toolenv.ParseArgs); anything else is finished now,
+// so that its error comes where it always did.
+func (vb *virtualBody) check(body []byte) {
+	if !vb.pending {
+		return
+	}
+	if vb.toolInput != nil {
+		v, err := toolenv.ParseJSON(vb.toolInput)
+		if str, ok := v.(string); err == nil && ok {
+			raw := bytes.TrimSpace([]byte(str))
+			if len(raw) > 0 && raw[0] == '{' && toolenv.CheckJSON(raw) == nil {
+				vb.content = raw
+				return
+			}
+		}
+	}
+	vb.finish(body, nil)
+}
+
 // parseArgs parses the raw tool_input of a body read by the fast decoder
-// into args, or into res, the error DecodeVirtualRequest gives for it.
-// It reports false for a tool_input the fast decoder does not read (the
-// caller decodes the body the general way).
-func (vb *virtualBody) parseArgs() bool {
+// into args for a tool of input schema s, or into res, the error
+// DecodeVirtualRequest gives for it. It reports false for a tool_input
+// the fast decoder does not read (the caller decodes the body the
+// general way).
+func (vb *virtualBody) parseArgs(s *toolenv.Schema) bool {
 	vb.pending = false
+	if vb.content != nil {
+		args, err := toolenv.ParseArgs(vb.content, s)
+		if err != nil {
+			vb.res = &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + "tool_input is not valid JSON: " + err.Error(),
+				Hint: toolInputHint, Source: toolenv.SourcePipeline}
+			return true
+		}
+		vb.args = args
+		return true
+	}
 	var ti any
 	if vb.toolInput != nil {
 		// The string as DecodeVirtualRequest's parser reads it.

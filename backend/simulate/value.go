@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/pyfmt"
 )
 
@@ -42,6 +43,8 @@ func fromMap(m map[string]any, first []string) pyfmt.Dict {
 // deterministic.
 func ordered(v any) any {
 	switch x := v.(type) {
+	case toolenv.RawJSON: // an argument kept as text: as the value it holds
+		return ordered(toolenv.Decoded(x))
 	case map[string]any:
 		return fromMap(x, nil)
 	case []any:
@@ -89,6 +92,8 @@ func writeJSON(b *bytes.Buffer, v any) {
 			writeJSON(b, m.Value)
 		}
 		b.WriteByte('}')
+	case toolenv.RawJSON: // an argument kept as text: as the value it holds
+		writeJSON(b, toolenv.Decoded(x))
 	case map[string]any:
 		writeJSON(b, fromMap(x, nil))
 	case []any:

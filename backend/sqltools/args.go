@@ -271,6 +271,11 @@ func describe(v any) string {
 		return fmt.Sprintf("a list of %d items", len(x))
 	case map[string]any:
 		return "an object"
+	case toolenv.RawJSON: // an argument kept as text
+		if strings.HasPrefix(x.String(), "[") {
+			return "a list"
+		}
+		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
 }

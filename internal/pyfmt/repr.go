@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	toolenv "github.com/toolenv/toolenv"
 )
 
 // Str returns Python's str(v): a string is itself, anything else is its
@@ -58,6 +60,10 @@ func pyValue(v any) any {
 		return *x
 	case map[string]any:
 		return sortedDict(x)
+	case toolenv.RawJSON:
+		// An argument kept as text (toolenv.ParseArgs): written as the
+		// value it holds, as if it had been decoded.
+		return pyValue(toolenv.Decoded(x))
 	case json.RawMessage:
 		if d, err := DecodeOrdered(x); err == nil {
 			return d

@@ -1,0 +1,828 @@
+package toolenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"unsafe"
+)
+
+// RawJSON is a JSON value kept as its text instead of decoded: what
+// ParseArgs gives for an argument the tool's schema does not describe
+// whose value is an object or an array, so that a call's undocumented
+// members cost a scan, not a map per nested object. The text is valid
+// JSON (NewRawJSON checks it; ParseJSON reads it) and immutable.
+//
+// Canonical writes a RawJSON as it writes the value ParseJSON decodes
+// from it, so a call's cache key does not depend on which arguments
+// were kept raw; encoding/json writes its text (MarshalJSON). Code that
+// looks into argument values decodes it with Value.
+type RawJSON struct {
+	text string
+}
+
+// NewRawJSON returns data as a RawJSON, or the error ParseJSON gives when
+// data is not one JSON value. The bytes are copied.
+func NewRawJSON(data []byte) (RawJSON, error) {
+	p := jsonParser{data: data}
+	p.space()
+	start := p.i
+	if err := p.skip(0); err != nil {
+		if _, perr := ParseJSON(data); perr != nil {
+			return RawJSON{}, perr // ParseJSON's words
+		}
+		return RawJSON{}, err
+	}
+	end := p.i
+	p.space()
+	if p.i != len(p.data) {
+		return RawJSON{}, p.fail("unexpected data after the JSON value")
+	}
+	return RawJSON{text: string(data[start:end])}, nil
+}
+
+// CheckJSON returns the error ParseJSON gives for data, or nil when data
+// is one JSON value, without decoding it.
+func CheckJSON(data []byte) error {
+	p := jsonParser{data: data}
+	p.space()
+	if err := p.skip(0); err != nil {
+		if _, perr := ParseJSON(data); perr != nil {
+			return perr // ParseJSON's words
+		}
+		return err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return p.fail("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// String returns the JSON text (empty for the zero RawJSON).
+func (r RawJSON) String() string { return r.text }
+
+// Value decodes the JSON text as ParseJSON does (nil for the zero
+// RawJSON).
+func (r RawJSON) Value() (any, error) {
+	if r.text == "" {
+		return nil, nil
+	}
+	return ParseJSON([]byte(r.text))
+}
+
+// MarshalJSON returns the JSON text ("null" for the zero RawJSON).
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if r.text == "" {
+		return []byte("null"), nil
+	}
+	return []byte(r.text), nil
+}
+
+// Decoded returns v with every RawJSON in it decoded (ParseJSON's
+// types), for code that looks into argument values; v itself when it
+// holds none. Maps and slices holding one are copied, never changed.
+func Decoded(v any) any {
+	d, _ := decoded(v)
+	return d
+}
+
+// decoded is Decoded, reporting whether it found a RawJSON.
+func decoded(v any) (any, bool) {
+	switch x := v.(type) {
+	case RawJSON:
+		d, err := x.Value()
+		if err != nil {
+			return nil, true // cannot happen: a RawJSON's text is valid JSON
+		}
+		return d, true
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			d, changed := decoded(e)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for kk, ee := range x {
+					out[kk] = ee
+				}
+			}
+			out[k] = d
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			d, changed := decoded(e)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(x)
+			}
+			out[i] = d
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// DecodedArgs returns args with every RawJSON in its values decoded
+// (see Decoded): args itself when it holds none.
+func DecodedArgs(args map[string]any) map[string]any {
+	if m, ok := Decoded(args).(map[string]any); ok {
+		return m
+	}
+	return args
+}
+
+// ParseArgs parses data, a JSON object of a call's arguments, as
+// ParseJSONObject does, except that a member the schema s does not
+// describe whose value is an object or an array is kept as a RawJSON:
+// validation passes such members on as given (lenient) or refuses them
+// by name (strict), and the cache key is the same either way, so
+// decoding them into maps would only cost. A member is described when s
+// declares it among its properties, or when s describes members beyond
+// them (additionalProperties or patternProperties holding a schema); a
+// nil schema (no schema known) describes them all.
+func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
+	p := jsonParser{data: data, arena: argsArena(data), keep: undescribed(s)}
+	p.space()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, p.fail("unexpected data after the JSON value")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("want a JSON object")
+	}
+	return m, nil
+}
+
+// ParseArgsDeferred parses data, a JSON object of arguments, keeping every
+// member's object or array value as a RawJSON: for a front-end that reads
+// arguments before it knows the tool, which then calls DecodeDescribed
+// with the tool's schema.
+func ParseArgsDeferred(data []byte) (map[string]any, error) {
+	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: argsArena(data)}
+	p.space()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, p.fail("unexpected data after the JSON value")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("want a JSON object")
+	}
+	return m, nil
+}
+
+// DecodeDescribed returns args as ParseArgs(text, s) would have given
+// them: the RawJSON values of members s describes decoded (in a new map),
+// the others kept. It returns args itself when nothing needs decoding.
+func DecodeDescribed(args map[string]any, s *Schema) map[string]any {
+	keep := undescribed(s)
+	var out map[string]any
+	for k, v := range args {
+		r, ok := v.(RawJSON)
+		if !ok || keep != nil && keep(k) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(args))
+			for kk, vv := range args {
+				out[kk] = vv
+			}
+		}
+		out[k] = Decoded(r)
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// argsArenaMin is the size of arguments from which their strings and
+// numbers are cut from one copy of their text (argsArena).
+const argsArenaMin = 16 << 10
+
+// argsArena returns a copy of the text of a call's arguments when it is
+// large enough that the strings and numbers parsed from it are best cut
+// from one copy than each copied: a call of tens of thousands of keys
+// costs one allocation instead of one per key and value. Those strings
+// keep the whole text alive while any of them is, which is how long the
+// arguments live.
+func argsArena(data []byte) string {
+	if len(data) < argsArenaMin {
+		return ""
+	}
+	return string(data)
+}
+
+// undescribed returns the test of the members s does not describe (nil
+// when it describes them all: a nil schema, which says nothing, or one
+// describing members beyond its properties).
+func undescribed(s *Schema) func(string) bool {
+	if s == nil || describesMore(s) {
+		return nil
+	}
+	return func(k string) bool { _, ok := s.Properties[k]; return !ok }
+}
+
+// describesMore reports whether s describes members beyond its
+// properties.
+func describesMore(s *Schema) bool {
+	if ap := strings.TrimSpace(string(s.AdditionalProperties)); ap != "" && ap[0] == '{' {
+		return true
+	}
+	_, ok := s.Extra["patternProperties"]
+	return ok
+}
+
+// rawValue is the value at p.i kept raw: a RawJSON when it is an object
+// or an array, else decoded as value decodes it.
+func (p *jsonParser) rawValue(depth int) (any, error) {
+	if p.i >= len(p.data) || p.data[p.i] != '{' && p.data[p.i] != '[' {
+		return p.value(depth)
+	}
+	start := p.i
+	if err := p.skip(depth); err != nil {
+		p.i = start
+		if _, perr := p.value(depth); perr != nil {
+			return nil, perr // the error value gives, word for word
+		}
+		return nil, err
+	}
+	return RawJSON{text: p.cut(start, p.i)}, nil
+}
+
+// skip moves past the JSON value at p.i, accepting exactly what value
+// accepts, without decoding it.
+func (p *jsonParser) skip(depth int) error {
+	if p.i >= len(p.data) {
+		return p.fail("unexpected end of input")
+	}
+	switch c := p.data[p.i]; {
+	case c == '{' || c == '[':
+		if depth >= maxJSONDepth {
+			return p.fail("nested too deeply")
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		p.i++
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == closer {
+			p.i++
+			return nil
+		}
+		for {
+			p.space()
+			if c == '{' {
+				if p.i >= len(p.data) || p.data[p.i] != '"' {
+					return p.fail("want a string key")
+				}
+				if err := p.skipStr(); err != nil {
+					return err
+				}
+				p.space()
+				if p.i >= len(p.data) || p.data[p.i] != ':' {
+					return p.fail("want ':' after an object key")
+				}
+				p.i++
+				p.space()
+			}
+			if err := p.skip(depth + 1); err != nil {
+				return err
+			}
+			p.space()
+			if p.i >= len(p.data) {
+				return p.fail("unterminated")
+			}
+			switch p.data[p.i] {
+			case ',':
+				p.i++
+			case closer:
+				p.i++
+				return nil
+			default:
+				return p.fail("want ',' or a closing bracket")
+			}
+		}
+	case c == '"':
+		return p.skipStr()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.scanNumber()
+	case c == 't':
+		_, err := p.literal("true", true)
+		return err
+	case c == 'f':
+		_, err := p.literal("false", false)
+		return err
+	case c == 'n':
+		_, err := p.literal("null", nil)
+		return err
+	}
+	return p.fail("unexpected character")
+}
+
+// skipStr moves past the JSON string at p.i, checking its escapes as str
+// does.
+func (p *jsonParser) skipStr() error {
+	p.i++ // opening quote
+	d := p.data
+	for p.i < len(d) {
+		c := d[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return nil
+		case c < 0x20:
+			return p.fail("control character in a string")
+		case c == '\\':
+			if p.i+1 >= len(d) {
+				return p.fail("unterminated escape")
+			}
+			e := d[p.i+1]
+			p.i += 2
+			switch e {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if !isHex4(d[p.i:]) {
+					return p.fail("invalid \\u escape")
+				}
+				p.i += 4
+			default:
+				return p.fail("invalid escape")
+			}
+		default:
+			p.i++
+		}
+	}
+	return p.fail("unterminated string")
+}
+
+func isHex4(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	for _, c := range b[:4] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// rawCanon writes the canonical form of JSON text as Canonical writes the
+// value ParseJSON decodes from it, streaming over the text: an object's
+// members are written as they come, and rewritten in order only when
+// they did not come sorted (or a key came twice: the last one is kept,
+// as ParseJSON keeps it).
+type rawCanon struct {
+	p       jsonParser
+	b       *bytes.Buffer
+	keys    []byte      // the decoded keys of the open objects' members
+	members []rawMember // the members of the open objects
+	order   []int32
+	tmp     []byte
+	str     []byte
+}
+
+// rawMember is a member of an object being written: its decoded key in
+// keys and its canonical text ("key":value) in the output.
+type rawMember struct {
+	k0, k1 int
+	m0, m1 int
+}
+
+func (c *rawCanon) key(m rawMember) []byte { return c.keys[m.k0:m.k1] }
+
+var errCanonicalDepth = errors.New("canonical json: value nested too deeply")
+
+// writeCanonicalRaw writes the canonical form of the RawJSON text at
+// depth (as writeCanonical counts it).
+func writeCanonicalRaw(b *bytes.Buffer, text string, depth int) error {
+	c := rawCanon{p: jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b: b}
+	if len(text) >= argsArenaMin {
+		// Room for many members at once (no more than there are colons,
+		// and nested objects' members leave the stack as each closes),
+		// grown by few copies.
+		n := min(strings.Count(text, ":"), len(text)/64)
+		c.members = make([]rawMember, 0, n)
+		c.keys = make([]byte, 0, 16*n)
+	}
+	c.p.space()
+	return c.value(depth)
+}
+
+func (c *rawCanon) value(depth int) error {
+	if depth > maxCanonicalDepth {
+		return errCanonicalDepth
+	}
+	p, b := &c.p, c.b
+	if p.i >= len(p.data) {
+		return p.fail("unexpected end of input")
+	}
+	switch ch := p.data[p.i]; {
+	case ch == '{':
+		return c.object(depth)
+	case ch == '[':
+		p.i++
+		b.WriteByte('[')
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == ']' {
+			p.i++
+			b.WriteByte(']')
+			return nil
+		}
+		for n := 0; ; n++ {
+			p.space()
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			if err := c.value(depth + 1); err != nil {
+				return err
+			}
+			p.space()
+			if p.i >= len(p.data) {
+				return p.fail("unterminated array")
+			}
+			switch p.data[p.i] {
+			case ',':
+				p.i++
+			case ']':
+				p.i++
+				b.WriteByte(']')
+				return nil
+			default:
+				return p.fail("want ',' or ']' in an array")
+			}
+		}
+	case ch == '"':
+		return c.string()
+	case ch == '-' || (ch >= '0' && ch <= '9'):
+		start := p.i
+		if err := p.scanNumber(); err != nil {
+			return err
+		}
+		return appendCanonicalNumber(b, p.data[start:p.i])
+	case ch == 't':
+		if _, err := p.literal("true", true); err != nil {
+			return err
+		}
+		b.WriteString("true")
+		return nil
+	case ch == 'f':
+		if _, err := p.literal("false", false); err != nil {
+			return err
+		}
+		b.WriteString("false")
+		return nil
+	case ch == 'n':
+		if _, err := p.literal("null", nil); err != nil {
+			return err
+		}
+		b.WriteString("null")
+		return nil
+	}
+	return p.fail("unexpected character")
+}
+
+// string writes the string at p.i as writeCanonicalString writes the
+// string ParseJSON decodes from it: as it is when it has no escape and
+// no byte that may start a surrogate's generalized UTF-8 (which are the
+// only bytes, beside escapes, that Canonical writes otherwise).
+func (c *rawCanon) string() error {
+	p := &c.p
+	d := p.data
+	start := p.i
+	for j := start + 1; j < len(d); j++ {
+		switch d[j] {
+		case '"':
+			c.b.Write(d[start : j+1])
+			p.i = j + 1
+			return nil
+		case '\\', 0xed:
+			j = len(d)
+		}
+	}
+	p.i++
+	var err error
+	if c.str, err = p.strRest(c.str[:0]); err != nil {
+		return err
+	}
+	writeCanonicalString(c.b, unsafe.String(unsafe.SliceData(c.str), len(c.str)), true)
+	return nil
+}
+
+func (c *rawCanon) object(depth int) error {
+	p, b := &c.p, c.b
+	mark := b.Len()
+	base, kbase := len(c.members), len(c.keys)
+	defer func() { c.members, c.keys = c.members[:base], c.keys[:kbase] }()
+	p.i++ // {
+	b.WriteByte('{')
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		b.WriteByte('}')
+		return nil
+	}
+	sorted := true
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return p.fail("want a string key")
+		}
+		p.i++
+		k0 := len(c.keys)
+		var err error
+		if c.keys, err = p.strRest(c.keys); err != nil {
+			return err
+		}
+		m := rawMember{k0: k0, k1: len(c.keys)}
+		if len(c.members) > base && bytes.Compare(c.key(c.members[len(c.members)-1]), c.key(m)) >= 0 {
+			sorted = false
+		}
+		if len(c.members) > base {
+			b.WriteByte(',')
+		}
+		m.m0 = b.Len()
+		writeCanonicalString(b, unsafe.String(unsafe.SliceData(c.keys[m.k0:m.k1]), m.k1-m.k0), true)
+		b.WriteByte(':')
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return p.fail("want ':' after an object key")
+		}
+		p.i++
+		p.space()
+		if err := c.value(depth + 1); err != nil {
+			return err
+		}
+		m.m1 = b.Len()
+		c.members = append(c.members, m)
+		p.space()
+		if p.i >= len(p.data) {
+			return p.fail("unterminated object")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			if !sorted {
+				c.rewrite(mark, c.members[base:])
+			} else {
+				b.WriteByte('}')
+			}
+			return nil
+		default:
+			return p.fail("want ',' or '}' in an object")
+		}
+	}
+}
+
+// rewrite writes again, from mark, the object of members in the order of
+// their keys, each key once (its last member).
+func (c *rawCanon) rewrite(mark int, ms []rawMember) {
+	order := c.order[:0]
+	var runs []int // where each sorted run of members starts
+	if len(ms) >= 64 {
+		runs = append(runs, 0)
+		for i := 1; i < len(ms) && len(runs) <= maxMergeRuns; i++ {
+			if bytes.Compare(c.key(ms[i-1]), c.key(ms[i])) >= 0 {
+				runs = append(runs, i)
+			}
+		}
+	}
+	if len(runs) > 0 && len(runs) <= maxMergeRuns {
+		// A few sorted runs (a key or two out of place in a sorted
+		// object): merged, the earlier run first among equal keys, so
+		// that a repeated key's members stay in the order they came.
+		for i := range ms {
+			order = append(order, int32(i))
+		}
+		tmp := make([]int32, len(ms))
+		for len(runs) > 1 {
+			next := runs[:0:0]
+			for r := 0; r < len(runs); r += 2 {
+				lo, mid, hi := runs[r], len(ms), len(ms)
+				if r+1 < len(runs) {
+					mid = runs[r+1]
+				}
+				if r+2 < len(runs) {
+					hi = runs[r+2]
+				}
+				i, j, k := lo, mid, lo
+				for i < mid && j < hi {
+					if bytes.Compare(c.key(ms[order[j]]), c.key(ms[order[i]])) < 0 {
+						tmp[k], j = order[j], j+1
+					} else {
+						tmp[k], i = order[i], i+1
+					}
+					k++
+				}
+				k += copy(tmp[k:], order[i:mid])
+				copy(tmp[k:], order[j:hi])
+				copy(order[lo:hi], tmp[lo:hi])
+				next = append(next, lo)
+			}
+			runs = next
+		}
+	} else if len(ms) >= 64 {
+		// Many: radix sorted as Canonical sorts a map's members, the
+		// repeated keys' members then put in the order they came.
+		keys := make([]jsonMember, len(ms))
+		mo := make([]memberOrder, len(ms))
+		for i := range ms {
+			keys[i].k = unsafe.String(unsafe.SliceData(c.key(ms[i])), ms[i].k1-ms[i].k0)
+			mo[i] = memberOrder{p: keyWord(keys[i].k, 0), i: int32(i)}
+		}
+		sortByWords(keys, mo, make([]memberOrder, len(ms)), 0)
+		for _, o := range mo {
+			order = append(order, o.i)
+		}
+		for i := 0; i < len(order); {
+			j := i + 1
+			for j < len(order) && keys[order[j]].k == keys[order[i]].k {
+				j++
+			}
+			slices.Sort(order[i:j])
+			i = j
+		}
+	} else {
+		for i := range ms {
+			order = append(order, int32(i))
+		}
+		slices.SortFunc(order, func(x, y int32) int {
+			if d := bytes.Compare(c.key(ms[x]), c.key(ms[y])); d != 0 {
+				return d
+			}
+			return int(x - y)
+		})
+	}
+	c.order = order
+	c.tmp = append(c.tmp[:0], c.b.Bytes()[mark:]...)
+	c.b.Truncate(mark)
+	c.b.WriteByte('{')
+	n := 0
+	for i, o := range order {
+		if i+1 < len(order) && bytes.Equal(c.key(ms[o]), c.key(ms[order[i+1]])) {
+			continue // a later member of the same key wins
+		}
+		if n > 0 {
+			c.b.WriteByte(',')
+		}
+		n++
+		c.b.Write(c.tmp[ms[o].m0-mark : ms[o].m1-mark])
+	}
+	c.b.WriteByte('}')
+}
+
+// maxMergeRuns is the most sorted runs an object's members are merged
+// from; more are sorted.
+const maxMergeRuns = 16
+
+// appendCanonicalNumber writes the canonical form of the JSON number lit
+// (CanonicalNumber's), without allocating for integers and plain
+// decimals.
+func appendCanonicalNumber(b *bytes.Buffer, lit []byte) error {
+	d := lit
+	neg := len(d) > 0 && d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if plainInteger(unsafe.String(unsafe.SliceData(lit), len(lit))) {
+		b.Write(lit)
+		return nil
+	}
+	dot := bytes.IndexByte(d, '.')
+	if dot < 0 || bytes.IndexAny(d, "eE") >= 0 || dot == 0 || dot+1 == len(d) || dot > 21 {
+		s, err := CanonicalNumber(string(lit))
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+		return nil
+	}
+	intPart, frac := d[:dot], bytes.TrimRight(d[dot+1:], "0")
+	if len(intPart) > 1 && intPart[0] == '0' || !allDigits(unsafe.String(unsafe.SliceData(intPart), len(intPart))) ||
+		!allDigits(unsafe.String(unsafe.SliceData(frac), len(frac))) {
+		s, err := CanonicalNumber(string(lit))
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+		return nil
+	}
+	if intPart[0] == '0' {
+		z := 0
+		for z < len(frac) && frac[z] == '0' {
+			z++
+		}
+		switch {
+		case len(frac) == 0:
+			b.WriteByte('0') // -0.0 is 0
+			return nil
+		case z >= 6:
+			s, err := CanonicalNumber(string(lit))
+			if err != nil {
+				return err
+			}
+			b.WriteString(s)
+			return nil
+		}
+	}
+	if neg {
+		b.WriteByte('-')
+	}
+	b.Write(intPart)
+	if len(frac) > 0 {
+		b.WriteByte('.')
+		b.Write(frac)
+	}
+	return nil
+}
+
+// SplitJSONObject reads the JSON object at the start of data (after
+// spaces) into its members' values as they are written, without decoding
+// them: each value is a subslice of data (not a copy), checked as
+// ParseJSON checks it. Keys are decoded as ParseJSON decodes them; a
+// repeated key keeps its last value. It returns the index in data after
+// the object, for the caller to say what may follow it, and the error
+// ParseJSON would give for the object, or "want a JSON object" when
+// data holds another value.
+func SplitJSONObject(data []byte) (map[string]json.RawMessage, int, error) {
+	p := jsonParser{data: data}
+	p.space()
+	if p.i >= len(p.data) || p.data[p.i] != '{' {
+		if err := CheckJSON(data); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, errors.New("want a JSON object")
+	}
+	start := p.i
+	out := map[string]json.RawMessage{}
+	p.i++
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		return out, p.i + 1, nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			break
+		}
+		k, err := p.str()
+		if err != nil {
+			break
+		}
+		p.space()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			break
+		}
+		p.i++
+		p.space()
+		v0 := p.i
+		if p.skip(1) != nil {
+			break
+		}
+		out[k] = json.RawMessage(p.data[v0:p.i:p.i])
+		p.space()
+		if p.i >= len(p.data) {
+			break
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+			continue
+		case '}':
+			return out, p.i + 1, nil
+		}
+		break
+	}
+	// Malformed: ParseJSON words the error.
+	q := jsonParser{data: data, i: start}
+	if _, err := q.value(0); err != nil {
+		return nil, 0, err
+	}
+	return nil, 0, p.fail("invalid object") // not reached: skip accepts what value accepts
+}

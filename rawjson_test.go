@@ -1,0 +1,382 @@
+package toolenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// parseKeepAll parses data as ParseArgs does with a schema that
+// describes none of its members: every object or array member of the
+// outermost object kept raw, strings and numbers cut from one copy of
+// the text (as ParseArgs does from argsArenaMin on).
+func parseKeepAll(data []byte) (any, error) {
+	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: string(data)}
+	p.space()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(p.data) {
+		return nil, p.fail("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+// genJSON writes an adversarial JSON value: keys with escapes, repeated
+// keys, keys out of order, surrogates escaped and raw, bytes that are not
+// UTF-8, numbers of every form, and nesting as deep as depth allows.
+func genJSON(r *rand.Rand, b *bytes.Buffer, depth int) {
+	ws := func() {
+		if r.IntN(4) == 0 {
+			b.WriteString([]string{" ", "\n", "\t ", "\r\n"}[r.IntN(4)])
+		}
+	}
+	ws()
+	switch k := r.IntN(10); {
+	case depth > 0 && k < 3:
+		b.WriteByte('{')
+		n := r.IntN(6)
+		if depth == 1 && r.IntN(20) == 0 {
+			n = 100 + r.IntN(200) // many: the sorted path by order
+		}
+		var keys []string
+		sortedMany := n >= 100 && r.IntN(2) == 0 // sorted keys, a few out of place or repeated
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			ws()
+			if sortedMany {
+				k := fmt.Sprintf(`"k%05d"`, i)
+				switch r.IntN(40) {
+				case 0:
+					k = fmt.Sprintf(`"k%05d"`, r.IntN(n)) // out of place, maybe repeated
+				case 1:
+					k = `"\u006b` + k[2:] // k written otherwise
+				}
+				b.WriteString(k)
+			} else if len(keys) > 0 && r.IntN(5) == 0 {
+				b.WriteString(keys[r.IntN(len(keys))]) // a repeated key, maybe written otherwise
+			} else {
+				var kb bytes.Buffer
+				genString(r, &kb)
+				keys = append(keys, kb.String())
+				b.Write(kb.Bytes())
+			}
+			ws()
+			b.WriteByte(':')
+			genJSON(r, b, depth-1)
+		}
+		ws()
+		b.WriteByte('}')
+	case depth > 0 && k < 5:
+		b.WriteByte('[')
+		for i := range r.IntN(6) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			genJSON(r, b, depth-1)
+		}
+		b.WriteByte(']')
+	case k < 7:
+		genString(r, b)
+	case k < 9:
+		b.WriteString(genNumber(r))
+	default:
+		b.WriteString([]string{"true", "false", "null"}[r.IntN(3)])
+	}
+	ws()
+}
+
+var stringParts = []string{"a", "b", "k", "é", "日本", `\"`, `\\`, `\/`, `\n`, `\t`, `\b`, `\f`, `\r`, `\u0000`, `\u001f`,
+	`\u00e9`, `\u00E9`, `\ud800`, `\udc00`, `\ud83d\ude00`, `\uDBFF\uDFFF`, "\xed\xa0\x80", "\xed\xb0\x80", "\xff", "\xe2\x82",
+	`\ufffd`, "\ufffd", "<&>", "\U0001F600", "\x7f", " ", "0", "z"}
+
+func genString(r *rand.Rand, b *bytes.Buffer) {
+	b.WriteByte('"')
+	for range r.IntN(5) {
+		b.WriteString(stringParts[r.IntN(len(stringParts))])
+	}
+	b.WriteByte('"')
+}
+
+func genNumber(r *rand.Rand) string {
+	forms := []func() string{
+		func() string { return fmt.Sprint(r.IntN(1000) - 500) },
+		func() string { return fmt.Sprintf("%d.%d", r.IntN(100), r.IntN(1000)) },
+		func() string { return fmt.Sprintf("-%d.%s0", r.IntN(3), strings.Repeat("0", r.IntN(9))+"1") },
+		func() string { return "0." + strings.Repeat("0", r.IntN(9)) + fmt.Sprint(r.IntN(100)) },
+		func() string { return fmt.Sprintf("%de%d", r.IntN(100), r.IntN(60)-30) },
+		func() string { return fmt.Sprintf("%d.%dE+%d", r.IntN(10), r.IntN(10), r.IntN(30)) },
+		func() string { return strings.Repeat("9", 1+r.IntN(40)) },
+		func() string { return strings.Repeat("9", 1+r.IntN(30)) + ".0" + strings.Repeat("0", r.IntN(4)) },
+		func() string { return "-0" + []string{"", ".0", ".000", "e5", ".0e-3"}[r.IntN(5)] },
+		func() string { return "1e" + fmt.Sprint(r.IntN(400)) },
+	}
+	return forms[r.IntN(len(forms))]()
+}
+
+// canonOf is Canonical(v) with its error as text.
+func canonOf(v any) string {
+	c, err := Canonical(v)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return string(c)
+}
+
+// checkRawAgrees holds the raw path to the decoded one on data: ParseArgs
+// keeping members raw accepts what ParseJSON accepts with the same error,
+// and every canonical form (at the top, and nested deeper) is the same.
+func checkRawAgrees(t *testing.T, data []byte) {
+	t.Helper()
+	v, err := ParseJSON(data)
+	kept, kerr := parseKeepAll(data)
+	if fmt.Sprint(err) != fmt.Sprint(kerr) {
+		t.Fatalf("%q: ParseJSON err=%v, kept raw err=%v", data, err, kerr)
+	}
+	r, rerr := NewRawJSON(data)
+	if fmt.Sprint(err) != fmt.Sprint(rerr) {
+		t.Fatalf("%q: ParseJSON err=%v, NewRawJSON err=%v", data, err, rerr)
+	}
+	if err != nil {
+		return
+	}
+	want := canonOf(v)
+	for name, got := range map[string]any{"kept": kept, "raw": r} {
+		if c := canonOf(got); c != want {
+			t.Fatalf("%q: Canonical(%s) = %s, want %s", data, name, c, want)
+		}
+	}
+	if c, w := canonOf(map[string]any{"x": []any{r}}), canonOf(map[string]any{"x": []any{v}}); c != w {
+		t.Fatalf("%q nested: Canonical(raw) = %s, want %s", data, c, w)
+	}
+	if d := Decoded(kept); canonOf(d) != want {
+		t.Fatalf("%q: Decoded = %s, want %s", data, canonOf(d), want)
+	}
+	if m, ok := kept.(map[string]any); ok {
+		// The cache key from the text is the one from the map.
+		var call Call
+		call.ArgsFromText(m, data)
+		got, gerr := call.CanonicalOf(m)
+		if gerr != nil {
+			got = "error: " + gerr.Error()
+		}
+		if got != want {
+			t.Fatalf("%q: CanonicalOf from the text = %s, want %s", data, got, want)
+		}
+		if b, err := json.Marshal(m); err != nil || !json.Valid(b) {
+			t.Fatalf("%q: json.Marshal of kept args: %s %v", data, b, err)
+		}
+	}
+}
+
+// TestRawJSONCanonicalMatchesParsed: over generated adversarial JSON, the
+// canonical form (the cache key) of arguments kept raw is the one of the
+// same arguments decoded, and parsing keeps ParseJSON's acceptance and
+// error words.
+func TestRawJSONCanonicalMatchesParsed(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 6))
+	for i := range 20000 {
+		var b bytes.Buffer
+		genJSON(r, &b, 1+r.IntN(6))
+		data := b.Bytes()
+		if i%7 == 0 && len(data) > 2 {
+			// A broken copy: a byte cut or changed.
+			cp := bytes.Clone(data)
+			at := r.IntN(len(cp))
+			if r.IntN(2) == 0 {
+				cp = append(cp[:at], cp[at+1:]...)
+			} else {
+				alphabet := "{}[]\",:\\ 0e-."
+				cp[at] = alphabet[r.IntN(len(alphabet))]
+			}
+			data = cp
+		}
+		checkRawAgrees(t, data)
+	}
+}
+
+// TestRawJSONDepthLimits: nesting at and around the canonical form's
+// limit (512) and the parser's (10000) gives the same answers kept raw
+// as decoded.
+func TestRawJSONDepthLimits(t *testing.T) {
+	for _, n := range []int{1, 2, 510, 511, 512, 513, 514, 9998, 9999, 10000, 10001} {
+		for _, open := range []string{"[", `{"a":`, `{"b":0,"a":`} {
+			closer := "]"
+			if open != "[" {
+				closer = "}"
+			}
+			data := []byte(`{"z":` + strings.Repeat(open, n) + "1" + strings.Repeat(closer, n) + "}")
+			checkRawAgrees(t, data)
+		}
+	}
+}
+
+// TestParseArgsKeepsUndocumentedComposites: members the schema does not
+// describe keep object and array values raw; documented members, scalars
+// and schemas that describe further members decode as ParseJSONObject.
+func TestParseArgsKeepsUndocumentedComposites(t *testing.T) {
+	in := ObjectSchema()
+	in.SetProp("q", &Schema{Type: "string"})
+	in.SetProp("filter", &Schema{Type: "object"})
+	data := []byte(`{"q":"x","filter":{"a":[1]},"extra":{"b":2},"list":[1,2],"n":3}`)
+	m, err := ParseArgs(data, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["filter"].(map[string]any); !ok {
+		t.Errorf("documented filter: %T", m["filter"])
+	}
+	if r, ok := m["extra"].(RawJSON); !ok || r.String() != `{"b":2}` {
+		t.Errorf("undocumented extra: %#v", m["extra"])
+	}
+	if _, ok := m["list"].(RawJSON); !ok {
+		t.Errorf("undocumented list: %T", m["list"])
+	}
+	if _, ok := m["n"].(json.Number); !ok {
+		t.Errorf("undocumented scalar: %T", m["n"])
+	}
+	open := ObjectSchema()
+	open.SetProp("q", &Schema{Type: "string"})
+	open.AdditionalProperties = json.RawMessage(`{"type":"object"}`)
+	for _, s := range []*Schema{nil, open} {
+		m, err := ParseArgs(data, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m["extra"].(map[string]any); !ok {
+			t.Errorf("schema %v: extra %T, want decoded", s, m["extra"])
+		}
+	}
+	// A schema of no properties describes none: its arguments pass as
+	// given, unread.
+	if m, err := ParseArgs(data, ObjectSchema()); err != nil {
+		t.Fatal(err)
+	} else if _, ok := m["filter"].(RawJSON); !ok {
+		t.Errorf("no properties: filter %T, want kept as text", m["filter"])
+	}
+	// DecodeDescribed gives what ParseArgs gives knowing the schema.
+	deferred, err := ParseArgsDeferred(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Schema{nil, in, open, ObjectSchema()} {
+		want, _ := ParseArgs(data, s)
+		got := DecodeDescribed(deferred, s)
+		for k, w := range want {
+			if fmt.Sprintf("%T", got[k]) != fmt.Sprintf("%T", w) || canonOf(got[k]) != canonOf(w) {
+				t.Errorf("schema %v: DecodeDescribed[%s] = %T %s, want %T %s", s, k, got[k], canonOf(got[k]), w, canonOf(w))
+			}
+		}
+	}
+	for _, bad := range []string{`[1]`, `{"extra":{"b":}}`, `{"extra":[1,]}`, `{"extra":{"b":1}`} {
+		_, err := ParseArgs([]byte(bad), in)
+		_, want := ParseJSONObject([]byte(bad))
+		if err == nil || err.Error() != want.Error() {
+			t.Errorf("%s: %v, want %v", bad, err, want)
+		}
+	}
+}
+
+func FuzzRawJSON(f *testing.F) {
+	for _, s := range []string{`{"a":{"b":1,"a":2,"b":[3.50,"\u00e9"]}}`, `[{"\ud800":1,"\xed\xa0\x80":2}]`,
+		`{"z":{"y":1},"a":{"y":2,"y":3}}`, `{"k":[1e400, -0.0, 0.0000001, 12345678901234567890123]}`,
+		"{\"\\\"\":{\"\\u0022\":1}}", `{"a":[[[[[]]]]]}`, `{"x":{"b":1}} x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRawAgrees(t, data)
+	})
+}
+
+func ExampleParseArgs() {
+	in := ObjectSchema()
+	in.SetProp("q", &Schema{Type: "string"})
+	args, _ := ParseArgs([]byte(`{"q": "news", "extra": {"b": 2.50, "a": [1]}}`), in)
+	fmt.Printf("%T %T\n", args["q"], args["extra"])
+	key, _ := CacheKey("news/search", args)
+	decoded, _ := ParseJSONObject([]byte(`{"q": "news", "extra": {"b": 2.50, "a": [1]}}`))
+	same, _ := CacheKey("news/search", decoded)
+	fmt.Println(strings.TrimPrefix(key, "news/search\x00"), key == same)
+	// Output:
+	// string toolenv.RawJSON
+	// {"extra":{"a":[1],"b":2.5},"q":"news"} true
+}
+
+// TestSplitJSONObject: over generated JSON, SplitJSONObject accepts the
+// objects ParseJSON accepts, with its error words for the rest, and its
+// members are the object's (keys decoded, the last of a repeated key
+// kept, each value the text that decodes to the member's value).
+func TestSplitJSONObject(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 7))
+	for range 5000 {
+		var b bytes.Buffer
+		genJSON(r, &b, 1+r.IntN(4))
+		data := b.Bytes()
+		if r.IntN(5) == 0 && len(data) > 1 {
+			data = data[:r.IntN(len(data))]
+		}
+		v, err := ParseJSON(data)
+		members, end, serr := SplitJSONObject(data)
+		obj, isObj := v.(map[string]any)
+		if err != nil || !isObj {
+			if serr == nil {
+				if p := (jsonParser{data: data, i: end}); true {
+					p.space()
+					if p.i == len(data) {
+						t.Fatalf("%q: split %v, ParseJSON %v (object %v)", data, members, err, isObj)
+					}
+				}
+			} else if err != nil && serr.Error() != err.Error() {
+				t.Fatalf("%q: split error %v, ParseJSON %v", data, serr, err)
+			}
+			continue
+		}
+		if serr != nil {
+			t.Fatalf("%q: %v", data, serr)
+		}
+		if len(members) != len(obj) {
+			t.Fatalf("%q: %d members, want %d", data, len(members), len(obj))
+		}
+		for k, raw := range members {
+			mv, err := ParseJSON(raw)
+			if err != nil || canonOf(mv) != canonOf(obj[k]) {
+				t.Fatalf("%q: member %q = %s, want %s", data, k, raw, canonOf(obj[k]))
+			}
+		}
+	}
+}
+
+func ExampleDecodeDescribed() {
+	// A front-end that reads arguments before it knows the tool keeps
+	// every object and array as text...
+	args, _ := ParseArgsDeferred([]byte(`{"filter": {"year": 2024}, "debug": {"trace": true}}`))
+	in := ObjectSchema()
+	in.SetProp("filter", &Schema{Type: "object"})
+	// ...and decodes those the tool's schema describes once it does.
+	args = DecodeDescribed(args, in)
+	fmt.Printf("%T %T\n", args["filter"], args["debug"])
+	// Output: map[string]interface {} toolenv.RawJSON
+}
+
+func ExampleSplitJSONObject() {
+	members, _, _ := SplitJSONObject([]byte(`{"episode_id": "e1", "action": {"type": "call_tool", "arguments": {"q": "x"}}}`))
+	fmt.Println(string(members["episode_id"]), string(members["action"]))
+	// Output: "e1" {"type": "call_tool", "arguments": {"q": "x"}}
+}
+
+func ExampleCall_ArgsFromText() {
+	text := []byte(`{"q": "news", "k2": 1, "k1": 2.50}`)
+	args, _ := ParseArgs(text, nil)
+	call := &Call{Args: args}
+	call.ArgsFromText(args, text) // the cache key is written from the text
+	key, _ := call.CanonicalOf(args)
+	fmt.Println(key)
+	// Output: {"k1":2.5,"k2":1,"q":"news"}
+}
