@@ -32,6 +32,17 @@ import (
 // a pair so that it reads back as itself.
 func ParseJSON(data []byte) (any, error) {
 	p := jsonParser{data: data}
+	return p.document()
+}
+
+// ParseJSONObject parses data as a JSON object.
+func ParseJSONObject(data []byte) (map[string]any, error) {
+	p := jsonParser{data: data}
+	return p.documentObject()
+}
+
+// document parses p's data as one JSON value with nothing after it.
+func (p *jsonParser) document() (any, error) {
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -44,9 +55,9 @@ func ParseJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// ParseJSONObject parses data as a JSON object.
-func ParseJSONObject(data []byte) (map[string]any, error) {
-	v, err := ParseJSON(data)
+// documentObject is document for data that must be a JSON object.
+func (p *jsonParser) documentObject() (map[string]any, error) {
+	v, err := p.document()
 	if err != nil {
 		return nil, err
 	}

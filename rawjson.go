@@ -26,19 +26,9 @@ type RawJSON struct {
 // NewRawJSON returns data as a RawJSON, or the error ParseJSON gives when
 // data is not one JSON value. The bytes are copied.
 func NewRawJSON(data []byte) (RawJSON, error) {
-	p := jsonParser{data: data}
-	p.space()
-	start := p.i
-	if err := p.skip(0); err != nil {
-		if _, perr := ParseJSON(data); perr != nil {
-			return RawJSON{}, perr // ParseJSON's words
-		}
+	start, end, err := checkJSON(data)
+	if err != nil {
 		return RawJSON{}, err
-	}
-	end := p.i
-	p.space()
-	if p.i != len(p.data) {
-		return RawJSON{}, p.fail("unexpected data after the JSON value")
 	}
 	return RawJSON{text: string(data[start:end])}, nil
 }
@@ -46,19 +36,29 @@ func NewRawJSON(data []byte) (RawJSON, error) {
 // CheckJSON returns the error ParseJSON gives for data, or nil when data
 // is one JSON value, without decoding it.
 func CheckJSON(data []byte) error {
+	_, _, err := checkJSON(data)
+	return err
+}
+
+// checkJSON scans data as one JSON value without decoding it, returning
+// where the value starts and ends (spaces around it excluded), or the
+// error ParseJSON gives for data.
+func checkJSON(data []byte) (start, end int, err error) {
 	p := jsonParser{data: data}
 	p.space()
+	start = p.i
 	if err := p.skip(0); err != nil {
 		if _, perr := ParseJSON(data); perr != nil {
-			return perr // ParseJSON's words
+			return 0, 0, perr // ParseJSON's words
 		}
-		return err
+		return 0, 0, err
 	}
+	end = p.i
 	p.space()
 	if p.i != len(p.data) {
-		return p.fail("unexpected data after the JSON value")
+		return 0, 0, p.fail("unexpected data after the JSON value")
 	}
-	return nil
+	return start, end, nil
 }
 
 // String returns the JSON text (empty for the zero RawJSON).
@@ -155,20 +155,7 @@ func DecodedArgs(args map[string]any) map[string]any {
 // nil schema (no schema known) describes them all.
 func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 	p := jsonParser{data: data, arena: argsArena(data), keep: undescribed(s)}
-	p.space()
-	v, err := p.value(0)
-	if err != nil {
-		return nil, err
-	}
-	p.space()
-	if p.i != len(p.data) {
-		return nil, p.fail("unexpected data after the JSON value")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("want a JSON object")
-	}
-	return m, nil
+	return p.documentObject()
 }
 
 // ParseArgsDeferred parses data, a JSON object of arguments, keeping every
@@ -177,20 +164,7 @@ func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 // with the tool's schema.
 func ParseArgsDeferred(data []byte) (map[string]any, error) {
 	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: argsArena(data)}
-	p.space()
-	v, err := p.value(0)
-	if err != nil {
-		return nil, err
-	}
-	p.space()
-	if p.i != len(p.data) {
-		return nil, p.fail("unexpected data after the JSON value")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("want a JSON object")
-	}
-	return m, nil
+	return p.documentObject()
 }
 
 // DecodeDescribed returns args as ParseArgs(text, s) would have given
