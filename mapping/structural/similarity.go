@@ -170,13 +170,19 @@ func jaccard(sa, sb map[string]bool) float64 {
 	if len(sa)+len(sb) == 0 {
 		return 0
 	}
-	inter := 0
+	inter := common(sa, sb)
+	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+// common is |a ∩ b| of two word sets.
+func common(sa, sb map[string]bool) int {
+	n := 0
 	for w := range sa {
 		if sb[w] {
-			inter++
+			n++
 		}
 	}
-	return float64(inter) / float64(len(sa)+len(sb)-inter)
+	return n
 }
 
 // dice is 2|a ∩ b| / (|a| + |b|) of two word sets (terms.Dice of the
@@ -185,12 +191,7 @@ func dice(sa, sb map[string]bool) float64 {
 	if len(sa)+len(sb) == 0 {
 		return 0
 	}
-	inter := 0
-	for w := range sa {
-		if sb[w] {
-			inter++
-		}
-	}
+	inter := common(sa, sb)
 	return 2 * float64(inter) / float64(len(sa)+len(sb))
 }
 
