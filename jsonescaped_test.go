@@ -261,3 +261,38 @@ func ExampleUnquoteJSON() {
 	// café [a"b]
 	// true
 }
+
+// BenchmarkUnquoteJSON decodes about 1 MB of arguments sent inside a
+// JSON string, laid out as many small keys, deep objects and strings
+// with escapes.
+//
+//	go test -run '^$' -bench UnquoteJSON
+func BenchmarkUnquoteJSON(b *testing.B) {
+	for _, shape := range []struct{ name, member string }{
+		{"keys", `"k%07d": 1`},
+		{"deep", `"d%05d": {"n": {"n": {"n": {"n": [1, "x", true]}}}}`},
+		{"strings", `"s%05d": "lorem ipsum é日本 \"quoted\"\n\t\ud83d\ude00"`},
+	} {
+		var text bytes.Buffer
+		text.WriteByte('{')
+		for i := 0; text.Len() < 1<<20; i++ {
+			if i > 0 {
+				text.WriteByte(',')
+			}
+			fmt.Fprintf(&text, shape.member, i)
+		}
+		text.WriteByte('}')
+		lit := []byte(strconvQuoteJSON(text.String()))
+		b.Run(shape.name, func(b *testing.B) {
+			b.SetBytes(int64(len(lit)))
+			for b.Loop() {
+				if _, err := UnquoteJSON(lit); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// strconvQuoteJSON is s as a JSON string (AppendJSONString).
+func strconvQuoteJSON(s string) string { return string(AppendJSONString(nil, s)) }
