@@ -296,3 +296,13 @@ func BenchmarkUnquoteJSON(b *testing.B) {
 
 // strconvQuoteJSON is s as a JSON string (AppendJSONString).
 func strconvQuoteJSON(s string) string { return string(AppendJSONString(nil, s)) }
+
+func ExampleParseArgsOwned() {
+	in := ObjectSchema()
+	in.SetProp("q", &Schema{Type: "string"})
+	text := []byte(`{"q": "news", "extra": {"b": 2.50}}`) // not changed afterwards
+	args, _ := ParseArgsOwned(text, in)
+	fmt.Printf("%v %T\n", args["q"], args["extra"])
+	// Output:
+	// news toolenv.RawJSON
+}
