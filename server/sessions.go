@@ -80,16 +80,23 @@ func sessionResult(err error) *toolenv.Result {
 	return toolenv.Errorf(toolenv.StatusInternal, "", "session: %v", err)
 }
 
+// sessionless reports whether callSession has nothing to do for call:
+// the request names no session and the call needs none.
+func sessionless(r *http.Request, call *toolenv.Call) bool {
+	return r.Header.Get(SessionHeader) == "" &&
+		(call.Collection == nil || !call.Collection.Policy.Sessions || call.Tool == nil || !call.Tool.Hidden())
+}
+
 // callSession sets call.Session from the request's X-Toolenv-Session
 // (an id the server issued to this principal, held for the call), or for
 // a call to the initialisation tool of a collection with sessions that
 // names none, from a new session whose id the answer carries in
 // X-Toolenv-Session. The caller must call release when the call is done.
 func (s *Server) callSession(w http.ResponseWriter, r *http.Request, call *toolenv.Call) (release func(), res *toolenv.Result) {
-	id := r.Header.Get(SessionHeader)
-	if id == "" && (call.Collection == nil || !call.Collection.Policy.Sessions || call.Tool == nil || !call.Tool.Hidden()) {
+	if sessionless(r, call) {
 		return func() {}, nil // no session: nothing below is needed
 	}
+	id := r.Header.Get(SessionHeader)
 	principal := guard.Principal(r.Context())
 	ctx := session.WithClient(r.Context(), guard.ClientKey(r))
 	if id == "" {

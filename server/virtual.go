@@ -216,6 +216,10 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	}
 	tool, err := v.resolve(req.Category, req.ToolName, req.APIName)
 	if err != nil {
+		if vb.settle(body); vb.res != nil { // a tool_input that is not JSON is reported first
+			reply(w, vb.res)
+			return
+		}
 		reply(w, toolenv.ResultOf(err))
 		return
 	}
@@ -229,6 +233,14 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	if exactOK {
 		// What this body comes to, for the next time it is sent.
 		v.plans.put(body, &virtualPlan{req: *req, tool: tool, coll: call.Collection, exact: exact})
+	}
+	if vb.unchecked && !sessionless(r, call) {
+		// A session is not issued nor taken for a tool_input that is
+		// not JSON.
+		if vb.settle(body); vb.res != nil {
+			reply(w, vb.res)
+			return
+		}
 	}
 	release, res := s.callSession(w, r, call)
 	if res != nil {

@@ -73,9 +73,15 @@ type virtualBody struct {
 	// pending says toolInput is not parsed yet: args and res are unset
 	// until parseArgs (see decodeVirtualDeferred).
 	pending bool
-	// content is a pending tool_input string's content, unescaped, once
-	// check has found it a JSON object (parseArgs parses it then).
+	// content is a pending tool_input string's content, unescaped into a
+	// buffer of its own, once check has found it starts a JSON object
+	// (parseArgs parses it then, in place: see toolenv.ParseArgsOwned).
 	content []byte
+	// unchecked says content is not yet known to be JSON: the parse
+	// finds out, and an answer given before it (the tool unknown, a
+	// session refused) calls settle first, so that a tool_input that is
+	// not JSON is reported first, as always.
+	unchecked bool
 }
 
 // virtualFields names the members of a /virtual request decodeVirtualFast
@@ -224,25 +230,42 @@ func (vb *virtualBody) finish(body []byte, s *toolenv.Schema) {
 }
 
 // check makes sure a pending tool_input gives arguments before the tool
-// is known, without parsing them: a string holding a JSON object stays
-// pending, its content kept for parseArgs, which parses it once knowing
-// the tool's schema (toolenv.ParseArgs); anything else is finished now,
-// so that its error comes where it always did.
+// is known, without parsing them: a string whose content starts a JSON
+// object stays pending, its content unescaped once into a buffer that
+// parseArgs parses in place knowing the tool's schema
+// (toolenv.ParseArgsOwned); whether it is JSON is found out by that
+// parse, or by settle when an answer comes before it; anything else is
+// finished now, so that its error comes where it always did.
 func (vb *virtualBody) check(body []byte) {
 	if !vb.pending {
 		return
 	}
 	if vb.toolInput != nil {
-		v, err := toolenv.ParseJSON(vb.toolInput)
-		if str, ok := v.(string); err == nil && ok {
-			raw := bytes.TrimSpace([]byte(str))
-			if len(raw) > 0 && raw[0] == '{' && toolenv.CheckJSON(raw) == nil {
-				vb.content = raw
+		// The string as DecodeVirtualRequest's parser reads it.
+		if s, err := toolenv.UnquoteJSON(vb.toolInput); err == nil {
+			raw := bytes.TrimSpace(s)
+			if len(raw) > 0 && raw[0] == '{' {
+				vb.content, vb.unchecked = raw, true
 				return
 			}
 		}
 	}
 	vb.finish(body, nil)
+}
+
+// settle finds out, for an answer given before the arguments are parsed,
+// whether a pending tool_input's content is JSON: when it is not, the
+// body is finished into the error DecodeVirtualRequest gives (vb.res),
+// which the caller answers instead.
+func (vb *virtualBody) settle(body []byte) {
+	if !vb.unchecked {
+		return
+	}
+	vb.unchecked = false
+	if toolenv.CheckJSON(vb.content) != nil {
+		vb.content = nil
+		vb.finish(body, nil)
+	}
 }
 
 // parseArgs parses the raw tool_input of a body read by the fast decoder
@@ -253,7 +276,10 @@ func (vb *virtualBody) check(body []byte) {
 func (vb *virtualBody) parseArgs(s *toolenv.Schema) bool {
 	vb.pending = false
 	if vb.content != nil {
-		args, err := toolenv.ParseArgs(vb.content, s)
+		// ParseArgs's errors are ParseJSONObject's, word for word: those
+		// DecodeVirtualRequest gives.
+		args, err := toolenv.ParseArgsOwned(vb.content, s)
+		vb.unchecked = false
 		if err != nil {
 			vb.res = &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + "tool_input is not valid JSON: " + err.Error(),
 				Hint: toolInputHint, Source: toolenv.SourcePipeline}
