@@ -380,3 +380,32 @@ func ExampleCall_ArgsFromText() {
 	fmt.Println(key)
 	// Output: {"k1":2.5,"k2":1,"q":"news"}
 }
+
+// keysText is a JSON object of about size bytes: one documented member
+// ("q") then many small undocumented ones, the request shape of issue 29.
+func keysText(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"q": "000000000000"`)
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, `, "k%07d": 1`, i)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// BenchmarkCanonicalRawKeys is the cache key of a megabyte of many small
+// keys written by streaming over its text (Call.CanonicalOf's path).
+//
+//	go test . -run '^$' -bench CanonicalRawKeys -benchmem
+func BenchmarkCanonicalRawKeys(b *testing.B) {
+	text := string(keysText(1 << 20))
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var buf bytes.Buffer
+		buf.Grow(len(text))
+		if err := writeCanonicalRaw(&buf, text, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
