@@ -729,8 +729,18 @@ func appendCanonicalNumber(b *bytes.Buffer, lit []byte) error {
 		b.Write(lit)
 		return nil
 	}
-	dot := bytes.IndexByte(d, '.')
-	if dot < 0 || bytes.IndexAny(d, "eE") >= 0 || dot == 0 || dot+1 == len(d) || dot > 21 {
+	dot, exp := -1, false
+	for i, ch := range d { // one pass: bytes.IndexAny costs more than the number on short literals
+		switch ch {
+		case '.':
+			if dot < 0 {
+				dot = i
+			}
+		case 'e', 'E':
+			exp = true
+		}
+	}
+	if dot < 0 || exp || dot == 0 || dot+1 == len(d) || dot > 21 {
 		s, err := CanonicalNumber(string(lit))
 		if err != nil {
 			return err

@@ -409,3 +409,47 @@ func BenchmarkCanonicalRawKeys(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendCanonicalNumberMatches: over generated JSON number literals
+// (signs, leading and trailing zeros, long fractions, exponents), the
+// streaming writer's number is CanonicalNumber's.
+func TestAppendCanonicalNumberMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 8))
+	digits := func(n int, lead bool) string {
+		var b strings.Builder
+		for i := range n {
+			c := byte('0' + r.IntN(10))
+			if i == 0 && lead && c == '0' {
+				c = '1'
+			}
+			if r.IntN(4) == 0 {
+				c = '0'
+			}
+			b.WriteByte(c)
+		}
+		return b.String()
+	}
+	for range 100000 {
+		var lit strings.Builder
+		if r.IntN(2) == 0 {
+			lit.WriteByte('-')
+		}
+		if r.IntN(3) == 0 {
+			lit.WriteByte('0')
+		} else {
+			lit.WriteString(digits(1+r.IntN(25), true))
+		}
+		if r.IntN(2) == 0 {
+			lit.WriteString("." + digits(1+r.IntN(12), false))
+		}
+		if r.IntN(5) == 0 {
+			lit.WriteString([]string{"e", "E", "e+", "e-", "E-"}[r.IntN(5)] + digits(1+r.IntN(3), false))
+		}
+		want, werr := CanonicalNumber(lit.String())
+		var b bytes.Buffer
+		err := appendCanonicalNumber(&b, []byte(lit.String()))
+		if (err == nil) != (werr == nil) || err == nil && b.String() != want {
+			t.Fatalf("%s: %q %v, want %q %v", lit.String(), b.String(), err, want, werr)
+		}
+	}
+}
