@@ -34,6 +34,27 @@ func NewRawJSON(data []byte) (RawJSON, error) {
 	return RawJSON{text: string(data[start:end])}, nil
 }
 
+// CutRawJSON reads the JSON value at the start of data (after spaces)
+// as a RawJSON, checked as NewRawJSON checks it, and returns it with the
+// index in data after it, for the caller to say what may follow: one
+// scan where finding a value's end and then checking it take two. The
+// bytes are copied. On malformed JSON it returns the error ParseJSON
+// gives for the value's text (up to where the scan stopped, byte
+// positions counted in data).
+func CutRawJSON(data []byte) (RawJSON, int, error) {
+	p := jsonParser{data: data}
+	p.space()
+	start := p.i
+	if err := p.skip(0); err != nil {
+		q := jsonParser{data: data, i: start}
+		if _, perr := q.value(0); perr != nil {
+			return RawJSON{}, 0, perr // ParseJSON's words
+		}
+		return RawJSON{}, 0, err
+	}
+	return RawJSON{text: string(data[start:p.i])}, p.i, nil
+}
+
 // CheckJSON returns the error ParseJSON gives for data, or nil when data
 // is one JSON value, without decoding it.
 func CheckJSON(data []byte) error {

@@ -453,3 +453,70 @@ func TestAppendCanonicalNumberMatches(t *testing.T) {
 		}
 	}
 }
+
+// checkCutAgrees holds CutRawJSON to ParseJSON on data: it accepts data
+// followed by anything exactly when the value at its start is one
+// ParseJSON accepts, gives that value's text, and words its refusals as
+// ParseJSON does.
+func checkCutAgrees(t *testing.T, data []byte) {
+	t.Helper()
+	r, end, err := CutRawJSON(data)
+	if err != nil {
+		if _, perr := ParseJSON(data); perr == nil || perr.Error() != err.Error() {
+			t.Fatalf("%q: CutRawJSON refuses with %v, ParseJSON with %v", data, err, perr)
+		}
+		return
+	}
+	if end < 0 || end > len(data) || strings.TrimLeft(string(data[:end]), " \t\n\r") != r.String() {
+		t.Fatalf("%q: end %d, text %q", data, end, r.String())
+	}
+	whole, werr := NewRawJSON(data[:end])
+	if werr != nil || whole.String() != r.String() {
+		t.Fatalf("%q: the value cut (%q) is not one JSON value: %v", data, r.String(), werr)
+	}
+	_, perr := ParseJSON(data)
+	if rest := strings.Trim(string(data[end:]), " \t\n\r"); (perr == nil) != (rest == "") {
+		t.Fatalf("%q: ParseJSON %v with %q after the value cut", data, perr, rest)
+	}
+}
+
+// TestCutRawJSON: over generated adversarial JSON, whole, cut short,
+// with a byte changed, or followed by more, CutRawJSON agrees with
+// ParseJSON (checkCutAgrees).
+func TestCutRawJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 9))
+	for i := range 20000 {
+		var b bytes.Buffer
+		genJSON(r, &b, 1+r.IntN(5))
+		data := b.Bytes()
+		switch i % 4 {
+		case 1:
+			data = data[:r.IntN(len(data)+1)]
+		case 2:
+			cp := bytes.Clone(data)
+			alphabet := "{}[]\",:\\ 0e-."
+			cp[r.IntN(len(cp))] = alphabet[r.IntN(len(alphabet))]
+			data = cp
+		case 3:
+			data = append(bytes.Clone(data), []string{",1}", " ]", `, "x": 2}`, " ", "x"}[r.IntN(5)]...)
+		}
+		checkCutAgrees(t, data)
+	}
+}
+
+func FuzzCutRawJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1}, "b": 2}`, ` [1, {"x": "\u00e9"}] tail`, `"str\"ing"`, `-0.5e3,`, `{"a":`, `tru`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkCutAgrees(t, data)
+	})
+}
+
+func ExampleCutRawJSON() {
+	body := []byte(`{"arguments": {"q": "news", "extra": [1, 2]}, "name": "search"}`)
+	r, end, err := CutRawJSON(body[len(`{"arguments": `):])
+	fmt.Println(r, end, err)
+	// Output:
+	// {"q": "news", "extra": [1, 2]} 30 <nil>
+}
