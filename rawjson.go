@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -31,6 +32,27 @@ func NewRawJSON(data []byte) (RawJSON, error) {
 		return RawJSON{}, err
 	}
 	return RawJSON{text: string(data[start:end])}, nil
+}
+
+// CutRawJSON reads the JSON value at the start of data (after spaces)
+// as a RawJSON, checked as NewRawJSON checks it, and returns it with the
+// index in data after it, for the caller to say what may follow: one
+// scan where finding a value's end and then checking it take two. The
+// bytes are copied. On malformed JSON it returns the error ParseJSON
+// gives for the value's text (up to where the scan stopped, byte
+// positions counted in data).
+func CutRawJSON(data []byte) (RawJSON, int, error) {
+	p := jsonParser{data: data}
+	p.space()
+	start := p.i
+	if err := p.skip(0); err != nil {
+		q := jsonParser{data: data, i: start}
+		if _, perr := q.value(0); perr != nil {
+			return RawJSON{}, 0, perr // ParseJSON's words
+		}
+		return RawJSON{}, 0, err
+	}
+	return RawJSON{text: string(data[start:p.i])}, p.i, nil
 }
 
 // CheckJSON returns the error ParseJSON gives for data, or nil when data
@@ -376,6 +398,7 @@ type rawCanon struct {
 	keys    []byte      // the decoded keys of the open objects' members
 	members []rawMember // the members of the open objects
 	order   []int32
+	merge   []int32 // the merge's scratch
 	tmp     []byte
 	str     []byte
 }
@@ -394,17 +417,44 @@ var errCanonicalDepth = errors.New("canonical json: value nested too deeply")
 // writeCanonicalRaw writes the canonical form of the RawJSON text at
 // depth (as writeCanonical counts it).
 func writeCanonicalRaw(b *bytes.Buffer, text string, depth int) error {
-	c := rawCanon{p: jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b: b}
+	c := rawCanons.Get().(*rawCanon)
+	defer c.release()
+	c.p, c.b = jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b
 	if len(text) >= argsArenaMin {
 		// Room for many members at once (no more than there are colons,
 		// and nested objects' members leave the stack as each closes),
 		// grown by few copies.
 		n := min(strings.Count(text, ":"), len(text)/64)
-		c.members = make([]rawMember, 0, n)
-		c.keys = make([]byte, 0, 16*n)
+		if cap(c.members) < n {
+			c.members = make([]rawMember, 0, n)
+		}
+		if cap(c.keys) < 16*n {
+			c.keys = make([]byte, 0, 16*n)
+		}
 	}
 	c.p.space()
 	return c.value(depth)
+}
+
+// rawCanons keeps the canonical writer's scratch (its member stack,
+// decoded keys and sort order) from one call to the next: a call of a
+// megabyte of small keys needs megabytes of it, which freshly allocated
+// cost more (zeroed, faulted in, collected) than the writing.
+var rawCanons = sync.Pool{New: func() any { return new(rawCanon) }}
+
+// maxPooledScratch is the most scratch bytes a rawCanon keeps in
+// rawCanons: a rare huge call's scratch is left to the collector.
+const maxPooledScratch = 32 << 20
+
+// release gives c back to rawCanons, empty.
+func (c *rawCanon) release() {
+	size := cap(c.members)*int(unsafe.Sizeof(rawMember{})) + cap(c.keys) + 4*cap(c.order) + cap(c.tmp) + cap(c.str) + 4*cap(c.merge)
+	if size > maxPooledScratch {
+		return
+	}
+	c.p, c.b = jsonParser{}, nil
+	c.members, c.keys, c.order, c.tmp, c.str, c.merge = c.members[:0], c.keys[:0], c.order[:0], c.tmp[:0], c.str[:0], c.merge[:0]
+	rawCanons.Put(c)
 }
 
 func (c *rawCanon) value(depth int) error {
@@ -528,6 +578,9 @@ func (c *rawCanon) object(depth int) error {
 		}
 		p.i++
 		k0 := len(c.keys)
+		if cap(c.keys)-k0 < 256 && cap(c.keys) >= 1024 {
+			c.keys = append(make([]byte, 0, 2*cap(c.keys)), c.keys...) // doubled, as members
+		}
 		var err error
 		if c.keys, err = p.strRest(c.keys); err != nil {
 			return err
@@ -552,6 +605,12 @@ func (c *rawCanon) object(depth int) error {
 			return err
 		}
 		m.m1 = b.Len()
+		if len(c.members) == cap(c.members) {
+			// Doubled, not grown by append's quarter for large slices: a
+			// megabyte of small keys would otherwise be copied a dozen
+			// times over.
+			c.members = append(make([]rawMember, 0, max(2*cap(c.members), 64)), c.members...)
+		}
 		c.members = append(c.members, m)
 		p.space()
 		if p.i >= len(p.data) {
@@ -594,7 +653,10 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 		for i := range ms {
 			order = append(order, int32(i))
 		}
-		tmp := make([]int32, len(ms))
+		if cap(c.merge) < len(ms) {
+			c.merge = make([]int32, len(ms))
+		}
+		tmp := c.merge[:len(ms)]
 		for len(runs) > 1 {
 			next := runs[:0:0]
 			for r := 0; r < len(runs); r += 2 {
@@ -688,8 +750,18 @@ func appendCanonicalNumber(b *bytes.Buffer, lit []byte) error {
 		b.Write(lit)
 		return nil
 	}
-	dot := bytes.IndexByte(d, '.')
-	if dot < 0 || bytes.IndexAny(d, "eE") >= 0 || dot == 0 || dot+1 == len(d) || dot > 21 {
+	dot, exp := -1, false
+	for i, ch := range d { // one pass: bytes.IndexAny costs more than the number on short literals
+		switch ch {
+		case '.':
+			if dot < 0 {
+				dot = i
+			}
+		case 'e', 'E':
+			exp = true
+		}
+	}
+	if dot < 0 || exp || dot == 0 || dot+1 == len(d) || dot > 21 {
 		s, err := CanonicalNumber(string(lit))
 		if err != nil {
 			return err

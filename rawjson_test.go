@@ -380,3 +380,143 @@ func ExampleCall_ArgsFromText() {
 	fmt.Println(key)
 	// Output: {"k1":2.5,"k2":1,"q":"news"}
 }
+
+// keysText is a JSON object of about size bytes: one documented member
+// ("q") then many small undocumented ones, the request shape of issue 29.
+func keysText(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"q": "000000000000"`)
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, `, "k%07d": 1`, i)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// BenchmarkCanonicalRawKeys is the cache key of a megabyte of many small
+// keys written by streaming over its text (Call.CanonicalOf's path).
+//
+//	go test . -run '^$' -bench CanonicalRawKeys -benchmem
+func BenchmarkCanonicalRawKeys(b *testing.B) {
+	text := string(keysText(1 << 20))
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var buf bytes.Buffer
+		buf.Grow(len(text))
+		if err := writeCanonicalRaw(&buf, text, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestAppendCanonicalNumberMatches: over generated JSON number literals
+// (signs, leading and trailing zeros, long fractions, exponents), the
+// streaming writer's number is CanonicalNumber's.
+func TestAppendCanonicalNumberMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 8))
+	digits := func(n int, lead bool) string {
+		var b strings.Builder
+		for i := range n {
+			c := byte('0' + r.IntN(10))
+			if i == 0 && lead && c == '0' {
+				c = '1'
+			}
+			if r.IntN(4) == 0 {
+				c = '0'
+			}
+			b.WriteByte(c)
+		}
+		return b.String()
+	}
+	for range 100000 {
+		var lit strings.Builder
+		if r.IntN(2) == 0 {
+			lit.WriteByte('-')
+		}
+		if r.IntN(3) == 0 {
+			lit.WriteByte('0')
+		} else {
+			lit.WriteString(digits(1+r.IntN(25), true))
+		}
+		if r.IntN(2) == 0 {
+			lit.WriteString("." + digits(1+r.IntN(12), false))
+		}
+		if r.IntN(5) == 0 {
+			lit.WriteString([]string{"e", "E", "e+", "e-", "E-"}[r.IntN(5)] + digits(1+r.IntN(3), false))
+		}
+		want, werr := CanonicalNumber(lit.String())
+		var b bytes.Buffer
+		err := appendCanonicalNumber(&b, []byte(lit.String()))
+		if (err == nil) != (werr == nil) || err == nil && b.String() != want {
+			t.Fatalf("%s: %q %v, want %q %v", lit.String(), b.String(), err, want, werr)
+		}
+	}
+}
+
+// checkCutAgrees holds CutRawJSON to ParseJSON on data: it accepts data
+// followed by anything exactly when the value at its start is one
+// ParseJSON accepts, gives that value's text, and words its refusals as
+// ParseJSON does.
+func checkCutAgrees(t *testing.T, data []byte) {
+	t.Helper()
+	r, end, err := CutRawJSON(data)
+	if err != nil {
+		if _, perr := ParseJSON(data); perr == nil || perr.Error() != err.Error() {
+			t.Fatalf("%q: CutRawJSON refuses with %v, ParseJSON with %v", data, err, perr)
+		}
+		return
+	}
+	if end < 0 || end > len(data) || strings.TrimLeft(string(data[:end]), " \t\n\r") != r.String() {
+		t.Fatalf("%q: end %d, text %q", data, end, r.String())
+	}
+	whole, werr := NewRawJSON(data[:end])
+	if werr != nil || whole.String() != r.String() {
+		t.Fatalf("%q: the value cut (%q) is not one JSON value: %v", data, r.String(), werr)
+	}
+	_, perr := ParseJSON(data)
+	if rest := strings.Trim(string(data[end:]), " \t\n\r"); (perr == nil) != (rest == "") {
+		t.Fatalf("%q: ParseJSON %v with %q after the value cut", data, perr, rest)
+	}
+}
+
+// TestCutRawJSON: over generated adversarial JSON, whole, cut short,
+// with a byte changed, or followed by more, CutRawJSON agrees with
+// ParseJSON (checkCutAgrees).
+func TestCutRawJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 9))
+	for i := range 20000 {
+		var b bytes.Buffer
+		genJSON(r, &b, 1+r.IntN(5))
+		data := b.Bytes()
+		switch i % 4 {
+		case 1:
+			data = data[:r.IntN(len(data)+1)]
+		case 2:
+			cp := bytes.Clone(data)
+			alphabet := "{}[]\",:\\ 0e-."
+			cp[r.IntN(len(cp))] = alphabet[r.IntN(len(alphabet))]
+			data = cp
+		case 3:
+			data = append(bytes.Clone(data), []string{",1}", " ]", `, "x": 2}`, " ", "x"}[r.IntN(5)]...)
+		}
+		checkCutAgrees(t, data)
+	}
+}
+
+func FuzzCutRawJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1}, "b": 2}`, ` [1, {"x": "\u00e9"}] tail`, `"str\"ing"`, `-0.5e3,`, `{"a":`, `tru`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkCutAgrees(t, data)
+	})
+}
+
+func ExampleCutRawJSON() {
+	body := []byte(`{"arguments": {"q": "news", "extra": [1, 2]}, "name": "search"}`)
+	r, end, err := CutRawJSON(body[len(`{"arguments": `):])
+	fmt.Println(r, end, err)
+	// Output:
+	// {"q": "news", "extra": [1, 2]} 30 <nil>
+}

@@ -283,8 +283,9 @@ func BenchmarkToolInputPerKB(b *testing.B) {
 
 // BenchmarkArgumentStepsPerKB splits the cost per KB of a megabyte of
 // undocumented keys into the steps every front-end takes: parsing
-// (ParseJSONObject, and ParseArgs as the front-ends parse), canonicalising (the cache key), validating and keying a /virtual
-// tool_input.
+// (ParseJSONObject, and ParseArgs as the front-ends parse), canonicalising
+// (the cache key, from the map and as the front-ends write it from the
+// text), validating and keying a /virtual tool_input.
 //
 //	go test ./server -run '^$' -bench ArgumentStepsPerKB -benchtime 10x
 func BenchmarkArgumentStepsPerKB(b *testing.B) {
@@ -307,6 +308,11 @@ func BenchmarkArgumentStepsPerKB(b *testing.B) {
 	run("parse", func() { toolenv.ParseJSONObject(raw) })
 	run("parseargs", func() { toolenv.ParseArgs(raw, in) })
 	run("canonical", func() { toolenv.Canonical(args) })
+	run("canonicaltext", func() { // as the front-ends write the cache key: streaming over the text
+		var call toolenv.Call
+		call.ArgsFromText(args, raw)
+		call.CanonicalOf(args)
+	})
 	run("validate", func() { v.Args(in, args, true) })
 	run("toolinputkey", func() { toolbench.ToolInputKeyOf(raw) })
 }

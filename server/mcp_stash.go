@@ -58,20 +58,21 @@ func (a *MCPArguments) stash(body []byte) ([]byte, func()) {
 	if !ok || string(body[method[0]:method[1]]) != `"tools/call"` {
 		return body, none
 	}
-	params, ok := memberSpan(body, "params")
-	if !ok || body[params[0]] != '{' {
+	// The arguments are found without skipping over them (nor over the
+	// params holding them) before the one scan that checks them and
+	// finds their end.
+	params, ok := memberStart(body, "params")
+	if !ok || body[params] != '{' {
 		return body, none
 	}
-	rel, ok := memberSpan(body[params[0]:params[1]], "arguments")
-	if !ok || rel[1]-rel[0] < mcpStashMin {
+	rel, ok := memberStart(body[params:], "arguments")
+	start := params + rel
+	if !ok || body[start] != '{' || len(body)-start < mcpStashMin {
 		return body, none
 	}
-	start, end := params[0]+rel[0], params[0]+rel[1]
-	if body[start] != '{' {
-		return body, none
-	}
-	args, err := toolenv.NewRawJSON(body[start:end])
-	if err != nil {
+	args, n, err := toolenv.CutRawJSON(body[start:])
+	end := start + n
+	if err != nil || end-start < mcpStashMin {
 		return body, none
 	}
 	var b [16]byte
@@ -145,6 +146,44 @@ func memberSpan(data []byte, name string) ([2]int, bool) {
 		i = skipSpace(data, vEnd)
 		if i >= len(data) || data[i] != ',' {
 			return [2]int{}, false
+		}
+		i++
+	}
+}
+
+// memberStart is memberSpan giving only where the value starts, without
+// skipping over it.
+func memberStart(data []byte, name string) (int, bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return 0, false
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return 0, false
+		}
+		kEnd := skipValue(data, i)
+		key := data[i:kEnd]
+		i = skipSpace(data, kEnd)
+		if i >= len(data) || data[i] != ':' {
+			return 0, false
+		}
+		i = skipSpace(data, i+1)
+		if i >= len(data) {
+			return 0, false
+		}
+		if keyIs(key, name) {
+			return i, true
+		}
+		vEnd := skipValue(data, i)
+		if vEnd <= i {
+			return 0, false
+		}
+		i = skipSpace(data, vEnd)
+		if i >= len(data) || data[i] != ',' {
+			return 0, false
 		}
 		i++
 	}

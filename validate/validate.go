@@ -47,11 +47,18 @@ type Outcome struct {
 // Args checks args against the object schema s. lenient selects the
 // lenient policy (see the package documentation).
 func (v *Validator) Args(s *toolenv.Schema, args map[string]any, lenient bool) Outcome {
+	return v.args(s, args, lenient, false)
+}
+
+// args is Args; walkAll visits every member one by one however many
+// there are (what the shortcut for objects of many undeclared members
+// must agree with).
+func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAll bool) Outcome {
 	out := Outcome{Args: args}
 	if s == nil {
 		return out
 	}
-	c := checker{v: v, lenient: lenient}
+	c := checker{v: v, lenient: lenient, walkAll: walkAll}
 	coerced := c.object(s, args, "", true)
 	if coerced != nil {
 		out.Args = coerced
@@ -63,6 +70,7 @@ func (v *Validator) Args(s *toolenv.Schema, args map[string]any, lenient bool) O
 type checker struct {
 	v        *Validator
 	lenient  bool
+	walkAll  bool // no shortcut for objects of many members (see args)
 	problems []toolenv.Problem
 	warnings []string
 }
@@ -129,27 +137,55 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 	// kept, as they are met: a call may send tens of thousands.
 	var unknown keyTally
 	reportUnknown := closed || c.lenient && len(s.Properties) > 0 && !allowsAdditional(s)
-	for k := range m {
-		ps, known := s.Properties[k]
-		if !known {
-			if reportUnknown {
-				unknown.add(k)
-			}
-			continue
+	check := func(k string, ps *toolenv.Schema, val any) {
+		if val == nil && !c.lenient && s.IsRequired(k) {
+			return // already reported as missing
 		}
-		if m[k] == nil && !c.lenient && s.IsRequired(k) {
-			continue // already reported as missing
-		}
-		if m[k] == nil && !s.IsRequired(k) && !admitsNull(ps) {
+		if val == nil && !s.IsRequired(k) && !admitsNull(ps) {
 			// An explicit null for an optional argument that takes no
 			// null is the argument left out: how OpenAI's strict mode,
 			// where every argument is required and optional ones
 			// nullable, says "not given".
 			drop(k)
-			continue
+			return
 		}
-		if nv, changed := c.value(ps, m[k], join(path, k)); changed {
+		if nv, changed := c.value(ps, val, join(path, k)); changed {
 			set(k, nv)
+		}
+	}
+	if !c.walkAll && len(m) > 4*len(s.Properties)+64 {
+		// Many more members than the schema declares (a call may send
+		// tens of thousands): the declared ones are looked up, and the
+		// others only counted, a key looked up among the declared ones
+		// only when it would enter the tally's first few.
+		known := 0
+		for k, ps := range s.Properties {
+			if val, ok := m[k]; ok {
+				known++
+				check(k, ps, val)
+			}
+		}
+		if reportUnknown && len(m) > known {
+			for k := range m {
+				if unknown.full() && k >= unknown.last() {
+					continue
+				}
+				if _, ok := s.Properties[k]; !ok {
+					unknown.keep(k)
+				}
+			}
+			unknown.n = len(m) - known
+		}
+	} else {
+		for k, val := range m {
+			ps, known := s.Properties[k]
+			if !known {
+				if reportUnknown {
+					unknown.add(k)
+				}
+				continue
+			}
+			check(k, ps, val)
 		}
 	}
 	if unknown.n > 0 {
@@ -164,9 +200,23 @@ type keyTally struct {
 	first []string
 }
 
+const tallyKeep = MaxListed + 1
+
 func (t *keyTally) add(k string) {
 	t.n++
-	const keep = MaxListed + 1
+	t.keep(k)
+}
+
+// full reports whether the tally holds as many keys as it keeps.
+func (t *keyTally) full() bool { return len(t.first) == tallyKeep }
+
+// last is the greatest key kept (when full, a key not below it is not
+// kept).
+func (t *keyTally) last() string { return t.first[len(t.first)-1] }
+
+// keep keeps k among the smallest keys, without counting it.
+func (t *keyTally) keep(k string) {
+	const keep = tallyKeep
 	if len(t.first) == keep && k >= t.first[keep-1] {
 		return
 	}

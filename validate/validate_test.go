@@ -2,6 +2,8 @@ package validate
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -342,5 +344,61 @@ func TestNullForOptionalIsAbsent(t *testing.T) {
 	v.Args(s, orig, false)
 	if _, ok := orig["q"]; !ok {
 		t.Error("the caller's map was changed")
+	}
+}
+
+// TestManyMembersShortcutAgrees: over generated schemas and calls of
+// many members (declared ones valid, wrong, null or missing; undeclared
+// ones named below, between and above the declared names), validation
+// that looks up only the declared members and counts the others gives
+// exactly what visiting every member one by one gives: the same
+// problems, warnings and arguments, lenient and strict.
+func TestManyMembersShortcutAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 6))
+	var v Validator
+	names := []string{"a", "city", "k5", "limit", "q", "zz", "x0001", ""}
+	types := []string{"string", "integer", "number", "boolean", "object", "array", ""}
+	for i := range 300 {
+		s := toolenv.ObjectSchema()
+		for _, n := range names {
+			if r.IntN(2) == 0 {
+				continue
+			}
+			s.SetProp(n, &toolenv.Schema{Type: types[r.IntN(len(types))], Nullable: r.IntN(4) == 0})
+			if r.IntN(3) == 0 {
+				s.Required = append(s.Required, n)
+			}
+		}
+		switch r.IntN(4) {
+		case 0:
+			s.AdditionalProperties = json.RawMessage(`false`)
+		case 1:
+			s.AdditionalProperties = json.RawMessage(`true`)
+		}
+		m := map[string]any{}
+		for _, n := range names {
+			switch r.IntN(5) {
+			case 0:
+				m[n] = nil
+			case 1:
+				m[n] = "text"
+			case 2:
+				m[n] = json.Number(strconv.Itoa(r.IntN(100)))
+			case 3:
+				m[n] = map[string]any{"b": true}
+			}
+		}
+		extra := []int{0, 1, MaxListed, 40, 200, 1000}[r.IntN(6)]
+		for j := range extra {
+			k := []string{"k", "A", "x", "", "~"}[r.IntN(5)] + strconv.Itoa(r.IntN(10*extra+1)) + strconv.Itoa(j%3)
+			m[k] = json.Number(strconv.Itoa(j))
+		}
+		for _, lenient := range []bool{true, false} {
+			want := v.args(s, m, lenient, true)
+			got := v.args(s, m, lenient, false)
+			if !reflect.DeepEqual(got.Problems, want.Problems) || !reflect.DeepEqual(got.Warnings, want.Warnings) || !reflect.DeepEqual(got.Args, want.Args) {
+				t.Fatalf("case %d, lenient %v, %d members:\n got %+v %q\nwant %+v %q", i, lenient, len(m), got.Problems, got.Warnings, want.Problems, want.Warnings)
+			}
+		}
 	}
 }
