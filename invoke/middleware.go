@@ -37,7 +37,10 @@ func Recover(log *slog.Logger) toolenv.Middleware {
 	}
 }
 
-// Observer is told about every finished call (metrics, access logs).
+// Observer is told about every finished call (metrics, access logs). It
+// must not change call or res: one result may be shown for several calls
+// answered alike (see CachedInvoker.ReplayHit), each call's time being
+// elapsed, not res.Latency.
 type Observer interface {
 	Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.Duration)
 }

@@ -159,6 +159,14 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	if len(obs.results) != n+1 {
 		t.Fatal("a hinted hit was not observed")
 	}
+	// A replay is observed as the hinted hit, with the same result.
+	replayed := call()
+	if !ci.ReplayHit(ctx, replayed, exact, hit) || len(obs.results) != n+2 || obs.calls[n+1] != replayed {
+		t.Fatalf("a replay: %d observations after %d", len(obs.results), n+1)
+	}
+	if r := obs.results[n+1]; r.Status != res2.Status || r.Source != res2.Source || string(r.Body) != string(res2.Body) || r.Meta[MetaOrigin] != "import" {
+		t.Fatalf("a replay was observed as %+v, the hinted hit as %+v", r, res2)
+	}
 	// A hint for another key or tool is not taken.
 	if _, h, ok := ci.InvokeCachedHit(ctx, call(), "{'symbol': 'MSFT'}", hit); ok || h != nil {
 		t.Fatal("a hint answered another exact key")
@@ -169,6 +177,15 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	if r, _, ok := ci.InvokeCachedHit(ctx, other, exact, hit); ok {
 		t.Fatalf("a hint answered another tool: %+v", r)
 	}
+	before := len(obs.results)
+	if ci.ReplayHit(ctx, call(), "{'symbol': 'MSFT'}", hit) || ci.ReplayHit(ctx, other, exact, hit) || ci.ReplayHit(ctx, call(), exact, nil) {
+		t.Fatal("a replay for another key or tool, or without a hint")
+	}
+	noCache := call()
+	noCache.Options.NoCache = true
+	if ci.ReplayHit(ctx, noCache, exact, hit) || len(obs.results) != before {
+		t.Fatal("a replay of a call that asked for no cache, or a refused replay observed")
+	}
 	// Any write voids the hint: here one of another key, which leaves
 	// the entry as it was.
 	if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"X"}`, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`)}); err != nil {
@@ -176,6 +193,9 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	}
 	if _, h, ok := ci.InvokeCachedHit(ctx, call(), exact, hit); ok && h == hit {
 		t.Fatal("a hint served after a write")
+	}
+	if ci.ReplayHit(ctx, call(), exact, hit) {
+		t.Fatal("a hint replayed after a write")
 	}
 	// A replacement is served, never the entry from before.
 	if _, err := st.PutMany(ctx, []*store.Entry{entry(`"second"`)}, true); err != nil {
