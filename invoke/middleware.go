@@ -45,6 +45,16 @@ type Observer interface {
 	Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.Duration)
 }
 
+// ReplayObserver is an Observer that can prepare, once, what it does for
+// the calls a front-end replays (see CachedInvoker.ReplayHit): a call of
+// the same tool, collection and front-end as call, answered with res.
+type ReplayObserver interface {
+	Observer
+	// ObserveReplays returns a function doing for each such call, of
+	// elapsed time, what Observe would do, or nil to be asked Observe.
+	ObserveReplays(call *toolenv.Call, res *toolenv.Result) func(call *toolenv.Call, elapsed time.Duration)
+}
+
 // Observe times each call, sets Result.Latency and reports to obs (which
 // may be nil). It logs each call at debug level.
 func Observe(obs Observer, log *slog.Logger) toolenv.Middleware {

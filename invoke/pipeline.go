@@ -114,8 +114,12 @@ type ExactHit struct {
 	exact  string
 	writes uint64
 	// res is the entry's result as InvokeCachedHit returns it, shown to
-	// observers by ReplayHit; it is never changed.
-	res *toolenv.Result
+	// observers by ReplayHit; it is never changed. observe is what the
+	// observer prepared for replays of the hit from frontend (see
+	// ReplayObserver), or nil.
+	res      *toolenv.Result
+	frontend string
+	observe  func(*toolenv.Call, time.Duration)
 }
 
 // Size is the memory the hit holds beyond its key: its entry's answer.
@@ -183,7 +187,10 @@ func (p *pipeline) invokeCached(ctx context.Context, call *toolenv.Call, exact s
 	observed(ctx, p.obs, p.log, call, res, time.Since(start))
 	var hit *ExactHit
 	if keep && p.writes != nil {
-		hit = &ExactHit{entry: e, tool: call.Tool, coll: call.Collection, exact: exact, writes: writes, res: fromEntry(e)}
+		hit = &ExactHit{entry: e, tool: call.Tool, coll: call.Collection, exact: exact, writes: writes, res: fromEntry(e), frontend: call.Frontend}
+		if ro, ok := p.obs.(ReplayObserver); ok {
+			hit.observe = ro.ObserveReplays(call, hit.res)
+		}
 	}
 	return res, hit, true
 }
@@ -204,7 +211,10 @@ func (p *pipeline) ReplayHit(ctx context.Context, call *toolenv.Call, exact stri
 		return false
 	}
 	elapsed := time.Since(start)
-	if p.obs != nil {
+	switch {
+	case hint.observe != nil && call.Frontend == hint.frontend:
+		hint.observe(call, elapsed)
+	case p.obs != nil:
 		p.obs.Observe(call, hint.res, elapsed)
 	}
 	if p.log.Enabled(ctx, slog.LevelDebug) {

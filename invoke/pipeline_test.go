@@ -215,3 +215,59 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 		t.Fatalf("the new hint: %+v %v", r, ok)
 	}
 }
+
+// replayObserver is a callObserver that prepares for replays: it counts
+// what it prepared and the replays observed through it.
+type replayObserver struct {
+	callObserver
+	prepared []string // the front-ends prepared for
+	replays  []*toolenv.Call
+}
+
+func (o *replayObserver) ObserveReplays(call *toolenv.Call, _ *toolenv.Result) func(*toolenv.Call, time.Duration) {
+	o.prepared = append(o.prepared, call.Frontend)
+	return func(c *toolenv.Call, _ time.Duration) { o.replays = append(o.replays, c) }
+}
+
+// TestReplayHitPreparedObserver: a ReplayObserver prepares once for the
+// hit kept, and its prepared function observes each replay from the same
+// front-end; a replay from another front-end is observed by Observe.
+func TestReplayHitPreparedObserver(t *testing.T) {
+	ctx := context.Background()
+	const exact = "{'symbol': 'AAPL'}"
+	c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
+	c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
+	reg := NewRegistry()
+	if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, ":memory:")
+	if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`), Origin: "import"}); err != nil {
+		t.Fatal(err)
+	}
+	obs := &replayObserver{}
+	p := New(reg, Options{Cache: st, Observer: obs})
+	ci := p.(CachedInvoker)
+	call := func(frontend string) *toolenv.Call {
+		c := quoteCall(t, reg, `{"symbol":"AAPL"}`)
+		c.Frontend, c.Meta = frontend, map[string]string{CallMetaExactKey: exact}
+		return c
+	}
+	p.Invoke(ctx, call("virtual")) // reads the entry into memory
+	_, hit, ok := ci.InvokeCachedHit(ctx, call("virtual"), exact, nil)
+	if !ok || hit == nil || len(obs.prepared) != 1 || obs.prepared[0] != "virtual" {
+		t.Fatalf("kept hit %v (%v), prepared for %v", hit, ok, obs.prepared)
+	}
+	n := len(obs.results)
+	for range 3 {
+		if !ci.ReplayHit(ctx, call("virtual"), exact, hit) {
+			t.Fatal("a replay refused")
+		}
+	}
+	if len(obs.replays) != 3 || len(obs.results) != n {
+		t.Fatalf("replays observed %d times prepared, %d by Observe", len(obs.replays), len(obs.results)-n)
+	}
+	if !ci.ReplayHit(ctx, call("rest"), exact, hit) || len(obs.replays) != 3 || len(obs.results) != n+1 || obs.results[n].Source != toolenv.SourceCache {
+		t.Fatalf("a replay from another front-end: %d prepared, %d by Observe", len(obs.replays), len(obs.results)-n)
+	}
+}
