@@ -561,12 +561,7 @@ func ServeBare(ctx context.Context, answersFile, addr string, w io.Writer) error
 	if err := json.Unmarshal(data, &answers); err != nil || len(answers) == 0 {
 		return fmt.Errorf("bench bare: %s holds no answers: %v", answersFile, err)
 	}
-	var n atomic.Uint64
-	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(answers[n.Add(1)%uint64(len(answers))])
-	})
+	bare := bareHandler(answers)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -578,6 +573,17 @@ func ServeBare(ctx context.Context, answersFile, addr string, w io.Writer) error
 		return err
 	}
 	return nil
+}
+
+// bareHandler is the baseline's handler: it reads each request's body
+// and answers with answers in turn.
+func bareHandler(answers [][]byte) http.Handler {
+	var n atomic.Uint64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answers[n.Add(1)%uint64(len(answers))])
+	})
 }
 
 // Print writes the report as a Markdown table and sentences.
