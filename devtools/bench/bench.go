@@ -126,7 +126,10 @@ type Report struct {
 	// own CPU alone, which other load on the machine disturbs less than
 	// requests/s.
 	CPURatio float64 `json:"cpu_ratio,omitempty"`
-	Rounds   int     `json:"rounds"`
+	// ExtraCPU is toolenv's server CPU per request less the bare
+	// handler's: the median of the rounds' pairs.
+	ExtraCPU time.Duration `json:"extra_cpu_per_request_ns,omitempty"`
+	Rounds   int           `json:"rounds"`
 	// ToolenvCPU and BaselineCPU are each server's CPU time per request
 	// (user + system, from /proc; medians over the rounds), which other
 	// load on the machine disturbs far less than throughput.
@@ -359,16 +362,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if baseline {
 		rep.Baseline, rep.BaselineCPU, rep.BaselineClientCPU, rep.BaselineClientCores = medians(bRounds)
 		rep.RatioOfMedians = rep.Toolenv.RPS / rep.Baseline.RPS
-		var cpu []float64
+		var cpu, extra []float64
 		for i := range tRounds {
 			rep.RoundRatios = append(rep.RoundRatios, tRounds[i].res.RPS/bRounds[i].res.RPS)
 			if tRounds[i].cpu > 0 && bRounds[i].cpu > 0 {
-				cpu = append(cpu, bRounds[i].cpu/tRounds[i].cpu)
+				cpu, extra = append(cpu, bRounds[i].cpu/tRounds[i].cpu), append(extra, tRounds[i].cpu-bRounds[i].cpu)
 			}
 		}
 		rep.Ratio = trueMedian(rep.RoundRatios)
 		if toolenvProc != nil && len(cpu) == len(tRounds) {
-			rep.CPURatio = trueMedian(cpu)
+			rep.CPURatio, rep.ExtraCPU = trueMedian(cpu), time.Duration(trueMedian(extra))
 		}
 	}
 	return rep, nil
@@ -609,8 +612,8 @@ func Print(w io.Writer, rep *Report) {
 			rep.Ratio*100, rep.Rounds, percents(rep.RoundRatios), rep.RatioOfMedians*100, rep.Connections, rep.CPUs, rep.GoVersion, rep.Requests, rep.Tools)
 	}
 	if rep.CPURatio > 0 {
-		fmt.Fprintf(w, "By server CPU per request, toolenv would serve %.0f%% of the bare handler's requests/s were both bound by their own CPU (the median of the rounds' pairs); a hit costs %s of CPU more than the bare reply.\n",
-			rep.CPURatio*100, (rep.ToolenvCPU - rep.BaselineCPU).Round(100*time.Nanosecond))
+		fmt.Fprintf(w, "By server CPU per request, toolenv would serve %.0f%% of the bare handler's requests/s were both bound by their own CPU; a hit costs %s of CPU more than the bare reply (each the median of the rounds' pairs).\n",
+			rep.CPURatio*100, rep.ExtraCPU.Round(100*time.Nanosecond))
 	}
 	if rep.LoadGenerator != "" {
 		fmt.Fprintf(w, "Load from %s: %s of client CPU per request against toolenv (%.2f cores busy)", rep.LoadGenerator, rep.ToolenvClientCPU.Round(100*time.Nanosecond), rep.ToolenvClientCores)
