@@ -686,6 +686,7 @@ func (c *limitConn) SetReadDeadline(t time.Time) error {
 	c.replaceDeferred()
 	return c.Conn.SetReadDeadline(c.clamp(t))
 }
+
 func (c *limitConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(c.clamp(t))
 }
