@@ -37,9 +37,22 @@ func Recover(log *slog.Logger) toolenv.Middleware {
 	}
 }
 
-// Observer is told about every finished call (metrics, access logs).
+// Observer is told about every finished call (metrics, access logs). It
+// must not change call or res: one result may be shown for several calls
+// answered alike (see CachedInvoker.ReplayHit), each call's time being
+// elapsed, not res.Latency.
 type Observer interface {
 	Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.Duration)
+}
+
+// ReplayObserver is an Observer that can prepare, once, what it does for
+// the calls a front-end replays (see CachedInvoker.ReplayHit): a call of
+// the same tool, collection and front-end as call, answered with res.
+type ReplayObserver interface {
+	Observer
+	// ObserveReplays returns a function doing for each such call, of
+	// elapsed time, what Observe would do, or nil to be asked Observe.
+	ObserveReplays(call *toolenv.Call, res *toolenv.Result) func(call *toolenv.Call, elapsed time.Duration)
 }
 
 // Observe times each call, sets Result.Latency and reports to obs (which

@@ -90,6 +90,14 @@ type CachedInvoker interface {
 	// answer again without looking it up. It returns the hit to keep
 	// (nil when there is nothing to keep).
 	InvokeCachedHit(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit) (*toolenv.Result, *ExactHit, bool)
+	// ReplayHit is InvokeCachedHit for a front-end that kept the answer
+	// it made of hint's result the first time: while hint holds for call
+	// (as InvokeCachedHit checks it) it observes the call as
+	// InvokeCachedHit does and reports true, and the front-end answers
+	// again what it kept; otherwise it reports false, having done
+	// nothing. It builds no result: observers are shown one made once
+	// for hint, the same for every replay (see Observer).
+	ReplayHit(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit) bool
 }
 
 // ExactHit is an entry found in memory under a call's exact key, with
@@ -105,6 +113,13 @@ type ExactHit struct {
 	coll   *toolenv.Collection
 	exact  string
 	writes uint64
+	// res is the entry's result as InvokeCachedHit returns it, shown to
+	// observers by ReplayHit; it is never changed. observe is what the
+	// observer prepared for replays of the hit from frontend (see
+	// ReplayObserver), or nil.
+	res      *toolenv.Result
+	frontend string
+	observe  func(*toolenv.Call, time.Duration)
 }
 
 // Size is the memory the hit holds beyond its key: its entry's answer.
@@ -146,10 +161,7 @@ func (p *pipeline) InvokeCachedHit(ctx context.Context, call *toolenv.Call, exac
 // finds only when keep says the caller keeps it.
 func (p *pipeline) invokeCached(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit, keep bool) (*toolenv.Result, *ExactHit, bool) {
 	start := time.Now()
-	if hint != nil && p.writes != nil && hint.tool == call.Tool && hint.coll == call.Collection && hint.exact == exact &&
-		!call.Options.NoCache && hint.writes == p.writes.Writes() {
-		// What was checked for the hint holds: it depends on the tool
-		// and collection alone.
+	if p.holds(call, exact, hint) {
 		res := fromEntry(hint.entry)
 		observed(ctx, p.obs, p.log, call, res, time.Since(start))
 		return res, hint, true
@@ -175,7 +187,38 @@ func (p *pipeline) invokeCached(ctx context.Context, call *toolenv.Call, exact s
 	observed(ctx, p.obs, p.log, call, res, time.Since(start))
 	var hit *ExactHit
 	if keep && p.writes != nil {
-		hit = &ExactHit{entry: e, tool: call.Tool, coll: call.Collection, exact: exact, writes: writes}
+		hit = &ExactHit{entry: e, tool: call.Tool, coll: call.Collection, exact: exact, writes: writes, res: fromEntry(e), frontend: call.Frontend}
+		if ro, ok := p.obs.(ReplayObserver); ok {
+			hit.observe = ro.ObserveReplays(call, hit.res)
+		}
 	}
 	return res, hit, true
+}
+
+// holds reports whether hint is the answer to call, whose exact key is
+// exact: it was found for the same tool, collection and key, and nothing
+// has been written through the cache since. What else InvokeCachedHit
+// checked before making it depends on the tool and collection alone.
+func (p *pipeline) holds(call *toolenv.Call, exact string, hint *ExactHit) bool {
+	return hint != nil && p.writes != nil && hint.tool == call.Tool && hint.coll == call.Collection && hint.exact == exact &&
+		!call.Options.NoCache && hint.writes == p.writes.Writes()
+}
+
+// ReplayHit implements CachedInvoker.
+func (p *pipeline) ReplayHit(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit) bool {
+	start := time.Now()
+	if !p.holds(call, exact, hint) {
+		return false
+	}
+	elapsed := time.Since(start)
+	switch {
+	case hint.observe != nil && call.Frontend == hint.frontend:
+		hint.observe(call, elapsed)
+	case p.obs != nil:
+		p.obs.Observe(call, hint.res, elapsed)
+	}
+	if p.log.Enabled(ctx, slog.LevelDebug) {
+		observed(ctx, nil, p.log, call, fromEntry(hint.entry), elapsed)
+	}
+	return true
 }

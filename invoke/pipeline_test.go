@@ -159,6 +159,14 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	if len(obs.results) != n+1 {
 		t.Fatal("a hinted hit was not observed")
 	}
+	// A replay is observed as the hinted hit, with the same result.
+	replayed := call()
+	if !ci.ReplayHit(ctx, replayed, exact, hit) || len(obs.results) != n+2 || obs.calls[n+1] != replayed {
+		t.Fatalf("a replay: %d observations after %d", len(obs.results), n+1)
+	}
+	if r := obs.results[n+1]; r.Status != res2.Status || r.Source != res2.Source || string(r.Body) != string(res2.Body) || r.Meta[MetaOrigin] != "import" {
+		t.Fatalf("a replay was observed as %+v, the hinted hit as %+v", r, res2)
+	}
 	// A hint for another key or tool is not taken.
 	if _, h, ok := ci.InvokeCachedHit(ctx, call(), "{'symbol': 'MSFT'}", hit); ok || h != nil {
 		t.Fatal("a hint answered another exact key")
@@ -169,6 +177,15 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	if r, _, ok := ci.InvokeCachedHit(ctx, other, exact, hit); ok {
 		t.Fatalf("a hint answered another tool: %+v", r)
 	}
+	before := len(obs.results)
+	if ci.ReplayHit(ctx, call(), "{'symbol': 'MSFT'}", hit) || ci.ReplayHit(ctx, other, exact, hit) || ci.ReplayHit(ctx, call(), exact, nil) {
+		t.Fatal("a replay for another key or tool, or without a hint")
+	}
+	noCache := call()
+	noCache.Options.NoCache = true
+	if ci.ReplayHit(ctx, noCache, exact, hit) || len(obs.results) != before {
+		t.Fatal("a replay of a call that asked for no cache, or a refused replay observed")
+	}
 	// Any write voids the hint: here one of another key, which leaves
 	// the entry as it was.
 	if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"X"}`, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`)}); err != nil {
@@ -176,6 +193,9 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	}
 	if _, h, ok := ci.InvokeCachedHit(ctx, call(), exact, hit); ok && h == hit {
 		t.Fatal("a hint served after a write")
+	}
+	if ci.ReplayHit(ctx, call(), exact, hit) {
+		t.Fatal("a hint replayed after a write")
 	}
 	// A replacement is served, never the entry from before.
 	if _, err := st.PutMany(ctx, []*store.Entry{entry(`"second"`)}, true); err != nil {
@@ -193,5 +213,61 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	}
 	if r, _, ok := ci.InvokeCachedHit(ctx, call(), exact, h); !ok || string(r.Body) != `"second"` {
 		t.Fatalf("the new hint: %+v %v", r, ok)
+	}
+}
+
+// replayObserver is a callObserver that prepares for replays: it counts
+// what it prepared and the replays observed through it.
+type replayObserver struct {
+	callObserver
+	prepared []string // the front-ends prepared for
+	replays  []*toolenv.Call
+}
+
+func (o *replayObserver) ObserveReplays(call *toolenv.Call, _ *toolenv.Result) func(*toolenv.Call, time.Duration) {
+	o.prepared = append(o.prepared, call.Frontend)
+	return func(c *toolenv.Call, _ time.Duration) { o.replays = append(o.replays, c) }
+}
+
+// TestReplayHitPreparedObserver: a ReplayObserver prepares once for the
+// hit kept, and its prepared function observes each replay from the same
+// front-end; a replay from another front-end is observed by Observe.
+func TestReplayHitPreparedObserver(t *testing.T) {
+	ctx := context.Background()
+	const exact = "{'symbol': 'AAPL'}"
+	c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
+	c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
+	reg := NewRegistry()
+	if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, ":memory:")
+	if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`), Origin: "import"}); err != nil {
+		t.Fatal(err)
+	}
+	obs := &replayObserver{}
+	p := New(reg, Options{Cache: st, Observer: obs})
+	ci := p.(CachedInvoker)
+	call := func(frontend string) *toolenv.Call {
+		c := quoteCall(t, reg, `{"symbol":"AAPL"}`)
+		c.Frontend, c.Meta = frontend, map[string]string{CallMetaExactKey: exact}
+		return c
+	}
+	p.Invoke(ctx, call("virtual")) // reads the entry into memory
+	_, hit, ok := ci.InvokeCachedHit(ctx, call("virtual"), exact, nil)
+	if !ok || hit == nil || len(obs.prepared) != 1 || obs.prepared[0] != "virtual" {
+		t.Fatalf("kept hit %v (%v), prepared for %v", hit, ok, obs.prepared)
+	}
+	n := len(obs.results)
+	for range 3 {
+		if !ci.ReplayHit(ctx, call("virtual"), exact, hit) {
+			t.Fatal("a replay refused")
+		}
+	}
+	if len(obs.replays) != 3 || len(obs.results) != n {
+		t.Fatalf("replays observed %d times prepared, %d by Observe", len(obs.replays), len(obs.results)-n)
+	}
+	if !ci.ReplayHit(ctx, call("rest"), exact, hit) || len(obs.replays) != 3 || len(obs.results) != n+1 || obs.results[n].Source != toolenv.SourceCache {
+		t.Fatalf("a replay from another front-end: %d prepared, %d by Observe", len(obs.replays), len(obs.results)-n)
 	}
 }

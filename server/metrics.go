@@ -33,7 +33,7 @@ type Metrics struct {
 
 type callLabels struct{ collection, frontend, source, status string }
 
-var _ invoke.Observer = (*Metrics)(nil)
+var _ invoke.ReplayObserver = (*Metrics)(nil)
 
 // NewMetrics returns the metrics: calls by collection, front-end, source
 // and status; latency by source; cache lookups by result; store failures
@@ -78,32 +78,59 @@ func (m *Metrics) SessionsEvicted(kind string, n int) {
 
 // Observe records one finished call.
 func (m *Metrics) Observe(call *toolenv.Call, res *toolenv.Result, elapsed time.Duration) {
-	coll := ""
-	if call.Tool != nil {
-		coll = call.Tool.Collection
-	}
-	src := string(res.Source)
-	key := callLabels{coll, call.Frontend, src, string(res.Status)}
-	var cs *callSeries
-	if series := m.series.Load(); series != nil {
-		cs = (*series)[key]
-	}
-	if cs == nil {
-		cs = m.addSeries(key)
-	}
+	cs := m.seriesOf(call, res)
 	cs.observe(elapsed.Seconds())
 	if op := res.Meta[invoke.MetaStoreError]; op != "" {
 		m.store.WithLabelValues(op).Inc()
 	}
 	for _, f := range res.Faults {
 		kind, _, _ := strings.Cut(f, ":")
-		m.faults.WithLabelValues(coll, kind).Inc()
+		m.faults.WithLabelValues(cs.labels.collection, kind).Inc()
 	}
-	if call.Collection != nil && call.Collection.Policy.Cache && res.Source != toolenv.SourcePipeline {
-		if res.Source == toolenv.SourceCache {
-			m.cache.hit.inc()
-		} else {
-			m.cache.miss.inc()
+	if c := m.lookups(call, res); c != nil {
+		c.inc()
+	}
+}
+
+// seriesOf returns the series counting call, answered with res.
+func (m *Metrics) seriesOf(call *toolenv.Call, res *toolenv.Result) *callSeries {
+	coll := ""
+	if call.Tool != nil {
+		coll = call.Tool.Collection
+	}
+	key := callLabels{coll, call.Frontend, string(res.Source), string(res.Status)}
+	if series := m.series.Load(); series != nil {
+		if cs := (*series)[key]; cs != nil {
+			return cs
+		}
+	}
+	return m.addSeries(key)
+}
+
+// lookups returns the cache lookup counter call, answered with res,
+// counts in, or nil.
+func (m *Metrics) lookups(call *toolenv.Call, res *toolenv.Result) *stripedCounter {
+	if call.Collection == nil || !call.Collection.Policy.Cache || res.Source == toolenv.SourcePipeline {
+		return nil
+	}
+	if res.Source == toolenv.SourceCache {
+		return &m.cache.hit
+	}
+	return &m.cache.miss
+}
+
+// ObserveReplays implements invoke.ReplayObserver: the series and the
+// lookup counter are found once. A result with a store error or faults
+// is left to Observe.
+func (m *Metrics) ObserveReplays(call *toolenv.Call, res *toolenv.Result) func(*toolenv.Call, time.Duration) {
+	if res.Meta[invoke.MetaStoreError] != "" || len(res.Faults) > 0 {
+		return nil
+	}
+	cs, c := m.seriesOf(call, res), m.lookups(call, res)
+	return func(_ *toolenv.Call, elapsed time.Duration) {
+		cs.observe(elapsed.Seconds())
+		if c != nil {
+			c.inc()
 		}
 	}
 }

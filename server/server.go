@@ -309,12 +309,12 @@ func setResultHeaders(h http.Header, res *toolenv.Result) {
 	res = res.Bounded(0)
 	// Keys are written in canonical form directly (no per-call
 	// canonicalisation on the hot path).
-	h["X-Toolenv-Status"] = headerValues.of(string(res.Status))
+	h["X-Toolenv-Status"] = headerValue(string(res.Status))
 	if res.Source != "" {
-		h["X-Toolenv-Source"] = headerValues.of(string(res.Source))
+		h["X-Toolenv-Source"] = headerValue(string(res.Source))
 	}
 	if o := res.Meta[invoke.MetaOrigin]; o != "" {
-		h["X-Toolenv-Origin"] = headerValues.of(o)
+		h["X-Toolenv-Origin"] = []string{o}
 	}
 	for _, wmsg := range res.Warnings {
 		h.Add("X-Toolenv-Warning", wmsg)

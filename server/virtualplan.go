@@ -28,10 +28,19 @@ type virtualPlan struct {
 }
 
 // planHit is a plan's cache hit and its /virtual answer, rendered once
-// (without VirtualMetaField, which is rendered for each call that asks).
+// (without VirtualMetaField, which is rendered for each call that asks):
+// the body and the headers setResultHeaders gives its result.
 type planHit struct {
 	hit    *invoke.ExactHit
 	answer []byte
+	header []headerField
+}
+
+// headerField is a response header and its values, shared by every
+// response that sends them (see writeKept).
+type headerField struct {
+	key    string
+	values []string
 }
 
 func (h *planHit) size() int { return h.hit.Size() + len(h.answer) }
@@ -125,6 +134,11 @@ func (m *planMemo) keepHit(p *virtualPlan, old *planHit, hit *invoke.ExactHit, r
 		return
 	}
 	h := &planHit{hit: hit, answer: appendVirtualResponse(nil, res)}
+	hdr := http.Header{}
+	setResultHeaders(hdr, res)
+	for k, vs := range hdr {
+		h.header = append(h.header, headerField{k, vs[:len(vs):len(vs)]})
+	}
 	grow := int64(h.size())
 	if old != nil {
 		grow -= int64(old.size())
@@ -153,84 +167,64 @@ func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, m *plan
 		call.Meta = map[string]string{"toolbench_key": p.req.ToolbenchKey}
 	}
 	kept := p.hit.Load()
+	if kept != nil && !p.req.Meta && s.cached.ReplayHit(r.Context(), call, p.exact, kept.hit) {
+		kept.write(w)
+		return true
+	}
 	res, hit, ok := s.cached.InvokeCachedHit(r.Context(), call, p.exact, kept.exact())
 	if !ok {
 		return false
 	}
-	switch {
-	case p.req.Meta:
+	if p.req.Meta {
 		writeVirtualMeta(w, res)
-	case kept != nil && hit == kept.hit:
-		h := w.Header()
-		h["Content-Type"] = jsonContentType
-		setResultHeaders(h, res)
-		w.WriteHeader(http.StatusOK)
-		w.Write(kept.answer)
-	default:
+	} else {
 		writeVirtual(w, http.StatusOK, res)
 	}
 	m.keepHit(p, kept, hit, res)
 	return true
 }
 
+// write answers with the hit as writeVirtual answers with its result.
+func (h *planHit) write(w http.ResponseWriter) {
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonContentType
+	for _, f := range h.header {
+		hdr[f.key] = f.values
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(h.answer)
+}
+
 // jsonContentType is the Content-Type header's value, shared by every
-// answer (see sharedValues).
+// answer: net/http copies a header before it writes it, and nothing
+// changes a value slice in place.
 var jsonContentType = []string{"application/json"}
 
-// sharedValues hands out one-element header value slices shared by every
-// response that sends the same value, so that setting a header on the hot
-// path allocates nothing. A slice it returns has no spare capacity (an
-// Add to its header copies it first) and must never be changed in place;
-// net/http copies the header before it writes it. Reads take no lock: the
-// table is an immutable map replaced whole when a value is added, up to
-// maxSharedValues values of up to maxSharedValue bytes (statuses,
-// sources, a store's origins); others get a slice of their own.
-type sharedValues struct {
-	m  atomic.Pointer[map[string][]string]
-	mu sync.Mutex
-}
-
-const (
-	maxSharedValues = 256
-	maxSharedValue  = 64
-)
-
-var headerValues sharedValues
-
-// of returns a header value slice holding v.
-func (s *sharedValues) of(v string) []string {
-	if m := s.m.Load(); m != nil {
-		if vs, ok := (*m)[v]; ok {
-			return vs
-		}
+// resultHeaderValues holds a one-element value slice for every status and
+// source, which responses share (see jsonContentType), so that setting
+// the X-Toolenv-Status and -Source headers allocates nothing. Each slice
+// has no spare capacity (an Add to its header copies it first). It is
+// never changed.
+var resultHeaderValues = func() map[string][]string {
+	m := map[string][]string{}
+	for _, v := range []string{
+		string(toolenv.StatusOK), string(toolenv.StatusInvalidArguments), string(toolenv.StatusUnknownTool), string(toolenv.StatusNotFound),
+		string(toolenv.StatusUnauthorized), string(toolenv.StatusRateLimited), string(toolenv.StatusTimeout), string(toolenv.StatusUpstreamError),
+		string(toolenv.StatusUnavailable), string(toolenv.StatusGone), string(toolenv.StatusBadRequest), string(toolenv.StatusTooLarge),
+		string(toolenv.StatusCanceled), string(toolenv.StatusInternal),
+		string(toolenv.SourceCache), string(toolenv.SourceUpstream), string(toolenv.SourceSimulator), string(toolenv.SourceSynthesizer),
+		string(toolenv.SourceLive), string(toolenv.SourcePipeline),
+	} {
+		m[v] = []string{v}
 	}
-	vs := []string{v}
-	if len(v) > maxSharedValue {
+	return m
+}()
+
+// headerValue returns a header value slice holding v: a shared one for
+// a status or source, else a new one.
+func headerValue(v string) []string {
+	if vs, ok := resultHeaderValues[v]; ok {
 		return vs
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := s.m.Load()
-	if old != nil {
-		if have, ok := (*old)[v]; ok {
-			return have
-		}
-		if len(*old) >= maxSharedValues {
-			return vs
-		}
-	}
-	m := make(map[string][]string, 1+len(valuesOf(old)))
-	for k, x := range valuesOf(old) {
-		m[k] = x
-	}
-	m[v] = vs
-	s.m.Store(&m)
-	return vs
-}
-
-func valuesOf(m *map[string][]string) map[string][]string {
-	if m == nil {
-		return nil
-	}
-	return *m
+	return []string{v}
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -332,7 +333,20 @@ func TestBenchMeasuresToolenvAndBaseline(t *testing.T) {
 				len(rep.LoadAverage[0]) != 3 || len(rep.LoadAverage[1]) != 3 {
 				t.Errorf("load generator %q, client CPU %v %v, cores %v, load %v", rep.LoadGenerator, rep.ToolenvClientCPU, rep.BaselineClientCPU, rep.ToolenvClientCores, rep.LoadAverage)
 			}
-			for _, w := range []string{"bare net/http handler", "toolenv POST /virtual", "Load from " + gen, "of client CPU per request", "Load average"} {
+			// The ratio is the median of the rounds' pairs, measured in
+			// alternating order.
+			if len(rep.RoundRatios) != 2 || rep.Ratio != (rep.RoundRatios[0]+rep.RoundRatios[1])/2 || rep.RatioOfMedians <= 0 || rep.CPURatio <= 0 {
+				t.Errorf("ratio %v of rounds %v, of medians %v, by CPU %v", rep.Ratio, rep.RoundRatios, rep.RatioOfMedians, rep.CPURatio)
+			}
+			order := regexp.MustCompile(`round (\d)/2: (bare|toolenv)`).FindAllStringSubmatch(stderr, -1)
+			var got []string
+			for _, m := range order {
+				got = append(got, m[1]+" "+m[2])
+			}
+			if want := "1 bare, 1 toolenv, 2 toolenv, 2 bare"; strings.Join(got, ", ") != want {
+				t.Errorf("rounds in the order %q, want %q", got, want)
+			}
+			for _, w := range []string{"bare net/http handler", "toolenv POST /virtual", "Load from " + gen, "of client CPU per request", "Load average", "rounds' ratios", "By server CPU per request"} {
 				if !strings.Contains(stdout, w) {
 					t.Errorf("output lacks %q: %s", w, stdout)
 				}

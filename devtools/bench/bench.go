@@ -62,8 +62,9 @@ type Options struct {
 	// keyed by the client's exact key first).
 	CanonicalOnly bool `json:"canonical_only" flag:"canonical-only" help:"record the answers under their canonical arguments only (as MCP and REST calls record them), not under the /virtual client's exact key"`
 	// Executable is the toolenv program the servers run as (serve and
-	// bench bare, with TOOLENV_RUN_MAIN=1 set); "" means this program.
-	Executable string `json:"-"`
+	// bench bare, with TOOLENV_RUN_MAIN=1 set); "" means this program. A
+	// build to compare with is measured by the same driver this way.
+	Executable string `json:"exe,omitempty" flag:"exe" path:"file" help:"the toolenv binary whose serve and bench bare are measured (default: this one), to compare builds with the same driver"`
 	// Log receives progress lines; nil discards them.
 	Log io.Writer `json:"-"`
 	// Logger logs the environment's loading; nil discards.
@@ -96,7 +97,7 @@ func (o *Options) defaults() {
 // record is the configuration the report records.
 func (o *Options) record() map[string]any {
 	return map[string]any{"toolbench": o.Docs, "connections": o.Connections, "duration": o.Duration.String(), "warmup": o.Warmup.String(),
-		"rounds": o.Rounds, "baseline": o.Baseline, "target": o.Target, "max_tools": o.MaxTools, "load_generator": o.LoadGenerator, "threads": o.Threads}
+		"rounds": o.Rounds, "baseline": o.Baseline, "target": o.Target, "max_tools": o.MaxTools, "load_generator": o.LoadGenerator, "threads": o.Threads, "exe": o.Executable}
 }
 
 // Report is what the benchmark measured.
@@ -111,8 +112,24 @@ type Report struct {
 	Duration    string          `json:"duration"`
 	Toolenv     *loadgen.Result `json:"toolenv"`
 	Baseline    *loadgen.Result `json:"baseline,omitempty"`
-	Ratio       float64         `json:"ratio,omitempty"`
-	Rounds      int             `json:"rounds"`
+	// Ratio is toolenv's requests/s over the bare handler's: the median
+	// of RoundRatios, each round's pair measured back to back (in turn
+	// bare handler first and toolenv first), so that a change of the
+	// machine's other load between rounds cancels out.
+	// RatioOfMedians is Toolenv's over Baseline's requests/s.
+	Ratio          float64   `json:"ratio,omitempty"`
+	RoundRatios    []float64 `json:"round_ratios,omitempty"`
+	RatioOfMedians float64   `json:"ratio_of_medians,omitempty"`
+	// CPURatio is the bare handler's server CPU per request over
+	// toolenv's (the median of the rounds' pairs): the share of the bare
+	// handler's requests/s toolenv would serve were both bound by their
+	// own CPU alone, which other load on the machine disturbs less than
+	// requests/s.
+	CPURatio float64 `json:"cpu_ratio,omitempty"`
+	// ExtraCPU is toolenv's server CPU per request less the bare
+	// handler's: the median of the rounds' pairs.
+	ExtraCPU time.Duration `json:"extra_cpu_per_request_ns,omitempty"`
+	Rounds   int           `json:"rounds"`
 	// ToolenvCPU and BaselineCPU are each server's CPU time per request
 	// (user + system, from /proc; medians over the rounds), which other
 	// load on the machine disturbs far less than throughput.
@@ -299,21 +316,34 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return round{res: res, cpu: float64(procCPU(proc)-before) / n, client: float64(client) / n, cores: client.Seconds() / res.Elapsed.Seconds()}, nil
 	}
 	rep.LoadAverage[0] = loadAverages()
-	for r := 0; r < rounds; r++ {
-		if baseline {
-			fmt.Fprintf(o.Log, "round %d/%d: bare net/http handler, %d connections, %s after %s of warm-up, load from %s…\n", r+1, rounds, connections, duration, warmup, drv.name())
-			rd, err := measure(bareProc, bareURL)
-			if err != nil {
-				return nil, err
-			}
-			bRounds = append(bRounds, rd)
-		}
+	bare := func(r int) error {
+		fmt.Fprintf(o.Log, "round %d/%d: bare net/http handler, %d connections, %s after %s of warm-up, load from %s…\n", r+1, rounds, connections, duration, warmup, drv.name())
+		rd, err := measure(bareProc, bareURL)
+		bRounds = append(bRounds, rd)
+		return err
+	}
+	hits := func(r int) error {
 		fmt.Fprintf(o.Log, "round %d/%d: toolenv /virtual cache hits over %d distinct calls, %d connections, %s after %s of warm-up…\n", r+1, rounds, len(bodies), connections, duration, warmup)
 		rd, err := measure(toolenvProc, base)
-		if err != nil {
-			return nil, err
-		}
 		tRounds = append(tRounds, rd)
+		return err
+	}
+	for r := 0; r < rounds; r++ {
+		// Each round measures both targets back to back, in turn one
+		// first and the other, so that neither is always the one a
+		// change of the machine's load reaches first.
+		steps := []func(int) error{hits}
+		if baseline {
+			steps = []func(int) error{bare, hits}
+			if r%2 == 1 {
+				steps = []func(int) error{hits, bare}
+			}
+		}
+		for _, step := range steps {
+			if err := step(r); err != nil {
+				return nil, err
+			}
+		}
 	}
 	rep.LoadAverage[1] = loadAverages()
 	medians := func(rs []round) (res *loadgen.Result, cpu, client time.Duration, cores float64) {
@@ -331,7 +361,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if baseline {
 		rep.Baseline, rep.BaselineCPU, rep.BaselineClientCPU, rep.BaselineClientCores = medians(bRounds)
-		rep.Ratio = rep.Toolenv.RPS / rep.Baseline.RPS
+		rep.RatioOfMedians = rep.Toolenv.RPS / rep.Baseline.RPS
+		var cpu, extra []float64
+		for i := range tRounds {
+			rep.RoundRatios = append(rep.RoundRatios, tRounds[i].res.RPS/bRounds[i].res.RPS)
+			if tRounds[i].cpu > 0 && bRounds[i].cpu > 0 {
+				cpu, extra = append(cpu, bRounds[i].cpu/tRounds[i].cpu), append(extra, tRounds[i].cpu-bRounds[i].cpu)
+			}
+		}
+		rep.Ratio = trueMedian(rep.RoundRatios)
+		if toolenvProc != nil && len(cpu) == len(tRounds) {
+			rep.CPURatio, rep.ExtraCPU = trueMedian(cpu), time.Duration(trueMedian(extra))
+		}
 	}
 	return rep, nil
 }
@@ -387,6 +428,20 @@ func medianRound(rs []*loadgen.Result) *loadgen.Result {
 }
 
 func median(xs []float64) time.Duration { return time.Duration(medianFloat(xs)) }
+
+// trueMedian is the median of xs (the mean of the middle two of an even
+// count); 0 for none.
+func trueMedian(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
 
 func medianFloat(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
@@ -509,12 +564,7 @@ func ServeBare(ctx context.Context, answersFile, addr string, w io.Writer) error
 	if err := json.Unmarshal(data, &answers); err != nil || len(answers) == 0 {
 		return fmt.Errorf("bench bare: %s holds no answers: %v", answersFile, err)
 	}
-	var n atomic.Uint64
-	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(answers[n.Add(1)%uint64(len(answers))])
-	})
+	bare := bareHandler(answers)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -526,6 +576,17 @@ func ServeBare(ctx context.Context, answersFile, addr string, w io.Writer) error
 		return err
 	}
 	return nil
+}
+
+// bareHandler is the baseline's handler: it reads each request's body
+// and answers with answers in turn.
+func bareHandler(answers [][]byte) http.Handler {
+	var n atomic.Uint64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answers[n.Add(1)%uint64(len(answers))])
+	})
 }
 
 // Print writes the report as a Markdown table and sentences.
@@ -547,8 +608,12 @@ func Print(w io.Writer, rep *Report) {
 			rep.ToolenvCPU.Round(100*time.Nanosecond), rep.BaselineCPU.Round(100*time.Nanosecond), 100*float64(rep.BaselineCPU)/float64(rep.ToolenvCPU))
 	}
 	if rep.Baseline != nil {
-		fmt.Fprintf(w, "\ntoolenv serves %.0f%% of the bare handler's requests/s (median of %d alternating rounds; %d connections, %d CPUs, %s, %d distinct calls over %d tools).\n",
-			rep.Ratio*100, rep.Rounds, rep.Connections, rep.CPUs, rep.GoVersion, rep.Requests, rep.Tools)
+		fmt.Fprintf(w, "\ntoolenv serves %.0f%% of the bare handler's requests/s (the median of %d rounds' ratios, each round both servers back to back, in alternating order: %s; the ratio of the medians %.0f%%; %d connections, %d CPUs, %s, %d distinct calls over %d tools).\n",
+			rep.Ratio*100, rep.Rounds, percents(rep.RoundRatios), rep.RatioOfMedians*100, rep.Connections, rep.CPUs, rep.GoVersion, rep.Requests, rep.Tools)
+	}
+	if rep.CPURatio > 0 {
+		fmt.Fprintf(w, "By server CPU per request, toolenv would serve %.0f%% of the bare handler's requests/s were both bound by their own CPU; a hit costs %s of CPU more than the bare reply (each the median of the rounds' pairs).\n",
+			rep.CPURatio*100, rep.ExtraCPU.Round(100*time.Nanosecond))
 	}
 	if rep.LoadGenerator != "" {
 		fmt.Fprintf(w, "Load from %s: %s of client CPU per request against toolenv (%.2f cores busy)", rep.LoadGenerator, rep.ToolenvClientCPU.Round(100*time.Nanosecond), rep.ToolenvClientCores)
@@ -563,6 +628,15 @@ func Print(w io.Writer, rep *Report) {
 	if rep.Load != nil {
 		fmt.Fprintf(w, "Loading %d ToolBench files (%d APIs) took %.3fs; resident memory afterwards %.1f MiB.\n", rep.Load.Files, rep.Load.APIs, rep.Load.Seconds, rep.Load.RSSMiB)
 	}
+}
+
+// percents lists ratios as percentages: "97, 101, 95 %".
+func percents(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.0f", x*100)
+	}
+	return strings.Join(parts, ", ") + " %"
 }
 
 // roundsText lists the rounds' lengths: "8.0, 8.0, 8.0 s".

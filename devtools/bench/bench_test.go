@@ -46,27 +46,39 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// discardWriter is the least an http.ResponseWriter can be.
+// discardWriter is the least an http.ResponseWriter can be; it keeps
+// the last answer's bytes while keep is set.
 type discardWriter struct {
 	h    http.Header
 	code int
 	n    int
+	keep bool
+	body []byte
 }
 
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) WriteHeader(code int)        { w.code = code }
-func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+func (w *discardWriter) Header() http.Header  { return w.h }
+func (w *discardWriter) WriteHeader(code int) { w.code = code }
+func (w *discardWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	if w.keep {
+		w.body = append(w.body, p...)
+	}
+	return len(p), nil
+}
 
 // BenchmarkVirtualHitHandler measures the server's own work for a
 // /virtual cache hit, without HTTP parsing or the network: the handler of
 // `toolenv serve` (guard, routing, decoding, key, pipeline, metrics,
-// encoding) over StableToolBench's test tools. `toolenv bench` measures
-// the same calls over loopback HTTP beside a bare handler.
+// encoding) over StableToolBench's test tools, and (bare) the baseline
+// handler of `toolenv bench` answering the same calls with the same
+// bytes, through the same writer. `toolenv bench` measures the same calls
+// over loopback HTTP, each server in its own process.
 func BenchmarkVirtualHitHandler(b *testing.B) {
 	for _, mode := range []struct {
 		name      string
 		canonical bool
-	}{{"keys=exact", false}, {"keys=canonical", true}} {
+		bare      bool
+	}{{"keys=exact", false, false}, {"keys=canonical", true, false}, {"bare", false, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			h, bodies := hitEnv(b, mode.canonical)
 			u, _ := url.Parse("http://127.0.0.1/virtual")
@@ -84,6 +96,23 @@ func BenchmarkVirtualHitHandler(b *testing.B) {
 				h.ServeHTTP(w, r)
 				if w.code != http.StatusOK || w.h.Get("X-Toolenv-Source") != "cache" {
 					b.Fatalf("call %d: not a cache hit: %d %v", i, w.code, w.h)
+				}
+			}
+			if mode.bare {
+				answers := make([][]byte, len(bodies))
+				w.keep = true
+				for i := range bodies { // what the server answers, as toolenv bench records it
+					w.body = nil
+					serve(i)
+					answers[i] = w.body
+				}
+				w.keep = false
+				bare := bareHandler(answers)
+				serve = func(i int) {
+					r := reqs[i%len(reqs)]
+					r.Body = io.NopCloser(bytes.NewReader(bodies[i%len(reqs)]))
+					clear(w.h)
+					bare.ServeHTTP(w, r)
 				}
 			}
 			for i := range bodies { // the first read of an entry is the store's

@@ -52,3 +52,22 @@ func FuzzParseWrk(f *testing.F) {
 		}
 	})
 }
+
+// TestTrueMedian: the median of an odd count is its middle value, of an
+// even count the mean of the middle two, whatever the order.
+func TestTrueMedian(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{0.9}, 0.9},
+		{[]float64{1.2, 0.8}, 1.0},
+		{[]float64{0.95, 0.7, 1.1}, 0.95},
+		{[]float64{1, 0.5, 0.9, 0.7, 2, 0.8}, 0.85},
+	} {
+		if got := trueMedian(c.xs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("trueMedian(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}

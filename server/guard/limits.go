@@ -113,11 +113,11 @@ func (l Limits) Server(h http.Handler) *http.Server {
 		IdleTimeout:       l.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(l.Logger.Handler(), slog.LevelDebug),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			// Every connection says whether it is of the reserve, so
-			// that each request finds the answer two contexts up, not
-			// at the end of the chain.
-			lc, ok := c.(*limitConn)
-			return context.WithValue(ctx, reservedKey{}, ok && lc.reserved)
+			// Every connection's requests find it two contexts up, not
+			// at the end of the chain: whether it is of the reserve,
+			// and where BodyDeadline defers its deadline to.
+			lc, _ := c.(*limitConn)
+			return context.WithValue(ctx, connKey{}, lc)
 		},
 	}
 }
@@ -145,7 +145,15 @@ func (l Limits) Listener(ln net.Listener) net.Listener {
 	return ll
 }
 
-type reservedKey struct{}
+// connKey is the context key of a request's *limitConn (nil for a
+// connection of another listener).
+type connKey struct{}
+
+// limitConnOf returns the *limitConn a request came on, or nil.
+func limitConnOf(r *http.Request) *limitConn {
+	lc, _ := r.Context().Value(connKey{}).(*limitConn)
+	return lc
+}
 
 // reserved serves one request on a connection of the reserve and closes
 // it: a request for one of paths is served by h, any other gets 503. The
@@ -158,7 +166,7 @@ func reserved(h http.Handler, paths []string) http.Handler {
 		ok[p] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v, _ := r.Context().Value(reservedKey{}).(bool); !v {
+		if lc := limitConnOf(r); lc == nil || !lc.reserved {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -203,8 +211,10 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, l Limits) error
 }
 
 // BodyDeadline returns h with a read deadline of d on every request body,
-// set when the handler starts and lifted when the body has been read to
-// its end. A body that arrives slower fails its reads with a timeout
+// from when the handler starts, lifted when the body has been read to its
+// end. On a connection of Limits' listener the deadline is set on the
+// connection only once reading the body reaches it: a body that arrived
+// with its head sets no timer. A body that arrives slower fails its reads with a timeout
 // (the handlers answer 400) and its connection is closed. d <= 0 returns
 // h.
 func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
@@ -213,6 +223,16 @@ func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			if lc := limitConnOf(r); lc != nil {
+				// On a connection of Limits' listener the deadline is
+				// set only if reading the body reaches the connection:
+				// a body that came with its head is read from
+				// net/http's buffer, and needs none.
+				lc.deferReadDeadline(time.Now().Add(d))
+				r.Body = &deadlineBody{ReadCloser: r.Body, lc: lc}
+				h.ServeHTTP(w, r)
+				return
+			}
 			// net/http's own writer sets deadlines itself; asking it
 			// directly spares a ResponseController per request.
 			rc, ok := w.(readDeadliner)
@@ -232,9 +252,12 @@ type readDeadliner interface {
 	SetReadDeadline(time.Time) error
 }
 
+// deadlineBody lifts its body's deadline once the body is read: through
+// lc (see limitConn.deferReadDeadline) or else rc.
 type deadlineBody struct {
 	io.ReadCloser
 	rc     readDeadliner
+	lc     *limitConn
 	lifted bool
 }
 
@@ -242,7 +265,11 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.lifted {
 		b.lifted = true
-		b.rc.SetReadDeadline(time.Time{})
+		if b.lc != nil {
+			b.lc.liftReadDeadline()
+		} else {
+			b.rc.SetReadDeadline(time.Time{})
+		}
 	}
 	return n, err
 }
@@ -575,6 +602,15 @@ type limitConn struct {
 	reserved bool      // one of the reserve: only the reserved paths are served
 	prefix   []byte    // the head read while triaging, read again first
 	expiry   time.Time // a reserved connection's deadlines never go past it
+
+	// deferred is the read deadline deferReadDeadline asked for, set on
+	// the connection by the next Read (pending) and then lifted by
+	// liftReadDeadline (applied); any deadline set meanwhile replaces
+	// it. dmu orders these with each other, pending lets Read skip dmu.
+	dmu      sync.Mutex
+	deferred time.Time
+	pending  atomic.Bool
+	applied  bool
 }
 
 func (c *limitConn) Read(p []byte) (int, error) {
@@ -583,7 +619,50 @@ func (c *limitConn) Read(p []byte) (int, error) {
 		c.prefix = c.prefix[n:]
 		return n, nil
 	}
+	if c.pending.Load() {
+		c.applyDeferred()
+	}
 	return c.Conn.Read(p)
+}
+
+// deferReadDeadline asks for the read deadline t from the next read that
+// reaches the connection on, until liftReadDeadline: a read net/http
+// answers from its buffer sets no timer.
+func (c *limitConn) deferReadDeadline(t time.Time) {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.deferred = t
+	c.pending.Store(true)
+}
+
+// applyDeferred sets the deferred deadline on the connection, once.
+func (c *limitConn) applyDeferred() {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if c.pending.Load() {
+		c.pending.Store(false)
+		c.applied = c.Conn.SetReadDeadline(c.clamp(c.deferred)) == nil
+	}
+}
+
+// liftReadDeadline ends what deferReadDeadline asked for: a deadline
+// still pending is dropped, one set on the connection is lifted.
+func (c *limitConn) liftReadDeadline() {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if c.pending.Load() {
+		c.pending.Store(false)
+	} else if c.applied {
+		c.Conn.SetReadDeadline(c.clamp(time.Time{}))
+	}
+	c.applied = false
+}
+
+// replaceDeferred drops a deferred deadline, which a deadline set now
+// replaces; c.dmu is held.
+func (c *limitConn) replaceDeferred() {
+	c.pending.Store(false)
+	c.applied = false
 }
 
 // clamp keeps a reserved connection's deadline within its life.
@@ -594,8 +673,20 @@ func (c *limitConn) clamp(t time.Time) time.Time {
 	return t
 }
 
-func (c *limitConn) SetDeadline(t time.Time) error     { return c.Conn.SetDeadline(c.clamp(t)) }
-func (c *limitConn) SetReadDeadline(t time.Time) error { return c.Conn.SetReadDeadline(c.clamp(t)) }
+func (c *limitConn) SetDeadline(t time.Time) error {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.replaceDeferred()
+	return c.Conn.SetDeadline(c.clamp(t))
+}
+
+func (c *limitConn) SetReadDeadline(t time.Time) error {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.replaceDeferred()
+	return c.Conn.SetReadDeadline(c.clamp(t))
+}
+
 func (c *limitConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(c.clamp(t))
 }
