@@ -57,6 +57,18 @@ type Matcher struct {
 	fields   *corpus
 	names    *corpus
 	fieldN   int // tools counted for field IDF
+
+	scores sync.Pool // of *scoreBuf, candidates' accumulators
+}
+
+// scoreBuf accumulates the scores of candidates by profile index: a
+// dense list (a map of thousands of entries, grown for every profile, cost
+// more than the scoring), with the indexes touched so that only those are
+// read and cleared.
+type scoreBuf struct {
+	score   []float64
+	touched []bool
+	docs    []int
 }
 
 // New profiles tools (with the evidence of each, by tool ID; ev may be
@@ -525,9 +537,19 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 	// they are used only when the rarer words found fewer than k tools
 	// (a tool described in common words only still gets candidates).
 	limit := m.tools.n/3 + 2
-	scores := map[int]float64{}
+	buf, _ := m.scores.Get().(*scoreBuf)
+	if buf == nil || len(buf.score) != len(m.profiles) {
+		buf = &scoreBuf{score: make([]float64, len(m.profiles)), touched: make([]bool, len(m.profiles))}
+	}
+	defer func() {
+		for _, j := range buf.docs {
+			buf.score[j], buf.touched[j] = 0, false
+		}
+		buf.docs = buf.docs[:0]
+		m.scores.Put(buf)
+	}()
 	for _, common := range []bool{false, true} {
-		if common && len(scores) >= k {
+		if common && len(buf.docs) >= k {
 			break
 		}
 		for _, x := range vec(m.profiles[i]) {
@@ -536,7 +558,11 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 			}
 			for _, p := range inv[x.word] {
 				if p.doc != i && allowed(p.doc) {
-					scores[p.doc] += x.weight * p.weight
+					if !buf.touched[p.doc] {
+						buf.touched[p.doc] = true
+						buf.docs = append(buf.docs, p.doc)
+					}
+					buf.score[p.doc] += x.weight * p.weight
 				}
 			}
 		}
@@ -545,9 +571,9 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 		j int
 		s float64
 	}
-	list := make([]sc, 0, len(scores))
-	for j, s := range scores {
-		list = append(list, sc{j, s})
+	list := make([]sc, 0, len(buf.docs))
+	for _, j := range buf.docs {
+		list = append(list, sc{j, buf.score[j]})
 	}
 	sort.Slice(list, func(a, b int) bool {
 		if list[a].s != list[b].s {
