@@ -42,11 +42,24 @@ type BreakingReport struct {
 // tools (stubs left at old names, harness tools) are left out of both
 // documents: what a client sees documented is what is compared.
 func Breaking(old, nw *toolenv.Collection) (*BreakingReport, error) {
-	s1, err := specInfo(old, "v"+strings.TrimPrefix(old.Version, "v"))
+	return breaking(old, nw, true)
+}
+
+// breaking is Breaking, with the operations both documents hold alike
+// left out of both before oasdiff reads them when prune is set (see
+// pruneCommon; TestBreakingPrunedEqualsWhole compares the two).
+func breaking(old, nw *toolenv.Collection, prune bool) (*BreakingReport, error) {
+	d1, d2 := openapi.Document(old, ""), openapi.Document(nw, "")
+	if prune {
+		if err := pruneCommon(d1, d2); err != nil {
+			return nil, err
+		}
+	}
+	s1, err := specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v"))
 	if err != nil {
 		return nil, err
 	}
-	s2, err := specInfo(nw, "v"+strings.TrimPrefix(nw.Version, "v"))
+	s2, err := specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v"))
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +123,8 @@ func levelRank(l string) int {
 
 // specInfo loads a collection's documented tools (openapi.Document
 // leaves hidden ones out) as an OpenAPI document.
-func specInfo(c *toolenv.Collection, name string) (*load.SpecInfo, error) {
-	raw, err := json.Marshal(openapi.Document(c, ""))
+func specInfo(c *toolenv.Collection, doc map[string]any, name string) (*load.SpecInfo, error) {
+	raw, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("openapi document of %s %s: %w", c.Name, c.Version, err)
 	}
@@ -122,6 +135,82 @@ func specInfo(c *toolenv.Collection, name string) (*load.SpecInfo, error) {
 	}
 	return si, nil
 }
+
+// pruneCommon removes from two OpenAPI documents (openapi.Document's
+// maps) the operations both hold byte for byte alike, at the same path
+// and method: oasdiff finds no change in an operation equal on both
+// sides, and matching each of a document's paths against the other's
+// costs it time in the square of their number (most of a drift step's
+// write, on a collection the size of StableToolBench's, where a step
+// changes a few tools in ten). Nothing is removed when the documents'
+// components (what operations refer to) or a path's other fields differ;
+// a path left without operations on both sides goes.
+func pruneCommon(d1, d2 map[string]any) error {
+	same := func(a, b any) (bool, error) {
+		ra, err := json.Marshal(a)
+		if err != nil {
+			return false, err
+		}
+		rb, err := json.Marshal(b)
+		if err != nil {
+			return false, err
+		}
+		return bytes.Equal(ra, rb), nil
+	}
+	if ok, err := same(d1["components"], d2["components"]); err != nil || !ok {
+		return err
+	}
+	p1, ok1 := d1["paths"].(map[string]any)
+	p2, ok2 := d2["paths"].(map[string]any)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	for path, v1 := range p1 {
+		item1, ok1 := v1.(map[string]any)
+		item2, ok2 := p2[path].(map[string]any)
+		if !ok1 || !ok2 {
+			continue
+		}
+		rest1, rest2 := map[string]any{}, map[string]any{}
+		for k, v := range item1 {
+			if !httpMethods[k] {
+				rest1[k] = v
+			}
+		}
+		for k, v := range item2 {
+			if !httpMethods[k] {
+				rest2[k] = v
+			}
+		}
+		if ok, err := same(rest1, rest2); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
+		for m, op1 := range item1 {
+			op2, ok := item2[m]
+			if !httpMethods[m] || !ok {
+				continue
+			}
+			eq, err := same(op1, op2)
+			if err != nil {
+				return err
+			}
+			if eq {
+				delete(item1, m)
+				delete(item2, m)
+			}
+		}
+		if len(item1) == len(rest1) && len(item2) == len(rest2) {
+			delete(p1, path)
+			delete(p2, path)
+		}
+	}
+	return nil
+}
+
+// httpMethods are the operation keys of an OpenAPI path item.
+var httpMethods = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, "trace": true}
 
 // Markdown renders the report.
 func (r *BreakingReport) Markdown() []byte {
