@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -138,14 +139,24 @@ func specInfo(c *toolenv.Collection, doc map[string]any, name string) (*load.Spe
 
 // pruneCommon removes from two OpenAPI documents (openapi.Document's
 // maps) the operations both hold byte for byte alike, at the same path
-// and method: oasdiff finds no change in an operation equal on both
-// sides, and matching each of a document's paths against the other's
-// costs it time in the square of their number (most of a drift step's
-// write, on a collection the size of StableToolBench's, where a step
-// changes a few tools in ten). Nothing is removed when the documents'
-// components (what operations refer to) or a path's other fields differ;
-// a path left without operations on both sides goes.
+// and method, and whose components (what they refer to with $ref, and
+// what those refer to) are alike in both too: oasdiff finds no change in
+// such an operation, and matching each of a document's paths against the
+// other's costs it time in the square of their number (most of a drift
+// step's write, on a collection the size of StableToolBench's, where a
+// step changes a few tools in ten). Components stay as they are, and so
+// does a path whose other fields differ; a path left without operations
+// on both sides goes.
 func pruneCommon(d1, d2 map[string]any) error {
+	changed, err := changedComponents(d1["components"], d2["components"])
+	if err != nil {
+		return err
+	}
+	p1, ok1 := d1["paths"].(map[string]any)
+	p2, ok2 := d2["paths"].(map[string]any)
+	if !ok1 || !ok2 {
+		return nil
+	}
 	same := func(a, b any) (bool, error) {
 		ra, err := json.Marshal(a)
 		if err != nil {
@@ -155,15 +166,7 @@ func pruneCommon(d1, d2 map[string]any) error {
 		if err != nil {
 			return false, err
 		}
-		return bytes.Equal(ra, rb), nil
-	}
-	if ok, err := same(d1["components"], d2["components"]); err != nil || !ok {
-		return err
-	}
-	p1, ok1 := d1["paths"].(map[string]any)
-	p2, ok2 := d2["paths"].(map[string]any)
-	if !ok1 || !ok2 {
-		return nil
+		return bytes.Equal(ra, rb) && !refersTo(ra, changed), nil
 	}
 	for path, v1 := range p1 {
 		item1, ok1 := v1.(map[string]any)
@@ -207,6 +210,73 @@ func pruneCommon(d1, d2 map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// pointerEscape escapes a name for a JSON pointer (RFC 6901).
+var pointerEscape = strings.NewReplacer("~", "~0", "/", "~1")
+
+// componentRef matches a reference to a component in a document's JSON.
+var componentRef = regexp.MustCompile(`"\$ref":"(#/components/[^"]+)"`)
+
+// refersTo reports whether raw refers to one of the components named
+// (by their reference, "#/components/schemas/Problem").
+func refersTo(raw []byte, names map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
+	for _, m := range componentRef.FindAllSubmatch(raw, -1) {
+		if names[string(m[1])] {
+			return true
+		}
+	}
+	return false
+}
+
+// changedComponents returns the references of the components that differ
+// between two documents' components (one side only, or other JSON), and
+// of those that refer to such a component, however indirectly.
+func changedComponents(c1, c2 any) (map[string]bool, error) {
+	read := func(c any) (map[string]map[string]json.RawMessage, error) {
+		out := map[string]map[string]json.RawMessage{}
+		if c == nil {
+			return out, nil
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		return out, json.Unmarshal(raw, &out)
+	}
+	s1, err := read(c1)
+	if err != nil {
+		return nil, err
+	}
+	s2, err := read(c2)
+	if err != nil {
+		return nil, err
+	}
+	changed := map[string]bool{}
+	all := map[string][]byte{} // every component's JSON, either side's
+	for _, pair := range [][2]map[string]map[string]json.RawMessage{{s1, s2}, {s2, s1}} {
+		for section, items := range pair[0] {
+			for name, raw := range items {
+				ref := "#/components/" + section + "/" + pointerEscape.Replace(name)
+				all[ref] = append(all[ref], raw...)
+				if other, ok := pair[1][section][name]; !ok || !bytes.Equal(raw, other) {
+					changed[ref] = true
+				}
+			}
+		}
+	}
+	for grown := true; grown; {
+		grown = false
+		for ref, raw := range all {
+			if !changed[ref] && refersTo(raw, changed) {
+				changed[ref], grown = true, true
+			}
+		}
+	}
+	return changed, nil
 }
 
 // httpMethods are the operation keys of an OpenAPI path item.
