@@ -25,8 +25,9 @@ const maxCloneDepth = 10_000
 //   - JSON values held as Go values (Enum, Const, Default, Examples) read
 //     as encoding/json with UseNumber reads them (numbers as json.Number,
 //     objects as map[string]any, lists as []any); raw keywords
-//     (AdditionalProperties, Extra) are compacted, an empty one reads as
-//     null;
+//     (AdditionalProperties, Extra) are compacted, with <, >, & (and
+//     U+2028, U+2029) in their strings escaped as json.Marshal escapes
+//     them, and an empty one reads as null;
 //   - a string that is not valid UTF-8 reads with each bad byte replaced
 //     by U+FFFD.
 //
@@ -180,8 +181,9 @@ func jsonString(s string) string {
 	return b.String()
 }
 
-// cloneRawJSON is raw as MarshalJSON writes it and UnmarshalJSON reads it
-// back: compacted, or null when empty.
+// cloneRawJSON is raw as the round trip gives it back: compacted, with
+// <, >, &, U+2028 and U+2029 in its strings escaped (json.Marshal escapes
+// them in a Marshaler's output), or null when empty.
 func cloneRawJSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return json.RawMessage("null")
@@ -190,6 +192,11 @@ func cloneRawJSON(raw json.RawMessage) json.RawMessage {
 	b.Grow(len(raw))
 	if err := json.Compact(&b, raw); err != nil {
 		return append(json.RawMessage(nil), raw...)
+	}
+	if bytes.ContainsAny(b.Bytes(), "<>&\u2028\u2029") {
+		var e bytes.Buffer
+		json.HTMLEscape(&e, b.Bytes())
+		return json.RawMessage(e.Bytes())
 	}
 	return json.RawMessage(b.Bytes())
 }

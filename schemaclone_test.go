@@ -260,14 +260,14 @@ func genCloneSchema(r *rand.Rand, depth int) *Schema {
 		}
 	}
 	if maybe() {
-		s.AdditionalProperties = json.RawMessage(pick(r, `false`, ` { "type" : "string" } `, "", `true`, `[ 1,2 ]`))
+		s.AdditionalProperties = json.RawMessage(pick(r, `false`, `{"description": "<b> & </b>"}`, ` { "type" : "string" } `, "", `true`, `[ 1,2 ]`))
 	}
 	s.Deprecated = r.IntN(8) == 0
 	if maybe() {
 		s.Extra = map[string]json.RawMessage{}
 		for range r.IntN(4) {
 			key := pick(r, "x-a", "x-b", "$defs", "not", "x-\xfe", "x-\xff")
-			s.Extra[key] = json.RawMessage(pick(r, `1`, ` "s" `, `{"a": [1, {"b":null}]}`, `true`, `{"type":"boolean"}`, `1.5`, `["x","null"]`))
+			s.Extra[key] = json.RawMessage(pick(r, `1`, ` "s" `, `"https://x.example/?a=1&b=<2>"`, "\"line\u2028sep\"", `{"k": "a & b"}`, `{"a": [1, {"b":null}]}`, `true`, `{"type":"boolean"}`, `1.5`, `["x","null"]`))
 			if r.IntN(8) == 0 {
 				s.Extra[key] = nil // written as null
 			}
