@@ -117,20 +117,13 @@ func (s *Schema) IsRequired(name string) bool {
 	return false
 }
 
-// Clone returns a deep copy of s.
+// Clone returns a deep copy of s: the schema its JSON form reads back as
+// (see cloneSchema for what that normalizes), built without the JSON.
 func (s *Schema) Clone() *Schema {
 	if s == nil {
 		return nil
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("toolenv: schema does not marshal: %v", err)) // cannot happen: Schema marshals only JSON values
-	}
-	var c Schema
-	if err := c.UnmarshalJSON(b); err != nil {
-		panic(fmt.Sprintf("toolenv: schema does not round-trip: %v", err))
-	}
-	return &c
+	return cloneSchema(s, 0)
 }
 
 func removeString(list []string, s string) []string {

@@ -2,6 +2,7 @@ package drift_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -118,4 +119,39 @@ func BenchmarkCall(b *testing.B) {
 			b.Run("drifted-compat-old-call", func(b *testing.B) { bench(b, h, c2, "current_weather", old) })
 		}
 	}
+}
+
+// BenchmarkCloneToolBenchSchemas copies the input and output schemas of
+// the 1,920 StableToolBench APIs, as each replayed drift step does for
+// every tool: Schema.Clone against the JSON round trip it replaced.
+func BenchmarkCloneToolBenchSchemas(b *testing.B) {
+	l, _ := stbLineage(b)
+	var schemas []*toolenv.Schema
+	for _, t := range l.Base.Tools {
+		schemas = append(schemas, t.Input, t.Output)
+	}
+	b.Run("clone", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range schemas {
+				s.Clone()
+			}
+		}
+	})
+	b.Run("json-round-trip", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range schemas {
+				if s == nil {
+					continue
+				}
+				raw, err := json.Marshal(s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var c toolenv.Schema
+				if err := c.UnmarshalJSON(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }

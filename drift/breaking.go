@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -42,11 +43,24 @@ type BreakingReport struct {
 // tools (stubs left at old names, harness tools) are left out of both
 // documents: what a client sees documented is what is compared.
 func Breaking(old, nw *toolenv.Collection) (*BreakingReport, error) {
-	s1, err := specInfo(old, "v"+strings.TrimPrefix(old.Version, "v"))
+	return breaking(old, nw, true)
+}
+
+// breaking is Breaking, with the operations both documents hold alike
+// left out of both before oasdiff reads them when prune is set (see
+// pruneCommon; TestBreakingPrunedEqualsWhole compares the two).
+func breaking(old, nw *toolenv.Collection, prune bool) (*BreakingReport, error) {
+	d1, d2 := openapi.Document(old, ""), openapi.Document(nw, "")
+	if prune {
+		if err := pruneCommon(d1, d2); err != nil {
+			return nil, err
+		}
+	}
+	s1, err := specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v"))
 	if err != nil {
 		return nil, err
 	}
-	s2, err := specInfo(nw, "v"+strings.TrimPrefix(nw.Version, "v"))
+	s2, err := specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v"))
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +124,8 @@ func levelRank(l string) int {
 
 // specInfo loads a collection's documented tools (openapi.Document
 // leaves hidden ones out) as an OpenAPI document.
-func specInfo(c *toolenv.Collection, name string) (*load.SpecInfo, error) {
-	raw, err := json.Marshal(openapi.Document(c, ""))
+func specInfo(c *toolenv.Collection, doc map[string]any, name string) (*load.SpecInfo, error) {
+	raw, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("openapi document of %s %s: %w", c.Name, c.Version, err)
 	}
@@ -122,6 +136,151 @@ func specInfo(c *toolenv.Collection, name string) (*load.SpecInfo, error) {
 	}
 	return si, nil
 }
+
+// pruneCommon removes from two OpenAPI documents (openapi.Document's
+// maps) the operations both hold byte for byte alike, at the same path
+// and method, and whose components (what they refer to with $ref, and
+// what those refer to) are alike in both too: oasdiff finds no change in
+// such an operation, and matching each of a document's paths against the
+// other's costs it time in the square of their number (most of a drift
+// step's write, on a collection the size of StableToolBench's, where a
+// step changes a few tools in ten). Components stay as they are, and so
+// does a path whose other fields differ; a path left without operations
+// on both sides goes.
+func pruneCommon(d1, d2 map[string]any) error {
+	changed, err := changedComponents(d1["components"], d2["components"])
+	if err != nil {
+		return err
+	}
+	p1, ok1 := d1["paths"].(map[string]any)
+	p2, ok2 := d2["paths"].(map[string]any)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	same := func(a, b any) (bool, error) {
+		ra, err := json.Marshal(a)
+		if err != nil {
+			return false, err
+		}
+		rb, err := json.Marshal(b)
+		if err != nil {
+			return false, err
+		}
+		return bytes.Equal(ra, rb) && !refersTo(ra, changed), nil
+	}
+	for path, v1 := range p1 {
+		item1, ok1 := v1.(map[string]any)
+		item2, ok2 := p2[path].(map[string]any)
+		if !ok1 || !ok2 {
+			continue
+		}
+		rest1, rest2 := map[string]any{}, map[string]any{}
+		for k, v := range item1 {
+			if !httpMethods[k] {
+				rest1[k] = v
+			}
+		}
+		for k, v := range item2 {
+			if !httpMethods[k] {
+				rest2[k] = v
+			}
+		}
+		if ok, err := same(rest1, rest2); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
+		for m, op1 := range item1 {
+			op2, ok := item2[m]
+			if !httpMethods[m] || !ok {
+				continue
+			}
+			eq, err := same(op1, op2)
+			if err != nil {
+				return err
+			}
+			if eq {
+				delete(item1, m)
+				delete(item2, m)
+			}
+		}
+		if len(item1) == len(rest1) && len(item2) == len(rest2) {
+			delete(p1, path)
+			delete(p2, path)
+		}
+	}
+	return nil
+}
+
+// pointerEscape escapes a name for a JSON pointer (RFC 6901).
+var pointerEscape = strings.NewReplacer("~", "~0", "/", "~1")
+
+// componentRef matches a reference to a component in a document's JSON.
+var componentRef = regexp.MustCompile(`"\$ref":"(#/components/[^"]+)"`)
+
+// refersTo reports whether raw refers to one of the components named
+// (by their reference, "#/components/schemas/Problem").
+func refersTo(raw []byte, names map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
+	for _, m := range componentRef.FindAllSubmatch(raw, -1) {
+		if names[string(m[1])] {
+			return true
+		}
+	}
+	return false
+}
+
+// changedComponents returns the references of the components that differ
+// between two documents' components (one side only, or other JSON), and
+// of those that refer to such a component, however indirectly.
+func changedComponents(c1, c2 any) (map[string]bool, error) {
+	read := func(c any) (map[string]map[string]json.RawMessage, error) {
+		out := map[string]map[string]json.RawMessage{}
+		if c == nil {
+			return out, nil
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		return out, json.Unmarshal(raw, &out)
+	}
+	s1, err := read(c1)
+	if err != nil {
+		return nil, err
+	}
+	s2, err := read(c2)
+	if err != nil {
+		return nil, err
+	}
+	changed := map[string]bool{}
+	all := map[string][]byte{} // every component's JSON, either side's
+	for _, pair := range [][2]map[string]map[string]json.RawMessage{{s1, s2}, {s2, s1}} {
+		for section, items := range pair[0] {
+			for name, raw := range items {
+				ref := "#/components/" + section + "/" + pointerEscape.Replace(name)
+				all[ref] = append(all[ref], raw...)
+				if other, ok := pair[1][section][name]; !ok || !bytes.Equal(raw, other) {
+					changed[ref] = true
+				}
+			}
+		}
+	}
+	for grown := true; grown; {
+		grown = false
+		for ref, raw := range all {
+			if !changed[ref] && refersTo(raw, changed) {
+				changed[ref], grown = true, true
+			}
+		}
+	}
+	return changed, nil
+}
+
+// httpMethods are the operation keys of an OpenAPI path item.
+var httpMethods = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, "trace": true}
 
 // Markdown renders the report.
 func (r *BreakingReport) Markdown() []byte {

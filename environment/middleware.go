@@ -144,6 +144,17 @@ func (env *Environment) lineage(col *toolenv.Collection) (*drift.Lineage, error)
 	return drift.Open(col)
 }
 
+// Lineage returns the lineage of the drifted collection named name (its
+// base, steps and manifest) as its backend opened and verified it when the
+// environment opened, or nil when no drifted collection of that name is
+// served. A caller needing the lineage need not replay the drift again.
+func (env *Environment) Lineage(name string) *drift.Lineage {
+	if b, ok := env.Registry.Backend(name).(*driftBackend); ok {
+		return b.lineage
+	}
+	return nil
+}
+
 // repairAdapter maps old documentation onto the loaded collections: the
 // base version of each drifted collection (Repair.Base) and the folders of
 // Repair.From.

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -278,13 +279,14 @@ func TestCacheImportServesStableToolBenchEntries(t *testing.T) {
 // the program itself as a child (toolenv bench starts its servers so).
 func TestMain(m *testing.M) {
 	if os.Getenv("TOOLENV_RUN_MAIN") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) // as main does
 		code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}
 	code := m.Run()
 	removeBuiltBird()
+	removeReferenceServer()
 	os.Exit(code)
 }
 

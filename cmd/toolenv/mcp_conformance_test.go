@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"sync"
 
 	"testing"
 	"time"
@@ -157,6 +158,42 @@ var conformanceNoReplay = map[string][]string{
 	},
 }
 
+var (
+	refOnce sync.Once
+	refDir  string
+	refErr  string
+)
+
+// referenceServer builds the suite's reference server (the go-sdk's
+// conformance/everything-server, from the module cache) once for the
+// tests of this process, in a folder TestMain removes at the end.
+func referenceServer(t *testing.T) string {
+	t.Helper()
+	refOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolenv-everything-server-")
+		if err != nil {
+			refErr = err.Error()
+			return
+		}
+		refDir = dir
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "everything-server"), "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
+			refErr = fmt.Sprintf("%v\n%s", err, out)
+		}
+	})
+	if refErr != "" {
+		t.Fatalf("building the reference server: %s", refErr)
+	}
+	return filepath.Join(refDir, "everything-server")
+}
+
+// removeReferenceServer removes the shared reference server, if one was
+// built.
+func removeReferenceServer() {
+	if refDir != "" {
+		os.RemoveAll(refDir)
+	}
+}
+
 // TestMCPConformanceProxy runs the suite against its own reference server
 // (the go-sdk's conformance/everything-server, built from the module
 // cache) alone and behind toolenv serve --mcp-server, at 2025-11-25
@@ -169,10 +206,7 @@ var conformanceNoReplay = map[string][]string{
 // conformanceNoReplay.
 func TestMCPConformanceProxy(t *testing.T) {
 	tools := npmtest.Require(t)
-	ref := filepath.Join(t.TempDir(), "everything-server")
-	if out, err := exec.Command("go", "build", "-o", ref, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
-		t.Fatalf("building the reference server: %v\n%s", err, out)
-	}
+	ref := referenceServer(t)
 	for _, version := range conformanceVersions {
 		t.Run(version, func(t *testing.T) {
 			url, stopRef := startReference(t, ref, version >= "2026-07-28")

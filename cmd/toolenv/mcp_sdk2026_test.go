@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -42,10 +41,7 @@ func TestMCPTypeScriptSDK2026(t *testing.T) {
 	if err := os.WriteFile(script, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ref := filepath.Join(t.TempDir(), "everything-server")
-	if out, err := exec.Command("go", "build", "-o", ref, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
-		t.Fatalf("building the reference server: %v\n%s", err, out)
-	}
+	ref := referenceServer(t)
 	run := func(t *testing.T, cfg map[string]any) sdk2026Report {
 		t.Helper()
 		raw, _ := json.Marshal(cfg)

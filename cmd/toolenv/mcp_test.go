@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,14 +18,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// buildToolenv builds the toolenv command into a temporary folder.
-func buildToolenv(t *testing.T) string {
+// selfAsToolenv returns a command running toolenv with args as a child
+// process: this test binary, which TestMain turns into toolenv (main's
+// Run, signals and exit code) when TOOLENV_RUN_MAIN=1, so that no test
+// links a binary of its own.
+func selfAsToolenv(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "toolenv")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return bin
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), "TOOLENV_RUN_MAIN=1")
+	return cmd
 }
 
 // mcpClient connects the SDK's client over t, closing it at the end of
@@ -110,13 +116,14 @@ func checkDemoSession(t *testing.T, cs *mcp.ClientSession) string {
 	return session
 }
 
-// TestMCPStdioBinary runs the real toolenv binary as an MCP server over
-// stdio, the way Claude Desktop and the inspectors start it.
+// TestMCPStdioBinary runs toolenv as a child process serving MCP over
+// stdio, the way Claude Desktop and the inspectors start it (the test
+// binary as toolenv: see selfAsToolenv; the README's install block, which
+// the doc test runs, builds the real one).
 func TestMCPStdioBinary(t *testing.T) {
-	bin := buildToolenv(t)
 	store := filepath.Join(t.TempDir(), "store.db")
 	start := func() (*mcp.ClientSession, *exec.Cmd, *bytes.Buffer) {
-		cmd := exec.Command(bin, "mcp", "--store", store)
+		cmd := selfAsToolenv(t, "mcp", "--store", store)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		return mcpClient(t, &mcp.CommandTransport{Command: cmd}), cmd, &stderr

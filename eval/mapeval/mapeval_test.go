@@ -3,6 +3,7 @@ package mapeval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,6 +110,35 @@ func TestRepairAtWork(t *testing.T) {
 	}
 	if _, err := Repair(context.Background(), RepairOptions{WorkOptions: WorkOptions{Tasks: filepath.Join(v2, toolenv.TasksFile)}, Collection: v2, Agents: []string{"nobody"}}); toolenv.StatusOf(err) != toolenv.StatusInvalidArguments {
 		t.Errorf("unknown agent: %v", err)
+	}
+	// The title names the collection and both versions, as the folder's
+	// own manifest says (read here apart from Repair's environment).
+	c, err := toolenv.ReadCollection(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin, err := drift.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Repair(context.Background(), RepairOptions{Collection: v2, WorkOptions: WorkOptions{Limit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Old-documentation calls on %s %s (drifted from %s)", c.Name, lin.Manifest.Version, lin.Manifest.BaseVersion); rep.Title != want || lin.Manifest.Version == lin.Manifest.BaseVersion {
+		t.Errorf("title %q, want %q", rep.Title, want)
+	}
+	// Not drifted: an invalid-arguments error naming the folder.
+	dir := t.TempDir()
+	demoC, _ := demo.Collection()
+	if err := toolenv.WriteCollection(dir, demoC); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Repair(context.Background(), RepairOptions{Collection: dir}); toolenv.StatusOf(err) != toolenv.StatusInvalidArguments || !strings.Contains(err.Error(), dir+" is not a drifted collection") {
+		t.Errorf("undrifted: %v", err)
+	}
+	if _, err := Repair(context.Background(), RepairOptions{Collection: filepath.Join(dir, "missing")}); err == nil {
+		t.Error("a missing folder: no error")
 	}
 }
 

@@ -161,16 +161,45 @@ type MappedPair struct {
 // adapter, for each agent.
 func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 	o.defaults()
-	c, err := toolenv.ReadCollection(o.Collection)
+	// One environment per setting, shared by the agents: opening one maps
+	// the old documentation onto the current tools, the costly part. The
+	// first one opened also gives the collection and its lineage, read
+	// and replayed once.
+	type setting struct {
+		env     *environment.Environment
+		counted *int // the run counting the calls a mapping re-routed
+	}
+	settings := map[bool]*setting{}
+	defer func() {
+		for _, st := range settings {
+			st.env.Close()
+		}
+	}()
+	setup := func(rep2 bool) (*setting, error) {
+		if st := settings[rep2]; st != nil {
+			return st, nil
+		}
+		env, err := o.open(ctx, []string{o.Collection}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep2 })
+		if err != nil {
+			return nil, err
+		}
+		st := &setting{env: env, counted: new(int)}
+		countRerouted(env, st.counted)
+		settings[rep2] = st
+		return st, nil
+	}
+	first, err := setup(false)
 	if err != nil {
 		return nil, err
 	}
-	if !drift.IsDrifted(c) {
+	cols := first.env.Collections()
+	if len(cols) != 1 || !drift.IsDrifted(cols[0]) {
 		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "%s is not a drifted collection", o.Collection)
 	}
-	lin, err := drift.Open(c)
-	if err != nil {
-		return nil, err
+	c := cols[0]
+	lin := first.env.Lineage(c.Name)
+	if lin == nil {
+		return nil, fmt.Errorf("drifted collection %s: the environment opened no lineage for it", c.Name)
 	}
 	var tasks []*toolenv.Task
 	agents := o.Agents
@@ -200,29 +229,11 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 	}
 	rep := &Report{Title: fmt.Sprintf("Old-documentation calls on %s %s (drifted from %s)", c.Name, lin.Manifest.Version, lin.Manifest.BaseVersion),
 		Provenance: buildinfo.Provenance(nil, map[string]any{"collection": o.Collection, "tasks": o.Tasks, "limit": o.Limit, "agents": agents})}
-	// One environment per setting, shared by the agents: opening one maps
-	// the old documentation onto the current tools, the costly part.
-	type setting struct {
-		env     *environment.Environment
-		counted *int // the run counting the calls a mapping re-routed
-	}
-	settings := map[bool]*setting{}
-	defer func() {
-		for _, st := range settings {
-			st.env.Close()
-		}
-	}()
 	for _, ag := range agents {
 		for _, rep2 := range []bool{false, true} {
-			st := settings[rep2]
-			if st == nil {
-				env, err := o.open(ctx, []string{o.Collection}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep2 })
-				if err != nil {
-					return nil, err
-				}
-				st = &setting{env: env, counted: new(int)}
-				countRerouted(env, st.counted)
-				settings[rep2] = st
+			st, err := setup(rep2)
+			if err != nil {
+				return nil, err
 			}
 			name := "strict, no repair"
 			if rep2 {

@@ -3,8 +3,10 @@ package structural
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -55,6 +57,18 @@ type Matcher struct {
 	fields   *corpus
 	names    *corpus
 	fieldN   int // tools counted for field IDF
+
+	scores sync.Pool // of *scoreBuf, candidates' accumulators
+}
+
+// scoreBuf accumulates the scores of candidates by profile index: a
+// dense list (a map of thousands of entries, grown for every profile, cost
+// more than the scoring), with the indexes touched so that only those are
+// read and cleared.
+type scoreBuf struct {
+	score   []float64
+	touched []bool
+	docs    []int
 }
 
 // New profiles tools (with the evidence of each, by tool ID; ev may be
@@ -432,43 +446,58 @@ func bigrams(ws []string) []string {
 
 // covered is the share of the TF-IDF mass of vector part whose words are
 // in vector whole.
-func covered(part, whole map[string]float64) float64 {
+func covered(part, whole tfidf) float64 {
 	var s float64
-	for w, x := range part {
-		if whole[w] > 0 {
-			s += x * x
+	for i, j := 0, 0; i < len(part) && j < len(whole); {
+		switch {
+		case part[i].word < whole[j].word:
+			i++
+		case part[i].word > whole[j].word:
+			j++
+		default:
+			if whole[j].weight > 0 {
+				s += part[i].weight * part[i].weight
+			}
+			i++
+			j++
 		}
 	}
 	return s
 }
 
 // weightedJaccard is the Jaccard similarity of two word sets with each
-// word weighed by its IDF among tool names.
+// word weighed by its IDF among tool names (summed in sorted order: the
+// same last digits every run).
 func (m *Matcher) weightedJaccard(a, b []string) float64 {
-	sa, sb := map[string]bool{}, map[string]bool{}
-	for _, w := range a {
-		sa[w] = true
-	}
-	for _, w := range b {
-		sb[w] = true
-	}
+	sa, sb := sortedSet(a), sortedSet(b)
 	var inter, union float64
-	for w := range sa {
-		x := m.names.idf(w)
-		union += x
-		if sb[w] {
+	for i, j := 0, 0; i < len(sa) || j < len(sb); {
+		switch {
+		case j == len(sb) || (i < len(sa) && sa[i] < sb[j]):
+			union += m.names.idf(sa[i])
+			i++
+		case i == len(sa) || sb[j] < sa[i]:
+			union += m.names.idf(sb[j])
+			j++
+		default:
+			x := m.names.idf(sa[i])
+			union += x
 			inter += x
-		}
-	}
-	for w := range sb {
-		if !sa[w] {
-			union += m.names.idf(w)
+			i++
+			j++
 		}
 	}
 	if union == 0 {
 		return 0
 	}
 	return inter / union
+}
+
+// sortedSet returns the distinct words of ws, sorted.
+func sortedSet(ws []string) []string {
+	out := slices.Clone(ws)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
@@ -491,11 +520,11 @@ func reasoning(m *mapping.Mapping) string {
 	if len(m.Outputs) > 0 {
 		s += fmt.Sprintf("; %d response field(s) aligned", len(m.Outputs))
 	}
-	for k, v := range m.When {
-		s += fmt.Sprintf("; holds when %s = %v", k, v)
+	for _, k := range slices.Sorted(maps.Keys(m.When)) {
+		s += fmt.Sprintf("; holds when %s = %v", k, m.When[k])
 	}
-	for k, v := range m.Fixed {
-		s += fmt.Sprintf("; with %s = %v", k, v)
+	for _, k := range slices.Sorted(maps.Keys(m.Fixed)) {
+		s += fmt.Sprintf("; with %s = %v", k, m.Fixed[k])
 	}
 	return s
 }
@@ -503,23 +532,37 @@ func reasoning(m *mapping.Mapping) string {
 // candidates returns, for profile i, the indexes of the k most similar
 // profiles among allowed by the TF-IDF cosine of the vectors vec gives
 // (through the inverted index inv of those vectors).
-func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]posting, vec func(*Profile) map[string]float64, k int) []int {
+func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]posting, vec func(*Profile) tfidf, k int) []int {
 	// Words in more than a third of the tools say little and cost most:
 	// they are used only when the rarer words found fewer than k tools
 	// (a tool described in common words only still gets candidates).
 	limit := m.tools.n/3 + 2
-	scores := map[int]float64{}
+	buf, _ := m.scores.Get().(*scoreBuf)
+	if buf == nil || len(buf.score) != len(m.profiles) {
+		buf = &scoreBuf{score: make([]float64, len(m.profiles)), touched: make([]bool, len(m.profiles))}
+	}
+	defer func() {
+		for _, j := range buf.docs {
+			buf.score[j], buf.touched[j] = 0, false
+		}
+		buf.docs = buf.docs[:0]
+		m.scores.Put(buf)
+	}()
 	for _, common := range []bool{false, true} {
-		if common && len(scores) >= k {
+		if common && len(buf.docs) >= k {
 			break
 		}
-		for w, x := range vec(m.profiles[i]) {
-			if (m.tools.df[w] > limit) != common {
+		for _, x := range vec(m.profiles[i]) {
+			if (m.tools.df[x.word] > limit) != common {
 				continue
 			}
-			for _, p := range inv[w] {
+			for _, p := range inv[x.word] {
 				if p.doc != i && allowed(p.doc) {
-					scores[p.doc] += x * p.weight
+					if !buf.touched[p.doc] {
+						buf.touched[p.doc] = true
+						buf.docs = append(buf.docs, p.doc)
+					}
+					buf.score[p.doc] += x.weight * p.weight
 				}
 			}
 		}
@@ -528,9 +571,9 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 		j int
 		s float64
 	}
-	list := make([]sc, 0, len(scores))
-	for j, s := range scores {
-		list = append(list, sc{j, s})
+	list := make([]sc, 0, len(buf.docs))
+	for _, j := range buf.docs {
+		list = append(list, sc{j, buf.score[j]})
 	}
 	sort.Slice(list, func(a, b int) bool {
 		if list[a].s != list[b].s {
@@ -553,12 +596,12 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 // dominate a document and say nothing (generated ones) or mislead, the
 // most similar by their descriptions alone.
 func (m *Matcher) allCandidates(i int, allowed func(j int) bool, invWords, invDesc map[string][]posting) []int {
-	out := m.candidates(i, allowed, invWords, func(p *Profile) map[string]float64 { return p.words }, m.opts.Candidates)
+	out := m.candidates(i, allowed, invWords, func(p *Profile) tfidf { return p.words }, m.opts.Candidates)
 	seen := map[int]bool{}
 	for _, j := range out {
 		seen[j] = true
 	}
-	for _, j := range m.candidates(i, allowed, invDesc, func(p *Profile) map[string]float64 { return p.desc }, (m.opts.Candidates+1)/2) {
+	for _, j := range m.candidates(i, allowed, invDesc, func(p *Profile) tfidf { return p.desc }, (m.opts.Candidates+1)/2) {
 		if !seen[j] {
 			seen[j] = true
 			out = append(out, j)
@@ -573,11 +616,11 @@ type posting struct {
 }
 
 // invert builds the inverted index of the vectors vec gives.
-func (m *Matcher) invert(vec func(*Profile) map[string]float64) map[string][]posting {
+func (m *Matcher) invert(vec func(*Profile) tfidf) map[string][]posting {
 	inv := map[string][]posting{}
 	for j, p := range m.profiles {
-		for w, x := range vec(p) {
-			inv[w] = append(inv[w], posting{j, x})
+		for _, x := range vec(p) {
+			inv[x.word] = append(inv[x.word], posting{j, x.weight})
 		}
 	}
 	return inv
@@ -660,8 +703,8 @@ func (m *Matcher) run(ctx context.Context, sources []bool, allowed func(i, j int
 // runFloor is run keeping the pairs scoring at least floor.
 func (m *Matcher) runFloor(ctx context.Context, sources []bool, allowed func(i, j int) bool, mode int, floor float64) ([]*mapping.Mapping, error) {
 	directed := mode != allPairs
-	invWords := m.invert(func(p *Profile) map[string]float64 { return p.words })
-	invDesc := m.invert(func(p *Profile) map[string]float64 { return p.desc })
+	invWords := m.invert(func(p *Profile) tfidf { return p.words })
+	invDesc := m.invert(func(p *Profile) tfidf { return p.desc })
 	// The candidates of every source and the comparisons are independent
 	// of each other: they are made on every core, and taken in the order
 	// of the sources, as one core would.

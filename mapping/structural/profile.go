@@ -49,7 +49,7 @@ type Field struct {
 	last   []string       // normalised words of the last path segment
 	full   []string       // normalised words of the whole path
 	tri    terms.Trigrams // trigrams of the last path segment
-	desc   map[string]float64
+	desc   tfidf
 	// Made once when the field is profiled (see words), as a field is
 	// compared with many: its last path segment and the sets of last and
 	// full.
@@ -114,10 +114,10 @@ type Profile struct {
 	// its bigrams (New).
 	nameText  string
 	namePairs map[string]bool
-	words     map[string]float64 // TF-IDF vector of the whole tool (name, description, fields)
-	desc      map[string]float64 // TF-IDF vector of the description
+	words     tfidf // TF-IDF vector of the whole tool (name, description, fields)
+	desc      tfidf // TF-IDF vector of the description
 	// domain is the TF-IDF vector of the API's category and description.
-	domain map[string]float64
+	domain tfidf
 }
 
 // Evidence is what was observed of a tool beyond its documentation:
@@ -173,7 +173,7 @@ func NewProfile(t *toolenv.Tool, ev *Evidence) *Profile {
 type prosePart struct {
 	text  string
 	words []string
-	vec   map[string]float64
+	vec   tfidf
 
 	prepared bool
 	trimmed  string          // text without surrounding space

@@ -2,6 +2,7 @@ package structural
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,36 +32,60 @@ func (c *corpus) idf(w string) float64 {
 	return math.Log(float64(c.n+1)/float64(c.df[w]+1)) + 1
 }
 
+// tfidf is a TF-IDF vector: its words in sorted order with their
+// weights. Sums over it follow that order, so that a score's last digits
+// do not change from one run to the next as they would in a map's order.
+type tfidf []weighted
+
+// weighted is one word of a tfidf vector.
+type weighted struct {
+	word   string
+	weight float64
+}
+
 // vector returns the L2-normalised TF-IDF vector of words (sub-linear
 // term frequency), or nil for no words.
-func (c *corpus) vector(words []string) map[string]float64 {
+func (c *corpus) vector(words []string) tfidf {
 	if len(words) == 0 {
 		return nil
 	}
-	tf := map[string]float64{}
-	for _, w := range words {
-		tf[w]++
+	sorted := slices.Clone(words)
+	slices.Sort(sorted)
+	v := make(tfidf, 0, len(sorted))
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[i] {
+			j++
+		}
+		v = append(v, weighted{sorted[i], (1 + math.Log(float64(j-i))) * c.idf(sorted[i])})
+		i = j
 	}
 	var norm float64
-	for w, n := range tf {
-		x := (1 + math.Log(n)) * c.idf(w)
-		tf[w] = x
-		norm += x * x
+	for _, x := range v {
+		norm += x.weight * x.weight
 	}
 	norm = math.Sqrt(norm)
-	for w := range tf {
-		tf[w] /= norm
+	for i := range v {
+		v[i].weight /= norm
 	}
-	return tf
+	return v
 }
 
-func cosine(a, b map[string]float64) float64 {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
+// cosine is the dot product of two normalised vectors (a merge of their
+// sorted words).
+func cosine(a, b tfidf) float64 {
 	var s float64
-	for w, x := range a {
-		s += x * b[w]
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i].word < b[j].word:
+			i++
+		case a[i].word > b[j].word:
+			j++
+		default:
+			s += a[i].weight * b[j].weight
+			i++
+			j++
+		}
 	}
 	return s
 }
