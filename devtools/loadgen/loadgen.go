@@ -106,6 +106,10 @@ func phase(ctx context.Context, client *http.Client, reqs []Request, conns int, 
 		default:
 		}
 	}
+	// start is taken before the timer that ends the phase, so that the
+	// measured length is never shorter than d however late this
+	// goroutine runs again between the two.
+	start := time.Now()
 	end := time.NewTimer(d)
 	defer end.Stop()
 	go func() {
@@ -132,7 +136,6 @@ func phase(ctx context.Context, client *http.Client, reqs []Request, conns int, 
 	}()
 	workers := make([]worker, conns)
 	var wg sync.WaitGroup
-	start := time.Now()
 	for w := 0; w < conns; w++ {
 		wg.Add(1)
 		go func(w int) {
