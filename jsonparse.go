@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // ParseJSON parses one JSON value into the types encoding/json gives with
@@ -85,8 +84,6 @@ type jsonParser struct {
 	// escapes and numbers are cut from it instead of each copied (see
 	// ParseArgs).
 	arena string
-	// slab holds the strings and numbers boxed with an arena (see box).
-	slab []string
 }
 
 // cut returns data[start:end] as a string: from the arena when there is
@@ -180,11 +177,7 @@ func (p *jsonParser) value(depth int) (any, error) {
 		}
 		return p.array(depth)
 	case c == '"':
-		s, err := p.str()
-		if err != nil {
-			return nil, err
-		}
-		return p.box(s, false), nil
+		return p.str()
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
@@ -290,44 +283,7 @@ func (p *jsonParser) number() (any, error) {
 	if err := p.scanNumber(); err != nil {
 		return nil, err
 	}
-	return p.box(p.cut(start, p.i), true), nil
-}
-
-// boxSlab is the number of string values boxed from one slab.
-const boxSlab = 1024
-
-// box returns s as an interface value: a json.Number when number is
-// set, else a string. For arguments large enough to have an arena (see
-// argsArena), the value the interface points to is a slot of a slab
-// shared by many values instead of an allocation of its own, which a
-// call of tens of thousands of scalar members would otherwise make one
-// per value. The interface is what the conversion gives (same type,
-// same value; a slot is never written again), only its storage differs.
-func (p *jsonParser) box(s string, number bool) any {
-	if p.arena == "" {
-		if number {
-			return json.Number(s)
-		}
-		return s
-	}
-	var v any
-	if number {
-		v = json.Number("") // a static zero value: no allocation
-	} else {
-		v = ""
-	}
-	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]string, 0, boxSlab) // earlier slabs live on in the values boxed from them
-	}
-	p.slab = append(p.slab, s)
-	(*eface)(unsafe.Pointer(&v)).data = unsafe.Pointer(&p.slab[len(p.slab)-1])
-	return v
-}
-
-// eface is the layout of an interface value (type word, data word).
-type eface struct {
-	typ  unsafe.Pointer
-	data unsafe.Pointer
+	return json.Number(p.cut(start, p.i)), nil
 }
 
 // scanNumber moves past the JSON number at p.i.

@@ -3,10 +3,6 @@ package toolenv
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"math/rand/v2"
-	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -264,51 +260,5 @@ func TestSurrogatesInGeneralizedUTF8(t *testing.T) {
 	}
 	if len(keys) != 6 {
 		t.Errorf("%d keys, want 6 (one per value)", len(keys))
-	}
-}
-
-// TestBoxedValuesAreConverted: values parsed with an arena (boxed into
-// shared slabs) are the values ParseJSON gives, deeply equal, of the
-// same dynamic types, usable as map keys and comparable, over generated
-// JSON and over a call of many scalar members.
-func TestBoxedValuesAreConverted(t *testing.T) {
-	r := rand.New(rand.NewPCG(29, 10))
-	check := func(data []byte) {
-		want, werr := ParseJSON(data)
-		p := jsonParser{data: data, arena: string(data)}
-		got, err := p.document()
-		if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
-			t.Fatalf("%q: %v, want %v", data, err, werr)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: %#v, want %#v", data, got, want)
-		}
-	}
-	for range 5000 {
-		var b bytes.Buffer
-		genJSON(r, &b, 1+r.IntN(5))
-		check(b.Bytes())
-	}
-	var b bytes.Buffer
-	b.WriteString(`{"s": "x"`)
-	for i := range 5000 {
-		fmt.Fprintf(&b, `, "n%d": %d, "s%d": "v%d"`, i, i, i, i)
-	}
-	b.WriteString(`}`)
-	check(b.Bytes())
-	args, err := ParseArgs(b.Bytes(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[any]string{}
-	for i := range 5000 {
-		n, s := args[fmt.Sprintf("n%d", i)], args[fmt.Sprintf("s%d", i)]
-		if n != json.Number(strconv.Itoa(i)) || s != fmt.Sprintf("v%d", i) || fmt.Sprintf("%T %T", n, s) != "json.Number string" {
-			t.Fatalf("member %d: %#v %#v", i, n, s)
-		}
-		seen[n], seen[s] = "n", "s"
-	}
-	if len(seen) != 10000 {
-		t.Fatalf("%d distinct values as map keys, want 10000", len(seen))
 	}
 }
