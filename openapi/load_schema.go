@@ -339,10 +339,12 @@ func uintPtr(v *uint64) *int {
 
 func sortStrings(s []string) { sort.Strings(s) }
 
-// cloneSchema deep-copies a schema's structure (Clone goes through JSON,
-// too slow for inlining the same component thousands of times). JSON
-// values (enum, const, default, examples) are shared: nothing mutates
-// them.
+// cloneSchema deep-copies a schema's structure as it stands, for
+// inlining the same component thousands of times. JSON values (enum,
+// const, default, examples) are shared: nothing mutates them. Schema.Clone
+// is not used here: it copies those values too and gives what a JSON round
+// trip gives (Order rebuilt, empty lists nil, nullable without a type
+// dropped), which would change what a loaded document holds.
 func cloneSchema(s *toolenv.Schema) *toolenv.Schema {
 	if s == nil {
 		return nil
