@@ -97,18 +97,17 @@ func keyDigest(key string) string {
 // fullKey returns the full text of a key read from the store: stored
 // itself, or the decompressed z of a digest key. known, when the caller
 // looked the row up by a key whose stored form (knownStored) is stored,
-// is that key and spares the decompression. A digest key whose text is missing, is
-// not zstd data, or does not hash to the digest is an error (a damaged
+// is that key and spares the decompression. A key without z is itself
+// (PostgreSQL keeps the rows written before digest keys as they were,
+// one of whose exact keys may start with the prefix). A z that is not
+// zstd data, or does not hash to the digest, is an error (a damaged
 // row), never a wrong key.
 func (c *keyCodec) fullKey(stored string, z []byte, known, knownStored string) (string, error) {
-	if !strings.HasPrefix(stored, KeyDigestPrefix) {
+	if z == nil || !strings.HasPrefix(stored, KeyDigestPrefix) {
 		return stored, nil
 	}
 	if knownStored == stored && known != "" {
 		return known, nil
-	}
-	if z == nil {
-		return "", fmt.Errorf("the key %s has no full text stored beside it (a damaged row: delete it with toolenv cache or re-import)", stored)
 	}
 	b, err := c.dec.DecodeAll(z, nil)
 	if err != nil {
