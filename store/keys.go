@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/s2"
 )
 
 // LargeKeyBytes is the size above which a key (an entry's canonical
@@ -30,50 +30,29 @@ const LargeKeyBytes = 64 << 10
 // so that no two texts share a stored key.
 const KeyDigestPrefix = "sha256:"
 
-// keyCodec compresses and decompresses the full text of digest keys
-// with zstd at its fastest level: on a megabyte of canonical arguments
-// it costs 0.2–6 µs of CPU per KB and leaves 1/3 to 1/300 of the bytes
-// to write (BenchmarkLargeKeyCodec; s2 is as fast but leaves 1/2.6 of
-// many small keys, which then cost more to write than zstd to squeeze).
-// Its methods may be called concurrently.
-type keyCodec struct {
-	enc *zstd.Encoder
-	dec *zstd.Decoder
-}
-
-// maxKeyText bounds the decompressed full text of a key read back
-// (a damaged row must not make the store allocate without bound).
+// maxKeyText bounds the decompressed full text of a key read back (a
+// damaged row must not make the store allocate without bound).
 const maxKeyText = 1 << 30
-
-func newKeyCodec() (*keyCodec, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		return nil, fmt.Errorf("key compressor: %w", err)
-	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxKeyText), zstd.WithDecoderConcurrency(0))
-	if err != nil {
-		enc.Close()
-		return nil, fmt.Errorf("key decompressor: %w", err)
-	}
-	return &keyCodec{enc: enc, dec: dec}, nil
-}
-
-func (c *keyCodec) close() {
-	if c != nil {
-		c.dec.Close()
-		c.enc.Close()
-	}
-}
 
 // digestKey returns the form key is stored under and, for a large key,
 // its full text compressed (nil for a key stored as itself): key itself
 // when it is at most LargeKeyBytes long and does not start with
 // KeyDigestPrefix, else KeyDigestPrefix + hex(SHA-256(key)).
-func (c *keyCodec) digestKey(key string) (stored string, z []byte) {
+//
+// The full text is compressed with S2 (github.com/klauspost/compress/s2,
+// Snappy's faster successor): on a megabyte of canonical arguments it
+// costs 0.1–2.4 µs of CPU per KB and leaves 1/2.4 (natural-language
+// text) to 1/6000 of the bytes to write. zstd at its fastest level
+// leaves less of many small keys (1/60 against 1/2.6) but costs twice
+// as much per KB on text: storing a megabyte of StableToolBench-like
+// arguments with an exact key cost 27–30 µs/KB of the writer's CPU with
+// zstd, 11 with S2; S2's worst shape (many small keys, 18 µs/KB) costs
+// less than zstd's (BenchmarkLargeKeyCodec, BenchmarkPutLargeArgs).
+func digestKey(key string) (stored string, z []byte) {
 	if !isDigested(key) {
 		return key, nil
 	}
-	return keyDigest(key), c.enc.EncodeAll([]byte(key), nil)
+	return keyDigest(key), s2.Encode(nil, []byte(key))
 }
 
 // storedKey is digestKey without the compressed text, for lookups.
@@ -100,16 +79,19 @@ func keyDigest(key string) string {
 // is that key and spares the decompression. A key without z is itself
 // (PostgreSQL keeps the rows written before digest keys as they were,
 // one of whose exact keys may start with the prefix). A z that is not
-// zstd data, or does not hash to the digest, is an error (a damaged
+// S2 data, or does not hash to the digest, is an error (a damaged
 // row), never a wrong key.
-func (c *keyCodec) fullKey(stored string, z []byte, known, knownStored string) (string, error) {
+func fullKey(stored string, z []byte, known, knownStored string) (string, error) {
 	if z == nil || !strings.HasPrefix(stored, KeyDigestPrefix) {
 		return stored, nil
 	}
 	if knownStored == stored && known != "" {
 		return known, nil
 	}
-	b, err := c.dec.DecodeAll(z, nil)
+	if n, err := s2.DecodedLen(z); err != nil || n > maxKeyText {
+		return "", fmt.Errorf("the full text of key %s cannot be decompressed (%d bytes, %v): a damaged row", stored, n, err)
+	}
+	b, err := s2.Decode(nil, z)
 	if err != nil {
 		return "", fmt.Errorf("the full text of key %s cannot be decompressed (%v): a damaged row", stored, err)
 	}
@@ -123,12 +105,12 @@ func (c *keyCodec) fullKey(stored string, z []byte, known, knownStored string) (
 // fullKeys replaces e's stored keys by their full text (see fullKey),
 // given the compressed texts read beside them and the keys of the lookup
 // that found the row.
-func (c *keyCodec) fullKeys(e *Entry, argz, exactz []byte, k lookupKeys) error {
+func fullKeys(e *Entry, argz, exactz []byte, k lookupKeys) error {
 	var err error
-	if e.Args, err = c.fullKey(e.Args, argz, k.args, k.argsKey); err != nil {
+	if e.Args, err = fullKey(e.Args, argz, k.args, k.argsKey); err != nil {
 		return fmt.Errorf("entry of %s: arguments: %w", e.Tool, err)
 	}
-	if e.Exact, err = c.fullKey(e.Exact, exactz, k.exact, k.exactKey); err != nil {
+	if e.Exact, err = fullKey(e.Exact, exactz, k.exact, k.exactKey); err != nil {
 		return fmt.Errorf("entry of %s: exact key: %w", e.Tool, err)
 	}
 	return nil
@@ -142,11 +124,6 @@ func (c *keyCodec) fullKeys(e *Entry, argz, exactz []byte, k lookupKeys) error {
 // bounded by a few keys, and runs in the migration's transaction: a
 // store is migrated whole or not at all.
 func digestLargeKeysSQLite(ctx context.Context, tx *sql.Tx) error {
-	codec, err := newKeyCodec()
-	if err != nil {
-		return err
-	}
-	defer codec.close()
 	// A row needs rewriting when a key is long, or starts with the
 	// digest prefix without a full text beside it.
 	const need = `(octet_length(args) > ?1 OR octet_length(exact) > ?1 OR (args GLOB 'sha256:*' AND argz IS NULL) OR (exact GLOB 'sha256:*' AND exactz IS NULL))`
@@ -179,8 +156,8 @@ func digestLargeKeysSQLite(ctx context.Context, tx *sql.Tx) error {
 				break
 			}
 			for _, r := range rows {
-				args, argz := codec.digestKey(r.args)
-				exact, exactz := codec.digestKey(r.exact)
+				args, argz := digestKey(r.args)
+				exact, exactz := digestKey(r.exact)
 				key := r.args
 				if t.key == "exact" {
 					key = r.exact

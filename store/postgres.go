@@ -32,7 +32,6 @@ type Postgres struct {
 	pool *pgxpool.Pool
 	db   *sql.DB // the same pool through database/sql
 	memLayer
-	codec   *keyCodec
 	log     *slog.Logger
 	timeout time.Duration
 	extra   []Migration
@@ -49,11 +48,7 @@ const pgMigrationLock = `SELECT pg_advisory_xact_lock(125779459893110)`
 // (postgres://user:password@host:port/db?sslmode=…) and migrates its
 // schema (see Open).
 func OpenPostgres(ctx context.Context, dsn string, opts Options) (*Postgres, error) {
-	codec, err := newKeyCodec()
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", redactDSN(dsn), err)
-	}
-	s := &Postgres{path: redactDSN(dsn), log: opts.logger(), memLayer: memLayer{newMem(opts)}, codec: codec, timeout: opts.Timeout, extra: opts.Migrations}
+	s := &Postgres{path: redactDSN(dsn), log: opts.logger(), memLayer: memLayer{newMem(opts)}, timeout: opts.Timeout, extra: opts.Migrations}
 	if s.timeout <= 0 {
 		s.timeout = 5 * time.Second
 	}
@@ -194,7 +189,6 @@ func (s *Postgres) SQL() *DB { return &DB{Write: s.db, Read: s.db, Dialect: "pos
 func (s *Postgres) Close() error {
 	err := s.db.Close()
 	s.pool.Close()
-	s.codec.close()
 	return err
 }
 
@@ -216,7 +210,7 @@ type pgRow struct {
 func (s *Postgres) fill(r *pgRow, e *Entry, k lookupKeys) error {
 	e.Args, e.Exact, e.Error = string(r.args), string(r.exact), string(r.error)
 	e.Status, e.Created = toolStatus(r.status), e.Created.UTC()
-	return s.codec.fullKeys(e, r.argz, r.exactz, k)
+	return fullKeys(e, r.argz, r.exactz, k)
 }
 
 // pgConfirm is what a lookup compares args or exact with: a short key's
@@ -465,8 +459,8 @@ func (s *Postgres) updateExact(ctx context.Context, tx pgx.Tx, entries []*Entry)
 // digests of the full keys, the keys as stored and the compressed full
 // text of those stored by their digest.
 func (s *Postgres) entryParams(e *Entry) []any {
-	args, argz := s.codec.digestKey(e.Args)
-	exact, exactz := s.codec.digestKey(e.Exact)
+	args, argz := digestKey(e.Args)
+	exact, exactz := digestKey(e.Exact)
 	return []any{e.Tool, digest(e.Args), []byte(args), ekey(e.Exact), []byte(exact), string(e.Status), []byte(e.Body), []byte(e.Error), e.Origin, e.Created, argz, exactz}
 }
 

@@ -30,7 +30,6 @@ type SQLite struct {
 	w    *sql.DB // one connection: SQLite has one writer at a time
 	r    *sql.DB // a pool of readers (WAL lets them run beside the writer)
 	memLayer
-	codec *keyCodec
 	log   *slog.Logger
 	extra []Migration
 	prune atomic.Int64 // unix ms of the last claims prune
@@ -53,11 +52,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 	if busy <= 0 {
 		busy = 10 * time.Second
 	}
-	codec, err := newKeyCodec()
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	s := &SQLite{path: path, log: opts.logger(), memLayer: memLayer{newMem(opts)}, codec: codec, extra: opts.Migrations}
+	s := &SQLite{path: path, log: opts.logger(), memLayer: memLayer{newMem(opts)}, extra: opts.Migrations}
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busy.Milliseconds())
 	if path == ":memory:" {
 		var b [8]byte
@@ -184,7 +179,6 @@ func (s *SQLite) Close() error {
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
-	s.codec.close()
 	return errors.Join(errs...)
 }
 
@@ -279,7 +273,7 @@ func (s *SQLite) scanOne(tool string, row *sql.Row, k lookupKeys) (*Entry, error
 		return nil, err
 	}
 	e.Body, e.Created = body, time.UnixMilli(created).UTC()
-	return e, s.codec.fullKeys(e, argz, exactz, k)
+	return e, fullKeys(e, argz, exactz, k)
 }
 
 // Put stores e unless its key is taken; see Store.Put.
@@ -318,11 +312,11 @@ type entryKeys struct {
 }
 
 // keysOf computes the stored keys of entries.
-func (c *keyCodec) keysOf(entries []*Entry) []entryKeys {
+func keysOf(entries []*Entry) []entryKeys {
 	ks := make([]entryKeys, len(entries))
 	for i, e := range entries {
-		ks[i].args, ks[i].argz = c.digestKey(e.Args)
-		ks[i].exact, ks[i].exactz = c.digestKey(e.Exact)
+		ks[i].args, ks[i].argz = digestKey(e.Args)
+		ks[i].exact, ks[i].exactz = digestKey(e.Exact)
 	}
 	return ks
 }
@@ -365,7 +359,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 			return 0, err
 		}
 	}
-	keys := s.codec.keysOf(entries)
+	keys := keysOf(entries)
 	// New entries go in by chunks of rows, one statement each (the cost
 	// of a statement's execution, not of its rows, dominates); a chunk
 	// that could not store every row is undone and stored row by row,
@@ -613,7 +607,7 @@ func (s *SQLite) scanEntry(rows *sql.Rows) (*Entry, error) {
 		return nil, fmt.Errorf("cache scan: %w", err)
 	}
 	e.Body, e.Created = body, time.UnixMilli(created).UTC()
-	if err := s.codec.fullKeys(&e, argz, exactz, lookupKeys{}); err != nil {
+	if err := fullKeys(&e, argz, exactz, lookupKeys{}); err != nil {
 		return nil, fmt.Errorf("cache scan: %w", err)
 	}
 	return &e, nil
