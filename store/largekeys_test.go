@@ -122,6 +122,15 @@ func TestLargeKeysOfAnOldStore(t *testing.T) {
 				{args: `{"s":1}`, exact: "sha256:not-a-digest", body: `"s"`, canonical: true},
 				{args: `{"small":1}`, body: `"small"`, canonical: true},
 			}
+			// More than one page of the SQLite rewrite's scan (16 rows),
+			// in both tables.
+			for i := range 40 {
+				m := storetest.LargeArgs(r, L+1+i)
+				rows = append(rows, oldRow{args: m, body: fmt.Sprintf(`"m%d"`, i), canonical: true})
+				if i%2 == 0 {
+					rows = append(rows, oldRow{args: m, exact: fmt.Sprintf("{'m': %d, 'pad': '%s'}", i, strings.Repeat("p", L)), body: fmt.Sprintf(`"m%d exact-only"`, i)})
+				}
+			}
 			writeOld(t, dialect, dsn, rows)
 			st, err := store.Open(ctx, dsn, store.Options{MemoryBytes: -1})
 			if err != nil {
