@@ -3,9 +3,11 @@ module github.com/toolenv/toolenv
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/klauspost/compress v1.20.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/oasdiff/oasdiff v1.33.0
 	github.com/olekukonko/tablewriter v1.1.5
@@ -23,8 +25,6 @@ require (
 	golang.org/x/time v0.15.0
 	modernc.org/sqlite v1.60.1
 )
-
-require github.com/coder/websocket v1.8.15 // indirect
 
 require (
 	cloud.google.com/go v0.123.0 // indirect

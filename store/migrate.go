@@ -36,6 +36,9 @@ type Migration struct {
 	// database, separated by semicolons. Either may be empty when the
 	// step has nothing to do there.
 	SQLite, Postgres string
+	// sqliteData, for the store's own steps, rewrites rows in SQLite
+	// after the statements, in the same transaction.
+	sqliteData func(ctx context.Context, tx *sql.Tx) error
 }
 
 // SchemaVersion is one component's schema version.
@@ -115,6 +118,19 @@ CREATE TABLE cache_exact (
 	created INTEGER NOT NULL,
 	PRIMARY KEY (tool, exact)
 ) WITHOUT ROWID`},
+	// Keys longer than LargeKeyBytes are stored by their digest, their
+	// full text compressed beside them. SQLite's rows written before
+	// with such keys are rewritten (a lookup computes only the new key);
+	// PostgreSQL finds rows by the digests it always kept (akey, ekey),
+	// so its old rows stay as they are and are read as before.
+	{Component: "cache", Version: 3, Name: "large keys stored by their digest, full text compressed",
+		SQLite: `ALTER TABLE cache ADD COLUMN argz BLOB;
+ALTER TABLE cache ADD COLUMN exactz BLOB;
+ALTER TABLE cache_exact ADD COLUMN argz BLOB;
+ALTER TABLE cache_exact ADD COLUMN exactz BLOB`,
+		sqliteData: digestLargeKeysSQLite,
+		Postgres: `ALTER TABLE cache ADD COLUMN argz bytea;
+ALTER TABLE cache ADD COLUMN exactz bytea`},
 	{Component: "records", Version: 1, Name: "LLM records table",
 		SQLite: `CREATE TABLE IF NOT EXISTS records (
 	key      TEXT PRIMARY KEY,
@@ -274,6 +290,11 @@ func (m *migrator) run(ctx context.Context, db *sql.DB, ms []Migration, noMigrat
 			}
 			for _, s := range splitStatements(stmts) {
 				if _, err := tx.ExecContext(ctx, s); err != nil {
+					return nil, fmt.Errorf("migration %s %d (%s): %w", c, step.Version, step.Name, err)
+				}
+			}
+			if step.sqliteData != nil && m.dialect == "sqlite" {
+				if err := step.sqliteData(ctx, tx); err != nil {
 					return nil, fmt.Errorf("migration %s %d (%s): %w", c, step.Version, step.Name, err)
 				}
 			}

@@ -192,31 +192,47 @@ func (s *Postgres) Close() error {
 	return err
 }
 
-const pgEntryCols = `args, exact, status, body, error, origin, created`
+// pgEntryCols are an entry's columns: a key stored by its digest (see
+// LargeKeyBytes) has its full text, compressed, in argz or exactz. The
+// rows are found by akey and ekey, the SHA-256 of the full texts, in
+// every case; args and exact confirm a key only when it is short (a
+// large key's row written before digest keys holds its full text, one
+// written since its digest form: both are found by akey or ekey alone).
+const pgEntryCols = `args, exact, status, body, error, origin, created, argz, exactz`
 
 // pgRow holds the columns of an entry row that need converting.
 type pgRow struct {
 	args, exact, error []byte
+	argz, exactz       []byte
 	status             string
 }
 
-func (r *pgRow) fill(e *Entry) {
+func (s *Postgres) fill(r *pgRow, e *Entry, k lookupKeys) error {
 	e.Args, e.Exact, e.Error = string(r.args), string(r.exact), string(r.error)
 	e.Status, e.Created = toolStatus(r.status), e.Created.UTC()
+	return fullKeys(e, r.argz, r.exactz, k)
 }
 
-func (s *Postgres) scanOne(tool string, row pgx.Row) (*Entry, error) {
+// pgConfirm is what a lookup compares args or exact with: a short key's
+// text; nil (compare nothing) for a large key, found by its digest.
+func pgConfirm(key string) []byte {
+	if isDigested(key) {
+		return nil
+	}
+	return []byte(key)
+}
+
+func (s *Postgres) scanOne(tool string, row pgx.Row, k lookupKeys) (*Entry, error) {
 	e := &Entry{Tool: tool}
 	var r pgRow
-	err := row.Scan(&r.args, &r.exact, &r.status, &e.Body, &r.error, &e.Origin, &e.Created)
+	err := row.Scan(&r.args, &r.exact, &r.status, &e.Body, &r.error, &e.Origin, &e.Created, &r.argz, &r.exactz)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	r.fill(e)
-	return e, nil
+	return e, s.fill(&r, e, k)
 }
 
 // Get returns the canonical entry for tool and canonical args.
@@ -230,7 +246,8 @@ func (s *Postgres) Get(ctx context.Context, tool, args string) (*Entry, bool, er
 	octx, cancel := s.op(ctx)
 	defer cancel()
 	e, err := s.scanOne(tool, s.pool.QueryRow(octx,
-		`SELECT `+pgEntryCols+` FROM cache WHERE tool = $1 AND akey = $2 AND canonical AND args = $3`, tool, digest(args), []byte(args)))
+		`SELECT `+pgEntryCols+` FROM cache WHERE tool = $1 AND akey = $2 AND canonical AND ($3::bytea IS NULL OR args = $3)`, tool, digest(args), pgConfirm(args)),
+		lookupKeys{args: args, argsKey: storedKey(args)})
 	if err != nil {
 		return nil, false, s.fail(ctx, "cache get "+tool, err)
 	}
@@ -260,9 +277,10 @@ func (s *Postgres) GetExact(ctx context.Context, tool, exact, args string) (*Ent
 	defer cancel()
 	e, err := s.scanOne(tool, s.pool.QueryRow(octx, `
 SELECT `+pgEntryCols+` FROM (
-	SELECT 0 AS pri, `+pgEntryCols+` FROM cache WHERE tool = $1 AND ekey = $2 AND exact = $3
-	UNION ALL SELECT 1, `+pgEntryCols+` FROM cache WHERE tool = $1 AND akey = $4 AND canonical AND args = $5
-) t ORDER BY pri LIMIT 1`, tool, digest(exact), []byte(exact), digest(args), []byte(args)))
+	SELECT 0 AS pri, `+pgEntryCols+` FROM cache WHERE tool = $1 AND ekey = $2 AND ($3::bytea IS NULL OR exact = $3)
+	UNION ALL SELECT 1, `+pgEntryCols+` FROM cache WHERE tool = $1 AND akey = $4 AND canonical AND ($5::bytea IS NULL OR args = $5)
+) t ORDER BY pri LIMIT 1`, tool, digest(exact), pgConfirm(exact), digest(args), pgConfirm(args)),
+		lookupKeys{args: args, argsKey: storedKey(args), exact: exact, exactKey: storedKey(exact)})
 	if err != nil {
 		return nil, false, s.fail(ctx, "cache get "+tool, err)
 	}
@@ -284,15 +302,15 @@ func (s *Postgres) Put(ctx context.Context, e *Entry) (bool, error) {
 const (
 	// Without a conflict target, an insert gives way to both keys: the
 	// canonical slot and the exact key.
-	pgPutCanonical = `INSERT INTO cache(tool, akey, args, ekey, exact, canonical, status, body, error, origin, created)
-		VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
-	pgPutExact = `INSERT INTO cache(tool, akey, args, ekey, exact, canonical, status, body, error, origin, created)
-		VALUES ($1, $2, $3, $4, $5, false, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
-	pgReplaceNoKey = `INSERT INTO cache(tool, akey, args, ekey, exact, canonical, status, body, error, origin, created)
-		VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10)
-		ON CONFLICT (tool, akey) WHERE canonical DO UPDATE SET ekey = NULL, exact = '', status = excluded.status,
+	pgPutCanonical = `INSERT INTO cache(tool, akey, args, ekey, exact, canonical, status, body, error, origin, created, argz, exactz)
+		VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`
+	pgPutExact = `INSERT INTO cache(tool, akey, args, ekey, exact, canonical, status, body, error, origin, created, argz, exactz)
+		VALUES ($1, $2, $3, $4, $5, false, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`
+	pgReplaceNoKey = `INSERT INTO cache(tool, akey, args, ekey, exact, canonical, status, body, error, origin, created, argz, exactz)
+		VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (tool, akey) WHERE canonical DO UPDATE SET ekey = NULL, exact = '', exactz = NULL, status = excluded.status,
 			body = excluded.body, error = excluded.error, origin = excluded.origin, created = excluded.created`
-	pgUpdateExact = `UPDATE cache SET status = $1, body = $2, error = $3, origin = $4, created = $5 WHERE tool = $6 AND ekey = $7 AND exact = $8`
+	pgUpdateExact = `UPDATE cache SET status = $1, body = $2, error = $3, origin = $4, created = $5 WHERE tool = $6 AND ekey = $7 AND ($8::bytea IS NULL OR exact = $8)`
 )
 
 // PutMany stores entries in one transaction; see Store.PutMany.
@@ -382,7 +400,7 @@ func (s *Postgres) putSegment(octx context.Context, tx pgx.Tx, entries []*Entry,
 		if overwrite && e.Exact == "" {
 			q = pgReplaceNoKey
 		}
-		first.Queue(q, entryParams(e)...)
+		first.Queue(q, s.entryParams(e)...)
 	}
 	var second []*Entry
 	if err := sendBatch(octx, tx, first, func(i int, k int64) {
@@ -399,7 +417,7 @@ func (s *Postgres) putSegment(octx context.Context, tx pgx.Tx, entries []*Entry,
 	}
 	b := &pgx.Batch{}
 	for _, e := range second {
-		b.Queue(pgPutExact, entryParams(e)...)
+		b.Queue(pgPutExact, s.entryParams(e)...)
 	}
 	err := sendBatch(octx, tx, b, func(_ int, k int64) {
 		if k > 0 {
@@ -421,7 +439,7 @@ func (s *Postgres) updateExact(ctx context.Context, tx pgx.Tx, entries []*Entry)
 			continue
 		}
 		withKey = append(withKey, e)
-		b.Queue(pgUpdateExact, string(e.Status), []byte(e.Body), []byte(e.Error), e.Origin, e.Created, e.Tool, digest(e.Exact), []byte(e.Exact))
+		b.Queue(pgUpdateExact, string(e.Status), []byte(e.Body), []byte(e.Error), e.Origin, e.Created, e.Tool, digest(e.Exact), pgConfirm(e.Exact))
 	}
 	if len(withKey) == 0 {
 		return entries, 0, nil
@@ -437,9 +455,13 @@ func (s *Postgres) updateExact(ctx context.Context, tx pgx.Tx, entries []*Entry)
 	return rest, n, err
 }
 
-// entryParams are the parameters $1..$10 of the insert statements.
-func entryParams(e *Entry) []any {
-	return []any{e.Tool, digest(e.Args), []byte(e.Args), ekey(e.Exact), []byte(e.Exact), string(e.Status), []byte(e.Body), []byte(e.Error), e.Origin, e.Created}
+// entryParams are the parameters $1..$12 of the insert statements: the
+// digests of the full keys, the keys as stored and the compressed full
+// text of those stored by their digest.
+func (s *Postgres) entryParams(e *Entry) []any {
+	args, argz := digestKey(e.Args)
+	exact, exactz := digestKey(e.Exact)
+	return []any{e.Tool, digest(e.Args), []byte(args), ekey(e.Exact), []byte(exact), string(e.Status), []byte(e.Body), []byte(e.Error), e.Origin, e.Created, argz, exactz}
 }
 
 // sendBatch runs a batch, telling each statement's affected row count.
@@ -515,10 +537,12 @@ func (s *Postgres) each(ctx context.Context, fn func(*Entry) error, q string, ar
 	for rows.Next() {
 		var e Entry
 		var r pgRow
-		if err := rows.Scan(&e.Tool, &r.args, &r.exact, &r.status, &e.Body, &r.error, &e.Origin, &e.Created); err != nil {
+		if err := rows.Scan(&e.Tool, &r.args, &r.exact, &r.status, &e.Body, &r.error, &e.Origin, &e.Created, &r.argz, &r.exactz); err != nil {
 			return err
 		}
-		r.fill(&e)
+		if err := s.fill(&r, &e, lookupKeys{}); err != nil {
+			return err
+		}
 		if err := fn(&e); err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ func (s *Postgres) Claim(ctx context.Context, tool, args, owner string, lease ti
 			ON CONFLICT (tool, akey) DO UPDATE SET args = excluded.args, token = excluded.token, owner = excluded.owner,
 				expires = excluded.expires, done = false, result = NULL
 			WHERE claims.expires < clock_timestamp() OR claims.done
-			RETURNING expires`, tool, digest(args), []byte(args), c.Token, owner, leaseOf(lease).Milliseconds()).Scan(&c.Expires)
+			RETURNING expires`, tool, digest(args), []byte(storedKey(args)), c.Token, owner, leaseOf(lease).Milliseconds()).Scan(&c.Expires)
 		switch {
 		case err == nil:
 			c.Expires = c.Expires.UTC()

@@ -182,7 +182,9 @@ func (s *SQLite) Close() error {
 	return errors.Join(errs...)
 }
 
-const entryCols = `args, exact, status, body, error, origin, created`
+// entryCols are an entry's columns: a key stored by its digest (see
+// LargeKeyBytes) has its full text, compressed, in argz or exactz.
+const entryCols = `args, exact, status, body, error, origin, created, argz, exactz`
 
 // The lookups, prepared at open.
 const (
@@ -208,7 +210,8 @@ func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, erro
 			return e, true, nil
 		}
 	}
-	e, err := scanOne(tool, s.getStmt.QueryRowContext(ctx, tool, args))
+	k := lookupKeys{args: args, argsKey: storedKey(args)}
+	e, err := s.scanOne(tool, s.getStmt.QueryRowContext(ctx, tool, k.argsKey), k)
 	if e == nil || err != nil {
 		return nil, false, wrapGet(tool, err)
 	}
@@ -231,9 +234,10 @@ func (s *SQLite) GetExact(ctx context.Context, tool, exact, args string) (*Entry
 		}
 		gen = s.mem.gen.Load() // before the read: a write after it voids what it finds
 	}
-	e, err := scanOne(tool, s.getExactOnlyStmt.QueryRowContext(ctx, tool, exact))
+	k := lookupKeys{args: args, argsKey: storedKey(args), exact: exact, exactKey: storedKey(exact)}
+	e, err := s.scanOne(tool, s.getExactOnlyStmt.QueryRowContext(ctx, tool, k.exactKey), k)
 	if e == nil && err == nil {
-		e, err = scanOne(tool, s.getExactStmt.QueryRowContext(ctx, tool, exact, args))
+		e, err = s.scanOne(tool, s.getExactStmt.QueryRowContext(ctx, tool, k.exactKey, k.argsKey), k)
 	}
 	if e == nil || err != nil {
 		return nil, false, wrapGet(tool, err)
@@ -251,12 +255,17 @@ func wrapGet(tool string, err error) error {
 	return fmt.Errorf("cache get %s: %w", tool, err)
 }
 
-// scanOne scans one entry row of tool; a nil entry and error means no row.
-func scanOne(tool string, row *sql.Row) (*Entry, error) {
+// lookupKeys are the keys a lookup was made with, full and as stored:
+// a row found under them needs no decompression to say its keys.
+type lookupKeys struct{ args, argsKey, exact, exactKey string }
+
+// scanOne scans one entry row of tool, looked up with k; a nil entry and
+// error means no row.
+func (s *SQLite) scanOne(tool string, row *sql.Row, k lookupKeys) (*Entry, error) {
 	e := &Entry{Tool: tool}
 	var created int64
-	var body []byte
-	err := row.Scan(&e.Args, &e.Exact, &e.Status, &body, &e.Error, &e.Origin, &created)
+	var body, argz, exactz []byte
+	err := row.Scan(&e.Args, &e.Exact, &e.Status, &body, &e.Error, &e.Origin, &created, &argz, &exactz)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -264,7 +273,7 @@ func scanOne(tool string, row *sql.Row) (*Entry, error) {
 		return nil, err
 	}
 	e.Body, e.Created = body, time.UnixMilli(created).UTC()
-	return e, nil
+	return e, fullKeys(e, argz, exactz, k)
 }
 
 // Put stores e unless its key is taken; see Store.Put.
@@ -277,22 +286,40 @@ func (s *SQLite) Put(ctx context.Context, e *Entry) (bool, error) {
 // target gives way to both of its keys: (tool, args), and (tool, exact)
 // for a non-empty exact.
 const (
-	sqlitePutCanonical = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`
+	sqlitePutCanonical = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created, argz, exactz) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING`
 	// An exact entry takes its canonical slot unless its exact key is
 	// kept already in cache_exact (under other arguments).
-	sqlitePutCanonicalExact = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM cache_exact WHERE tool = ?1 AND exact = ?3)
+	sqlitePutCanonicalExact = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created, argz, exactz)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE NOT EXISTS (SELECT 1 FROM cache_exact WHERE tool = ?1 AND exact = ?3)
 		ON CONFLICT DO NOTHING`
-	sqliteReplaceNoKey = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created) VALUES (?,?,?,?,?,?,?,?)
-		ON CONFLICT(tool, args) DO UPDATE SET exact='', status=excluded.status, body=excluded.body, error=excluded.error, origin=excluded.origin, created=excluded.created`
+	sqliteReplaceNoKey = `INSERT INTO cache(tool, args, exact, status, body, error, origin, created, argz, exactz) VALUES (?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT(tool, args) DO UPDATE SET exact='', exactz=NULL, status=excluded.status, body=excluded.body, error=excluded.error, origin=excluded.origin, created=excluded.created`
 	// An exact entry whose canonical slot is taken goes to cache_exact,
 	// unless its exact key holds the canonical slot of other arguments.
-	sqlitePutExact = `INSERT INTO cache_exact(tool, exact, args, status, body, error, origin, created)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != '')
+	sqlitePutExact = `INSERT INTO cache_exact(tool, exact, args, status, body, error, origin, created, argz, exactz)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE NOT EXISTS (SELECT 1 FROM cache WHERE tool = ?1 AND exact = ?2 AND exact != '')
 		ON CONFLICT DO NOTHING`
 	sqliteUpdateCanonicalExact = `UPDATE cache SET status=?, body=?, error=?, origin=?, created=? WHERE tool = ? AND exact = ? AND exact != ''`
 	sqliteUpdateExact          = `UPDATE cache_exact SET status=?, body=?, error=?, origin=?, created=? WHERE tool = ? AND exact = ?`
 )
+
+// entryKeys are an entry's keys as stored (see LargeKeyBytes): the
+// arguments and the exact key, each itself or its digest with its full
+// text compressed.
+type entryKeys struct {
+	args, exact  string
+	argz, exactz []byte
+}
+
+// keysOf computes the stored keys of entries.
+func keysOf(entries []*Entry) []entryKeys {
+	ks := make([]entryKeys, len(entries))
+	for i, e := range entries {
+		ks[i].args, ks[i].argz = digestKey(e.Args)
+		ks[i].exact, ks[i].exactz = digestKey(e.Exact)
+	}
+	return ks
+}
 
 // PutMany stores entries in one transaction; see Store.PutMany.
 func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) (int, error) {
@@ -332,6 +359,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 			return 0, err
 		}
 	}
+	keys := keysOf(entries)
 	// New entries go in by chunks of rows, one statement each (the cost
 	// of a statement's execution, not of its rows, dominates); a chunk
 	// that could not store every row is undone and stored row by row,
@@ -351,7 +379,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 	for i := 0; i < len(entries); {
 		if rows && len(entries)-i >= sqliteMinChunk {
 			k := min(sqliteChunkRows, len(entries)-i)
-			ok, err := putChunk(exec, entries[i:i+k], noExact)
+			ok, err := putChunk(exec, entries[i:i+k], keys[i:i+k], noExact)
 			if err != nil {
 				return 0, fmt.Errorf("cache put: %w", err)
 			}
@@ -362,7 +390,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 			rows = false
 		}
 		e := entries[i]
-		ok, err := s.putOne(exec, e, overwrite)
+		ok, err := s.putOne(exec, e, keys[i], overwrite)
 		if err != nil {
 			return 0, fmt.Errorf("cache put %s: %w", e.Tool, err)
 		}
@@ -381,9 +409,9 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 	return n, nil
 }
 
-// sqliteChunkRows is how many entries one multi-row insert stores (8
-// bound parameters each, well below SQLite's limit of 32,766); batches
-// with fewer than sqliteMinChunk entries left go row by row.
+// sqliteChunkRows is how many entries one multi-row insert stores (8 or
+// 10 bound parameters each, well below SQLite's limit of 32,766);
+// batches with fewer than sqliteMinChunk entries left go row by row.
 const (
 	sqliteChunkRows = 256
 	sqliteMinChunk  = 16
@@ -391,35 +419,42 @@ const (
 
 // sqliteInsertChunk is sqlitePutCanonicalExact (sqlitePutCanonical for a
 // row without an exact key) for rows rows at once; noExact leaves out the
-// test against cache_exact, for when that table is empty.
-func sqliteInsertChunk(rows int, noExact bool) string {
-	if rows == sqliteChunkRows {
+// test against cache_exact, for when that table is empty, and withZ
+// binds argz and exactz (a chunk without a digest key leaves them NULL:
+// binding two NULLs a row cost an import about a tenth of its writer's
+// time).
+func sqliteInsertChunk(rows int, noExact, withZ bool) string {
+	if rows == sqliteChunkRows && !withZ {
 		if noExact {
 			return sqliteInsertFullChunkNoExact
 		}
 		return sqliteInsertFullChunk
 	}
-	return buildInsertChunk(rows, noExact)
+	return buildInsertChunk(rows, noExact, withZ)
 }
 
-// The statements of full chunks, built once.
+// The statements of full chunks without digest keys, built once.
 var (
-	sqliteInsertFullChunk        = buildInsertChunk(sqliteChunkRows, false)
-	sqliteInsertFullChunkNoExact = buildInsertChunk(sqliteChunkRows, true)
+	sqliteInsertFullChunk        = buildInsertChunk(sqliteChunkRows, false, false)
+	sqliteInsertFullChunkNoExact = buildInsertChunk(sqliteChunkRows, true, false)
 )
 
-func buildInsertChunk(rows int, noExact bool) string {
+func buildInsertChunk(rows int, noExact, withZ bool) string {
+	cols, row := `tool, args, exact, status, body, error, origin, created`, `(?,?,?,?,?,?,?,?)`
+	if withZ {
+		cols, row = cols+`, argz, exactz`, `(?,?,?,?,?,?,?,?,?,?)`
+	}
 	var b strings.Builder
 	if noExact {
-		b.WriteString(`INSERT INTO cache(tool, args, exact, status, body, error, origin, created) VALUES `)
+		b.WriteString(`INSERT INTO cache(` + cols + `) VALUES `)
 	} else {
-		b.WriteString(`INSERT INTO cache(tool, args, exact, status, body, error, origin, created) SELECT * FROM (VALUES `)
+		b.WriteString(`INSERT INTO cache(` + cols + `) SELECT * FROM (VALUES `)
 	}
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`(?,?,?,?,?,?,?,?)`)
+		b.WriteString(row)
 	}
 	if noExact {
 		b.WriteString(` ON CONFLICT DO NOTHING`)
@@ -437,15 +472,23 @@ func buildInsertChunk(rows int, noExact bool) string {
 // been stored) and none finds its key taken, so none depends on another.
 // Otherwise the statement is undone and nothing changed. noExact says
 // cache_exact is empty.
-func putChunk(exec func(string, ...any) (int64, error), chunk []*Entry, noExact bool) (bool, error) {
+func putChunk(exec func(string, ...any) (int64, error), chunk []*Entry, keys []entryKeys, noExact bool) (bool, error) {
 	if _, err := exec(`SAVEPOINT put_chunk`); err != nil {
 		return false, err
 	}
-	args := make([]any, 0, 8*len(chunk))
-	for _, e := range chunk {
-		args = append(args, e.Tool, e.Args, e.Exact, string(e.Status), []byte(e.Body), e.Error, e.Origin, e.Created.UnixMilli())
+	withZ := false
+	for i := range keys {
+		withZ = withZ || keys[i].argz != nil || keys[i].exactz != nil
 	}
-	k, err := exec(sqliteInsertChunk(len(chunk), noExact), args...)
+	args := make([]any, 0, 10*len(chunk))
+	for i, e := range chunk {
+		k := &keys[i]
+		args = append(args, e.Tool, k.args, k.exact, string(e.Status), []byte(e.Body), e.Error, e.Origin, e.Created.UnixMilli())
+		if withZ {
+			args = append(args, k.argz, k.exactz)
+		}
+	}
+	k, err := exec(sqliteInsertChunk(len(chunk), noExact, withZ), args...)
 	if err == nil && k != int64(len(chunk)) {
 		_, err = exec(`ROLLBACK TO put_chunk`)
 	}
@@ -458,28 +501,28 @@ func putChunk(exec func(string, ...any) (int64, error), chunk []*Entry, noExact 
 	return k == int64(len(chunk)), nil
 }
 
-func (s *SQLite) putOne(exec func(string, ...any) (int64, error), e *Entry, overwrite bool) (bool, error) {
+func (s *SQLite) putOne(exec func(string, ...any) (int64, error), e *Entry, ks entryKeys, overwrite bool) (bool, error) {
 	body, created := []byte(e.Body), e.Created.UnixMilli()
 	if e.Exact == "" {
 		q := sqlitePutCanonical
 		if overwrite {
 			q = sqliteReplaceNoKey
 		}
-		k, err := exec(q, e.Tool, e.Args, "", string(e.Status), body, e.Error, e.Origin, created)
+		k, err := exec(q, e.Tool, ks.args, "", string(e.Status), body, e.Error, e.Origin, created, ks.argz, nil)
 		return k > 0, err
 	}
 	if overwrite {
 		for _, q := range []string{sqliteUpdateCanonicalExact, sqliteUpdateExact} {
-			k, err := exec(q, string(e.Status), body, e.Error, e.Origin, created, e.Tool, e.Exact)
+			k, err := exec(q, string(e.Status), body, e.Error, e.Origin, created, e.Tool, ks.exact)
 			if err != nil || k > 0 {
 				return k > 0, err
 			}
 		}
 	}
-	if k, err := exec(sqlitePutCanonicalExact, e.Tool, e.Args, e.Exact, string(e.Status), body, e.Error, e.Origin, created); err != nil || k > 0 {
+	if k, err := exec(sqlitePutCanonicalExact, e.Tool, ks.args, ks.exact, string(e.Status), body, e.Error, e.Origin, created, ks.argz, ks.exactz); err != nil || k > 0 {
 		return k > 0, err
 	}
-	k, err := exec(sqlitePutExact, e.Tool, e.Exact, e.Args, string(e.Status), body, e.Error, e.Origin, created)
+	k, err := exec(sqlitePutExact, e.Tool, ks.exact, ks.args, string(e.Status), body, e.Error, e.Origin, created, ks.argz, ks.exactz)
 	return k > 0, err
 }
 
@@ -527,7 +570,7 @@ func (s *SQLite) Examples(ctx context.Context, tool string, limit int) ([]*Entry
 	defer rows.Close()
 	var out []*Entry
 	for rows.Next() {
-		e, err := scanEntry(rows)
+		e, err := s.scanEntry(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -556,7 +599,7 @@ func (s *SQLite) each(ctx context.Context, q string, fn func(*Entry) error) erro
 	}
 	defer rows.Close()
 	for rows.Next() {
-		e, err := scanEntry(rows)
+		e, err := s.scanEntry(rows)
 		if err != nil {
 			return err
 		}
@@ -570,14 +613,17 @@ func (s *SQLite) each(ctx context.Context, q string, fn func(*Entry) error) erro
 	return nil
 }
 
-func scanEntry(rows *sql.Rows) (*Entry, error) {
+func (s *SQLite) scanEntry(rows *sql.Rows) (*Entry, error) {
 	var e Entry
 	var created int64
-	var body []byte
-	if err := rows.Scan(&e.Tool, &e.Args, &e.Exact, &e.Status, &body, &e.Error, &e.Origin, &created); err != nil {
+	var body, argz, exactz []byte
+	if err := rows.Scan(&e.Tool, &e.Args, &e.Exact, &e.Status, &body, &e.Error, &e.Origin, &created, &argz, &exactz); err != nil {
 		return nil, fmt.Errorf("cache scan: %w", err)
 	}
 	e.Body, e.Created = body, time.UnixMilli(created).UTC()
+	if err := fullKeys(&e, argz, exactz, lookupKeys{}); err != nil {
+		return nil, fmt.Errorf("cache scan: %w", err)
+	}
 	return &e, nil
 }
 

@@ -32,7 +32,9 @@ func leaseOf(d time.Duration) time.Duration {
 	return d
 }
 
-// Claim takes the claim on (tool, args); see Store.Claim. SQLite's clock
+// Claim takes the claim on (tool, args); see Store.Claim. Large
+// arguments are keyed by their digest (see LargeKeyBytes): a claim's
+// arguments are never read back. SQLite's clock
 // is the local one: the processes sharing an SQLite file share a host.
 func (s *SQLite) Claim(ctx context.Context, tool, args, owner string, lease time.Duration) (*Claim, bool, error) {
 	now := nowMillis()
@@ -41,7 +43,7 @@ func (s *SQLite) Claim(ctx context.Context, tool, args, owner string, lease time
 	res, err := s.w.ExecContext(ctx, `INSERT INTO claims(tool, args, token, owner, expires, done, result) VALUES (?,?,?,?,?,0,NULL)
 		ON CONFLICT(tool, args) DO UPDATE SET token=excluded.token, owner=excluded.owner, expires=excluded.expires, done=0, result=NULL
 		WHERE claims.expires < ? OR claims.done != 0`,
-		tool, args, c.Token, owner, c.Expires.UnixMilli(), now)
+		tool, storedKey(args), c.Token, owner, c.Expires.UnixMilli(), now)
 	if err != nil {
 		return nil, false, fmt.Errorf("claim %s: %w", tool, err)
 	}
@@ -62,7 +64,7 @@ func (s *SQLite) Claim(ctx context.Context, tool, args, owner string, lease time
 func (s *SQLite) RenewClaim(ctx context.Context, c *Claim, lease time.Duration) error {
 	exp := time.UnixMilli(nowMillis() + leaseOf(lease).Milliseconds()).UTC()
 	res, err := s.w.ExecContext(ctx, `UPDATE claims SET expires = ? WHERE tool = ? AND args = ? AND token = ? AND done = 0`,
-		exp.UnixMilli(), c.Tool, c.Args, c.Token)
+		exp.UnixMilli(), c.Tool, storedKey(c.Args), c.Token)
 	if err != nil {
 		return fmt.Errorf("renew claim %s: %w", c.Tool, err)
 	}
@@ -78,10 +80,10 @@ func (s *SQLite) ReleaseClaim(ctx context.Context, c *Claim, result []byte) erro
 	var res sql.Result
 	var err error
 	if result == nil {
-		res, err = s.w.ExecContext(ctx, `DELETE FROM claims WHERE tool = ? AND args = ? AND token = ?`, c.Tool, c.Args, c.Token)
+		res, err = s.w.ExecContext(ctx, `DELETE FROM claims WHERE tool = ? AND args = ? AND token = ?`, c.Tool, storedKey(c.Args), c.Token)
 	} else {
 		res, err = s.w.ExecContext(ctx, `UPDATE claims SET done = 1, result = ?, expires = ? WHERE tool = ? AND args = ? AND token = ?`,
-			result, nowMillis()+claimGrace.Milliseconds(), c.Tool, c.Args, c.Token)
+			result, nowMillis()+claimGrace.Milliseconds(), c.Tool, storedKey(c.Args), c.Token)
 	}
 	if err != nil {
 		return fmt.Errorf("release claim %s: %w", c.Tool, err)
@@ -97,7 +99,7 @@ func (s *SQLite) ReadClaim(ctx context.Context, tool, args string) (*Claim, bool
 	c := &Claim{Tool: tool, Args: args}
 	var exp int64
 	var done int
-	err := s.r.QueryRowContext(ctx, `SELECT token, owner, expires, done, result FROM claims WHERE tool = ? AND args = ?`, tool, args).
+	err := s.r.QueryRowContext(ctx, `SELECT token, owner, expires, done, result FROM claims WHERE tool = ? AND args = ?`, tool, storedKey(args)).
 		Scan(&c.Token, &c.Owner, &exp, &done, &c.Result)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil

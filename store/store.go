@@ -49,7 +49,9 @@ type Store interface {
 	Examples(ctx context.Context, tool string, limit int) ([]*Entry, error)
 	// Each calls fn for every entry, stopping at the first error: the
 	// canonical entries ordered by tool and arguments, then the entries
-	// kept only under their exact key, ordered by tool and exact key.
+	// kept only under their exact key, ordered by tool and exact key (a
+	// key over LargeKeyBytes sorts as its stored digest form). Every
+	// entry carries its full keys.
 	Each(ctx context.Context, fn func(*Entry) error) error
 
 	// Lookup returns the recorded LLM response for key (llm.Recorder).

@@ -155,15 +155,15 @@ func TestStoreMigrateAndSkew(t *testing.T) {
 	}
 	db.Close()
 	code, out, errs := run(t, ctx, "store", "status", "--store", path)
-	if code != 0 || !strings.Contains(out, "cache      version 0  toolenv store migrate brings it to 2") {
+	if code != 0 || !strings.Contains(out, "cache      version 0  toolenv store migrate brings it to 3") {
 		t.Fatalf("status of an old store: %d %q %s", code, out, errs)
 	}
 	code, out, errs = run(t, ctx, "store", "migrate", "--store", path)
-	if code != 0 || !strings.Contains(out, "cache      version 2  migrated from 0") {
+	if code != 0 || !strings.Contains(out, "cache      version 3  migrated from 0") {
 		t.Fatalf("migrate: %d %q %s", code, out, errs)
 	}
 	code, out, _ = run(t, ctx, "store", "migrate", "--store", path)
-	if code != 0 || !strings.Contains(out, "cache      version 2  up to date") {
+	if code != 0 || !strings.Contains(out, "cache      version 3  up to date") {
 		t.Fatalf("migrate again: %d %q", code, out)
 	}
 	code, out, _ = run(t, ctx, "cache", "export", "--store", path)
@@ -172,16 +172,16 @@ func TestStoreMigrateAndSkew(t *testing.T) {
 	}
 	// A newer toolenv moved the cache on.
 	db, _ = sql.Open("sqlite", path)
-	if _, err := db.Exec(`UPDATE toolenv_schema SET version = 3 WHERE component = 'cache'`); err != nil {
+	if _, err := db.Exec(`UPDATE toolenv_schema SET version = 4 WHERE component = 'cache'`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	code, _, errs = run(t, ctx, "serve", "--store", path, "--addr", freeAddr(t))
-	if code == 0 || !strings.Contains(errs, "schema version 3 but this toolenv knows only up to 2") || !strings.Contains(errs, "upgrade this toolenv") {
+	if code == 0 || !strings.Contains(errs, "schema version 4 but this toolenv knows only up to 3") || !strings.Contains(errs, "upgrade this toolenv") {
 		t.Fatalf("serve on a newer store: exit %d, %s", code, errs)
 	}
 	code, out, _ = run(t, ctx, "store", "status", "--store", path)
-	if code != 0 || !strings.Contains(out, "newer than this toolenv (2): upgrade it") {
+	if code != 0 || !strings.Contains(out, "newer than this toolenv (3): upgrade it") {
 		t.Fatalf("status of a newer store: %d %q", code, out)
 	}
 }
@@ -519,7 +519,7 @@ func TestStoreFromEnvironment(t *testing.T) {
 	t.Setenv("TOOLENV_STORE", dsn)
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "store", "migrate")
-	if code != 0 || !strings.Contains(out, "(postgres)") || !strings.Contains(out, "cache      version 2") {
+	if code != 0 || !strings.Contains(out, "(postgres)") || !strings.Contains(out, "cache      version 3") {
 		t.Fatalf("migrate through TOOLENV_STORE: %d %q %s", code, out, errs)
 	}
 	base, stop := serveInBackground(t)

@@ -38,6 +38,7 @@ func Run(t *testing.T, fresh func(t *testing.T) string) {
 		{"EachOrderAndExport", testEach},
 		{"ExamplesStatsDelete", testExamplesStatsDelete},
 		{"KeysAndBodiesSurviveExactly", testAwkwardBytes},
+		{"LargeKeysByDigest", testLargeKeys},
 		{"Records", testRecords},
 		{"Claims", testClaims},
 		{"ClaimTakeoverAfterLease", testClaimTakeover},
