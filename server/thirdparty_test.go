@@ -196,6 +196,9 @@ func TestGeneratedTypeScriptClientRunsSLOTTasks(t *testing.T) {
 	out := builtBIRD(t)
 	for _, flavor := range []string{"slot", "sel"} {
 		t.Run(flavor, func(t *testing.T) {
+			// The two flavors share only the built collections; each
+			// waits mostly on its own tsc and Node.
+			t.Parallel()
 			url := serveEnv(t, &environment.Config{Store: ":memory:", Collections: []string{filepath.Join(out, flavor)}})
 			tasks, _, err := toolenv.ReadTasks(filepath.Join(out, flavor, "tasks.jsonl"))
 			if err != nil {
@@ -223,7 +226,11 @@ func TestGeneratedTypeScriptClientRunsSLOTTasks(t *testing.T) {
 			}
 			write("openapi.json", string(fetch(t, url+"/collections/"+coll+"/openapi.json", "")))
 			write("package.json", `{"type": "module"}`)
-			write("tsconfig.json", `{"compilerOptions": {"strict": true, "target": "es2022", "module": "nodenext", "moduleResolution": "nodenext", "outDir": "out", "noEmitOnError": true, "lib": ["es2022", "dom"]}, "files": ["main.ts"]}`)
+			// skipLibCheck: the declaration files (the DOM library,
+			// openapi-fetch's own types) are not what is under test and
+			// checking them was 40 % of tsc's type instantiations; main.ts
+			// and the generated schema.ts are still checked in full.
+			write("tsconfig.json", `{"compilerOptions": {"strict": true, "skipLibCheck": true, "target": "es2022", "module": "nodenext", "moduleResolution": "nodenext", "outDir": "out", "noEmitOnError": true, "lib": ["es2022", "dom"]}, "files": ["main.ts"]}`)
 			ctx := context.Background()
 			cmd := tools.Command(ctx, "openapi-typescript", "openapi.json", "--output", "schema.ts")
 			cmd.Dir = dir

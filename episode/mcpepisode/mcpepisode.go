@@ -66,6 +66,37 @@ type handler struct {
 	// owners are the principals episodes were issued to, by session id:
 	// a request of another principal is told the session is unknown.
 	owners sync.Map
+	// tools are the MCP definitions of the tools episodes offered, by
+	// tool (every episode of a task offers the same *toolenv.Tool
+	// values): rendering a definition marshals its input schema, and
+	// each MCP session's server is given every tool of its task.
+	toolsMu sync.Mutex
+	tools   map[*toolenv.Tool]*mcp.Tool
+}
+
+// maxCachedTools bounds handler.tools: past it (collections reloaded
+// many times over) the cache starts afresh.
+const maxCachedTools = 1 << 14
+
+// tool returns t's MCP definition, shared: callers must not modify it.
+func (h *handler) tool(t *toolenv.Tool) (*mcp.Tool, error) {
+	h.toolsMu.Lock()
+	mt := h.tools[t]
+	h.toolsMu.Unlock()
+	if mt != nil {
+		return mt, nil
+	}
+	mt, err := mcpTool(t)
+	if err != nil {
+		return nil, err
+	}
+	h.toolsMu.Lock()
+	if h.tools == nil || len(h.tools) >= maxCachedTools {
+		h.tools = map[*toolenv.Tool]*mcp.Tool{}
+	}
+	h.tools[t] = mt
+	h.toolsMu.Unlock()
+	return mt, nil
 }
 
 type slotKey struct{}
@@ -283,7 +314,7 @@ func (h *handler) newServer(principal string, first *episode.StepResult) (*mcp.S
 		return nil, err
 	}
 	for _, t := range tools {
-		mt, err := mcpTool(t)
+		mt, err := h.tool(t)
 		if err != nil {
 			return nil, err
 		}

@@ -139,14 +139,15 @@ func (h *handler) describe(ctx context.Context, principal, id string, first *epi
 	}
 	defs := make([]*mcp.Tool, 0, len(tools))
 	for _, t := range tools {
-		mt, err := mcpTool(t)
+		shared, err := h.tool(t)
 		if err != nil {
 			return errorResult(err)
 		}
+		mt := *shared // its own input schema, with the episode argument
 		if mt.InputSchema, err = withEpisodeArg(mt.InputSchema, episodeArg(t)); err != nil {
 			return errorResult(err)
 		}
-		defs = append(defs, mt)
+		defs = append(defs, &mt)
 	}
 	out := map[string]any{EpisodeArg: id, "step": st.StepCount, "done": st.Done, "tools": defs}
 	text := ""
