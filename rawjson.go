@@ -177,6 +177,7 @@ func DecodedArgs(args map[string]any) map[string]any {
 // nil schema (no schema known) describes them all.
 func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 	p := jsonParser{data: data, arena: argsArena(data), keep: undescribed(s)}
+	p.boxes = boxesFor(p.arena)
 	return p.documentObject()
 }
 
@@ -186,6 +187,7 @@ func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 // with the tool's schema.
 func ParseArgsDeferred(data []byte) (map[string]any, error) {
 	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: argsArena(data)}
+	p.boxes = boxesFor(p.arena)
 	return p.documentObject()
 }
 
@@ -229,6 +231,16 @@ func argsArena(data []byte) string {
 		return ""
 	}
 	return string(data)
+}
+
+// boxesFor returns a boxCache for a parse that cuts its strings and
+// numbers from arena (nil when there is none: small arguments, where
+// the cache would cost more than it saves).
+func boxesFor(arena string) *boxCache {
+	if arena == "" {
+		return nil
+	}
+	return new(boxCache)
 }
 
 // undescribed returns the test of the members s does not describe (nil
@@ -401,6 +413,11 @@ type rawCanon struct {
 	merge   []int32 // the merge's scratch
 	tmp     []byte
 	str     []byte
+	// top, when wanted, is set to the keys of the outermost object in
+	// byte order, each once (see topKeys).
+	wantTop bool
+	depth0  int // the depth of the outermost value
+	top     []string
 }
 
 // rawMember is a member of an object being written: its decoded key in
@@ -417,19 +434,39 @@ var errCanonicalDepth = errors.New("canonical json: value nested too deeply")
 // writeCanonicalRaw writes the canonical form of the RawJSON text at
 // depth (as writeCanonical counts it).
 func writeCanonicalRaw(b *bytes.Buffer, text string, depth int) error {
+	_, err := writeCanonicalRawKeys(b, text, depth, false)
+	return err
+}
+
+// minTopKeys is the fewest members of an object whose keys
+// writeCanonicalRawKeys gives: below, walking the map costs little.
+const minTopKeys = 64
+
+// writeCanonicalRawKeys is writeCanonicalRaw, returning too, when keys is
+// set and the text is an object of at least minTopKeys members, its keys
+// in byte order, each once (the order its canonical form has: found
+// while writing it).
+func writeCanonicalRawKeys(b *bytes.Buffer, text string, depth int, keys bool) ([]string, error) {
 	c := rawCanons.Get().(*rawCanon)
 	defer c.release()
-	c.p, c.b = jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b
+	c.wantTop = keys
+	err := c.write(b, text, depth)
+	return c.top, err
+}
+
+func (c *rawCanon) write(b *bytes.Buffer, text string, depth int) error {
+	c.p, c.b, c.depth0 = jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b, depth
 	if len(text) >= argsArenaMin {
 		// Room for many members at once (no more than there are colons,
-		// and nested objects' members leave the stack as each closes),
-		// grown by few copies.
-		n := min(strings.Count(text, ":"), len(text)/64)
+		// nor than a member's shortest text, `"":0,`, fits in the text;
+		// nested objects' members leave the stack as each closes), grown
+		// by few copies.
+		n := min(strings.Count(text, ":"), len(text)/5)
 		if cap(c.members) < n {
 			c.members = make([]rawMember, 0, n)
 		}
-		if cap(c.keys) < 16*n {
-			c.keys = make([]byte, 0, 16*n)
+		if k := min(16*n, len(text)); cap(c.keys) < k {
+			c.keys = make([]byte, 0, k)
 		}
 	}
 	c.p.space()
@@ -452,7 +489,7 @@ func (c *rawCanon) release() {
 	if size > maxPooledScratch {
 		return
 	}
-	c.p, c.b = jsonParser{}, nil
+	c.p, c.b, c.wantTop, c.top = jsonParser{}, nil, false, nil
 	c.members, c.keys, c.order, c.tmp, c.str, c.merge = c.members[:0], c.keys[:0], c.order[:0], c.tmp[:0], c.str[:0], c.merge[:0]
 	rawCanons.Put(c)
 }
@@ -621,10 +658,14 @@ func (c *rawCanon) object(depth int) error {
 			p.i++
 		case '}':
 			p.i++
+			ms := c.members[base:]
 			if !sorted {
-				c.rewrite(mark, c.members[base:])
+				c.rewrite(mark, ms)
 			} else {
 				b.WriteByte('}')
+			}
+			if c.wantTop && depth == c.depth0 && len(ms) >= minTopKeys {
+				c.topKeys(ms, kbase, sorted)
 			}
 			return nil
 		default:
@@ -731,6 +772,30 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 		c.b.Write(c.tmp[ms[o].m0-mark : ms[o].m1-mark])
 	}
 	c.b.WriteByte('}')
+}
+
+// topKeys sets c.top to the keys of the object of members ms (whose keys
+// start at kbase in c.keys) in byte order, each once: in the order they
+// came when sorted, else in rewrite's order (c.order), a repeated key
+// once. The keys share one copy of their bytes.
+func (c *rawCanon) topKeys(ms []rawMember, kbase int, sorted bool) {
+	all := string(c.keys[kbase:])
+	key := func(m rawMember) string { return all[m.k0-kbase : m.k1-kbase] }
+	if sorted {
+		c.top = make([]string, len(ms))
+		for i, m := range ms {
+			c.top[i] = key(m)
+		}
+		return
+	}
+	c.top = make([]string, 0, len(ms))
+	order := c.order
+	for i, o := range order {
+		if i+1 < len(order) && key(ms[o]) == key(ms[order[i+1]]) {
+			continue
+		}
+		c.top = append(c.top, key(ms[o]))
+	}
 }
 
 // maxMergeRuns is the most sorted runs an object's members are merged
