@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -618,9 +619,21 @@ func (c *rawCanon) object(depth int) error {
 		if cap(c.keys)-k0 < 256 && cap(c.keys) >= 1024 {
 			c.keys = append(make([]byte, 0, 2*cap(c.keys)), c.keys...) // doubled, as members
 		}
-		var err error
-		if c.keys, err = p.strRest(c.keys); err != nil {
-			return err
+		// A key of printable ASCII without escapes is its own decoded
+		// and canonical text.
+		plain := p.i
+		for plain < len(p.data) && p.data[plain] >= 0x20 && p.data[plain] < utf8.RuneSelf && p.data[plain] != '"' && p.data[plain] != '\\' {
+			plain++
+		}
+		if plain < len(p.data) && p.data[plain] == '"' {
+			c.keys = append(c.keys, p.data[p.i:plain]...)
+			p.i = plain + 1
+		} else {
+			var err error
+			if c.keys, err = p.strRest(c.keys); err != nil {
+				return err
+			}
+			plain = -1
 		}
 		m := rawMember{k0: k0, k1: len(c.keys)}
 		if len(c.members) > base && bytes.Compare(c.key(c.members[len(c.members)-1]), c.key(m)) >= 0 {
@@ -630,7 +643,11 @@ func (c *rawCanon) object(depth int) error {
 			b.WriteByte(',')
 		}
 		m.m0 = b.Len()
-		writeCanonicalString(b, unsafe.String(unsafe.SliceData(c.keys[m.k0:m.k1]), m.k1-m.k0), true)
+		if plain >= 0 {
+			b.Write(p.data[p.i-(m.k1-m.k0)-2 : p.i]) // with its quotes
+		} else {
+			writeCanonicalString(b, unsafe.String(unsafe.SliceData(c.keys[m.k0:m.k1]), m.k1-m.k0), true)
+		}
 		b.WriteByte(':')
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
@@ -659,13 +676,20 @@ func (c *rawCanon) object(depth int) error {
 		case '}':
 			p.i++
 			ms := c.members[base:]
+			var keys *topKeys
+			if c.wantTop && depth == c.depth0 && len(ms) >= minTopKeys {
+				keys = &topKeys{all: string(c.keys[kbase:]), base: kbase}
+			}
 			if !sorted {
-				c.rewrite(mark, ms)
+				c.rewrite(mark, ms, keys)
 			} else {
 				b.WriteByte('}')
-			}
-			if c.wantTop && depth == c.depth0 && len(ms) >= minTopKeys {
-				c.topKeys(ms, kbase, sorted)
+				if keys != nil {
+					c.top = make([]string, len(ms))
+					for i, m := range ms {
+						c.top[i] = keys.of(m)
+					}
+				}
 			}
 			return nil
 		default:
@@ -674,9 +698,19 @@ func (c *rawCanon) object(depth int) error {
 	}
 }
 
+// topKeys holds the keys of the outermost object's members (from base in
+// c.keys) as one string, for c.top to share.
+type topKeys struct {
+	all  string
+	base int
+}
+
+func (t *topKeys) of(m rawMember) string { return t.all[m.k0-t.base : m.k1-t.base] }
+
 // rewrite writes again, from mark, the object of members in the order of
-// their keys, each key once (its last member).
-func (c *rawCanon) rewrite(mark int, ms []rawMember) {
+// their keys, each key once (its last member); with keys, it sets c.top
+// to the keys written, in that order.
+func (c *rawCanon) rewrite(mark int, ms []rawMember, keys *topKeys) {
 	order := c.order[:0]
 	var runs []int // where each sorted run of members starts
 	if len(ms) >= 64 {
@@ -760,6 +794,9 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 	c.tmp = append(c.tmp[:0], c.b.Bytes()[mark:]...)
 	c.b.Truncate(mark)
 	c.b.WriteByte('{')
+	if keys != nil {
+		c.top = make([]string, 0, len(order))
+	}
 	n := 0
 	for i, o := range order {
 		if i+1 < len(order) && bytes.Equal(c.key(ms[o]), c.key(ms[order[i+1]])) {
@@ -770,32 +807,11 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 		}
 		n++
 		c.b.Write(c.tmp[ms[o].m0-mark : ms[o].m1-mark])
+		if keys != nil {
+			c.top = append(c.top, keys.of(ms[o]))
+		}
 	}
 	c.b.WriteByte('}')
-}
-
-// topKeys sets c.top to the keys of the object of members ms (whose keys
-// start at kbase in c.keys) in byte order, each once: in the order they
-// came when sorted, else in rewrite's order (c.order), a repeated key
-// once. The keys share one copy of their bytes.
-func (c *rawCanon) topKeys(ms []rawMember, kbase int, sorted bool) {
-	all := string(c.keys[kbase:])
-	key := func(m rawMember) string { return all[m.k0-kbase : m.k1-kbase] }
-	if sorted {
-		c.top = make([]string, len(ms))
-		for i, m := range ms {
-			c.top[i] = key(m)
-		}
-		return
-	}
-	c.top = make([]string, 0, len(ms))
-	order := c.order
-	for i, o := range order {
-		if i+1 < len(order) && key(ms[o]) == key(ms[order[i+1]]) {
-			continue
-		}
-		c.top = append(c.top, key(ms[o]))
-	}
 }
 
 // maxMergeRuns is the most sorted runs an object's members are merged
