@@ -2,6 +2,7 @@ package toolenv
 
 import (
 	"bytes"
+	"iter"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -93,7 +94,7 @@ type canonicalKind struct{}
 
 type canonicalMemo struct {
 	canon string
-	keys  []string // the keys in byte order, when found while writing canon
+	keys  *sortedKeys // the keys in byte order, when found while writing canon
 	err   error
 }
 
@@ -121,16 +122,15 @@ func (c *Call) CanonicalOf(m map[string]any) (string, error) {
 // SortedKeys returns the keys of the arguments map m in byte order, each
 // once, when the call knows them without sorting them: when CanonicalOf(m)
 // wrote m's canonical form from its text (see ArgsFromText) and m has
-// many members (from 64). Otherwise it reports false. The slice is
-// shared: it must not be changed.
-func (c *Call) SortedKeys(m map[string]any) ([]string, bool) {
+// many members (from 64). Otherwise it reports false.
+func (c *Call) SortedKeys(m map[string]any) (iter.Seq[string], bool) {
 	v, ok := c.lookup(canonicalKind{}, m)
 	if !ok {
 		return nil, false
 	}
 	r := v.(canonicalMemo)
-	if r.err != nil || r.keys == nil || len(r.keys) != len(m) {
+	if r.err != nil || r.keys == nil || len(r.keys.ends) != len(m) {
 		return nil, false
 	}
-	return r.keys, true
+	return r.keys.all, true
 }

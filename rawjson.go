@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -415,10 +416,29 @@ type rawCanon struct {
 	tmp     []byte
 	str     []byte
 	// top, when wanted, is set to the keys of the outermost object in
-	// byte order, each once (see topKeys).
+	// byte order, each once.
 	wantTop bool
 	depth0  int // the depth of the outermost value
-	top     []string
+	top     *sortedKeys
+}
+
+// sortedKeys holds an object's keys in byte order, each once: their
+// bytes one after the other in text, the i-th ending at ends[i] (no
+// pointer per key: nothing for the collector to scan).
+type sortedKeys struct {
+	text string
+	ends []int32
+}
+
+// all yields the keys in order.
+func (k *sortedKeys) all(yield func(string) bool) {
+	start := int32(0)
+	for _, end := range k.ends {
+		if !yield(k.text[start:end]) {
+			return
+		}
+		start = end
+	}
 }
 
 // rawMember is a member of an object being written: its decoded key in
@@ -447,7 +467,7 @@ const minTopKeys = 64
 // set and the text is an object of at least minTopKeys members, its keys
 // in byte order, each once (the order its canonical form has: found
 // while writing it).
-func writeCanonicalRawKeys(b *bytes.Buffer, text string, depth int, keys bool) ([]string, error) {
+func writeCanonicalRawKeys(b *bytes.Buffer, text string, depth int, keys bool) (*sortedKeys, error) {
 	c := rawCanons.Get().(*rawCanon)
 	defer c.release()
 	c.wantTop = keys
@@ -676,18 +696,15 @@ func (c *rawCanon) object(depth int) error {
 		case '}':
 			p.i++
 			ms := c.members[base:]
-			var keys *topKeys
-			if c.wantTop && depth == c.depth0 && len(ms) >= minTopKeys {
-				keys = &topKeys{all: string(c.keys[kbase:]), base: kbase}
-			}
+			keys := c.wantTop && depth == c.depth0 && len(ms) >= minTopKeys && len(c.keys)-kbase <= math.MaxInt32
 			if !sorted {
 				c.rewrite(mark, ms, keys)
 			} else {
 				b.WriteByte('}')
-				if keys != nil {
-					c.top = make([]string, len(ms))
+				if keys { // in order already, one after the other in c.keys
+					c.top = &sortedKeys{text: string(c.keys[kbase:]), ends: make([]int32, len(ms))}
 					for i, m := range ms {
-						c.top[i] = keys.of(m)
+						c.top.ends[i] = int32(m.k1 - kbase)
 					}
 				}
 			}
@@ -698,19 +715,10 @@ func (c *rawCanon) object(depth int) error {
 	}
 }
 
-// topKeys holds the keys of the outermost object's members (from base in
-// c.keys) as one string, for c.top to share.
-type topKeys struct {
-	all  string
-	base int
-}
-
-func (t *topKeys) of(m rawMember) string { return t.all[m.k0-t.base : m.k1-t.base] }
-
 // rewrite writes again, from mark, the object of members in the order of
 // their keys, each key once (its last member); with keys, it sets c.top
 // to the keys written, in that order.
-func (c *rawCanon) rewrite(mark int, ms []rawMember, keys *topKeys) {
+func (c *rawCanon) rewrite(mark int, ms []rawMember, keys bool) {
 	order := c.order[:0]
 	var runs []int // where each sorted run of members starts
 	if len(ms) >= 64 {
@@ -794,8 +802,11 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember, keys *topKeys) {
 	c.tmp = append(c.tmp[:0], c.b.Bytes()[mark:]...)
 	c.b.Truncate(mark)
 	c.b.WriteByte('{')
-	if keys != nil {
-		c.top = make([]string, 0, len(order))
+	var text strings.Builder
+	var ends []int32
+	if keys {
+		text.Grow(len(c.keys)) // no more than all the open objects' keys
+		ends = make([]int32, 0, len(order))
 	}
 	n := 0
 	for i, o := range order {
@@ -807,11 +818,15 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember, keys *topKeys) {
 		}
 		n++
 		c.b.Write(c.tmp[ms[o].m0-mark : ms[o].m1-mark])
-		if keys != nil {
-			c.top = append(c.top, keys.of(ms[o]))
+		if keys {
+			text.Write(c.key(ms[o]))
+			ends = append(ends, int32(text.Len()))
 		}
 	}
 	c.b.WriteByte('}')
+	if keys {
+		c.top = &sortedKeys{text: text.String(), ends: ends}
+	}
 }
 
 // maxMergeRuns is the most sorted runs an object's members are merged

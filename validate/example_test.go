@@ -2,6 +2,7 @@ package validate_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -26,7 +27,8 @@ func ExampleValidator_ArgsSorted() {
 	call.ArgsFromText(args, []byte(text.String()))
 	call.CanonicalOf(args) // the cache key, written from the text
 	keys, ok := call.SortedKeys(args)
-	fmt.Println(ok, len(keys), keys[0], keys[len(keys)-1])
+	sorted := slices.Collect(keys)
+	fmt.Println(ok, len(sorted), sorted[0], sorted[len(sorted)-1])
 	var v validate.Validator
 	out := v.ArgsSorted(in, args, keys, true)
 	fmt.Println(out.Warnings)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/big"
 	"regexp"
@@ -55,10 +56,7 @@ func (v *Validator) Args(s *toolenv.Schema, args map[string]any, lenient bool) O
 // the schema does not declare then costs a look at its first few
 // undeclared keys instead of a pass over all of them. The outcome is
 // Args's.
-func (v *Validator) ArgsSorted(s *toolenv.Schema, args map[string]any, keys []string, lenient bool) Outcome {
-	if len(keys) != len(args) {
-		keys = nil // not args' keys: walk the map
-	}
+func (v *Validator) ArgsSorted(s *toolenv.Schema, args map[string]any, keys iter.Seq[string], lenient bool) Outcome {
 	return v.args(s, args, lenient, false, keys)
 }
 
@@ -66,7 +64,7 @@ func (v *Validator) ArgsSorted(s *toolenv.Schema, args map[string]any, keys []st
 // there are (what the shortcut for objects of many undeclared members
 // must agree with); sorted, when not nil, holds args's keys in byte
 // order.
-func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAll bool, sorted []string) Outcome {
+func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAll bool, sorted iter.Seq[string]) Outcome {
 	out := Outcome{Args: args}
 	if s == nil {
 		return out
@@ -83,8 +81,8 @@ func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAl
 type checker struct {
 	v        *Validator
 	lenient  bool
-	walkAll  bool     // no shortcut for objects of many members (see args)
-	sorted   []string // the outermost object's keys in byte order, or nil
+	walkAll  bool             // no shortcut for objects of many members (see args)
+	sorted   iter.Seq[string] // the outermost object's keys in byte order, or nil
 	problems []toolenv.Problem
 	warnings []string
 }
@@ -181,7 +179,7 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 		}
 		if reportUnknown && len(m) > known && top && c.sorted != nil {
 			// The keys in order: the first undeclared ones are the tally's.
-			for _, k := range c.sorted {
+			for k := range c.sorted {
 				if _, ok := s.Properties[k]; !ok {
 					unknown.keep(k)
 					if unknown.full() {
