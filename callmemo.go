@@ -2,6 +2,7 @@ package toolenv
 
 import (
 	"bytes"
+	"iter"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -93,6 +94,7 @@ type canonicalKind struct{}
 
 type canonicalMemo struct {
 	canon string
+	keys  *sortedKeys // the keys in byte order, when found while writing canon
 	err   error
 }
 
@@ -107,12 +109,28 @@ func (c *Call) CanonicalOf(m map[string]any) (string, error) {
 		if text, ok := c.lookup(argsTextKind{}, m); ok {
 			var b bytes.Buffer
 			b.Grow(len(text.([]byte)))
-			err := writeCanonicalRaw(&b, unsafe.String(unsafe.SliceData(text.([]byte)), len(text.([]byte))), 0)
+			keys, err := writeCanonicalRawKeys(&b, unsafe.String(unsafe.SliceData(text.([]byte)), len(text.([]byte))), 0, true)
 			canon := b.Bytes()
-			return canonicalMemo{unsafe.String(unsafe.SliceData(canon), len(canon)), err} // canon is not written again
+			return canonicalMemo{unsafe.String(unsafe.SliceData(canon), len(canon)), keys, err} // canon is not written again
 		}
 		canon, err := Canonical(m)
-		return canonicalMemo{string(canon), err}
+		return canonicalMemo{canon: string(canon), err: err}
 	}).(canonicalMemo)
 	return r.canon, r.err
+}
+
+// SortedKeys returns the keys of the arguments map m in byte order, each
+// once, when the call knows them without sorting them: when CanonicalOf(m)
+// wrote m's canonical form from its text (see ArgsFromText) and m has
+// many members (from 64). Otherwise it reports false.
+func (c *Call) SortedKeys(m map[string]any) (iter.Seq[string], bool) {
+	v, ok := c.lookup(canonicalKind{}, m)
+	if !ok {
+		return nil, false
+	}
+	r := v.(canonicalMemo)
+	if r.err != nil || r.keys == nil || len(r.keys.ends) != len(m) {
+		return nil, false
+	}
+	return r.keys.all, true
 }

@@ -48,5 +48,6 @@ func ParseArgsOwned(data []byte, s *Schema) (map[string]any, error) {
 	if len(data) >= argsArenaMin {
 		p.arena = unsafe.String(unsafe.SliceData(data), len(data))
 	}
+	p.boxes = boxesFor(p.arena)
 	return p.documentObject()
 }

@@ -84,6 +84,49 @@ type jsonParser struct {
 	// escapes and numbers are cut from it instead of each copied (see
 	// ParseArgs).
 	arena string
+	// boxes, set with arena, holds short numbers and strings already
+	// boxed as values (see box).
+	boxes *boxCache
+}
+
+// boxCache keeps the last value boxed for each of a few short literals:
+// a large object whose values repeat (0, 1, true, "", "yes"...) costs
+// one allocation per distinct value instead of one per member. An
+// interface value is immutable, so members may share one.
+type boxCache [64]struct {
+	lit string
+	v   any
+}
+
+// maxBoxed is the longest literal boxCache keeps.
+const maxBoxed = 16
+
+// box returns s (the text at data[start:end] when number, else the
+// decoded string) as a value: json.Number(s) or s, from p.boxes when
+// the same literal was boxed last in its slot.
+func (p *jsonParser) box(s string, number bool) any {
+	if p.boxes == nil || len(s) > maxBoxed || len(s) == 0 {
+		if number {
+			return json.Number(s)
+		}
+		return s
+	}
+	h := uint(len(s))*31 + uint(s[0])*7 + uint(s[len(s)-1])
+	if number {
+		h = h*3 + 1
+	}
+	e := &p.boxes[h%uint(len(p.boxes))]
+	if e.lit == s && e.v != nil {
+		if _, isNum := e.v.(json.Number); isNum == number {
+			return e.v
+		}
+	}
+	var v any = s
+	if number {
+		v = json.Number(s)
+	}
+	e.lit, e.v = s, v
+	return v
 }
 
 // cut returns data[start:end] as a string: from the arena when there is
@@ -177,7 +220,11 @@ func (p *jsonParser) value(depth int) (any, error) {
 		}
 		return p.array(depth)
 	case c == '"':
-		return p.str()
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		return p.box(s, false), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
@@ -283,7 +330,7 @@ func (p *jsonParser) number() (any, error) {
 	if err := p.scanNumber(); err != nil {
 		return nil, err
 	}
-	return json.Number(p.cut(start, p.i)), nil
+	return p.box(p.cut(start, p.i), true), nil
 }
 
 // scanNumber moves past the JSON number at p.i.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -177,6 +179,7 @@ func DecodedArgs(args map[string]any) map[string]any {
 // nil schema (no schema known) describes them all.
 func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 	p := jsonParser{data: data, arena: argsArena(data), keep: undescribed(s)}
+	p.boxes = boxesFor(p.arena)
 	return p.documentObject()
 }
 
@@ -186,6 +189,7 @@ func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
 // with the tool's schema.
 func ParseArgsDeferred(data []byte) (map[string]any, error) {
 	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: argsArena(data)}
+	p.boxes = boxesFor(p.arena)
 	return p.documentObject()
 }
 
@@ -229,6 +233,16 @@ func argsArena(data []byte) string {
 		return ""
 	}
 	return string(data)
+}
+
+// boxesFor returns a boxCache for a parse that cuts its strings and
+// numbers from arena (nil when there is none: small arguments, where
+// the cache would cost more than it saves).
+func boxesFor(arena string) *boxCache {
+	if arena == "" {
+		return nil
+	}
+	return new(boxCache)
 }
 
 // undescribed returns the test of the members s does not describe (nil
@@ -401,6 +415,30 @@ type rawCanon struct {
 	merge   []int32 // the merge's scratch
 	tmp     []byte
 	str     []byte
+	// top, when wanted, is set to the keys of the outermost object in
+	// byte order, each once.
+	wantTop bool
+	depth0  int // the depth of the outermost value
+	top     *sortedKeys
+}
+
+// sortedKeys holds an object's keys in byte order, each once: their
+// bytes one after the other in text, the i-th ending at ends[i] (no
+// pointer per key: nothing for the collector to scan).
+type sortedKeys struct {
+	text string
+	ends []int32
+}
+
+// all yields the keys in order.
+func (k *sortedKeys) all(yield func(string) bool) {
+	start := int32(0)
+	for _, end := range k.ends {
+		if !yield(k.text[start:end]) {
+			return
+		}
+		start = end
+	}
 }
 
 // rawMember is a member of an object being written: its decoded key in
@@ -417,19 +455,39 @@ var errCanonicalDepth = errors.New("canonical json: value nested too deeply")
 // writeCanonicalRaw writes the canonical form of the RawJSON text at
 // depth (as writeCanonical counts it).
 func writeCanonicalRaw(b *bytes.Buffer, text string, depth int) error {
+	_, err := writeCanonicalRawKeys(b, text, depth, false)
+	return err
+}
+
+// minTopKeys is the fewest members of an object whose keys
+// writeCanonicalRawKeys gives: below, walking the map costs little.
+const minTopKeys = 64
+
+// writeCanonicalRawKeys is writeCanonicalRaw, returning too, when keys is
+// set and the text is an object of at least minTopKeys members, its keys
+// in byte order, each once (the order its canonical form has: found
+// while writing it).
+func writeCanonicalRawKeys(b *bytes.Buffer, text string, depth int, keys bool) (*sortedKeys, error) {
 	c := rawCanons.Get().(*rawCanon)
 	defer c.release()
-	c.p, c.b = jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b
+	c.wantTop = keys
+	err := c.write(b, text, depth)
+	return c.top, err
+}
+
+func (c *rawCanon) write(b *bytes.Buffer, text string, depth int) error {
+	c.p, c.b, c.depth0 = jsonParser{data: unsafe.Slice(unsafe.StringData(text), len(text))}, b, depth
 	if len(text) >= argsArenaMin {
 		// Room for many members at once (no more than there are colons,
-		// and nested objects' members leave the stack as each closes),
-		// grown by few copies.
-		n := min(strings.Count(text, ":"), len(text)/64)
+		// nor than a member's shortest text, `"":0,`, fits in the text;
+		// nested objects' members leave the stack as each closes), grown
+		// by few copies.
+		n := min(strings.Count(text, ":"), len(text)/5)
 		if cap(c.members) < n {
 			c.members = make([]rawMember, 0, n)
 		}
-		if cap(c.keys) < 16*n {
-			c.keys = make([]byte, 0, 16*n)
+		if k := min(16*n, len(text)); cap(c.keys) < k {
+			c.keys = make([]byte, 0, k)
 		}
 	}
 	c.p.space()
@@ -452,7 +510,7 @@ func (c *rawCanon) release() {
 	if size > maxPooledScratch {
 		return
 	}
-	c.p, c.b = jsonParser{}, nil
+	c.p, c.b, c.wantTop, c.top = jsonParser{}, nil, false, nil
 	c.members, c.keys, c.order, c.tmp, c.str, c.merge = c.members[:0], c.keys[:0], c.order[:0], c.tmp[:0], c.str[:0], c.merge[:0]
 	rawCanons.Put(c)
 }
@@ -581,9 +639,21 @@ func (c *rawCanon) object(depth int) error {
 		if cap(c.keys)-k0 < 256 && cap(c.keys) >= 1024 {
 			c.keys = append(make([]byte, 0, 2*cap(c.keys)), c.keys...) // doubled, as members
 		}
-		var err error
-		if c.keys, err = p.strRest(c.keys); err != nil {
-			return err
+		// A key of printable ASCII without escapes is its own decoded
+		// and canonical text.
+		plain := p.i
+		for plain < len(p.data) && p.data[plain] >= 0x20 && p.data[plain] < utf8.RuneSelf && p.data[plain] != '"' && p.data[plain] != '\\' {
+			plain++
+		}
+		if plain < len(p.data) && p.data[plain] == '"' {
+			c.keys = append(c.keys, p.data[p.i:plain]...)
+			p.i = plain + 1
+		} else {
+			var err error
+			if c.keys, err = p.strRest(c.keys); err != nil {
+				return err
+			}
+			plain = -1
 		}
 		m := rawMember{k0: k0, k1: len(c.keys)}
 		if len(c.members) > base && bytes.Compare(c.key(c.members[len(c.members)-1]), c.key(m)) >= 0 {
@@ -593,7 +663,11 @@ func (c *rawCanon) object(depth int) error {
 			b.WriteByte(',')
 		}
 		m.m0 = b.Len()
-		writeCanonicalString(b, unsafe.String(unsafe.SliceData(c.keys[m.k0:m.k1]), m.k1-m.k0), true)
+		if plain >= 0 {
+			b.Write(p.data[p.i-(m.k1-m.k0)-2 : p.i]) // with its quotes
+		} else {
+			writeCanonicalString(b, unsafe.String(unsafe.SliceData(c.keys[m.k0:m.k1]), m.k1-m.k0), true)
+		}
 		b.WriteByte(':')
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
@@ -621,10 +695,18 @@ func (c *rawCanon) object(depth int) error {
 			p.i++
 		case '}':
 			p.i++
+			ms := c.members[base:]
+			keys := c.wantTop && depth == c.depth0 && len(ms) >= minTopKeys && len(c.keys)-kbase <= math.MaxInt32
 			if !sorted {
-				c.rewrite(mark, c.members[base:])
+				c.rewrite(mark, ms, keys)
 			} else {
 				b.WriteByte('}')
+				if keys { // in order already, one after the other in c.keys
+					c.top = &sortedKeys{text: string(c.keys[kbase:]), ends: make([]int32, len(ms))}
+					for i, m := range ms {
+						c.top.ends[i] = int32(m.k1 - kbase)
+					}
+				}
 			}
 			return nil
 		default:
@@ -634,8 +716,9 @@ func (c *rawCanon) object(depth int) error {
 }
 
 // rewrite writes again, from mark, the object of members in the order of
-// their keys, each key once (its last member).
-func (c *rawCanon) rewrite(mark int, ms []rawMember) {
+// their keys, each key once (its last member); with keys, it sets c.top
+// to the keys written, in that order.
+func (c *rawCanon) rewrite(mark int, ms []rawMember, keys bool) {
 	order := c.order[:0]
 	var runs []int // where each sorted run of members starts
 	if len(ms) >= 64 {
@@ -719,6 +802,12 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 	c.tmp = append(c.tmp[:0], c.b.Bytes()[mark:]...)
 	c.b.Truncate(mark)
 	c.b.WriteByte('{')
+	var text strings.Builder
+	var ends []int32
+	if keys {
+		text.Grow(len(c.keys)) // no more than all the open objects' keys
+		ends = make([]int32, 0, len(order))
+	}
 	n := 0
 	for i, o := range order {
 		if i+1 < len(order) && bytes.Equal(c.key(ms[o]), c.key(ms[order[i+1]])) {
@@ -729,8 +818,15 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember) {
 		}
 		n++
 		c.b.Write(c.tmp[ms[o].m0-mark : ms[o].m1-mark])
+		if keys {
+			text.Write(c.key(ms[o]))
+			ends = append(ends, int32(text.Len()))
+		}
 	}
 	c.b.WriteByte('}')
+	if keys {
+		c.top = &sortedKeys{text: text.String(), ends: ends}
+	}
 }
 
 // maxMergeRuns is the most sorted runs an object's members are merged

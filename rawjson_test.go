@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,9 +15,10 @@ import (
 // parseKeepAll parses data as ParseArgs does with a schema that
 // describes none of its members: every object or array member of the
 // outermost object kept raw, strings and numbers cut from one copy of
-// the text (as ParseArgs does from argsArenaMin on).
+// the text and short values boxed once (as ParseArgs does from
+// argsArenaMin on).
 func parseKeepAll(data []byte) (any, error) {
-	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: string(data)}
+	p := jsonParser{data: data, keep: func(string) bool { return true }, arena: string(data), boxes: new(boxCache)}
 	p.space()
 	v, err := p.value(0)
 	if err != nil {
@@ -170,6 +174,14 @@ func checkRawAgrees(t *testing.T, data []byte) {
 		if got != want {
 			t.Fatalf("%q: CanonicalOf from the text = %s, want %s", data, got, want)
 		}
+		// The keys found in order while writing it are the map's.
+		keys, ok := call.SortedKeys(m)
+		if !ok && gerr == nil && len(m) >= minTopKeys || ok && gerr != nil {
+			t.Fatalf("%q: SortedKeys of %d members: ok=%v (canonical error %v)", data, len(m), ok, gerr)
+		}
+		if ok && !slices.Equal(slices.Collect(keys), slices.Sorted(maps.Keys(m))) {
+			t.Fatalf("%q: SortedKeys = %q, want %q", data, slices.Collect(keys), slices.Sorted(maps.Keys(m)))
+		}
 		if b, err := json.Marshal(m); err != nil || !json.Valid(b) {
 			t.Fatalf("%q: json.Marshal of kept args: %s %v", data, b, err)
 		}
@@ -197,6 +209,84 @@ func TestRawJSONCanonicalMatchesParsed(t *testing.T) {
 				cp[at] = alphabet[r.IntN(len(alphabet))]
 			}
 			data = cp
+		}
+		checkRawAgrees(t, data)
+	}
+}
+
+// TestLargeArgsMatchParseJSON: over generated arguments large enough
+// to be cut from one copy of their text (argsArena) and to share boxed
+// values (boxCache), whose members repeat short values that differ only
+// in type or spelling (1, "1", 1.0, "\u0031", -0, "", null...), whose
+// keys come sorted, shuffled, repeated or escaped, ParseArgs,
+// ParseArgsOwned and ParseArgsDeferred decode what ParseJSONObject
+// decodes (the same types: a number never comes back as a string), and
+// the canonical form and sorted keys from the text are the map's.
+func TestLargeArgsMatchParseJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 8))
+	values := []string{`1`, `"1"`, `1.0`, `"\u0031"`, `-0`, `0`, `"0"`, `""`, `"\"\""`, `null`, `true`, `false`, `"true"`,
+		`12345678901234567890`, `1e2`, `100`, `"é"`, `"\ud800"`, `"\ud800\udc00"`, "\"\xed\xa0\x80\"", `"abcdefghijklmnop"`,
+		`"abcdefghijklmnopq"`, `"abcdefghijklmnpo"`, `{"a":1}`, `[1,"1"]`, `2`, `3`, `"2"`, `-1`, `"-1"`}
+	in := ObjectSchema()
+	in.SetProp("q", &Schema{Type: "string"})
+	in.SetProp("k00003", &Schema{Type: "object"})
+	for i := range 40 {
+		n := 1500 + r.IntN(3000)
+		keys := make([]string, n)
+		for j := range keys {
+			keys[j] = fmt.Sprintf(`"k%05d"`, j)
+			switch r.IntN(30) {
+			case 0:
+				keys[j] = fmt.Sprintf(`"k%05d"`, r.IntN(n)) // repeated
+			case 1:
+				keys[j] = `"\u006b` + keys[j][2:] // escaped
+			case 2:
+				keys[j] = `"é` + keys[j][1:]
+			}
+		}
+		switch i % 3 {
+		case 1:
+			r.Shuffle(len(keys), func(a, b int) { keys[a], keys[b] = keys[b], keys[a] })
+		case 2:
+			keys = append([]string{`"q"`}, keys...) // one out of place, as the benchmark's
+		}
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for j, k := range keys {
+			if j > 0 {
+				b.WriteString([]string{",", ", ", ",\n"}[r.IntN(3)])
+			}
+			b.WriteString(k + ":")
+			if r.IntN(50) == 0 {
+				genJSON(r, &b, 2)
+			} else {
+				b.WriteString(values[r.IntN(len(values))])
+			}
+		}
+		b.WriteByte('}')
+		data := b.Bytes()
+		want, err := ParseJSONObject(data)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		for name, parse := range map[string]func() (map[string]any, error){
+			"ParseArgs":         func() (map[string]any, error) { return ParseArgs(data, in) },
+			"ParseArgs(nil)":    func() (map[string]any, error) { return ParseArgs(data, nil) },
+			"ParseArgsOwned":    func() (map[string]any, error) { return ParseArgsOwned(bytes.Clone(data), in) },
+			"ParseArgsDeferred": func() (map[string]any, error) { return ParseArgsDeferred(data) },
+		} {
+			got, err := parse()
+			if err != nil {
+				t.Fatalf("case %d: %s: %v", i, name, err)
+			}
+			if d := DecodedArgs(got); !reflect.DeepEqual(d, want) {
+				for k, w := range want {
+					if !reflect.DeepEqual(d[k], w) {
+						t.Fatalf("case %d: %s[%q] = %#v, want %#v", i, name, k, d[k], w)
+					}
+				}
+				t.Fatalf("case %d: %s differs from ParseJSONObject", i, name)
+			}
 		}
 		checkRawAgrees(t, data)
 	}

@@ -151,6 +151,9 @@ type validateKind struct {
 // (LenientCache and Validate check the same arguments the same way).
 func validateMemo(call *toolenv.Call, v *validate.Validator, args map[string]any, lenient bool) validate.Outcome {
 	return call.MemoArgs(validateKind{call.Tool.Input, lenient}, args, func() any {
+		if keys, ok := call.SortedKeys(args); ok { // known from the cache key's writing
+			return v.ArgsSorted(call.Tool.Input, args, keys, lenient)
+		}
 		return v.Args(call.Tool.Input, args, lenient)
 	}).(validate.Outcome)
 }
@@ -226,11 +229,15 @@ func standardNames(s *toolenv.Schema, args map[string]any) map[string]any {
 			byDoc[doc] = name
 		}
 	}
+	// Only arguments sent under a documented name are moved: look those
+	// up (a handful) rather than walk every argument (a call may send
+	// tens of thousands).
 	renamed := false
-	for k := range args {
-		if std, ok := byDoc[k]; ok {
+	for doc, std := range byDoc {
+		if _, ok := args[doc]; ok {
 			if _, sent := args[std]; !sent {
 				renamed = true
+				break
 			}
 		}
 	}

@@ -310,10 +310,11 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 // never reached it).
 func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) (*mcp.CallToolResult, *toolenv.Result) {
 	raw := req.Params.Arguments
-	if kept, ok := f.arguments.take(raw); ok {
-		raw = json.RawMessage(kept.String())
+	kept, owned := f.arguments.take(raw)
+	if owned {
+		raw = json.RawMessage(kept.String()) // a copy of its own
 	}
-	args, res := mcpArgs(raw, e.tool.Input)
+	args, res := mcpArgsOf(raw, e.tool.Input, owned)
 	sc := mcpSessionCall{sessions: e.coll.Policy.Sessions, setup: e.coll.Policy.Sessions && e.tool.Hidden(), arg: mcpSessionArg(e.tool)}
 	if res == nil && sc.sessions {
 		sc.handle, res = takeSessionArg(args, mcpSessionArg(e.tool))

@@ -152,11 +152,21 @@ func mcpResultMeta(res *toolenv.Result) mcp.Meta {
 // numbers kept exact (see decodeArgs). Absent or null arguments are no
 // arguments.
 func mcpArgs(raw json.RawMessage, s *toolenv.Schema) (map[string]any, *toolenv.Result) {
+	return mcpArgsOf(raw, s, false)
+}
+
+// mcpArgsOf is mcpArgs; owned says raw is the caller's to hand over (see
+// decodeOwnedArgs).
+func mcpArgsOf(raw json.RawMessage, s *toolenv.Schema, owned bool) (map[string]any, *toolenv.Result) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
-	args, err := decodeArgs(raw, s)
+	decode := decodeArgs
+	if owned {
+		decode = decodeOwnedArgs
+	}
+	args, err := decode(raw, s)
 	if err != nil || args == nil {
 		return nil, toolenv.Errorf(toolenv.StatusBadRequest, "pass the arguments as a JSON object: {\"name\": value, ...}",
 			"tools/call arguments must be a JSON object, got %s", short(raw))

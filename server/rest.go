@@ -343,7 +343,7 @@ func (s *Server) requestArgsText(w http.ResponseWriter, r *http.Request, tool *t
 				args[bp] = v
 				return args, nil, nil
 			}
-			m, err := decodeArgs(trimmed, tool.Input)
+			m, err := decodeOwnedArgs(trimmed, tool.Input) // body is this request's, never written again
 			if err != nil {
 				return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
 			}

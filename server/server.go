@@ -331,3 +331,10 @@ func setResultHeaders(h http.Header, res *toolenv.Result) {
 func decodeArgs(raw []byte, s *toolenv.Schema) (map[string]any, error) {
 	return toolenv.ParseArgs(raw, s)
 }
+
+// decodeOwnedArgs is decodeArgs for raw the caller hands over (it must
+// not change afterwards): the arguments' strings are cut from raw itself
+// instead of from a copy (see toolenv.ParseArgsOwned).
+func decodeOwnedArgs(raw []byte, s *toolenv.Schema) (map[string]any, error) {
+	return toolenv.ParseArgsOwned(raw, s)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/big"
 	"regexp"
@@ -47,18 +48,28 @@ type Outcome struct {
 // Args checks args against the object schema s. lenient selects the
 // lenient policy (see the package documentation).
 func (v *Validator) Args(s *toolenv.Schema, args map[string]any, lenient bool) Outcome {
-	return v.args(s, args, lenient, false)
+	return v.args(s, args, lenient, false, nil)
+}
+
+// ArgsSorted is Args given, as well, the keys of args in byte order, each
+// once (as toolenv.Call.SortedKeys gives them): an object of many members
+// the schema does not declare then costs a look at its first few
+// undeclared keys instead of a pass over all of them. The outcome is
+// Args's.
+func (v *Validator) ArgsSorted(s *toolenv.Schema, args map[string]any, keys iter.Seq[string], lenient bool) Outcome {
+	return v.args(s, args, lenient, false, keys)
 }
 
 // args is Args; walkAll visits every member one by one however many
 // there are (what the shortcut for objects of many undeclared members
-// must agree with).
-func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAll bool) Outcome {
+// must agree with); sorted, when not nil, holds args's keys in byte
+// order.
+func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAll bool, sorted iter.Seq[string]) Outcome {
 	out := Outcome{Args: args}
 	if s == nil {
 		return out
 	}
-	c := checker{v: v, lenient: lenient, walkAll: walkAll}
+	c := checker{v: v, lenient: lenient, walkAll: walkAll, sorted: sorted}
 	coerced := c.object(s, args, "", true)
 	if coerced != nil {
 		out.Args = coerced
@@ -70,7 +81,8 @@ func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAl
 type checker struct {
 	v        *Validator
 	lenient  bool
-	walkAll  bool // no shortcut for objects of many members (see args)
+	walkAll  bool             // no shortcut for objects of many members (see args)
+	sorted   iter.Seq[string] // the outermost object's keys in byte order, or nil
 	problems []toolenv.Problem
 	warnings []string
 }
@@ -165,7 +177,18 @@ func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top b
 				check(k, ps, val)
 			}
 		}
-		if reportUnknown && len(m) > known {
+		if reportUnknown && len(m) > known && top && c.sorted != nil {
+			// The keys in order: the first undeclared ones are the tally's.
+			for k := range c.sorted {
+				if _, ok := s.Properties[k]; !ok {
+					unknown.keep(k)
+					if unknown.full() {
+						break
+					}
+				}
+			}
+			unknown.n = len(m) - known
+		} else if reportUnknown && len(m) > known {
 			for k := range m {
 				if unknown.full() && k >= unknown.last() {
 					continue

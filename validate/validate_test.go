@@ -2,8 +2,10 @@ package validate
 
 import (
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -394,10 +396,17 @@ func TestManyMembersShortcutAgrees(t *testing.T) {
 			m[k] = json.Number(strconv.Itoa(j))
 		}
 		for _, lenient := range []bool{true, false} {
-			want := v.args(s, m, lenient, true)
-			got := v.args(s, m, lenient, false)
+			want := v.args(s, m, lenient, true, nil)
+			got := v.args(s, m, lenient, false, nil)
 			if !reflect.DeepEqual(got.Problems, want.Problems) || !reflect.DeepEqual(got.Warnings, want.Warnings) || !reflect.DeepEqual(got.Args, want.Args) {
 				t.Fatalf("case %d, lenient %v, %d members:\n got %+v %q\nwant %+v %q", i, lenient, len(m), got.Problems, got.Warnings, want.Problems, want.Warnings)
+			}
+			// Given the keys in order (as toolenv.Call.SortedKeys gives
+			// them), the first undeclared ones are read off them: the
+			// same outcome again.
+			got = v.ArgsSorted(s, m, slices.Values(slices.Sorted(maps.Keys(m))), lenient)
+			if !reflect.DeepEqual(got.Problems, want.Problems) || !reflect.DeepEqual(got.Warnings, want.Warnings) || !reflect.DeepEqual(got.Args, want.Args) {
+				t.Fatalf("case %d, lenient %v, %d members, keys sorted:\n got %+v %q\nwant %+v %q", i, lenient, len(m), got.Problems, got.Warnings, want.Problems, want.Warnings)
 			}
 		}
 	}
