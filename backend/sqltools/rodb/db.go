@@ -27,6 +27,10 @@ type Options struct {
 	MaxConns int
 	// Logger receives open/index timings at debug level; nil discards.
 	Logger *slog.Logger
+	// Images, when set, shares the indexed in-memory images of database
+	// files between the opens given the same Images: a file is copied
+	// and indexed once (see Images).
+	Images *Images
 }
 
 const defaultInMemoryMaxBytes = 64 << 20
@@ -159,7 +163,13 @@ func Open(ctx context.Context, name, path string, opt Options) (*DB, error) {
 		maxConns = 4
 	}
 	if limit > 0 && st.Size() <= limit {
-		img, err := d.indexedImage(ctx)
+		var img []byte
+		var err error
+		if opt.Images != nil {
+			img, err = opt.Images.get(ctx, abs, st, d.indexedImage)
+		} else {
+			img, err = d.indexedImage(ctx)
+		}
 		if err != nil {
 			fileDB.Close()
 			return nil, fmt.Errorf("open database %s (%s): copy into memory: %w", name, abs, err)
