@@ -31,6 +31,10 @@ type Options struct {
 	// files between the opens given the same Images: a file is copied
 	// and indexed once (see Images).
 	Images *Images
+	// ImageDir, when set, is a folder where the indexed images are kept
+	// between programs (DefaultImageDir is the user's): a database file
+	// is indexed once per content, and opened from its kept image after.
+	ImageDir string
 }
 
 const defaultInMemoryMaxBytes = 64 << 20
@@ -165,10 +169,16 @@ func Open(ctx context.Context, name, path string, opt Options) (*DB, error) {
 	if limit > 0 && st.Size() <= limit {
 		var img []byte
 		var err error
+		build := d.indexedImage
+		if opt.ImageDir != "" {
+			build = func(ctx context.Context) ([]byte, error) {
+				return keptImage(ctx, opt.ImageDir, abs, log, d.indexedImage)
+			}
+		}
 		if opt.Images != nil {
-			img, err = opt.Images.get(ctx, abs, st, d.indexedImage)
+			img, err = opt.Images.get(ctx, abs, st, build)
 		} else {
-			img, err = d.indexedImage(ctx)
+			img, err = build(ctx)
 		}
 		if err != nil {
 			fileDB.Close()
