@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -43,15 +44,17 @@ type BreakingReport struct {
 // tools (stubs left at old names, harness tools) are left out of both
 // documents: what a client sees documented is what is compared.
 func Breaking(old, nw *toolenv.Collection) (*BreakingReport, error) {
-	return breaking(old, nw, true)
+	return breaking(old, nw, breakingBatch)
 }
 
-// breaking is Breaking, with the operations both documents hold alike
-// left out of both before oasdiff reads them when prune is set (see
-// pruneCommon; TestBreakingPrunedEqualsWhole compares the two).
-func breaking(old, nw *toolenv.Collection, prune bool) (*BreakingReport, error) {
+// breaking is Breaking. With batch > 0, the operations both documents
+// hold alike are left out of both before oasdiff reads them (pruneCommon)
+// and the paths are diffed in batches of about batch paths (pathBatches);
+// with batch 0, the whole documents are diffed at once.
+// TestBreakingPrunedEqualsWhole compares the two.
+func breaking(old, nw *toolenv.Collection, batch int) (*BreakingReport, error) {
 	d1, d2 := openapi.Document(old, ""), openapi.Document(nw, "")
-	if prune {
+	if batch > 0 {
 		if err := pruneCommon(d1, d2); err != nil {
 			return nil, err
 		}
@@ -64,11 +67,19 @@ func breaking(old, nw *toolenv.Collection, prune bool) (*BreakingReport, error) 
 	if err != nil {
 		return nil, err
 	}
-	d, sources, err := diff.GetPathsDiff(diff.NewConfig(), []*load.SpecInfo{s1}, []*load.SpecInfo{s2})
-	if err != nil {
-		return nil, fmt.Errorf("oasdiff: %w", err)
+	pairs := [][2]*load.SpecInfo{{s1, s2}}
+	if batch > 0 {
+		pairs = pathBatches(s1, s2, batch)
 	}
-	changes := checker.CheckBackwardCompatibilityUntilLevel(checker.NewConfig(checker.GetAllChecks()), d, sources, checker.INFO)
+	cfg := checker.NewConfig(checker.GetAllChecks())
+	var changes checker.Changes
+	for _, p := range pairs {
+		d, sources, err := diff.GetPathsDiff(diff.NewConfig(), []*load.SpecInfo{p[0]}, []*load.SpecInfo{p[1]})
+		if err != nil {
+			return nil, fmt.Errorf("oasdiff: %w", err)
+		}
+		changes = append(changes, checker.CheckBackwardCompatibilityUntilLevel(cfg, d, sources, checker.INFO)...)
+	}
 	l := checker.NewDefaultLocalizer()
 	r := &BreakingReport{From: old.Version, To: nw.Version, Changes: []BreakingChange{}}
 	for _, c := range changes {
@@ -120,6 +131,70 @@ func levelRank(l string) int {
 		return 1
 	}
 	return 2
+}
+
+// breakingBatch is about how many paths pathBatches puts in a batch.
+const breakingBatch = 48
+
+// templateVar matches a path template's variable ("{id}", "{path*}").
+var templateVar = regexp.MustCompile(`\{[^}]*\}`)
+
+// pathBatches splits two loaded documents into pairs of documents that
+// hold a part of their paths each (the same components, info and tags):
+// oasdiff matches each path of a document against every path of the
+// other and of itself (kin-openapi's Paths.Find sorts all of a
+// document's paths for each path it looks up), which costs in the square
+// of their number times its log — most of a drift step's report on
+// StableToolBench's 1,920 APIs. Each path's diff depends only on the two
+// path items found for it and what they refer to, and oasdiff pairs only
+// paths alike once their variables' names are left out ("/a/{id}" and
+// "/a/{key}"), so such paths go in one batch, and batches of about n
+// paths are diffed one after the other.
+func pathBatches(s1, s2 *load.SpecInfo, n int) [][2]*load.SpecInfo {
+	groups := map[string][2][]string{}
+	for side, s := range []*load.SpecInfo{s1, s2} {
+		if s.Spec.Paths == nil {
+			continue
+		}
+		for path := range s.Spec.Paths.Map() {
+			key := templateVar.ReplaceAllString(path, "{}")
+			g := groups[key]
+			g[side] = append(g[side], path)
+			groups[key] = g
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	part := func(s *load.SpecInfo, paths []string) *load.SpecInfo {
+		t := *s.Spec
+		t.Paths = openapi3.NewPathsWithCapacity(len(paths))
+		for _, p := range paths {
+			t.Paths.Set(p, s.Spec.Paths.Value(p))
+		}
+		return &load.SpecInfo{Url: s.Url, Spec: &t, Version: s.Version}
+	}
+	var out [][2]*load.SpecInfo
+	var b1, b2 []string
+	flush := func() {
+		if len(b1)+len(b2) > 0 {
+			out = append(out, [2]*load.SpecInfo{part(s1, b1), part(s2, b2)})
+		}
+		b1, b2 = nil, nil
+	}
+	for _, k := range keys {
+		b1, b2 = append(b1, groups[k][0]...), append(b2, groups[k][1]...)
+		if len(b1)+len(b2) >= 2*n {
+			flush()
+		}
+	}
+	flush()
+	if len(out) == 0 {
+		out = append(out, [2]*load.SpecInfo{s1, s2})
+	}
+	return out
 }
 
 // specInfo loads a collection's documented tools (openapi.Document
@@ -262,7 +337,7 @@ func changedComponents(c1, c2 any) (map[string]bool, error) {
 			for name, raw := range items {
 				ref := "#/components/" + section + "/" + pointerEscape.Replace(name)
 				all[ref] = append(all[ref], raw...)
-				if other, ok := pair[1][section][name]; !ok || !bytes.Equal(raw, other) {
+				if other, ok := pair[1][section][name]; !ok || !bytes.Equal(raw, other) && !sameButExamples(raw, other) {
 					changed[ref] = true
 				}
 			}
@@ -278,6 +353,50 @@ func changedComponents(c1, c2 any) (map[string]bool, error) {
 	}
 	return changed, nil
 }
+
+// sameButExamples reports whether two components' JSON differ at most in
+// their examples (the "example" and "examples" keywords of media types,
+// parameters, headers and schemas): oasdiff diffs examples, but none of
+// its checks reports a change of one, so an operation that refers to
+// such a component only is left out as one alike (a build documents the
+// 400 answer with an example call of the collection's first tool, which a
+// drift step may rename). A property named "example" is a field, not an
+// example, and counts.
+func sameButExamples(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(withoutExamples(va, false), withoutExamples(vb, false))
+}
+
+// withoutExamples returns v with the example keywords left out of its
+// objects; named is set for an object whose keys are names (a schema's
+// properties), not keywords.
+func withoutExamples(v any, named bool) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			if !named && (k == "example" || k == "examples") {
+				continue
+			}
+			out[k] = withoutExamples(x, !named && namedKeys[k])
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withoutExamples(x, false)
+		}
+		return out
+	}
+	return v
+}
+
+// namedKeys are the keywords whose object's keys are names chosen by the
+// document (properties, media types, status codes), whatever they spell.
+var namedKeys = map[string]bool{"properties": true, "patternProperties": true, "$defs": true, "definitions": true, "dependentSchemas": true, "content": true, "headers": true, "links": true, "callbacks": true, "encoding": true, "responses": true, "schemas": true, "parameters": true, "requestBodies": true, "securitySchemes": true, "pathItems": true}
 
 // httpMethods are the operation keys of an OpenAPI path item.
 var httpMethods = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, "trace": true}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -48,6 +49,9 @@ func genRESTCollection(r *rand.Rand, n int, sessions bool) *toolenv.Collection {
 		}
 		out := &toolenv.Schema{Type: "object", Properties: map[string]*toolenv.Schema{}}
 		out.SetProp("value", &toolenv.Schema{Type: pick(r, types...)})
+		if i%3 == 0 {
+			out.SetProp("example", &toolenv.Schema{Type: "string", Description: "an example of the item"})
+		}
 		bindIn := map[string]string{"id": "path"}
 		c.Tools = append(c.Tools, &toolenv.Tool{
 			Name: name, Collection: c.Name, ID: toolenv.ToolID(c.Name, name), Description: "Does " + name + ".",
@@ -61,11 +65,46 @@ func genRESTCollection(r *rand.Rand, n int, sessions bool) *toolenv.Collection {
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
 
+// renamePathVars returns a copy of c in which about a third of the tools
+// with an "id" path parameter call it "item_id" (the route's variable and
+// the argument), another third "key", and, with an output field
+// "example", some outputs change that field's type: oasdiff pairs
+// "/a/{id}" with "/a/{key}" (a variable renamed, which it reports), and a
+// property named "example" is a field, not an example.
+func renamePathVars(r *rand.Rand, c *toolenv.Collection) *toolenv.Collection {
+	out := *c
+	out.Tools = make([]*toolenv.Tool, len(c.Tools))
+	for i, t := range c.Tools {
+		t = t.Clone()
+		out.Tools[i] = t
+		if t.Output != nil && t.Output.Prop("example") != nil && r.IntN(2) == 0 {
+			t.Output.SetProp("example", &toolenv.Schema{Type: "integer"})
+		}
+		if t.Binding == nil || t.Binding.In["id"] != "path" || t.Input.Prop("id") == nil {
+			continue
+		}
+		name := pick(r, "", "item_id", "key")
+		if name == "" {
+			continue
+		}
+		p := t.Input.Prop("id")
+		t.Input.DeleteProp("id")
+		t.Input.SetProp(name, p)
+		t.Input.Required = append(t.Input.Required, name)
+		delete(t.Binding.In, "id")
+		t.Binding.In[name] = "path"
+		t.Binding.Path = strings.ReplaceAll(t.Binding.Path, "{id}", "{"+name+"}")
+	}
+	return &out
+}
+
 // TestBreakingPrunedEqualsWhole: leaving out of both documents the
-// operations they hold alike changes nothing in oasdiff's report, on
-// drifts of every size (a few tools changed, most of them) of the demo
-// and of generated REST APIs with shared paths, tags and session
-// components, over two steps; and the pruning does leave operations out.
+// operations they hold alike, and diffing the paths in batches of any
+// size, changes nothing in oasdiff's report, on drifts of every size (a
+// few tools changed, most of them) of the demo and of generated REST APIs
+// with shared paths, path variables renamed between versions, tags,
+// session components and an output field named "example", over two
+// steps; and the pruning does leave operations out.
 func TestBreakingPrunedEqualsWhole(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 3))
 	dm, err := demo.Collection()
@@ -73,7 +112,7 @@ func TestBreakingPrunedEqualsWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	bases := map[string]*toolenv.Collection{"demo": dm, "rest": genRESTCollection(r, 24, false), "rest-sessions": genRESTCollection(r, 16, true)}
-	pruned, withChanges := 0, 0
+	pruned, withChanges, renamedVars := 0, 0, 0
 	for name, base := range bases {
 		for seed := uint64(1); seed <= 2; seed++ {
 			for _, rate := range []float64{0.05, 0.3, 1} {
@@ -87,35 +126,75 @@ func TestBreakingPrunedEqualsWhole(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s seed %d rate %v step %d: %v", name, seed, rate, step, err)
 					}
-					whole, err := breaking(d.From, d.Lineage.Current, false)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := breaking(d.From, d.Lineage.Current, true)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !reflect.DeepEqual(got, whole) {
-						t.Fatalf("%s seed %d rate %v step %d: pruned report differs:\n got %s\nwant %s", name, seed, rate, step, mustJSON(got), mustJSON(whole))
-					}
-					if len(whole.Changes) > 0 {
-						withChanges++
-					}
-					d1, d2 := openapi.Document(d.From, ""), openapi.Document(d.Lineage.Current, "")
-					before := len(d1["paths"].(map[string]any))
-					if err := pruneCommon(d1, d2); err != nil {
-						t.Fatal(err)
-					}
-					if len(d1["paths"].(map[string]any)) < before {
-						pruned++
+					for _, pair := range []struct {
+						what     string
+						from, to *toolenv.Collection
+					}{
+						{"drift", d.From, d.Lineage.Current},
+						{"drift and path variables renamed", d.From, renamePathVars(r, d.Lineage.Current)},
+					} {
+						whole, err := breaking(pair.from, pair.to, 0)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, batch := range []int{1, 3, breakingBatch} {
+							got, err := breaking(pair.from, pair.to, batch)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !reflect.DeepEqual(got, whole) {
+								t.Fatalf("%s seed %d rate %v step %d, %s, batches of %d: pruned report differs:\n got %s\nwant %s", name, seed, rate, step, pair.what, batch, mustJSON(got), mustJSON(whole))
+							}
+						}
+						if len(whole.Changes) > 0 {
+							withChanges++
+						}
+						for _, c := range whole.Changes {
+							if strings.Contains(c.Path, "{item_id}") || strings.Contains(c.Path, "{key}") {
+								renamedVars++
+								break
+							}
+						}
+						d1, d2 := openapi.Document(pair.from, ""), openapi.Document(pair.to, "")
+						before := len(d1["paths"].(map[string]any))
+						if err := pruneCommon(d1, d2); err != nil {
+							t.Fatal(err)
+						}
+						if len(d1["paths"].(map[string]any)) < before {
+							pruned++
+						}
 					}
 					l = d.Lineage
 				}
 			}
 		}
 	}
-	t.Logf("%d documents pruned, %d reports with changes", pruned, withChanges)
-	if pruned < 10 || withChanges < 10 {
-		t.Errorf("the drifts tried pruned %d documents, and %d had changes: the comparison proves little", pruned, withChanges)
+	t.Logf("%d documents pruned, %d reports with changes, %d on paths whose variables were renamed", pruned, withChanges, renamedVars)
+	if pruned < 10 || withChanges < 10 || renamedVars < 5 {
+		t.Errorf("the drifts tried pruned %d documents, %d had changes and %d were on paths whose variables were renamed: the comparison proves little", pruned, withChanges, renamedVars)
+	}
+}
+
+// TestSameButExamples: components that differ in their example keywords
+// only are alike; a difference anywhere else, or in a property named
+// "example", is not.
+func TestSameButExamples(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"content":{"application/json":{"example":{"error":"a"},"schema":{"$ref":"#/components/schemas/Problem"}}},"description":"d"}`,
+			`{"content":{"application/json":{"example":{"error":"b"},"schema":{"$ref":"#/components/schemas/Problem"}}},"description":"d"}`, true},
+		{`{"type":"object","properties":{"x":{"type":"string","examples":["1"]}}}`, `{"type":"object","properties":{"x":{"type":"string","examples":["2"]}}}`, true},
+		{`{"type":"object","properties":{"x":{"type":"string"}}}`, `{"type":"object","properties":{"x":{"type":"string","example":"2"}}}`, true},
+		{`{"content":{"application/json":{"example":1}},"description":"d"}`, `{"content":{"application/json":{"example":1}},"description":"e"}`, false},
+		{`{"type":"object","properties":{"example":{"type":"string"}}}`, `{"type":"object","properties":{"example":{"type":"integer"}}}`, false},
+		{`{"type":"object","properties":{"example":{"type":"string"}}}`, `{"type":"object","properties":{}}`, false},
+		{`{"content":{"example":{"schema":{"type":"string"}}}}`, `{"content":{"example":{"schema":{"type":"integer"}}}}`, false},
+		{`{"type":"string"}`, `not json`, false},
+	} {
+		if got := sameButExamples([]byte(c.a), []byte(c.b)); got != c.want {
+			t.Errorf("sameButExamples(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }

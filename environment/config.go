@@ -1,6 +1,7 @@
 package environment
 
 import (
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -92,6 +93,15 @@ type Config struct {
 
 	// Logger logs loading and calls; nil discards.
 	Logger *slog.Logger `json:"-"`
+	// Images, when set, shares the indexed in-memory copies of the NL2SQL
+	// collections' databases with the other environments given the same
+	// Images (a program that opens several over the same collections
+	// indexes each database once); nil: this environment's own.
+	Images *rodb.Images `json:"-"`
+	// DBImageDir is where the indexed copies of those databases are kept
+	// between runs (rodb.Options.ImageDir; Default: rodb.DefaultImageDir);
+	// "" keeps none.
+	DBImageDir string `json:"-"`
 	// Getenv looks up the environment variables the *KeyEnv fields name;
 	// nil means os.Getenv. No variable is read unless a field names it.
 	Getenv func(string) string `json:"-"`
@@ -353,6 +363,7 @@ func Default() Config {
 	var c Config
 	configfile.Defaults(&c)
 	c.Store = defaultStorePath()
+	c.DBImageDir = rodb.DefaultImageDir()
 	return c
 }
 

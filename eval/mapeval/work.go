@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"io"
 	"log/slog"
 	"os"
@@ -70,11 +71,18 @@ type WorkOptions struct {
 	Getenv func(string) string
 	// Progress receives a progress bar per setting (nil: none).
 	Progress io.Writer
+
+	// images shares the indexed databases between the environments a
+	// measurement opens (one per setting; made by defaults).
+	images *rodb.Images
 }
 
 func (o *WorkOptions) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.images == nil {
+		o.images = &rodb.Images{}
 	}
 	if o.EnvLogger == nil {
 		o.EnvLogger = slog.New(slog.DiscardHandler)
@@ -90,7 +98,7 @@ func (o *WorkOptions) open(ctx context.Context, dirs []string, set func(*environ
 	cfg := environment.Default()
 	cfg.Store, cfg.Collections = ":memory:", dirs
 	set(&cfg)
-	cfg.Logger, cfg.Getenv = o.EnvLogger, o.Getenv
+	cfg.Logger, cfg.Getenv, cfg.Images = o.EnvLogger, o.Getenv, o.images
 	return environment.Open(ctx, &cfg)
 }
 

@@ -27,6 +27,14 @@ type Options struct {
 	MaxConns int
 	// Logger receives open/index timings at debug level; nil discards.
 	Logger *slog.Logger
+	// Images, when set, shares the indexed in-memory images of database
+	// files between the opens given the same Images: a file is copied
+	// and indexed once (see Images).
+	Images *Images
+	// ImageDir, when set, is a folder where the indexed images are kept
+	// between programs (DefaultImageDir is the user's): a database file
+	// is indexed once per content, and opened from its kept image after.
+	ImageDir string
 }
 
 const defaultInMemoryMaxBytes = 64 << 20
@@ -159,7 +167,19 @@ func Open(ctx context.Context, name, path string, opt Options) (*DB, error) {
 		maxConns = 4
 	}
 	if limit > 0 && st.Size() <= limit {
-		img, err := d.indexedImage(ctx)
+		var img []byte
+		var err error
+		build := d.indexedImage
+		if opt.ImageDir != "" {
+			build = func(ctx context.Context) ([]byte, error) {
+				return keptImage(ctx, opt.ImageDir, abs, log, d.indexedImage)
+			}
+		}
+		if opt.Images != nil {
+			img, err = opt.Images.get(ctx, abs, st, build)
+		} else {
+			img, err = build(ctx)
+		}
 		if err != nil {
 			fileDB.Close()
 			return nil, fmt.Errorf("open database %s (%s): copy into memory: %w", name, abs, err)

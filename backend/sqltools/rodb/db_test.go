@@ -21,12 +21,15 @@ func studentClub(t testing.TB) string {
 func TestOpenModes(t *testing.T) {
 	path := studentClub(t)
 	ctx := context.Background()
+	images := &rodb.Images{}
 	for _, tc := range []struct {
 		name     string
 		opt      rodb.Options
 		inMemory bool
 	}{
 		{"memory", rodb.Options{}, true},
+		{"memory, image made for Images", rodb.Options{Images: images}, true},
+		{"memory, image from Images", rodb.Options{Images: images}, true},
 		{"file", rodb.Options{InMemoryMaxBytes: -1}, false},
 		{"too big for memory", rodb.Options{InMemoryMaxBytes: 1024}, false},
 	} {
