@@ -75,7 +75,7 @@ func (env *Environment) newVirtualBackend(ctx context.Context, c *toolenv.Collec
 // build bird".
 func (env *Environment) newSQLToolsBackend(ctx context.Context, c *toolenv.Collection) (toolenv.Handler, error) {
 	opts := sqltools.Options{Logger: env.log}
-	opts.DB.Images, opts.DB.ImageDir = env.Config.Images, env.Config.DBImageDir
+	opts.DB.Images = env.Config.Images
 	if env.Sessions != nil {
 		opts.Log = env.Sessions
 	}
@@ -85,7 +85,7 @@ func (env *Environment) newSQLToolsBackend(ctx context.Context, c *toolenv.Colle
 // newSQLRestBackend serves REST collections built by "toolenv build bird".
 func (env *Environment) newSQLRestBackend(ctx context.Context, c *toolenv.Collection) (toolenv.Handler, error) {
 	opts := sqlrest.Options{Logger: env.log}
-	opts.DB.Images, opts.DB.ImageDir = env.Config.Images, env.Config.DBImageDir
+	opts.DB.Images = env.Config.Images
 	if env.Sessions != nil {
 		opts.Log = env.Sessions // the sessions' worlds (writable collections)
 	}

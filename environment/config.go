@@ -98,10 +98,6 @@ type Config struct {
 	// Images (a program that opens several over the same collections
 	// indexes each database once); nil: this environment's own.
 	Images *rodb.Images `json:"-"`
-	// DBImageDir is where the indexed copies of those databases are kept
-	// between runs (rodb.Options.ImageDir; Default: rodb.DefaultImageDir);
-	// "" keeps none.
-	DBImageDir string `json:"-"`
 	// Getenv looks up the environment variables the *KeyEnv fields name;
 	// nil means os.Getenv. No variable is read unless a field names it.
 	Getenv func(string) string `json:"-"`
@@ -363,7 +359,6 @@ func Default() Config {
 	var c Config
 	configfile.Defaults(&c)
 	c.Store = defaultStorePath()
-	c.DBImageDir = rodb.DefaultImageDir()
 	return c
 }
 

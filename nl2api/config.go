@@ -2,7 +2,6 @@ package nl2api
 
 import (
 	"context"
-	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"io"
 	"log/slog"
 	"strconv"
@@ -30,18 +29,12 @@ type Config struct {
 	WriteTasks     int           `json:"write_tasks" flag:"write-tasks" help:"most write tasks generated per database with --writes (default 24)"`
 	CallTimeout    time.Duration `json:"call_timeout" flag:"call-timeout" help:"time limit of one verification call or gold query (default 10s); one that runs out of it runs again under --max-call-timeout"`
 	MaxCallTimeout time.Duration `json:"max_call_timeout" flag:"max-call-timeout" help:"time limit a verification or gold query that ran out of --call-timeout runs again under (default 5m); one that runs out of it fails the build, naming its question, so that no task depends on the machine's speed"`
-
-	// ImageDir is where the databases' indexed copies are kept between
-	// runs (DefaultConfig: rodb.DefaultImageDir); "" keeps none.
-	ImageDir string `json:"-"`
 }
 
 // DefaultConfig returns the configuration the CLI starts from: every
 // flavor, seed 1, four workers.
 func DefaultConfig() Config {
-	c := configfile.Default[Config]()
-	c.ImageDir = rodb.DefaultImageDir()
-	return c
+	return configfile.Default[Config]()
 }
 
 // Run checks the configuration and builds (Build): logs go to log, a
@@ -71,7 +64,7 @@ func (c *Config) Options() (Options, error) {
 	if c.Data == "" || c.Out == "" {
 		return invalid("--data and --out are required (e.g. --data ../shared/data/bird --out out/bird)")
 	}
-	o := Options{ImageDir: c.ImageDir, Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout, MaxCallTimeout: c.MaxCallTimeout,
+	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout, MaxCallTimeout: c.MaxCallTimeout,
 		Writes: c.Writes, WriteTasks: c.WriteTasks}
 	for _, f := range strings.Split(c.Flavors, ",") {
 		f = strings.TrimSpace(f)

@@ -43,9 +43,6 @@ type Options struct {
 	// Logger logs warnings (unreadable descriptions, databases that
 	// failed); nil discards.
 	Logger *slog.Logger
-	// ImageDir is where the databases' indexed in-memory copies are kept
-	// between runs (rodb.Options.ImageDir); "" keeps none.
-	ImageDir string
 	// CallTimeout bounds each verification call and gold query (default
 	// DefaultCallTimeout); one that runs out of time runs again under
 	// MaxCallTimeout (default DefaultMaxCallTimeout, and never below

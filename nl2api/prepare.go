@@ -28,7 +28,7 @@ type database struct {
 
 func openDatabase(ctx context.Context, l bird.Layout, name string, opt *Options) *database {
 	d := &database{name: name, path: l.Database(name)}
-	db, err := rodb.Open(ctx, name, d.path, rodb.Options{Logger: opt.Logger, ImageDir: opt.ImageDir})
+	db, err := rodb.Open(ctx, name, d.path, rodb.Options{Logger: opt.Logger})
 	if err != nil {
 		d.err = err
 		return d

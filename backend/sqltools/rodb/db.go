@@ -31,10 +31,6 @@ type Options struct {
 	// files between the opens given the same Images: a file is copied
 	// and indexed once (see Images).
 	Images *Images
-	// ImageDir, when set, is a folder where the indexed images are kept
-	// between programs (DefaultImageDir is the user's): a database file
-	// is indexed once per content, and opened from its kept image after.
-	ImageDir string
 }
 
 const defaultInMemoryMaxBytes = 64 << 20
@@ -169,16 +165,10 @@ func Open(ctx context.Context, name, path string, opt Options) (*DB, error) {
 	if limit > 0 && st.Size() <= limit {
 		var img []byte
 		var err error
-		build := d.indexedImage
-		if opt.ImageDir != "" {
-			build = func(ctx context.Context) ([]byte, error) {
-				return keptImage(ctx, opt.ImageDir, abs, log, d.indexedImage)
-			}
-		}
 		if opt.Images != nil {
-			img, err = opt.Images.get(ctx, abs, st, build)
+			img, err = opt.Images.get(ctx, abs, st, d.indexedImage)
 		} else {
-			img, err = build(ctx)
+			img, err = d.indexedImage(ctx)
 		}
 		if err != nil {
 			fileDB.Close()

@@ -3,14 +3,11 @@ package rodb
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/toolenv/toolenv/internal/shareddata"
 )
 
 // TestImagesShareOnePerFileVersion: an image is made once per file
@@ -81,85 +78,4 @@ func TestImagesShareOnePerFileVersion(t *testing.T) {
 	if img, err := m.get(ctx, other, st, func(context.Context) ([]byte, error) { return []byte("ok"), nil }); err != nil || string(img) != "ok" {
 		t.Fatalf("after a failed build: %q, %v; want a new build", img, err)
 	}
-}
-
-// TestKeptImage: an image kept in the folder is read back by the next
-// program instead of being made again; one torn or altered is made again
-// and replaced; another database file (or another content) has its own.
-func TestKeptImage(t *testing.T) {
-	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "images")
-	src := filepath.Join(t.TempDir(), "a.sqlite")
-	if err := os.WriteFile(src, []byte("database bytes"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	builds := 0
-	build := func(context.Context) ([]byte, error) { builds++; return []byte("the image"), nil }
-	log := slog.New(slog.DiscardHandler)
-	for i := range 2 {
-		img, err := keptImage(ctx, dir, src, log, build)
-		if err != nil || string(img) != "the image" {
-			t.Fatalf("run %d: %q, %v", i, img, err)
-		}
-	}
-	if builds != 1 {
-		t.Fatalf("%d builds over two runs, want 1 (the second reads the kept image)", builds)
-	}
-	kept, _ := filepath.Glob(filepath.Join(dir, "*.sqlite-image"))
-	if len(kept) != 1 {
-		t.Fatalf("kept images %v, want one", kept)
-	}
-	for name, corrupt := range map[string]func([]byte) []byte{
-		"torn":    func(b []byte) []byte { return b[:len(b)-3] },
-		"altered": func(b []byte) []byte { b[0] ^= 1; return b },
-		"empty":   func([]byte) []byte { return nil },
-	} {
-		raw, err := os.ReadFile(kept[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(kept[0], corrupt(raw), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		before := builds
-		if img, err := keptImage(ctx, dir, src, log, build); err != nil || string(img) != "the image" || builds != before+1 {
-			t.Fatalf("%s kept image: %q, %v, %d builds; want the image made again", name, img, err, builds-before)
-		}
-		if img, _ := keptImage(ctx, dir, src, log, build); string(img) != "the image" || builds != before+1 {
-			t.Fatalf("%s kept image was not replaced", name)
-		}
-	}
-	if err := os.WriteFile(src, []byte("other bytes"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	before := builds
-	if _, err := keptImage(ctx, dir, src, log, build); err != nil || builds != before+1 {
-		t.Fatalf("changed database: %v, %d builds; want its own image made", err, builds-before)
-	}
-}
-
-// TestOpenKeptImage: a database opened from its kept image answers as
-// the one indexed in this program.
-func TestOpenKeptImage(t *testing.T) {
-	path := studentClubPath(t)
-	ctx := context.Background()
-	dir := t.TempDir()
-	for i := range 2 {
-		db, err := Open(ctx, "student_club", path, Options{ImageDir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := db.QueryValue(ctx, `SELECT COUNT(*) FROM zip_code WHERE state = ?`, []any{"New Jersey"})
-		db.Close()
-		if err != nil || n != int64(732) || !db.InMemory {
-			t.Fatalf("open %d: count %v, %v, in memory %v; want 732 from memory", i, n, err, db.InMemory)
-		}
-	}
-	if kept, _ := filepath.Glob(filepath.Join(dir, "*.sqlite-image")); len(kept) != 1 {
-		t.Fatalf("kept images %v, want one", kept)
-	}
-}
-
-func studentClubPath(t testing.TB) string {
-	return shareddata.Require(t, "bird", "dev_databases", "student_club", "student_club.sqlite")
 }
