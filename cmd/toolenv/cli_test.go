@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/toolenv/toolenv/devtools/bench"
+	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/internal/shareddata"
 	"github.com/toolenv/toolenv/toolbench"
 )
@@ -284,10 +285,9 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	code := m.Run()
-	removeBuiltBird()
-	removeReferenceServer()
-	os.Exit(code)
+	// pgtest.Main stops the PostgreSQL server the tests share (pgtest.DB:
+	// one cluster for the test binary, a fresh database per test).
+	pgtest.Main(m, removeBuiltBird, removeReferenceServer)
 }
 
 // TestBenchMeasuresToolenvAndBaseline runs toolenv bench with each load

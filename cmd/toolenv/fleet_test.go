@@ -123,8 +123,7 @@ func generatedSlotSel(t *testing.T) []string {
 // gold answer; a replica killed with SIGKILL in the middle of the run
 // loses no session for the other two.
 func TestThreeReplicasServeSessionsRoundRobin(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	dirs := generatedSlotSel(t)
 	t.Setenv("FLEET_TEST_TOKEN", "fleet-secret-token")
 	args := []string{"--store", dsn, "--store-timeout", safetyNet.String(), "--auth-token-env", "FLEET_TEST_TOKEN"}
@@ -285,8 +284,7 @@ func (w *evalWorker) log() string {
 // reads the whole run from the store.
 func TestEvalQueueWorkerKilledMidEpisode(t *testing.T) {
 	ctx := context.Background()
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	slot := generatedSlotSel(t)[0]
 	lt, err := loadTasksOnlyForTest([]string{slot})
 	if err != nil {

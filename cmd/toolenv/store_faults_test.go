@@ -82,8 +82,7 @@ func warned(a fleetAnswer) bool {
 // resumes, its insert loses, and it serves the stored answer, not its
 // own: both callers get one answer.
 func TestLoserOfAnInsertServesTheStoredAnswerOnPostgres(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	sim := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
 		if n == 0 {
 			return llmtest.Reply{Delay: 4 * time.Second, Content: weatherReply(100)}
@@ -234,8 +233,7 @@ func TestStoreWriteFailureReachesTheClient(t *testing.T) {
 // PostgreSQL store that a newer toolenv migrated, saying what to do, as
 // it does an SQLite file (TestStoreMigrateAndSkew).
 func TestSchemaSkewOnPostgres(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	ctx := t.Context()
 	if code, out, errs := run(t, ctx, "store", "migrate", "--store", dsn); code != 0 {
 		t.Fatalf("migrate: %d %s %s", code, out, errs)

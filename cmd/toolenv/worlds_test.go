@@ -169,7 +169,7 @@ func TestWorldsSurviveKillAndReplicas(t *testing.T) {
 	})
 
 	t.Run("postgres, two replicas", func(t *testing.T) {
-		dsn := pgtest.Start(t).NewDatabase(t)
+		dsn := pgtest.DB(t) // a fresh database on the server the tests share
 		pargs := append([]string{"--store", dsn}, args...)
 		a, b := startReplica(t, pargs...), startReplica(t, pargs...)
 		for name, list := range tasks {
