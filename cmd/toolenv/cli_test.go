@@ -287,7 +287,7 @@ func TestMain(m *testing.M) {
 	}
 	// pgtest.Main stops the PostgreSQL server the tests share (pgtest.DB:
 	// one cluster for the test binary, a fresh database per test).
-	pgtest.Main(m, removeBuiltBird, removeReferenceServer)
+	pgtest.Main(m, removeBuiltBird, removeReferenceServer, removeSharedBuilds)
 }
 
 // TestBenchMeasuresToolenvAndBaseline runs toolenv bench with each load

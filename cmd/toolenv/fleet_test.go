@@ -102,19 +102,26 @@ func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // generatedSlotSel builds a generated NL2SQL corpus (nl2apitest) with
-// toolenv build bird and returns the SLOT and SEL collection folders.
+// toolenv build bird and returns the SLOT and SEL collection folders:
+// built once for the tests, which only read them (serving a collection
+// never writes its folder).
 func generatedSlotSel(t *testing.T) []string {
 	t.Helper()
-	dir := t.TempDir()
-	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
-	if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", out, "--flavors", "slot,sel", "--workers", "1", "--log-level", "warn"); code != 0 {
-		t.Fatalf("build: %s", stderr)
-	}
+	dir := slotSelBuild.get(t, func(dir string) error {
+		data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+		if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 3}); err != nil {
+			return err
+		}
+		if code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", out, "--flavors", "slot,sel", "--workers", "1", "--log-level", "warn"); code != 0 {
+			return fmt.Errorf("build: %s", stderr)
+		}
+		return nil
+	})
+	out := filepath.Join(dir, "out")
 	return []string{filepath.Join(out, "slot"), filepath.Join(out, "sel")}
 }
+
+var slotSelBuild sharedBuild
 
 // TestThreeReplicasServeSessionsRoundRobin (issue 11 item 2): three
 // toolenv serve processes on one PostgreSQL, behind a balancer that sends
