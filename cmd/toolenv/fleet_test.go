@@ -290,6 +290,7 @@ func (w *evalWorker) log() string {
 // finished exactly once and reaches its gold answer; toolenv eval report
 // reads the whole run from the store.
 func TestEvalQueueWorkerKilledMidEpisode(t *testing.T) {
+	t.Parallel() // waits on the lease and the child workers
 	ctx := context.Background()
 	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	slot := generatedSlotSel(t)[0]

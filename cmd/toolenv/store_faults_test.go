@@ -82,6 +82,7 @@ func warned(a fleetAnswer) bool {
 // resumes, its insert loses, and it serves the stored answer, not its
 // own: both callers get one answer.
 func TestLoserOfAnInsertServesTheStoredAnswerOnPostgres(t *testing.T) {
+	t.Parallel()        // waits on the simulator's delay and the lease
 	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	sim := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
 		if n == 0 {
@@ -145,6 +146,7 @@ func TestLoserOfAnInsertServesTheStoredAnswerOnPostgres(t *testing.T) {
 // PostgreSQL stopped while the simulator answers, and an SQLite store
 // whose process may not grow its files (RLIMIT_FSIZE, as a full disk).
 func TestStoreWriteFailureReachesTheClient(t *testing.T) {
+	t.Parallel() // waits on the simulator's delay and the lease
 	t.Run("postgres stopped mid-call", func(t *testing.T) {
 		pg := pgtest.Start(t)
 		dsn := pg.NewDatabase(t)

@@ -305,6 +305,7 @@ func uniqueModel(delay time.Duration) llmtest.Func {
 // the simulator is asked once per distinct key and every caller of a key
 // gets the same answer, whichever replica it reached.
 func TestReplicasAnswerEachMissOnce(t *testing.T) {
+	t.Parallel()        // waits on the simulator's delay
 	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	sim := llmtest.New(uniqueModel(300 * time.Millisecond))
 	defer sim.Close()
@@ -363,6 +364,7 @@ func TestReplicasAnswerEachMissOnce(t *testing.T) {
 // the key's claim; another replica waiting on the same key takes over once
 // the claim's lease runs out, and answers.
 func TestReplicaKilledHoldingAClaim(t *testing.T) {
+	t.Parallel()        // waits on the claim's lease
 	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	sim := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
 		if n == 0 {
@@ -442,6 +444,7 @@ func TestPostgresDownAtStart(t *testing.T) {
 // not paid; when the database returns the replica recovers, and every
 // answer given before is still there.
 func TestPostgresLostMidRun(t *testing.T) {
+	t.Parallel() // waits on its own PostgreSQL server
 	pg := pgtest.Start(t)
 	dsn := pg.NewDatabase(t)
 	sim := llmtest.New(uniqueModel(0))
