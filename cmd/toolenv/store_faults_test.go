@@ -148,6 +148,7 @@ func TestLoserOfAnInsertServesTheStoredAnswerOnPostgres(t *testing.T) {
 func TestStoreWriteFailureReachesTheClient(t *testing.T) {
 	t.Parallel() // waits on the simulator's delay and the lease
 	t.Run("postgres stopped mid-call", func(t *testing.T) {
+		t.Parallel() // its own server and store; it waits on them
 		pg := pgtest.Start(t)
 		dsn := pg.NewDatabase(t)
 		sim := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
@@ -194,6 +195,7 @@ func TestStoreWriteFailureReachesTheClient(t *testing.T) {
 		}
 	})
 	t.Run("sqlite disk full", func(t *testing.T) {
+		t.Parallel() // its own store
 		sim := llmtest.New(uniqueModel(0))
 		defer sim.Close()
 		path := filepath.Join(t.TempDir(), "full.db")

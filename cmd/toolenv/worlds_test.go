@@ -143,6 +143,7 @@ func TestWorldsSurviveKillAndReplicas(t *testing.T) {
 	none := func(int) {}
 
 	t.Run("sqlite, kill -9 and restart", func(t *testing.T) {
+		t.Parallel() // its own store and servers; it waits on them
 		store := filepath.Join(t.TempDir(), "store.db")
 		sargs := append([]string{"--store", store, "--sessions", "store"}, args...)
 		cur := startReplica(t, sargs...)
@@ -177,6 +178,7 @@ func TestWorldsSurviveKillAndReplicas(t *testing.T) {
 	})
 
 	t.Run("postgres, two replicas", func(t *testing.T) {
+		t.Parallel()        // its own database and servers; it waits on them
 		dsn := pgtest.DB(t) // a fresh database on the server the tests share
 		pargs := append([]string{"--store", dsn}, args...)
 		a, b := startReplica(t, pargs...), startReplica(t, pargs...)
