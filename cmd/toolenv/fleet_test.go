@@ -102,19 +102,26 @@ func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // generatedSlotSel builds a generated NL2SQL corpus (nl2apitest) with
-// toolenv build bird and returns the SLOT and SEL collection folders.
+// toolenv build bird and returns the SLOT and SEL collection folders:
+// built once for the tests, which only read them (serving a collection
+// never writes its folder).
 func generatedSlotSel(t *testing.T) []string {
 	t.Helper()
-	dir := t.TempDir()
-	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
-	if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", out, "--flavors", "slot,sel", "--workers", "1", "--log-level", "warn"); code != 0 {
-		t.Fatalf("build: %s", stderr)
-	}
+	dir := slotSelBuild.get(t, func(dir string) error {
+		data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+		if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 3}); err != nil {
+			return err
+		}
+		if code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", out, "--flavors", "slot,sel", "--workers", "1", "--log-level", "warn"); code != 0 {
+			return fmt.Errorf("build: %s", stderr)
+		}
+		return nil
+	})
+	out := filepath.Join(dir, "out")
 	return []string{filepath.Join(out, "slot"), filepath.Join(out, "sel")}
 }
+
+var slotSelBuild sharedBuild
 
 // TestThreeReplicasServeSessionsRoundRobin (issue 11 item 2): three
 // toolenv serve processes on one PostgreSQL, behind a balancer that sends
@@ -123,8 +130,7 @@ func generatedSlotSel(t *testing.T) []string {
 // gold answer; a replica killed with SIGKILL in the middle of the run
 // loses no session for the other two.
 func TestThreeReplicasServeSessionsRoundRobin(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	dirs := generatedSlotSel(t)
 	t.Setenv("FLEET_TEST_TOKEN", "fleet-secret-token")
 	args := []string{"--store", dsn, "--store-timeout", safetyNet.String(), "--auth-token-env", "FLEET_TEST_TOKEN"}
@@ -284,9 +290,9 @@ func (w *evalWorker) log() string {
 // finished exactly once and reaches its gold answer; toolenv eval report
 // reads the whole run from the store.
 func TestEvalQueueWorkerKilledMidEpisode(t *testing.T) {
+	t.Parallel() // waits on the lease and the child workers
 	ctx := context.Background()
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	slot := generatedSlotSel(t)[0]
 	lt, err := loadTasksOnlyForTest([]string{slot})
 	if err != nil {

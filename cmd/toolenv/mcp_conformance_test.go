@@ -119,13 +119,15 @@ func runConformance(t *testing.T, tools npmtest.Tools, url, version, baseline st
 // for the reasons written there (the suite fails on a failure not in
 // the baseline, and on a baseline entry that passes).
 func TestMCPConformance(t *testing.T) {
+	t.Parallel() // waits on the node suite
 	tools := npmtest.Require(t)
 	base, stop := serveInBackground(t, "--store", ":memory:",
 		"--openapi", "conformance="+filepath.Join(conformanceDir, "openapi.yaml"),
 		"--faults", filepath.Join(conformanceDir, "faults.json"))
-	defer stop()
+	t.Cleanup(func() { stop() }) // after the revisions' subtests, which run in parallel
 	for _, version := range conformanceVersions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel() // the suite's runs wait on their scenarios
 			run := runConformance(t, tools, base+"/mcp", version, conformanceBaseline(version))
 			passed, ran := run.count()
 			t.Logf("%d of %d scenarios pass at %s; baselined: %v", passed, ran, version, run.names(false))
@@ -205,10 +207,12 @@ func removeReferenceServer() {
 // store: every scenario passes from the recordings but those of
 // conformanceNoReplay.
 func TestMCPConformanceProxy(t *testing.T) {
+	t.Parallel() // waits on the node suite and the reference server
 	tools := npmtest.Require(t)
 	ref := referenceServer(t)
 	for _, version := range conformanceVersions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel() // each revision has its own servers; the suite's runs wait on their scenarios
 			url, stopRef := startReference(t, ref, version >= "2026-07-28")
 			alone := runConformance(t, tools, url, version, "")
 			passedAlone, ran := alone.count()

@@ -32,6 +32,7 @@ type sdk2026Report struct {
 // server's elicitation request turned into one (the call parked until
 // the client's answer).
 func TestMCPTypeScriptSDK2026(t *testing.T) {
+	t.Parallel() // waits on the node clients
 	tools := npmtest.Require(t)
 	script := filepath.Join(tools.ScriptDir(t), "sdk2026-check.mjs")
 	src, err := os.ReadFile("testdata/mcp/sdk2026-check.mjs")

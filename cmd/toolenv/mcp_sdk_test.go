@@ -91,6 +91,7 @@ type sdkReport struct {
 // terminateSession. The SDK reports any message that breaks the
 // protocol; the run must report none.
 func TestMCPTypeScriptSDK(t *testing.T) {
+	t.Parallel() // waits on the node clients
 	tools := npmtest.Require(t)
 	const ops = 1100
 	doc := genOpenAPI(t, ops)

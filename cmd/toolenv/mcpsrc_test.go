@@ -76,6 +76,7 @@ func episodeSteps(t *testing.T, out string) [][]toolenv.Step {
 // calls are rejected by the strict version and translated by the compat
 // one, answered from the same recordings.
 func TestEvalMCPServerReplay(t *testing.T) {
+	t.Parallel() // waits on the MCP server, a node child
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := memoryConfig(t, dir)
@@ -155,6 +156,7 @@ func TestEvalMCPServerReplay(t *testing.T) {
 // tools that change nothing: sampled requests never reach a tool that
 // changes state.
 func TestMirrorMCPServer(t *testing.T) {
+	t.Parallel() // waits on the MCP server, a node child
 	tools := npmtest.Require(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -188,6 +190,7 @@ func TestMirrorMCPServer(t *testing.T) {
 // server cannot answer (its command gone) goes to the mapped tool of the
 // second, marked; with the default (simulate) it is simulated, marked.
 func TestFailoverBetweenMCPServers(t *testing.T) {
+	t.Parallel() // waits on the MCP servers, node children
 	tools := npmtest.Require(t)
 	ctx := context.Background()
 	dir := t.TempDir()

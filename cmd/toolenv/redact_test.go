@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,7 +65,6 @@ func TestPlantedSecretsAppearNowhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and runs six commands")
 	}
-	pg := pgtest.Start(t)
 	ctx := context.Background()
 	p := planted{}
 	model := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
@@ -79,15 +79,17 @@ func TestPlantedSecretsAppearNowhere(t *testing.T) {
 		t.Setenv("TOOLENV_TEST_KEY_"+v, p.new("env-"+v))
 	}
 	t.Setenv("TOOLENV_TEST_TOKEN", p.new("env-token")+"-0123456789abcdef")
-	dbURL := func() string { // a fresh database, the URL form with both passwords
-		dsn := pg.NewDatabase(t)
+	dbURL := func() string { // a fresh database (on the server the tests share), the URL form with both passwords
+		dsn := pgtest.DB(t)
 		return strings.Replace(dsn, "toolenv@", "toolenv:"+p.new("store-url-pw")+"@", 1) + "&sslpassword=" + p.new("store-url-sslpw")
 	}
 	dbKeywords := func() string { // the libpq keyword form
-		dsn := pg.NewDatabase(t)
-		db := dsn[strings.LastIndex(dsn, "/")+1 : strings.Index(dsn, "?")]
-		return fmt.Sprintf("host=127.0.0.1 port=%d dbname=%s user=toolenv password=%s sslmode=disable sslpassword='%s x'",
-			pg.Port(), db, p.new("store-kw-pw"), p.new("store-kw-sslpw"))
+		u, err := url.Parse(pgtest.DB(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("host=127.0.0.1 port=%s dbname=%s user=toolenv password=%s sslmode=disable sslpassword='%s x'",
+			u.Port(), strings.TrimPrefix(u.Path, "/"), p.new("store-kw-pw"), p.new("store-kw-sslpw"))
 	}
 	t.Setenv("TOOLENV_STORE", dbURL())
 	demoDir, _ := filepath.Abs(filepath.Join("..", "..", "demo", "collection"))

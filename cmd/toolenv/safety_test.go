@@ -88,6 +88,7 @@ func TestServeWithAToken(t *testing.T) {
 // --upstream-url and --llm-url appear in no answer, header, log line or
 // printed configuration, while the warnings still say what failed.
 func TestSecretsInConfiguredURLsNeverShow(t *testing.T) {
+	t.Parallel()        // waits on the calls to the dead endpoints
 	dead := freeAddr(t) // nothing listens: every call fails at once
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -138,6 +139,7 @@ func TestSecretsInConfiguredURLsNeverShow(t *testing.T) {
 // timeout (60 s) and simulator budget (30 s) far above the call's --timeout
 // of 2 s: /virtual answers, synthesized, and the warning names the cause.
 func TestHungModelEndpointThroughServe(t *testing.T) {
+	t.Parallel() // waits out the call's --timeout
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -82,8 +82,8 @@ func warned(a fleetAnswer) bool {
 // resumes, its insert loses, and it serves the stored answer, not its
 // own: both callers get one answer.
 func TestLoserOfAnInsertServesTheStoredAnswerOnPostgres(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	t.Parallel()        // waits on the simulator's delay and the lease
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	sim := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
 		if n == 0 {
 			return llmtest.Reply{Delay: 4 * time.Second, Content: weatherReply(100)}
@@ -146,7 +146,9 @@ func TestLoserOfAnInsertServesTheStoredAnswerOnPostgres(t *testing.T) {
 // PostgreSQL stopped while the simulator answers, and an SQLite store
 // whose process may not grow its files (RLIMIT_FSIZE, as a full disk).
 func TestStoreWriteFailureReachesTheClient(t *testing.T) {
+	t.Parallel() // waits on the simulator's delay and the lease
 	t.Run("postgres stopped mid-call", func(t *testing.T) {
+		t.Parallel() // its own server and store; it waits on them
 		pg := pgtest.Start(t)
 		dsn := pg.NewDatabase(t)
 		sim := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
@@ -193,6 +195,7 @@ func TestStoreWriteFailureReachesTheClient(t *testing.T) {
 		}
 	})
 	t.Run("sqlite disk full", func(t *testing.T) {
+		t.Parallel() // its own store
 		sim := llmtest.New(uniqueModel(0))
 		defer sim.Close()
 		path := filepath.Join(t.TempDir(), "full.db")
@@ -234,8 +237,7 @@ func TestStoreWriteFailureReachesTheClient(t *testing.T) {
 // PostgreSQL store that a newer toolenv migrated, saying what to do, as
 // it does an SQLite file (TestStoreMigrateAndSkew).
 func TestSchemaSkewOnPostgres(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	ctx := t.Context()
 	if code, out, errs := run(t, ctx, "store", "migrate", "--store", dsn); code != 0 {
 		t.Fatalf("migrate: %d %s %s", code, out, errs)

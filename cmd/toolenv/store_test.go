@@ -305,8 +305,8 @@ func uniqueModel(delay time.Duration) llmtest.Func {
 // the simulator is asked once per distinct key and every caller of a key
 // gets the same answer, whichever replica it reached.
 func TestReplicasAnswerEachMissOnce(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	t.Parallel()        // waits on the simulator's delay
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	sim := llmtest.New(uniqueModel(300 * time.Millisecond))
 	defer sim.Close()
 	var replicas []*replica
@@ -364,8 +364,8 @@ func TestReplicasAnswerEachMissOnce(t *testing.T) {
 // the key's claim; another replica waiting on the same key takes over once
 // the claim's lease runs out, and answers.
 func TestReplicaKilledHoldingAClaim(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	t.Parallel()        // waits on the claim's lease
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	sim := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
 		if n == 0 {
 			return llmtest.Reply{Delay: 10 * time.Minute, Content: weatherReply(-1)}
@@ -444,6 +444,7 @@ func TestPostgresDownAtStart(t *testing.T) {
 // not paid; when the database returns the replica recovers, and every
 // answer given before is still there.
 func TestPostgresLostMidRun(t *testing.T) {
+	t.Parallel() // waits on its own PostgreSQL server
 	pg := pgtest.Start(t)
 	dsn := pg.NewDatabase(t)
 	sim := llmtest.New(uniqueModel(0))
@@ -514,8 +515,7 @@ func TestTwoProcessesShareOneSQLiteStore(t *testing.T) {
 // TestStoreFromEnvironment: TOOLENV_STORE names the store when --store is
 // not given (a postgres:// DSN keeps its password off the command line).
 func TestStoreFromEnvironment(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.DB(t) // a fresh database on the server the tests share
 	t.Setenv("TOOLENV_STORE", dsn)
 	ctx := context.Background()
 	code, out, errs := run(t, ctx, "store", "migrate")

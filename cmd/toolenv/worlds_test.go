@@ -28,17 +28,23 @@ import (
 
 // writableCorpus builds a generated corpus with its write shapes and
 // writes (toolenv build bird --writes) and returns the SLOT and REST
-// folders and their write tasks (a few of each).
+// folders and their write tasks (a few of each). The folders are built
+// once for the tests, which only read them (a world writes to private
+// copies of a collection's databases, never to its folder); the
+// collections and tasks are read afresh for each test.
 func writableCorpus(t *testing.T) ([]string, map[string]*toolenv.Collection, map[string][]*toolenv.Task) {
 	t.Helper()
-	dir := t.TempDir()
-	data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
-	if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 4, Writes: true}); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", out, "--flavors", "slot,rest", "--writes", "--workers", "1", "--log-level", "warn"); code != 0 {
-		t.Fatalf("build: %s", stderr)
-	}
+	dir := writableBuild.get(t, func(dir string) error {
+		data, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+		if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 4, Writes: true}); err != nil {
+			return err
+		}
+		if code, _, stderr := run(t, context.Background(), "build", "bird", "--data", data, "--out", out, "--flavors", "slot,rest", "--writes", "--workers", "1", "--log-level", "warn"); code != 0 {
+			return fmt.Errorf("build: %s", stderr)
+		}
+		return nil
+	})
+	out := filepath.Join(dir, "out")
 	colls := map[string]*toolenv.Collection{}
 	tasks := map[string][]*toolenv.Task{}
 	var dirs []string
@@ -65,6 +71,8 @@ func writableCorpus(t *testing.T) ([]string, map[string]*toolenv.Collection, map
 	}
 	return dirs, colls, tasks
 }
+
+var writableBuild sharedBuild
 
 // stepper plays one episode over HTTP, each step on the replica at(step)
 // gives.
@@ -135,6 +143,7 @@ func TestWorldsSurviveKillAndReplicas(t *testing.T) {
 	none := func(int) {}
 
 	t.Run("sqlite, kill -9 and restart", func(t *testing.T) {
+		t.Parallel() // its own store and servers; it waits on them
 		store := filepath.Join(t.TempDir(), "store.db")
 		sargs := append([]string{"--store", store, "--sessions", "store"}, args...)
 		cur := startReplica(t, sargs...)
@@ -169,7 +178,8 @@ func TestWorldsSurviveKillAndReplicas(t *testing.T) {
 	})
 
 	t.Run("postgres, two replicas", func(t *testing.T) {
-		dsn := pgtest.Start(t).NewDatabase(t)
+		t.Parallel()        // its own database and servers; it waits on them
+		dsn := pgtest.DB(t) // a fresh database on the server the tests share
 		pargs := append([]string{"--store", dsn}, args...)
 		a, b := startReplica(t, pargs...), startReplica(t, pargs...)
 		for name, list := range tasks {
