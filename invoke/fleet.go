@@ -79,6 +79,7 @@ func (m *cacheMW) fleetAnswer(ctx context.Context, call *toolenv.Call, k cacheKe
 		if won {
 			return m.holdAndAnswer(ctx, call, k, next, c)
 		}
+		m.log.Debug("waiting for another replica answering the same call", "tool", k.tool, "holder", c.Owner)
 		res, retry := m.waitFor(ctx, k, c)
 		if !retry {
 			return res

@@ -374,8 +374,9 @@ func TestReplicaKilledHoldingAClaim(t *testing.T) {
 	})
 	defer sim.Close()
 	args := []string{"--store", dsn, "--store-timeout", safetyNet.String(), "--llm-url", sim.URL(), "--llm-model", "m", "--claim-lease", "2s"}
-	a, b := startReplica(t, args...), startReplica(t, args...)
-	go callVirtual(a.base, weather("Oslo")) // fails when a dies
+	a := startReplica(t, args...)
+	b := startReplica(t, append(args, "--log-level", "debug")...) // logs its wait on a's claim
+	go callVirtual(a.base, weather("Oslo"))                       // fails when a dies
 	waitFor(t, "replica a's simulator request", func() bool { return len(sim.Requests()) == 1 })
 	type result struct {
 		response, status, source string
@@ -386,7 +387,9 @@ func TestReplicaKilledHoldingAClaim(t *testing.T) {
 		r, st, src, err := callVirtual(b.base, weather("Oslo"))
 		done <- result{r, st, src, err}
 	}()
-	time.Sleep(300 * time.Millisecond) // b is waiting on a's claim
+	waitFor(t, "replica b waiting on a's claim", func() bool {
+		return strings.Contains(b.log(), "waiting for another replica answering the same call")
+	})
 	if len(sim.Requests()) != 1 {
 		t.Fatalf("replica b asked the simulator while a held the claim: %d requests", len(sim.Requests()))
 	}
