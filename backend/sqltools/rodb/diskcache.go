@@ -65,24 +65,25 @@ type DiskCache struct {
 	Logger *slog.Logger
 }
 
-// DefaultCacheDir is the folder of the image cache when nothing names one:
+// DefaultCacheDir is the folder of the image cache when no flag or key
+// names one: $TOOLENV_IMAGE_CACHE (CacheEnv) when set, else
 // toolenv/images in the user's cache folder (os.UserCacheDir), else in
 // the system's temporary folder.
 func DefaultCacheDir() string {
+	if d := os.Getenv(CacheEnv); d != "" {
+		return d
+	}
 	if d, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(d, "toolenv", "images")
 	}
 	return filepath.Join(os.TempDir(), "toolenv-images")
 }
 
-// CacheAt returns the cache in folder dir ("" for DefaultCacheDir), or
-// nil (no cache) for CacheOff.
+// CacheAt returns the cache in folder dir, or nil (no cache) for "" and
+// CacheOff.
 func CacheAt(dir string, logger *slog.Logger) *DiskCache {
-	switch strings.TrimSpace(dir) {
-	case CacheOff:
+	if dir = strings.TrimSpace(dir); dir == "" || dir == CacheOff {
 		return nil
-	case "":
-		dir = DefaultCacheDir()
 	}
 	return &DiskCache{Dir: dir, Logger: logger}
 }

@@ -387,18 +387,26 @@ func TestDiskCacheChangedDatabase(t *testing.T) {
 	}
 }
 
-// TestDiskCacheOff: "off" turns the cache off, "" is the default folder
-// in the user's cache folder, anything else is the folder.
+// TestDiskCacheOff: "off" and "" turn the cache off, anything else is
+// the folder; the default folder is $TOOLENV_IMAGE_CACHE, else one in
+// the user's cache folder.
 func TestDiskCacheOff(t *testing.T) {
-	if c := rodb.CacheAt(rodb.CacheOff, nil); c != nil {
-		t.Fatalf("CacheAt(off) = %+v, want no cache", c)
-	}
-	if c := rodb.CacheAt("", nil); c == nil || c.Dir != rodb.DefaultCacheDir() {
-		t.Fatalf("CacheAt(\"\") = %+v, want the default folder %s", c, rodb.DefaultCacheDir())
+	for _, off := range []string{rodb.CacheOff, "", " off "} {
+		if c := rodb.CacheAt(off, nil); c != nil {
+			t.Fatalf("CacheAt(%q) = %+v, want no cache", off, c)
+		}
 	}
 	dir := t.TempDir()
 	if c := rodb.CacheAt(dir, nil); c == nil || c.Dir != dir {
 		t.Fatalf("CacheAt(%s) = %+v", dir, c)
+	}
+	t.Setenv(rodb.CacheEnv, dir)
+	if got := rodb.DefaultCacheDir(); got != dir {
+		t.Fatalf("DefaultCacheDir() = %s with $%s=%s", got, rodb.CacheEnv, dir)
+	}
+	t.Setenv(rodb.CacheEnv, "")
+	if user, err := os.UserCacheDir(); err == nil && !strings.HasPrefix(rodb.DefaultCacheDir(), user) {
+		t.Fatalf("DefaultCacheDir() = %s, want it in the user's cache folder %s", rodb.DefaultCacheDir(), user)
 	}
 	path := filepath.Join(t.TempDir(), "gen.sqlite")
 	hostileDB(t, path, 6)
