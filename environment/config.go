@@ -101,7 +101,8 @@ type Config struct {
 	// Images, when set, shares the indexed in-memory copies of the NL2SQL
 	// collections' databases with the other environments given the same
 	// Images (a program that opens several over the same collections
-	// indexes each database once); nil: this environment's own.
+	// indexes each database once); nil: this environment's own, shared
+	// by its collections.
 	Images *rodb.Images `json:"-"`
 	// Getenv looks up the environment variables the *KeyEnv fields name;
 	// nil means os.Getenv. No variable is read unless a field names it.

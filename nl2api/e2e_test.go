@@ -36,14 +36,14 @@ func openServed(t testing.TB, dir string) (*toolenv.Collection, toolenv.Handler,
 	var h toolenv.Handler
 	switch c.Backend.Type {
 	case sqltools.BackendType:
-		b, err := sqltools.Open(context.Background(), c, sqltools.Options{})
+		b, err := sqltools.Open(context.Background(), c, sqltools.Options{DB: rodb.Options{Cache: imageCache}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() })
 		h = b
 	case sqlrest.BackendType:
-		b, err := sqlrest.Open(context.Background(), c, sqlrest.Options{})
+		b, err := sqlrest.Open(context.Background(), c, sqlrest.Options{DB: rodb.Options{Cache: imageCache}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func openServed(t testing.TB, dir string) (*toolenv.Collection, toolenv.Handler,
 func TestBuildBothDatabases(t *testing.T) {
 	data := shareddata.Require(t, "bird")
 	out := t.TempDir()
-	rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, Obfuscate: true, Seed: 3, Shrink: []int{10, 50}})
+	rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Obfuscate: true, Seed: 3, Shrink: []int{10, 50}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestBuildBothDatabases(t *testing.T) {
 func TestVerifyRejectsWrongAnswers(t *testing.T) {
 	data := shareddata.Require(t, "bird")
 	out := t.TempDir()
-	if _, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, DBs: []string{"superhero"}, Flavors: []string{"slot", "rest"}}); err != nil {
+	if _, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: data, Out: out, DBs: []string{"superhero"}, Flavors: []string{"slot", "rest"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, flavor := range []string{"slot", "rest"} {
@@ -194,7 +194,7 @@ func TestBrokenDatabase(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "dev_databases", "superhero", "superhero.sqlite"), []byte("garbage, not SQLite"), 0o644)
 	os.Symlink(filepath.Join(data, "dev_databases", "student_club"), filepath.Join(dir, "dev_databases", "student_club"))
 	os.Symlink(filepath.Join(data, "dev.json"), filepath.Join(dir, "dev.json"))
-	rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: dir, Out: t.TempDir(), Flavors: []string{"rest"}})
+	rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: dir, Out: t.TempDir(), Flavors: []string{"rest"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func ExampleBuild() {
 	}
 	out, _ := os.MkdirTemp("", "bird")
 	defer os.RemoveAll(out)
-	rep, err := nl2api.Build(context.Background(), nl2api.Options{
+	rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache,
 		Data:    filepath.Join(data, "bird"),
 		Out:     out,
 		DBs:     []string{"superhero"},
@@ -251,7 +251,7 @@ func ExampleBuild() {
 func TestBuildSpiderDE(t *testing.T) {
 	data := shareddata.Require(t, "spider-de")
 	out := t.TempDir()
-	rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, Obfuscate: true})
+	rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Obfuscate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
