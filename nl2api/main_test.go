@@ -24,5 +24,8 @@ func TestMain(m *testing.M) {
 	imageCache = &rodb.DiskCache{Dir: dir}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if birdBuilt.out != "" {
+		os.RemoveAll(birdBuilt.out)
+	}
 	os.Exit(code)
 }
