@@ -10,6 +10,7 @@ import (
 	"github.com/toolenv/toolenv/backend/mcpsource"
 	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/backend/virtual"
 	"github.com/toolenv/toolenv/drift"
 )
@@ -75,7 +76,7 @@ func (env *Environment) newVirtualBackend(ctx context.Context, c *toolenv.Collec
 // build bird".
 func (env *Environment) newSQLToolsBackend(ctx context.Context, c *toolenv.Collection) (toolenv.Handler, error) {
 	opts := sqltools.Options{Logger: env.log}
-	opts.DB.Images = env.Config.Images
+	opts.DB.Images, opts.DB.Cache = env.Config.Images, env.imageCache()
 	if env.Sessions != nil {
 		opts.Log = env.Sessions
 	}
@@ -85,7 +86,7 @@ func (env *Environment) newSQLToolsBackend(ctx context.Context, c *toolenv.Colle
 // newSQLRestBackend serves REST collections built by "toolenv build bird".
 func (env *Environment) newSQLRestBackend(ctx context.Context, c *toolenv.Collection) (toolenv.Handler, error) {
 	opts := sqlrest.Options{Logger: env.log}
-	opts.DB.Images = env.Config.Images
+	opts.DB.Images, opts.DB.Cache = env.Config.Images, env.imageCache()
 	if env.Sessions != nil {
 		opts.Log = env.Sessions // the sessions' worlds (writable collections)
 	}
@@ -123,3 +124,9 @@ type driftBackend struct {
 // Unwrap returns the base collection's backend, for what its sessions
 // offer (dropping, pinning and rolling back an episode's session).
 func (d *driftBackend) Unwrap() toolenv.Handler { return d.Handler }
+
+// imageCache is the on-disk cache of the databases' indexed images the
+// configuration names, or nil.
+func (env *Environment) imageCache() *rodb.DiskCache {
+	return rodb.CacheAt(env.Config.ImageCache, env.log)
+}

@@ -25,6 +25,11 @@ type Config struct {
 	// ("" means ":memory:"), or a postgres:// DSN that replicas share
 	// (docs/store.md).
 	Store string `json:"store" flag:"store" path:"file" help:"cache and records store: an SQLite file (\":memory:\" keeps nothing) or postgres://user:password@host:port/db, shared by replicas; $TOOLENV_STORE when not given (default: toolenv/store.db in the user's cache folder)"`
+	// ImageCache is the folder where the indexed in-memory copies of the
+	// NL2SQL collections' databases are kept for every process to reuse
+	// (rodb.DiskCache); "" or "off" keeps none, each process indexing
+	// its own. Default sets rodb.DefaultCacheDir().
+	ImageCache string `json:"image_cache" flag:"image-cache" help:"folder where the indexed copies of NL2SQL databases are kept for every process to reuse (keyed by content, checked on every read, at most 4 GiB); \"off\": each process indexes its own; $TOOLENV_IMAGE_CACHE when not given (default: toolenv/images in the user's cache folder)"`
 	// StoreTimeout bounds each operation of a PostgreSQL store (and
 	// connecting to it), so that calls fail fast while it is gone; 0
 	// means 5s.
@@ -96,7 +101,8 @@ type Config struct {
 	// Images, when set, shares the indexed in-memory copies of the NL2SQL
 	// collections' databases with the other environments given the same
 	// Images (a program that opens several over the same collections
-	// indexes each database once); nil: this environment's own.
+	// indexes each database once); nil: this environment's own, shared
+	// by its collections.
 	Images *rodb.Images `json:"-"`
 	// Getenv looks up the environment variables the *KeyEnv fields name;
 	// nil means os.Getenv. No variable is read unless a field names it.
@@ -354,11 +360,13 @@ type MCPConfig struct {
 }
 
 // Default returns the configuration toolenv's commands start from: the
-// defaults of their flags, with the store in the user's cache folder.
+// defaults of their flags, with the store and the image cache in the
+// user's cache folder.
 func Default() Config {
 	var c Config
 	configfile.Defaults(&c)
 	c.Store = defaultStorePath()
+	c.ImageCache = rodb.DefaultCacheDir()
 	return c
 }
 

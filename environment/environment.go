@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/drift"
 	"github.com/toolenv/toolenv/faults"
 	"github.com/toolenv/toolenv/internal/buildinfo"
@@ -93,6 +94,9 @@ func Open(ctx context.Context, cfg *Config) (*Environment, error) {
 	}
 	if c.Version == "" {
 		c.Version = buildinfo.Version()
+	}
+	if c.Images == nil {
+		c.Images = &rodb.Images{} // collections over the same database index it once
 	}
 	env := &Environment{Config: c, Registry: invoke.NewRegistry(), Metrics: server.NewMetrics(),
 		Tasks: map[string][]*toolenv.Task{}, log: c.Logger, getenv: c.Getenv}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/internal/configfile"
 	pgs "github.com/toolenv/toolenv/internal/progress"
 )
@@ -28,13 +29,17 @@ type Config struct {
 	Writes         bool          `json:"writes" flag:"writes" help:"make the collections writable (write tools beside the read tools, run in each session's own world) and generate write tasks from each database's questions, verified on the state they leave (docs/worlds.md)"`
 	WriteTasks     int           `json:"write_tasks" flag:"write-tasks" help:"most write tasks generated per database with --writes (default 24)"`
 	CallTimeout    time.Duration `json:"call_timeout" flag:"call-timeout" help:"time limit of one verification call or gold query (default 10s); one that runs out of it runs again under --max-call-timeout"`
+	ImageCache     string        `json:"image_cache" flag:"image-cache" help:"folder where the indexed copies of the databases are kept for every process to reuse (keyed by content, checked on every read); \"off\": index them here; $TOOLENV_IMAGE_CACHE when not given (default: toolenv/images in the user's cache folder)"`
 	MaxCallTimeout time.Duration `json:"max_call_timeout" flag:"max-call-timeout" help:"time limit a verification or gold query that ran out of --call-timeout runs again under (default 5m); one that runs out of it fails the build, naming its question, so that no task depends on the machine's speed"`
 }
 
 // DefaultConfig returns the configuration the CLI starts from: every
-// flavor, seed 1, four workers.
+// flavor, seed 1, four workers, the image cache in its default folder
+// (rodb.DefaultCacheDir).
 func DefaultConfig() Config {
-	return configfile.Default[Config]()
+	c := configfile.Default[Config]()
+	c.ImageCache = rodb.DefaultCacheDir()
+	return c
 }
 
 // Run checks the configuration and builds (Build): logs go to log, a
@@ -46,6 +51,9 @@ func (c *Config) Run(ctx context.Context, log *slog.Logger, progress io.Writer, 
 		return nil, err
 	}
 	opt.Logger, opt.Command = log, command
+	if opt.ImageCache != nil {
+		opt.ImageCache.Logger = log
+	}
 	if progress != nil {
 		bars := pgs.NewStages(progress)
 		defer bars.Finish()
@@ -65,7 +73,7 @@ func (c *Config) Options() (Options, error) {
 		return invalid("--data and --out are required (e.g. --data ../shared/data/bird --out out/bird)")
 	}
 	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout, MaxCallTimeout: c.MaxCallTimeout,
-		Writes: c.Writes, WriteTasks: c.WriteTasks}
+		Writes: c.Writes, WriteTasks: c.WriteTasks, ImageCache: rodb.CacheAt(c.ImageCache, nil)}
 	for _, f := range strings.Split(c.Flavors, ",") {
 		f = strings.TrimSpace(f)
 		switch f {

@@ -44,7 +44,7 @@ func TestBuildNamesTheDataFolderMeant(t *testing.T) {
 		{"file.txt", []string{"is a file, not a BIRD folder"}},
 	} {
 		out := filepath.Join(dir, "out-"+strings.ReplaceAll(tc.data, "/", "-"))
-		_, err := nl2api.Build(context.Background(), nl2api.Options{Data: filepath.Join(dir, tc.data), Out: out})
+		_, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: filepath.Join(dir, tc.data), Out: out})
 		if toolenv.StatusOf(err) != toolenv.StatusNotFound {
 			t.Errorf("--data %s: %v, want a not_found error", tc.data, err)
 			continue

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -36,14 +37,14 @@ func openServed(t testing.TB, dir string) (*toolenv.Collection, toolenv.Handler,
 	var h toolenv.Handler
 	switch c.Backend.Type {
 	case sqltools.BackendType:
-		b, err := sqltools.Open(context.Background(), c, sqltools.Options{})
+		b, err := sqltools.Open(context.Background(), c, sqltools.Options{DB: rodb.Options{Cache: imageCache}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() })
 		h = b
 	case sqlrest.BackendType:
-		b, err := sqlrest.Open(context.Background(), c, sqlrest.Options{})
+		b, err := sqlrest.Open(context.Background(), c, sqlrest.Options{DB: rodb.Options{Cache: imageCache}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,13 +56,34 @@ func openServed(t testing.TB, dir string) (*toolenv.Collection, toolenv.Handler,
 	return c, h, tasks
 }
 
-func TestBuildBothDatabases(t *testing.T) {
-	data := shareddata.Require(t, "bird")
-	out := t.TempDir()
-	rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, Obfuscate: true, Seed: 3, Shrink: []int{10, 50}})
-	if err != nil {
-		t.Fatal(err)
+// birdBuilt is the build of both BIRD databases (every flavor,
+// obfuscated, shrunk) that TestBuildBothDatabases checks and
+// TestVerifyRejectsWrongAnswers reads: made once per run, never written
+// after.
+var birdBuilt struct {
+	once sync.Once
+	out  string
+	rep  *nl2api.Report
+	err  error
+}
+
+func builtBIRD(t *testing.T) (data, out string, rep *nl2api.Report) {
+	t.Helper()
+	data = shareddata.Require(t, "bird")
+	birdBuilt.once.Do(func() {
+		birdBuilt.out, birdBuilt.err = os.MkdirTemp("", "nl2api-bird-")
+		if birdBuilt.err == nil {
+			birdBuilt.rep, birdBuilt.err = nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: data, Out: birdBuilt.out, Obfuscate: true, Seed: 3, Shrink: []int{10, 50}})
+		}
+	})
+	if birdBuilt.err != nil {
+		t.Fatal(birdBuilt.err)
 	}
+	return data, birdBuilt.out, birdBuilt.rep
+}
+
+func TestBuildBothDatabases(t *testing.T) {
+	data, out, rep := builtBIRD(t)
 	if rep.Questions != 287 {
 		t.Fatalf("%d questions, want 287", rep.Questions)
 	}
@@ -150,11 +172,7 @@ func TestBuildBothDatabases(t *testing.T) {
 // TestVerifyRejectsWrongAnswers checks that verification compares: a task
 // whose gold answer is altered is rejected.
 func TestVerifyRejectsWrongAnswers(t *testing.T) {
-	data := shareddata.Require(t, "bird")
-	out := t.TempDir()
-	if _, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, DBs: []string{"superhero"}, Flavors: []string{"slot", "rest"}}); err != nil {
-		t.Fatal(err)
-	}
+	_, out, _ := builtBIRD(t) // both databases: what is checked does not depend on which
 	for _, flavor := range []string{"slot", "rest"} {
 		c, h, tasks := openServed(t, filepath.Join(out, flavor))
 		checked := 0
@@ -194,7 +212,7 @@ func TestBrokenDatabase(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "dev_databases", "superhero", "superhero.sqlite"), []byte("garbage, not SQLite"), 0o644)
 	os.Symlink(filepath.Join(data, "dev_databases", "student_club"), filepath.Join(dir, "dev_databases", "student_club"))
 	os.Symlink(filepath.Join(data, "dev.json"), filepath.Join(dir, "dev.json"))
-	rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: dir, Out: t.TempDir(), Flavors: []string{"rest"}})
+	rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: dir, Out: t.TempDir(), Flavors: []string{"rest"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +269,7 @@ func ExampleBuild() {
 func TestBuildSpiderDE(t *testing.T) {
 	data := shareddata.Require(t, "spider-de")
 	out := t.TempDir()
-	rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, Obfuscate: true})
+	rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Obfuscate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

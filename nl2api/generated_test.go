@@ -66,7 +66,7 @@ func checkGenerated(t *testing.T, seed uint64, big int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Obfuscate: true, Seed: int64(seed), Workers: 2})
+	rep, err := nl2api.Build(ctx, nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Obfuscate: true, Seed: int64(seed), Workers: 2})
 	if err != nil {
 		t.Fatalf("the build failed (it must never fail because of a question): %v", err)
 	}
@@ -267,7 +267,7 @@ func TestRESTUnencodedValueOverHTTP(t *testing.T) {
 	if _, err := nl2apitest.Generate(data, nl2apitest.Options{Seed: 11}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{nl2api.Rest}}); err != nil {
+	if _, err := nl2api.Build(ctx, nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Flavors: []string{nl2api.Rest}}); err != nil {
 		t.Fatal(err)
 	}
 	served, err := nl2apitest.Serve(ctx, filepath.Join(out, "rest"))
@@ -570,7 +570,7 @@ func TestCheckersCatchDefects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{nl2api.Rest}, Obfuscate: true}); err != nil {
+	if _, err := nl2api.Build(ctx, nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Flavors: []string{nl2api.Rest}, Obfuscate: true}); err != nil {
 		t.Fatal(err)
 	}
 	names := generatedNames(t, corpus, out, []string{nl2api.Rest})

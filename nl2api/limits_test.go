@@ -32,7 +32,7 @@ func TestBuildDoesNotDependOnMachineSpeed(t *testing.T) {
 		}
 		build := func(first, last time.Duration) (string, *nl2api.Report, error) {
 			out := t.TempDir()
-			rep, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Obfuscate: true, Seed: int64(seed), Workers: 2, CallTimeout: first, MaxCallTimeout: last})
+			rep, err := nl2api.Build(ctx, nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Obfuscate: true, Seed: int64(seed), Workers: 2, CallTimeout: first, MaxCallTimeout: last})
 			return out, rep, err
 		}
 		quick, qrep, err := build(0, 0)

@@ -3,6 +3,8 @@ package nl2api
 import (
 	"log/slog"
 	"time"
+
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 )
 
 // The flavors.
@@ -60,6 +62,10 @@ type Options struct {
 	// WriteTasks is the most write tasks made per database (default
 	// DefaultWriteTasks), before verification drops any.
 	WriteTasks int
+	// ImageCache, when set, keeps the indexed copies of the databases on
+	// disk for every process to reuse (rodb.DiskCache); nil: the build
+	// indexes its own.
+	ImageCache *rodb.DiskCache
 	// Command is the command line that asked for the build, recorded in
 	// the report's provenance (may be nil).
 	Command []string

@@ -28,7 +28,7 @@ type database struct {
 
 func openDatabase(ctx context.Context, l bird.Layout, name string, opt *Options) *database {
 	d := &database{name: name, path: l.Database(name)}
-	db, err := rodb.Open(ctx, name, d.path, rodb.Options{Logger: opt.Logger})
+	db, err := rodb.Open(ctx, name, d.path, rodb.Options{Logger: opt.Logger, Cache: opt.ImageCache})
 	if err != nil {
 		d.err = err
 		return d

@@ -86,7 +86,7 @@ func TestWriteTasksGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		build := func(out string) *nl2api.Report {
-			rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, Writes: true, Seed: int64(seed), Workers: 1})
+			rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Writes: true, Seed: int64(seed), Workers: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestWriteTasksBIRDAndSpider(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			data := shareddata.Require(t, name)
 			out := t.TempDir()
-			rep, err := nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: out, Writes: true})
+			rep, err := nl2api.Build(context.Background(), nl2api.Options{ImageCache: imageCache, Data: data, Out: out, Writes: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/devtools/bench"
 	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/internal/shareddata"
@@ -285,9 +286,19 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	// Every command the tests run, and every toolenv they start, shares
+	// one image cache of the run's own (docs/nl2sql.md): each database is
+	// indexed once per run, not once per process, and nothing is read
+	// from or left in the user's cache folder.
+	images, err := os.MkdirTemp("", "toolenv-images-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(rodb.CacheEnv, images)
 	// pgtest.Main stops the PostgreSQL server the tests share (pgtest.DB:
 	// one cluster for the test binary, a fresh database per test).
-	pgtest.Main(m, removeBuiltBird, removeReferenceServer, removeSharedBuilds)
+	pgtest.Main(m, removeBuiltBird, removeReferenceServer, removeSharedBuilds, func() { os.RemoveAll(images) })
 }
 
 // TestBenchMeasuresToolenvAndBaseline runs toolenv bench with each load

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqlrest"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/nl2api/answer"
 	"github.com/toolenv/toolenv/server"
@@ -44,6 +46,10 @@ type Served struct {
 func Serve(ctx context.Context, dirs ...string) (*Served, error) {
 	s := &Served{Collections: map[string]*toolenv.Collection{}, Tasks: map[string][]*toolenv.Task{}, client: &http.Client{Timeout: 30 * time.Second}}
 	reg := invoke.NewRegistry()
+	// The collections share their databases' images, as toolenv serve's
+	// do (indexed once; read from $TOOLENV_IMAGE_CACHE when it is set).
+	var db rodb.Options
+	db.Images, db.Cache = &rodb.Images{}, rodb.CacheAt(os.Getenv(rodb.CacheEnv), nil)
 	for _, dir := range dirs {
 		c, err := toolenv.ReadCollection(dir)
 		if err != nil {
@@ -53,7 +59,7 @@ func Serve(ctx context.Context, dirs ...string) (*Served, error) {
 		var h toolenv.Handler
 		switch c.Backend.Type {
 		case sqltools.BackendType:
-			b, err := sqltools.Open(ctx, c, sqltools.Options{})
+			b, err := sqltools.Open(ctx, c, sqltools.Options{DB: db})
 			if err != nil {
 				s.Close()
 				return nil, err
@@ -61,7 +67,7 @@ func Serve(ctx context.Context, dirs ...string) (*Served, error) {
 			s.closers = append(s.closers, b)
 			h = b
 		case sqlrest.BackendType:
-			b, err := sqlrest.Open(ctx, c, sqlrest.Options{})
+			b, err := sqlrest.Open(ctx, c, sqlrest.Options{DB: db})
 			if err != nil {
 				s.Close()
 				return nil, err

@@ -31,6 +31,10 @@ type Options struct {
 	// files between the opens given the same Images: a file is copied
 	// and indexed once (see Images).
 	Images *Images
+	// Cache, when set, keeps the indexed images on disk for every
+	// process to reuse (see DiskCache); nil: each process indexes its
+	// own.
+	Cache *DiskCache
 }
 
 const defaultInMemoryMaxBytes = 64 << 20
@@ -163,12 +167,22 @@ func Open(ctx context.Context, name, path string, opt Options) (*DB, error) {
 		maxConns = 4
 	}
 	if limit > 0 && st.Size() <= limit {
+		build := d.indexedImage
+		if c := opt.Cache; c != nil {
+			build = func(ctx context.Context) ([]byte, error) {
+				var ver string
+				if err := fileDB.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&ver); err != nil {
+					return nil, err
+				}
+				return c.image(ctx, abs, fmt.Sprintf("rules=%d sqlite=%s", indexRules, ver), d.indexedImage)
+			}
+		}
 		var img []byte
 		var err error
 		if opt.Images != nil {
-			img, err = opt.Images.get(ctx, abs, st, d.indexedImage)
+			img, err = opt.Images.get(ctx, abs, st, build)
 		} else {
-			img, err = d.indexedImage(ctx)
+			img, err = build(ctx)
 		}
 		if err != nil {
 			fileDB.Close()
