@@ -53,20 +53,37 @@ func Breaking(old, nw *toolenv.Collection) (*BreakingReport, error) {
 // with batch 0, the whole documents are diffed at once.
 // TestBreakingPrunedEqualsWhole compares the two.
 func breaking(old, nw *toolenv.Collection, batch int) (*BreakingReport, error) {
+	s1, s2, err := loadDocuments(old, nw, batch > 0)
+	if err != nil {
+		return nil, err
+	}
+	return diffDocuments(old, nw, s1, s2, batch)
+}
+
+// loadDocuments loads the OpenAPI documents of two versions as oasdiff
+// reads them, with the operations both hold alike left out when prune is
+// set (pruneCommon).
+func loadDocuments(old, nw *toolenv.Collection, prune bool) (s1, s2 *load.SpecInfo, err error) {
 	d1, d2 := openapi.Document(old, ""), openapi.Document(nw, "")
-	if batch > 0 {
+	if prune {
 		if err := pruneCommon(d1, d2); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	s1, err := specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v"))
-	if err != nil {
-		return nil, err
+	if s1, err = specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v")); err != nil {
+		return nil, nil, err
 	}
-	s2, err := specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v"))
-	if err != nil {
-		return nil, err
+	if s2, err = specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v")); err != nil {
+		return nil, nil, err
 	}
+	return s1, s2, nil
+}
+
+// diffDocuments is the backward-compatibility report between the loaded
+// documents s1 (of old) and s2 (of nw), diffed in batches of about batch
+// paths (pathBatches) when batch > 0, whole otherwise. It reads s1 and s2
+// without changing them.
+func diffDocuments(old, nw *toolenv.Collection, s1, s2 *load.SpecInfo, batch int) (*BreakingReport, error) {
 	pairs := [][2]*load.SpecInfo{{s1, s2}}
 	if batch > 0 {
 		pairs = pathBatches(s1, s2, batch)

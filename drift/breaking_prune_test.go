@@ -137,8 +137,16 @@ func TestBreakingPrunedEqualsWhole(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						// breaking(from, to, batch) is loadDocuments then
+						// diffDocuments: the pruned documents are loaded once
+						// (loading is most of its work) and diffed in batches
+						// of each size.
+						s1, s2, err := loadDocuments(pair.from, pair.to, true)
+						if err != nil {
+							t.Fatal(err)
+						}
 						for _, batch := range []int{1, 3, breakingBatch} {
-							got, err := breaking(pair.from, pair.to, batch)
+							got, err := diffDocuments(pair.from, pair.to, s1, s2, batch)
 							if err != nil {
 								t.Fatal(err)
 							}
