@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"reflect"
 	"regexp"
 	"sort"
@@ -216,15 +217,78 @@ func pathBatches(s1, s2 *load.SpecInfo, n int) [][2]*load.SpecInfo {
 
 // specInfo loads a collection's documented tools (openapi.Document
 // leaves hidden ones out) as an OpenAPI document.
+//
+// kin-openapi decodes each object of a document twice, once into its
+// type and once into a map for its extensions, and each nested object
+// again from its own bytes: the cost of a document grows with its size
+// times its depth. So the document is given to the loader without its
+// paths, and each operation (and each path item's other fields) is
+// decoded on its own, saving the three outer levels (document, paths,
+// path item) their passes over every operation; the references are then
+// resolved as the loader resolves them. TestSpecInfoLoadsAsTheLoader
+// compares the result with the loader's own.
 func specInfo(c *toolenv.Collection, doc map[string]any, name string) (*load.SpecInfo, error) {
-	raw, err := json.Marshal(doc)
+	fail := func(err error) error {
+		return fmt.Errorf("oasdiff cannot load the openapi document of %s %s: %w", c.Name, c.Version, err)
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	top := make(map[string]any, len(doc))
+	for k, v := range doc {
+		top[k] = v
+	}
+	top["paths"] = map[string]any{}
+	raw, err := json.Marshal(top)
 	if err != nil {
 		return nil, fmt.Errorf("openapi document of %s %s: %w", c.Name, c.Version, err)
 	}
 	loader := openapi3.NewLoader()
-	si, err := load.NewSpecInfoFromData(loader, raw, name+"/openapi.json")
+	location := &url.URL{Path: name + "/openapi.json"}
+	spec, err := loader.LoadFromDataWithPath(raw, location)
 	if err != nil {
-		return nil, fmt.Errorf("oasdiff cannot load the openapi document of %s %s: %w", c.Name, c.Version, err)
+		return nil, fail(err)
+	}
+	spec.Paths = openapi3.NewPathsWithCapacity(len(paths))
+	for path, v := range paths {
+		item, ok := v.(map[string]any)
+		if !ok {
+			return nil, fail(fmt.Errorf("path %s is not an object", path))
+		}
+		rest := make(map[string]any, len(item))
+		for k, v := range item {
+			if !httpMethods[k] {
+				rest[k] = v
+			}
+		}
+		raw, err := json.Marshal(rest)
+		if err != nil {
+			return nil, fmt.Errorf("openapi document of %s %s, path %s: %w", c.Name, c.Version, path, err)
+		}
+		pi := &openapi3.PathItem{}
+		if err := pi.UnmarshalJSON(raw); err != nil {
+			return nil, fail(fmt.Errorf("path %s: %w", path, err))
+		}
+		for m, v := range item {
+			if !httpMethods[m] {
+				continue
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("openapi document of %s %s, %s %s: %w", c.Name, c.Version, m, path, err)
+			}
+			op := &openapi3.Operation{}
+			if err := op.UnmarshalJSON(raw); err != nil {
+				return nil, fail(fmt.Errorf("%s %s: %w", m, path, err))
+			}
+			pi.SetOperation(strings.ToUpper(m), op)
+		}
+		spec.Paths.Set(path, pi)
+	}
+	if err := loader.ResolveRefsIn(spec, location); err != nil {
+		return nil, fail(err)
+	}
+	si := &load.SpecInfo{Url: location.Path, Spec: spec}
+	if spec.Info != nil {
+		si.Version = spec.Info.Version
 	}
 	return si, nil
 }
