@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"reflect"
 	"regexp"
 	"sort"
@@ -53,20 +54,37 @@ func Breaking(old, nw *toolenv.Collection) (*BreakingReport, error) {
 // with batch 0, the whole documents are diffed at once.
 // TestBreakingPrunedEqualsWhole compares the two.
 func breaking(old, nw *toolenv.Collection, batch int) (*BreakingReport, error) {
+	s1, s2, err := loadDocuments(old, nw, batch > 0)
+	if err != nil {
+		return nil, err
+	}
+	return diffDocuments(old, nw, s1, s2, batch)
+}
+
+// loadDocuments loads the OpenAPI documents of two versions as oasdiff
+// reads them, with the operations both hold alike left out when prune is
+// set (pruneCommon).
+func loadDocuments(old, nw *toolenv.Collection, prune bool) (s1, s2 *load.SpecInfo, err error) {
 	d1, d2 := openapi.Document(old, ""), openapi.Document(nw, "")
-	if batch > 0 {
+	if prune {
 		if err := pruneCommon(d1, d2); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	s1, err := specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v"))
-	if err != nil {
-		return nil, err
+	if s1, err = specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v")); err != nil {
+		return nil, nil, err
 	}
-	s2, err := specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v"))
-	if err != nil {
-		return nil, err
+	if s2, err = specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v")); err != nil {
+		return nil, nil, err
 	}
+	return s1, s2, nil
+}
+
+// diffDocuments is the backward-compatibility report between the loaded
+// documents s1 (of old) and s2 (of nw), diffed in batches of about batch
+// paths (pathBatches) when batch > 0, whole otherwise. It reads s1 and s2
+// without changing them.
+func diffDocuments(old, nw *toolenv.Collection, s1, s2 *load.SpecInfo, batch int) (*BreakingReport, error) {
 	pairs := [][2]*load.SpecInfo{{s1, s2}}
 	if batch > 0 {
 		pairs = pathBatches(s1, s2, batch)
@@ -199,15 +217,78 @@ func pathBatches(s1, s2 *load.SpecInfo, n int) [][2]*load.SpecInfo {
 
 // specInfo loads a collection's documented tools (openapi.Document
 // leaves hidden ones out) as an OpenAPI document.
+//
+// kin-openapi decodes each object of a document twice, once into its
+// type and once into a map for its extensions, and each nested object
+// again from its own bytes: the cost of a document grows with its size
+// times its depth. So the document is given to the loader without its
+// paths, and each operation (and each path item's other fields) is
+// decoded on its own, saving the three outer levels (document, paths,
+// path item) their passes over every operation; the references are then
+// resolved as the loader resolves them. TestSpecInfoLoadsAsTheLoader
+// compares the result with the loader's own.
 func specInfo(c *toolenv.Collection, doc map[string]any, name string) (*load.SpecInfo, error) {
-	raw, err := json.Marshal(doc)
+	fail := func(err error) error {
+		return fmt.Errorf("oasdiff cannot load the openapi document of %s %s: %w", c.Name, c.Version, err)
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	top := make(map[string]any, len(doc))
+	for k, v := range doc {
+		top[k] = v
+	}
+	top["paths"] = map[string]any{}
+	raw, err := json.Marshal(top)
 	if err != nil {
 		return nil, fmt.Errorf("openapi document of %s %s: %w", c.Name, c.Version, err)
 	}
 	loader := openapi3.NewLoader()
-	si, err := load.NewSpecInfoFromData(loader, raw, name+"/openapi.json")
+	location := &url.URL{Path: name + "/openapi.json"}
+	spec, err := loader.LoadFromDataWithPath(raw, location)
 	if err != nil {
-		return nil, fmt.Errorf("oasdiff cannot load the openapi document of %s %s: %w", c.Name, c.Version, err)
+		return nil, fail(err)
+	}
+	spec.Paths = openapi3.NewPathsWithCapacity(len(paths))
+	for path, v := range paths {
+		item, ok := v.(map[string]any)
+		if !ok {
+			return nil, fail(fmt.Errorf("path %s is not an object", path))
+		}
+		rest := make(map[string]any, len(item))
+		for k, v := range item {
+			if !httpMethods[k] {
+				rest[k] = v
+			}
+		}
+		raw, err := json.Marshal(rest)
+		if err != nil {
+			return nil, fmt.Errorf("openapi document of %s %s, path %s: %w", c.Name, c.Version, path, err)
+		}
+		pi := &openapi3.PathItem{}
+		if err := pi.UnmarshalJSON(raw); err != nil {
+			return nil, fail(fmt.Errorf("path %s: %w", path, err))
+		}
+		for m, v := range item {
+			if !httpMethods[m] {
+				continue
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("openapi document of %s %s, %s %s: %w", c.Name, c.Version, m, path, err)
+			}
+			op := &openapi3.Operation{}
+			if err := op.UnmarshalJSON(raw); err != nil {
+				return nil, fail(fmt.Errorf("%s %s: %w", m, path, err))
+			}
+			pi.SetOperation(strings.ToUpper(m), op)
+		}
+		spec.Paths.Set(path, pi)
+	}
+	if err := loader.ResolveRefsIn(spec, location); err != nil {
+		return nil, fail(err)
+	}
+	si := &load.SpecInfo{Url: location.Path, Spec: spec}
+	if spec.Info != nil {
+		si.Version = spec.Info.Version
 	}
 	return si, nil
 }

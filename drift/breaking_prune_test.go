@@ -1,12 +1,15 @@
 package drift
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/oasdiff/oasdiff/load"
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/openapi"
@@ -137,8 +140,16 @@ func TestBreakingPrunedEqualsWhole(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
+						// breaking(from, to, batch) is loadDocuments then
+						// diffDocuments: the pruned documents are loaded once
+						// (loading is most of its work) and diffed in batches
+						// of each size.
+						s1, s2, err := loadDocuments(pair.from, pair.to, true)
+						if err != nil {
+							t.Fatal(err)
+						}
 						for _, batch := range []int{1, 3, breakingBatch} {
-							got, err := breaking(pair.from, pair.to, batch)
+							got, err := diffDocuments(pair.from, pair.to, s1, s2, batch)
 							if err != nil {
 								t.Fatal(err)
 							}
@@ -196,5 +207,87 @@ func TestSameButExamples(t *testing.T) {
 		if got := sameButExamples([]byte(c.a), []byte(c.b)); got != c.want {
 			t.Errorf("sameButExamples(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestSpecInfoLoadsAsTheLoader: specInfo, which decodes a document's
+// operations one by one, gives what kin-openapi's loader gives the whole
+// document (as oasdiff loads it): the same document, written back byte
+// for byte, and the same oasdiff report between two versions (so the
+// references resolve alike), on the demo and generated REST APIs
+// (sessions, tags, shared paths, path variables renamed) drifted at every
+// rate, whole and pruned.
+func TestSpecInfoLoadsAsTheLoader(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 31))
+	dm, err := demo.Collection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaLoader := func(c *toolenv.Collection, doc map[string]any) *load.SpecInfo {
+		t.Helper()
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		si, err := load.NewSpecInfoFromData(openapi3.NewLoader(), raw, "v"+strings.TrimPrefix(c.Version, "v")+"/openapi.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return si
+	}
+	compared := 0
+	for name, base := range map[string]*toolenv.Collection{"demo": dm, "rest": genRESTCollection(r, 12, false), "rest-sessions": genRESTCollection(r, 10, true)} {
+		for _, rate := range []float64{0.3, 1} {
+			rates := map[string]float64{}
+			for _, op := range Operators() {
+				rates[op.Name] = rate
+			}
+			d, err := Drift(NewLineage(base), Options{Seed: 5, Rates: rates})
+			if err != nil {
+				t.Fatal(err)
+			}
+			to := renamePathVars(r, d.Lineage.Current)
+			for _, prune := range []bool{false, true} {
+				d1, d2 := openapi.Document(d.From, ""), openapi.Document(to, "")
+				if prune {
+					if err := pruneCommon(d1, d2); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var got, want [2]*load.SpecInfo
+				for i, side := range []struct {
+					c   *toolenv.Collection
+					doc map[string]any
+				}{{d.From, d1}, {to, d2}} {
+					want[i] = viaLoader(side.c, side.doc)
+					if got[i], err = specInfo(side.c, side.doc, "v"+strings.TrimPrefix(side.c.Version, "v")); err != nil {
+						t.Fatal(err)
+					}
+					if got[i].Url != want[i].Url || got[i].Version != want[i].Version {
+						t.Errorf("%s rate %v prune %v: url %q version %q, the loader's %q %q", name, rate, prune, got[i].Url, got[i].Version, want[i].Url, want[i].Version)
+					}
+					if g, w := mustJSON(got[i].Spec), mustJSON(want[i].Spec); g != w {
+						t.Fatalf("%s rate %v prune %v, %s: specInfo's document differs from the loader's:\n got %.3000s\nwant %.3000s", name, rate, prune, side.c.Version, g, w)
+					}
+				}
+				gr, err := diffDocuments(d.From, to, got[0], got[1], 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wr, err := diffDocuments(d.From, to, want[0], want[1], 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(gr, wr) {
+					t.Fatalf("%s rate %v prune %v: the report differs from the loader's:\n got %s\nwant %s", name, rate, prune, mustJSON(gr), mustJSON(wr))
+				}
+				if len(wr.Changes) > 0 {
+					compared++
+				}
+			}
+		}
+	}
+	if compared < 6 {
+		t.Errorf("only %d of the comparisons had changes to report: the comparison proves little", compared)
 	}
 }

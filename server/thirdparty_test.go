@@ -308,7 +308,18 @@ function check(task: string, step: string, error: { status: string; error: strin
 }
 
 const results: Record<string, Record<string, unknown>> = {};
+
+// ToolBody is the JSON request body the generated types give a tool's
+// POST; each call's literal is checked against it.
+type ToolBody<P extends keyof paths> = paths[P]["post"] extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
 `)
+	// Each tool gets one function calling client.POST on its path: tsc
+	// resolves openapi-fetch's generic POST once per tool rather than once
+	// per call (most of its time checking the program went there), and
+	// each call's body is still a literal checked against the generated
+	// body type.
+	var funcs strings.Builder
+	toolFunc := map[string]string{}
 	for i, task := range tasks {
 		init, err := sqltools.InitCalls(task)
 		if err != nil {
@@ -329,8 +340,14 @@ const results: Record<string, Record<string, unknown>> = {};
 				return "", err
 			}
 			path := "/tools/" + coll + "/" + g.Name
-			fmt.Fprintf(&b, "  {\n    const { data, error } = await client.POST(%q, { params: { header }, body: %s });\n    check(%q, %q, error);\n",
-				path, body, task.ID, fmt.Sprintf("call %d (%s)", j+1, g.Name))
+			fn, ok := toolFunc[path]
+			if !ok {
+				fn = fmt.Sprintf("call%d", len(toolFunc))
+				toolFunc[path] = fn
+				fmt.Fprintf(&funcs, "\nasync function %s(header: { %q: string }, body: ToolBody<%q>) {\n  return client.POST(%q, { params: { header }, body });\n}\n", fn, "X-Toolenv-Session", path, path)
+			}
+			fmt.Fprintf(&b, "  {\n    const { data, error } = await %s(header, %s);\n    check(%q, %q, error);\n",
+				fn, body, task.ID, fmt.Sprintf("call %d (%s)", j+1, g.Name))
 			if g.Label != "" {
 				fmt.Fprintf(&b, "    out[%q] = data;\n", g.Label)
 			}
@@ -338,6 +355,7 @@ const results: Record<string, Record<string, unknown>> = {};
 		}
 		fmt.Fprintf(&b, "  await endSession(session);\n  results[%q] = out;\n}\n", task.ID)
 	}
+	b.WriteString(funcs.String())
 	b.WriteString("\nasync function main(): Promise<void> {\n")
 	for i := range tasks {
 		fmt.Fprintf(&b, "  await task%d();\n", i)

@@ -19,6 +19,8 @@ type Evictions struct {
 	log        *slog.Logger
 	every      time.Duration
 	onEvict    func(n int)
+	now        func() time.Time
+	afterFunc  func(time.Duration, func())
 
 	total   atomic.Int64
 	mu      sync.Mutex
@@ -40,6 +42,11 @@ type EvictionOptions struct {
 	Every time.Duration
 	// OnEvict is told of every n sessions evicted (a metrics counter).
 	OnEvict func(n int)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// AfterFunc calls f once d has passed (default: time.AfterFunc);
+	// tests inject their own to end a window when they choose.
+	AfterFunc func(d time.Duration, f func())
 }
 
 // NewEvictions returns an eviction log.
@@ -53,7 +60,13 @@ func NewEvictions(o EvictionOptions) *Evictions {
 	if o.Every <= 0 {
 		o.Every = 10 * time.Second
 	}
-	return &Evictions{kind: o.Kind, flag: o.Flag, max: o.Max, log: o.Logger, every: o.Every, onEvict: o.OnEvict}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.AfterFunc == nil {
+		o.AfterFunc = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
+	}
+	return &Evictions{kind: o.Kind, flag: o.Flag, max: o.Max, log: o.Logger, every: o.Every, onEvict: o.OnEvict, now: o.Now, afterFunc: o.AfterFunc}
 }
 
 // Evicted records n sessions evicted.
@@ -71,12 +84,12 @@ func (e *Evictions) Evicted(n int) {
 		e.mu.Unlock()
 		return
 	}
-	e.window = time.Now()
+	e.window = e.now()
 	e.mu.Unlock()
 	e.log.LogAttrs(context.Background(), slog.LevelWarn, e.kind+" sessions evicted: "+e.flag+" "+strconv.Itoa(e.max)+" was reached",
 		slog.Int("evicted", n), slog.Int64("evicted_total", e.total.Load()),
 		slog.String("hint", "the idlest sessions not in use were closed; their next call gets an error saying so; raise "+e.flag+" or have clients end the sessions they no longer need"))
-	time.AfterFunc(e.every, e.flush)
+	e.afterFunc(e.every, e.flush)
 }
 
 // flush logs the evictions of the window that ends now, and opens a new
@@ -90,12 +103,13 @@ func (e *Evictions) flush() {
 		e.mu.Unlock()
 		return
 	}
-	since := time.Since(e.window).Round(time.Second)
-	e.window = time.Now()
+	now := e.now()
+	since := now.Sub(e.window).Round(time.Second)
+	e.window = now
 	e.mu.Unlock()
 	e.log.LogAttrs(context.Background(), slog.LevelWarn, e.kind+" sessions evicted: "+e.flag+" "+strconv.Itoa(e.max)+" was reached",
 		slog.Int("evicted", n), slog.String("in_the_last", since.String()), slog.Int64("evicted_total", e.total.Load()))
-	time.AfterFunc(e.every, e.flush)
+	e.afterFunc(e.every, e.flush)
 }
 
 // Total is how many sessions were evicted.

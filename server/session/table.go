@@ -85,6 +85,10 @@ type Options struct {
 	OnEnd func(id string)
 	// Now is the clock (default time.Now); tests inject their own.
 	Now func() time.Time
+	// AfterFunc calls f once d has passed (default: time.AfterFunc): it
+	// ends the windows in which evictions are summed up in one log line
+	// (see Evictions); tests inject their own.
+	AfterFunc func(d time.Duration, f func())
 	// Logger logs evictions (rate-limited: see Evictions); nil discards.
 	Logger *slog.Logger
 	// OnEvict is told of every n sessions evicted at the cap (a metrics
@@ -148,8 +152,8 @@ func New(opts Options) *Table {
 		opts.MaxPerClient = 0
 	}
 	return &Table{opts: opts, m: map[string]*entry{}, lru: list.New(), gone: NewRecent(rememberEvicted(opts.Max)), perClient: map[string]int{},
-		evictions:       NewEvictions(EvictionOptions{Kind: "task", Max: opts.Max, Logger: opts.Logger, OnEvict: opts.OnEvict}),
-		clientEvictions: NewEvictions(EvictionOptions{Kind: "task", Flag: "--max-sessions-per-client", Max: opts.MaxPerClient, Logger: opts.Logger, OnEvict: opts.OnEvict})}
+		evictions:       NewEvictions(EvictionOptions{Kind: "task", Max: opts.Max, Logger: opts.Logger, OnEvict: opts.OnEvict, Now: opts.Now, AfterFunc: opts.AfterFunc}),
+		clientEvictions: NewEvictions(EvictionOptions{Kind: "task", Flag: "--max-sessions-per-client", Max: opts.MaxPerClient, Logger: opts.Logger, OnEvict: opts.OnEvict, Now: opts.Now, AfterFunc: opts.AfterFunc})}
 }
 
 // rememberEvicted is how many evicted sessions a table of max sessions
