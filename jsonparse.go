@@ -87,6 +87,10 @@ type jsonParser struct {
 	// boxes, set with arena, holds short numbers and strings already
 	// boxed as values (see box).
 	boxes *boxCache
+	// keepTop, when set, has the outermost object's members kept in top,
+	// in the order they came (see ParseArgsText).
+	keepTop bool
+	top     []jsonMember
 }
 
 // boxCache keeps the last value boxed for each of a few short literals:
@@ -169,17 +173,25 @@ func (ms *members) add(k string, v any) {
 }
 
 // done makes the object's map, at its final size, and gives the chunks
-// back for the next objects.
-func (ms *members) done() map[string]any {
+// back for the next objects. With keep, it returns the members too, in
+// the order they came.
+func (ms *members) done(keep bool) (map[string]any, []jsonMember) {
 	m := make(map[string]any, ms.n)
+	var all []jsonMember
+	if keep {
+		all = make([]jsonMember, 0, ms.n)
+	}
 	for _, chunk := range ms.chunks {
+		if keep {
+			all = append(all, chunk...)
+		}
 		for _, kv := range chunk {
 			m[kv.k] = kv.v // a repeated key keeps its last value
 		}
 		clear(chunk)
 		ms.p.free = append(ms.p.free, chunk)
 	}
-	return m
+	return m, all
 }
 
 type jsonMember struct {
@@ -250,7 +262,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 	p.space()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
-		return map[string]any{}, nil
+		return map[string]any{}, nil // no members: p.top stays empty
 	}
 	ms := members{p: p}
 	for {
@@ -287,7 +299,11 @@ func (p *jsonParser) object(depth int) (any, error) {
 			p.i++
 		case '}':
 			p.i++
-			return ms.done(), nil
+			m, all := ms.done(depth == 0 && p.keepTop)
+			if all != nil {
+				p.top = all
+			}
+			return m, nil
 		default:
 			return nil, p.fail("want ',' or '}' in an object")
 		}
