@@ -50,35 +50,83 @@ func argsParser(data []byte, s *Schema, owned bool) jsonParser {
 // ParseJSON makes of them (a repeated key's last member kept), and
 // returns the indexes in a of the members written, in order.
 func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
-	kept := make([]int32, 0, len(a))
-	sorted := true
-	for i := 1; i < len(a); i++ {
+	// Where each run of members in order starts: most calls' members
+	// come in order, or in a few ordered runs (a documented argument or
+	// two before many others), merged; more runs are sorted.
+	runs := []int{0}
+	for i := 1; i < len(a) && len(runs) <= maxMergeRuns; i++ {
 		if a[i-1].k >= a[i].k {
-			sorted = false
-			break
+			runs = append(runs, i)
 		}
 	}
-	if sorted {
+	order := make([]int32, len(a))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	switch {
+	case len(runs) == 1: // in order already, each key once
+		return order, writeMembers(b, a, order)
+	case len(runs) <= maxMergeRuns:
+		mergeRuns(a, order, runs)
+	default:
+		mo := make([]memberOrder, len(a))
 		for i := range a {
-			kept = append(kept, int32(i))
+			mo[i] = memberOrder{p: keyWord(a[i].k, 0), i: int32(i)}
 		}
-	} else {
-		order := make([]memberOrder, len(a))
-		for i := range a {
-			order[i] = memberOrder{p: keyWord(a[i].k, 0), i: int32(i)}
+		sortByWords(a, mo, make([]memberOrder, len(a)), 0)
+		for i, o := range mo {
+			order[i] = o.i
 		}
-		sortByWords(a, order, make([]memberOrder, len(a)), 0)
-		for i := 0; i < len(order); {
-			// Members of one key are together; the last to come wins.
-			last := order[i].i
-			j := i + 1
-			for ; j < len(order) && a[order[j].i].k == a[order[i].i].k; j++ {
-				last = max(last, order[j].i)
+	}
+	kept := order[:0]
+	for i := 0; i < len(order); {
+		// Members of one key are together; the last to come wins.
+		last := order[i]
+		j := i + 1
+		for ; j < len(order) && a[order[j]].k == a[order[i]].k; j++ {
+			last = max(last, order[j])
+		}
+		kept = append(kept, last)
+		i = j
+	}
+	return kept, writeMembers(b, a, kept)
+}
+
+// mergeRuns sorts order, the indexes of a's members in a's order, by
+// their keys, given where each of the runs of members in order starts:
+// merged two by two.
+func mergeRuns(a []jsonMember, order []int32, runs []int) {
+	tmp := make([]int32, len(order))
+	for len(runs) > 1 {
+		next := runs[:0:0]
+		for r := 0; r < len(runs); r += 2 {
+			lo, mid, hi := runs[r], len(order), len(order)
+			if r+1 < len(runs) {
+				mid = runs[r+1]
 			}
-			kept = append(kept, last)
-			i = j
+			if r+2 < len(runs) {
+				hi = runs[r+2]
+			}
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if a[order[j]].k < a[order[i]].k {
+					tmp[k], j = order[j], j+1
+				} else {
+					tmp[k], i = order[i], i+1
+				}
+				k++
+			}
+			k += copy(tmp[k:], order[i:mid])
+			copy(tmp[k:], order[j:hi])
+			copy(order[lo:hi], tmp[lo:hi])
+			next = append(next, lo)
 		}
+		runs = next
 	}
+}
+
+// writeMembers writes the object of a's members at kept, in that order.
+func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32) error {
 	b.WriteByte('{')
 	for n, i := range kept {
 		if n > 0 {
@@ -88,11 +136,11 @@ func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
 		writeCanonicalString(b, m.k, true)
 		b.WriteByte(':')
 		if err := writeCanonical(b, m.v, 1); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	b.WriteByte('}')
-	return kept, nil
+	return nil
 }
 
 // memberKeys yields the keys of the members of a at kept, in order.
