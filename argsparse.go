@@ -10,8 +10,10 @@ type ParsedArgs struct {
 	// Args are the arguments, as ParseArgs gives them.
 	Args map[string]any
 	// members are the outermost object's members as they came (a
-	// repeated key's last member is the one Args holds).
-	members []jsonMember
+	// repeated key's last member is the one Args holds), in the chunks
+	// the parser collected them in: joined only when the canonical form
+	// is written (a strict tool refusing the call never needs them).
+	members [][]jsonMember
 	// size is the length of the text parsed (the canonical form is
 	// rarely longer).
 	size int
@@ -157,15 +159,23 @@ func memberKeys(a []jsonMember, kept []int32) func(yield func(string) bool) {
 // canonicalFromParse writes the canonical form of pa's arguments from
 // their members.
 func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
+	n := 0
+	for _, c := range pa.members {
+		n += len(c)
+	}
+	all := make([]jsonMember, 0, n)
+	for _, c := range pa.members {
+		all = append(all, c...)
+	}
 	var b bytes.Buffer
 	b.Grow(pa.size)
-	kept, err := writeCanonicalMembers(&b, pa.members)
+	kept, err := writeCanonicalMembers(&b, all)
 	if err != nil {
 		return canonicalMemo{err: err}
 	}
 	r := canonicalMemo{canon: b.String()}
-	if len(pa.members) >= minTopKeys { // as from the text (SortedKeys)
-		r.keys, r.nkeys = memberKeys(pa.members, kept), len(kept)
+	if len(all) >= minTopKeys { // as from the text (SortedKeys)
+		r.keys, r.nkeys = memberKeys(all, kept), len(kept)
 	}
 	return r
 }

@@ -88,9 +88,10 @@ type jsonParser struct {
 	// boxed as values (see box).
 	boxes *boxCache
 	// keepTop, when set, has the outermost object's members kept in top,
-	// in the order they came (see ParseArgsText).
+	// in the order they came, in the chunks they were collected in (see
+	// ParseArgsText).
 	keepTop bool
-	top     []jsonMember
+	top     [][]jsonMember
 }
 
 // boxCache keeps the last value boxed for each of a few short literals:
@@ -173,25 +174,23 @@ func (ms *members) add(k string, v any) {
 }
 
 // done makes the object's map, at its final size, and gives the chunks
-// back for the next objects. With keep, it returns the members too, in
-// the order they came.
-func (ms *members) done(keep bool) (map[string]any, []jsonMember) {
+// back for the next objects. With keep, it returns the chunks instead,
+// as they are: the members in the order they came.
+func (ms *members) done(keep bool) (map[string]any, [][]jsonMember) {
 	m := make(map[string]any, ms.n)
-	var all []jsonMember
-	if keep {
-		all = make([]jsonMember, 0, ms.n)
-	}
 	for _, chunk := range ms.chunks {
-		if keep {
-			all = append(all, chunk...)
-		}
 		for _, kv := range chunk {
 			m[kv.k] = kv.v // a repeated key keeps its last value
 		}
-		clear(chunk)
-		ms.p.free = append(ms.p.free, chunk)
+		if !keep {
+			clear(chunk)
+			ms.p.free = append(ms.p.free, chunk)
+		}
 	}
-	return m, all
+	if keep {
+		return m, ms.chunks
+	}
+	return m, nil
 }
 
 type jsonMember struct {
@@ -299,9 +298,9 @@ func (p *jsonParser) object(depth int) (any, error) {
 			p.i++
 		case '}':
 			p.i++
-			m, all := ms.done(depth == 0 && p.keepTop)
-			if all != nil {
-				p.top = all
+			m, kept := ms.done(depth == 0 && p.keepTop)
+			if kept != nil {
+				p.top = kept
 			}
 			return m, nil
 		default:
