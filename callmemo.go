@@ -90,11 +90,31 @@ func (c *Call) ArgsFromText(m map[string]any, text []byte) {
 	c.MemoArgs(argsTextKind{}, m, func() any { return text })
 }
 
+type argsParsedKind struct{}
+
+// ArgsFromParse sets c.Args to pa's arguments and records that they were
+// parsed by ParseArgsText and have not changed since: CanonicalOf then
+// writes their canonical form from the parser's members, which gives
+// the same bytes as walking the map (a repeated key's last member kept,
+// as the parser keeps it) without reading the text again nor visiting
+// the map's members in its order. ArgsFromParse(nil) does nothing.
+func (c *Call) ArgsFromParse(pa *ParsedArgs) {
+	if pa == nil {
+		return
+	}
+	c.Args = pa.Args
+	if pa.Args == nil {
+		return
+	}
+	c.MemoArgs(argsParsedKind{}, pa.Args, func() any { return pa })
+}
+
 type canonicalKind struct{}
 
 type canonicalMemo struct {
 	canon string
-	keys  *sortedKeys // the keys in byte order, when found while writing canon
+	keys  iter.Seq[string] // the keys in byte order, each once, when found while writing canon
+	nkeys int              // how many keys yields
 	err   error
 }
 
@@ -106,12 +126,19 @@ func (c *Call) CanonicalOf(m map[string]any) (string, error) {
 		return "{}", nil
 	}
 	r := c.MemoArgs(canonicalKind{}, m, func() any {
+		if pa, ok := c.lookup(argsParsedKind{}, m); ok {
+			return canonicalFromParse(pa.(*ParsedArgs))
+		}
 		if text, ok := c.lookup(argsTextKind{}, m); ok {
 			var b bytes.Buffer
 			b.Grow(len(text.([]byte)))
 			keys, err := writeCanonicalRawKeys(&b, unsafe.String(unsafe.SliceData(text.([]byte)), len(text.([]byte))), 0, true)
 			canon := b.Bytes()
-			return canonicalMemo{unsafe.String(unsafe.SliceData(canon), len(canon)), keys, err} // canon is not written again
+			r := canonicalMemo{canon: unsafe.String(unsafe.SliceData(canon), len(canon)), err: err} // canon is not written again
+			if keys != nil {
+				r.keys, r.nkeys = keys.all, len(keys.ends)
+			}
+			return r
 		}
 		canon, err := Canonical(m)
 		return canonicalMemo{canon: string(canon), err: err}
@@ -121,16 +148,16 @@ func (c *Call) CanonicalOf(m map[string]any) (string, error) {
 
 // SortedKeys returns the keys of the arguments map m in byte order, each
 // once, when the call knows them without sorting them: when CanonicalOf(m)
-// wrote m's canonical form from its text (see ArgsFromText) and m has
-// many members (from 64). Otherwise it reports false.
+// wrote m's canonical form from its text or its parse (see ArgsFromText,
+// ArgsFromParse) and m has many members (from 64). Otherwise it reports false.
 func (c *Call) SortedKeys(m map[string]any) (iter.Seq[string], bool) {
 	v, ok := c.lookup(canonicalKind{}, m)
 	if !ok {
 		return nil, false
 	}
 	r := v.(canonicalMemo)
-	if r.err != nil || r.keys == nil || len(r.keys.ends) != len(m) {
+	if r.err != nil || r.keys == nil || r.nkeys != len(m) {
 		return nil, false
 	}
-	return r.keys.all, true
+	return r.keys, true
 }

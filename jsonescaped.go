@@ -44,10 +44,14 @@ func UnquoteJSON(lit []byte) ([]byte, error) {
 // arguments' text into a buffer of its own (UnquoteJSON) saves that
 // copy.
 func ParseArgsOwned(data []byte, s *Schema) (map[string]any, error) {
-	p := jsonParser{data: data, keep: undescribed(s)}
-	if len(data) >= argsArenaMin {
-		p.arena = unsafe.String(unsafe.SliceData(data), len(data))
-	}
-	p.boxes = boxesFor(p.arena)
+	p := argsParser(data, s, true)
 	return p.documentObject()
+}
+
+// ownedArena is argsArena for data the caller hands over: data itself.
+func ownedArena(data []byte) string {
+	if len(data) < argsArenaMin {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(data), len(data))
 }

@@ -87,6 +87,11 @@ type jsonParser struct {
 	// boxes, set with arena, holds short numbers and strings already
 	// boxed as values (see box).
 	boxes *boxCache
+	// keepTop, when set, has the outermost object's members kept in top,
+	// in the order they came, in the chunks they were collected in (see
+	// ParseArgsText).
+	keepTop bool
+	top     [][]jsonMember
 }
 
 // boxCache keeps the last value boxed for each of a few short literals:
@@ -169,17 +174,23 @@ func (ms *members) add(k string, v any) {
 }
 
 // done makes the object's map, at its final size, and gives the chunks
-// back for the next objects.
-func (ms *members) done() map[string]any {
+// back for the next objects. With keep, it returns the chunks instead,
+// as they are: the members in the order they came.
+func (ms *members) done(keep bool) (map[string]any, [][]jsonMember) {
 	m := make(map[string]any, ms.n)
 	for _, chunk := range ms.chunks {
 		for _, kv := range chunk {
 			m[kv.k] = kv.v // a repeated key keeps its last value
 		}
-		clear(chunk)
-		ms.p.free = append(ms.p.free, chunk)
+		if !keep {
+			clear(chunk)
+			ms.p.free = append(ms.p.free, chunk)
+		}
 	}
-	return m
+	if keep {
+		return m, ms.chunks
+	}
+	return m, nil
 }
 
 type jsonMember struct {
@@ -250,7 +261,7 @@ func (p *jsonParser) object(depth int) (any, error) {
 	p.space()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
-		return map[string]any{}, nil
+		return map[string]any{}, nil // no members: p.top stays empty
 	}
 	ms := members{p: p}
 	for {
@@ -287,7 +298,11 @@ func (p *jsonParser) object(depth int) (any, error) {
 			p.i++
 		case '}':
 			p.i++
-			return ms.done(), nil
+			m, kept := ms.done(depth == 0 && p.keepTop)
+			if kept != nil {
+				p.top = kept
+			}
+			return m, nil
 		default:
 			return nil, p.fail("want ',' or '}' in an object")
 		}

@@ -178,8 +178,7 @@ func DecodedArgs(args map[string]any) map[string]any {
 // them (additionalProperties or patternProperties holding a schema); a
 // nil schema (no schema known) describes them all.
 func ParseArgs(data []byte, s *Schema) (map[string]any, error) {
-	p := jsonParser{data: data, arena: argsArena(data), keep: undescribed(s)}
-	p.boxes = boxesFor(p.arena)
+	p := argsParser(data, s, false)
 	return p.documentObject()
 }
 

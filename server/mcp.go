@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -314,7 +313,14 @@ func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, 
 	if owned {
 		raw = json.RawMessage(kept.String()) // a copy of its own
 	}
-	args, res := mcpArgsOf(raw, e.tool.Input, owned)
+	parsed, res := mcpParsedArgs(raw, e.tool.Input, owned)
+	var args map[string]any
+	if res == nil {
+		args = map[string]any{} // absent or null: no arguments
+		if parsed != nil {
+			args = parsed.Args
+		}
+	}
 	sc := mcpSessionCall{sessions: e.coll.Policy.Sessions, setup: e.coll.Policy.Sessions && e.tool.Hidden(), arg: mcpSessionArg(e.tool)}
 	if res == nil && sc.sessions {
 		sc.handle, res = takeSessionArg(args, mcpSessionArg(e.tool))
@@ -332,8 +338,8 @@ func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, 
 			Tool: e.tool, Collection: e.coll, Args: args,
 			Session: session, RequestID: f.idPre + strconv.FormatUint(f.reqID.Add(1), 36), Frontend: "mcp",
 		}
-		if !sc.sessions && len(raw) >= mcpStashMin {
-			call.ArgsFromText(args, bytes.TrimSpace(raw)) // the cache key from the arguments' text
+		if !sc.sessions && parsed != nil {
+			call.ArgsFromParse(parsed) // the cache key from the arguments' parse
 		}
 		if fb, ok := req.Params.Meta[MCPMetaFeedback].(string); ok {
 			call.Options.Feedback = fb

@@ -149,29 +149,38 @@ func mcpResultMeta(res *toolenv.Result) mcp.Meta {
 }
 
 // mcpArgs decodes tools/call arguments for a tool of input schema s,
-// numbers kept exact (see decodeArgs). Absent or null arguments are no
+// numbers kept exact (see toolenv.ParseArgs). Absent or null arguments are no
 // arguments.
 func mcpArgs(raw json.RawMessage, s *toolenv.Schema) (map[string]any, *toolenv.Result) {
 	return mcpArgsOf(raw, s, false)
 }
 
 // mcpArgsOf is mcpArgs; owned says raw is the caller's to hand over (see
-// decodeOwnedArgs).
+// toolenv.ParseArgsOwned).
 func mcpArgsOf(raw json.RawMessage, s *toolenv.Schema, owned bool) (map[string]any, *toolenv.Result) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	pa, res := mcpParsedArgs(raw, s, owned)
+	if res != nil {
+		return nil, res
+	}
+	if pa == nil {
 		return map[string]any{}, nil
 	}
-	decode := decodeArgs
-	if owned {
-		decode = decodeOwnedArgs
+	return pa.Args, nil
+}
+
+// mcpParsedArgs is mcpArgsOf giving the arguments' parse (for
+// Call.ArgsFromParse); nil for absent or null arguments.
+func mcpParsedArgs(raw json.RawMessage, s *toolenv.Schema, owned bool) (*toolenv.ParsedArgs, *toolenv.Result) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
 	}
-	args, err := decode(raw, s)
-	if err != nil || args == nil {
+	pa, err := toolenv.ParseArgsText(raw, s, owned)
+	if err != nil || pa.Args == nil {
 		return nil, toolenv.Errorf(toolenv.StatusBadRequest, "pass the arguments as a JSON object: {\"name\": value, ...}",
 			"tools/call arguments must be a JSON object, got %s", short(raw))
 	}
-	return args, nil
+	return pa, nil
 }
 
 func short(raw []byte) string {

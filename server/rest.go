@@ -269,14 +269,12 @@ func (s *Server) serveCall(w http.ResponseWriter, r *http.Request, call *toolenv
 // restCall returns the call of tool with the request's arguments
 // (requestArgsText), or the error result.
 func (s *Server) restCall(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, coll *toolenv.Collection, pathParams map[string]string, bound bool) (*toolenv.Call, *toolenv.Result) {
-	args, text, res := s.requestArgsText(w, r, tool, pathParams, bound)
+	args, parsed, res := s.requestArgsText(w, r, tool, pathParams, bound)
 	if res != nil {
 		return nil, res
 	}
 	call := &toolenv.Call{Tool: tool, Collection: coll, Args: args, Frontend: "rest"}
-	if text != nil {
-		call.ArgsFromText(args, text) // the cache key from the body's text
-	}
+	call.ArgsFromParse(parsed) // the cache key from the body's parse
 	return call, nil
 }
 
@@ -285,10 +283,10 @@ func (s *Server) restCall(w http.ResponseWriter, r *http.Request, tool *toolenv.
 // JSON object body. At a tool's own bound route, parameters its binding
 // puts in headers or cookies are read from them too, and a tool whose
 // body is one argument (Meta["body_param"]: an array, a string) takes the
-// raw JSON body as that argument. It returns the body's text too when
+// raw JSON body as that argument. It returns the body's parse too when
 // the arguments are the body's object alone (nothing from the path,
 // query, headers or cookies joined it).
-func (s *Server) requestArgsText(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string, bound bool) (map[string]any, []byte, *toolenv.Result) {
+func (s *Server) requestArgsText(w http.ResponseWriter, r *http.Request, tool *toolenv.Tool, pathParams map[string]string, bound bool) (map[string]any, *toolenv.ParsedArgs, *toolenv.Result) {
 	args := map[string]any{}
 	for k, vs := range r.URL.Query() {
 		if strings.HasPrefix(k, "_") { // toolenv's own options (_feedback)
@@ -343,15 +341,16 @@ func (s *Server) requestArgsText(w http.ResponseWriter, r *http.Request, tool *t
 				args[bp] = v
 				return args, nil, nil
 			}
-			m, err := decodeOwnedArgs(trimmed, tool.Input) // body is this request's, never written again
+			pa, err := toolenv.ParseArgsText(trimmed, tool.Input, true) // body is this request's, never written again
 			if err != nil {
 				return nil, nil, toolenv.Errorf(toolenv.StatusBadRequest, "the body must be a JSON object of arguments", "the request body is not a JSON object: %v", err)
 			}
+			m := pa.Args
 			// The body's arguments win over the query's and the path's,
 			// which are few: they join the body's map (copying a body of
 			// many arguments would be a pass of its own).
 			if len(args) == 0 {
-				return m, trimmed, nil
+				return m, pa, nil
 			}
 			for k, v := range args {
 				if _, ok := m[k]; !ok {

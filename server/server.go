@@ -323,18 +323,3 @@ func setResultHeaders(h http.Header, res *toolenv.Result) {
 		h.Add("X-Toolenv-Fault", f)
 	}
 }
-
-// decodeArgs decodes a JSON object of arguments for a tool of input
-// schema s, numbers kept exact, and the object and array values of
-// arguments s does not describe kept as toolenv.RawJSON (see
-// toolenv.ParseArgs).
-func decodeArgs(raw []byte, s *toolenv.Schema) (map[string]any, error) {
-	return toolenv.ParseArgs(raw, s)
-}
-
-// decodeOwnedArgs is decodeArgs for raw the caller hands over (it must
-// not change afterwards): the arguments' strings are cut from raw itself
-// instead of from a copy (see toolenv.ParseArgsOwned).
-func decodeOwnedArgs(raw []byte, s *toolenv.Schema) (map[string]any, error) {
-	return toolenv.ParseArgsOwned(raw, s)
-}

@@ -289,8 +289,8 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		call.Args = vb.args
-		if vb.content != nil {
-			call.ArgsFromText(call.Args, vb.content) // the cache key from tool_input's text
+		if vb.parsed != nil && vb.content != nil {
+			call.ArgsFromParse(vb.parsed) // the cache key from tool_input's parse
 		}
 	}
 	reply(w, s.noteOutputMismatch(call.Tool, s.invoke(r.Context(), call)))

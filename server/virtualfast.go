@@ -65,7 +65,10 @@ func (m *keyMemo) of(raw []byte) (string, bool) {
 type virtualBody struct {
 	req  *VirtualRequest
 	args map[string]any
-	res  *toolenv.Result
+	// parsed is args's parse, when they were parsed from content (for
+	// Call.ArgsFromParse).
+	parsed *toolenv.ParsedArgs
+	res    *toolenv.Result
 	// fast says the body was read by decodeVirtualFast: toolInput is the
 	// raw value of its only tool_input member (nil without one).
 	fast      bool
@@ -278,14 +281,14 @@ func (vb *virtualBody) parseArgs(s *toolenv.Schema) bool {
 	if vb.content != nil {
 		// ParseArgs's errors are ParseJSONObject's, word for word: those
 		// DecodeVirtualRequest gives.
-		args, err := toolenv.ParseArgsOwned(vb.content, s)
+		pa, err := toolenv.ParseArgsText(vb.content, s, true)
 		vb.unchecked = false
 		if err != nil {
 			vb.res = &toolenv.Result{Status: toolenv.StatusInvalidArguments, Error: toolInputParseError + "tool_input is not valid JSON: " + err.Error(),
 				Hint: toolInputHint, Source: toolenv.SourcePipeline}
 			return true
 		}
-		vb.args = args
+		vb.args, vb.parsed = pa.Args, pa
 		return true
 	}
 	var ti any

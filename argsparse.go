@@ -1,0 +1,181 @@
+package toolenv
+
+import "bytes"
+
+// ParsedArgs is a JSON object of a call's arguments as ParseArgsText
+// parsed it: the map, and the outermost object's members in the order
+// they came, from which Call.CanonicalOf writes the cache key (see
+// Call.ArgsFromParse) without reading the text again.
+type ParsedArgs struct {
+	// Args are the arguments, as ParseArgs gives them.
+	Args map[string]any
+	// members are the outermost object's members as they came (a
+	// repeated key's last member is the one Args holds), in the chunks
+	// the parser collected them in: joined only when the canonical form
+	// is written (a strict tool refusing the call never needs them).
+	members [][]jsonMember
+	// size is the length of the text parsed (the canonical form is
+	// rarely longer).
+	size int
+}
+
+// ParseArgsText parses data, a JSON object of a call's arguments, as
+// ParseArgs does (as ParseArgsOwned when owned: data must then not change
+// afterwards), keeping what Call.ArgsFromParse needs to write the
+// arguments' canonical form from their members. Its errors are
+// ParseArgs's, word for word.
+func ParseArgsText(data []byte, s *Schema, owned bool) (*ParsedArgs, error) {
+	p := argsParser(data, s, owned)
+	p.keepTop = true
+	m, err := p.documentObject()
+	if err != nil {
+		return nil, err
+	}
+	return &ParsedArgs{Args: m, members: p.top, size: len(data)}, nil
+}
+
+// argsParser returns the parser of ParseArgs (ParseArgsOwned when owned)
+// for data and the tool input schema s.
+func argsParser(data []byte, s *Schema, owned bool) jsonParser {
+	p := jsonParser{data: data, keep: undescribed(s)}
+	if owned {
+		p.arena = ownedArena(data)
+	} else {
+		p.arena = argsArena(data)
+	}
+	p.boxes = boxesFor(p.arena)
+	return p
+}
+
+// writeCanonicalMembers writes the canonical form of the object whose
+// members a holds in the order they came, as Canonical writes the map
+// ParseJSON makes of them (a repeated key's last member kept), and
+// returns the indexes in a of the members written, in order.
+func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
+	// Where each run of members in order starts: most calls' members
+	// come in order, or in a few ordered runs (a documented argument or
+	// two before many others), merged; more runs are sorted.
+	runs := []int{0}
+	for i := 1; i < len(a) && len(runs) <= maxMergeRuns; i++ {
+		if a[i-1].k >= a[i].k {
+			runs = append(runs, i)
+		}
+	}
+	order := make([]int32, len(a))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	switch {
+	case len(runs) == 1: // in order already, each key once
+		return order, writeMembers(b, a, order)
+	case len(runs) <= maxMergeRuns:
+		mergeRuns(a, order, runs)
+	default:
+		mo := make([]memberOrder, len(a))
+		for i := range a {
+			mo[i] = memberOrder{p: keyWord(a[i].k, 0), i: int32(i)}
+		}
+		sortByWords(a, mo, make([]memberOrder, len(a)), 0)
+		for i, o := range mo {
+			order[i] = o.i
+		}
+	}
+	kept := order[:0]
+	for i := 0; i < len(order); {
+		// Members of one key are together; the last to come wins.
+		last := order[i]
+		j := i + 1
+		for ; j < len(order) && a[order[j]].k == a[order[i]].k; j++ {
+			last = max(last, order[j])
+		}
+		kept = append(kept, last)
+		i = j
+	}
+	return kept, writeMembers(b, a, kept)
+}
+
+// mergeRuns sorts order, the indexes of a's members in a's order, by
+// their keys, given where each of the runs of members in order starts:
+// merged two by two.
+func mergeRuns(a []jsonMember, order []int32, runs []int) {
+	tmp := make([]int32, len(order))
+	for len(runs) > 1 {
+		next := runs[:0:0]
+		for r := 0; r < len(runs); r += 2 {
+			lo, mid, hi := runs[r], len(order), len(order)
+			if r+1 < len(runs) {
+				mid = runs[r+1]
+			}
+			if r+2 < len(runs) {
+				hi = runs[r+2]
+			}
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if a[order[j]].k < a[order[i]].k {
+					tmp[k], j = order[j], j+1
+				} else {
+					tmp[k], i = order[i], i+1
+				}
+				k++
+			}
+			k += copy(tmp[k:], order[i:mid])
+			copy(tmp[k:], order[j:hi])
+			copy(order[lo:hi], tmp[lo:hi])
+			next = append(next, lo)
+		}
+		runs = next
+	}
+}
+
+// writeMembers writes the object of a's members at kept, in that order.
+func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32) error {
+	b.WriteByte('{')
+	for n, i := range kept {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		m := &a[i]
+		writeCanonicalString(b, m.k, true)
+		b.WriteByte(':')
+		if err := writeCanonical(b, m.v, 1); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// memberKeys yields the keys of the members of a at kept, in order.
+func memberKeys(a []jsonMember, kept []int32) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, i := range kept {
+			if !yield(a[i].k) {
+				return
+			}
+		}
+	}
+}
+
+// canonicalFromParse writes the canonical form of pa's arguments from
+// their members.
+func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
+	n := 0
+	for _, c := range pa.members {
+		n += len(c)
+	}
+	all := make([]jsonMember, 0, n)
+	for _, c := range pa.members {
+		all = append(all, c...)
+	}
+	var b bytes.Buffer
+	b.Grow(pa.size)
+	kept, err := writeCanonicalMembers(&b, all)
+	if err != nil {
+		return canonicalMemo{err: err}
+	}
+	r := canonicalMemo{canon: b.String()}
+	if len(all) >= minTopKeys { // as from the text (SortedKeys)
+		r.keys, r.nkeys = memberKeys(all, kept), len(kept)
+	}
+	return r
+}

@@ -1,0 +1,208 @@
+package toolenv
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// checkParsedAgrees holds the cache key written from the parser's members
+// (ParseArgsText, Call.ArgsFromParse) to the ones written before, on
+// data: ParseArgsText accepts what ParseArgs accepts with the same error
+// words and gives the same map, and CanonicalOf gives, byte for byte,
+// Canonical of the map, errors included, and the key written from the
+// text (ArgsFromText) wherever that has one, with the same sorted keys.
+func checkParsedAgrees(t *testing.T, data []byte) {
+	t.Helper()
+	in := ObjectSchema()
+	in.SetProp("q", &Schema{Type: "string"})
+	in.SetProp("a", &Schema{Type: "object"})
+	for _, s := range []*Schema{nil, in} {
+		for _, owned := range []bool{false, true} {
+			want, werr := ParseArgs(data, s)
+			pa, err := ParseArgsText(bytes.Clone(data), s, owned)
+			if fmt.Sprint(err) != fmt.Sprint(werr) {
+				t.Fatalf("%.300q (owned %v): ParseArgsText err=%v, ParseArgs err=%v", data, owned, err, werr)
+			}
+			if werr != nil {
+				continue
+			}
+			if !reflect.DeepEqual(pa.Args, want) {
+				t.Fatalf("%.300q (owned %v): ParseArgsText's map differs from ParseArgs's", data, owned)
+			}
+			var call Call
+			call.ArgsFromParse(pa)
+			if !reflect.DeepEqual(call.Args, want) {
+				t.Fatalf("%.300q: ArgsFromParse did not set the arguments", data)
+			}
+			got, gerr := call.CanonicalOf(call.Args)
+			if gerr != nil {
+				got = "error: " + gerr.Error()
+			}
+			if c := canonOf(pa.Args); got != c {
+				t.Fatalf("%.300q: CanonicalOf from the members = %s, Canonical of the map = %s", data, got, c)
+			}
+			var text Call
+			text.ArgsFromText(want, data)
+			fromText, terr := text.CanonicalOf(want)
+			if terr != nil {
+				fromText = "error: " + terr.Error()
+			}
+			// (The text's writer also fails on a value nested too deeply
+			// that a later member of the same key replaces, which the
+			// map does not hold: there the members follow the map.)
+			if terr == nil && got != fromText {
+				t.Fatalf("%.300q: CanonicalOf from the members = %s, from the text = %s", data, got, fromText)
+			}
+			keys, ok := call.SortedKeys(call.Args)
+			tkeys, tok := text.SortedKeys(want)
+			if terr == nil && ok != tok || gerr != nil && ok {
+				t.Fatalf("%.300q: SortedKeys of %d members: ok=%v, from the text ok=%v", data, len(want), ok, tok)
+			}
+			if ok && (!slices.Equal(slices.Collect(keys), slices.Sorted(maps.Keys(want))) || tok && !slices.Equal(slices.Collect(keys), slices.Collect(tkeys))) {
+				t.Fatalf("%.300q: SortedKeys = %q, want %q", data, slices.Collect(keys), slices.Sorted(maps.Keys(want)))
+			}
+		}
+	}
+}
+
+// argKeys and argValues are keys and values that look alike: the same
+// text escaped or not, not UTF-8, surrogates, numbers of one value
+// written otherwise.
+var (
+	argKeys   = []string{`"q"`, `"a"`, `"\u0071"`, `"k"`, `"é"`, `"\u00e9"`, "\"\xff\"", `"\ud800"`, "\"\xed\xa0\x80\"", `""`, `"k\u0000"`, `"\\"`}
+	argValues = []string{`1`, `1.0`, `"1"`, `1e0`, `10e-1`, `-0`, `0`, `-0.0`, `"\u0031"`, `null`, `true`, `"é"`, "\"\xff\xfe\"", `"\ud800"`,
+		`12345678901234567890123`, `12345678901234567890124`, `1e400`, `0.0000001`, `{}`, `[]`, `{"b":1,"b":2}`, `{"a":[1,{"a":1.50}]}`}
+)
+
+// genArgs writes an adversarial JSON object of arguments: few or many
+// members (from 64 the keys are sorted by order), keys escaped, repeated
+// (with values that differ), out of order or not UTF-8, values that look
+// alike (1, 1.0, "1", 1e0, -0), nested deeply (past the canonical form's
+// limit of 512 at times), huge arrays and strings that are not UTF-8.
+func genArgs(r *rand.Rand, b *bytes.Buffer) {
+	n := r.IntN(8)
+	if r.IntN(3) == 0 {
+		n = 60 + r.IntN(300)
+	}
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteString([]string{",", ", ", ",\n\t"}[r.IntN(3)])
+		}
+		genMember(r, b, i)
+	}
+	b.WriteByte('}')
+}
+
+// genMember writes the i-th member of genArgs's object.
+func genMember(r *rand.Rand, b *bytes.Buffer, i int) {
+	switch k := r.IntN(10); {
+	case k < 3:
+		b.WriteString(argKeys[r.IntN(len(argKeys))])
+	case k < 4:
+		genString(r, b)
+	default:
+		fmt.Fprintf(b, `"k%05d"`, i+r.IntN(3)-1) // in order, now and then repeated or swapped
+	}
+	b.WriteString([]string{":", " : "}[r.IntN(2)])
+	switch k := r.IntN(80); {
+	case k == 0: // deep: around the canonical form's limit
+		d := 505 + r.IntN(12)
+		b.WriteString(strings.Repeat(`{"d":[`, d/2) + "1" + strings.Repeat("]}", d/2))
+	case k == 1: // a huge array of numbers that look alike
+		b.WriteByte('[')
+		for j := range 2000 + r.IntN(2000) {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(argValues[r.IntN(8)])
+		}
+		b.WriteByte(']')
+	case k < 10:
+		genJSON(r, b, 1+r.IntN(4))
+	default:
+		b.WriteString(argValues[r.IntN(len(argValues))])
+	}
+}
+
+// TestParsedArgsCanonicalMatchesMap: over generated adversarial
+// arguments, and broken copies of them, the cache key written from the
+// parser's members is the map's and the text's, byte for byte (see
+// checkParsedAgrees).
+func TestParsedArgsCanonicalMatchesMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 60))
+	for i := range 600 {
+		var b bytes.Buffer
+		genArgs(r, &b)
+		data := b.Bytes()
+		if i%5 == 0 && len(data) > 2 {
+			cp := bytes.Clone(data) // a byte cut or changed
+			at := r.IntN(len(cp))
+			if r.IntN(2) == 0 {
+				cp = append(cp[:at], cp[at+1:]...)
+			} else {
+				alphabet := "{}[]\",:\\ 0e-.\xff"
+				cp[at] = alphabet[r.IntN(len(alphabet))]
+			}
+			data = cp
+		}
+		checkParsedAgrees(t, data)
+	}
+	// Large enough to be cut from one copy and to box values once
+	// (argsArena, boxCache), as the front-ends' big calls are.
+	for range 6 {
+		var b bytes.Buffer
+		b.WriteString(`{"q": "x"`)
+		for i := 0; b.Len() < 3*argsArenaMin; i++ {
+			b.WriteString(", ")
+			genMember(r, &b, i)
+		}
+		b.WriteByte('}')
+		checkParsedAgrees(t, b.Bytes())
+	}
+	checkParsedAgrees(t, keysText(1<<20)) // the benchmark's shape
+}
+
+func FuzzParseArgsText(f *testing.F) {
+	for _, s := range []string{`{"q":"x","a":{"b":1},"k":[1.0,"\u00e9"]}`, `{"b":1,"a":2,"b":1.0}`, `{"\u0071":1,"q":2}`,
+		"{\"\xff\":1,\"\\ud800\":2,\"\xed\xa0\x80\":3}", `{"k":[1e400,-0.0,0.0000001,12345678901234567890123]}`, `{}`,
+		`{"a":` + strings.Repeat("[", 513) + strings.Repeat("]", 513) + `}`, `{"a":1} x`, `[1]`, `{"a":1,}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkParsedAgrees(t, data)
+	})
+}
+
+// BenchmarkCanonicalParsedKeys is the cache key of a megabyte of many
+// small keys written from the parser's members (Call.ArgsFromParse's
+// path; BenchmarkCanonicalRawKeys is the text's).
+//
+//	go test . -run '^$' -bench CanonicalParsedKeys -benchmem
+func BenchmarkCanonicalParsedKeys(b *testing.B) {
+	text := keysText(1 << 20)
+	pa, err := ParseArgsText(text, nil, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		canonicalFromParse(pa)
+	}
+}
+
+func ExampleCall_ArgsFromParse() {
+	pa, _ := ParseArgsText([]byte(`{"q": "news", "k2": 1, "k1": 2.50, "k2": 3}`), nil, false)
+	var call Call
+	call.ArgsFromParse(pa) // the cache key is written from the parser's members
+	key, _ := call.CanonicalOf(call.Args)
+	fmt.Println(key)
+	// Output: {"k1":2.5,"k2":3,"q":"news"}
+}
