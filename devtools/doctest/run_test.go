@@ -104,6 +104,7 @@ func TestRunFails(t *testing.T) {
 		{"server-twice.md", 8, 0, []string{"a second server on 127.0.0.1:8080, which the server started at server-twice.md:4 still holds"}},
 		{"server-dies.md", 4, 97, []string{"exited before it answered on 127.0.0.1:8080", "out/missing"}},
 		{"leftover.md", 3, 0, []string{"server/testdata/fuzz/FuzzX/abc (new)"}},
+		{"changed.md", 11, 0, []string{"changed.md:11: the block left the checkout changed", "examples/greeting.txt (changed)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
