@@ -155,3 +155,27 @@ func BenchmarkCloneToolBenchSchemas(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkOpenToolBench opens a drifted ToolBench collection (manifest
+// replayed and verified against tools.json), as every command reading a
+// drifted collection does.
+func BenchmarkOpenToolBench(b *testing.B) {
+	l, tasks := stbLineage(b)
+	d, err := drift.Drift(l, drift.Options{Seed: 1, Tasks: tasks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "v2")
+	if err := drift.Write(out, d, drift.WriteOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	c, err := toolenv.ReadCollection(out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := drift.Open(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

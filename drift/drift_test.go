@@ -2,6 +2,7 @@ package drift_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -237,6 +238,91 @@ func assertSameTree(t *testing.T, a, b map[string][]byte) {
 			t.Errorf("%s changed", k)
 		}
 	}
+}
+
+// TestManifestMatchesAReencodedCollection: a tools.json whose JSON
+// differs only in form (a documented response's keys in another order, as
+// another program writes it) is the same collection; comparing encodings
+// first must not refuse it.
+func TestManifestMatchesAReencodedCollection(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "v2")
+	driftDemo(t, out, 3)
+	c, err := toolenv.ReadCollection(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := 0
+	for _, tl := range c.Tools {
+		if r, ok := reversedKeys(tl.OutputExample); ok {
+			tl.OutputExample = r
+			changed++
+		}
+		for i := range tl.Examples {
+			if r, ok := reversedKeys(tl.Examples[i].Response); ok {
+				tl.Examples[i].Response = r
+				changed++
+			}
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no tool of the drifted demo has an output example or documented response with two keys or more: the test needs one")
+	}
+	tools := filepath.Join(out, toolenv.ToolsFile)
+	before, _ := os.ReadFile(tools)
+	if err := toolenv.WriteJSONFile(tools, c.Tools); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(tools); bytes.Equal(before, after) {
+		t.Fatal("tools.json was not re-encoded")
+	}
+	c, err = toolenv.ReadCollection(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drift.Open(c); err != nil {
+		t.Fatalf("a re-encoded tools.json was refused: %v", err)
+	}
+}
+
+// reversedKeys is the JSON object raw with its keys in reverse order; ok is
+// false when raw is not an object of two keys or more.
+func reversedKeys(raw json.RawMessage) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	type kv struct {
+		k string
+		v json.RawMessage
+	}
+	var kvs []kv
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		kvs = append(kvs, kv{tok.(string), v})
+	}
+	if len(kvs) < 2 {
+		return nil, false
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := len(kvs) - 1; i >= 0; i-- {
+		k, _ := json.Marshal(kvs[i].k)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(kvs[i].v)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), true
 }
 
 func TestManifestMustMatchItsCollection(t *testing.T) {

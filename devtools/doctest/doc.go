@@ -62,8 +62,13 @@
 // toolenv, in a folder of its own, finds them all in the build cache, as a
 // reader's second build does) and DOCTEST_STATE, the harness's folder.
 //
+// TestDocs ends its log with the heaviest blocks' CPU (the user and
+// system time of each block's foreground commands; see CostTable).
+//
 // Variables of the test itself: TOOLENV_DOCTEST_NETWORK=host|private
 // forces a network; TOOLENV_DOCTEST_KEEP=1 keeps a failing page's folder;
+// TOOLENV_DOCTEST_COSTS=FILE writes every run block's CPU and wall time
+// there, heaviest first;
 // TOOLENV_DOCTEST_BIN=DIR uses toolenv and toolenv-docmodel built
 // beforehand (Build) instead of building them.
 package doctest

@@ -87,6 +87,7 @@ func TestDocs(t *testing.T) {
 	var (
 		mu                sync.Mutex
 		run, illustrative int
+		reports           []*Report
 		values            = map[string]FigureValue{}
 		unchecked         = map[string]string{} // figure → why
 	)
@@ -147,6 +148,7 @@ func TestDocs(t *testing.T) {
 					mu.Lock()
 					run += rep.Run
 					illustrative += rep.Illustrative
+					reports = append(reports, rep)
 					mu.Unlock()
 				}
 				if err != nil {
@@ -168,6 +170,14 @@ func TestDocs(t *testing.T) {
 		sched.start() // every page selected by -run has joined
 	})
 	t.Logf("%d sh blocks run, %d illustrative", run, illustrative)
+	// What the blocks cost, heaviest first (the CPU of each block's
+	// foreground commands): where to look first to make the docs cheaper.
+	t.Logf("the blocks' cost, heaviest first:\n%s", CostTable(reports, 15))
+	if path := os.Getenv("TOOLENV_DOCTEST_COSTS"); path != "" {
+		if err := os.WriteFile(path, []byte(CostTable(reports, 0)), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 	checkFigures(t, root, files, uses, values, unchecked)
 	if illustrative > maxIllustrative {
 		t.Errorf("%d sh blocks are illustrative, more than the %d allowed: make them run, or raise maxIllustrative deliberately", illustrative, maxIllustrative)

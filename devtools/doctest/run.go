@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,11 +78,67 @@ type Report struct {
 	Run, Illustrative int
 	// Dir is the run's folder (removed unless Options.Keep).
 	Dir string
+	// Blocks are the run blocks' places (file:line), in order, with
+	// their wall times in Durations and their CPU in CPU.
+	Blocks []string
 	// Durations are the run blocks' wall times, in order.
 	Durations []time.Duration
 	// CPU is the CPU time (user and system) the blocks' foreground
-	// commands used, in order.
+	// commands used, in order: the rusage of the block's bash and of every
+	// process it waited for (not of the servers it left running in the
+	// background, which the file stops at its end).
 	CPU []time.Duration
+}
+
+// BlockCost is what one run block cost.
+type BlockCost struct {
+	// Where is the block's place (file:line).
+	Where string
+	// Wall and CPU are its wall time and the CPU time its foreground
+	// commands used (see Report.CPU).
+	Wall, CPU time.Duration
+}
+
+// Costs returns the run blocks' costs of the reports, the heaviest in CPU
+// first, and their total CPU and wall time.
+func Costs(reps []*Report) (blocks []BlockCost, cpu, wall time.Duration) {
+	for _, r := range reps {
+		if r == nil {
+			continue
+		}
+		for i, w := range r.Blocks {
+			if i >= len(r.CPU) || i >= len(r.Durations) {
+				break
+			}
+			blocks = append(blocks, BlockCost{Where: w, Wall: r.Durations[i], CPU: r.CPU[i]})
+			cpu += r.CPU[i]
+			wall += r.Durations[i]
+		}
+	}
+	sort.SliceStable(blocks, func(i, j int) bool {
+		if blocks[i].CPU != blocks[j].CPU {
+			return blocks[i].CPU > blocks[j].CPU
+		}
+		return blocks[i].Where < blocks[j].Where
+	})
+	return blocks, cpu, wall
+}
+
+// CostTable is a Markdown table of the n heaviest blocks (all when n <= 0)
+// and the total, for the report of a run of the docs: what anyone tuning
+// the docs' cost needs first.
+func CostTable(reps []*Report, n int) string {
+	blocks, cpu, wall := Costs(reps)
+	var b strings.Builder
+	fmt.Fprintf(&b, "| block | CPU s | wall s |\n| --- | ---: | ---: |\n")
+	for i, c := range blocks {
+		if n > 0 && i >= n {
+			break
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f |\n", c.Where, c.CPU.Seconds(), c.Wall.Seconds())
+	}
+	fmt.Fprintf(&b, "| all %d blocks | %.1f | %.1f |\n", len(blocks), cpu.Seconds(), wall.Seconds())
+	return b.String()
 }
 
 // Failure is a block that did not end as its fence says.
@@ -185,6 +242,7 @@ func Run(ctx context.Context, opts Options, name string, blocks []Block) (rep *R
 		if err != nil {
 			return rep, err
 		}
+		rep.Blocks = append(rep.Blocks, b.Where())
 		rep.Durations = append(rep.Durations, time.Since(t0))
 		rep.CPU = append(rep.CPU, cpu)
 		if opts.Logf != nil {

@@ -67,8 +67,26 @@ func TestRunCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Run != 2 || rep.Illustrative != 0 || len(rep.Durations) != 2 {
+	if rep.Run != 2 || rep.Illustrative != 0 || len(rep.Durations) != 2 || len(rep.CPU) != 2 {
 		t.Errorf("pass.md: %+v, want 2 blocks run", rep)
+	}
+	// the costs name each run block by its fence's place
+	src, err := os.ReadFile(filepath.Join("testdata", "pass.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := Parse("pass.md", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, b := range blocks {
+		if b.Lang == "sh" && !b.Illustrative {
+			want = append(want, b.Where())
+		}
+	}
+	if !slices.Equal(rep.Blocks, want) {
+		t.Errorf("pass.md: blocks %v, want %v", rep.Blocks, want)
 	}
 }
 
@@ -86,6 +104,7 @@ func TestRunFails(t *testing.T) {
 		{"server-twice.md", 8, 0, []string{"a second server on 127.0.0.1:8080, which the server started at server-twice.md:4 still holds"}},
 		{"server-dies.md", 4, 97, []string{"exited before it answered on 127.0.0.1:8080", "out/missing"}},
 		{"leftover.md", 3, 0, []string{"server/testdata/fuzz/FuzzX/abc (new)"}},
+		{"changed.md", 11, 0, []string{"changed.md:11: the block left the checkout changed", "examples/greeting.txt (changed)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -280,5 +299,37 @@ func TestPagesBuildWithTrimpath(t *testing.T) {
 	}
 	if second := build(t.TempDir()); strings.Contains(second, "/compile") {
 		t.Errorf("the second folder compiled the package again, with GOFLAGS %q:\n%s", flags, second)
+	}
+}
+
+func TestCostsHeaviestFirst(t *testing.T) {
+	s := time.Second
+	reps := []*Report{
+		{File: "a.md", Blocks: []string{"a.md:1", "a.md:9"}, Durations: []time.Duration{2 * s, 3 * s}, CPU: []time.Duration{1 * s, 5 * s}},
+		nil, // a page that failed before it ran
+		{File: "b.md", Blocks: []string{"b.md:4"}, Durations: []time.Duration{4 * s}, CPU: []time.Duration{3 * s}},
+		// a block that failed has a place but no cost yet
+		{File: "c.md", Blocks: []string{"c.md:2", "c.md:7"}, Durations: []time.Duration{s}, CPU: []time.Duration{s}},
+	}
+	blocks, cpu, wall := Costs(reps)
+	var got []string
+	for _, b := range blocks {
+		got = append(got, b.Where)
+	}
+	// equal CPU (a.md:1, c.md:2) is ordered by place
+	if want := []string{"a.md:9", "b.md:4", "a.md:1", "c.md:2"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	if cpu != 10*s || wall != 10*s {
+		t.Errorf("totals cpu %v wall %v, want 10s and 10s", cpu, wall)
+	}
+	table := CostTable(reps, 2)
+	for _, want := range []string{"| a.md:9 | 5.0 | 3.0 |", "| b.md:4 | 3.0 | 4.0 |", "| all 4 blocks | 10.0 | 10.0 |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "a.md:1 ") {
+		t.Errorf("table shows more than the 2 heaviest:\n%s", table)
 	}
 }

@@ -3,6 +3,7 @@ package structural
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/pyfmt"
@@ -55,7 +56,28 @@ type Field struct {
 	// full.
 	seg              string
 	lastSet, fullSet map[string]bool
+	descTrim         string // Description without surrounding space
+	descASCII        bool   // descTrim is ASCII
 	profiled         bool
+}
+
+// trimmedDescription returns f's description without surrounding space,
+// and whether it is ASCII: made when the field was profiled, or now.
+func (f *Field) trimmedDescription() (string, bool) {
+	if f.profiled {
+		return f.descTrim, f.descASCII
+	}
+	d := strings.TrimSpace(f.Description)
+	return d, isASCII(d)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // words returns f's last path segment and the sets of its words: made
@@ -223,6 +245,8 @@ func ordered(m map[string]*Field, order []string) []*Field {
 		f.last = terms.Name(segs[len(segs)-1])
 		f.full = terms.Name(strings.Join(segs, " "))
 		f.tri = terms.NewTrigrams(segs[len(segs)-1])
+		f.descTrim = strings.TrimSpace(f.Description)
+		f.descASCII = isASCII(f.descTrim)
 		f.seg, f.lastSet, f.fullSet, f.profiled = segs[len(segs)-1], wordSet(f.last), wordSet(f.full), true
 		if len(f.Values) == 0 {
 			f.Values = nil

@@ -104,61 +104,90 @@ const (
 // fieldScore compares two fields of the same side and says which signal
 // decided.
 func fieldScore(a, b *Field) (float64, string) {
+	s, sig := fieldSignals(a, b)
+	return s, sig.reason(a, b)
+}
+
+// signals are what fieldSignals compared, for the reason of a kept pair.
+type signals struct {
+	opaque, hasDesc, hasVals, known bool
+	name, desc, vals, typ           float64
+}
+
+// fieldSignals scores two fields of the same side, and returns what it
+// compared: alignFields scores every pair of two tools' fields but says
+// why only for the pairs it keeps.
+func fieldSignals(a, b *Field) (float64, signals) {
 	// A generated name (ARG_7) is no evidence: the name signal is left
 	// out, and what remains must say more than type and position.
-	opaque := a.opaque || b.opaque
-	var name, sum, weight float64
-	if !opaque {
-		name = nameSimilarity(a, b)
-		sum, weight = wFieldName*name, wFieldName
+	sig := signals{opaque: a.opaque || b.opaque}
+	var sum, weight float64
+	if !sig.opaque {
+		sig.name = nameSimilarity(a, b)
+		sum, weight = wFieldName*sig.name, wFieldName
 	}
-	var desc float64
-	hasDesc := a.desc != nil && b.desc != nil
-	if hasDesc {
-		desc = cosine(a.desc, b.desc)
-		if strings.EqualFold(strings.TrimSpace(a.Description), strings.TrimSpace(b.Description)) {
-			desc = 1
+	sig.hasDesc = a.desc != nil && b.desc != nil
+	if sig.hasDesc {
+		sig.desc = cosine(a.desc, b.desc)
+		if sameDescription(a, b) {
+			sig.desc = 1
 		}
-		sum += wFieldDesc * desc
+		sum += wFieldDesc * sig.desc
 		weight += wFieldDesc
 	}
-	var vals float64
-	hasVals := len(a.Values) > 0 && len(b.Values) > 0
-	if hasVals {
-		vals = overlap(a.Values, b.Values)
-		sum += wFieldValue * vals
+	sig.hasVals = len(a.Values) > 0 && len(b.Values) > 0
+	if sig.hasVals {
+		sig.vals = overlap(a.Values, b.Values)
+		sum += wFieldValue * sig.vals
 		weight += wFieldValue
 	}
-	typ, known := typeCompat(a.Type, b.Type)
-	if known {
-		sum += wFieldType * typ
+	sig.typ, sig.known = typeCompat(a.Type, b.Type)
+	if sig.known {
+		sum += wFieldType * sig.typ
 		weight += wFieldType
 	}
 	sum += wFieldPos * (1 - math.Abs(a.Position-b.Position))
 	weight += wFieldPos
 	s := sum / weight
-	if known && typ == 0 {
+	if sig.known && sig.typ == 0 {
 		s *= 0.5
 	}
-	if opaque && !hasDesc && !hasVals {
+	if sig.opaque && !sig.hasDesc && !sig.hasVals {
 		s *= 0.5 // type and position alone
 	}
-	reason := "similar name"
+	return s, sig
+}
+
+// reason says which signal decided the pair a, b.
+func (sig signals) reason(a, b *Field) string {
 	segA, _, _ := a.words()
 	segB, _, _ := b.words()
 	switch {
-	case !opaque && strings.EqualFold(segA, segB):
-		reason = "same name"
-	case !opaque && name >= 0.99:
-		reason = "synonym"
-	case hasDesc && desc >= 0.8:
-		reason = "description"
-	case hasVals && vals >= 0.5:
-		reason = "values"
-	case name < 0.3 && known && typ == 1:
-		reason = "type and position"
+	case !sig.opaque && strings.EqualFold(segA, segB):
+		return "same name"
+	case !sig.opaque && sig.name >= 0.99:
+		return "synonym"
+	case sig.hasDesc && sig.desc >= 0.8:
+		return "description"
+	case sig.hasVals && sig.vals >= 0.5:
+		return "values"
+	case sig.name < 0.3 && sig.known && sig.typ == 1:
+		return "type and position"
 	}
-	return s, reason
+	return "similar name"
+}
+
+// sameDescription says whether two fields' descriptions are one text but
+// for case and surrounding space. ASCII texts fold byte for byte, so two
+// of different lengths differ without a comparison (most pairs: every
+// field is compared with many).
+func sameDescription(a, b *Field) bool {
+	da, asciiA := a.trimmedDescription()
+	db, asciiB := b.trimmedDescription()
+	if asciiA && asciiB && len(da) != len(db) {
+		return false
+	}
+	return strings.EqualFold(da, db)
 }
 
 // nameSimilarity is the best of the word overlap of the last path
@@ -310,12 +339,12 @@ func alignFields(as, bs []*Field, min, optWeight float64) ([]pairScore, float64)
 		return nil, 0
 	}
 	scores := make([][]float64, len(as))
-	reasons := make([][]string, len(as))
+	sigs := make([][]signals, len(as))
 	for i, a := range as {
 		scores[i] = make([]float64, len(bs))
-		reasons[i] = make([]string, len(bs))
+		sigs[i] = make([]signals, len(bs))
 		for j, b := range bs {
-			scores[i][j], reasons[i][j] = fieldScore(a, b)
+			scores[i][j], sigs[i][j] = fieldSignals(a, b)
 		}
 	}
 	var out []pairScore
@@ -325,7 +354,7 @@ func alignFields(as, bs []*Field, min, optWeight float64) ([]pairScore, float64)
 		if j < 0 || scores[i][j] < min {
 			continue
 		}
-		out = append(out, pairScore{a: i, b: j, score: scores[i][j], reason: reasons[i][j]})
+		out = append(out, pairScore{a: i, b: j, score: scores[i][j], reason: sigs[i][j].reason(as[i], bs[j])})
 		w := (as[i].weight() + bs[j].weight()) / 2
 		total += w * scores[i][j]
 		denom += w

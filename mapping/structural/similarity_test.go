@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -98,6 +99,38 @@ func TestTFIDFSumsAreDeterministic(t *testing.T) {
 		}
 		if len(va) != len(ra) {
 			t.Fatalf("trial %d: the vector has %d words, the words %d distinct ones", trial, len(va), len(ra))
+		}
+	}
+}
+
+func TestSameDescription(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"The city name", "the CITY name", true},
+		{"  The city name\n", "the city name", true},
+		{"The city name", "The city names", false},
+		{"The city name", "The town name", false},
+		// folds across lengths: the Kelvin sign is a k
+		{"\u212Aelvin degrees", "kelvin degrees", true},
+		{"ſtate", "STATE", true},
+		{"", "", true},
+		{"", "x", false},
+	}
+	for _, tc := range tests {
+		for _, profiled := range []bool{false, true} {
+			a, b := &Field{Path: "x", Description: tc.a}, &Field{Path: "y", Description: tc.b}
+			if profiled {
+				ordered(map[string]*Field{"x": a}, []string{"x"})
+				ordered(map[string]*Field{"y": b}, []string{"y"})
+			}
+			if got := sameDescription(a, b); got != tc.want {
+				t.Errorf("sameDescription(%q, %q) profiled=%v = %v, want %v", tc.a, tc.b, profiled, got, tc.want)
+			}
+			if want := strings.EqualFold(strings.TrimSpace(tc.a), strings.TrimSpace(tc.b)); want != tc.want {
+				t.Errorf("case %q, %q: strings.EqualFold says %v", tc.a, tc.b, want)
+			}
 		}
 	}
 }
