@@ -199,7 +199,7 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	}
 	if a.Type == ActionListTools {
 		ep.touch(e.opts.Now())
-		return ep.listResult(), nil
+		return ep.listResult()
 	}
 	if ep.done {
 		return nil, doneErr(ep.id, len(ep.history), ep.truncated)
