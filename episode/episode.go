@@ -216,6 +216,11 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 			return nil, invalid(fmt.Sprintf("the step makes %d calls; a step makes at most %d (%s)", len(a.Calls), e.opts.MaxCalls, MaxCallsFlag),
 				"split the calls over several steps")
 		}
+		// The caller's action stays as it was (it may be sent to other
+		// episodes at once): the decoded arguments go in a copy.
+		cp := *a
+		cp.Calls = append([]Call(nil), a.Calls...)
+		a = &cp
 		for i, c := range a.Calls {
 			if ep.info.byName[c.Name] == nil {
 				return nil, ep.notOffered(c.Name)
