@@ -67,6 +67,7 @@ func entity(name string) episodeStep {
 // second: the control); an episode's initial files seed its graph; and
 // the recorded episodes replay identically with the server gone.
 func TestMCPServerIsolatedEpisodes(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	ctx := context.Background()
 
@@ -242,6 +243,7 @@ func TestIsolationFlags(t *testing.T) {
 // file: an episode's writes stay in its folder, the next episode starts
 // from the seed alone, and both replay with the server gone.
 func TestMCPServerFilesystemIsolated(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -81,6 +81,7 @@ func runEpisode(t *testing.T, env *Environment, session string, steps []episodeS
 // a second identical episode while the server lives is answered from the
 // recording, not from a server whose state it already changed.
 func TestMCPServerRecordReplay(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -189,6 +190,7 @@ func invokeIn(t testing.TB, env *Environment, coll, session, tool string, args m
 // replayed byte for byte, and toolenv's own MCP front-end passes them
 // through with the server's outputSchema and annotations.
 func TestMCPServerEverything(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	ctx := context.Background()
 	env, err := Open(ctx, &Config{Store: filepath.Join(t.TempDir(), "s.db"),
@@ -270,6 +272,7 @@ func TestMCPServerEverything(t *testing.T) {
 // temporary folder replays with the server gone, and the replay touches
 // no file: its side effects happened once, when it was recorded.
 func TestMCPServerFilesystem(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -337,6 +340,7 @@ func TestMCPServerFilesystem(t *testing.T) {
 // JSON-RPC error, is the server's answer (passed on as it is, never
 // simulated) and is never recorded.
 func TestMCPServerPostgres(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	pg := pgtest.Start(t)
 	dsn := pg.NewDatabase(t)

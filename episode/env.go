@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -271,6 +272,11 @@ func (e *Env) build(ctx context.Context, principal, id string, o *ResetOptions) 
 	if err != nil {
 		return nil, err
 	}
+	// The reset's rendering of the tools, made (or its failure told)
+	// before anything is written.
+	if _, err := info.resetTools(o.ToolFormat); err != nil {
+		return nil, err
+	}
 	ep := &Episode{env: e, id: id, principal: epstore.Principal(principal), coll: c, task: task, info: info,
 		spec: spec{Options: *o, Collection: c.Name, TaskID: task.ID, Seed: seed, Version: c.Version}}
 	ep.maxSteps = e.opts.MaxSteps
@@ -350,12 +356,51 @@ type taskInfo struct {
 	hasAnswer    bool
 }
 
-// toolset is a set of offered tools and its renderings.
+// toolset is a set of offered tools and its renderings, each made when
+// first asked for (an episode needs one of the reset forms, and the
+// list_tools form only if it lists them; a task's schemas run to
+// hundreds of KB).
 type toolset struct {
-	offered     []*toolenv.Tool // the task's tools, then SubmitTool
-	byName      map[string]*toolenv.Tool
-	openai, mcp json.RawMessage
-	listed      json.RawMessage // OpenEnv's list_tools form
+	offered []*toolenv.Tool // the task's tools, then SubmitTool
+	byName  map[string]*toolenv.Tool
+	openai  rendering
+	mcp     rendering
+	listed  rendering // OpenEnv's list_tools form
+}
+
+// rendering is one form of a toolset, made once.
+type rendering struct {
+	once sync.Once
+	b    json.RawMessage
+	err  error
+}
+
+func (r *rendering) get(make func() (json.RawMessage, error)) (json.RawMessage, error) {
+	r.once.Do(func() { r.b, r.err = make() })
+	return r.b, r.err
+}
+
+// openAITools is the toolset in OpenAI's function-calling form.
+func (ts *toolset) openAITools() (json.RawMessage, error) {
+	return ts.openai.get(func() (json.RawMessage, error) { return renderOpenAI(ts.offered) })
+}
+
+// mcpTools is the toolset as MCP tool definitions.
+func (ts *toolset) mcpTools() (json.RawMessage, error) {
+	return ts.mcp.get(func() (json.RawMessage, error) { return renderMCP(ts.offered, "inputSchema") })
+}
+
+// listedTools is the toolset in OpenEnv's list_tools form.
+func (ts *toolset) listedTools() (json.RawMessage, error) {
+	return ts.listed.get(func() (json.RawMessage, error) { return renderMCP(ts.offered, "input_schema") })
+}
+
+// resetTools is the toolset in the form a reset in format shows.
+func (ts *toolset) resetTools(format string) (json.RawMessage, error) {
+	if format == FormatMCP {
+		return ts.mcpTools()
+	}
+	return ts.openAITools()
 }
 
 func (e *Env) taskInfo(c *toolenv.Collection, t *toolenv.Task) (*taskInfo, error) {
@@ -402,14 +447,5 @@ func newToolset(c *toolenv.Collection, t *toolenv.Task, hasAnswer bool) (*toolse
 		ts.byName[tl.Name] = tl
 	}
 	ts.offered = append(append([]*toolenv.Tool(nil), tools...), submitTool(hasAnswer))
-	if ts.openai, err = renderOpenAI(ts.offered); err != nil {
-		return nil, err
-	}
-	if ts.mcp, err = renderMCP(ts.offered, "inputSchema"); err != nil {
-		return nil, err
-	}
-	if ts.listed, err = renderMCP(ts.offered, "input_schema"); err != nil {
-		return nil, err
-	}
 	return ts, nil
 }

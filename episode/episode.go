@@ -199,7 +199,7 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 	}
 	if a.Type == ActionListTools {
 		ep.touch(e.opts.Now())
-		return ep.listResult(), nil
+		return ep.listResult()
 	}
 	if ep.done {
 		return nil, doneErr(ep.id, len(ep.history), ep.truncated)
@@ -216,6 +216,11 @@ func (ep *Episode) step(ctx context.Context, a *Action) (*StepResult, error) {
 			return nil, invalid(fmt.Sprintf("the step makes %d calls; a step makes at most %d (%s)", len(a.Calls), e.opts.MaxCalls, MaxCallsFlag),
 				"split the calls over several steps")
 		}
+		// The caller's action stays as it was (it may be sent to other
+		// episodes at once): the decoded arguments go in a copy.
+		cp := *a
+		cp.Calls = append([]Call(nil), a.Calls...)
+		a = &cp
 		for i, c := range a.Calls {
 			if ep.info.byName[c.Name] == nil {
 				return nil, ep.notOffered(c.Name)

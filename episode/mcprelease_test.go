@@ -23,6 +23,7 @@ import (
 // the server closes — and kept through a step cut by its deadline (the
 // episode goes on).
 func TestMCPInstanceReleased(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	task := memoryTask(t)
 	entry := map[string]any{"command": tools.Node(), "args": []string{tools.Bin("mcp-server-memory")},
@@ -105,6 +106,7 @@ func TestMCPInstanceReleased(t *testing.T) {
 // records keep the success the episodes earned, marked needs_state, and
 // no check runs against a world that is gone.
 func TestRescoreStateChecks(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	task := memoryTask(t)
 	entry := map[string]any{"command": tools.Node(), "args": []string{tools.Bin("mcp-server-memory")},

@@ -97,6 +97,7 @@ func playMemory(t *testing.T, eps *episode.Env, actions ...*episode.Action) (str
 // alone, marked as the environment's failure; and with the server gone
 // the same episodes replay to the same outcomes.
 func TestMCPStatefulTask(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	task := memoryTask(t)
 	entry := map[string]any{"command": tools.Node(), "args": []string{tools.Bin("mcp-server-memory")},
@@ -204,6 +205,7 @@ func killInstance(t *testing.T, dir string) {
 // four at once: every episode reaches reward 1, which it cannot if any
 // episode saw another's writes (its check reads the whole graph).
 func TestMCPStatefulTasksOverTheWire(t *testing.T) {
+	t.Parallel() // it waits on its MCP servers (node processes)
 	tools := npmtest.Require(t)
 	base := memoryTask(t)
 	var tasks []*toolenv.Task

@@ -208,16 +208,22 @@ func (ep *Episode) resetResult() *StepResult {
 	}
 	obs := &Observation{EpisodeID: ep.id, TaskID: ep.task.ID, Collection: ep.coll.Name, Query: ep.Query(),
 		Instructions: ep.info.instructions, ToolFormat: format, MaxSteps: ep.maxSteps}
+	// build made this rendering, so it has no error here.
+	tools, _ := ep.info.resetTools(format)
 	if format == FormatMCP {
-		obs.Tools = ep.info.mcp
+		obs.Tools = tools
 	} else {
-		obs.OpenAITools = ep.info.openai
+		obs.OpenAITools = tools
 	}
 	return &StepResult{Observation: obs, Info: ep.infoNow()}
 }
 
-func (ep *Episode) listResult() *StepResult {
-	return &StepResult{Observation: &Observation{EpisodeID: ep.id, Step: len(ep.history), Tools: ep.info.listed}, Done: ep.done, Truncated: ep.truncated, Info: ep.infoNow()}
+func (ep *Episode) listResult() (*StepResult, error) {
+	tools, err := ep.info.listedTools()
+	if err != nil {
+		return nil, &toolenv.Error{Status: toolenv.StatusInternal, Message: fmt.Sprintf("the tools of task %s do not render: %v", ep.task.ID, err)}
+	}
+	return &StepResult{Observation: &Observation{EpisodeID: ep.id, Step: len(ep.history), Tools: tools}, Done: ep.done, Truncated: ep.truncated, Info: ep.infoNow()}, nil
 }
 
 // stepResult is what step k answered (it is rebuilt from the step's

@@ -466,11 +466,11 @@ func (c *Client) serve(cs *mcp.ClientSession, proc *process) {
 				if c.opts.OnToolsChanged != nil {
 					c.opts.OnToolsChanged(tools)
 				}
-			} else if f := c.fwd.onListChanged; f != nil {
+			} else {
 				// The server said its list changed, and it reads the
 				// same: toolenv's clients are told all the same, as a
 				// proxy passes a notification on.
-				f("tools")
+				c.fwd.listChanged("tools")
 			}
 		}
 	}

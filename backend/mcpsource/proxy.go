@@ -112,8 +112,17 @@ type forwarding struct {
 	tokens  map[string]*Exchange // progress token → its call
 	seq     atomic.Uint64
 
-	onResourceUpdated func(uri string)
-	onListChanged     func(what string)
+	// The callbacks (Client.OnResourceUpdated, OnListChanged): a proxy
+	// sets them once the server runs, while its notifications are read.
+	onResourceUpdated atomic.Pointer[func(uri string)]
+	onListChanged     atomic.Pointer[func(what string)]
+}
+
+// listChanged tells the OnListChanged callback, if any, that what changed.
+func (f *forwarding) listChanged(what string) {
+	if fn := f.onListChanged.Load(); fn != nil {
+		(*fn)(what)
+	}
 }
 
 // enter holds the server for x's call (requests: the server may send
@@ -217,19 +226,15 @@ func (c *Client) clientOptions() *mcp.ClientOptions {
 			}
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if f.onResourceUpdated != nil && req.Params != nil {
-				f.onResourceUpdated(req.Params.URI)
+			if fn := f.onResourceUpdated.Load(); fn != nil && req.Params != nil {
+				(*fn)(req.Params.URI)
 			}
 		},
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			if f.onListChanged != nil {
-				f.onListChanged("resources")
-			}
+			f.listChanged("resources")
 		},
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			if f.onListChanged != nil {
-				f.onListChanged("prompts")
-			}
+			f.listChanged("prompts")
 		},
 	}
 	return opts
@@ -280,12 +285,13 @@ func levelAtLeast(l, min mcp.LoggingLevel) bool {
 // says changed (notifications/resources/updated), and OnListChanged the
 // one told when its resource or prompt list changed ("resources",
 // "prompts"), or its tool list was said to change and reads the same
-// ("tools"; a tool list that changes goes to Options.OnToolsChanged). Set
-// them before the first connection.
-func (c *Client) OnResourceUpdated(fn func(uri string)) { c.fwd.onResourceUpdated = fn }
+// ("tools"; a tool list that changes goes to Options.OnToolsChanged).
+// They may be set while the server runs; a notification read before
+// tells no one.
+func (c *Client) OnResourceUpdated(fn func(uri string)) { c.fwd.onResourceUpdated.Store(&fn) }
 
 // OnListChanged: see OnResourceUpdated.
-func (c *Client) OnListChanged(fn func(what string)) { c.fwd.onListChanged = fn }
+func (c *Client) OnListChanged(fn func(what string)) { c.fwd.onListChanged.Store(&fn) }
 
 // callParams are the params of a call for x: its input responses and
 // request state, a progress token of the call's own, the client's

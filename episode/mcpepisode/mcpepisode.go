@@ -30,6 +30,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,21 +309,23 @@ func (h *handler) newServer(principal string, first *episode.StepResult) (*mcp.S
 			})
 		},
 	})
-	srv.AddReceivingMiddleware(server.MCPGuard(h.log))
 	tools, err := h.eps.Tools(context.Background(), principal, id)
 	if err != nil {
 		return nil, err
 	}
+	// The task's tools are answered from the definitions h holds, not
+	// registered with AddTool: AddTool marshals and decodes each input
+	// schema twice to check it, per episode (a BIRD task's schemas list
+	// its columns), and every trainer pays that on every reset.
+	defs := make([]*mcp.Tool, 0, len(tools))
 	for _, t := range tools {
 		mt, err := h.tool(t)
 		if err != nil {
 			return nil, err
 		}
-		name := t.Name
-		srv.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return h.call(ctx, principal, id, name, req.Params.Arguments), nil
-		})
+		defs = append(defs, mt)
 	}
+	srv.AddReceivingMiddleware(server.MCPGuard(h.log), h.taskTools(principal, id, defs))
 	task := map[string]any{"episode_id": id, "task_id": obs.TaskID, "collection": obs.Collection, "query": obs.Query, "instructions": obs.Instructions, "max_steps": obs.MaxSteps}
 	srv.AddTool(&mcp.Tool{Name: GetTaskTool, Description: "Repeat the episode's task: the question, how to act, the step limit. It is not a step.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
@@ -341,6 +344,53 @@ func (h *handler) newServer(principal string, first *episode.StepResult) (*mcp.S
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: obs.Query}}, StructuredContent: json.RawMessage(b)}, nil
 		})
 	return srv, nil
+}
+
+// taskTools serves the task's tools, defs, in tools/list (beside the
+// tools the server has, sorted by name as the SDK lists them) and
+// tools/call (each call a step of episode id); any other request, and a
+// call of another name, goes on to the server.
+func (h *handler) taskTools(principal, id string, defs []*mcp.Tool) mcp.Middleware {
+	names := make(map[string]bool, len(defs))
+	for _, d := range defs {
+		names[d.Name] = true
+	}
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch r := req.(type) {
+			case *mcp.CallToolRequest:
+				if method != "tools/call" || r.Params == nil || !names[r.Params.Name] {
+					break
+				}
+				res := h.call(ctx, principal, id, r.Params.Name, r.Params.Arguments)
+				if res.Content == nil {
+					res.Content = []mcp.Content{} // as the SDK answers: never null
+				}
+				return res, nil
+			case *mcp.ListToolsRequest:
+				if method != "tools/list" {
+					break
+				}
+				res, err := next(ctx, method, req)
+				if err != nil {
+					return res, err
+				}
+				lr, ok := res.(*mcp.ListToolsResult)
+				// One page: the server's own tools (get_task) are one
+				// page, and a cursor is past the task's tools too.
+				if !ok || (r.Params != nil && r.Params.Cursor != "") {
+					return res, nil
+				}
+				all := make([]*mcp.Tool, 0, len(defs)+len(lr.Tools))
+				all = append(append(all, defs...), lr.Tools...)
+				slices.SortStableFunc(all, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+				out := *lr
+				out.Tools = all
+				return &out, nil
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // mcpTool is a task's tool as MCP lists it.

@@ -226,6 +226,30 @@ func TestMCPBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// tools/list is the episode's tools and get_task, each once, sorted
+	// by name, each with an object input schema.
+	offered, err := s.eps.Tools(ctx, principal, sess.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != len(offered)+1 {
+		t.Fatalf("tools/list has %d tools, want the episode's %d and %s", len(tools.Tools), len(offered), mcpepisode.GetTaskTool)
+	}
+	for i, tl := range tools.Tools {
+		if i > 0 && tools.Tools[i-1].Name >= tl.Name {
+			t.Fatalf("tools/list is not sorted by name, once each: %q before %q", tools.Tools[i-1].Name, tl.Name)
+		}
+		b, _ := json.Marshal(tl.InputSchema)
+		var in struct{ Type string }
+		if json.Unmarshal(b, &in); in.Type != "object" {
+			t.Fatalf("%s's input schema: %s", tl.Name, b)
+		}
+	}
+	for _, o := range offered {
+		if !names[o.Name] {
+			t.Fatalf("tools/list lacks the episode's tool %s: %v", o.Name, names)
+		}
+	}
 	bad, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: episode.SubmitTool, Arguments: map[string]any{"answer": map[string]any{"no": "rows"}}})
 	if err != nil || !bad.IsError {
 		t.Fatalf("a final answer of the wrong shape: %v %v", err, bad)
