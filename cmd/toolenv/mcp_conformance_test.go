@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -76,21 +75,14 @@ func (r suiteRun) names(ok bool) []string {
 // too), with baseline as its expected failures when given.
 func runConformance(t *testing.T, tools npmtest.Tools, url, version, baseline string) suiteRun {
 	t.Helper()
-	args := []string{"server", "--url", url, "--spec-version", version, "--suite", "all"}
-	if baseline != "" {
-		args = append(args, "--expected-failures", baseline)
-	}
-	return runConformanceArgs(t, tools, version, args...)
-}
-
-// runConformanceArgs runs the suite with args (and an output folder) and
-// reads what each scenario it ran checked.
-func runConformanceArgs(t *testing.T, tools npmtest.Tools, version string, args ...string) suiteRun {
-	t.Helper()
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	output, err := npmtest.Run(tools.Command(ctx, "conformance", append(args, "-o", out)...))
+	args := []string{"server", "--url", url, "--spec-version", version, "--suite", "all", "-o", out}
+	if baseline != "" {
+		args = append(args, "--expected-failures", baseline)
+	}
+	output, err := npmtest.Run(tools.Command(ctx, "conformance", args...))
 	run := suiteRun{passed: map[string]bool{}, output: output, err: err}
 	dirs, _ := os.ReadDir(out)
 	for _, d := range dirs {
@@ -118,12 +110,6 @@ func runConformanceArgs(t *testing.T, tools npmtest.Tools, version string, args 
 		t.Fatalf("the suite ran no scenario at %s (%v):\n%s", version, err, output)
 	}
 	return run
-}
-
-// runScenario runs one scenario of the suite at version against url.
-func runScenario(t *testing.T, tools npmtest.Tools, url, version, scenario string) suiteRun {
-	t.Helper()
-	return runConformanceArgs(t, tools, version, "server", "--url", url, "--spec-version", version, "--scenario", scenario)
 }
 
 // TestMCPConformance runs the official MCP conformance suite at 2025-11-25
@@ -216,11 +202,10 @@ func removeReferenceServer() {
 // (the server keeps sessions) and 2026-07-28 (it is stateless): every
 // scenario it passes alone passes behind toolenv, its sampling,
 // elicitation, roots, progress, logs, input requests, resources,
-// subscriptions, prompts and completions reaching the suite's client
-// (the scenarios failing behind toolenv are run against the server
-// alone: none may pass there). Then the server is stopped and toolenv
-// serves again from the same store: every scenario that passed behind it
-// passes from the recordings but those of conformanceNoReplay.
+// subscriptions, prompts and completions reaching the suite's client.
+// Then the server is stopped and toolenv serves again from the same
+// store: every scenario passes from the recordings but those of
+// conformanceNoReplay.
 func TestMCPConformanceProxy(t *testing.T) {
 	t.Parallel() // waits on the node suite and the reference server
 	tools := npmtest.Require(t)
@@ -229,34 +214,23 @@ func TestMCPConformanceProxy(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel() // each revision has its own servers; the suite's runs wait on their scenarios
 			url, stopRef := startReference(t, ref, version >= "2026-07-28")
+			alone := runConformance(t, tools, url, version, "")
+			passedAlone, ran := alone.count()
+			t.Logf("the reference server alone: %d of %d scenarios", passedAlone, ran)
+			if passedAlone == 0 {
+				t.Fatalf("the reference server passes nothing alone:\n%s", alone.output)
+			}
+
 			store := filepath.Join(t.TempDir(), "store.db")
 			base, stop := serveInBackground(t, "--store", store, "--mcp-server", "ref="+url)
 			behind := runConformance(t, tools, base+"/mcp", version, "")
 			stop()
 			passedBehind, _ := behind.count()
 			t.Logf("behind toolenv: %d of %d scenarios", passedBehind, len(behind.passed))
-			// The reference server alone, on the scenarios that fail behind
-			// toolenv (those passing behind it need not be run alone: what
-			// is checked is that none passes alone but not behind): each
-			// must fail alone too. When few fail, each runs by itself
-			// (the suite's start costs as much as a dozen scenarios).
-			failed := behind.names(false)
-			alone := suiteRun{passed: map[string]bool{}}
-			if len(failed) > 3 {
-				alone = runConformance(t, tools, url, version, "")
-			}
-			for _, name := range failed {
-				if len(failed) <= 3 {
-					maps.Copy(alone.passed, runScenario(t, tools, url, version, name).passed)
-				}
-				if alone.passed[name] {
+			for _, name := range alone.names(true) {
+				if !behind.passed[name] {
 					t.Errorf("%s passes alone but not behind toolenv", name)
 				}
-			}
-			passedAlone, _ := alone.count()
-			t.Logf("the reference server alone: %d of the %d failing behind toolenv pass %v", passedAlone, len(failed), failed)
-			if passedBehind == 0 && passedAlone == 0 {
-				t.Fatalf("the reference server passes nothing, alone or behind toolenv:\n%s", alone.output)
 			}
 
 			stopRef()
@@ -265,7 +239,7 @@ func TestMCPConformanceProxy(t *testing.T) {
 			stop()
 			passedReplay, _ := replay.count()
 			t.Logf("from recordings, the server gone: %d of %d scenarios; not: %v", passedReplay, len(replay.passed), replay.names(false))
-			for _, name := range behind.names(true) {
+			for _, name := range alone.names(true) {
 				want := !slices.Contains(conformanceNoReplay[version], name)
 				if replay.passed[name] != want {
 					t.Errorf("%s from recordings: passed %v, want %v (conformanceNoReplay and docs/mcp-sources.md list those that cannot pass)", name, replay.passed[name], want)
