@@ -87,3 +87,20 @@ func TestPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryExpressionCompiles: the format expressions, compiled on first
+// use rather than at start-up, all compile (a bad one panics), each to
+// itself, concurrent first uses included (go test -race checks them).
+func TestEveryExpressionCompiles(t *testing.T) {
+	if len(expressions) < 20 {
+		t.Fatalf("%d expressions registered, want every one of the package's", len(expressions))
+	}
+	for _, l := range expressions {
+		t.Run(l.expr[:min(len(l.expr), 24)], func(t *testing.T) {
+			t.Parallel()
+			if got := l.get().String(); got != l.expr {
+				t.Fatalf("compiled %q, want %q", got, l.expr)
+			}
+		})
+	}
+}

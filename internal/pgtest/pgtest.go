@@ -1,7 +1,8 @@
 // Package pgtest starts real PostgreSQL servers for tests: Debian's
 // binaries (scripts/install-postgres.sh installs them), a fresh cluster
-// made by initdb in a temporary folder, the server as the test process's
-// own child on a random loopback port, stopped and removed at the end.
+// (a copy of one initdb made once per machine) in a temporary folder,
+// the server as the test process's own child on a random loopback port,
+// stopped and removed at the end.
 //
 // Where PostgreSQL is not installed the tests that need it skip with a
 // message saying how to install it; with CI set in the environment they
@@ -18,8 +19,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -132,21 +136,13 @@ func newServer(bin string) (*Server, error) {
 	if err := os.Chmod(s.dir, 0o755); err != nil {
 		return nil, err
 	}
-	data := filepath.Join(s.dir, "data")
-	if err := os.Mkdir(data, 0o700); err != nil {
-		return nil, err
-	}
 	if s.cred != nil {
-		if err := os.Chown(data, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
-			return nil, err
-		}
 		if err := os.Chown(s.dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
 			return nil, err
 		}
 	}
-	initdb := s.command("initdb", "-D", data, "-U", "toolenv", "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync")
-	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
+	if err := s.copyCluster(); err != nil {
+		return nil, err
 	}
 	var lastErr error
 	for range 5 {
@@ -159,6 +155,163 @@ func newServer(bin string) (*Server, error) {
 		}
 	}
 	return nil, lastErr
+}
+
+// initdbArgs are initdb's arguments but the data folder.
+var initdbArgs = []string{"-U", "toolenv", "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-sync"}
+
+// copyCluster copies the machine's fresh cluster to the server's data
+// folder; a kept cluster found incomplete (files of the system's
+// temporary folder are removed by age), or gone while it was copied, is
+// made again.
+func (s *Server) copyCluster() error {
+	data := filepath.Join(s.dir, "data")
+	for attempt := 0; ; attempt++ {
+		cluster, err := s.cluster()
+		if err != nil {
+			return err
+		}
+		files, err := copyTree(cluster, data, s.cred)
+		want, _ := os.ReadFile(filepath.Join(filepath.Dir(cluster), "files"))
+		if err == nil && strconv.Itoa(files) == string(want) {
+			return nil
+		}
+		if attempt == 1 {
+			return fmt.Errorf("copying the cluster initdb made in %s: %d files copied, %q made (%v)", cluster, files, want, err)
+		}
+		os.RemoveAll(filepath.Dir(cluster))
+		if err := os.RemoveAll(data); err != nil {
+			return err
+		}
+	}
+}
+
+// cluster returns the data folder of a fresh cluster made by initdb,
+// made once for every test process of the machine and copied by each
+// server (initdb costs two seconds of CPU, a copy of its 40 MB a tenth:
+// a test suite starts a score of servers). It lives in the system's
+// temporary folder under a name that says which PostgreSQL, which
+// arguments and which user made it; it is made in a folder of its own
+// and renamed into place when complete, so that no process sees one
+// half made (two processes making one at once: the first rename wins,
+// the other uses it). Servers never write to it: each runs on its copy.
+func (s *Server) cluster() (string, error) {
+	initdb := filepath.Join(s.bin, "initdb")
+	st, err := os.Stat(initdb)
+	if err != nil {
+		return "", err
+	}
+	uid := os.Geteuid()
+	if s.cred != nil {
+		uid = int(s.cred.Uid)
+	}
+	key := sha256.Sum256([]byte(fmt.Sprintf("%s|%d|%d|%s|%d", initdb, st.Size(), st.ModTime().UnixNano(), strings.Join(initdbArgs, " "), uid)))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("toolenv-pgtest-cluster-%x", key[:8]))
+	data := filepath.Join(dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
+		return data, nil
+	}
+	tmp, err := os.MkdirTemp(os.TempDir(), "toolenv-pgtest-initdb-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // gone by then when renamed
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	made := filepath.Join(tmp, "data")
+	if err := os.Mkdir(made, 0o700); err != nil {
+		return "", err
+	}
+	if s.cred != nil {
+		if err := os.Chown(made, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			return "", err
+		}
+	}
+	cmd := s.command("initdb", append([]string{"-D", made}, initdbArgs...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	n := 0
+	if err := filepath.WalkDir(made, func(_ string, _ fs.DirEntry, err error) error { n++; return err }); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "files"), []byte(strconv.Itoa(n)), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(data, "PG_VERSION")); serr == nil {
+			return data, nil // another process's, made at the same time
+		}
+		return "", fmt.Errorf("keeping the cluster initdb made: %w", err)
+	}
+	return data, nil
+}
+
+// copyTree copies the folder from to the new folder to, modes kept,
+// everything owned by cred's user when cred is set, and returns how many
+// files and folders it copied.
+func copyTree(from, to string, cred *syscall.Credential) (int, error) {
+	n := 0
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		n++
+		dst := filepath.Join(to, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if err := os.Mkdir(dst, info.Mode().Perm()); err != nil {
+				return err
+			}
+		case info.Mode().Type() == fs.ModeSymlink:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return err
+			}
+			if cred != nil {
+				return os.Lchown(dst, int(cred.Uid), int(cred.Gid))
+			}
+			return nil
+		default:
+			if err := copyFile(path, dst, info.Mode().Perm()); err != nil {
+				return err
+			}
+		}
+		if cred != nil {
+			return os.Chown(dst, int(cred.Uid), int(cred.Gid))
+		}
+		return nil
+	})
+	return n, err
+}
+
+func copyFile(from, to string, mode fs.FileMode) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // credential is who the server runs as: nil (the test's own user) unless

@@ -2,6 +2,8 @@ package pgtest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,60 @@ func TestBinDirSaysWhatIsMissing(t *testing.T) {
 	t.Setenv("TOOLENV_PG_BIN", "")
 	if d, err := BinDir(); err == nil && !strings.HasSuffix(d, "bin") {
 		t.Fatalf("BinDir = %q", d)
+	}
+}
+
+// TestClusterMadeOnceAndMadeAgainWhenIncomplete: servers copy one cluster
+// initdb made for the machine (here a temporary folder of the test's
+// own), which a second server reuses as it is; a kept cluster missing a
+// file is made again, and the server started from it works.
+func TestClusterMadeOnceAndMadeAgainWhenIncomplete(t *testing.T) {
+	if _, err := BinDir(); err != nil {
+		t.Skip(err)
+	}
+	tmp := t.TempDir()
+	for _, d := range []string{tmp, filepath.Dir(tmp)} {
+		if err := os.Chmod(d, 0o755); err != nil { // the server's user makes the cluster in it
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", tmp)
+	works := func(s *Server) {
+		t.Helper()
+		conn, err := pgx.Connect(context.Background(), s.NewDatabase(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "CREATE TABLE x (a int); INSERT INTO x VALUES (1)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	works(Start(t))
+	kept, _ := filepath.Glob(filepath.Join(tmp, "toolenv-pgtest-cluster-*"))
+	if len(kept) != 1 {
+		t.Fatalf("kept clusters %v, want one", kept)
+	}
+	made := func() time.Time {
+		st, err := os.Stat(filepath.Join(kept[0], "data", "PG_VERSION"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.ModTime()
+	}
+	first := made()
+	works(Start(t))
+	if made() != first {
+		t.Fatal("the second server made the cluster again")
+	}
+	if err := os.Remove(filepath.Join(kept[0], "data", "postgresql.conf")); err != nil {
+		t.Fatal(err)
+	}
+	works(Start(t))
+	if _, err := os.Stat(filepath.Join(kept[0], "data", "postgresql.conf")); err != nil {
+		t.Fatalf("the incomplete cluster was not made again: %v", err)
+	}
+	if leftover, _ := filepath.Glob(filepath.Join(tmp, "toolenv-pgtest-initdb-*")); len(leftover) != 0 {
+		t.Fatalf("folders initdb made left behind: %v", leftover)
 	}
 }
