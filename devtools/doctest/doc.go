@@ -61,6 +61,9 @@
 // compiles by their content, not their folder: the README's go build of
 // toolenv, in a folder of its own, finds them all in the build cache, as a
 // reader's second build does) and DOCTEST_STATE, the harness's folder.
+// TestDocs adds TOOLENV_IMAGE_CACHE, one empty folder that every page of
+// the run shares, as a reader's cache folder is shared by the pages they
+// run: each BIRD database is indexed once per run, not once per page.
 //
 // TestDocs ends its log with the heaviest blocks' CPU (the user and
 // system time of each block's foreground commands; see CostTable).

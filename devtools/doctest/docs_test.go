@@ -84,6 +84,12 @@ func TestDocs(t *testing.T) {
 	}
 	netw := network(t)
 	bin := binDir(t)
+	// One folder of indexed database images (rodb.DiskCache) for every
+	// page of this run, as a reader who runs the pages one after another
+	// on one machine has one in their cache folder: each BIRD database is
+	// indexed once per run, not once per page. It starts empty, so every
+	// run indexes what it uses at least once.
+	images := "TOOLENV_IMAGE_CACHE=" + filepath.Join(t.TempDir(), "images")
 	var (
 		mu                sync.Mutex
 		run, illustrative int
@@ -115,6 +121,7 @@ func TestDocs(t *testing.T) {
 					Model:   filepath.Join(bin, "toolenv-docmodel"),
 					Network: netw,
 					Links:   []string{"testdata/npm/node_modules"},
+					Env:     []string{images},
 					Keep:    os.Getenv("TOOLENV_DOCTEST_KEEP") != "",
 					Logf:    t.Logf,
 					After: func(dir string) error {
