@@ -450,10 +450,17 @@ func medianFloat(xs []float64) float64 {
 }
 
 // procCPU returns a process's user + system CPU time so far, in
-// nanoseconds (0 when /proc cannot tell).
+// nanoseconds (0 when /proc cannot tell): the sum of its threads' time on
+// a CPU as the scheduler counts it (/proc/PID/task/*/schedstat, in
+// nanoseconds), else /proc/PID/stat's, which counts in clock ticks of 10
+// ms sampled by the timer interrupt: a short round of a server that ran
+// between the ticks, as on a busy machine, read zero there.
 func procCPU(p *os.Process) int64 {
 	if p == nil {
 		return 0
+	}
+	if ns, ok := schedCPU(p.Pid); ok {
+		return ns
 	}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
 	if err != nil {
@@ -472,6 +479,35 @@ func procCPU(p *os.Process) int64 {
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	const ticks = 100 // USER_HZ on Linux
 	return (ut + st) * int64(time.Second) / ticks
+}
+
+// schedCPU sums the first field of /proc/PID/task/*/schedstat, each
+// thread's time on a CPU in nanoseconds; false where the kernel does not
+// keep it.
+func schedCPU(pid int) (int64, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, false
+	}
+	var sum int64
+	read := 0
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // a thread gone since the listing
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += ns
+		read++
+	}
+	return sum, read > 0
 }
 
 // StartChild runs the toolenv program exe ("" for this program) with args

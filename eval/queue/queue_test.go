@@ -95,6 +95,18 @@ func (p *paced) Start(ctx context.Context, task *toolenv.Task) (agent.Session, e
 	return p.Env.Start(ctx, task)
 }
 
+// firstStart calls first before the first episode it starts.
+type firstStart struct {
+	agent.Env
+	once  sync.Once
+	first func()
+}
+
+func (f *firstStart) Start(ctx context.Context, task *toolenv.Task) (agent.Session, error) {
+	f.once.Do(f.first)
+	return f.Env.Start(ctx, task)
+}
+
 func (p *paced) startsOf(task string) int {
 	n, ok := p.starts.Load(task)
 	if !ok {
@@ -396,12 +408,29 @@ func TestPostgresLostMidRun(t *testing.T) {
 	// take long to come back), and a lease that expired would start the
 	// task again on the other worker.
 	opts := queue.Options{Lease: 5 * time.Minute, Timeout: time.Second}
+	// PostgreSQL goes down only once both workers have joined the queue
+	// (a worker joins before it starts its first episode): joining while
+	// it is down fails at once, by design (the end of this test), and on
+	// a busy machine the second worker could still be starting when the
+	// first had begun four episodes.
+	joined := make(chan struct{})
+	var arrived atomic.Int32
+	arrive := func() {
+		if arrived.Add(1) == 2 {
+			close(joined)
+		}
+		select {
+		case <-joined:
+		case <-time.After(5 * time.Minute): // a safety net, not a pace
+			t.Error("the other worker never started an episode")
+		}
+	}
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := config(w, env, worker(t, dsn, fmt.Sprint("w", i), opts), t.TempDir())
+			cfg := config(w, &firstStart{Env: env, first: arrive}, worker(t, dsn, fmt.Sprint("w", i), opts), t.TempDir())
 			cfg.QueueWait = time.Minute
 			if _, err := eval.Run(ctx, cfg); err != nil {
 				t.Error(err)
