@@ -87,6 +87,11 @@ type CacheOptions struct {
 	// missing key once (see Fleet); otherwise concurrent misses are
 	// shared within this process only.
 	Fleet *Fleet
+	// waiting, when set, is called each time a call starts waiting for
+	// the same call answered by another (in flight in this process, or
+	// claimed by another process of the fleet): tests wait on it rather
+	// than sleep.
+	waiting func()
 }
 
 // NewCacheMiddleware is CacheMiddleware with options. It returns nil
@@ -95,7 +100,8 @@ func NewCacheMiddleware(c Cache, opts CacheOptions) toolenv.Middleware {
 	if c == nil {
 		return nil
 	}
-	m := &cacheMW{c: c, log: opts.Logger, fleet: opts.Fleet.withDefaults()}
+	m := &cacheMW{c: c, log: opts.Logger, fleet: opts.Fleet.withDefaults(), waiting: opts.waiting}
+	m.flight.joined = opts.waiting
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -153,6 +159,8 @@ type cacheMW struct {
 	log    *slog.Logger
 	fleet  *Fleet
 	flight group
+	// waiting: see CacheOptions.waiting.
+	waiting func()
 }
 
 type cacheKey struct {
@@ -261,6 +269,9 @@ func fromEntry(e *store.Entry) *toolenv.Result {
 type group struct {
 	mu sync.Mutex
 	m  map[string]*flightCall
+	// joined, when set, is called when a caller starts waiting for a
+	// run already in flight.
+	joined func()
 }
 
 type flightCall struct {
@@ -290,6 +301,9 @@ func (g *group) do(ctx context.Context, key string, fn func() *toolenv.Result) (
 			break
 		}
 		g.mu.Unlock()
+		if g.joined != nil {
+			g.joined()
+		}
 		select {
 		case <-c.done:
 		case <-ctx.Done():

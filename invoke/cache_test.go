@@ -226,12 +226,18 @@ func (b *uniqueBackend) Invoke(ctx context.Context, _ *toolenv.Call) *toolenv.Re
 // twoProcesses returns two pipelines over two handles of one SQLite
 // file: separate connections, memory caches and single-flight groups,
 // as two processes sharing a store have.
-func twoProcesses(t *testing.T, b toolenv.Handler, fleet bool, lease time.Duration) [2]process {
+//
+// waiting, when given, is told each time a call starts waiting for the
+// same call answered by another (see CacheOptions.waiting).
+func twoProcesses(t *testing.T, b toolenv.Handler, fleet bool, lease time.Duration, waiting ...func()) [2]process {
 	path := filepath.Join(t.TempDir(), "shared.db")
 	var out [2]process
 	for i := range out {
 		st := openStore(t, path)
 		opts := Options{Cache: st}
+		if len(waiting) > 0 {
+			opts.flightWaiting = waiting[0]
+		}
 		if fleet {
 			opts.Fleet = &Fleet{Claims: st, Owner: fmt.Sprintf("p%d", i), Lease: lease, Poll: 20 * time.Millisecond}
 		}
@@ -353,15 +359,17 @@ func TestFleetAnswersAMissOnce(t *testing.T) {
 // the process that waited for it, without a second backend call.
 func TestFleetSharesAFailure(t *testing.T) {
 	b := &uniqueBackend{fail: true, gate: make(chan struct{})}
-	ps := twoProcesses(t, b, true, 10*time.Second)
+	waiting := make(chan struct{}, 2)
+	ps := twoProcesses(t, b, true, 10*time.Second, func() { waiting <- struct{}{} })
 	done := make(chan []*toolenv.Result)
 	go func() { done <- invokeAll(t, ps, 2, `{"city":"x"}`) }()
-	// Both processes are in: one holds the claim inside the backend, the
-	// other waits on it.
-	for b.n.Load() == 0 {
-		time.Sleep(5 * time.Millisecond)
+	// Both processes are in: one holds the claim inside the backend (it
+	// waits at the gate), the other waits on it.
+	select {
+	case <-waiting:
+	case <-time.After(time.Minute):
+		t.Fatal("no process started waiting for the other's claim")
 	}
-	time.Sleep(200 * time.Millisecond)
 	close(b.gate)
 	res := <-done
 	if d := distinctBodies(res); len(d) != 1 || res[0].Status != toolenv.StatusUpstreamError {

@@ -80,6 +80,9 @@ func (m *cacheMW) fleetAnswer(ctx context.Context, call *toolenv.Call, k cacheKe
 			return m.holdAndAnswer(ctx, call, k, next, c)
 		}
 		m.log.Debug("waiting for another replica answering the same call", "tool", k.tool, "holder", c.Owner)
+		if m.waiting != nil {
+			m.waiting()
+		}
 		res, retry := m.waitFor(ctx, k, c)
 		if !retry {
 			return res

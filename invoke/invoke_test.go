@@ -267,7 +267,8 @@ func TestSingleFlightCallersKeepTheirOwnContext(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := &blockingBackend{started: make(chan struct{}, 4), release: make(chan struct{})}
-			p, reg, _ := newPipeline(t, b, toolenv.Policy{Cache: true}, Options{})
+			joined := make(chan struct{}, 4)
+			p, reg, _ := newPipeline(t, b, toolenv.Policy{Cache: true}, Options{flightWaiting: func() { joined <- struct{}{} }})
 			leaderCtx, cancelLeader := context.WithCancel(context.Background())
 			defer cancelLeader()
 			waiterCtx, cancelWaiter := context.WithCancel(context.Background())
@@ -282,7 +283,11 @@ func TestSingleFlightCallersKeepTheirOwnContext(t *testing.T) {
 			}
 			waiter := make(chan *toolenv.Result, 1)
 			go func() { waiter <- p.Invoke(waiterCtx, call(t, reg, "get_weather", `{"city":"Oslo"}`)) }()
-			time.Sleep(50 * time.Millisecond) // let the second caller join the flight
+			select { // the second caller joined the flight
+			case <-joined:
+			case <-time.After(wait):
+				t.Fatal("the second call never joined the first one's flight")
+			}
 
 			if tt.cancelWaiter {
 				cancelWaiter()
@@ -357,12 +362,13 @@ func TestSingleFlightPanicStaysWithItsCall(t *testing.T) {
 	})
 	var panics atomic.Int64
 	log := slog.New(countingHandler{msg: "panic while invoking a tool", n: &panics})
-	p, reg, _ := newPipeline(t, panicky, toolenv.Policy{Cache: true}, Options{Logger: log})
+	joined := make(chan struct{}, 1)
+	p, reg, _ := newPipeline(t, panicky, toolenv.Policy{Cache: true}, Options{Logger: log, flightWaiting: func() { joined <- struct{}{} }})
 	results := make(chan *toolenv.Result, 2)
 	go func() { results <- p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"Oslo"}`)) }()
 	<-started
 	go func() { results <- p.Invoke(context.Background(), call(t, reg, "get_weather", `{"city":"Oslo"}`)) }()
-	time.Sleep(50 * time.Millisecond) // let the second caller join the flight
+	<-joined // the second caller joined the flight
 	close(release)
 	for i := 0; i < 2; i++ {
 		if res := <-results; res.Status != toolenv.StatusInternal {

@@ -35,6 +35,8 @@ type Options struct {
 	// AfterValidate runs after validation and before the cache (drift's
 	// translation to recorded keys, faults, failover).
 	AfterValidate []toolenv.Middleware
+	// flightWaiting: see CacheOptions.waiting (tests only).
+	flightWaiting func()
 }
 
 // New returns the standard pipeline over reg: every front-end invokes it.
@@ -60,7 +62,7 @@ func New(reg *Registry, opts Options) toolenv.Handler {
 		// session's history (toolenv.MetaState); the others pass.
 		mws = append(mws, Episodes(EpisodeOptions{Origin: RegistryOrigin(reg)}))
 	}
-	mws = append(mws, NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet}), Limit(opts.MaxResultBytes))
+	mws = append(mws, NewCacheMiddleware(opts.Cache, CacheOptions{Logger: log, Fleet: opts.Fleet, waiting: opts.flightWaiting}), Limit(opts.MaxResultBytes))
 	h := toolenv.Chain(reg, mws...)
 	mem, _ := opts.Cache.(exactMemory)
 	if mem == nil || len(opts.BeforeValidate) > 0 {
