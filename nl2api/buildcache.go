@@ -54,7 +54,10 @@ const buildFormat = 1
 // to their folder). Each entry holds its length and SHA-256, checked on
 // every read: a damaged entry is removed and the build made again, never
 // served. Entries are written to a temporary name and renamed into place,
-// so builds storing the same entry at once never leave a partial one. The
+// so builds storing the same entry at once never leave a partial one; and
+// a build takes the lock of its key before building, so identical builds
+// started at once (pages of the doc test, processes of a test suite)
+// make the output once, the others waiting for its entry. The
 // folder is kept under MaxBytes by removing the entries used least
 // recently.
 //
@@ -565,7 +568,7 @@ const staleBuildTemp = time.Hour
 
 // evict removes the least recently used entries (never keep, the one
 // just written) while the folder's entries exceed the cap, and temporary
-// files older than staleBuildTemp.
+// files and locks of entries gone older than staleBuildTemp.
 func (c *BuildCache) evict(keep string) {
 	limit := c.MaxBytes
 	if limit == 0 {
@@ -593,6 +596,12 @@ func (c *BuildCache) evict(keep string) {
 			if time.Since(info.ModTime()) > staleBuildTemp {
 				os.Remove(name)
 			}
+		case strings.HasSuffix(e.Name(), ".build.lock"):
+			// An old lock of an entry gone: at worst two identical builds
+			// then run at once, each correct.
+			if _, err := os.Stat(strings.TrimSuffix(name, ".lock")); errors.Is(err, fs.ErrNotExist) && time.Since(info.ModTime()) > staleBuildTemp {
+				os.Remove(name)
+			}
 		case strings.HasSuffix(e.Name(), ".build"):
 			files = append(files, file{name, info.Size(), info.ModTime()})
 			total += info.Size()
@@ -616,6 +625,18 @@ func (c *BuildCache) evict(keep string) {
 	}
 }
 
+// tryReuse reuses the entry under key when there is an intact one.
+func (c *BuildCache) tryReuse(key [sha256.Size]byte, opt *Options, start time.Time) (*Report, bool) {
+	rep, err := c.reuse(key, opt, start)
+	switch {
+	case err == nil:
+		return rep, true
+	case !errors.Is(err, fs.ErrNotExist):
+		c.log().Warn("cached build is damaged or cannot be written out; building again", "entry", c.entryPath(key), "err", err)
+	}
+	return nil, false
+}
+
 // cachedBuild runs build through the cache: the stored output when an
 // intact entry has this build's key, else a build that is then stored.
 func (c *BuildCache) cachedBuild(ctx context.Context, opt *Options, start time.Time, build func() (*Report, error)) (*Report, error) {
@@ -633,16 +654,26 @@ func (c *BuildCache) cachedBuild(ctx context.Context, opt *Options, start time.T
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep, err := c.reuse(key, opt, start)
-	switch {
-	case err == nil:
+	if rep, ok := c.tryReuse(key, opt, start); ok {
 		return rep, nil
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		log.Warn("cached build is damaged or cannot be written out; building again", "entry", c.entryPath(key), "err", err)
+	}
+	// One build per key at a time: the others wait for its entry.
+	if err := os.MkdirAll(c.Dir, 0o755); err == nil {
+		unlock, err := lockBuild(ctx, c.entryPath(key)+".lock")
+		switch {
+		case err == nil:
+			defer unlock()
+			if rep, ok := c.tryReuse(key, opt, start); ok {
+				return rep, nil
+			}
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		default:
+			log.Warn("cannot lock the build cache; building without waiting for an identical build", "dir", c.Dir, "err", err)
+		}
 	}
 	opt.outputs = &outputs{}
-	rep, err = build()
+	rep, err := build()
 	if err != nil {
 		return nil, err
 	}
