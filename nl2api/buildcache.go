@@ -329,7 +329,12 @@ func (c *BuildCache) store(key [sha256.Size]byte, meta *entryMeta, files []entry
 	if err != nil {
 		return "", err
 	}
-	var p []byte
+	size := binary.MaxVarintLen64 * (2 + 2*len(files))
+	size += len(raw)
+	for _, f := range files {
+		size += len(f.Name) + len(f.Data)
+	}
+	p := make([]byte, 0, size) // one allocation: entries are megabytes
 	p = binary.AppendUvarint(p, uint64(len(raw)))
 	p = append(p, raw...)
 	p = binary.AppendUvarint(p, uint64(len(files)))
