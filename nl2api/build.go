@@ -33,15 +33,27 @@ type Built struct {
 // Build builds the collections, verifies every task and writes them with
 // the report into opt.Out. A database that cannot be opened fails its
 // questions (reported) and the build goes on with the others.
+//
+// With Options.BuildCache set, a build whose inputs and options match a
+// stored one writes the stored output instead, its report marked
+// (Report.Reused), and a new build is stored (BuildCache).
 func Build(ctx context.Context, opt Options) (*Report, error) {
 	opt.defaults()
 	start := time.Now()
+	if err := checkData(opt.Data); err != nil {
+		return nil, err
+	}
+	if opt.BuildCache == nil {
+		return build(ctx, &opt, start)
+	}
+	return opt.BuildCache.cachedBuild(ctx, &opt, start, func() (*Report, error) { return build(ctx, &opt, start) })
+}
+
+// build builds as Build says, without the cache.
+func build(ctx context.Context, opt *Options, start time.Time) (*Report, error) {
 	rep := &Report{Data: opt.Data, Out: opt.Out, Seed: opt.Seed}
 	timed := func(stage string, t0 time.Time) {
 		rep.Timings = append(rep.Timings, Timing{Stage: stage, Seconds: time.Since(t0).Seconds()})
-	}
-	if err := checkData(opt.Data); err != nil {
-		return nil, err
 	}
 	l := bird.Layout{Dir: opt.Data}
 	all, err := bird.ReadQuestions(l.Questions())
@@ -61,7 +73,7 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	var dbList []*database
 	for i, name := range dbNames {
 		opt.progress("open databases", i, len(dbNames))
-		d := openDatabase(ctx, l, name, &opt)
+		d := openDatabase(ctx, l, name, opt)
 		if d.err != nil {
 			opt.Logger.Warn("database unavailable: its questions are rejected", "db", name, "err", d.err)
 		}
@@ -83,7 +95,7 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	for i, q := range qs {
 		opt.progress("plan questions", i, len(qs))
 		c := &candidate{q: q, db: dbs[q.DB], rejects: map[string]*rejection{}}
-		prepare(ctx, c, &opt)
+		prepare(ctx, c, opt)
 		cands[i] = c
 	}
 	opt.progress("plan questions", len(qs), len(qs))
@@ -102,14 +114,14 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	var ws *writeState
 	if opt.Writes {
 		t0 := time.Now()
-		ws = newWriteState(ctx, dbList, cands, &opt)
+		ws = newWriteState(ctx, dbList, cands, opt)
 		defer ws.close()
 		timed("write tasks", t0)
 	}
 	var built []*Built
 	for _, flavor := range opt.Flavors {
 		t0 := time.Now()
-		b, err := buildFlavor(ctx, flavor, cands, dbList, okNames, shared, ws, &opt)
+		b, err := buildFlavor(ctx, flavor, cands, dbList, okNames, shared, ws, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +130,7 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	}
 	// Variants.
 	t0 = time.Now()
-	variants, err := writeVariants(ctx, built, shared, &opt)
+	variants, err := writeVariants(ctx, built, shared, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -132,10 +144,10 @@ func Build(ctx context.Context, opt Options) (*Report, error) {
 	t0 = time.Now()
 	rep.Parser = parserCoverage(l, all, dbs)
 	timed("parser coverage", t0)
-	rep.fill(qs, dbList, cands, built, variants, &opt)
+	rep.fill(qs, dbList, cands, built, variants, opt)
 	rep.Limits = opt.limits.report()
 	rep.Seconds = time.Since(start).Seconds()
-	if err := rep.write(opt.Out, &opt); err != nil {
+	if err := rep.write(opt.Out, opt); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -309,7 +321,7 @@ func buildFlavor(ctx context.Context, flavor string, cands []*candidate, dbList 
 		}
 		kept = keep
 	}
-	if err := writeCollection(dir, coll, kept); err != nil {
+	if err := writeCollection(dir, coll, kept, opt); err != nil {
 		return nil, fmt.Errorf("build %s: %w", flavor, err)
 	}
 	return &Built{Flavor: flavor, Collection: coll, Tasks: kept, Dir: dir, Writes: writes}, nil
@@ -386,7 +398,9 @@ func openBackend(ctx context.Context, c *toolenv.Collection, shared map[string]*
 // writeCollection writes a collection folder: collection.json,
 // tools.json, tasks.jsonl, openapi.json and functions.json (the tools an
 // agent may be offered: hidden ones left out).
-func writeCollection(dir string, c *toolenv.Collection, tasks []*toolenv.Task) error {
+func writeCollection(dir string, c *toolenv.Collection, tasks []*toolenv.Task, opt *Options) error {
+	opt.outputs.add(filepath.Join(dir, toolenv.CollectionFile), filepath.Join(dir, toolenv.ToolsFile), filepath.Join(dir, toolenv.TasksFile),
+		filepath.Join(dir, "openapi.json"), filepath.Join(dir, "functions.json"))
 	if err := toolenv.WriteCollection(dir, c); err != nil {
 		return err
 	}

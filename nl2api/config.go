@@ -30,15 +30,17 @@ type Config struct {
 	WriteTasks     int           `json:"write_tasks" flag:"write-tasks" help:"most write tasks generated per database with --writes (default 24)"`
 	CallTimeout    time.Duration `json:"call_timeout" flag:"call-timeout" help:"time limit of one verification call or gold query (default 10s); one that runs out of it runs again under --max-call-timeout"`
 	ImageCache     string        `json:"image_cache" flag:"image-cache" help:"folder where the indexed copies of the databases are kept for every process to reuse (keyed by content, checked on every read); \"off\": index them here; $TOOLENV_IMAGE_CACHE when not given (default: toolenv/images in the user's cache folder)"`
+	BuildCache     string        `json:"build_cache" flag:"build-cache" help:"folder where finished builds are kept, keyed by the program, every byte of --data and the options: an identical build writes the stored output and its report says so (\"reused build ...\"); entries checked on every read, at most 1 GiB; \"off\": always build; $TOOLENV_BUILD_CACHE when not given (default: toolenv/builds in the user's cache folder)"`
 	MaxCallTimeout time.Duration `json:"max_call_timeout" flag:"max-call-timeout" help:"time limit a verification or gold query that ran out of --call-timeout runs again under (default 5m); one that runs out of it fails the build, naming its question, so that no task depends on the machine's speed"`
 }
 
 // DefaultConfig returns the configuration the CLI starts from: every
-// flavor, seed 1, four workers, the image cache in its default folder
-// (rodb.DefaultCacheDir).
+// flavor, seed 1, four workers, the image cache and the build cache in
+// their default folders (rodb.DefaultCacheDir, DefaultBuildCacheDir).
 func DefaultConfig() Config {
 	c := configfile.Default[Config]()
 	c.ImageCache = rodb.DefaultCacheDir()
+	c.BuildCache = DefaultBuildCacheDir()
 	return c
 }
 
@@ -53,6 +55,9 @@ func (c *Config) Run(ctx context.Context, log *slog.Logger, progress io.Writer, 
 	opt.Logger, opt.Command = log, command
 	if opt.ImageCache != nil {
 		opt.ImageCache.Logger = log
+	}
+	if opt.BuildCache != nil {
+		opt.BuildCache.Logger = log
 	}
 	if progress != nil {
 		bars := pgs.NewStages(progress)
@@ -73,7 +78,8 @@ func (c *Config) Options() (Options, error) {
 		return invalid("--data and --out are required (e.g. --data ../shared/data/bird --out out/bird)")
 	}
 	o := Options{Data: c.Data, Out: c.Out, DBs: c.DBs, Obfuscate: c.Obfuscate, Seed: c.Seed, Workers: c.Workers, CallTimeout: c.CallTimeout, MaxCallTimeout: c.MaxCallTimeout,
-		Writes: c.Writes, WriteTasks: c.WriteTasks, ImageCache: rodb.CacheAt(c.ImageCache, nil)}
+		Writes: c.Writes, WriteTasks: c.WriteTasks, ImageCache: rodb.CacheAt(c.ImageCache, nil),
+		BuildCache: BuildCacheAt(c.BuildCache, nil)}
 	for _, f := range strings.Split(c.Flavors, ",") {
 		f = strings.TrimSpace(f)
 		switch f {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolenv/toolenv/backend/sqltools/rodb"
+	"github.com/toolenv/toolenv/nl2api"
 )
 
 // imageCache is the run's own image cache (docs/nl2sql.md): the builds
@@ -21,9 +22,18 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv(rodb.CacheEnv, dir) // nl2apitest.Serve's servers
+	// Builds run as the command runs them (Config.Run) keep nothing in
+	// the user's cache folder.
+	builds, err := os.MkdirTemp("", "toolenv-builds-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(nl2api.BuildCacheEnv, builds)
 	imageCache = &rodb.DiskCache{Dir: dir}
 	code := m.Run()
 	os.RemoveAll(dir)
+	os.RemoveAll(builds)
 	if birdBuilt.out != "" {
 		os.RemoveAll(birdBuilt.out)
 	}

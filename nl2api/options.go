@@ -66,11 +66,16 @@ type Options struct {
 	// disk for every process to reuse (rodb.DiskCache); nil: the build
 	// indexes its own.
 	ImageCache *rodb.DiskCache
+	// BuildCache, when set, reuses the output of an identical earlier
+	// build and stores this one's (BuildCache); nil: every build is made.
+	BuildCache *BuildCache
 	// Command is the command line that asked for the build, recorded in
 	// the report's provenance (may be nil).
 	Command []string
 
 	limits *timeLimits
+	// outputs records the files the build writes (for BuildCache).
+	outputs *outputs
 }
 
 // Progress reports build progress: Done of Total items of a stage.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/internal/buildinfo"
@@ -32,6 +33,24 @@ type Report struct {
 	Seconds float64  `json:"seconds"`
 	// Provenance is the toolenv that made the build and its options.
 	Provenance *toolenv.Provenance `json:"provenance,omitempty"`
+	// Reused, when set, says the output was written from the build cache
+	// (Options.BuildCache) rather than made: Timings, Limits and the
+	// counts are those of the build that made the entry, Seconds this
+	// build's.
+	Reused *Reuse `json:"reused,omitempty"`
+}
+
+// ReusedLine is the line that says a build was reused, or "".
+func (r *Report) ReusedLine() string {
+	u := r.Reused
+	if u == nil {
+		return ""
+	}
+	key := u.Key
+	if len(key) > 12 {
+		key = key[:12]
+	}
+	return fmt.Sprintf("reused build %s from %s (built %s in %.1f s)", key, u.Cache, u.Built.UTC().Format(time.RFC3339), u.Seconds)
 }
 
 // DatabaseReport is one database of the build.
@@ -193,6 +212,9 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, " · toolenv `%s`", r.Provenance.Version)
 	}
 	b.WriteString("\n\n")
+	if line := r.ReusedLine(); line != "" {
+		fmt.Fprintf(&b, "**This build was reused**: %s; its timings are that build's.\n\n", line)
+	}
 	if l := r.Limits; l != nil {
 		fmt.Fprintf(&b, "Time limits: %s per gold query or verification, %s for one that ran out of it (none ran out of both: such a build fails)", l.CallTimeout, l.MaxCallTimeout)
 		if n := len(l.Retried); n > 0 {

@@ -11,8 +11,8 @@ import (
 
 // WriteText writes the report as toolenv build bird prints it: the
 // summary table, the parser's counts, the databases that failed, the
-// variants written and where the report files are (out is the build's
-// output folder).
+// variants written, the cache entry a reused build came from and where
+// the report files are (out is the build's output folder).
 func (r *Report) WriteText(w io.Writer, out string) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	rows := r.Summary()
@@ -34,6 +34,9 @@ func (r *Report) WriteText(w io.Writer, out string) error {
 	}
 	for _, v := range r.Variants {
 		fmt.Fprintf(w, "variant %s: %d tools, %d tasks (%d verified) in %s\n", v.Name, v.Tools, v.Tasks, v.Verified, v.Dir)
+	}
+	if line := r.ReusedLine(); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "report: %s, %s (%.1f s)\n", filepath.Join(out, "report.md"), filepath.Join(out, "report.json"), r.Seconds)
 	return nil

@@ -356,6 +356,7 @@ func writeObfuscated(ctx context.Context, b *Built, shared map[string]*rodb.DB, 
 	oc.Backend = spec
 	oc.Dir = dir
 	v := VariantReport{Name: oc.Name, Dir: dir, Kind: "obfuscated", Tools: len(oc.Tools), Tasks: len(tasks), Note: "mapping in " + filepath.Base(mapping) + " beside the folder"}
+	opt.outputs.add(mapping)
 	if err := toolenv.WriteJSONFile(mapping, ob); err != nil {
 		return v, err
 	}
@@ -367,7 +368,7 @@ func writeObfuscated(ctx context.Context, b *Built, shared map[string]*rodb.DB, 
 	for i, f := range failures {
 		opt.Logger.Warn("obfuscated task does not verify", "task", tasks[i].ID, "reason", f.Reason, "detail", f.Detail)
 	}
-	return v, writeCollection(dir, oc, tasks)
+	return v, writeCollection(dir, oc, tasks, opt)
 }
 
 // rebase rewrites the database paths of a backend spec written for
@@ -473,7 +474,7 @@ func writeShrunk(b *Built, percent int, opt *Options) (VariantReport, error) {
 			offered++
 		}
 	}
-	if err := writeCollection(dir, c, tasks); err != nil {
+	if err := writeCollection(dir, c, tasks, opt); err != nil {
 		return VariantReport{}, err
 	}
 	return VariantReport{Name: name, Dir: dir, Kind: "shrink", Tools: len(c.Tools), Tasks: len(tasks), Verified: offered,

@@ -23,6 +23,7 @@ import (
 	"github.com/toolenv/toolenv/devtools/bench"
 	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/internal/shareddata"
+	"github.com/toolenv/toolenv/nl2api"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -296,9 +297,18 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv(rodb.CacheEnv, images)
+	// And one build cache (nl2api.BuildCache): a build bird the tests run
+	// twice with the same flags is made once, and none is left in the
+	// user's cache folder.
+	builds, err := os.MkdirTemp("", "toolenv-builds-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(nl2api.BuildCacheEnv, builds)
 	// pgtest.Main stops the PostgreSQL server the tests share (pgtest.DB:
 	// one cluster for the test binary, a fresh database per test).
-	pgtest.Main(m, removeBuiltBird, removeReferenceServer, removeSharedBuilds, func() { os.RemoveAll(images) })
+	pgtest.Main(m, removeBuiltBird, removeReferenceServer, removeSharedBuilds, func() { os.RemoveAll(images); os.RemoveAll(builds) })
 }
 
 // TestBenchMeasuresToolenvAndBaseline runs toolenv bench with each load

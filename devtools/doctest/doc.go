@@ -64,6 +64,11 @@
 // TestDocs adds TOOLENV_IMAGE_CACHE, one empty folder that every page of
 // the run shares, as a reader's cache folder is shared by the pages they
 // run: each BIRD database is indexed once per run, not once per page.
+// It adds TOOLENV_BUILD_CACHE the same way: the pages that run the same
+// toolenv build bird (the same data and flags, from the same place
+// relative to ../shared) make the build once per run and reuse it after,
+// each reuse marked "reused build ..." in its output and report; pages
+// that start the same build at once wait for the first.
 //
 // TestDocs ends its log with the heaviest blocks' CPU (the user and
 // system time of each block's foreground commands; see CostTable).

@@ -90,6 +90,12 @@ func TestDocs(t *testing.T) {
 	// indexed once per run, not once per page. It starts empty, so every
 	// run indexes what it uses at least once.
 	images := "TOOLENV_IMAGE_CACHE=" + filepath.Join(t.TempDir(), "images")
+	// One build cache (nl2api.BuildCache) likewise: the pages that run
+	// the same toolenv build bird (the same toolenv, data and flags) make
+	// it once per run and reuse it after, each reuse marked in its
+	// report; identical builds started at once wait for the first. It
+	// starts empty, so every run makes each distinct build once.
+	builds := "TOOLENV_BUILD_CACHE=" + filepath.Join(t.TempDir(), "builds")
 	var (
 		mu                sync.Mutex
 		run, illustrative int
@@ -121,7 +127,7 @@ func TestDocs(t *testing.T) {
 					Model:   filepath.Join(bin, "toolenv-docmodel"),
 					Network: netw,
 					Links:   []string{"testdata/npm/node_modules"},
-					Env:     []string{images},
+					Env:     []string{images, builds},
 					Keep:    os.Getenv("TOOLENV_DOCTEST_KEEP") != "",
 					Logf:    t.Logf,
 					After: func(dir string) error {

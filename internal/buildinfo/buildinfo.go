@@ -4,6 +4,11 @@
 package buildinfo
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -34,7 +39,39 @@ type Info struct {
 var (
 	once sync.Once
 	info Info
+
+	exeOnce sync.Once
+	exeSum  string
+	exeErr  error
 )
+
+// Executable returns the SHA-256 (hex) of the running program's file: an
+// identity of the code that changes with any change to it, committed or
+// not, where Version stays "(devel)" and Modified only says "dirty". It
+// is read once per process.
+func Executable() (string, error) {
+	exeOnce.Do(func() {
+		exeSum, exeErr = fileSum()
+	})
+	return exeSum, exeErr
+}
+
+func fileSum() (string, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the running program: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read the running program: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read the running program %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
 
 // Read returns the build information of the running program.
 func Read() Info {
