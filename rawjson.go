@@ -738,33 +738,9 @@ func (c *rawCanon) rewrite(mark int, ms []rawMember, keys bool) {
 		if cap(c.merge) < len(ms) {
 			c.merge = make([]int32, len(ms))
 		}
-		tmp := c.merge[:len(ms)]
-		for len(runs) > 1 {
-			next := runs[:0:0]
-			for r := 0; r < len(runs); r += 2 {
-				lo, mid, hi := runs[r], len(ms), len(ms)
-				if r+1 < len(runs) {
-					mid = runs[r+1]
-				}
-				if r+2 < len(runs) {
-					hi = runs[r+2]
-				}
-				i, j, k := lo, mid, lo
-				for i < mid && j < hi {
-					if bytes.Compare(c.key(ms[order[j]]), c.key(ms[order[i]])) < 0 {
-						tmp[k], j = order[j], j+1
-					} else {
-						tmp[k], i = order[i], i+1
-					}
-					k++
-				}
-				k += copy(tmp[k:], order[i:mid])
-				copy(tmp[k:], order[j:hi])
-				copy(order[lo:hi], tmp[lo:hi])
-				next = append(next, lo)
-			}
-			runs = next
-		}
+		mergeRuns(order, runs, c.merge, func(i, j int32) bool {
+			return bytes.Compare(c.key(ms[i]), c.key(ms[j])) < 0
+		})
 	} else if len(ms) >= 64 {
 		// Many: radix sorted as Canonical sorts a map's members, the
 		// repeated keys' members then put in the order they came.
