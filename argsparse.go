@@ -1,6 +1,9 @@
 package toolenv
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // ParsedArgs is a JSON object of a call's arguments as ParseArgsText
 // parsed it: the map, and the outermost object's members in the order
@@ -162,13 +165,18 @@ func memberKeys(a []jsonMember, kept []int32) func(yield func(string) bool) {
 // canonicalFromParse writes the canonical form of pa's arguments from
 // their members.
 func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
-	n := 0
-	for _, c := range pa.members {
-		n += len(c)
-	}
-	all := make([]jsonMember, 0, n)
-	for _, c := range pa.members {
-		all = append(all, c...)
+	var all []jsonMember
+	if len(pa.members) == 1 {
+		all = pa.members[0] // one chunk: the members as they are
+	} else {
+		n := 0
+		for _, c := range pa.members {
+			n += len(c)
+		}
+		all = make([]jsonMember, 0, n)
+		for _, c := range pa.members {
+			all = append(all, c...)
+		}
 	}
 	var b bytes.Buffer
 	b.Grow(pa.size)
@@ -176,7 +184,9 @@ func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
 	if err != nil {
 		return canonicalMemo{err: err}
 	}
-	r := canonicalMemo{canon: b.String()}
+	// b is not written again: its bytes are the key, not a copy of them.
+	canon := b.Bytes()
+	r := canonicalMemo{canon: unsafe.String(unsafe.SliceData(canon), len(canon))}
 	if len(all) >= minTopKeys { // as from the text (SortedKeys)
 		r.keys, r.nkeys = memberKeys(all, kept), len(kept)
 	}
