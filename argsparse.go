@@ -1,6 +1,9 @@
 package toolenv
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // ParsedArgs is a JSON object of a call's arguments as ParseArgsText
 // parsed it: the map, and the outermost object's members in the order
@@ -69,7 +72,7 @@ func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
 	case len(runs) == 1: // in order already, each key once
 		return order, writeMembers(b, a, order)
 	case len(runs) <= maxMergeRuns:
-		mergeRuns(a, order, runs)
+		mergeRuns(order, runs, make([]int32, len(order)), func(i, j int32) bool { return a[i].k < a[j].k })
 	default:
 		mo := make([]memberOrder, len(a))
 		for i := range a {
@@ -94,11 +97,14 @@ func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
 	return kept, writeMembers(b, a, kept)
 }
 
-// mergeRuns sorts order, the indexes of a's members in a's order, by
-// their keys, given where each of the runs of members in order starts:
-// merged two by two.
-func mergeRuns(a []jsonMember, order []int32, runs []int) {
-	tmp := make([]int32, len(order))
+// mergeRuns sorts order by less, given where each of its runs already in
+// that order starts (runs[0] is 0): the runs merged two by two through
+// tmp (at least as long as order), the earlier run first among elements
+// less does not tell apart, so that a repeated key's members stay in the
+// order they came. Canonical's two writers (from a parse's members and
+// streaming over the text) share it.
+func mergeRuns(order []int32, runs []int, tmp []int32, less func(i, j int32) bool) {
+	tmp = tmp[:len(order)]
 	for len(runs) > 1 {
 		next := runs[:0:0]
 		for r := 0; r < len(runs); r += 2 {
@@ -111,7 +117,7 @@ func mergeRuns(a []jsonMember, order []int32, runs []int) {
 			}
 			i, j, k := lo, mid, lo
 			for i < mid && j < hi {
-				if a[order[j]].k < a[order[i]].k {
+				if less(order[j], order[i]) {
 					tmp[k], j = order[j], j+1
 				} else {
 					tmp[k], i = order[i], i+1
@@ -159,13 +165,18 @@ func memberKeys(a []jsonMember, kept []int32) func(yield func(string) bool) {
 // canonicalFromParse writes the canonical form of pa's arguments from
 // their members.
 func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
-	n := 0
-	for _, c := range pa.members {
-		n += len(c)
-	}
-	all := make([]jsonMember, 0, n)
-	for _, c := range pa.members {
-		all = append(all, c...)
+	var all []jsonMember
+	if len(pa.members) == 1 {
+		all = pa.members[0] // one chunk: the members as they are
+	} else {
+		n := 0
+		for _, c := range pa.members {
+			n += len(c)
+		}
+		all = make([]jsonMember, 0, n)
+		for _, c := range pa.members {
+			all = append(all, c...)
+		}
 	}
 	var b bytes.Buffer
 	b.Grow(pa.size)
@@ -173,7 +184,9 @@ func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
 	if err != nil {
 		return canonicalMemo{err: err}
 	}
-	r := canonicalMemo{canon: b.String()}
+	// b is not written again: its bytes are the key, not a copy of them.
+	canon := b.Bytes()
+	r := canonicalMemo{canon: unsafe.String(unsafe.SliceData(canon), len(canon))}
 	if len(all) >= minTopKeys { // as from the text (SortedKeys)
 		r.keys, r.nkeys = memberKeys(all, kept), len(kept)
 	}

@@ -76,6 +76,10 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 	case string:
 		writeCanonicalString(b, x, true)
 	case json.Number:
+		if alreadyCanonical(strings.TrimPrefix(string(x), "-")) {
+			b.WriteString(string(x))
+			return nil
+		}
 		s, err := CanonicalNumber(string(x))
 		if err != nil {
 			return err

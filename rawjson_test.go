@@ -610,3 +610,43 @@ func ExampleCutRawJSON() {
 	// Output:
 	// {"q": "news", "extra": [1, 2]} 30 <nil>
 }
+
+// TestAlreadyCanonicalNumbers: a number the one-pass check takes as its
+// own canonical form is written as CanonicalNumber writes it, and the
+// forms it leaves to the general path are ones that path changes or
+// must look at (leading zeros, trailing zeros, exponents, signs, more
+// than 21 integer digits).
+func TestAlreadyCanonicalNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		lit  string
+		fast bool
+	}{
+		{"1", true}, {"-1", true}, {"1234567890", true}, {"123456789012345678901", true},
+		{"1234567890123456789012", false}, {"0", false}, {"-0", false}, {"0.5", false},
+		{"1.5", true}, {"-12.25", true}, {"1.50", false}, {"1.0", false}, {"10", true},
+		{"1e5", false}, {"1.5E3", false}, {"1.", false}, {"1.2.3", false}, {"", false},
+		{"123456789012345678901.5", true}, {"1234567890123456789012.5", false},
+		{"3.14159265358979323846264338327950288", true}, {"7.000001", true},
+	} {
+		t.Run(tc.lit, func(t *testing.T) {
+			d := strings.TrimPrefix(tc.lit, "-")
+			if got, gotText := alreadyCanonical(d), alreadyCanonical([]byte(d)); got != tc.fast || gotText != tc.fast {
+				t.Fatalf("alreadyCanonical(%q) = %v, want %v", tc.lit, got, tc.fast)
+			}
+			if !tc.fast {
+				return
+			}
+			want, err := CanonicalNumber(tc.lit)
+			if err != nil || want != tc.lit {
+				t.Fatalf("CanonicalNumber(%q) = %q, %v: the fast path would write %q", tc.lit, want, err, tc.lit)
+			}
+			var b bytes.Buffer
+			if err := appendCanonicalNumber(&b, []byte(tc.lit)); err != nil || b.String() != want {
+				t.Fatalf("appendCanonicalNumber(%q) = %q, %v, want %q", tc.lit, b.String(), err, want)
+			}
+			if got, err := Canonical(map[string]any{"n": json.Number(tc.lit)}); err != nil || string(got) != `{"n":`+want+`}` {
+				t.Fatalf("Canonical of json.Number(%q) = %s, %v", tc.lit, got, err)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -52,7 +54,57 @@ func digestKey(key string) (stored string, z []byte) {
 	if !isDigested(key) {
 		return key, nil
 	}
-	return keyDigest(key), s2.Encode(nil, []byte(key))
+	return keyDigest(key), s2.Encode(nil, readOnlyBytes(key))
+}
+
+// digestMemo remembers the digest of the last large key it computed:
+// a cache miss looks its key up (Get) and then stores it (Put), the same
+// string both times, and hashing a megabyte key twice cost 3 % of the
+// call. A key is recognised by its bytes' address and length, which
+// name one immutable string's contents (the memo holds the address, so
+// that string stays alive and no other takes its place): a hit is never
+// another key's.
+type digestMemo struct {
+	mu     sync.Mutex
+	at     *byte
+	n      int
+	digest string
+}
+
+// stored returns storedKey(key), from the memo when key is the last
+// large key hashed.
+func (d *digestMemo) stored(key string) string {
+	if !isDigested(key) {
+		return key
+	}
+	p := unsafe.StringData(key)
+	d.mu.Lock()
+	if d.at == p && d.n == len(key) {
+		digest := d.digest
+		d.mu.Unlock()
+		return digest
+	}
+	d.mu.Unlock()
+	digest := keyDigest(key)
+	d.mu.Lock()
+	d.at, d.n, d.digest = p, len(key), digest
+	d.mu.Unlock()
+	return digest
+}
+
+// digestKey is the package's digestKey, the digest from the memo.
+func (d *digestMemo) digestKey(key string) (stored string, z []byte) {
+	if !isDigested(key) {
+		return key, nil
+	}
+	return d.stored(key), s2.Encode(nil, readOnlyBytes(key))
+}
+
+// readOnlyBytes returns s's bytes without copying them, for the readers
+// that never write to their input (hashing, compressing): a copy of a
+// megabyte key cost more than hashing it.
+func readOnlyBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // storedKey is digestKey without the compressed text, for lookups.
@@ -68,19 +120,12 @@ func isDigested(key string) bool {
 	return len(key) > LargeKeyBytes || strings.HasPrefix(key, KeyDigestPrefix)
 }
 
-// keyDigest is a large key's stored form. The key is hashed through a
-// small buffer: converting a megabyte string to a slice cost four times
-// the hashing itself.
+// keyDigest is a large key's stored form. The key is hashed in place
+// (readOnlyBytes): converting a megabyte string to a slice cost four
+// times the hashing itself.
 func keyDigest(key string) string {
-	h := sha256.New()
-	var buf [16 << 10]byte
-	for s := key; len(s) > 0; {
-		n := copy(buf[:], s)
-		h.Write(buf[:n])
-		s = s[n:]
-	}
-	var sum [sha256.Size]byte
-	return KeyDigestPrefix + hex.EncodeToString(h.Sum(sum[:0]))
+	sum := sha256.Sum256(readOnlyBytes(key))
+	return KeyDigestPrefix + hex.EncodeToString(sum[:])
 }
 
 // fullKey returns the full text of a key read from the store: stored

@@ -37,3 +37,35 @@ func FuzzStoredKey(f *testing.F) {
 		}
 	})
 }
+
+// TestDigestMemo: the memo's stored form is storedKey's for every key,
+// whether it is the last key hashed (the same string again), a copy of
+// it at another address, another key of the same length, or a short key;
+// and its compressed text is digestKey's.
+func TestDigestMemo(t *testing.T) {
+	large := strings.Repeat("a", LargeKeyBytes+1)
+	other := strings.Repeat("b", LargeKeyBytes+1)
+	var d digestMemo
+	for _, tc := range []struct {
+		name, key string
+	}{
+		{"first", large},
+		{"the same string again", large},
+		{"a copy elsewhere", strings.Clone(large)},
+		{"another key of the same length", other},
+		{"the first again", large},
+		{"a short key", `{"a":1}`},
+		{"a key with the digest prefix", KeyDigestPrefix + "x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, want := d.stored(tc.key), storedKey(tc.key); got != want {
+				t.Fatalf("stored = %.80q, want %.80q", got, want)
+			}
+			gotKey, gotZ := d.digestKey(tc.key)
+			wantKey, wantZ := digestKey(tc.key)
+			if gotKey != wantKey || string(gotZ) != string(wantZ) {
+				t.Fatalf("digestKey = %.80q (%d bytes), want %.80q (%d bytes)", gotKey, len(gotZ), wantKey, len(wantZ))
+			}
+		})
+	}
+}

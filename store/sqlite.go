@@ -40,6 +40,8 @@ type SQLite struct {
 	bulkMu        sync.Mutex
 	bulk          *sqliteBulk
 	bulkWALFrames int // tests: the log's bound in bulk mode (0: bulkWALFrames)
+	// digests spares a cache miss hashing its large key twice (Get, Put).
+	digests digestMemo
 }
 
 var _ Store = (*SQLite)(nil)
@@ -210,7 +212,7 @@ func (s *SQLite) Get(ctx context.Context, tool, args string) (*Entry, bool, erro
 			return e, true, nil
 		}
 	}
-	k := lookupKeys{args: args, argsKey: storedKey(args)}
+	k := lookupKeys{args: args, argsKey: s.digests.stored(args)}
 	e, err := s.scanOne(tool, s.getStmt.QueryRowContext(ctx, tool, k.argsKey), k)
 	if e == nil || err != nil {
 		return nil, false, wrapGet(tool, err)
@@ -234,7 +236,7 @@ func (s *SQLite) GetExact(ctx context.Context, tool, exact, args string) (*Entry
 		}
 		gen = s.mem.gen.Load() // before the read: a write after it voids what it finds
 	}
-	k := lookupKeys{args: args, argsKey: storedKey(args), exact: exact, exactKey: storedKey(exact)}
+	k := lookupKeys{args: args, argsKey: s.digests.stored(args), exact: exact, exactKey: storedKey(exact)}
 	e, err := s.scanOne(tool, s.getExactOnlyStmt.QueryRowContext(ctx, tool, k.exactKey), k)
 	if e == nil && err == nil {
 		e, err = s.scanOne(tool, s.getExactStmt.QueryRowContext(ctx, tool, k.exactKey, k.argsKey), k)
@@ -312,10 +314,10 @@ type entryKeys struct {
 }
 
 // keysOf computes the stored keys of entries.
-func keysOf(entries []*Entry) []entryKeys {
+func (s *SQLite) keysOf(entries []*Entry) []entryKeys {
 	ks := make([]entryKeys, len(entries))
 	for i, e := range entries {
-		ks[i].args, ks[i].argz = digestKey(e.Args)
+		ks[i].args, ks[i].argz = s.digests.digestKey(e.Args)
 		ks[i].exact, ks[i].exactz = digestKey(e.Exact)
 	}
 	return ks
@@ -359,7 +361,7 @@ func (s *SQLite) PutMany(ctx context.Context, entries []*Entry, overwrite bool) 
 			return 0, err
 		}
 	}
-	keys := keysOf(entries)
+	keys := s.keysOf(entries)
 	// New entries go in by chunks of rows, one statement each (the cost
 	// of a statement's execution, not of its rows, dominates); a chunk
 	// that could not store every row is undone and stored row by row,
