@@ -140,6 +140,7 @@ func NewMCPServer(opts MCPOptions) (*mcp.Server, error) {
 		runtime.AddCleanup(f, func(s *IndexSearch) { s.Close() }, own)
 	}
 	f.sessions.issuer = opts.Sessions
+	f.arguments.resolveWith(f.argsSchema)
 	f.setupProxy(opts.Sources)
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Title: "toolenv virtual API server", Version: opts.Version}, &mcp.ServerOptions{
 		Logger:             sdkLogger(log),
@@ -299,6 +300,20 @@ func mcpTool(e *mcpEntry) (*mcp.Tool, error) {
 	return t, nil
 }
 
+// argsSchema gives the input schema of the tool named name when its
+// calls' arguments are parsed by callResult (see MCPArguments.schema).
+func (f *mcpFrontend) argsSchema(name string) (*toolenv.Schema, bool) {
+	cat := f.catalog.Load()
+	if cat == nil {
+		return nil, false
+	}
+	e := cat.resolve(name)
+	if e == nil || e == cat.search || e.coll.Kind == mcpSourceKind {
+		return nil, false
+	}
+	return e.tool.Input, true
+}
+
 // call runs one tools/call through the pipeline.
 func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) *mcp.CallToolResult {
 	out, _ := f.callResult(ctx, req, cat, e)
@@ -310,10 +325,16 @@ func (f *mcpFrontend) call(ctx context.Context, req *mcp.CallToolRequest, cat *m
 func (f *mcpFrontend) callResult(ctx context.Context, req *mcp.CallToolRequest, cat *mcpCatalog, e *mcpEntry) (*mcp.CallToolResult, *toolenv.Result) {
 	raw := req.Params.Arguments
 	kept, owned := f.arguments.take(raw)
-	if owned {
-		raw = json.RawMessage(kept.String()) // a copy of its own
+	var parsed *toolenv.ParsedArgs
+	var res *toolenv.Result
+	switch {
+	case owned && kept.parsed != nil && kept.schema == e.tool.Input:
+		parsed = kept.parsed // parsed as the body was read, for this tool
+	case owned:
+		parsed, res = mcpParsedArgs(kept.text, e.tool.Input, true) // the body's own span, which no one else holds
+	default:
+		parsed, res = mcpParsedArgs(raw, e.tool.Input, false)
 	}
-	parsed, res := mcpParsedArgs(raw, e.tool.Input, owned)
 	var args map[string]any
 	if res == nil {
 		args = map[string]any{} // absent or null: no arguments

@@ -60,7 +60,7 @@ func (h *mcpHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ew := &mcpErrorWriter{ResponseWriter: w}
 	defer ew.finish()
 	if r.Method == http.MethodPost && r.Body != nil {
-		body, err := io.ReadAll(io.LimitReader(r.Body, h.max+1))
+		body, err := readBody(r, h.max)
 		r.Body.Close()
 		switch {
 		case err != nil:
@@ -516,4 +516,26 @@ func mcpParamHeaders(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// readBody reads a request's body up to max+1 bytes (one more than
+// allowed, so that a longer body shows). A body of a declared length is
+// read into a buffer of that size at once, rather than through
+// io.ReadAll's doublings (which copy a megabyte body about twice more and
+// leave as much garbage).
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	lim := io.LimitReader(r.Body, max+1)
+	if r.ContentLength <= 0 || r.ContentLength > max {
+		return io.ReadAll(lim)
+	}
+	buf := make([]byte, r.ContentLength+1) // +1: a longer body shows
+	n, err := io.ReadFull(lim, buf)
+	switch err {
+	case io.EOF, io.ErrUnexpectedEOF:
+		return buf[:n], nil
+	case nil: // longer than declared
+		rest, err := io.ReadAll(lim)
+		return append(buf, rest...), err
+	}
+	return buf[:n], err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -438,5 +439,33 @@ func TestMCPMetaToolsOnFirstPage(t *testing.T) {
 				t.Errorf("the other tools are not in name order: %v", rest)
 			}
 		})
+	}
+}
+
+// TestMCPSearchToolsLargeArguments: a search_tools call whose arguments
+// the HTTP handler read ahead of the SDK (over 16 KiB) is answered from
+// those arguments, not from the handle standing for them.
+func TestMCPSearchToolsLargeArguments(t *testing.T) {
+	stash := NewMCPArguments()
+	fx := newMCPFixtureWith(t, MCPOptions{SearchAbove: 3, Arguments: stash}, demoCollection(t))
+	srv := httptest.NewServer(NewMCPHandler(fx.server, MCPHTTPOptions{MaxBodyBytes: 1 << 20, Arguments: stash}))
+	t.Cleanup(srv.Close)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	ans, res := callSearch(t, cs, map[string]any{"query": "weather forecast for the next days in a city" + strings.Repeat(" ", 2*mcpStashMin), "limit": 2})
+	if ans == nil {
+		t.Fatalf("search failed: %s", resultText(t, res))
+	}
+	if len(ans.Tools) == 0 || ans.Tools[0].Name != "weather_forecast" {
+		t.Errorf("hits %+v, want weather_forecast first", ans.Tools)
+	}
+	stash.mu.Lock()
+	left := len(stash.args)
+	stash.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d arguments kept after their requests", left)
 	}
 }

@@ -94,7 +94,11 @@ func (f *mcpFrontend) searchTools(ctx context.Context, req *mcp.CallToolRequest,
 	fail := func(format string, args ...any) *mcp.CallToolResult {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
 	}
-	args, res := mcpArgs(req.Params.Arguments, nil)
+	raw := req.Params.Arguments
+	if kept, ok := f.arguments.take(raw); ok {
+		raw = kept.text // read ahead of the SDK (MCPArguments)
+	}
+	args, res := mcpArgs(raw, nil)
 	if res != nil {
 		return fail("%s", errorText(res))
 	}

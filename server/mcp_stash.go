@@ -24,12 +24,36 @@ import (
 // Safe for concurrent use.
 type MCPArguments struct {
 	mu   sync.Mutex
-	args map[string]toolenv.RawJSON
+	args map[string]mcpStashed
+	// schema gives the input schema of the tool a tools/call names, so
+	// that stash parses its arguments there and then (one pass, which
+	// checks them too); ok false: the tool is not called through
+	// toolenv.ParseArgsText (unknown, the search tool, an MCP source's).
+	// Set by NewMCPServer; nil: arguments are only checked.
+	schema func(name string) (s *toolenv.Schema, ok bool)
+}
+
+// mcpStashed is what stash keeps of one call's arguments.
+type mcpStashed struct {
+	text   []byte              // the span of a request body no one else holds
+	parsed *toolenv.ParsedArgs // the parse of text, with schema; nil: not parsed
+	schema *toolenv.Schema
 }
 
 // NewMCPArguments returns an empty MCPArguments.
 func NewMCPArguments() *MCPArguments {
-	return &MCPArguments{args: map[string]toolenv.RawJSON{}}
+	return &MCPArguments{args: map[string]mcpStashed{}}
+}
+
+// resolveWith sets the function that gives the input schema of the tool
+// a tools/call names (see MCPArguments.schema).
+func (a *MCPArguments) resolveWith(schema func(name string) (*toolenv.Schema, bool)) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	a.schema = schema
+	a.mu.Unlock()
 }
 
 // mcpStashMin is the size from which a tools/call's arguments are read
@@ -70,16 +94,25 @@ func (a *MCPArguments) stash(body []byte) ([]byte, func()) {
 	if !ok || body[start] != '{' || len(body)-start < mcpStashMin {
 		return body, none
 	}
-	args, n, err := toolenv.CutRawJSON(body[start:])
-	end := start + n
-	if err != nil || end-start < mcpStashMin {
-		return body, none
+	// What is kept is the span of the body itself, not a copy: the body
+	// passed on is a new one, so no one else reads or writes this one
+	// (see take). When the tool is known, the arguments are parsed for
+	// it at once (the parse checks them); else, or when that parse
+	// refuses them, CutRawJSON checks them, as the SDK would.
+	kept, end := a.parseAhead(body, params, start)
+	if kept.parsed == nil {
+		_, n, err := toolenv.CutRawJSON(body[start:])
+		end = start + n
+		if err != nil || end-start < mcpStashMin {
+			return body, none
+		}
+		kept = mcpStashed{text: body[start:end:end]}
 	}
 	var b [16]byte
 	rand.Read(b[:])
 	handle := hex.EncodeToString(b[:])
 	a.mu.Lock()
-	a.args[handle] = args
+	a.args[handle] = kept
 	a.mu.Unlock()
 	out := make([]byte, 0, start+64+len(body)-end)
 	out = append(out, body[:start]...)
@@ -92,20 +125,60 @@ func (a *MCPArguments) stash(body []byte) ([]byte, func()) {
 	}
 }
 
+// parseAhead parses the arguments starting at body[start] (an object's
+// '{') for the tool the params at body[params] name, when schema knows
+// it: the kept arguments (parsed nil when not parsed) and their end.
+func (a *MCPArguments) parseAhead(body []byte, params, start int) (mcpStashed, int) {
+	a.mu.Lock()
+	schemaOf := a.schema
+	a.mu.Unlock()
+	if schemaOf == nil {
+		return mcpStashed{}, 0
+	}
+	nameAt, ok := memberSpan(body[params:], "name")
+	if !ok {
+		return mcpStashed{}, 0
+	}
+	var name string
+	lit := body[params+nameAt[0] : params+nameAt[1]]
+	if len(lit) < 2 || lit[0] != '"' || json.Unmarshal(lit, &name) != nil {
+		return mcpStashed{}, 0
+	}
+	s, ok := schemaOf(name)
+	if !ok {
+		return mcpStashed{}, 0
+	}
+	// skipValue finds the end of a valid object; the parse checks that
+	// what it spans is exactly one.
+	end := skipValue(body, start)
+	if end-start < mcpStashMin {
+		return mcpStashed{}, 0
+	}
+	text := body[start:end:end]
+	pa, err := toolenv.ParseArgsText(text, s, true)
+	if err != nil || pa.Args == nil {
+		return mcpStashed{}, 0
+	}
+	return mcpStashed{text: text, parsed: pa, schema: s}, end
+}
+
 // take returns the arguments raw stands for when it is the object stash
-// put in their place for a request still being served.
-func (a *MCPArguments) take(raw json.RawMessage) (toolenv.RawJSON, bool) {
+// put in their place for a request still being served: the text of the
+// request's body, which the caller then owns (it is neither written nor
+// read by anyone else, so a parse may keep strings pointing into it:
+// toolenv.ParseArgsText's owned), and their parse when stash made it.
+func (a *MCPArguments) take(raw json.RawMessage) (mcpStashed, bool) {
 	raw = bytes.TrimSpace(raw)
 	if a == nil || len(raw) > 128 || !bytes.Contains(raw, []byte(mcpStashKey)) {
-		return toolenv.RawJSON{}, false
+		return mcpStashed{}, false
 	}
 	var m map[string]string
 	if json.Unmarshal(raw, &m) != nil || len(m) != 1 {
-		return toolenv.RawJSON{}, false
+		return mcpStashed{}, false
 	}
 	handle, ok := m[mcpStashKey]
 	if !ok {
-		return toolenv.RawJSON{}, false
+		return mcpStashed{}, false
 	}
 	a.mu.Lock()
 	args, ok := a.args[handle]

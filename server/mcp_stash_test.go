@@ -79,8 +79,14 @@ func FuzzMCPStash(f *testing.F) {
 	f.Add([]byte(strings.Replace(big, `"b"`, `"b`, 1)))
 	f.Add([]byte(strings.Replace(big, `"method":"tools/call"`, `"method":"tools/call","params":5`, 1)))
 	f.Add([]byte(`{"method":"tools/call","params":{"arguments":[` + strings.Repeat("1,", mcpStashMin) + `1]}}`))
+	f.Add([]byte(strings.Replace(big, `"name":"t"`, `"name":"known"`, 1)))
+	f.Add([]byte(strings.Replace(strings.Replace(big, `"name":"t"`, `"name":"known"`, 1), `"b"`, `"a"`, 1)))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		a := NewMCPArguments()
+		// A tool named "known" has its arguments parsed as they are
+		// read: the body passed on must be JSON exactly when it was
+		// all the same.
+		a.resolveWith(func(name string) (*toolenv.Schema, bool) { return nil, name == "known" })
 		out, release := a.stash(body)
 		if json.Valid(out) != json.Valid(body) {
 			t.Fatalf("stash turned a body that is JSON: %v into one that is: %v", json.Valid(body), json.Valid(out))
@@ -105,7 +111,7 @@ func FuzzMCPStash(f *testing.F) {
 				return // a duplicate member or a type the struct refuses: nothing to compare
 			}
 			want, err := toolenv.CanonicalizeJSON(orig.Params.Arguments)
-			got, err2 := toolenv.Canonical(args)
+			got, err2 := toolenv.CanonicalizeJSON(args.text)
 			if err == nil && err2 == nil && !bytes.Equal(want, got) {
 				t.Fatalf("kept arguments differ from the body's")
 			}
@@ -146,6 +152,53 @@ func BenchmarkMCPArgumentsReadAhead(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/(float64(body)/1024), "cpu-µs/KB")
+		})
+	}
+}
+
+// TestMCPArgumentsParsedOnRead: the arguments of a known tool are parsed
+// as the body is read, once, and that parse stands for them (the same
+// members as a parse of their text, a duplicate key included); those of
+// a tool the resolver does not know are only checked and kept as text,
+// for the tool handler to parse.
+func TestMCPArgumentsParsedOnRead(t *testing.T) {
+	pad := strings.Repeat("x", mcpStashMin)
+	for _, tc := range []struct {
+		name, tool, args string
+		parsed           bool
+	}{
+		{"known tool", "known", `{"a":"` + pad + `","b":[1,{"c":"}"}]}`, true},
+		{"unknown tool", "other", `{"a":"` + pad + `","b":[1,{"c":"}"}]}`, false},
+		{"duplicate key", "known", `{"a":"` + pad + `","a":1,"b":"` + pad + `"}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewMCPArguments()
+			a.resolveWith(func(name string) (*toolenv.Schema, bool) { return nil, name == "known" })
+			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tc.tool + `","arguments":` + tc.args + `}}`)
+			out, release := a.stash(body)
+			defer release()
+			if bytes.Equal(out, body) {
+				t.Fatalf("not read ahead: %.200s", out)
+			}
+			params, _ := memberSpan(out, "params")
+			rel, _ := memberSpan(out[params[0]:params[1]], "arguments")
+			kept, ok := a.take(out[params[0]+rel[0] : params[0]+rel[1]])
+			if !ok || string(kept.text) != tc.args {
+				t.Fatalf("kept %v %.80q, want the arguments' text", ok, kept.text)
+			}
+			if got := kept.parsed != nil; got != tc.parsed {
+				t.Fatalf("parsed on read: %v, want %v", got, tc.parsed)
+			}
+			if kept.parsed == nil {
+				return
+			}
+			want, err := toolenv.ParseArgsText([]byte(tc.args), nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(kept.parsed.Args) != len(want.Args) || kept.parsed.Args["a"] != want.Args["a"] {
+				t.Errorf("the parse on read differs from the text's: %d vs %d members", len(kept.parsed.Args), len(want.Args))
+			}
 		})
 	}
 }
