@@ -121,7 +121,7 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			f.desc = m.fields.vector(terms.Text(f.Description))
 		}
-		p.nameText, p.namePairs = strings.Join(p.name, " "), wordSet(bigrams(p.name))
+		p.nameText, p.namePairs = strings.Join(p.name, " "), wordMap(bigrams(p.name))
 		p.stripped = (&prosePart{text: p.descText, words: p.descWords, vec: p.desc}).prepare()
 		if p.asWritten != nil {
 			p.asWritten.prepare()
@@ -303,7 +303,7 @@ func nameOf(p *Profile, name []string) (string, func() map[string]bool) {
 	if p.namePairs != nil && len(name) == len(p.name) && (len(name) == 0 || &name[0] == &p.name[0]) {
 		return p.nameText, func() map[string]bool { return p.namePairs }
 	}
-	return strings.Join(name, " "), func() map[string]bool { return wordSet(bigrams(name)) }
+	return strings.Join(name, " "), func() map[string]bool { return wordMap(bigrams(name)) }
 }
 
 // textSimilarity is the similarity of two tools' prose: 1 for the same

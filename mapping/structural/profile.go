@@ -2,6 +2,7 @@ package structural
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -45,17 +46,18 @@ type Field struct {
 	// Enum is the field's enum, as strings.
 	Enum []string `json:"enum,omitempty"`
 
-	idf    float64        // rarity of the field's name among the matcher's tools
-	opaque bool           // the name is a generated one (ARG_7): no name signal
-	last   []string       // normalised words of the last path segment
-	full   []string       // normalised words of the whole path
-	tri    terms.Trigrams // trigrams of the last path segment
+	idf    float64            // rarity of the field's name among the matcher's tools
+	opaque bool               // the name is a generated one (ARG_7): no name signal
+	last   []string           // normalised words of the last path segment
+	full   []string           // normalised words of the whole path
+	tri    terms.TrigramCodes // trigrams of the last path segment
 	desc   tfidf
 	// Made once when the field is profiled (see words), as a field is
 	// compared with many: its last path segment and the sets of last and
-	// full.
+	// full, as sorted lists without repeats (compared by merging, not by
+	// looking words up in maps).
 	seg              string
-	lastSet, fullSet map[string]bool
+	lastSet, fullSet []string
 	descTrim         string // Description without surrounding space
 	descASCII        bool   // descTrim is ASCII
 	profiled         bool
@@ -82,20 +84,18 @@ func isASCII(s string) bool {
 
 // words returns f's last path segment and the sets of its words: made
 // when the field was profiled, or now for a field made otherwise.
-func (f *Field) words() (seg string, last, full map[string]bool) {
+func (f *Field) words() (seg string, last, full []string) {
 	if f.profiled {
 		return f.seg, f.lastSet, f.fullSet
 	}
 	return lastSegment(f.Path), wordSet(f.last), wordSet(f.full)
 }
 
-// wordSet is the set of words ws.
-func wordSet(ws []string) map[string]bool {
-	s := make(map[string]bool, len(ws))
-	for _, w := range ws {
-		s[w] = true
-	}
-	return s
+// wordSet is the set of words ws: sorted, each once.
+func wordSet(ws []string) []string {
+	s := slices.Clone(ws)
+	slices.Sort(s)
+	return slices.Compact(s)
 }
 
 // weight is the field's IDF weight, 1 when unknown.
@@ -206,7 +206,7 @@ type prosePart struct {
 // prepare makes what proseSimilarity reads of pp, once.
 func (pp *prosePart) prepare() *prosePart {
 	if !pp.prepared {
-		pp.trimmed, pp.pairs, pp.neg, pp.prepared = strings.TrimSpace(pp.text), wordSet(bigrams(pp.words)), negations(pp.text), true
+		pp.trimmed, pp.pairs, pp.neg, pp.prepared = strings.TrimSpace(pp.text), wordMap(bigrams(pp.words)), negations(pp.text), true
 	}
 	return pp
 }
@@ -244,7 +244,7 @@ func ordered(m map[string]*Field, order []string) []*Field {
 		segs := strings.Split(strings.ReplaceAll(path, "[]", ""), ".")
 		f.last = terms.Name(segs[len(segs)-1])
 		f.full = terms.Name(strings.Join(segs, " "))
-		f.tri = terms.NewTrigrams(segs[len(segs)-1])
+		f.tri = terms.NewTrigramCodes(segs[len(segs)-1])
 		f.descTrim = strings.TrimSpace(f.Description)
 		f.descASCII = isASCII(f.descTrim)
 		f.seg, f.lastSet, f.fullSet, f.profiled = segs[len(segs)-1], wordSet(f.last), wordSet(f.full), true
@@ -490,4 +490,13 @@ func unwrapText(v any) any {
 		return inner
 	}
 	return v
+}
+
+// wordMap is the set of words ws, for lookups.
+func wordMap(ws []string) map[string]bool {
+	s := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		s[w] = true
+	}
+	return s
 }
