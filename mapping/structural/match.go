@@ -567,22 +567,33 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 			}
 		}
 	}
+	return bestK(buf.docs, buf.score, k)
+}
+
+// bestK returns the k of docs with the highest score, best first, a tie
+// going to the lower index: the first k of docs sorted so (a strict
+// order), found by insertion, as most docs are not among them and
+// sorting every one cost more than scoring them.
+func bestK(docs []int, score []float64, k int) []int {
 	type sc struct {
 		j int
 		s float64
 	}
-	list := make([]sc, 0, len(buf.docs))
-	for _, j := range buf.docs {
-		list = append(list, sc{j, buf.score[j]})
-	}
-	sort.Slice(list, func(a, b int) bool {
-		if list[a].s != list[b].s {
-			return list[a].s > list[b].s
+	better := func(x, y sc) bool { return x.s > y.s || (x.s == y.s && x.j < y.j) }
+	list := make([]sc, 0, max(min(k, len(docs)), 0)+1)
+	for _, j := range docs {
+		x := sc{j, score[j]}
+		if k <= 0 || (len(list) == k && !better(x, list[k-1])) {
+			continue
 		}
-		return list[a].j < list[b].j
-	})
-	if len(list) > k {
-		list = list[:k]
+		at := len(list)
+		for at > 0 && better(x, list[at-1]) {
+			at--
+		}
+		list = slices.Insert(list, at, x)
+		if len(list) > k {
+			list = list[:k]
+		}
 	}
 	out := make([]int, len(list))
 	for n, x := range list {
