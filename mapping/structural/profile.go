@@ -57,9 +57,10 @@ type Field struct {
 	// full, as sorted lists without repeats (compared by merging, not by
 	// looking words up in maps).
 	seg              string
-	lastSet, fullSet []string
-	descTrim         string // Description without surrounding space
-	descASCII        bool   // descTrim is ASCII
+	lastSet, fullSet []wordKey
+	lastKeys         []wordKey // last as word keys, in order, repeats kept
+	descTrim         string    // Description without surrounding space
+	descASCII        bool      // descTrim is ASCII
 	profiled         bool
 }
 
@@ -84,17 +85,65 @@ func isASCII(s string) bool {
 
 // words returns f's last path segment and the sets of its words: made
 // when the field was profiled, or now for a field made otherwise.
-func (f *Field) words() (seg string, last, full []string) {
+func (f *Field) words() (seg string, last, full []wordKey) {
 	if f.profiled {
 		return f.seg, f.lastSet, f.fullSet
 	}
 	return lastSegment(f.Path), wordSet(f.last), wordSet(f.full)
 }
 
-// wordSet is the set of words ws: sorted, each once.
-func wordSet(ws []string) []string {
-	s := slices.Clone(ws)
-	slices.Sort(s)
+// lastWords returns f.last as word keys: made when the field was
+// profiled, or now.
+func (f *Field) lastWords() []wordKey {
+	if f.profiled {
+		return f.lastKeys
+	}
+	return wordKeys(f.last)
+}
+
+// wordKeys returns ws as word keys, in order.
+func wordKeys(ws []string) []wordKey {
+	s := make([]wordKey, len(ws))
+	for i, w := range ws {
+		s[i] = newWordKey(w)
+	}
+	return s
+}
+
+// wordKey is a word with its hash: word sets are sorted by hash, then
+// word, so that comparing two of them compares numbers, and words only
+// when their hashes are equal (the same word, but for a collision, which
+// the word comparison settles: the result is exact).
+type wordKey struct {
+	h uint64
+	w string
+}
+
+// compareWords orders word keys by hash, then word.
+func compareWords(a, b wordKey) int {
+	switch {
+	case a.h < b.h:
+		return -1
+	case a.h > b.h:
+		return 1
+	}
+	return strings.Compare(a.w, b.w)
+}
+
+// newWordKey returns w with its FNV-1a hash.
+func newWordKey(w string) wordKey {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(w); i++ {
+		h ^= uint64(w[i])
+		h *= 1099511628211
+	}
+	return wordKey{h, w}
+}
+
+// wordSet is the set of words ws: sorted (compareWords), each once.
+func wordSet(ws []string) []wordKey {
+	s := wordKeys(ws)
+	slices.SortFunc(s, compareWords)
 	return slices.Compact(s)
 }
 
@@ -247,7 +296,7 @@ func ordered(m map[string]*Field, order []string) []*Field {
 		f.tri = terms.NewTrigramCodes(segs[len(segs)-1])
 		f.descTrim = strings.TrimSpace(f.Description)
 		f.descASCII = isASCII(f.descTrim)
-		f.seg, f.lastSet, f.fullSet, f.profiled = segs[len(segs)-1], wordSet(f.last), wordSet(f.full), true
+		f.seg, f.lastSet, f.fullSet, f.lastKeys, f.profiled = segs[len(segs)-1], wordSet(f.last), wordSet(f.full), wordKeys(f.last), true
 		if len(f.Values) == 0 {
 			f.Values = nil
 		}

@@ -209,10 +209,10 @@ func nameSimilarity(a, b *Field) float64 {
 	// A leaf whose words are all among the other's whole path (city →
 	// location.city_name) is close, but not as close as the same name:
 	// "Id" is in "StateCode" (code ≈ identifier) too.
-	if c := 0.75 * containment(a.last, fullB); c > s {
+	if c := 0.75 * containment(a.lastWords(), fullB); c > s {
 		s = c
 	}
-	if c := 0.75 * containment(b.last, fullA); c > s {
+	if c := 0.75 * containment(b.lastWords(), fullA); c > s {
 		s = c
 	}
 	return s
@@ -221,7 +221,7 @@ func nameSimilarity(a, b *Field) float64 {
 // jaccard is |a ∩ b| / |a ∪ b| of two word sets, sorted lists without
 // repeats (wordSet; terms.Jaccard of the lists they were made from); 0
 // when both are empty.
-func jaccard(sa, sb []string) float64 {
+func jaccard(sa, sb []wordKey) float64 {
 	if len(sa)+len(sb) == 0 {
 		return 0
 	}
@@ -229,16 +229,16 @@ func jaccard(sa, sb []string) float64 {
 	return float64(inter) / float64(len(sa)+len(sb)-inter)
 }
 
-// commonSorted is |a ∩ b| of two sorted lists without repeats.
-func commonSorted(a, b []string) int {
+// commonSorted is |a ∩ b| of two word sets (wordSet).
+func commonSorted(a, b []wordKey) int {
 	n := 0
 	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
+		switch c := compareWords(a[i], b[j]); {
+		case c == 0:
 			n++
 			i++
 			j++
-		case a[i] < b[j]:
+		case c < 0:
 			i++
 		default:
 			j++
@@ -268,15 +268,15 @@ func dice(sa, sb map[string]bool) float64 {
 	return 2 * float64(inter) / float64(len(sa)+len(sb))
 }
 
-// containment is the share of a's words found in the set in, a sorted
-// list (wordSet).
-func containment(a []string, in []string) float64 {
+// containment is the share of a's words (a list, repeats counted) found
+// in the set in (wordSet).
+func containment(a []wordKey, in []wordKey) float64 {
 	if len(a) == 0 || len(in) == 0 {
 		return 0
 	}
 	n := 0
 	for _, w := range a {
-		if _, ok := slices.BinarySearch(in, w); ok {
+		if _, ok := slices.BinarySearchFunc(in, w, compareWords); ok {
 			n++
 		}
 	}
