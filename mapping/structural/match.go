@@ -176,9 +176,13 @@ func (m *Matcher) Compare(a, b string) *mapping.Mapping {
 	if pa == nil || pb == nil || a == b {
 		return nil
 	}
-	return m.compare(pa, pb)
+	mp := m.compare(pa, pb)
+	mp.Reasoning = reasoning(mp)
+	return mp
 }
 
+// compare scores pb as a stand-in for pa, without the Reasoning, which
+// callers write for the mappings they keep (most compared are not).
 func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	mp := &mapping.Mapping{From: pa.Tool.ID, To: pb.Tool.ID, Provenance: mapping.Structural, Signals: map[string]float64{}}
 	nameA, nameB := pa.name, pb.name
@@ -292,7 +296,6 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	for _, p := range outPairs {
 		mp.Outputs = append(mp.Outputs, mapping.FieldPair{From: pa.Outputs[p.a].Path, To: pb.Outputs[p.b].Path, Score: round3(p.score), Reason: p.reason})
 	}
-	mp.Reasoning = reasoning(mp)
 	return mp
 }
 
@@ -787,6 +790,7 @@ func (m *Matcher) runFloor(ctx context.Context, sources []bool, allowed func(i, 
 	var out []*mapping.Mapping
 	for _, mp := range results {
 		if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
+			mp.Reasoning = reasoning(mp) // only for the pairs kept: most are not
 			out = append(out, mp)
 		}
 	}
