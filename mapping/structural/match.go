@@ -121,7 +121,7 @@ func New(tools []*toolenv.Tool, ev map[string]*Evidence, opts Options) *Matcher 
 		for _, f := range append(append([]*Field(nil), p.Inputs...), p.Outputs...) {
 			f.desc = m.fields.vector(terms.Text(f.Description))
 		}
-		p.nameText, p.namePairs = strings.Join(p.name, " "), wordSet(bigrams(p.name))
+		p.nameText, p.namePairs = strings.Join(p.name, " "), wordMap(bigrams(p.name))
 		p.stripped = (&prosePart{text: p.descText, words: p.descWords, vec: p.desc}).prepare()
 		if p.asWritten != nil {
 			p.asWritten.prepare()
@@ -176,9 +176,13 @@ func (m *Matcher) Compare(a, b string) *mapping.Mapping {
 	if pa == nil || pb == nil || a == b {
 		return nil
 	}
-	return m.compare(pa, pb)
+	mp := m.compare(pa, pb)
+	mp.Reasoning = reasoning(mp)
+	return mp
 }
 
+// compare scores pb as a stand-in for pa, without the Reasoning, which
+// callers write for the mappings they keep (most compared are not).
 func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	mp := &mapping.Mapping{From: pa.Tool.ID, To: pb.Tool.ID, Provenance: mapping.Structural, Signals: map[string]float64{}}
 	nameA, nameB := pa.name, pb.name
@@ -292,7 +296,6 @@ func (m *Matcher) compare(pa, pb *Profile) *mapping.Mapping {
 	for _, p := range outPairs {
 		mp.Outputs = append(mp.Outputs, mapping.FieldPair{From: pa.Outputs[p.a].Path, To: pb.Outputs[p.b].Path, Score: round3(p.score), Reason: p.reason})
 	}
-	mp.Reasoning = reasoning(mp)
 	return mp
 }
 
@@ -303,7 +306,7 @@ func nameOf(p *Profile, name []string) (string, func() map[string]bool) {
 	if p.namePairs != nil && len(name) == len(p.name) && (len(name) == 0 || &name[0] == &p.name[0]) {
 		return p.nameText, func() map[string]bool { return p.namePairs }
 	}
-	return strings.Join(name, " "), func() map[string]bool { return wordSet(bigrams(name)) }
+	return strings.Join(name, " "), func() map[string]bool { return wordMap(bigrams(name)) }
 }
 
 // textSimilarity is the similarity of two tools' prose: 1 for the same
@@ -567,22 +570,33 @@ func (m *Matcher) candidates(i int, allowed func(j int) bool, inv map[string][]p
 			}
 		}
 	}
+	return bestK(buf.docs, buf.score, k)
+}
+
+// bestK returns the k of docs with the highest score, best first, a tie
+// going to the lower index: the first k of docs sorted so (a strict
+// order), found by insertion, as most docs are not among them and
+// sorting every one cost more than scoring them.
+func bestK(docs []int, score []float64, k int) []int {
 	type sc struct {
 		j int
 		s float64
 	}
-	list := make([]sc, 0, len(buf.docs))
-	for _, j := range buf.docs {
-		list = append(list, sc{j, buf.score[j]})
-	}
-	sort.Slice(list, func(a, b int) bool {
-		if list[a].s != list[b].s {
-			return list[a].s > list[b].s
+	better := func(x, y sc) bool { return x.s > y.s || (x.s == y.s && x.j < y.j) }
+	list := make([]sc, 0, max(min(k, len(docs)), 0)+1)
+	for _, j := range docs {
+		x := sc{j, score[j]}
+		if k <= 0 || (len(list) == k && !better(x, list[k-1])) {
+			continue
 		}
-		return list[a].j < list[b].j
-	})
-	if len(list) > k {
-		list = list[:k]
+		at := len(list)
+		for at > 0 && better(x, list[at-1]) {
+			at--
+		}
+		list = slices.Insert(list, at, x)
+		if len(list) > k {
+			list = list[:k]
+		}
 	}
 	out := make([]int, len(list))
 	for n, x := range list {
@@ -776,6 +790,7 @@ func (m *Matcher) runFloor(ctx context.Context, sources []bool, allowed func(i, 
 	var out []*mapping.Mapping
 	for _, mp := range results {
 		if mp.Score >= min(floor, m.opts.MinScore*0.8) { // kept for propagation; filtered below
+			mp.Reasoning = reasoning(mp) // only for the pairs kept: most are not
 			out = append(out, mp)
 		}
 	}

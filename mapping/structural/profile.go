@@ -2,6 +2,7 @@ package structural
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -45,19 +46,21 @@ type Field struct {
 	// Enum is the field's enum, as strings.
 	Enum []string `json:"enum,omitempty"`
 
-	idf    float64        // rarity of the field's name among the matcher's tools
-	opaque bool           // the name is a generated one (ARG_7): no name signal
-	last   []string       // normalised words of the last path segment
-	full   []string       // normalised words of the whole path
-	tri    terms.Trigrams // trigrams of the last path segment
+	idf    float64            // rarity of the field's name among the matcher's tools
+	opaque bool               // the name is a generated one (ARG_7): no name signal
+	last   []string           // normalised words of the last path segment
+	full   []string           // normalised words of the whole path
+	tri    terms.TrigramCodes // trigrams of the last path segment
 	desc   tfidf
 	// Made once when the field is profiled (see words), as a field is
 	// compared with many: its last path segment and the sets of last and
-	// full.
+	// full, as sorted lists without repeats (compared by merging, not by
+	// looking words up in maps).
 	seg              string
-	lastSet, fullSet map[string]bool
-	descTrim         string // Description without surrounding space
-	descASCII        bool   // descTrim is ASCII
+	lastSet, fullSet []wordKey
+	lastKeys         []wordKey // last as word keys, in order, repeats kept
+	descTrim         string    // Description without surrounding space
+	descASCII        bool      // descTrim is ASCII
 	profiled         bool
 }
 
@@ -82,20 +85,66 @@ func isASCII(s string) bool {
 
 // words returns f's last path segment and the sets of its words: made
 // when the field was profiled, or now for a field made otherwise.
-func (f *Field) words() (seg string, last, full map[string]bool) {
+func (f *Field) words() (seg string, last, full []wordKey) {
 	if f.profiled {
 		return f.seg, f.lastSet, f.fullSet
 	}
 	return lastSegment(f.Path), wordSet(f.last), wordSet(f.full)
 }
 
-// wordSet is the set of words ws.
-func wordSet(ws []string) map[string]bool {
-	s := make(map[string]bool, len(ws))
-	for _, w := range ws {
-		s[w] = true
+// lastWords returns f.last as word keys: made when the field was
+// profiled, or now.
+func (f *Field) lastWords() []wordKey {
+	if f.profiled {
+		return f.lastKeys
+	}
+	return wordKeys(f.last)
+}
+
+// wordKeys returns ws as word keys, in order.
+func wordKeys(ws []string) []wordKey {
+	s := make([]wordKey, len(ws))
+	for i, w := range ws {
+		s[i] = newWordKey(w)
 	}
 	return s
+}
+
+// wordKey is a word with its hash: word sets are sorted by hash, then
+// word, so that comparing two of them compares numbers, and words only
+// when their hashes are equal (the same word, but for a collision, which
+// the word comparison settles: the result is exact).
+type wordKey struct {
+	h uint64
+	w string
+}
+
+// compareWords orders word keys by hash, then word.
+func compareWords(a, b wordKey) int {
+	switch {
+	case a.h < b.h:
+		return -1
+	case a.h > b.h:
+		return 1
+	}
+	return strings.Compare(a.w, b.w)
+}
+
+// newWordKey returns w with its FNV-1a hash.
+func newWordKey(w string) wordKey {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(w); i++ {
+		h ^= uint64(w[i])
+		h *= 1099511628211
+	}
+	return wordKey{h, w}
+}
+
+// wordSet is the set of words ws: sorted (compareWords), each once.
+func wordSet(ws []string) []wordKey {
+	s := wordKeys(ws)
+	slices.SortFunc(s, compareWords)
+	return slices.Compact(s)
 }
 
 // weight is the field's IDF weight, 1 when unknown.
@@ -206,7 +255,7 @@ type prosePart struct {
 // prepare makes what proseSimilarity reads of pp, once.
 func (pp *prosePart) prepare() *prosePart {
 	if !pp.prepared {
-		pp.trimmed, pp.pairs, pp.neg, pp.prepared = strings.TrimSpace(pp.text), wordSet(bigrams(pp.words)), negations(pp.text), true
+		pp.trimmed, pp.pairs, pp.neg, pp.prepared = strings.TrimSpace(pp.text), wordMap(bigrams(pp.words)), negations(pp.text), true
 	}
 	return pp
 }
@@ -244,10 +293,10 @@ func ordered(m map[string]*Field, order []string) []*Field {
 		segs := strings.Split(strings.ReplaceAll(path, "[]", ""), ".")
 		f.last = terms.Name(segs[len(segs)-1])
 		f.full = terms.Name(strings.Join(segs, " "))
-		f.tri = terms.NewTrigrams(segs[len(segs)-1])
+		f.tri = terms.NewTrigramCodes(segs[len(segs)-1])
 		f.descTrim = strings.TrimSpace(f.Description)
 		f.descASCII = isASCII(f.descTrim)
-		f.seg, f.lastSet, f.fullSet, f.profiled = segs[len(segs)-1], wordSet(f.last), wordSet(f.full), true
+		f.seg, f.lastSet, f.fullSet, f.lastKeys, f.profiled = segs[len(segs)-1], wordSet(f.last), wordSet(f.full), wordKeys(f.last), true
 		if len(f.Values) == 0 {
 			f.Values = nil
 		}
@@ -490,4 +539,13 @@ func unwrapText(v any) any {
 		return inner
 	}
 	return v
+}
+
+// wordMap is the set of words ws, for lookups.
+func wordMap(ws []string) map[string]bool {
+	s := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		s[w] = true
+	}
+	return s
 }

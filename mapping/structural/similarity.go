@@ -209,23 +209,42 @@ func nameSimilarity(a, b *Field) float64 {
 	// A leaf whose words are all among the other's whole path (city →
 	// location.city_name) is close, but not as close as the same name:
 	// "Id" is in "StateCode" (code ≈ identifier) too.
-	if c := 0.75 * containment(a.last, fullB); c > s {
+	if c := 0.75 * containment(a.lastWords(), fullB); c > s {
 		s = c
 	}
-	if c := 0.75 * containment(b.last, fullA); c > s {
+	if c := 0.75 * containment(b.lastWords(), fullA); c > s {
 		s = c
 	}
 	return s
 }
 
-// jaccard is |a ∩ b| / |a ∪ b| of two word sets (terms.Jaccard of the
-// lists they were made from); 0 when both are empty.
-func jaccard(sa, sb map[string]bool) float64 {
+// jaccard is |a ∩ b| / |a ∪ b| of two word sets, sorted lists without
+// repeats (wordSet; terms.Jaccard of the lists they were made from); 0
+// when both are empty.
+func jaccard(sa, sb []wordKey) float64 {
 	if len(sa)+len(sb) == 0 {
 		return 0
 	}
-	inter := common(sa, sb)
+	inter := commonSorted(sa, sb)
 	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+// commonSorted is |a ∩ b| of two word sets (wordSet).
+func commonSorted(a, b []wordKey) int {
+	n := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch c := compareWords(a[i], b[j]); {
+		case c == 0:
+			n++
+			i++
+			j++
+		case c < 0:
+			i++
+		default:
+			j++
+		}
+	}
+	return n
 }
 
 // common is |a ∩ b| of two word sets.
@@ -249,14 +268,15 @@ func dice(sa, sb map[string]bool) float64 {
 	return 2 * float64(inter) / float64(len(sa)+len(sb))
 }
 
-// containment is the share of a's words found in the set in.
-func containment(a []string, in map[string]bool) float64 {
+// containment is the share of a's words (a list, repeats counted) found
+// in the set in (wordSet).
+func containment(a []wordKey, in []wordKey) float64 {
 	if len(a) == 0 || len(in) == 0 {
 		return 0
 	}
 	n := 0
 	for _, w := range a {
-		if in[w] {
+		if _, ok := slices.BinarySearchFunc(in, w, compareWords); ok {
 			n++
 		}
 	}
@@ -265,11 +285,11 @@ func containment(a []string, in map[string]bool) float64 {
 
 // fieldTrigrams are the trigrams of f's last path segment last: made
 // once when the field was profiled, or now for a field made otherwise.
-func fieldTrigrams(f *Field, last string) terms.Trigrams {
+func fieldTrigrams(f *Field, last string) terms.TrigramCodes {
 	if f.tri != nil {
 		return f.tri
 	}
-	return terms.NewTrigrams(last)
+	return terms.NewTrigramCodes(last)
 }
 
 func lastSegment(path string) string {

@@ -206,7 +206,17 @@ func ExampleName() {
 	// [get user identifier]
 }
 
-// TestTrigramsDiceIsTrigram: trigram sets made once compare exactly as
+func ExampleTrigramCodes_Dice() {
+	city := NewTrigramCodes("city")
+	fmt.Printf("%.3f %.3f\n", city.Dice(NewTrigramCodes("City")), city.Dice(NewTrigramCodes("cityName")))
+	fmt.Println(NewTrigramCodes("city").Dice(NewTrigramCodes("city_name")) == Trigram("city", "city_name"))
+	// Output:
+	// 1.000 0.571
+	// true
+}
+
+// TestTrigramsDiceIsTrigram: trigram sets made once (Trigrams, and packed:
+// TrigramCodes) compare exactly as
 // Trigram compares the strings, on generated names (cases, digits,
 // separators, repeated letters, non-Latin letters, strings too short to
 // have a trigram).
@@ -229,6 +239,9 @@ func TestTrigramsDiceIsTrigram(t *testing.T) {
 		}
 		if got := Trigram(a, b); got != want {
 			t.Fatalf("Trigram(%q, %q) = %v, want %v", a, b, got, want)
+		}
+		if got := NewTrigramCodes(a).Dice(NewTrigramCodes(b)); got != want {
+			t.Fatalf("NewTrigramCodes(%q).Dice(NewTrigramCodes(%q)) = %v, want %v", a, b, got, want)
 		}
 	}
 }
