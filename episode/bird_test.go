@@ -43,7 +43,7 @@ func TestOracleBIRD(t *testing.T) {
 	data := shareddata.Require(t, "bird")
 	ctx := context.Background()
 	out := t.TempDir()
-	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"slot", "sel", "rest"}}); err != nil {
+	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Flavors: []string{"slot", "sel", "rest"}, ImageCache: imageCache}); err != nil {
 		t.Fatal(err)
 	}
 	var v1, v2 []string
@@ -84,7 +84,7 @@ func TestOracleBIRD(t *testing.T) {
 		name  string
 		colls []string
 	}{{"v1", v1}, {"v2 (drifted)", v2}} {
-		env, err := environment.Open(ctx, &environment.Config{Collections: version.colls, Drift: environment.DriftConfig{Mode: drift.ModeStrict}})
+		env, err := environment.Open(ctx, &environment.Config{Collections: version.colls, Drift: environment.DriftConfig{Mode: drift.ModeStrict}, ImageCache: imageCache.Dir})
 		if err != nil {
 			t.Fatal(err)
 		}

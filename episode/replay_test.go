@@ -3,20 +3,36 @@ package episode_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/episode"
 	"github.com/toolenv/toolenv/episode/episodetest"
 	"github.com/toolenv/toolenv/internal/pgtest"
 )
 
+// imageCache is the test binary's own image cache (rodb.DiskCache): the
+// BIRD builds and the environments opened over their collections index
+// each database once per run, not once per build and per environment,
+// and nothing is read from or left in the user's cache folder.
+var imageCache *rodb.DiskCache
+
 func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolenv-episode-images-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(rodb.CacheEnv, dir)
+	imageCache = &rodb.DiskCache{Dir: dir}
 	pgtest.Main(m, func() {
+		os.RemoveAll(dir)
 		if limitsDir != "" {
 			os.RemoveAll(limitsDir)
 		}

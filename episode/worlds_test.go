@@ -92,14 +92,14 @@ func TestWritesBIRD(t *testing.T) {
 	data := shareddata.Require(t, "bird")
 	ctx := context.Background()
 	out := t.TempDir()
-	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Writes: true}); err != nil {
+	if _, err := nl2api.Build(ctx, nl2api.Options{Data: data, Out: out, Writes: true, ImageCache: imageCache}); err != nil {
 		t.Fatal(err)
 	}
 	var dirs []string
 	for _, f := range nl2api.Flavors {
 		dirs = append(dirs, filepath.Join(out, f))
 	}
-	env, err := environment.Open(ctx, &environment.Config{Collections: dirs})
+	env, err := environment.Open(ctx, &environment.Config{Collections: dirs, ImageCache: imageCache.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func builtSlotSel(t *testing.T) string {
 		birdSlotSel.dir, birdSlotSel.err = os.MkdirTemp("", "toolenv-server-slotsel-")
 		if birdSlotSel.err == nil {
 			_, birdSlotSel.err = nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: birdSlotSel.dir,
-				DBs: []string{"student_club"}, Flavors: []string{"slot", "sel"}})
+				DBs: []string{"student_club"}, Flavors: []string{"slot", "sel"}, ImageCache: imageCache})
 		}
 	})
 	if birdSlotSel.err != nil {

@@ -16,6 +16,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/sqltools"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/answer"
 	"github.com/toolenv/toolenv/internal/npmtest"
@@ -49,7 +50,7 @@ func builtBIRD(t *testing.T) string {
 			return
 		}
 		birdBuild.dir = dir
-		_, birdBuild.err = nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: dir})
+		_, birdBuild.err = nl2api.Build(context.Background(), nl2api.Options{Data: data, Out: dir, ImageCache: imageCache})
 	})
 	if birdBuild.err != nil {
 		t.Fatal(birdBuild.err)
@@ -57,9 +58,23 @@ func builtBIRD(t *testing.T) string {
 	return birdBuild.dir
 }
 
+// imageCache is the test binary's own image cache (rodb.DiskCache): the
+// BIRD builds and the environments the tests open (serveEnv, and
+// $TOOLENV_IMAGE_CACHE for the toolenv processes) index each database
+// once per run rather than once per build and per environment, and
+// nothing is read from or left in the user's cache folder.
+var imageCache *rodb.DiskCache
+
 func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolenv-server-images-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv(rodb.CacheEnv, dir)
+	imageCache = &rodb.DiskCache{Dir: dir}
 	code := m.Run()
-	for _, dir := range []string{birdBuild.dir, birdSlotSel.dir} {
+	for _, dir := range []string{dir, birdBuild.dir, birdSlotSel.dir} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}
@@ -70,6 +85,9 @@ func TestMain(m *testing.M) {
 // serveEnv opens an environment over cfg and serves it on loopback.
 func serveEnv(t *testing.T, cfg *environment.Config) string {
 	t.Helper()
+	if cfg.ImageCache == "" {
+		cfg.ImageCache = imageCache.Dir
+	}
 	env, err := environment.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
