@@ -32,6 +32,7 @@ const maxIllustrative = 8
 // go test ./devtools/doctest -run 'TestDocs/pages/docs/eval.md'; set
 // TOOLENV_DOCTEST_KEEP=1 to keep a failing page's folder.
 func TestDocs(t *testing.T) {
+	besidePages(t)
 	data := shareddata.Require(t)
 	root := moduleRoot(t)
 	files := []string{"README.md"}

@@ -106,6 +106,7 @@ func TestUpdateFigures(t *testing.T) {
 // TestFigureChangeFails shows that a page whose documented figure no
 // longer matches what its command writes fails, naming the figure.
 func TestFigureChangeFails(t *testing.T) {
+	besidePages(t)
 	src, err := os.ReadFile("testdata/figures.md")
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ func runFixture(t *testing.T, name string, opts Options) (*Report, error) {
 }
 
 func TestRunPasses(t *testing.T) {
+	besidePages(t)
 	for _, name := range []string{"pass.md", "exit.md", "illustrative.md", "server.md", "tour.md"} {
 		t.Run(name, func(t *testing.T) {
 			rep, err := runFixture(t, name, fixtureOptions(t))
@@ -56,6 +57,7 @@ func TestRunPasses(t *testing.T) {
 }
 
 func TestRunCounts(t *testing.T) {
+	besidePages(t)
 	rep, err := runFixture(t, "illustrative.md", fixtureOptions(t))
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +93,7 @@ func TestRunCounts(t *testing.T) {
 }
 
 func TestRunFails(t *testing.T) {
+	besidePages(t)
 	tests := []struct {
 		file string
 		line int
@@ -133,6 +136,7 @@ func TestRunFails(t *testing.T) {
 // TestTourChangeFails shows that changing one command of a working tour
 // makes the page fail at that command.
 func TestTourChangeFails(t *testing.T) {
+	besidePages(t)
 	src, err := os.ReadFile("testdata/tour.md")
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +166,7 @@ func TestTourChangeFails(t *testing.T) {
 // TestRunStopsEverything checks that the processes a page started are
 // gone, and their addresses free, once the page has run.
 func TestRunStopsEverything(t *testing.T) {
+	besidePages(t)
 	opts := fixtureOptions(t)
 	opts.Keep = true
 	rep, err := runFixture(t, "server.md", opts)
