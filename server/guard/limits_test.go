@@ -31,20 +31,79 @@ var readingHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Reques
 // startLimited serves readingHandler on loopback within l.
 func startLimited(t *testing.T, l Limits) string {
 	t.Helper()
+	return startWatched(t, l).Addr().String()
+}
+
+// startWatched is startLimited returning the watched listener.
+func startWatched(t *testing.T, l Limits) *acceptWatch {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := watchAccepts(ln)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, readingHandler, l) }()
+	go func() { done <- Serve(ctx, w, readingHandler, l) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return ln.Addr().String()
+	return w
+}
+
+// acceptWatch is a listener that counts the calls of its Accept, so that
+// a test can wait until the server has dealt with the connections it
+// opened instead of sleeping: the limited listener's accept loop (or the
+// HTTP server, without caps) asks for the next connection only once it
+// has admitted, refused or sent to triage the one before.
+type acceptWatch struct {
+	net.Listener
+	mu      sync.Mutex
+	calls   int
+	changed chan struct{} // closed and replaced at each call
+}
+
+func watchAccepts(ln net.Listener) *acceptWatch {
+	return &acceptWatch{Listener: ln, changed: make(chan struct{})}
+}
+
+func (w *acceptWatch) Accept() (net.Conn, error) {
+	w.mu.Lock()
+	w.calls++
+	close(w.changed)
+	w.changed = make(chan struct{})
+	w.mu.Unlock()
+	return w.Listener.Accept()
+}
+
+// count is how many times Accept has been called.
+func (w *acceptWatch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.calls
+}
+
+// waitCalls waits until Accept has been called at least n times (a
+// minute at most: a hang guard, not a pace).
+func (w *acceptWatch) waitCalls(t *testing.T, n int) {
+	t.Helper()
+	guard := time.After(time.Minute)
+	for {
+		w.mu.Lock()
+		calls, changed := w.calls, w.changed
+		w.mu.Unlock()
+		if calls >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-guard:
+			t.Fatalf("the server asked for %d connections in a minute, want %d", calls, n)
+		}
+	}
 }
 
 // closedWithin reports whether the server ends the connection (EOF,
@@ -328,13 +387,16 @@ func clientFrom(ip string) *http.Client {
 }
 
 // hold opens n connections from ip that send nothing (each waits for
-// its headers until HeaderTimeout) and returns them.
-func hold(t *testing.T, addr, ip string, n int) []net.Conn {
+// its headers until HeaderTimeout) and returns them once the server has
+// dealt with each (admitted, refused or sent to triage: its accept loop
+// asked w for the next connection after the last of them).
+func hold(t *testing.T, w *acceptWatch, ip string, n int) []net.Conn {
 	t.Helper()
+	base := w.count()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	var cs []net.Conn
 	for range n {
-		c, err := d.Dial("tcp", addr)
+		c, err := d.Dial("tcp", w.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +407,7 @@ func hold(t *testing.T, addr, ip string, n int) []net.Conn {
 			c.Close()
 		}
 	})
-	time.Sleep(100 * time.Millisecond) // accepted and counted
+	w.waitCalls(t, base+n)
 	return cs
 }
 
@@ -378,7 +440,8 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim := Limits{MaxConns: 8, MaxConnsPerClient: 4, ReserveConns: 2, HeaderTimeout: time.Minute}
-	ll := lim.Listener(ln).(*limitListener)
+	aw := watchAccepts(ln)
+	ll := lim.Listener(aw).(*limitListener)
 	hs := lim.Server(h)
 	go hs.Serve(ll)
 	t.Cleanup(func() { hs.Close() })
@@ -406,7 +469,7 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 		}
 		return resp.StatusCode, string(b)
 	}
-	a := hold(t, addr, "127.0.0.2", 4)
+	a := hold(t, aw, "127.0.0.2", 4)
 	if got := refusedWith(t, addr, "127.0.0.2"); !strings.HasPrefix(got, "HTTP/1.1 429") || !strings.Contains(got, "--max-conns-per-client") || !strings.Contains(got, "Retry-After: 1") {
 		t.Fatalf("a fifth connection of one client: %q", got)
 	}
@@ -414,7 +477,7 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 		t.Fatalf("another client while the first holds its share: %d", code)
 	}
 	open(4)
-	hold(t, addr, "127.0.0.3", 4) // MaxConns is full now
+	hold(t, aw, "127.0.0.3", 4) // MaxConns is full now
 	open(8)
 	for _, p := range []string{"/healthz", "/metrics"} {
 		if code, body := get("127.0.0.1", p); code != 200 || body != "ok "+p {
@@ -424,7 +487,7 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 	if code, body := get("127.0.0.1", "/virtual"); code != 503 || !strings.Contains(body, "--max-conns") {
 		t.Fatalf("GET /virtual with the cap full: %d %s", code, body)
 	}
-	hold(t, addr, "127.0.0.4", 2) // beyond it, sending nothing: they never take the reserve
+	hold(t, aw, "127.0.0.4", 2) // beyond it, sending nothing: they never take the reserve
 	if code, body := get("127.0.0.1", "/healthz"); code != 200 || body != "ok /healthz" {
 		t.Fatalf("GET /healthz with the cap full and connections beyond it that send nothing: %d %s", code, body)
 	}
@@ -444,8 +507,9 @@ func TestOneClientCannotFillTheListener(t *testing.T) {
 // Serve (whose Server and Listener apply the defaults again: a limit
 // switched off used to come back as its default there).
 func TestLimitsSwitchedOffStayOff(t *testing.T) {
-	addr := startLimited(t, Limits{MaxConnsPerClient: -1, HeaderTimeout: time.Minute})
-	hold(t, addr, "127.0.0.2", 300) // over the default of 256
+	w := startWatched(t, Limits{MaxConnsPerClient: -1, HeaderTimeout: time.Minute})
+	addr := w.Addr().String()
+	hold(t, w, "127.0.0.2", 300) // over the default of 256
 	resp, err := clientFrom("127.0.0.2").Get("http://" + addr + "/x")
 	if err != nil {
 		t.Fatal(err)
@@ -471,15 +535,16 @@ func TestSlowClientsCannotHoldTheReserve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	aw := watchAccepts(ln)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, ln, h, Limits{MaxConns: 4, MaxConnsPerClient: 4, ReserveConns: 4, ReserveTimeout: 5 * time.Second,
+		done <- Serve(ctx, aw, h, Limits{MaxConns: 4, MaxConnsPerClient: 4, ReserveConns: 4, ReserveTimeout: 5 * time.Second,
 			HeaderTimeout: time.Minute, BodyTimeout: time.Minute})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	addr := ln.Addr().String()
-	hold(t, addr, "127.0.0.2", 4) // MaxConns is full
+	hold(t, aw, "127.0.0.2", 4) // MaxConns is full
 
 	heads := map[string]string{
 		"slow body":    "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n",
