@@ -104,7 +104,7 @@ func TestSecretsInConfiguredURLsNeverShow(t *testing.T) {
 			resp.Body.Close()
 			break
 		}
-		if i > 1500 {
+		if i > 6000 { // two minutes of 20 ms: a hang guard, not a pace
 			t.Fatalf("serve did not come up: %s", stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)

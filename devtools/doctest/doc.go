@@ -52,7 +52,9 @@
 // so the fixed ports 8080 and 8000 never meet another process's and files
 // run side by side (TOOLENV_DOCTEST_PARALLEL at once, by default twice
 // the cores and at least 4, the costliest first: pages wait on their
-// servers and builds much of the time; go test -parallel N overrides); elsewhere they run one at a time on the host's
+// servers and builds much of the time; go test -parallel N overrides),
+// and the package's tests that run fixture pages run beside them rather
+// than after; elsewhere they run one at a time on the host's
 // loopback, serialised across processes by a lock file, and a busy port
 // fails the file, saying which. The environment of the blocks is the
 // test's without its TOOLENV_ variables (a reader starts without them),
