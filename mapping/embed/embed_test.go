@@ -2,7 +2,9 @@ package embed
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -66,5 +68,35 @@ func TestRemote(t *testing.T) {
 	defer down.Close()
 	if _, err := (Remote{Client: llm.New(down.URL(), llm.Options{MaxRetries: -1}), Model: "m"}).Embed(context.Background(), []string{"x"}); err == nil {
 		t.Fatal("a down endpoint embedded")
+	}
+}
+
+// TestHashIsBitwiseDeterministic: the same text gives the same vector,
+// bit for bit, every time. Features that land in one dimension are
+// summed; summed in Go's random map order, three or more of them could
+// round differently from one call to the next, and two builds of one
+// index differed in their vectors.
+func TestHashIsBitwiseDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 31))
+	words := []string{"get", "city", "weather", "forecast", "currency", "convert", "amount", "rate", "book", "isbn",
+		"author", "title", "superhero", "power", "student", "club", "event", "budget", "member", "zip_code", "HTTPServer", "IDs"}
+	h := Hash{Dims: 64} // few dimensions: many features share one
+	for n := range 40 {
+		var b strings.Builder
+		for range 20 + rng.IntN(400) {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteString(fmt.Sprint(rng.IntN(50)))
+			b.WriteByte(' ')
+		}
+		text := b.String()
+		first, _ := h.Embed(context.Background(), []string{text})
+		for range 20 {
+			again, _ := h.Embed(context.Background(), []string{text})
+			for i := range first[0] {
+				if math.Float32bits(first[0][i]) != math.Float32bits(again[0][i]) {
+					t.Fatalf("text %d: dimension %d is %v, then %v", n, i, first[0][i], again[0][i])
+				}
+			}
+		}
 	}
 }

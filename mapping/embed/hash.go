@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/toolenv/toolenv/mapping/terms"
@@ -62,8 +64,12 @@ func (h Hash) vector(text string) []float32 {
 			acc["t:"+string(rs[j:j+3])] += wTrigram
 		}
 	}
+	// Features are summed in sorted order: several land in one
+	// dimension, and floating-point sums in map order differ in their
+	// last bits from one call to the next.
 	v := make([]float64, n)
-	for f, tf := range acc {
+	for _, f := range slices.Sorted(maps.Keys(acc)) {
+		tf := acc[f]
 		hs := fnv.New64a()
 		hs.Write([]byte(f))
 		x := hs.Sum64()

@@ -109,7 +109,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int, opts SearchOpt
 	if res.Mode == "" {
 		// Hybrid only pays with a real embedding model: with the offline
 		// hash embedder it ranks worse than BM25 alone (recall@10 on the
-		// 598 StableToolBench queries: 0.626 against 0.661).
+		// 598 StableToolBench queries: 0.625 against 0.661).
 		// So the default is lexical exactly when the index holds hash
 		// vectors and no embedder was configured to open it; otherwise
 		// hybrid (which explains itself when it must fall back).
