@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"sync"
@@ -178,7 +179,9 @@ func referenceServer(t *testing.T) string {
 			return
 		}
 		refDir = dir
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "everything-server"), "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput(); err != nil {
+		args := append([]string{"build"}, sameTrimpath()...)
+		args = append(args, "-o", filepath.Join(dir, "everything-server"), "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			refErr = fmt.Sprintf("%v\n%s", err, out)
 		}
 	})
@@ -186,6 +189,21 @@ func referenceServer(t *testing.T) string {
 		t.Fatalf("building the reference server: %s", refErr)
 	}
 	return filepath.Join(refDir, "everything-server")
+}
+
+// sameTrimpath is -trimpath when this test binary was built with it (as
+// .ci/run builds it): the child build then finds the packages the test
+// binaries compiled in the build cache instead of compiling the standard
+// library and the SDK again under other keys.
+func sameTrimpath() []string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "-trimpath" && s.Value == "true" {
+				return []string{"-trimpath"}
+			}
+		}
+	}
+	return nil
 }
 
 // removeReferenceServer removes the shared reference server, if one was
