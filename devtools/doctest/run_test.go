@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -278,32 +279,37 @@ func TestPagesBuildWithTrimpath(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	// the same module in two folders: the second build compiles nothing
-	// (a fresh package, so that no earlier test run cached it)
+	// the same module in three folders: what go test compiled in the
+	// first (as .ci/run's go test -trimpath does), the builds in the
+	// other two find in the cache (a fresh package, so that no earlier
+	// test run cached it)
 	pkg := fmt.Sprintf("package p\n\n// N is %d.\nconst N = %d\n\nfunc F() int { return N }\n", time.Now().UnixNano(), os.Getpid())
-	build := func(dir string) string {
+	test := "package p_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/m/p\"\n)\n\nfunc TestF(t *testing.T) {\n\tif p.F() != p.N {\n\t\tt.Fatal(p.F())\n\t}\n}\n"
+	run := func(dir string, args ...string) string {
 		t.Helper()
-		for name, text := range map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n", "p/p.go": pkg} {
+		for name, text := range map[string]string{"go.mod": "module example.com/m\n\ngo 1.21\n", "p/p.go": pkg, "p/p_test.go": test} {
 			os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		cmd := exec.Command("go", "build", "-x", "./p")
+		cmd := exec.Command("go", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS="+flags, "GOWORK=off", "GOTOOLCHAIN=local")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("go build in %s: %v\n%s", dir, err, out)
+			t.Fatalf("go %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 		}
 		return string(out)
 	}
-	first := build(t.TempDir())
-	if !strings.Contains(first, "/compile") {
-		t.Fatalf("the first build compiled nothing; go build -x said:\n%s", first)
+	first := run(t.TempDir(), "test", "-count=1", "-x", "./p")
+	if !regexp.MustCompile(`/compile .* -p example\.com/m/p `).MatchString(first) {
+		t.Fatalf("go test compiled no example.com/m/p; go test -x said:\n%s", first)
 	}
-	if second := build(t.TempDir()); strings.Contains(second, "/compile") {
-		t.Errorf("the second folder compiled the package again, with GOFLAGS %q:\n%s", flags, second)
+	for i := range 2 {
+		if out := run(t.TempDir(), "build", "-x", "./p"); strings.Contains(out, "/compile") {
+			t.Errorf("build %d in another folder compiled the package again, with GOFLAGS %q:\n%s", i+1, flags, out)
+		}
 	}
 }
 
