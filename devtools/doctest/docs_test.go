@@ -85,6 +85,12 @@ func TestDocs(t *testing.T) {
 	}
 	netw := network(t)
 	bin := binDir(t)
+	// One copy of the checkout for every page, each page's folder made of
+	// hard links to it (NewCheckout).
+	checkout, err := NewCheckout(root, filepath.Join(t.TempDir(), "checkout"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// One folder of indexed database images (rodb.DiskCache) for every
 	// page of this run, as a reader who runs the pages one after another
 	// on one machine has one in their cache folder: each BIRD database is
@@ -122,15 +128,16 @@ func TestDocs(t *testing.T) {
 					pageBin = "" // no toolenv on PATH
 				}
 				opts := Options{
-					Root:    root,
-					Shared:  filepath.Dir(data),
-					Bin:     pageBin,
-					Model:   filepath.Join(bin, "toolenv-docmodel"),
-					Network: netw,
-					Links:   []string{"testdata/npm/node_modules"},
-					Env:     []string{images, builds},
-					Keep:    os.Getenv("TOOLENV_DOCTEST_KEEP") != "",
-					Logf:    t.Logf,
+					Root:     root,
+					Checkout: checkout,
+					Shared:   filepath.Dir(data),
+					Bin:      pageBin,
+					Model:    filepath.Join(bin, "toolenv-docmodel"),
+					Network:  netw,
+					Links:    []string{"testdata/npm/node_modules"},
+					Env:      []string{images, builds},
+					Keep:     os.Getenv("TOOLENV_DOCTEST_KEEP") != "",
+					Logf:     t.Logf,
 					After: func(dir string) error {
 						var errs []string
 						for _, d := range byPage[name] {

@@ -36,6 +36,9 @@ const ModelAddr = "127.0.0.1:8000"
 type Options struct {
 	// Root is the checkout whose files are copied into the run's folder.
 	Root string
+	// Checkout, when set, is a copy of Root's files made once
+	// (NewCheckout) that the run's folder links instead of copying Root.
+	Checkout *Checkout
 	// Shared is the folder linked as ../shared beside the copy; empty
 	// for none.
 	Shared string
@@ -280,7 +283,13 @@ func (r *runner) prepare() error {
 	if err := os.MkdirAll(r.state, 0o755); err != nil {
 		return err
 	}
-	snap, err := copyTree(r.opts.Root, r.work)
+	var snap *snapshot
+	var err error
+	if r.opts.Checkout != nil {
+		snap, err = r.opts.Checkout.link(r.work)
+	} else {
+		snap, err = copyTree(r.opts.Root, r.work)
+	}
 	if err != nil {
 		return fmt.Errorf("copy the checkout: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,102 @@ func copyTree(root, dst string) (*snapshot, error) {
 		s.files[filepath.ToSlash(rel)] = fileState{sum: h, size: cst.Size(), mod: cst.ModTime()}
 	}
 	return s, nil
+}
+
+// Checkout is one copy of the checkout that the runs of a test share:
+// each run's folder is made of hard links to its files, rather than a
+// copy of every byte of the checkout per page (on two cores, the twenty
+// pages' copies cost 15 s of CPU, mostly the kernel's). A block that
+// writes a file of the checkout in place would change it for every run
+// that links it; the check after each block reports any such change as
+// the block's failure, as it does for a copy (a file replaced by a new
+// one, as sed -i or an editor does, breaks the link and changes nothing
+// else).
+type Checkout struct {
+	dir   string
+	snap  *snapshot
+	dirs  []string // every folder of the copy, parents first
+	files []string // every file and symlink of the copy
+}
+
+// NewCheckout copies the checkout at root into dir (created, and left for
+// the caller to remove) once.
+func NewCheckout(root, dir string) (*Checkout, error) {
+	snap, err := copyTree(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkout{dir: dir, snap: snap}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		if d.IsDir() {
+			c.dirs = append(c.dirs, rel)
+		} else {
+			c.files = append(c.files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// link makes dst a copy of the checkout of hard links to c's files (a
+// symlink is made anew), or copies them where dst lies on another file
+// system.
+func (c *Checkout) link(dst string) (*snapshot, error) {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	for _, d := range c.dirs {
+		if err := os.Mkdir(filepath.Join(dst, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	files := c.snap.files // shared by the runs, read only; cloned before a change
+	cloned := false
+	for _, f := range c.files {
+		src, to := filepath.Join(c.dir, f), filepath.Join(dst, f)
+		st, err := os.Lstat(src)
+		if err != nil {
+			return nil, err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(src)
+			if err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(target, to); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := os.Link(src, to); err == nil {
+			continue
+		}
+		sum, err := copyFile(src, to, st.Mode().Perm())
+		if err != nil {
+			return nil, err
+		}
+		// a copy's time is its own: record it, so that check does not
+		// take the file for written
+		cst, err := os.Lstat(to)
+		if err != nil {
+			return nil, err
+		}
+		if !cloned {
+			files, cloned = maps.Clone(files), true
+		}
+		files[filepath.ToSlash(f)] = fileState{sum: sum, size: cst.Size(), mod: cst.ModTime()}
+	}
+	return &snapshot{files: files, dirs: c.snap.dirs}, nil
 }
 
 func copyFile(src, dst string, perm fs.FileMode) ([32]byte, error) {
