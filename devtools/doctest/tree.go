@@ -115,7 +115,7 @@ func copyTree(root, dst string) (*snapshot, error) {
 // Checkout is one copy of the checkout that the runs of a test share:
 // each run's folder is made of hard links to its files, rather than a
 // copy of every byte of the checkout per page (on two cores, the twenty
-// pages' copies cost 15 s of CPU, mostly the kernel's). A block that
+// pages' copies cost about 15 s of CPU, mostly the kernel's). A block that
 // writes a file of the checkout in place would change it for every run
 // that links it; the check after each block reports any such change as
 // the block's failure, as it does for a copy (a file replaced by a new
@@ -126,6 +126,9 @@ type Checkout struct {
 	snap  *snapshot
 	dirs  []string // every folder of the copy, parents first
 	files []string // every file and symlink of the copy
+	// hardLink links a file (os.Link; a test makes it fail, as between
+	// file systems)
+	hardLink func(oldname, newname string) error
 }
 
 // NewCheckout copies the checkout at root into dir (created, and left for
@@ -135,7 +138,7 @@ func NewCheckout(root, dir string) (*Checkout, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkout{dir: dir, snap: snap}
+	c := &Checkout{dir: dir, snap: snap, hardLink: os.Link}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -187,15 +190,15 @@ func (c *Checkout) link(dst string) (*snapshot, error) {
 			}
 			continue
 		}
-		if err := os.Link(src, to); err == nil {
+		if err := c.hardLink(src, to); err == nil {
 			continue
 		}
-		sum, err := copyFile(src, to, st.Mode().Perm())
-		if err != nil {
+		if _, err := copyFile(src, to, st.Mode().Perm()); err != nil {
 			return nil, err
 		}
-		// a copy's time is its own: record it, so that check does not
-		// take the file for written
+		// a copy's size and time are its own: record them, so that check
+		// does not take the file for written (the content it is checked
+		// against stays the checkout's)
 		cst, err := os.Lstat(to)
 		if err != nil {
 			return nil, err
@@ -203,7 +206,8 @@ func (c *Checkout) link(dst string) (*snapshot, error) {
 		if !cloned {
 			files, cloned = maps.Clone(files), true
 		}
-		files[filepath.ToSlash(f)] = fileState{sum: sum, size: cst.Size(), mod: cst.ModTime()}
+		rel := filepath.ToSlash(f)
+		files[rel] = fileState{sum: files[rel].sum, size: cst.Size(), mod: cst.ModTime()}
 	}
 	return &snapshot{files: files, dirs: c.snap.dirs}, nil
 }

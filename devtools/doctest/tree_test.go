@@ -1,6 +1,7 @@
 package doctest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,6 +94,45 @@ func TestCheckoutLinks(t *testing.T) {
 	}
 	if err := snapC.check(c); err == nil || !strings.Contains(err.Error(), greeting+" (changed)") {
 		t.Errorf("a folder linked after a write in place: %v, want %s (changed)", err, greeting)
+	}
+}
+
+// TestCheckoutCopiesWhereLinksFail: where a file cannot be linked (another
+// file system), it is copied, and the check holds it to the checkout's
+// content, not to the copy's own time.
+func TestCheckoutCopiesWhereLinksFail(t *testing.T) {
+	root, err := filepath.Abs("testdata/root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	co, err := NewCheckout(root, filepath.Join(tmp, "copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	co.hardLink = func(string, string) error { return errors.New("invalid cross-device link") }
+	dir := filepath.Join(tmp, "a")
+	snap, err := co.link(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const greeting = "examples/greeting.txt"
+	ic, _ := os.Stat(filepath.Join(tmp, "copy", greeting))
+	ia, _ := os.Stat(filepath.Join(dir, greeting))
+	if os.SameFile(ic, ia) {
+		t.Fatal("linked, though linking fails")
+	}
+	if err := snap.check(dir); err != nil {
+		t.Fatalf("untouched copy: %v", err)
+	}
+	if co.snap.files[greeting].mod != ic.ModTime() {
+		t.Error("the shared snapshot was changed by one run's copy")
+	}
+	if err := os.WriteFile(filepath.Join(dir, greeting), []byte("Jello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.check(dir); err == nil || !strings.Contains(err.Error(), greeting+" (changed)") {
+		t.Errorf("copy written: %v, want %s (changed)", err, greeting)
 	}
 }
 
