@@ -50,8 +50,8 @@
 // Where the system allows it (root, or unprivileged user namespaces, with
 // unshare, nsenter and ip), each file runs in a private network namespace,
 // so the fixed ports 8080 and 8000 never meet another process's and files
-// run side by side (TOOLENV_DOCTEST_PARALLEL at once, by default twice
-// the cores and at least 4, the costliest first: pages wait on their
+// run side by side (TOOLENV_DOCTEST_PARALLEL at once, by default four
+// per core and at least 8, the costliest first: pages wait on their
 // servers and builds much of the time; go test -parallel N overrides),
 // and the package's tests that run fixture pages run beside them rather
 // than after; elsewhere they run one at a time on the host's

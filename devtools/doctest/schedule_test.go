@@ -17,15 +17,20 @@ import (
 var explicitParallel bool
 
 // pageSlots is how many pages run at once when go test was not given
-// -parallel: TOOLENV_DOCTEST_PARALLEL, else twice the cores and at least
-// 4. Pages spend much of their time waiting on the servers and builds
+// -parallel: TOOLENV_DOCTEST_PARALLEL, else four per core and at least
+// 8. Pages spend much of their time waiting on the servers and builds
 // they start, so more than the cores keep the cores busy; go test's own
-// default (GOMAXPROCS) would run two at a time on two cores.
+// default (GOMAXPROCS) would run two at a time on two cores. On a
+// two-core machine that runs the rest of the suite and a `yes` per core
+// beside it, four pages at once (twice the cores) left the doc test
+// 243-302 s of the suite's 586-670 s, waiting for CPU its pages' processes
+// shared with everything else; eight at once, 220 s of a 600 s suite
+// (docs/benchmarks.md).
 func pageSlots() int {
 	if n, err := strconv.Atoi(os.Getenv("TOOLENV_DOCTEST_PARALLEL")); err == nil && n > 0 {
 		return n
 	}
-	return max(4, 2*runtime.GOMAXPROCS(0))
+	return max(8, 4*runtime.GOMAXPROCS(0))
 }
 
 // setParallel lifts go test's limit on parallel tests, unless -parallel
