@@ -24,8 +24,8 @@ var explicitParallel bool
 // two-core machine that runs the rest of the suite and a `yes` per core
 // beside it, four pages at once (twice the cores) left the doc test
 // 243-302 s of the suite's 586-670 s, waiting for CPU its pages' processes
-// shared with everything else; eight at once, 220 s of a 600 s suite
-// (docs/benchmarks.md).
+// shared with everything else; eight at once, 218-246 s of 580-620 s over
+// five runs (docs/benchmarks.md).
 func pageSlots() int {
 	if n, err := strconv.Atoi(os.Getenv("TOOLENV_DOCTEST_PARALLEL")); err == nil && n > 0 {
 		return n

@@ -90,11 +90,7 @@ func copyTree(root, dst string) (*snapshot, error) {
 			return nil, err
 		}
 		if st.Mode()&fs.ModeSymlink != 0 {
-			target, err := os.Readlink(src)
-			if err != nil {
-				return nil, err
-			}
-			if err := os.Symlink(target, to); err != nil {
+			if err := copySymlink(src, to); err != nil {
 				return nil, err
 			}
 			continue
@@ -125,7 +121,8 @@ type Checkout struct {
 	dir   string
 	snap  *snapshot
 	dirs  []string // every folder of the copy, parents first
-	files []string // every file and symlink of the copy
+	files []string // every file of the copy
+	links []string // every symlink of the copy
 	// hardLink links a file (os.Link; a test makes it fail, as between
 	// file systems)
 	hardLink func(oldname, newname string) error
@@ -147,9 +144,12 @@ func NewCheckout(root, dir string) (*Checkout, error) {
 		if err != nil || rel == "." {
 			return err
 		}
-		if d.IsDir() {
+		switch {
+		case d.IsDir():
 			c.dirs = append(c.dirs, rel)
-		} else {
+		case d.Type()&fs.ModeSymlink != 0:
+			c.links = append(c.links, rel)
+		default:
 			c.files = append(c.files, rel)
 		}
 		return nil
@@ -174,24 +174,19 @@ func (c *Checkout) link(dst string) (*snapshot, error) {
 	}
 	files := c.snap.files // shared by the runs, read only; cloned before a change
 	cloned := false
-	for _, f := range c.files {
-		src, to := filepath.Join(c.dir, f), filepath.Join(dst, f)
-		st, err := os.Lstat(src)
-		if err != nil {
+	for _, l := range c.links {
+		if err := copySymlink(filepath.Join(c.dir, l), filepath.Join(dst, l)); err != nil {
 			return nil, err
 		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			target, err := os.Readlink(src)
-			if err != nil {
-				return nil, err
-			}
-			if err := os.Symlink(target, to); err != nil {
-				return nil, err
-			}
-			continue
-		}
+	}
+	for _, f := range c.files {
+		src, to := filepath.Join(c.dir, f), filepath.Join(dst, f)
 		if err := c.hardLink(src, to); err == nil {
 			continue
+		}
+		st, err := os.Stat(src)
+		if err != nil {
+			return nil, err
 		}
 		if _, err := copyFile(src, to, st.Mode().Perm()); err != nil {
 			return nil, err
@@ -210,6 +205,15 @@ func (c *Checkout) link(dst string) (*snapshot, error) {
 		files[rel] = fileState{sum: files[rel].sum, size: cst.Size(), mod: cst.ModTime()}
 	}
 	return &snapshot{files: files, dirs: c.snap.dirs}, nil
+}
+
+// copySymlink makes dst a symlink to what src points at.
+func copySymlink(src, dst string) error {
+	target, err := os.Readlink(src)
+	if err != nil {
+		return err
+	}
+	return os.Symlink(target, dst)
 }
 
 func copyFile(src, dst string, perm fs.FileMode) ([32]byte, error) {

@@ -8,21 +8,28 @@ import (
 	"testing"
 )
 
+// testCheckout copies testdata/root once into tmp/copy.
+func testCheckout(t *testing.T) (co *Checkout, root, tmp string) {
+	t.Helper()
+	root, err := filepath.Abs("testdata/root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp = t.TempDir()
+	co, err = NewCheckout(root, filepath.Join(tmp, "copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return co, root, tmp
+}
+
 // TestCheckoutLinks: the runs' folders linked from one copy hold the
 // checkout's files (the same files, not copies of them), pass the check
 // while untouched, and a file written in place fails the check in every
 // folder that shares it, while one replaced by a new file fails only in
 // its own.
 func TestCheckoutLinks(t *testing.T) {
-	root, err := filepath.Abs("testdata/root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	co, err := NewCheckout(root, filepath.Join(tmp, "copy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	co, root, tmp := testCheckout(t)
 	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 	snapA, err := co.link(a)
 	if err != nil {
@@ -101,15 +108,7 @@ func TestCheckoutLinks(t *testing.T) {
 // file system), it is copied, and the check holds it to the checkout's
 // content, not to the copy's own time.
 func TestCheckoutCopiesWhereLinksFail(t *testing.T) {
-	root, err := filepath.Abs("testdata/root")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	co, err := NewCheckout(root, filepath.Join(tmp, "copy"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	co, _, tmp := testCheckout(t)
 	co.hardLink = func(string, string) error { return errors.New("invalid cross-device link") }
 	dir := filepath.Join(tmp, "a")
 	snap, err := co.link(dir)
@@ -156,5 +155,33 @@ func TestRunLinkedCheckout(t *testing.T) {
 		if _, err := runFixture(t, file, opts); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want a failure naming %s", file, err, want)
 		}
+	}
+}
+
+// TestCheckoutKeepsSymlinks: a symlink of the checkout is a symlink, to
+// the same target, in every linked folder.
+func TestCheckoutKeepsSymlinks(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(root, "l")); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	co, err := NewCheckout(root, filepath.Join(tmp, "copy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "a")
+	snap, err := co.link(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(filepath.Join(dir, "l")); err != nil || target != "a.txt" {
+		t.Errorf("l: %q, %v; want a symlink to a.txt", target, err)
+	}
+	if err := snap.check(dir); err != nil {
+		t.Errorf("untouched folder: %v", err)
 	}
 }
