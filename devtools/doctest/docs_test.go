@@ -32,6 +32,7 @@ const maxIllustrative = 8
 // go test ./devtools/doctest -run 'TestDocs/pages/docs/eval.md'; set
 // TOOLENV_DOCTEST_KEEP=1 to keep a failing page's folder.
 func TestDocs(t *testing.T) {
+	began := time.Now()
 	besidePages(t)
 	data := shareddata.Require(t)
 	root := moduleRoot(t)
@@ -84,12 +85,28 @@ func TestDocs(t *testing.T) {
 		}
 	}
 	netw := network(t)
-	bin := binDir(t)
 	// One copy of the checkout for every page, each page's folder made of
-	// hard links to it (NewCheckout).
-	checkout, err := NewCheckout(root, filepath.Join(t.TempDir(), "checkout"))
-	if err != nil {
-		t.Fatal(err)
+	// hard links to it (NewCheckout), made while the binaries build.
+	var (
+		checkout *Checkout
+		copyErr  error
+		copied   time.Duration
+		copyDone = make(chan struct{})
+	)
+	checkoutDir := filepath.Join(t.TempDir(), "checkout")
+	t.Cleanup(func() { <-copyDone }) // before the folder's removal, if the build fails
+	go func() {
+		defer close(copyDone)
+		t0 := time.Now()
+		checkout, copyErr = NewCheckout(root, checkoutDir)
+		copied = time.Since(t0)
+	}()
+	t0 := time.Now()
+	bin := binDir(t)
+	built := time.Since(t0)
+	<-copyDone
+	if copyErr != nil {
+		t.Fatal(copyErr)
 	}
 	// One folder of indexed database images (rodb.DiskCache) for every
 	// page of this run, as a reader who runs the pages one after another
@@ -111,6 +128,7 @@ func TestDocs(t *testing.T) {
 		unchecked         = map[string]string{} // figure → why
 	)
 	sched := newScheduler(pageSlots())
+	pagesFrom := time.Now()
 	t.Run("pages", func(t *testing.T) {
 		for _, name := range files {
 			t.Run(name, func(t *testing.T) {
@@ -194,8 +212,11 @@ func TestDocs(t *testing.T) {
 	// What the blocks cost, heaviest first (the CPU of each block's
 	// foreground commands): where to look first to make the docs cheaper.
 	t.Logf("the blocks' cost, heaviest first:\n%s", CostTable(reports, 15))
+	setup := fmt.Sprintf("set-up: the binaries built in %.1f s, the checkout copied in %.1f s; %.1f s from the test's start to the pages'", built.Seconds(), copied.Seconds(), pagesFrom.Sub(began).Seconds())
+	t.Logf("%s; the documents' runs:\n%s", setup, Timeline(reports, pagesFrom))
 	if path := os.Getenv("TOOLENV_DOCTEST_COSTS"); path != "" {
-		if err := os.WriteFile(path, []byte(CostTable(reports, 0)), 0o644); err != nil {
+		table := CostTable(reports, 0) + "\n" + setup + "\n\n" + Timeline(reports, pagesFrom)
+		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
 			t.Error(err)
 		}
 	}

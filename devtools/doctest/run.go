@@ -91,6 +91,10 @@ type Report struct {
 	// process it waited for (not of the servers it left running in the
 	// background, which the file stops at its end).
 	CPU []time.Duration
+	// Start and End are when the run of the document began (before its
+	// folder was made) and ended (its servers stopped, its folder
+	// removed): with other documents' reports, a timeline (Timeline).
+	Start, End time.Time
 }
 
 // BlockCost is what one run block cost.
@@ -141,6 +145,33 @@ func CostTable(reps []*Report, n int) string {
 		fmt.Fprintf(&b, "| %s | %.1f | %.1f |\n", c.Where, c.CPU.Seconds(), c.Wall.Seconds())
 	}
 	fmt.Fprintf(&b, "| all %d blocks | %.1f | %.1f |\n", len(blocks), cpu.Seconds(), wall.Seconds())
+	return b.String()
+}
+
+// Timeline is a Markdown table of the documents' runs in the order they
+// began: when each began and ended, in seconds from origin, its blocks'
+// wall and CPU time. It shows what a run of the docs waited for: the
+// document that ended last, and how long before the first began.
+func Timeline(reps []*Report, origin time.Time) string {
+	var rs []*Report
+	for _, r := range reps {
+		if r != nil && !r.Start.IsZero() {
+			rs = append(rs, r)
+		}
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Start.Before(rs[j].Start) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "| document | began s | ended s | blocks' wall s | blocks' CPU s |\n| --- | ---: | ---: | ---: | ---: |\n")
+	for _, r := range rs {
+		var wall, cpu time.Duration
+		for _, d := range r.Durations {
+			wall += d
+		}
+		for _, c := range r.CPU {
+			cpu += c
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f |\n", r.File, r.Start.Sub(origin).Seconds(), r.End.Sub(origin).Seconds(), wall.Seconds(), cpu.Seconds())
+	}
 	return b.String()
 }
 
@@ -196,7 +227,8 @@ func RunFile(ctx context.Context, opts Options, path, name string) (*Report, err
 
 // Run runs a document's blocks in a fresh folder.
 func Run(ctx context.Context, opts Options, name string, blocks []Block) (rep *Report, err error) {
-	rep = &Report{File: name}
+	rep = &Report{File: name, Start: time.Now()}
+	defer func() { rep.End = time.Now() }()
 	var run []Block
 	for _, b := range blocks {
 		switch {

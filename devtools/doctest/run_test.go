@@ -146,8 +146,17 @@ func TestTourChangeFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), fixtureOptions(t), "tour.md", blocks); err != nil {
+	before := time.Now()
+	rep, err := Run(context.Background(), fixtureOptions(t), "tour.md", blocks)
+	if err != nil {
 		t.Fatalf("the tour as written fails: %v", err)
+	}
+	// the run's interval holds its blocks and its folder's removal
+	if rep.Start.Before(before) || rep.End.Before(rep.Start) || rep.End.Sub(rep.Start) < rep.Durations[0] {
+		t.Errorf("run from %v to %v (test began %v, first block %v)", rep.Start, rep.End, before, rep.Durations[0])
+	}
+	if _, err := os.Stat(rep.Dir); !os.IsNotExist(err) {
+		t.Errorf("the run's folder %s is still there at its end: %v", rep.Dir, err)
 	}
 	changed := strings.Replace(string(src), "weather_forecast?", "weather_forcast?", 1)
 	blocks, err = Parse("tour.md", []byte(changed))
@@ -342,5 +351,25 @@ func TestCostsHeaviestFirst(t *testing.T) {
 	}
 	if strings.Contains(table, "a.md:1 ") {
 		t.Errorf("table shows more than the 2 heaviest:\n%s", table)
+	}
+}
+
+// TestTimeline: documents in the order they began, times from the origin,
+// each document's blocks summed; reports that never began are left out.
+func TestTimeline(t *testing.T) {
+	s := time.Second
+	origin := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	reps := []*Report{
+		{File: "late.md", Start: origin.Add(30 * s), End: origin.Add(90 * s), Durations: []time.Duration{20 * s, 30 * s}, CPU: []time.Duration{2 * s, 3 * s}},
+		nil,
+		{File: "never.md"},
+		{File: "first.md", Start: origin.Add(s / 2), End: origin.Add(40 * s), Durations: []time.Duration{35 * s}, CPU: []time.Duration{7 * s}},
+	}
+	got := Timeline(reps, origin)
+	want := "| document | began s | ended s | blocks' wall s | blocks' CPU s |\n| --- | ---: | ---: | ---: | ---: |\n" +
+		"| first.md | 0.5 | 40.0 | 35.0 | 7.0 |\n" +
+		"| late.md | 30.0 | 90.0 | 50.0 | 5.0 |\n"
+	if got != want {
+		t.Errorf("timeline:\n%s\nwant:\n%s", got, want)
 	}
 }
