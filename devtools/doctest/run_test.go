@@ -215,6 +215,7 @@ func TestRunStopsEverything(t *testing.T) {
 // TestRunLinks checks that installed folders the copy leaves out (a
 // node_modules) are linked into it, and that a block may use them.
 func TestRunLinks(t *testing.T) {
+	besidePages(t)
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "a.txt"), "a\n")
 	if err := os.MkdirAll(filepath.Join(root, "node_modules", "pkg"), 0o755); err != nil {
@@ -265,6 +266,7 @@ func TestBlockPathWithoutToolenv(t *testing.T) {
 // is not compiled again in another (a page's go build finds what Build and
 // the earlier pages compiled).
 func TestPagesBuildWithTrimpath(t *testing.T) {
+	t.Parallel() // its go commands run beside the pages, not before them
 	for _, c := range []struct{ in, want string }{
 		{"", "-trimpath"},
 		{"-buildvcs=false", "-buildvcs=false -trimpath"},
