@@ -73,12 +73,17 @@
 // that start the same build at once wait for the first.
 //
 // TestDocs ends its log with the heaviest blocks' CPU (the user and
-// system time of each block's foreground commands; see CostTable).
+// system time of each block's foreground commands; see CostTable), how
+// long its set-up took (the binaries' build, the checkout's copy, the
+// wait for the package's sequential tests) and a timeline of the pages:
+// when each began and ended (see Timeline). On a loaded machine the
+// timeline is what tells a page that waited for a slot from one whose
+// own chain of blocks is the doc test's critical path.
 //
 // Variables of the test itself: TOOLENV_DOCTEST_NETWORK=host|private
 // forces a network; TOOLENV_DOCTEST_KEEP=1 keeps a failing page's folder;
 // TOOLENV_DOCTEST_COSTS=FILE writes every run block's CPU and wall time
-// there, heaviest first;
+// there, heaviest first, then the set-up's times and the timeline;
 // TOOLENV_DOCTEST_BIN=DIR uses toolenv and toolenv-docmodel built
 // beforehand (Build) instead of building them.
 package doctest

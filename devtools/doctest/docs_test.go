@@ -33,9 +33,13 @@ const maxIllustrative = 8
 // TOOLENV_DOCTEST_KEEP=1 to keep a failing page's folder.
 func TestDocs(t *testing.T) {
 	began := time.Now()
-	besidePages(t)
-	data := shareddata.Require(t)
 	root := moduleRoot(t)
+	// The binaries build while the package's sequential tests run (before
+	// besidePages lets this test go on), the pages are parsed and the
+	// checkout copied; each page waits only for those it needs.
+	data := shareddata.Require(t)
+	startBins(root)
+	besidePages(t)
 	files := []string{"README.md"}
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
@@ -87,27 +91,13 @@ func TestDocs(t *testing.T) {
 	netw := network(t)
 	// One copy of the checkout for every page, each page's folder made of
 	// hard links to it (NewCheckout), made while the binaries build.
-	var (
-		checkout *Checkout
-		copyErr  error
-		copied   time.Duration
-		copyDone = make(chan struct{})
-	)
-	checkoutDir := filepath.Join(t.TempDir(), "checkout")
-	t.Cleanup(func() { <-copyDone }) // before the folder's removal, if the build fails
-	go func() {
-		defer close(copyDone)
-		t0 := time.Now()
-		checkout, copyErr = NewCheckout(root, checkoutDir)
-		copied = time.Since(t0)
-	}()
 	t0 := time.Now()
-	bin := binDir(t)
-	built := time.Since(t0)
-	<-copyDone
-	if copyErr != nil {
-		t.Fatal(copyErr)
+	checkout, err := NewCheckout(root, filepath.Join(t.TempDir(), "checkout"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	copied := time.Since(t0)
+	bin := bins.dir
 	// One folder of indexed database images (rodb.DiskCache) for every
 	// page of this run, as a reader who runs the pages one after another
 	// on one machine has one in their cache folder: each BIRD database is
@@ -141,9 +131,13 @@ func TestDocs(t *testing.T) {
 						defer sched.wait(name)()
 					}
 				}
+				// the model for every page, toolenv for those that do not install it
+				binary(t, "toolenv-docmodel")
 				pageBin := bin
 				if installsToolenv[name] {
 					pageBin = "" // no toolenv on PATH
+				} else {
+					binary(t, "toolenv")
 				}
 				opts := Options{
 					Root:     root,
@@ -212,7 +206,7 @@ func TestDocs(t *testing.T) {
 	// What the blocks cost, heaviest first (the CPU of each block's
 	// foreground commands): where to look first to make the docs cheaper.
 	t.Logf("the blocks' cost, heaviest first:\n%s", CostTable(reports, 15))
-	setup := fmt.Sprintf("set-up: the binaries built in %.1f s, the checkout copied in %.1f s; %.1f s from the test's start to the pages'", built.Seconds(), copied.Seconds(), pagesFrom.Sub(began).Seconds())
+	setup := fmt.Sprintf("set-up: the checkout copied in %.1f s; %.1f s from the test's start to the pages' (the binaries build meanwhile; each page waits for those it needs)", copied.Seconds(), pagesFrom.Sub(began).Seconds())
 	t.Logf("%s; the documents' runs:\n%s", setup, Timeline(reports, pagesFrom))
 	if path := os.Getenv("TOOLENV_DOCTEST_COSTS"); path != "" {
 		table := CostTable(reports, 0) + "\n" + setup + "\n\n" + Timeline(reports, pagesFrom)
