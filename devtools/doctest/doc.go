@@ -74,11 +74,12 @@
 //
 // TestDocs ends its log with the heaviest blocks' CPU (the user and
 // system time of each block's foreground commands; see CostTable), how
-// long its set-up took (the binaries' build, the checkout's copy, the
-// wait for the package's sequential tests) and a timeline of the pages:
-// when each began and ended (see Timeline). On a loaded machine the
-// timeline is what tells a page that waited for a slot from one whose
-// own chain of blocks is the doc test's critical path.
+// long its set-up took (the checkout's copy, the wait for the package's
+// sequential tests; the binaries build meanwhile, and each page waits
+// only for those it needs) and a timeline of the pages: when each began
+// and ended (see Timeline). On a loaded machine the timeline is what
+// tells a page that waited for a slot or a binary from one whose own
+// chain of blocks is the doc test's critical path.
 //
 // Variables of the test itself: TOOLENV_DOCTEST_NETWORK=host|private
 // forces a network; TOOLENV_DOCTEST_KEEP=1 keeps a failing page's folder;
