@@ -27,26 +27,30 @@ import (
 	"github.com/toolenv/toolenv/store"
 )
 
-// balancer is a load balancer in front of replicas for the tests: each
-// request goes to the next live replica in turn (no sticky sessions); a
-// replica that refuses the connection is skipped, as a proxy's health
-// checks would take it out. It records which replica served each call of
-// each session.
+// balancer is a load balancer in front of replicas for the tests (no
+// sticky sessions): the requests of a session go to the replicas in turn,
+// the j-th session seen starting at replica j mod n, so that every session
+// with two calls or more is spread over replicas whatever the order the
+// sessions' requests interleave in; a request without a session goes to
+// the next replica. A replica that refuses the connection is skipped, as a
+// proxy's health checks would take it out. It records which replica served
+// each call of each session.
 type balancer struct {
 	mu       sync.Mutex
 	replicas []*url.URL
-	next     int
-	served   map[string][]int // session → replica of each call
-	// before, when set, runs before request n is sent (n counts from 0),
+	next     int              // the next replica for a request without a session
+	sessions map[string]int   // session → its next replica
+	served   map[string][]int // session → replica of each tool call
+	// before, when set, runs before request n (counting from 0) is sent,
 	// with no request in flight.
-	before func(n int)
+	before func(n int, req *http.Request)
 	n      int
 	gate   sync.RWMutex // held for reading by requests in flight
 	inner  *http.Transport
 }
 
 func newBalancer(bases ...string) *balancer {
-	b := &balancer{served: map[string][]int{}, inner: http.DefaultTransport.(*http.Transport).Clone()}
+	b := &balancer{served: map[string][]int{}, sessions: map[string]int{}, inner: http.DefaultTransport.(*http.Transport).Clone()}
 	for _, s := range bases {
 		u, _ := url.Parse(s)
 		b.replicas = append(b.replicas, u)
@@ -55,6 +59,7 @@ func newBalancer(bases ...string) *balancer {
 }
 
 func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
+	session := req.Header.Get(agent.SessionHeader)
 	b.mu.Lock()
 	n := b.n
 	b.n++
@@ -62,7 +67,7 @@ func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
 	b.mu.Unlock()
 	if hook != nil {
 		b.gate.Lock()
-		hook(n)
+		hook(n, req)
 		b.inner.CloseIdleConnections()
 		b.gate.Unlock()
 	}
@@ -71,8 +76,18 @@ func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
 	var lastErr error
 	for range b.replicas {
 		b.mu.Lock()
-		i := b.next % len(b.replicas)
-		b.next++
+		var i int
+		if session != "" {
+			next, ok := b.sessions[session]
+			if !ok {
+				next = len(b.sessions)
+			}
+			i = next % len(b.replicas)
+			b.sessions[session] = next + 1
+		} else {
+			i = b.next % len(b.replicas)
+			b.next++
+		}
 		b.mu.Unlock()
 		r := req.Clone(req.Context())
 		r.URL.Scheme, r.URL.Host, r.Host = b.replicas[i].Scheme, b.replicas[i].Host, ""
@@ -91,14 +106,27 @@ func (b *balancer) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return nil, err
 		}
-		if s := req.Header.Get(agent.SessionHeader); s != "" && strings.Contains(req.URL.Path, "/tools/") {
+		if session != "" && strings.Contains(req.URL.Path, "/tools/") {
 			b.mu.Lock()
-			b.served[s] = append(b.served[s], i)
+			b.served[session] = append(b.served[session], i)
 			b.mu.Unlock()
 		}
 		return resp, nil
 	}
 	return nil, lastErr
+}
+
+// servedOn reports whether a tool call of the session was served by
+// replica i.
+func (b *balancer) servedOn(session string, i int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.served[session] {
+		if r == i {
+			return true
+		}
+	}
+	return false
 }
 
 // generatedSlotSel builds a generated NL2SQL corpus (nl2apitest) with
@@ -149,27 +177,29 @@ func TestThreeReplicasServeSessionsRoundRobin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Kill replica 1 once a third of the requests have gone through.
+	// Kill replica 1 once a third of the requests have gone through, at
+	// the first tool call of a session replica 1 has already served a tool
+	// call of: that session's calls cross the kill whatever the timing.
 	expected := 0
 	for _, task := range lt.tasks {
 		inits, _ := sqltools.InitCalls(task)
 		expected += 2 + len(inits) + len(task.Gold) // POST /sessions, calls, DELETE
 	}
-	var killOnce sync.Once
-	killedAt := expected / 3
-	lb.before = func(n int) {
-		if n == killedAt {
-			killOnce.Do(func() {
-				replicas[1].cmd.Process.Signal(syscall.SIGKILL)
-				waitFor(t, "the killed replica's port to close", func() bool {
-					c, err := net.Dial("tcp", strings.TrimPrefix(replicas[1].base, "http://"))
-					if err == nil {
-						c.Close()
-					}
-					return err != nil
-				})
-			})
+	killedAt, killed := expected/3, false
+	lb.before = func(n int, req *http.Request) {
+		session := req.Header.Get(agent.SessionHeader)
+		if killed || n < killedAt || !strings.Contains(req.URL.Path, "/tools/") || session == "" || !lb.servedOn(session, 1) {
+			return
 		}
+		killed = true // the hook runs alone (balancer.gate)
+		replicas[1].cmd.Process.Signal(syscall.SIGKILL)
+		waitFor(t, "the killed replica's port to close", func() bool {
+			c, err := net.Dial("tcp", strings.TrimPrefix(replicas[1].base, "http://"))
+			if err == nil {
+				c.Close()
+			}
+			return err != nil
+		})
 	}
 	remote := agent.NewRemote("http://balancer", agent.RemoteOptions{HTTPClient: &http.Client{Transport: lb}, Token: "fleet-secret-token", Collections: lt.colls})
 	res, err := eval.Run(context.Background(), eval.Config{Tasks: lt.tasks, Collections: lt.byName, Env: remote, Agent: agent.Oracle{}, Concurrency: 3, Out: t.TempDir()})
@@ -191,6 +221,9 @@ func TestThreeReplicasServeSessionsRoundRobin(t *testing.T) {
 	if scored < 10 || completed != scored {
 		t.Fatalf("%d of %d tasks with gold answers completed", completed, scored)
 	}
+	if !killed {
+		t.Fatalf("replica 1 was never killed: of the run's %d requests, none from request %d on was a tool call of a session replica 1 had served", lb.n, killedAt)
+	}
 	// The calls were spread, and sessions crossed the kill: some session
 	// had calls on the killed replica before and on the others after.
 	perReplica := make([]int, 3)
@@ -208,14 +241,12 @@ func TestThreeReplicasServeSessionsRoundRobin(t *testing.T) {
 			spread++
 		}
 	}
+	t.Logf("tool calls per replica %v; %d of %d sessions on more than one replica, %d crossed the kill at request %d of %d", perReplica, spread, len(lb.served), crossed, killedAt, lb.n)
 	if spread < len(lb.served)/2 || perReplica[0] == 0 || perReplica[1] == 0 || perReplica[2] == 0 {
 		t.Fatalf("calls per replica %v, %d of %d sessions on more than one replica", perReplica, spread, len(lb.served))
 	}
 	if crossed == 0 {
 		t.Fatal("no session had calls on the killed replica and then on another")
-	}
-	if lb.n <= killedAt {
-		t.Fatalf("the run made %d requests; the kill was due at %d", lb.n, killedAt)
 	}
 }
 
