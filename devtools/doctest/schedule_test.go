@@ -25,7 +25,8 @@ var explicitParallel bool
 // beside it, four pages at once (twice the cores) left the doc test
 // 243-302 s of the suite's 586-670 s, waiting for CPU its pages' processes
 // shared with everything else; eight at once, 218-246 s of 580-620 s over
-// five runs (docs/benchmarks.md).
+// five runs, and 188-216 s of 555-638 s over ten once the binaries built
+// beside the pages rather than before them (docs/benchmarks.md).
 func pageSlots() int {
 	if n, err := strconv.Atoi(os.Getenv("TOOLENV_DOCTEST_PARALLEL")); err == nil && n > 0 {
 		return n
