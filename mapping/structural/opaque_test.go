@@ -460,11 +460,18 @@ func TestParallel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var done atomic.Int32
 	err := parallel(ctx, n, func(k int) {
-		if done.Add(1) == 10 {
+		switch d := done.Add(1); {
+		case d == 10:
 			cancel()
+		case d > 10:
+			// A call begun after the tenth ends only once the
+			// cancellation is made, so no worker can run through the rest
+			// while the tenth's goroutine waits for a CPU to cancel on.
+			<-ctx.Done()
 		}
 	})
-	if !errors.Is(err, context.Canceled) || done.Load() >= n {
+	// Each of the 4 workers finishes the call it holds, then stops.
+	if !errors.Is(err, context.Canceled) || done.Load() > 10+4 {
 		t.Errorf("cancelled after 10: err %v, %d done", err, done.Load())
 	}
 }
