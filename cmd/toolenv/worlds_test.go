@@ -115,7 +115,12 @@ func (s stepper) play(at func(step int) *openenv.Client, before func(step int)) 
 		if e := r.Observation["error"]; e != nil {
 			t.Fatalf("%s: %s failed: %v", s.task.ID, g.Name, e)
 		}
-		body, _ := json.Marshal(r.Observation["result"].(map[string]any)["data"])
+		res, isMap := r.Observation["result"].(map[string]any)
+		if !isMap {
+			// Seen once under load after kill -9 and restart: say what came.
+			t.Fatalf("%s step %d: %s answered an observation with no result: %+v", s.task.ID, step-1, g.Name, r.Observation)
+		}
+		body, _ := json.Marshal(res["data"])
 		o.Observe(g.Label, body)
 	}
 	if !r.Done || r.Reward == nil {
