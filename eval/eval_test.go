@@ -90,7 +90,10 @@ func TestInterruptAndResume(t *testing.T) {
 	interrupted := make(chan struct{})
 	srv := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
 		if calls.Add(1) > 3 {
-			<-interrupted
+			select {
+			case <-interrupted:
+			case <-time.After(time.Minute): // a safety net, not a pace: the journal check then fails
+			}
 		}
 		return llmtest.Reply{Content: "Thought: I know.\nFinal Answer: 42", Delay: 30 * time.Millisecond}
 	})

@@ -153,7 +153,7 @@ var slotSelBuild sharedBuild
 
 // TestThreeReplicasServeSessionsRoundRobin (issue 11 item 2): three
 // toolenv serve processes on one PostgreSQL, behind a balancer that sends
-// every request to the next replica. Every SLOT/SEL task, its session
+// each session's requests to the replicas in turn. Every SLOT/SEL task, its session
 // issued by one replica and its calls spread over all three, reaches its
 // gold answer; a replica killed with SIGKILL in the middle of the run
 // loses no session for the other two.
