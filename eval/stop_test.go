@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,13 @@ func TestStopAfterErrors(t *testing.T) {
 		judgeSrv.Close()
 		res, err := r.res, r.err
 		if res == nil || res.Ran != tc.ran || len(res.Episodes) != tc.ran {
-			t.Fatalf("stop after %d: ran %+v, want %d (%v)", tc.stopAfter, res, tc.ran, err)
+			var eps []string
+			if res != nil {
+				for _, e := range res.Episodes {
+					eps = append(eps, fmt.Sprintf("%s run %d: errored %q, answer %q", e.TaskID, e.Run, e.Errored(), answerOf(e)))
+				}
+			}
+			t.Fatalf("stop after %d: ran %+v, want %d (%v); episodes, in the order counted:\n%s", tc.stopAfter, res, tc.ran, err, strings.Join(eps, "\n"))
 		}
 		for _, e := range res.Episodes {
 			if why := e.Errored(); !strings.HasPrefix(why, "judge: ") || !strings.Contains(why, "HTTP 500") {
@@ -100,4 +107,12 @@ func TestStopAfterErrors(t *testing.T) {
 			t.Errorf("stop after %d: %v, stopped %q", tc.stopAfter, err, res.Stopped)
 		}
 	}
+}
+
+// answerOf is an episode's final answer, for failure messages.
+func answerOf(e *eval.Episode) string {
+	if e.Outcome == nil {
+		return "(no outcome)"
+	}
+	return fmt.Sprintf("%s (loops %d, SoPR verdicts %d)", e.Outcome.FinalAnswerRaw, e.Outcome.Loops, len(e.SoPR))
 }

@@ -46,23 +46,25 @@ func freeAddr(t testing.TB) string {
 	return addr
 }
 
-// serveInBackground starts "toolenv serve" with args and waits until it
-// says it serves (it listens by then); the returned stop ends it, fails
+// serveInBackground starts "toolenv serve" with args on a port the
+// kernel picks (--addr 127.0.0.1:0) and waits until it says it serves,
+// reading the address from that line: a port chosen beforehand could be
+// taken by another test's server in between, and a readiness poll would
+// then take that server for this one. The returned stop ends it, fails
 // the test (with serve's stderr) if serve exited with an error, and
 // returns its exit code. A serve that exits before it serves fails the
 // test at once; the wait has no deadline but the safety net (loading
 // BIRD collections on a busy machine can take minutes).
 func serveInBackground(t *testing.T, args ...string) (base string, stop func() int) {
 	t.Helper()
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var code int
-	stderr := &readyWriter{marker: "toolenv: serving ", ready: make(chan struct{})}
+	stderr := newReadyWriter()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var out bytes.Buffer
-		code = Run(ctx, append([]string{"serve", "--addr", addr, "--log-level", "warn"}, args...), strings.NewReader(""), &out, stderr)
+		code = Run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...), strings.NewReader(""), &out, stderr)
 	}()
 	select {
 	case <-stderr.ready:
@@ -74,7 +76,7 @@ func serveInBackground(t *testing.T, args ...string) (base string, stop func() i
 		<-done
 		t.Fatalf("serve did not come up within %s:\n%s", safetyNet, stderr)
 	}
-	return "http://" + addr, func() int {
+	return stderr.base(t), func() int {
 		cancel()
 		<-done
 		if code != 0 {
@@ -99,6 +101,14 @@ type readyWriter struct {
 	seen   bool
 }
 
+// servingMarker starts the line toolenv serve writes once it listens.
+const servingMarker = "toolenv: serving "
+
+// newReadyWriter is a readyWriter waiting for serve's servingMarker line.
+func newReadyWriter() *readyWriter {
+	return &readyWriter{marker: servingMarker, ready: make(chan struct{})}
+}
+
 func (w *readyWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -108,6 +118,20 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 		close(w.ready)
 	}
 	return len(p), nil
+}
+
+// servingURL finds the address in serve's "toolenv: serving N tools on
+// http://host:port (...)" line.
+var servingURL = regexp.MustCompile(`(?m)^` + servingMarker + `.* on (http://[^ ]+) `)
+
+// base is the URL serve said it serves on; call it after ready.
+func (w *readyWriter) base(t testing.TB) string {
+	t.Helper()
+	m := servingURL.FindStringSubmatch(w.String())
+	if m == nil {
+		t.Fatalf("serve's output names no address it serves on:\n%s", w)
+	}
+	return m[1]
 }
 
 func (w *readyWriter) String() string {

@@ -103,24 +103,21 @@ func TestPlantedSecretsAppearNowhere(t *testing.T) {
 		"--upstream-url", withSecrets(dead+"/rapidapi", "upstream"), "--upstream-key-env", "TOOLENV_TEST_KEY_UP",
 		"--search-embed-url", withSecrets(model.URL(), "embed"), "--search-embed-model", "e", "--search-embed-key-env", "TOOLENV_TEST_KEY_EMBED",
 		"--auth-token-env", "TOOLENV_TEST_TOKEN"}
-	addr := freeAddr(t)
 	sctx, stop := context.WithCancel(ctx)
 	var serveErr logtest.Buffer
+	ready := newReadyWriter()
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(sctx, append([]string{"serve", "--addr", addr}, serveArgs...), strings.NewReader(""), io.Discard, &serveErr)
+		done <- Run(sctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, serveArgs...), strings.NewReader(""), io.Discard, io.MultiWriter(&serveErr, ready))
 	}()
-	base := "http://" + addr
-	for i := 0; ; i++ {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 6000 { // two minutes of 20 ms: a hang guard, not a pace
-			t.Fatalf("serve did not come up: %s", serveErr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-ready.ready:
+	case code := <-done:
+		t.Fatalf("serve exited (code %d) before it served: %s", code, serveErr.String())
+	case <-time.After(safetyNet):
+		t.Fatalf("serve did not come up: %s", serveErr.String())
 	}
+	base := ready.base(t)
 	token := os.Getenv("TOOLENV_TEST_TOKEN")
 	for _, rq := range []struct{ method, path, body string }{
 		{"POST", "/virtual", `{"category":"Weather","tool_name":"Skylark Weather","api_name":"current_weather","tool_input":"{\"city\": \"Paris\"}","strip":"","toolbench_key":""}`},

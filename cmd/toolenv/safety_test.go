@@ -90,25 +90,22 @@ func TestServeWithAToken(t *testing.T) {
 func TestSecretsInConfiguredURLsNeverShow(t *testing.T) {
 	t.Parallel()        // waits on the calls to the dead endpoints
 	dead := freeAddr(t) // nothing listens: every call fails at once
-	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr logtest.Buffer
+	ready := newReadyWriter()
 	done := make(chan int, 1)
-	args := []string{"serve", "--addr", addr, "--store", ":memory:", "--log-level", "debug",
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--store", ":memory:", "--log-level", "debug",
 		"--upstream-url", "http://user:PASSWORD1@" + dead + "/rapidapi?key=SECRET1",
 		"--llm-url", "http://" + dead + "/v1?api-key=SECRET2", "--llm-model", "m"}
-	go func() { done <- Run(ctx, args, strings.NewReader(""), io.Discard, &stderr) }()
-	base := "http://" + addr
-	for i := 0; ; i++ {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 6000 { // two minutes of 20 ms: a hang guard, not a pace
-			t.Fatalf("serve did not come up: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	go func() { done <- Run(ctx, args, strings.NewReader(""), io.Discard, io.MultiWriter(&stderr, ready)) }()
+	select {
+	case <-ready.ready:
+	case code := <-done:
+		t.Fatalf("serve exited (code %d) before it served: %s", code, stderr.String())
+	case <-time.After(safetyNet):
+		t.Fatalf("serve did not come up: %s", stderr.String())
 	}
+	base := ready.base(t)
 	ans, hdr := postVirtual(t, base, map[string]any{
 		"category": "Weather", "tool_name": "Skylark Weather", "api_name": "current_weather",
 		"tool_input": `{"city": "Paris"}`, "strip": "", "toolbench_key": "",

@@ -202,15 +202,19 @@ func startReplica(t testing.TB, args ...string) *replica {
 }
 
 // startReplicaUnder is startReplica run through a wrapper command (such
-// as prlimit with its options), when wrapper is not empty.
+// as prlimit with its options), when wrapper is not empty. The replica
+// listens on a port the kernel picks and is ready once it says so (the
+// address is read from that line): a port chosen beforehand could be
+// taken by another test's server before the child binds it, and a
+// readiness poll would then take that server for this replica.
 func startReplicaUnder(t testing.TB, wrapper []string, args ...string) *replica {
 	t.Helper()
-	addr := freeAddr(t)
-	argv := append(append(slices.Clone(wrapper), os.Args[0], "serve", "--addr", addr, "--log-level", "warn"), args...)
+	argv := append(append(slices.Clone(wrapper), os.Args[0], "serve", "--addr", "127.0.0.1:0", "--log-level", "warn"), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "TOOLENV_RUN_MAIN=1")
-	r := &replica{base: "http://" + addr, cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	cmd.Stderr = lockedWriter{r.mu, r.stderr}
+	r := &replica{cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	ready := newReadyWriter()
+	cmd.Stderr = io.MultiWriter(lockedWriter{r.mu, r.stderr}, ready)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,23 +229,15 @@ func startReplicaUnder(t testing.TB, wrapper []string, args ...string) *replica 
 			<-exited
 		}
 	})
-	deadline := time.Now().Add(safetyNet) // it answers, or exits: the deadline only catches a hang
-	for {
-		resp, err := http.Get(r.base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return r
-		}
-		select {
-		case <-exited:
-			t.Fatalf("replica exited at start: %s", r.log())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica did not come up: %s", r.log())
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-ready.ready:
+	case <-exited:
+		t.Fatalf("replica exited at start: %s", r.log())
+	case <-time.After(safetyNet): // it serves, or exits: the net only catches a hang
+		t.Fatalf("replica did not come up: %s", r.log())
 	}
+	r.base = ready.base(t)
+	return r
 }
 
 func (r *replica) log() string {
