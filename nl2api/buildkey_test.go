@@ -1,9 +1,7 @@
 package nl2api
 
 import (
-	"context"
 	"encoding/hex"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -160,34 +158,4 @@ func TestBuildKeyChangesWithEveryInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	differs("an empty file added", key(base, "prog"))
-}
-
-// TestLockBuildWaitsAndCancels: while one holder has a key's lock another
-// waits, and gives up with ctx's error when ctx ends; once the holder
-// lets go, the next takes it.
-func TestLockBuildWaitsAndCancels(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "k.build.lock")
-	unlock, err := lockBuild(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	got := make(chan error, 1)
-	go func() {
-		u, err := lockBuild(ctx, path)
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
-	cancel()
-	if err := <-got; !errors.Is(err, context.Canceled) {
-		t.Fatalf("a wait for a held lock ended with %v, want context.Canceled", err)
-	}
-	unlock()
-	u, err := lockBuild(context.Background(), path)
-	if err != nil {
-		t.Fatalf("the lock let go could not be taken: %v", err)
-	}
-	u()
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package nl2api
+package foldercache
 
 import (
 	"context"
@@ -8,12 +8,11 @@ import (
 	"syscall"
 )
 
-// lockBuild takes the lock of one key's build (an exclusive flock of
-// path), waiting while another process (or goroutine) holds it, so that
-// identical builds started at once make the output once; the kernel
-// drops the lock of a process that dies. It returns ctx's error when ctx
+// lockFile takes an exclusive flock of path, waiting while another
+// process (or goroutine) holds it; the kernel drops the lock of a
+// process that dies. It returns ctx's error when ctx
 // ends first.
-func lockBuild(ctx context.Context, path string) (unlock func(), err error) {
+func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
