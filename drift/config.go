@@ -2,6 +2,8 @@ package drift
 
 import (
 	"log/slog"
+
+	"github.com/toolenv/toolenv/internal/foldercache"
 )
 
 // Config is a drift job as "toolenv drift" takes it: the source, the
@@ -23,6 +25,14 @@ type Config struct {
 	Feedback   string   `json:"feedback" flag:"feedback" help:"feedback level of the new version: none, terse or helpful (default: the source's)"`
 	Rules      string   `json:"rules" flag:"rules" path:"file" help:"folder of drift rules replacing the built-in ones (synonyms.tsv, abbreviations.tsv, actions.tsv, default_flips.tsv, nest_groups.json, error_styles.json, paths.json)"`
 	Force      bool     `json:"force" flag:"force" help:"replace --out whatever it holds"`
+	BuildCache string   `json:"build_cache" flag:"build-cache" help:"folder of finished outputs, shared with toolenv build bird: an identical drift (the same toolenv, every byte of the inputs, the same options and --out's place relative to them) writes the stored output and says so (\"reused drift ...\"); entries checked on every read; \"off\": always drift; $TOOLENV_BUILD_CACHE when not given (default: toolenv/builds in the user's cache folder)"`
+}
+
+// DefaultConfig returns the configuration the CLI starts from: the
+// folder of finished outputs in its default place
+// ($TOOLENV_BUILD_CACHE, else toolenv/builds in the user's cache folder).
+func DefaultConfig() Config {
+	return Config{BuildCache: foldercache.DefaultDir()}
 }
 
 // Job returns the job the configuration describes, logging with log.

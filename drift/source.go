@@ -112,6 +112,11 @@ func ParseRates(s string) (map[string]float64, error) {
 // Summary says in three lines what the drift changed (operators and how
 // often), how many tasks it translated and where it was written (out).
 func (d *Drifted) Summary(out string) string {
+	return d.summaryHead() + wroteLine(out)
+}
+
+// summaryHead is the summary without its last line.
+func (d *Drifted) summaryHead() string {
 	c := d.Lineage.Current
 	counts := map[string]int{}
 	for _, tc := range d.Step.Tools {
@@ -135,6 +140,10 @@ func (d *Drifted) Summary(out string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s → %s (seed %d): %d of %d tools changed; %s\n", c.Name, d.Step.From, d.Step.To, d.Step.Seed, len(d.Step.Tools), apis, strings.Join(parts, ", "))
 	fmt.Fprintf(&b, "tasks translated: %d\n", len(d.Tasks))
-	fmt.Fprintf(&b, "wrote %s (manifest.json, CHANGELOG.md, breaking.md, tools.json); serve it with: toolenv serve --collection %s\n", out, out)
 	return b.String()
+}
+
+// wroteLine is the summary's last line: where the new version is.
+func wroteLine(out string) string {
+	return fmt.Sprintf("wrote %s (manifest.json, CHANGELOG.md, breaking.md, tools.json); serve it with: toolenv serve --collection %s\n", out, out)
 }

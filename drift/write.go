@@ -67,6 +67,43 @@ func Write(dir string, d *Drifted, opts WriteOptions) error {
 	c := *d.Lineage.Current
 	c.Backend = toolenv.BackendSpec{Type: BackendType, Config: backendConfig(cfg)}
 
+	return fillFolder(dir, abs, func(tmp string) error {
+		steps := []func() error{
+			func() error { return toolenv.WriteCollection(tmp, &c) },
+			func() error {
+				if len(d.Tasks) == 0 {
+					return nil
+				}
+				return toolenv.WriteTasks(filepath.Join(tmp, toolenv.TasksFile), d.Tasks)
+			},
+			func() error { return d.Lineage.Manifest.Write(filepath.Join(tmp, ManifestFile)) },
+			func() error {
+				return toolenv.WriteFileAtomic(filepath.Join(tmp, ChangelogFile), Changelog(d.Lineage.Manifest))
+			},
+			func() error { return toolenv.WriteFileAtomic(filepath.Join(tmp, BreakingFile), report.Markdown()) },
+			func() error { return toolenv.WriteJSONFile(filepath.Join(tmp, BreakingJSONFile), report) },
+			func() error {
+				return toolenv.WriteJSONFile(filepath.Join(tmp, OpenAPIFile), openapi.Document(&c, ""))
+			},
+			func() error {
+				base := *d.Lineage.Base
+				base.Dir = ""
+				return toolenv.WriteCollection(filepath.Join(tmp, BaseFolder), &base)
+			},
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// fillFolder makes folder dir (abs, its absolute path) whole or not at
+// all: fill writes into a temporary folder beside it, which is then
+// swapped into place (what dir held before removed only after).
+func fillFolder(dir, abs string, fill func(tmp string) error) error {
 	parent := filepath.Dir(abs)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("drift: %w", err)
@@ -81,33 +118,8 @@ func Write(dir string, d *Drifted, opts WriteOptions) error {
 			os.RemoveAll(tmp)
 		}
 	}()
-	steps := []func() error{
-		func() error { return toolenv.WriteCollection(tmp, &c) },
-		func() error {
-			if len(d.Tasks) == 0 {
-				return nil
-			}
-			return toolenv.WriteTasks(filepath.Join(tmp, toolenv.TasksFile), d.Tasks)
-		},
-		func() error { return d.Lineage.Manifest.Write(filepath.Join(tmp, ManifestFile)) },
-		func() error {
-			return toolenv.WriteFileAtomic(filepath.Join(tmp, ChangelogFile), Changelog(d.Lineage.Manifest))
-		},
-		func() error { return toolenv.WriteFileAtomic(filepath.Join(tmp, BreakingFile), report.Markdown()) },
-		func() error { return toolenv.WriteJSONFile(filepath.Join(tmp, BreakingJSONFile), report) },
-		func() error {
-			return toolenv.WriteJSONFile(filepath.Join(tmp, OpenAPIFile), openapi.Document(&c, ""))
-		},
-		func() error {
-			base := *d.Lineage.Base
-			base.Dir = ""
-			return toolenv.WriteCollection(filepath.Join(tmp, BaseFolder), &base)
-		},
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return fmt.Errorf("drift: write %s: %w", dir, err)
-		}
+	if err := fill(tmp); err != nil {
+		return fmt.Errorf("drift: write %s: %w", dir, err)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("drift: %w", err)

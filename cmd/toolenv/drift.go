@@ -37,14 +37,14 @@ Operators (--ops, in the order they run): ` + strings.Join(drift.OperatorNames()
 			if err != nil {
 				return err
 			}
-			d, err := drift.Run(cmd.Context(), job)
+			ran, err := drift.RunCached(cmd.Context(), job, drift.CacheAt(cfg.BuildCache, e.logger()))
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(e.stdout, d.Summary(cfg.Out))
+			fmt.Fprint(e.stdout, ran.Summary)
 			return nil
 		},
 	}
-	f = cli.Bind(cmd.Flags(), func() drift.Config { return drift.Config{} }, false)
+	f = cli.Bind(cmd.Flags(), drift.DefaultConfig, false)
 	return cmd
 }
