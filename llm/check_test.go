@@ -11,6 +11,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/deadport"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 )
@@ -18,13 +19,7 @@ import (
 // deadURL returns the URL of a loopback port nothing listens on.
 func deadURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr + "/v1"
+	return deadport.URL(t, "/v1")
 }
 
 // TestCheck points Check at real servers that answer in every way an

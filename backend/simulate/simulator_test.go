@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/deadport"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 	"github.com/toolenv/toolenv/toolbench"
@@ -327,12 +327,7 @@ func TestRetriesRaiseTemperature(t *testing.T) {
 // the address. (Unavailable, not timeout, shows the refusal was reported
 // rather than waited out; no wall-clock bound is asserted.)
 func TestDeadEndpoint(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := deadport.Addr(t)
 	sim, _ := New(llm.New("http://"+addr+"/v1", llm.Options{MaxRetries: 1, Backoff: 10 * time.Millisecond}), Options{})
 	r := sim.Invoke(context.Background(), &toolenv.Call{Tool: cheerio()})
 	if r.Status != toolenv.StatusUnavailable || r.Meta[MetaFailure] != "endpoint" || !strings.Contains(r.Error, addr) {

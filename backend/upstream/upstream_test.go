@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/deadport"
 	"github.com/toolenv/toolenv/toolbench"
 )
 
@@ -187,12 +187,7 @@ func mustJSON(v any) string {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := deadport.Addr(t)
 	b, err := New(Config{ProxyURL: "http://" + addr + "/rapidapi", Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

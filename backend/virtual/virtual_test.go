@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/backend/simulate"
 	"github.com/toolenv/toolenv/backend/upstream"
+	"github.com/toolenv/toolenv/internal/deadport"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
@@ -44,15 +44,8 @@ func proxy(t *testing.T, body string) (*httptest.Server, *atomic.Int64) {
 	return srv, &n
 }
 
-func deadURL(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
+// deadURL is a loopback URL nothing answers on (deadport).
+func deadURL(t *testing.T) string { return deadport.URL(t, "") }
 
 func mustUpstream(t *testing.T, url string) *upstream.Backend {
 	up, err := upstream.New(upstream.Config{ProxyURL: url, Timeout: time.Second})

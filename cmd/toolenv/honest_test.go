@@ -15,6 +15,7 @@ import (
 	"github.com/toolenv/toolenv/demo"
 	"github.com/toolenv/toolenv/eval"
 	"github.com/toolenv/toolenv/eval/fidelity"
+	"github.com/toolenv/toolenv/internal/deadport"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
 )
@@ -206,7 +207,7 @@ func TestUnknownFlagsAndValuesSuggest(t *testing.T) {
 // deadModel returns the URL of a loopback port nothing listens on.
 func deadModel(t *testing.T) string {
 	t.Helper()
-	return "http://" + freeAddr(t) + "/v1"
+	return deadport.URL(t, "/v1")
 }
 
 // TestEvalChecksItsModelsFirst: eval with a model (or a judge) that

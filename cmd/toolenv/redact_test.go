@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolenv/toolenv/internal/deadport"
 	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/internal/pgtest"
 	"github.com/toolenv/toolenv/llm"
@@ -74,7 +75,7 @@ func TestPlantedSecretsAppearNowhere(t *testing.T) {
 	withSecrets := func(base, what string) string { // user info and a key in the query
 		return strings.Replace(base, "http://", "http://user:"+p.new(what+"-pw")+"@", 1) + "?api-key=" + p.new(what+"-key")
 	}
-	dead := "http://" + freeAddr(t)
+	dead := deadport.URL(t, "")
 	for _, v := range []string{"LLM", "UP", "EMBED", "MODEL", "JUDGE"} {
 		t.Setenv("TOOLENV_TEST_KEY_"+v, p.new("env-"+v))
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolenv/toolenv/internal/deadport"
 	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/llm"
 	"github.com/toolenv/toolenv/llm/llmtest"
@@ -88,8 +89,8 @@ func TestServeWithAToken(t *testing.T) {
 // --upstream-url and --llm-url appear in no answer, header, log line or
 // printed configuration, while the warnings still say what failed.
 func TestSecretsInConfiguredURLsNeverShow(t *testing.T) {
-	t.Parallel()        // waits on the calls to the dead endpoints
-	dead := freeAddr(t) // nothing listens: every call fails at once
+	t.Parallel()             // waits on the calls to the dead endpoints
+	dead := deadport.Addr(t) // nothing listens, nor can: every call fails at once
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr logtest.Buffer
 	ready := newReadyWriter()
