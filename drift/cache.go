@@ -328,16 +328,10 @@ func (c *Cache) save(key foldercache.Key, job *Job, d *Drifted, took time.Durati
 		log.Warn("drift not cached", "err", err)
 		return
 	}
-	store := c.entries()
-	name, err := store.Store(key, raw, files)
+	name, err := c.entries().Keep(key, raw, files, c.MaxBytes)
 	if err != nil {
 		log.Warn("cannot write the build cache; set --build-cache to a writable folder or \"off\"", "dir", c.Dir, "err", err)
 		return
 	}
 	log.Debug("drift cached", "entry", name, "files", len(files))
-	limit := c.MaxBytes
-	if limit == 0 {
-		limit = foldercache.DefaultMaxBytes
-	}
-	store.Evict(name, limit)
 }

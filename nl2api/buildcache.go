@@ -290,18 +290,12 @@ func (c *BuildCache) save(key foldercache.Key, opt *Options, rep *Report) {
 		log.Info("build not cached: its output names its folder", "file", f, "names", n)
 		return
 	}
-	store := c.entries()
-	name, err := store.Store(key, raw, files)
+	name, err := c.entries().Keep(key, raw, files, c.MaxBytes)
 	if err != nil {
 		log.Warn("cannot write the build cache; set --build-cache to a writable folder or \"off\"", "dir", c.Dir, "err", err)
 		return
 	}
 	log.Debug("build cached", "entry", name, "files", len(files))
-	limit := c.MaxBytes
-	if limit == 0 {
-		limit = DefaultBuildCacheMaxBytes
-	}
-	store.Evict(name, limit)
 }
 
 // files reads back the recorded output files (report.json and report.md,

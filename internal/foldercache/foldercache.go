@@ -221,6 +221,21 @@ func (c *Cache) Store(key Key, meta []byte, files []File) (string, error) {
 	return name, nil
 }
 
+// Keep stores the entry under key (Store) and then keeps the folder
+// under maxBytes (Evict; 0 means DefaultMaxBytes, negative no cap),
+// never evicting the entry just stored. It returns the entry's file.
+func (c *Cache) Keep(key Key, meta []byte, files []File, maxBytes int64) (string, error) {
+	name, err := c.Store(key, meta, files)
+	if err != nil {
+		return "", err
+	}
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	c.Evict(name, maxBytes)
+	return name, nil
+}
+
 // Lock takes the lock of key's entry, waiting while another process or
 // goroutine holds it: the maker of an output holds it until the entry
 // is stored, so that identical commands started at once make the
