@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync/atomic"
 
 	toolenv "github.com/toolenv/toolenv"
 )
@@ -26,7 +27,10 @@ type Set struct {
 	// largest first.
 	Clusters [][]string `json:"clusters,omitempty"`
 
-	byTool map[string][]*Mapping
+	// byTool indexes Mappings by the tools they join, built on the first
+	// lookup. Lookups may run at once (a server's requests share one
+	// Set); Add and Sort may not run beside them.
+	byTool atomic.Pointer[map[string][]*Mapping]
 }
 
 // CollectionsOf returns the collections tools belong to, each once and
@@ -47,7 +51,7 @@ func CollectionsOf(tools []*toolenv.Tool) []string {
 // Add appends mappings and invalidates the lookup index.
 func (s *Set) Add(ms ...*Mapping) {
 	s.Mappings = append(s.Mappings, ms...)
-	s.byTool = nil
+	s.byTool.Store(nil)
 }
 
 // Sort orders mappings by From, To and provenance.
@@ -62,7 +66,7 @@ func (s *Set) Sort() {
 		}
 		return trust(a.Provenance) > trust(b.Provenance)
 	})
-	s.byTool = nil
+	s.byTool.Store(nil)
 }
 
 // trust ranks provenances: a person's word over exact manifests over a
@@ -92,11 +96,8 @@ func (s *Set) Alternatives(tool string) []*Mapping {
 	if s == nil {
 		return nil
 	}
-	if s.byTool == nil {
-		s.index()
-	}
 	best := map[string]*Mapping{}
-	for _, m := range s.byTool[tool] {
+	for _, m := range s.index()[tool] {
 		o := m
 		if m.From != tool {
 			o = m.Reverse()
@@ -148,12 +149,19 @@ func (s *Set) Cluster(tool string) []string {
 	return nil
 }
 
-func (s *Set) index() {
-	s.byTool = map[string][]*Mapping{}
-	for _, m := range s.Mappings {
-		s.byTool[m.From] = append(s.byTool[m.From], m)
-		s.byTool[m.To] = append(s.byTool[m.To], m)
+// index returns the lookup index, building it if it is not built. Two
+// lookups that find none both build one, alike; the last stored stands.
+func (s *Set) index() map[string][]*Mapping {
+	if ix := s.byTool.Load(); ix != nil {
+		return *ix
 	}
+	ix := map[string][]*Mapping{}
+	for _, m := range s.Mappings {
+		ix[m.From] = append(ix[m.From], m)
+		ix[m.To] = append(ix[m.To], m)
+	}
+	s.byTool.Store(&ix)
+	return ix
 }
 
 // Validate checks every mapping and the format version.
