@@ -81,6 +81,7 @@ type RepairConfig struct {
 	Tasks      string   `json:"tasks" flag:"tasks" path:"file" help:"tasks of the old version (tasks.jsonl with gold calls); default: one call per documented API"`
 	Limit      int      `json:"limit" flag:"limit" help:"run only the first N tasks"`
 	Agents     []string `json:"agents" flag:"agent,comma" default:"oracle,direct-replay" help:"agents: oracle, direct-replay"`
+	Parallel   int      `json:"parallel" flag:"parallel" help:"episodes run at once (default: one per core; the figures do not depend on it)"`
 }
 
 // Run measures the repair adapter (Repair); w gives the logging, the
@@ -89,7 +90,7 @@ func (c *RepairConfig) Run(ctx context.Context, w WorkOptions) (*Report, error) 
 	if c.Collection == "" {
 		return nil, invalid("--collection DRIFTED_DIR is required (a folder written by toolenv drift)")
 	}
-	w.Tasks, w.Limit = c.Tasks, c.Limit
+	w.Tasks, w.Limit, w.Parallel = c.Tasks, c.Limit, c.Parallel
 	return Repair(ctx, RepairOptions{WorkOptions: w, Collection: c.Collection, Agents: c.Agents})
 }
 
@@ -101,6 +102,7 @@ type FailoverConfig struct {
 	Limit       int    `json:"limit" flag:"limit" help:"run only the first N tasks"`
 	NoProbe     bool   `json:"no_probe" flag:"no-probe" help:"map from the documentation alone: do not probe endpoints it cannot tell apart"`
 	Samples     int    `json:"probe_samples" flag:"probe-samples" default:"5" help:"argument sets each probed endpoint is called with"`
+	Parallel    int    `json:"parallel" flag:"parallel" help:"episodes run at once (default: one per core; the figures do not depend on it)"`
 }
 
 // Run measures failover (Failover); w as for RepairConfig.Run.
@@ -111,7 +113,7 @@ func (c *FailoverConfig) Run(ctx context.Context, w WorkOptions) (*Report, error
 	if c.Samples < 0 {
 		return nil, invalid("--probe-samples %d: give a positive number of argument sets (or --no-probe)", c.Samples)
 	}
-	w.Tasks, w.Limit = c.Tasks, c.Limit
+	w.Tasks, w.Limit, w.Parallel = c.Tasks, c.Limit, c.Parallel
 	return Failover(ctx, FailoverOptions{WorkOptions: w, Primary: c.Primary, Alternative: c.Alternative, NoProbe: c.NoProbe,
 		Probe: verify.Options{Samples: c.Samples}})
 }

@@ -142,6 +142,37 @@ func TestRepairAtWork(t *testing.T) {
 	}
 }
 
+// TestRunsDoNotDependOnParallel: RunTasks runs episodes at once, and
+// what a measurement reports does not depend on how many: Repair with
+// one episode at a time and with eight gives the same runs (the time
+// taken aside), for both agents and both settings.
+func TestRunsDoNotDependOnParallel(t *testing.T) {
+	v2 := driftedDemo(t)
+	tasks := oldTasks(t)
+	var reports [][]Run
+	for _, parallel := range []int{1, 8} {
+		rep, err := Repair(context.Background(), RepairOptions{WorkOptions: WorkOptions{Tasks: tasks, Parallel: parallel}, Collection: v2,
+			Agents: []string{AgentOracle, AgentDirectReplay}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs []Run
+		for _, r := range rep.Runs {
+			c := *r
+			c.Elapsed = 0
+			runs = append(runs, c)
+		}
+		reports = append(reports, runs)
+	}
+	one, eight := fmt.Sprintf("%+v", reports[0]), fmt.Sprintf("%+v", reports[1])
+	if one != eight {
+		t.Errorf("one at a time:\n%s\neight at once:\n%s", one, eight)
+	}
+	if len(reports[0]) != 4 || reports[0][3].Rerouted == 0 || reports[0][3].Tasks == 0 {
+		t.Errorf("the runs measured nothing: %s", one)
+	}
+}
+
 // oldTasks writes the demo's tasks (written against its first version)
 // to a file.
 func oldTasks(t *testing.T) string {

@@ -4,17 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/agent"
+	"github.com/toolenv/toolenv/backend/sqltools/rodb"
 	"github.com/toolenv/toolenv/drift"
 	"github.com/toolenv/toolenv/environment"
 	"github.com/toolenv/toolenv/eval/answer"
@@ -71,6 +74,9 @@ type WorkOptions struct {
 	Getenv func(string) string
 	// Progress receives a progress bar per setting (nil: none).
 	Progress io.Writer
+	// Parallel is how many episodes run at once (0: one per core); the
+	// figures do not depend on it.
+	Parallel int
 
 	// images shares the indexed databases between the environments a
 	// measurement opens (one per setting; made by defaults).
@@ -175,7 +181,7 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 	// and replayed once.
 	type setting struct {
 		env     *environment.Environment
-		counted *int // the run counting the calls a mapping re-routed
+		counted *atomic.Int64 // the run counting the calls a mapping re-routed
 	}
 	settings := map[bool]*setting{}
 	defer func() {
@@ -191,7 +197,7 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		st := &setting{env: env, counted: new(int)}
+		st := &setting{env: env, counted: new(atomic.Int64)}
 		countRerouted(env, st.counted)
 		settings[rep2] = st
 		return st, nil
@@ -248,15 +254,15 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 				name = "strict + repair adapter"
 			}
 			r := &Run{Setting: name, Agent: ag}
-			*st.counted = 0
+			st.counted.Store(0)
 			bar := progress.New(o.Progress, len(tasks), ag+", "+name)
 			if ag == AgentOracle {
-				RunTasks(ctx, st.env, agent.Oracle{}, nil, tasks, r, bar)
+				RunTasks(ctx, st.env, agent.Oracle{}, nil, tasks, r, bar, o.Parallel)
 			} else {
-				RunTasks(ctx, st.env, agent.Direct{}, ReplayModel(tasks), tasks, r, bar)
+				RunTasks(ctx, st.env, agent.Direct{}, ReplayModel(tasks), tasks, r, bar, o.Parallel)
 			}
 			bar.Finish()
-			r.Rerouted = *st.counted
+			r.Rerouted = int(st.counted.Load())
 			rep.Runs = append(rep.Runs, r)
 		}
 	}
@@ -350,9 +356,11 @@ func Failover(ctx context.Context, o FailoverOptions) (*Report, error) {
 			return nil, err
 		}
 		r := &Run{Setting: s.name, Agent: AgentOracle}
-		countRerouted(env, &r.Rerouted)
+		var rerouted atomic.Int64
+		countRerouted(env, &rerouted)
 		bar := progress.New(o.Progress, len(tasks), s.name)
-		RunTasks(ctx, env, agent.Oracle{}, nil, tasks, r, bar)
+		RunTasks(ctx, env, agent.Oracle{}, nil, tasks, r, bar, o.Parallel)
+		r.Rerouted = int(rerouted.Load())
 		bar.Finish()
 		env.Close()
 		rep.Runs = append(rep.Runs, r)
@@ -407,10 +415,15 @@ func (o *FailoverOptions) mapFailover(ctx context.Context, pc, ac *toolenv.Colle
 
 // RunTasks runs an agent over tasks in env and adds each episode's score
 // to r: all calls succeeded, and (NL2SQL) the answer equals the gold
-// one. bar may be nil.
-func RunTasks(ctx context.Context, env *environment.Environment, ag agent.Agent, model agent.Model, tasks []*toolenv.Task, r *Run, bar *progress.Bar) {
+// one. Up to parallel episodes run at once (0: one per core); each is
+// its own session, and the scores are summed in the tasks' order, so r
+// is the same however many run at once. bar may be nil.
+func RunTasks(ctx context.Context, env *environment.Environment, ag agent.Agent, model agent.Model, tasks []*toolenv.Task, r *Run, bar *progress.Bar, parallel int) {
 	if bar == nil {
 		bar = progress.New(io.Discard, len(tasks), "")
+	}
+	if parallel <= 0 {
+		parallel = runtime.GOMAXPROCS(0)
 	}
 	start := time.Now()
 	tt := func(c *toolenv.Collection, t *toolenv.Task) ([]*toolenv.Tool, error) {
@@ -423,55 +436,98 @@ func RunTasks(ctx context.Context, env *environment.Environment, ag agent.Agent,
 	if r.Statuses == nil {
 		r.Statuses = map[string]int{}
 	}
-	for _, t := range tasks {
-		if ctx.Err() != nil {
-			return
+	outcomes := make([]*episodeScore, len(tasks))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(parallel, len(tasks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(tasks) || ctx.Err() != nil {
+					return
+				}
+				outcomes[i] = runEpisode(ctx, env, local, ag, model, tasks[i])
+				bar.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, o := range outcomes {
+		if o == nil { // not run: the context ended
+			break
 		}
 		r.Tasks++
-		s, err := local.Start(ctx, t)
-		if err != nil {
-			r.Statuses["start: "+string(toolenv.StatusOf(err))]++
-			bar.Add(1)
+		if o.startStatus != "" {
+			r.Statuses["start: "+o.startStatus]++
 			continue
 		}
-		o := ag.Run(ctx, &agent.Episode{Task: t, Session: s, Model: model, ModelName: "replay", Collection: env.Registry.Collection(t.Collection)})
-		s.Close(ctx)
-		allOK := len(o.Results) > 0
-		for _, res := range o.Results {
-			r.Calls++
-			if res.Status != toolenv.StatusOK {
-				allOK = false
-				r.Statuses[string(res.Status)]++
-			}
+		r.Calls += o.calls
+		for _, st := range o.failed {
+			r.Statuses[st]++
 		}
-		if allOK && len(o.Results) >= len(t.Gold) {
+		if o.callsOK {
 			r.CallsOK++
 		}
-		if gold, ok, err := answer.Gold(t); err == nil && ok {
+		if o.checkable {
 			r.Checkable++
-			var ls []answer.Labeled
-			for _, res := range o.Results {
-				ls = append(ls, answer.Labeled{Label: res.Label, OK: res.Status == toolenv.StatusOK, Body: res.Body})
-			}
-			if got, err := answer.FromResults(t, ls); err == nil {
-				if eq, _ := answer.Equal(gold, got, answer.Options{}); eq {
-					r.Correct++
-				}
-			}
 		}
-		bar.Add(1)
+		if o.correct {
+			r.Correct++
+		}
 	}
 	r.Elapsed = time.Since(start)
 }
 
+// episodeScore is one task's episode as RunTasks counts it.
+type episodeScore struct {
+	startStatus                 string   // the session did not start: its status
+	calls                       int      // calls made
+	failed                      []string // the failed calls' statuses
+	callsOK, checkable, correct bool
+}
+
+// runEpisode runs one task in its own session and scores it.
+func runEpisode(ctx context.Context, env *environment.Environment, local *agent.Local, ag agent.Agent, model agent.Model, t *toolenv.Task) *episodeScore {
+	sc := &episodeScore{}
+	s, err := local.Start(ctx, t)
+	if err != nil {
+		sc.startStatus = string(toolenv.StatusOf(err))
+		return sc
+	}
+	o := ag.Run(ctx, &agent.Episode{Task: t, Session: s, Model: model, ModelName: "replay", Collection: env.Registry.Collection(t.Collection)})
+	s.Close(ctx)
+	allOK := len(o.Results) > 0
+	for _, res := range o.Results {
+		sc.calls++
+		if res.Status != toolenv.StatusOK {
+			allOK = false
+			sc.failed = append(sc.failed, string(res.Status))
+		}
+	}
+	sc.callsOK = allOK && len(o.Results) >= len(t.Gold)
+	if gold, ok, err := answer.Gold(t); err == nil && ok {
+		sc.checkable = true
+		var ls []answer.Labeled
+		for _, res := range o.Results {
+			ls = append(ls, answer.Labeled{Label: res.Label, OK: res.Status == toolenv.StatusOK, Body: res.Body})
+		}
+		if got, err := answer.FromResults(t, ls); err == nil {
+			sc.correct, _ = answer.Equal(gold, got, answer.Options{})
+		}
+	}
+	return sc
+}
+
 // countRerouted wraps an environment's pipeline to count the calls a
 // mapping re-routed (repaired or failed over) in *n.
-func countRerouted(env *environment.Environment, n *int) {
+func countRerouted(env *environment.Environment, n *atomic.Int64) {
 	inner := env.Pipeline
 	env.Pipeline = toolenv.HandlerFunc(func(ctx context.Context, call *toolenv.Call) *toolenv.Result {
 		res := inner.Invoke(ctx, call)
 		if res.Meta[repair.MetaRepaired] == "true" || res.Meta[failover.MetaTo] != "" {
-			*n++
+			n.Add(1)
 		}
 		return res
 	})
