@@ -7,8 +7,11 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oasdiff/oasdiff/checker"
@@ -71,11 +74,17 @@ func loadDocuments(old, nw *toolenv.Collection, prune bool) (s1, s2 *load.SpecIn
 			return nil, nil, err
 		}
 	}
-	if s1, err = specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v")); err != nil {
-		return nil, nil, err
+	// Each document loads on its own (its own loader), both at once.
+	var err1, err2 error
+	var wg sync.WaitGroup
+	wg.Go(func() { s1, err1 = specInfo(old, d1, "v"+strings.TrimPrefix(old.Version, "v")) })
+	s2, err2 = specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v"))
+	wg.Wait()
+	if err1 != nil {
+		return nil, nil, err1
 	}
-	if s2, err = specInfo(nw, d2, "v"+strings.TrimPrefix(nw.Version, "v")); err != nil {
-		return nil, nil, err
+	if err2 != nil {
+		return nil, nil, err2
 	}
 	return s1, s2, nil
 }
@@ -90,13 +99,36 @@ func diffDocuments(old, nw *toolenv.Collection, s1, s2 *load.SpecInfo, batch int
 		pairs = pathBatches(s1, s2, batch)
 	}
 	cfg := checker.NewConfig(checker.GetAllChecks())
+	// The batches are diffed at once, one per core; their changes are
+	// joined in the batches' order.
+	found := make([]checker.Changes, len(pairs))
+	errs := make([]error, len(pairs))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(pairs)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(pairs) {
+					return
+				}
+				p := pairs[i]
+				d, sources, err := diff.GetPathsDiff(diff.NewConfig(), []*load.SpecInfo{p[0]}, []*load.SpecInfo{p[1]})
+				if err != nil {
+					errs[i] = fmt.Errorf("oasdiff: %w", err)
+					continue
+				}
+				found[i] = checker.CheckBackwardCompatibilityUntilLevel(cfg, d, sources, checker.INFO)
+			}
+		})
+	}
+	wg.Wait()
 	var changes checker.Changes
-	for _, p := range pairs {
-		d, sources, err := diff.GetPathsDiff(diff.NewConfig(), []*load.SpecInfo{p[0]}, []*load.SpecInfo{p[1]})
-		if err != nil {
-			return nil, fmt.Errorf("oasdiff: %w", err)
+	for i := range pairs {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		changes = append(changes, checker.CheckBackwardCompatibilityUntilLevel(cfg, d, sources, checker.INFO)...)
+		changes = append(changes, found[i]...)
 	}
 	l := checker.NewDefaultLocalizer()
 	r := &BreakingReport{From: old.Version, To: nw.Version, Changes: []BreakingChange{}}

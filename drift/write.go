@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/openapi"
@@ -44,10 +45,6 @@ func Write(dir string, d *Drifted, opts WriteOptions) error {
 	if err := CheckOutput(dir, d, opts.Force); err != nil {
 		return err
 	}
-	report, err := Breaking(d.From, d.Lineage.Current)
-	if err != nil {
-		return fmt.Errorf("drift: breaking-change report: %w", err)
-	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("drift: %w", err)
@@ -67,7 +64,29 @@ func Write(dir string, d *Drifted, opts WriteOptions) error {
 	c := *d.Lineage.Current
 	c.Backend = toolenv.BackendSpec{Type: BackendType, Config: backendConfig(cfg)}
 
-	return fillFolder(dir, abs, func(tmp string) error {
+	// The breaking-change report, most of a large drift's write, is made
+	// while the other files are written; every step only reads the drift.
+	var (
+		report    *BreakingReport
+		reportErr error
+		reported  = make(chan struct{})
+	)
+	go func() {
+		defer close(reported)
+		if report, reportErr = Breaking(d.From, d.Lineage.Current); reportErr != nil {
+			reportErr = fmt.Errorf("breaking-change report: %w", reportErr)
+		}
+	}()
+	withReport := func(write func(*BreakingReport) error) func() error {
+		return func() error {
+			<-reported
+			if reportErr != nil {
+				return reportErr
+			}
+			return write(report)
+		}
+	}
+	err = fillFolder(dir, abs, func(tmp string) error {
 		steps := []func() error{
 			func() error { return toolenv.WriteCollection(tmp, &c) },
 			func() error {
@@ -80,8 +99,12 @@ func Write(dir string, d *Drifted, opts WriteOptions) error {
 			func() error {
 				return toolenv.WriteFileAtomic(filepath.Join(tmp, ChangelogFile), Changelog(d.Lineage.Manifest))
 			},
-			func() error { return toolenv.WriteFileAtomic(filepath.Join(tmp, BreakingFile), report.Markdown()) },
-			func() error { return toolenv.WriteJSONFile(filepath.Join(tmp, BreakingJSONFile), report) },
+			withReport(func(r *BreakingReport) error {
+				return toolenv.WriteFileAtomic(filepath.Join(tmp, BreakingFile), r.Markdown())
+			}),
+			withReport(func(r *BreakingReport) error {
+				return toolenv.WriteJSONFile(filepath.Join(tmp, BreakingJSONFile), r)
+			}),
 			func() error {
 				return toolenv.WriteJSONFile(filepath.Join(tmp, OpenAPIFile), openapi.Document(&c, ""))
 			},
@@ -91,13 +114,22 @@ func Write(dir string, d *Drifted, opts WriteOptions) error {
 				return toolenv.WriteCollection(filepath.Join(tmp, BaseFolder), &base)
 			},
 		}
-		for _, step := range steps {
-			if err := step(); err != nil {
-				return err
+		// The files are written at once (each step its own file).
+		errs := make([]error, len(steps))
+		var wg sync.WaitGroup
+		for i, step := range steps {
+			wg.Go(func() { errs[i] = step() })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err // the first step's that failed
 			}
 		}
 		return nil
 	})
+	<-reported // never leave the report running past the call
+	return err
 }
 
 // fillFolder makes folder dir (abs, its absolute path) whole or not at
