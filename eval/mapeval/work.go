@@ -175,10 +175,10 @@ type MappedPair struct {
 // adapter, for each agent.
 func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 	o.defaults()
-	// One environment per setting, shared by the agents: opening one maps
-	// the old documentation onto the current tools, the costly part. The
-	// first one opened also gives the collection and its lineage, read
-	// and replayed once.
+	// One environment per setting, shared by the agents: opening the
+	// repair setting's maps the old documentation onto the current tools,
+	// the costly part. Both are needed (every agent runs both settings),
+	// so they open at once; the first gives the collection and its lineage.
 	type setting struct {
 		env     *environment.Environment
 		counted *atomic.Int64 // the run counting the calls a mapping re-routed
@@ -189,26 +189,34 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 			st.env.Close()
 		}
 	}()
-	setup := func(rep2 bool) (*setting, error) {
-		if st := settings[rep2]; st != nil {
-			return st, nil
-		}
-		env, err := o.open(ctx, []string{o.Collection}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep2 })
-		if err != nil {
-			return nil, err
-		}
-		st := &setting{env: env, counted: new(atomic.Int64)}
-		countRerouted(env, st.counted)
-		settings[rep2] = st
-		return st, nil
+	var openErr [2]error
+	var opened [2]*environment.Environment
+	var wg sync.WaitGroup
+	for i, rep2 := range []bool{false, true} {
+		wg.Go(func() {
+			opened[i], openErr[i] = o.open(ctx, []string{o.Collection}, func(c *environment.Config) { c.Drift.Mode = drift.ModeStrict; c.Repair.Base = rep2 })
+		})
 	}
-	first, err := setup(false)
-	if err != nil {
-		return nil, err
+	wg.Wait()
+	for i, rep2 := range []bool{false, true} {
+		if opened[i] != nil {
+			st := &setting{env: opened[i], counted: new(atomic.Int64)}
+			countRerouted(st.env, st.counted)
+			settings[rep2] = st
+		}
 	}
+	// The plain setting's error first (both fail alike on a bad folder),
+	// then whether the collection is drifted, then the repair setting's.
+	if openErr[0] != nil {
+		return nil, openErr[0]
+	}
+	first := settings[false]
 	cols := first.env.Collections()
 	if len(cols) != 1 || !drift.IsDrifted(cols[0]) {
 		return nil, toolenv.Errorw(toolenv.StatusInvalidArguments, "", "%s is not a drifted collection", o.Collection)
+	}
+	if openErr[1] != nil {
+		return nil, openErr[1]
 	}
 	c := cols[0]
 	lin := first.env.Lineage(c.Name)
@@ -245,10 +253,7 @@ func Repair(ctx context.Context, o RepairOptions) (*Report, error) {
 		Provenance: buildinfo.Provenance(nil, map[string]any{"collection": o.Collection, "tasks": o.Tasks, "limit": o.Limit, "agents": agents})}
 	for _, ag := range agents {
 		for _, rep2 := range []bool{false, true} {
-			st, err := setup(rep2)
-			if err != nil {
-				return nil, err
-			}
+			st := settings[rep2]
 			name := "strict, no repair"
 			if rep2 {
 				name = "strict + repair adapter"
