@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +14,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
-
 	"testing"
 	"time"
 
@@ -270,12 +271,36 @@ func TestMCPConformanceProxy(t *testing.T) {
 	}
 }
 
+// referenceName is the name the reference server gives in its
+// initialize answer: what tells it from another test's server.
+const referenceName = "mcp-conformance-test-server"
+
 // startReference starts the reference server over streamable HTTP on a
 // loopback port (stateless or keeping sessions) and waits until it
-// answers; stop ends it (also at the end of the test).
+// answers an MCP initialize as itself; stop ends it (also at the end of
+// the test). The server listens on an address it is given, so the port
+// is chosen before it binds: should another process take the port
+// meanwhile (the reference server then exits, or the port answers as
+// something else), it starts again on another.
 func startReference(t *testing.T, bin string, stateless bool) (url string, stop func()) {
 	t.Helper()
-	addr := freeAddr(t)
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard: a busy machine starts slowly
+	for attempt := 1; ; attempt++ {
+		url, stop, why := tryReference(t, bin, stateless, freeAddr(t), deadline)
+		if why == "" {
+			return url, stop
+		}
+		if attempt == 5 || time.Now().After(deadline) {
+			t.Fatalf("the reference server did not start (attempt %d): %s", attempt, why)
+		}
+		t.Logf("the reference server, attempt %d: %s; trying another port", attempt, why)
+	}
+}
+
+// tryReference is one attempt of startReference, on addr: why says what
+// went wrong, empty when the server answers as itself.
+func tryReference(t *testing.T, bin string, stateless bool, addr string, deadline time.Time) (url string, stop func(), why string) {
+	t.Helper()
 	cmd := exec.Command(bin, "-http", addr, fmt.Sprintf("-stateless=%t", stateless))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -293,22 +318,56 @@ func startReference(t *testing.T, bin string, stateless bool) (url string, stop 
 	}
 	t.Cleanup(stop)
 	url = "http://" + addr + "/mcp"
-	deadline := time.Now().Add(2 * time.Minute) // a hang guard: node starts slowly on a busy machine
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolenv-test","version":"0"}}}`
 	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			return url, stop
-		}
 		select {
 		case err := <-exited:
 			stopped = true
-			t.Fatalf("the reference server exited: %v", err)
+			return "", nil, fmt.Sprintf("it exited (%v): the port %s was taken?", err, addr)
 		default:
 		}
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			if strings.Contains(string(body), referenceName) {
+				return url, stop, ""
+			}
+			stop()
+			return "", nil, fmt.Sprintf("%s answers as another server (%d %.200s)", addr, resp.StatusCode, body)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the reference server did not answer on %s: %v", addr, errors.Join(err))
+			stop()
+			return "", nil, fmt.Sprintf("no answer on %s: %v", addr, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestReferenceStartRefusesAThief: a port another server took before the
+// reference server could bind it is not taken for the reference server
+// (startReference then tries another port), whether the reference server
+// exits first or the other server answers first.
+func TestReferenceStartRefusesAThief(t *testing.T) {
+	t.Parallel()
+	ref := referenceServer(t)
+	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"serverInfo":{"name":"toolenv"}}}`)
+	}))
+	defer thief.Close()
+	addr := strings.TrimPrefix(thief.URL, "http://")
+	url, _, why := tryReference(t, ref, true, addr, time.Now().Add(time.Minute))
+	if why == "" {
+		t.Fatalf("the server on %s was taken for the reference server (%s)", addr, url)
+	}
+	t.Logf("refused: %s", why)
+	url, stop := startReference(t, ref, true)
+	defer stop()
+	if url == "http://"+addr+"/mcp" {
+		t.Errorf("startReference chose the taken port %s", addr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -145,11 +146,30 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startBrowser runs chromedriver and opens a headless chromium session
-// with a fresh profile.
-func startBrowser(t *testing.T) *webDriver {
-	driver, chromium := browser(t)
-	port := freePort(t)
+// startDriver runs chromedriver on a free loopback port and waits until
+// it says it is ready. chromedriver binds the port it is given, so the
+// port is chosen before it binds: should another process take it
+// meanwhile (chromedriver then exits, or the port answers as something
+// else), it starts again on another.
+func startDriver(t *testing.T, driver string) *webDriver {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard, not a speed figure
+	for attempt := 1; ; attempt++ {
+		w, why := tryDriver(t, driver, freePort(t), deadline)
+		if why == "" {
+			return w
+		}
+		if attempt == 5 || time.Now().After(deadline) {
+			t.Fatalf("chromedriver did not start (attempt %d): %s", attempt, why)
+		}
+		t.Logf("chromedriver, attempt %d: %s; trying another port", attempt, why)
+	}
+}
+
+// tryDriver is one attempt of startDriver, on port: why says what went
+// wrong, empty when chromedriver answers its /status as itself.
+func tryDriver(t *testing.T, driver string, port int, deadline time.Time) (w *webDriver, why string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, driver, fmt.Sprintf("--port=%d", port))
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
@@ -157,20 +177,48 @@ func startBrowser(t *testing.T) *webDriver {
 		cancel()
 		t.Fatalf("start chromedriver: %v", err)
 	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	w := &webDriver{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	deadline := time.Now().Add(2 * time.Minute) // a hang guard, not a speed figure
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-exited }) }
+	t.Cleanup(stop)
+	w = &webDriver{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	for {
+		select {
+		case err := <-exited:
+			exited <- err // for stop
+			return nil, fmt.Sprintf("it exited (%v): port %d taken?", err, port)
+		default:
+		}
 		resp, err := http.Get(w.base + "/status")
 		if err == nil {
+			var st struct {
+				Value struct {
+					Ready   bool   `json:"ready"`
+					Message string `json:"message"`
+				} `json:"value"`
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
-			break
+			if json.Unmarshal(body, &st) == nil && st.Value.Ready && strings.Contains(st.Value.Message, "ChromeDriver") {
+				return w, ""
+			}
+			stop()
+			return nil, fmt.Sprintf("port %d answers as something else (%d %.200s)", port, resp.StatusCode, body)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("chromedriver did not start: %v", err)
+			stop()
+			return nil, fmt.Sprintf("no answer on port %d: %v", port, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// startBrowser runs chromedriver and opens a headless chromium session
+// with a fresh profile.
+func startBrowser(t *testing.T) *webDriver {
+	driver, chromium := browser(t)
+	w := startDriver(t, driver)
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
 		"browserName": "chrome",
 		"goog:chromeOptions": map[string]any{"binary": chromium, "args": []string{
@@ -295,5 +343,28 @@ func TestReviewPageWithTheKeyboardAlone(t *testing.T) {
 		if err := os.WriteFile(*screenshot, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestDriverStartRefusesAThief: a port another server took before
+// chromedriver could bind it is not taken for chromedriver (startDriver
+// then tries another port), whether chromedriver exits first or the other
+// server answers first.
+func TestDriverStartRefusesAThief(t *testing.T) {
+	driver, _ := browser(t)
+	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"value":{"ready":true,"message":"a test model, not a browser"}}`)
+	}))
+	defer thief.Close()
+	port := thief.Listener.Addr().(*net.TCPAddr).Port
+	if _, why := tryDriver(t, driver, port, time.Now().Add(time.Minute)); why == "" {
+		t.Fatalf("the server on port %d was taken for chromedriver", port)
+	} else {
+		t.Logf("refused: %s", why)
+	}
+	w := startDriver(t, driver)
+	if w.base == thief.URL {
+		t.Errorf("startDriver chose the taken port %d", port)
 	}
 }
