@@ -3,7 +3,6 @@ package llm_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -154,10 +153,13 @@ func ExampleClient_Check() {
 	ctx := context.Background()
 	fmt.Println(llm.New(srv.URL(), llm.Options{}).Check(ctx, "qwen"))
 
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
-	err := llm.New(dead, llm.Options{}).Check(ctx, "qwen")
+	addr, release, err := deadport.Bind() // bound, not listening: refused, and nobody else's
+	if err != nil {
+		panic(err)
+	}
+	defer release()
+	dead := "http://" + addr + "/v1"
+	err = llm.New(dead, llm.Options{}).Check(ctx, "qwen")
 	fmt.Println(strings.Replace(err.Error(), dead, "URL", 1))
 	// Output:
 	// <nil>

@@ -26,6 +26,12 @@ func Addr(t testing.TB) string {
 	return addr
 }
 
+// Bind is Addr for code without a testing.TB (an Example): the caller
+// calls release when it no longer needs the port dead.
+func Bind() (addr string, release func(), err error) {
+	return bind()
+}
+
 // URL returns "http://" + Addr(t) + path.
 func URL(t testing.TB, path string) string {
 	t.Helper()
