@@ -13,9 +13,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/toolenv/toolenv/internal/foldercache"
 )
 
 // CacheEnv is the environment variable that names the folder of the
@@ -211,59 +212,14 @@ func (c *DiskCache) store(name string, key [sha256.Size]byte, img []byte) error 
 	return err
 }
 
-// staleTemp is the age after which a temporary file is taken as left by
-// a process killed while writing it.
-const staleTemp = time.Hour
-
 // evict removes the least recently used images (never keep, the one just
 // written) while the folder's images exceed the cap, and temporary files
-// older than staleTemp.
+// left by killed writers: foldercache's eviction, the images being
+// entries of their own kind (.img) in a folder of their own.
 func (c *DiskCache) evict(keep string) {
 	limit := c.MaxBytes
 	if limit == 0 {
 		limit = DefaultCacheMaxBytes
 	}
-	entries, err := os.ReadDir(c.Dir)
-	if err != nil {
-		return
-	}
-	type file struct {
-		name string
-		size int64
-		used time.Time
-	}
-	var files []file
-	var total int64
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() {
-			continue
-		}
-		name := filepath.Join(c.Dir, e.Name())
-		switch {
-		case strings.HasPrefix(e.Name(), ".tmp-"):
-			if time.Since(info.ModTime()) > staleTemp {
-				os.Remove(name)
-			}
-		case strings.HasSuffix(e.Name(), ".img"):
-			files = append(files, file{name, info.Size(), info.ModTime()})
-			total += info.Size()
-		}
-	}
-	if limit < 0 || total <= limit {
-		return
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].used.Before(files[j].used) })
-	for _, f := range files {
-		if total <= limit {
-			break
-		}
-		if f.name == keep {
-			continue
-		}
-		if err := os.Remove(f.name); err == nil || errors.Is(err, fs.ErrNotExist) {
-			total -= f.size
-			c.log().Debug("database image evicted from the cache", "image", f.name, "bytes", f.size)
-		}
-	}
+	(&foldercache.Cache{Dir: c.Dir, Ext: ".img", Logger: c.log()}).Evict(keep, limit)
 }
