@@ -138,10 +138,27 @@ func removeString(list []string, s string) []string {
 
 // MarshalJSON writes the schema with a fixed keyword order and properties
 // in declaration order, so that equal schemas give equal bytes.
+//
+// The schema and every schema in it are written into one buffer
+// (writeSchema); should that fail (a value JSON cannot hold, a raw
+// keyword that is not JSON), marshalSchema, the writer it replaces,
+// writes it and its error stands (TestSchemaWritesAsBefore compares the
+// two).
 func (s *Schema) MarshalJSON() ([]byte, error) {
 	if s == nil {
 		return []byte("null"), nil
 	}
+	var b bytes.Buffer
+	if writeSchema(&b, s) == nil {
+		return b.Bytes(), nil
+	}
+	return marshalSchema(s)
+}
+
+// marshalSchema is MarshalJSON by encoding/json: each keyword's value
+// marshalled on its own, a nested schema's bytes checked again by each
+// level that holds it.
+func marshalSchema(s *Schema) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0

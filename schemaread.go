@@ -3,6 +3,8 @@ package toolenv
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -359,4 +361,198 @@ func jsonValueEnd(data []byte, i int) int {
 		}
 	}
 	return len(data)
+}
+
+// writeSchema writes s as marshalSchema does, into b, nested schemas
+// included, each byte written once. An error means a value it cannot
+// write as marshalSchema would; the caller then leaves b and asks
+// marshalSchema.
+func writeSchema(b *bytes.Buffer, s *Schema) error {
+	if s == nil {
+		b.WriteString("null")
+		return nil
+	}
+	b.WriteByte('{')
+	n := 0
+	key := func(k string) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeJSONString(b, k)
+		b.WriteByte(':')
+	}
+	value := func(k string, v any) error {
+		raw, err := marshalNoHTML(v)
+		if err != nil {
+			return err
+		}
+		key(k)
+		b.Write(raw)
+		return nil
+	}
+	list := func(k string, ss []*Schema) error {
+		key(k)
+		b.WriteByte('[')
+		for i, x := range ss {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeSchema(b, x); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	}
+	raw := func(k string, r json.RawMessage) error {
+		key(k)
+		return json.Compact(b, r)
+	}
+	if s.Ref != "" {
+		key("$ref")
+		writeJSONString(b, s.Ref)
+	}
+	if s.Type != "" {
+		key("type")
+		if s.Nullable {
+			b.WriteByte('[')
+			writeJSONString(b, s.Type)
+			b.WriteString(`,"null"]`)
+		} else {
+			writeJSONString(b, s.Type)
+		}
+	}
+	if s.Title != "" {
+		key("title")
+		writeJSONString(b, s.Title)
+	}
+	if s.Description != "" {
+		key("description")
+		writeJSONString(b, s.Description)
+	}
+	if s.Properties != nil {
+		key("properties")
+		b.WriteByte('{')
+		for i, name := range s.Names() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSONString(b, name)
+			b.WriteByte(':')
+			if err := writeSchema(b, s.Properties[name]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	}
+	if len(s.Required) > 0 {
+		key("required")
+		b.WriteByte('[')
+		for i, r := range s.Required {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSONString(b, r)
+		}
+		b.WriteByte(']')
+	}
+	if s.Items != nil {
+		key("items")
+		if err := writeSchema(b, s.Items); err != nil {
+			return err
+		}
+	}
+	steps := []struct {
+		k  string
+		on bool
+		v  func() any
+	}{
+		{"enum", len(s.Enum) > 0, func() any { return s.Enum }},
+		{"const", s.Const != nil, func() any { return s.Const }},
+		{"default", s.Default != nil, func() any { return s.Default }},
+		{"examples", len(s.Examples) > 0, func() any { return s.Examples }},
+	}
+	for _, st := range steps {
+		if st.on {
+			if err := value(st.k, st.v()); err != nil {
+				return err
+			}
+		}
+	}
+	if s.Format != "" {
+		key("format")
+		writeJSONString(b, s.Format)
+	}
+	if s.Pattern != "" {
+		key("pattern")
+		writeJSONString(b, s.Pattern)
+	}
+	for _, f := range []struct {
+		k string
+		v *float64
+	}{{"minimum", s.Minimum}, {"maximum", s.Maximum}} {
+		if f.v != nil {
+			if err := value(f.k, *f.v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []struct {
+		k string
+		v *int
+	}{{"minLength", s.MinLength}, {"maxLength", s.MaxLength}, {"minItems", s.MinItems}, {"maxItems", s.MaxItems}} {
+		if f.v != nil {
+			key(f.k)
+			b.Write(strconv.AppendInt(nil, int64(*f.v), 10))
+		}
+	}
+	for _, l := range []struct {
+		k  string
+		ss []*Schema
+	}{{"anyOf", s.AnyOf}, {"oneOf", s.OneOf}, {"allOf", s.AllOf}} {
+		if len(l.ss) > 0 {
+			if err := list(l.k, l.ss); err != nil {
+				return err
+			}
+		}
+	}
+	if len(s.AdditionalProperties) > 0 {
+		if err := raw("additionalProperties", s.AdditionalProperties); err != nil {
+			return err
+		}
+	}
+	if s.Deprecated {
+		key("deprecated")
+		b.WriteString("true")
+	}
+	if len(s.Extra) > 0 {
+		keys := make([]string, 0, len(s.Extra))
+		for k := range s.Extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := raw(k, s.Extra[k]); err != nil {
+				return err
+			}
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// writeJSONString writes s as a JSON string as marshalNoHTML does: as
+// it is when nothing in it needs escaping, else by encoding/json.
+func writeJSONString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			raw, _ := marshalNoHTML(s) // a string always marshals
+			b.Write(raw)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }

@@ -2,7 +2,9 @@ package toolenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -153,12 +155,8 @@ func FuzzSchemaReadsAsBefore(f *testing.F) {
 	})
 }
 
-// BenchmarkSchemaRead reads a realistic tool input schema (an object of
-// twelve properties, some of them objects and arrays of objects two
-// levels down, with descriptions, enums and examples) with UnmarshalJSON.
-// Against the decoder it replaced: run it on the commit before
-// schemaread.go (the benchmark file alone copied there).
-func BenchmarkSchemaRead(b *testing.B) {
+// benchSchemaDoc is the input schema the schema benchmarks read and write.
+func benchSchemaDoc() []byte {
 	var props []string
 	for i := range 12 {
 		p := fmt.Sprintf(`"p%d": {"type": "string", "description": "the %d-th parameter, as the API documents it", "enum": ["a", "b", "c"], "examples": ["a"]}`, i, i)
@@ -170,11 +168,78 @@ func BenchmarkSchemaRead(b *testing.B) {
 		}
 		props = append(props, p)
 	}
-	doc := []byte(`{"type": "object", "properties": {` + strings.Join(props, ", ") + `}, "required": ["p0", "p1"], "additionalProperties": false}`)
+	return []byte(`{"type": "object", "properties": {` + strings.Join(props, ", ") + `}, "required": ["p0", "p1"], "additionalProperties": false}`)
+}
+
+// BenchmarkSchemaRead reads a realistic tool input schema (an object of
+// twelve properties, some of them objects and arrays of objects two
+// levels down, with descriptions, enums and examples) with UnmarshalJSON.
+// Against the decoder it replaced: run it on the commit before
+// schemaread.go (the benchmark file alone copied there).
+func BenchmarkSchemaRead(b *testing.B) {
+	doc := benchSchemaDoc()
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
 		var s Schema
 		if err := s.UnmarshalJSON(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSchemaWritesAsBefore: writing a schema into one buffer gives the
+// bytes (or the error) of the writer it replaced, on the schemas of
+// generated documents and on values JSON cannot hold.
+func TestSchemaWritesAsBefore(t *testing.T) {
+	check := func(name string, s *Schema) {
+		t.Helper()
+		fast, errFast := s.MarshalJSON()
+		slow, errSlow := marshalSchema(s)
+		if (errFast == nil) != (errSlow == nil) || (errFast != nil && errFast.Error() != errSlow.Error()) || !bytes.Equal(fast, slow) {
+			t.Fatalf("%s: wrote\n%s (%v)\nagainst\n%s (%v)", name, fast, errFast, slow, errSlow)
+		}
+	}
+	r := rand.New(rand.NewPCG(37, 41))
+	read := 0
+	for i := range 20000 {
+		doc := genSchemaJSON(r, 3)
+		var s Schema
+		if s.UnmarshalJSON([]byte(doc)) != nil {
+			continue
+		}
+		read++
+		check(fmt.Sprintf("document %d %s", i, doc), &s)
+	}
+	if read < 5000 {
+		t.Fatalf("only %d generated documents read", read)
+	}
+	nan, inf := math.NaN(), math.Inf(1)
+	one := 1
+	for name, s := range map[string]*Schema{
+		"NaN minimum":         {Type: "number", Minimum: &nan},
+		"infinite maximum":    {Maximum: &inf},
+		"enum of a func":      {Enum: []any{func() {}}},
+		"const a channel":     {Const: make(chan int)},
+		"invalid extra":       {Extra: map[string]json.RawMessage{"x-a": json.RawMessage(`{"a":`)}},
+		"invalid additional":  {AdditionalProperties: json.RawMessage(`tru`)},
+		"spaced raw":          {AdditionalProperties: json.RawMessage(" { \"a\" : [ 1 , 2 ] } "), Extra: map[string]json.RawMessage{"z": json.RawMessage(" 1 "), "\u2028<&>": json.RawMessage(`"<&>"`)}},
+		"strings to escape":   {Type: "string", Title: "<b>&amp;\u2028\u2029", Description: "tab\tnew\nline \"q\" \\ \x01 \xff", Format: "é", Pattern: `^\d+$`, Ref: "#/x<y>"},
+		"nested property nil": {Type: "object", Properties: map[string]*Schema{"a": nil, "b": {Type: "integer", MinLength: &one}}, Order: []string{"b", "a"}},
+		"nil in anyOf":        {AnyOf: []*Schema{nil, {Type: "null"}}, OneOf: []*Schema{{}}, AllOf: []*Schema{{Deprecated: true}}},
+		"nested invalid":      {Type: "object", Properties: map[string]*Schema{"a": {Items: &Schema{Extra: map[string]json.RawMessage{"x": json.RawMessage("nope")}}}}},
+	} {
+		check(name, s)
+	}
+}
+
+// BenchmarkSchemaWrite writes BenchmarkSchemaRead's schema.
+func BenchmarkSchemaWrite(b *testing.B) {
+	var s Schema
+	if err := s.UnmarshalJSON(benchSchemaDoc()); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.MarshalJSON(); err != nil {
 			b.Fatal(err)
 		}
 	}
