@@ -319,6 +319,39 @@ func (s *Schema) UnmarshalJSON(data []byte) error {
 	return unmarshalSchema(s, data)
 }
 
+// readType reads the "type" keyword's value r into s: a type name, or a
+// list of them in which "null" makes s nullable.
+func readType(s *Schema, r []byte) error {
+	var one string
+	if json.Unmarshal(r, &one) == nil {
+		s.Type = one
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(r, &many); err != nil {
+		return fmt.Errorf("json schema keyword \"type\": want a string or a list of strings: %w", err)
+	}
+	for _, t := range many {
+		if t == "null" {
+			s.Nullable = true
+		} else if s.Type == "" {
+			s.Type = t
+		}
+	}
+	if s.Type == "" && s.Nullable {
+		s.Type, s.Nullable = "null", false
+	}
+	return nil
+}
+
+// readNullable reads OpenAPI 3.0's "nullable" keyword (read after
+// "type"): anything but true leaves s as it is.
+func readNullable(s *Schema, r []byte) {
+	var b bool
+	_ = json.Unmarshal(r, &b)
+	s.Nullable = s.Nullable || b
+}
+
 // unmarshalSchema is UnmarshalJSON's reading of data (trimmed, not too
 // deep) by encoding/json alone: each level decoded into a map of raw
 // members, then each member.
@@ -345,31 +378,13 @@ func unmarshalSchema(s *Schema, data []byte) error {
 	}
 	if r, ok := raw["type"]; ok {
 		delete(raw, "type")
-		var one string
-		if json.Unmarshal(r, &one) == nil {
-			s.Type = one
-		} else {
-			var many []string
-			if err := json.Unmarshal(r, &many); err != nil {
-				return fmt.Errorf("json schema keyword \"type\": want a string or a list of strings: %w", err)
-			}
-			for _, t := range many {
-				if t == "null" {
-					s.Nullable = true
-				} else if s.Type == "" {
-					s.Type = t
-				}
-			}
-			if s.Type == "" && s.Nullable {
-				s.Type, s.Nullable = "null", false
-			}
+		if err := readType(s, r); err != nil {
+			return err
 		}
 	}
 	if r, ok := raw["nullable"]; ok { // OpenAPI 3.0
 		delete(raw, "nullable")
-		var b bool
-		_ = json.Unmarshal(r, &b)
-		s.Nullable = s.Nullable || b
+		readNullable(s, r)
 	}
 	if r, ok := raw["properties"]; ok {
 		delete(raw, "properties")

@@ -131,31 +131,11 @@ func readSchema(s *Schema, data []byte) bool {
 			extra = append(extra, m)
 		}
 	}
-	if typ != nil {
-		var one string
-		if json.Unmarshal(typ, &one) == nil {
-			s.Type = one
-		} else {
-			var many []string
-			if json.Unmarshal(typ, &many) != nil {
-				return false
-			}
-			for _, t := range many {
-				if t == "null" {
-					s.Nullable = true
-				} else if s.Type == "" {
-					s.Type = t
-				}
-			}
-			if s.Type == "" && s.Nullable {
-				s.Type, s.Nullable = "null", false
-			}
-		}
+	if typ != nil && readType(s, typ) != nil {
+		return false
 	}
 	if nullable != nil {
-		var b bool
-		_ = json.Unmarshal(nullable, &b)
-		s.Nullable = s.Nullable || b
+		readNullable(s, nullable)
 	}
 	if props != nil {
 		if !readProperties(s, props) {
