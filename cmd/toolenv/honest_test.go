@@ -303,10 +303,8 @@ func checkIncomplete(t *testing.T, out string, want eval.RunStatus, why string) 
 // say at their top how many of the planned episodes ran.
 func TestModelDiesMidRun(t *testing.T) {
 	code, stderr, out := incompleteRun(t, context.Background(), func(n int, srv *llmtest.Server) llmtest.Reply {
-		if n == 5 {
-			go srv.Close() // after this answer: connections are refused from now on
-		}
-		return llmtest.Reply{Content: "Thought: I know it.\nFinal Answer: 21.5"}
+		// After the fifth episode's answer, connections are refused.
+		return llmtest.Reply{Content: "Thought: I know it.\nFinal Answer: 21.5", Last: n == 5}
 	})
 	// Episodes that finished while the run was stopping are kept (one
 	// running, one waiting to be written): 3 to 5 errored.
@@ -382,12 +380,10 @@ func TestEvalFidelityNeverScoresAStandIn(t *testing.T) {
 		t.Error("the output folder was written for a run that scored nothing")
 	}
 
-	var sim *llmtest.Server
-	sim = llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
-		if n == 1 {
-			go sim.Close() // the check and one pair are answered
-		}
-		return mirrorModel(n, req)
+	sim := llmtest.New(func(n int, req *llm.Request) llmtest.Reply {
+		rep := mirrorModel(n, req)
+		rep.Last = n == 1 // the check and one pair are answered
+		return rep
 	})
 	defer sim.Close()
 	out = filepath.Join(t.TempDir(), "dies")

@@ -35,6 +35,12 @@ type Reply struct {
 	Embed func(text string) []float32
 	// Usage is reported; zero means a token estimate from lengths.
 	Usage llm.Usage
+	// Last makes this the server's last answer: before it is written the
+	// server stops accepting connections and closes its idle ones, and
+	// this answer's connection closes after it, so every later request
+	// is refused (a model that dies mid-run, with no window in which a
+	// later request could still be served).
+	Last bool
 }
 
 // Func decides the reply to a request. n counts requests from 0.
@@ -116,6 +122,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.raw = append(s.raw, body)
 	s.mu.Unlock()
 	rep := s.fn(n, &req)
+	if rep.Last {
+		s.Server.Listener.Close()
+		s.Server.Config.SetKeepAlivesEnabled(false) // closes the idle connections; this one closes after its answer
+	}
 	if rep.Delay > 0 {
 		select {
 		case <-time.After(rep.Delay):
