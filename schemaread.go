@@ -28,12 +28,8 @@ func readSchema(s *Schema, data []byte) bool {
 	if !ok {
 		return false
 	}
-	for i := range ms {
-		for j := range i {
-			if ms[i].key == ms[j].key {
-				return false // the last one stands: unmarshalSchema's map says so
-			}
-		}
+	if repeatedKey(ms) {
+		return false // the last one stands: unmarshalSchema's map says so
 	}
 	// The members by keyword, applied in unmarshalSchema's order (type
 	// before nullable, whatever the document's order).
@@ -118,7 +114,7 @@ func readSchema(s *Schema, data []byte) bool {
 			} else if m.key == "allOf" {
 				p = &s.AllOf
 			}
-			if json.Unmarshal(r, p) != nil {
+			if !readSchemaList(p, r) {
 				return false
 			}
 		case "deprecated":
@@ -195,6 +191,79 @@ func readProperties(s *Schema, data []byte) bool {
 	}
 	s.Properties, s.Order = props, order
 	return true
+}
+
+// repeatedKey reports whether a key appears twice in ms: pair by pair
+// for a few members, through a set for many (a schema may carry any
+// number of unknown keywords, and comparing every pair of 100,000 would
+// take minutes).
+func repeatedKey(ms []schemaMember) bool {
+	if len(ms) <= 16 {
+		for i := range ms {
+			for j := range i {
+				if ms[i].key == ms[j].key {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make(map[string]struct{}, len(ms))
+	for _, m := range ms {
+		if _, dup := seen[m.key]; dup {
+			return true
+		}
+		seen[m.key] = struct{}{}
+	}
+	return false
+}
+
+// readSchemaList reads a list of schemas (anyOf, oneOf, allOf) as
+// encoding/json reads data into a []*Schema: null leaves *p nil, [] is
+// an empty list, a null element a nil schema, and each other element is
+// read by readSchema from its own span (not decoded, checked and read
+// again at each level, as json.Unmarshal and UnmarshalJSON would).
+func readSchemaList(p *[]*Schema, data []byte) bool {
+	if string(data) == "null" {
+		return true
+	}
+	if len(data) < 2 || data[0] != '[' {
+		return false
+	}
+	list := []*Schema{}
+	i := jsonSpace(data, 1)
+	if i < len(data) && data[i] == ']' {
+		*p = list
+		return true
+	}
+	for i < len(data) {
+		end := jsonValueEnd(data, i)
+		if end < 0 {
+			return false
+		}
+		var x *Schema
+		if v := data[i:end]; string(v) != "null" {
+			x = &Schema{}
+			if !readSchema(x, v) {
+				return false
+			}
+		}
+		list = append(list, x)
+		i = jsonSpace(data, end)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = jsonSpace(data, i+1)
+		case ']':
+			*p = list
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // decodeNumbers decodes data into v with numbers kept as json.Number,

@@ -244,3 +244,41 @@ func BenchmarkSchemaWrite(b *testing.B) {
 		}
 	}
 }
+
+// TestSchemaManyKeywordsAndLists: a schema of many unknown keywords (a
+// repeat among them found through a set, not pair by pair) and lists of
+// schemas read alike by both readings, and the valid ones in one pass.
+func TestSchemaManyKeywordsAndLists(t *testing.T) {
+	many := func(n int, repeat bool) string {
+		var b strings.Builder
+		b.WriteString(`{"type":"object"`)
+		for i := range n {
+			fmt.Fprintf(&b, `,"x-k%d":%d`, i, i)
+		}
+		if repeat {
+			b.WriteString(`,"x-k7":"again"`)
+		}
+		b.WriteString(`}`)
+		return b.String()
+	}
+	for _, c := range []struct {
+		name string
+		doc  string
+		fast bool
+	}{
+		{"5,000 keywords", many(5000, false), true},
+		{"5,000 keywords, one repeated", many(5000, true), false},
+		{"17 keywords, one repeated", many(16, true), false},
+		{"lists", `{"anyOf":[{"type":"string"}, null ,true,{"anyOf":[]}],"oneOf":null,"allOf":[ ]}`, true},
+		{"list of a number", `{"anyOf":[{"type":"string"},5]}`, false},
+		{"list of an invalid schema", `{"allOf":[{"type":7}]}`, false},
+	} {
+		if diff := readBoth([]byte(c.doc)); diff != "" {
+			t.Errorf("%s: %s", c.name, diff)
+		}
+		var s Schema
+		if got := readSchema(&s, []byte(c.doc)); got != c.fast {
+			t.Errorf("%s: read in one pass %v, want %v", c.name, got, c.fast)
+		}
+	}
+}
