@@ -12,23 +12,27 @@ import (
 )
 
 // TestLastAnswerThenRefused: the answer marked Last arrives whole, and
-// every request after it is refused, over a client that keeps its
-// connections alive and had several open (the server's death leaves no
-// window in which a later request is still served).
+// no request after it is served: not on the connections three clients
+// that keep their connections alive had open (the server dropped them),
+// and a new connection is refused.
 func TestLastAnswerThenRefused(t *testing.T) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	newClient := func() *http.Client {
+		c := &http.Client{Transport: &http.Transport{}}
+		t.Cleanup(c.CloseIdleConnections)
+		return c
+	}
 	for _, last := range []int{0, 1, 3} {
 		srv := llmtest.New(func(n int, _ *llm.Request) llmtest.Reply {
 			return llmtest.Reply{Content: "ok", Last: n == last}
 		})
 		t.Cleanup(srv.Close)
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-		t.Cleanup(client.CloseIdleConnections)
-		post := func() (*http.Response, error) {
-			return client.Post(srv.URL()+"/chat/completions", "application/json",
-				bytes.NewReader([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)))
+		post := func(c *http.Client) (*http.Response, error) {
+			return c.Post(srv.URL()+"/chat/completions", "application/json", bytes.NewReader(body))
 		}
-		for i := 0; i <= last; i++ {
-			resp, err := post()
+		clients := []*http.Client{newClient(), newClient(), newClient()}
+		for i := 0; i <= last; i++ { // each client on its own connection, kept open
+			resp, err := post(clients[i%len(clients)])
 			if err != nil {
 				t.Fatalf("last=%d: request %d: %v", last, i, err)
 			}
@@ -39,14 +43,15 @@ func TestLastAnswerThenRefused(t *testing.T) {
 				t.Fatalf("last=%d: request %d: %d %s", last, i, resp.StatusCode, buf.Bytes())
 			}
 		}
-		for i := 0; i < 3; i++ {
-			resp, err := post()
+		fresh := newClient()
+		for i, c := range append(clients, fresh) {
+			resp, err := post(c)
 			if err == nil {
 				resp.Body.Close()
-				t.Fatalf("last=%d: request %d after the last answer was served (%d)", last, last+1+i, resp.StatusCode)
+				t.Fatalf("last=%d: client %d's request after the last answer was served (%d)", last, i, resp.StatusCode)
 			}
-			if !errors.Is(err, syscall.ECONNREFUSED) {
-				t.Errorf("last=%d: request %d after the last answer: %v, want connection refused", last, last+1+i, err)
+			if c == fresh && !errors.Is(err, syscall.ECONNREFUSED) {
+				t.Errorf("last=%d: a new connection after the last answer: %v, want connection refused", last, err)
 			}
 		}
 		if got := len(srv.Requests()); got != last+1 {
