@@ -52,7 +52,10 @@ type ReplayObserver interface {
 	Observer
 	// ObserveReplays returns a function doing for each such call, of
 	// elapsed time, what Observe would do, or nil to be asked Observe.
-	ObserveReplays(call *toolenv.Call, res *toolenv.Result) func(call *toolenv.Call, elapsed time.Duration)
+	// The function is not shown the replayed call: what it does must
+	// depend on call's tool, collection and front-end alone (a replay
+	// through CachedInvoker.ReplayPrepared has no Call).
+	ObserveReplays(call *toolenv.Call, res *toolenv.Result) func(elapsed time.Duration)
 }
 
 // Observe times each call, sets Result.Latency and reports to obs (which

@@ -100,6 +100,17 @@ type CachedInvoker interface {
 	// nothing. It builds no result: observers are shown one made once
 	// for hint, the same for every replay (see Observer).
 	ReplayHit(ctx context.Context, call *toolenv.Call, exact string, hint *ExactHit) bool
+	// ReplayPrepared is ReplayHit for a front-end that keeps hint beside
+	// the call it was found for, and asks it again only for an identical
+	// call (the same tool, collection, exact key, front-end and options,
+	// the same Meta): it needs no Call. It replays hint only when nothing
+	// needs the call itself, that is when the observer prepared the
+	// hint's replays (ReplayObserver) and calls are not logged (debug
+	// level): it observes the replay with a duration of zero (its work is
+	// a comparison, cheaper than reading the clock) and reports true.
+	// Otherwise, or when hint no longer holds, it reports false, having
+	// done nothing, and the front-end asks ReplayHit with the call.
+	ReplayPrepared(ctx context.Context, hint *ExactHit) bool
 }
 
 // ExactHit is an entry found in memory under a call's exact key, with
@@ -121,7 +132,7 @@ type ExactHit struct {
 	// ReplayObserver), or nil.
 	res      *toolenv.Result
 	frontend string
-	observe  func(*toolenv.Call, time.Duration)
+	observe  func(time.Duration)
 }
 
 // Size is the memory the hit holds beyond its key: its entry's answer.
@@ -152,6 +163,15 @@ func (p *pipeline) InvokeCached(ctx context.Context, call *toolenv.Call) (*toole
 func (p *pipeline) InvokeCachedExact(ctx context.Context, call *toolenv.Call, exact string) (*toolenv.Result, bool) {
 	res, _, ok := p.invokeCached(ctx, call, exact, nil, false)
 	return res, ok
+}
+
+// ReplayPrepared implements CachedInvoker.
+func (p *pipeline) ReplayPrepared(ctx context.Context, hint *ExactHit) bool {
+	if hint == nil || hint.observe == nil || p.writes == nil || hint.writes != p.writes.Writes() || p.log.Enabled(ctx, slog.LevelDebug) {
+		return false
+	}
+	hint.observe(0)
+	return true
 }
 
 // InvokeCachedHit implements CachedInvoker.
@@ -215,7 +235,7 @@ func (p *pipeline) ReplayHit(ctx context.Context, call *toolenv.Call, exact stri
 	elapsed := time.Since(start)
 	switch {
 	case hint.observe != nil && call.Frontend == hint.frontend:
-		hint.observe(call, elapsed)
+		hint.observe(elapsed)
 	case p.obs != nil:
 		p.obs.Observe(call, hint.res, elapsed)
 	}

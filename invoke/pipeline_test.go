@@ -3,6 +3,8 @@ package invoke
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -221,12 +223,12 @@ func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 type replayObserver struct {
 	callObserver
 	prepared []string // the front-ends prepared for
-	replays  []*toolenv.Call
+	replays  int
 }
 
-func (o *replayObserver) ObserveReplays(call *toolenv.Call, _ *toolenv.Result) func(*toolenv.Call, time.Duration) {
+func (o *replayObserver) ObserveReplays(call *toolenv.Call, _ *toolenv.Result) func(time.Duration) {
 	o.prepared = append(o.prepared, call.Frontend)
-	return func(c *toolenv.Call, _ time.Duration) { o.replays = append(o.replays, c) }
+	return func(time.Duration) { o.replays++ }
 }
 
 // TestReplayHitPreparedObserver: a ReplayObserver prepares once for the
@@ -264,10 +266,80 @@ func TestReplayHitPreparedObserver(t *testing.T) {
 			t.Fatal("a replay refused")
 		}
 	}
-	if len(obs.replays) != 3 || len(obs.results) != n {
-		t.Fatalf("replays observed %d times prepared, %d by Observe", len(obs.replays), len(obs.results)-n)
+	if obs.replays != 3 || len(obs.results) != n {
+		t.Fatalf("replays observed %d times prepared, %d by Observe", obs.replays, len(obs.results)-n)
 	}
-	if !ci.ReplayHit(ctx, call("rest"), exact, hit) || len(obs.replays) != 3 || len(obs.results) != n+1 || obs.results[n].Source != toolenv.SourceCache {
-		t.Fatalf("a replay from another front-end: %d prepared, %d by Observe", len(obs.replays), len(obs.results)-n)
+	if !ci.ReplayHit(ctx, call("rest"), exact, hit) || obs.replays != 3 || len(obs.results) != n+1 || obs.results[n].Source != toolenv.SourceCache {
+		t.Fatalf("a replay from another front-end: %d prepared, %d by Observe", obs.replays, len(obs.results)-n)
 	}
+}
+
+// TestReplayPrepared: a hit whose observer prepared its replays is
+// replayed without a Call, observed through what was prepared, while
+// nothing is written to the cache; it is refused, having observed
+// nothing, when nothing was prepared (a plain Observer), when calls are
+// logged at debug level (the log needs the call), and after a write.
+func TestReplayPrepared(t *testing.T) {
+	ctx := context.Background()
+	const exact = "{'symbol': 'AAPL'}"
+	setup := func(t *testing.T, obs Observer, log *slog.Logger) (CachedInvoker, *ExactHit, store.Store) {
+		c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
+		c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
+		reg := NewRegistry()
+		if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
+			t.Fatal(err)
+		}
+		st := openStore(t, ":memory:")
+		if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`)}); err != nil {
+			t.Fatal(err)
+		}
+		p := New(reg, Options{Cache: st, Observer: obs, Logger: log})
+		call := quoteCall(t, reg, `{"symbol":"AAPL"}`)
+		call.Frontend, call.Meta = "virtual", map[string]string{CallMetaExactKey: exact}
+		p.Invoke(ctx, call) // reads the entry into memory
+		ci := p.(CachedInvoker)
+		_, hit, ok := ci.InvokeCachedHit(ctx, call, exact, nil)
+		if !ok || hit == nil {
+			t.Fatalf("no hit kept (%v)", ok)
+		}
+		return ci, hit, st
+	}
+	t.Run("prepared", func(t *testing.T) {
+		obs := &replayObserver{}
+		ci, hit, st := setup(t, obs, nil)
+		n := len(obs.results)
+		for range 4 {
+			if !ci.ReplayPrepared(ctx, hit) {
+				t.Fatal("a prepared replay refused")
+			}
+		}
+		if obs.replays != 4 || len(obs.results) != n {
+			t.Fatalf("observed %d prepared, %d by Observe; want 4 and 0", obs.replays, len(obs.results)-n)
+		}
+		if ci.ReplayPrepared(ctx, nil) {
+			t.Fatal("a nil hit replayed")
+		}
+		if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"MSFT"}`, Status: toolenv.StatusOK, Body: json.RawMessage(`"y"`)}); err != nil {
+			t.Fatal(err)
+		}
+		if ci.ReplayPrepared(ctx, hit) || obs.replays != 4 {
+			t.Fatal("replayed after a write to the cache")
+		}
+	})
+	t.Run("plain observer", func(t *testing.T) {
+		obs := &callObserver{}
+		ci, hit, _ := setup(t, obs, nil)
+		n := len(obs.results)
+		if ci.ReplayPrepared(ctx, hit) || len(obs.results) != n {
+			t.Fatal("replayed without a prepared observer, or observed the refusal")
+		}
+	})
+	t.Run("debug log", func(t *testing.T) {
+		obs := &replayObserver{}
+		log := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		ci, hit, _ := setup(t, obs, log)
+		if ci.ReplayPrepared(ctx, hit) || obs.replays != 0 {
+			t.Fatal("replayed without a call while calls are logged")
+		}
+	})
 }

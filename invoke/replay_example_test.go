@@ -16,8 +16,8 @@ type counter struct{ observed, replayed int }
 
 func (c *counter) Observe(*toolenv.Call, *toolenv.Result, time.Duration) { c.observed++ }
 
-func (c *counter) ObserveReplays(*toolenv.Call, *toolenv.Result) func(*toolenv.Call, time.Duration) {
-	return func(*toolenv.Call, time.Duration) { c.replayed++ }
+func (c *counter) ObserveReplays(*toolenv.Call, *toolenv.Result) func(time.Duration) {
+	return func(time.Duration) { c.replayed++ }
 }
 
 // A front-end keeps the hit InvokeCachedHit found with the answer it made

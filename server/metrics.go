@@ -122,17 +122,18 @@ func (m *Metrics) lookups(call *toolenv.Call, res *toolenv.Result) *stripedCount
 // ObserveReplays implements invoke.ReplayObserver: the series and the
 // lookup counter are found once. A result with a store error or faults
 // is left to Observe.
-func (m *Metrics) ObserveReplays(call *toolenv.Call, res *toolenv.Result) func(*toolenv.Call, time.Duration) {
+func (m *Metrics) ObserveReplays(call *toolenv.Call, res *toolenv.Result) func(time.Duration) {
 	if res.Meta[invoke.MetaStoreError] != "" || len(res.Faults) > 0 {
 		return nil
 	}
 	cs, c := m.seriesOf(call, res), m.lookups(call, res)
-	return func(_ *toolenv.Call, elapsed time.Duration) {
-		cs.observe(elapsed.Seconds())
-		if c != nil {
-			c.inc()
-		}
+	switch c {
+	case nil:
+		return cs.replays[0]
+	case &m.cache.hit:
+		return cs.replays[1]
 	}
+	return cs.replays[2]
 }
 
 // addSeries returns the series of a label set, adding it to m.series.
@@ -146,6 +147,14 @@ func (m *Metrics) addSeries(key callLabels) *callSeries {
 		}
 	}
 	cs := &callSeries{labels: key}
+	for i, c := range []*stripedCounter{nil, &m.cache.hit, &m.cache.miss} {
+		cs.replays[i] = func(elapsed time.Duration) {
+			cs.observe(elapsed.Seconds())
+			if c != nil {
+				c.inc()
+			}
+		}
+	}
 	series := map[callLabels]*callSeries{key: cs}
 	if old != nil {
 		for k, v := range *old {

@@ -232,7 +232,7 @@ func (s *Server) handleVirtual(w http.ResponseWriter, r *http.Request) {
 	}
 	if exactOK {
 		// What this body comes to, for the next time it is sent.
-		v.plans.put(body, &virtualPlan{req: *req, tool: tool, coll: call.Collection, exact: exact})
+		v.plans.put(body, s.newPlan(req, tool, call.Collection, exact))
 	}
 	if vb.unchecked && !sessionless(r, call) {
 		// A session is not issued nor taken for a tool_input that is

@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -17,23 +19,43 @@ import (
 // a change of the registry replaces whole): a repeated call, what a cache
 // hit is, then skips decoding, resolving and keying. A plan is never
 // changed once kept.
+//
+// What a replay reads comes first, on the plan's first cache line: with
+// thousands of plans, each hit finds its plan out of the CPU's caches.
 type virtualPlan struct {
-	req   VirtualRequest
-	tool  *toolenv.Tool
-	coll  *toolenv.Collection
-	exact string
 	// hit is the cache's answer, which it serves again while it holds
 	// (see invoke.ExactHit).
 	hit atomic.Pointer[planHit]
+	// cached reports that the plan's call may be answered from memory
+	// without a session (see serveVirtualHit): the pipeline serves
+	// in-memory hits, the collection caches, and the tool is not a
+	// session's own. It depends on the tool and collection alone.
+	cached bool
+	meta   bool // req.Meta
+	req    VirtualRequest
+	tool   *toolenv.Tool
+	coll   *toolenv.Collection
+	exact  string
 }
 
 // planHit is a plan's cache hit and its /virtual answer, rendered once
 // (without VirtualMetaField, which is rendered for each call that asks):
-// the body and the headers setResultHeaders gives its result.
+// the body and the headers setResultHeaders gives its result. The hit is
+// a copy of the one the pipeline returned, so that a replay reads one
+// object (the answer's bytes aside), and the headers are shared by every
+// hit with the same ones (see planMemo.headerFields).
 type planHit struct {
-	hit    *invoke.ExactHit
-	answer []byte
+	hit    invoke.ExactHit
 	header []headerField
+	answer []byte
+}
+
+// newPlan returns the plan of a /virtual request resolved to tool of
+// coll, whose exact key is exact.
+func (s *Server) newPlan(req *VirtualRequest, tool *toolenv.Tool, coll *toolenv.Collection, exact string) *virtualPlan {
+	cached := s.cached != nil && coll != nil && coll.Policy.Cache &&
+		!(coll.Policy.Sessions && tool.Hidden()) // callSession's cases with a session
+	return &virtualPlan{req: *req, tool: tool, coll: coll, exact: exact, cached: cached, meta: req.Meta}
 }
 
 // headerField is a response header and its values, shared by every
@@ -50,7 +72,7 @@ func (h *planHit) exact() *invoke.ExactHit {
 	if h == nil {
 		return nil
 	}
-	return h.hit
+	return &h.hit
 }
 
 // planMemo holds plans by their body. Reads take no lock and write no
@@ -70,6 +92,10 @@ type planMemo struct {
 	// hitBytes is the memory the plans' hits hold, up to maxHitBytes
 	// (hits of over maxHitSize are not kept).
 	hitBytes atomic.Int64
+	// headers holds the hits' header lists, one per distinct list (up to
+	// maxHeaderLists), under hmu.
+	hmu     sync.Mutex
+	headers map[string][]headerField
 }
 
 const (
@@ -77,6 +103,10 @@ const (
 	maxPlanBytes = 8 << 20
 	maxHitSize   = 64 << 10
 	maxHitBytes  = 32 << 20
+	// maxHeaderLists bounds the distinct header lists kept for sharing:
+	// a hit's headers are its status, source and origin (few distinct
+	// ones) unless it has warnings or faults.
+	maxHeaderLists = 256
 )
 
 // get returns the plan kept for body, or nil.
@@ -133,12 +163,7 @@ func (m *planMemo) keepHit(p *virtualPlan, old *planHit, hit *invoke.ExactHit, r
 	if hit == nil || hit == old.exact() || hit.Size() > maxHitSize {
 		return
 	}
-	h := &planHit{hit: hit, answer: appendVirtualResponse(nil, res)}
-	hdr := http.Header{}
-	setResultHeaders(hdr, res)
-	for k, vs := range hdr {
-		h.header = append(h.header, headerField{k, vs[:len(vs):len(vs)]})
-	}
+	h := &planHit{hit: *hit, answer: appendVirtualResponse(nil, res), header: m.headerFields(res)}
 	grow := int64(h.size())
 	if old != nil {
 		grow -= int64(old.size())
@@ -151,6 +176,41 @@ func (m *planMemo) keepHit(p *virtualPlan, old *planHit, hit *invoke.ExactHit, r
 	}
 }
 
+// headerFields returns the headers setResultHeaders gives res, as a list
+// shared with every hit given the same ones. Lists are shared up to
+// maxHeaderLists; a list past that is the hit's own. A list is never
+// changed.
+func (m *planMemo) headerFields(res *toolenv.Result) []headerField {
+	hdr := http.Header{}
+	setResultHeaders(hdr, res)
+	var fields []headerField
+	var key strings.Builder
+	for k, vs := range hdr {
+		fields = append(fields, headerField{k, vs[:len(vs):len(vs)]})
+	}
+	slices.SortFunc(fields, func(a, b headerField) int { return strings.Compare(a.key, b.key) })
+	for _, f := range fields {
+		key.WriteString(f.key)
+		for _, v := range f.values {
+			key.WriteByte(0)
+			key.WriteString(v)
+		}
+		key.WriteByte('\n')
+	}
+	m.hmu.Lock()
+	defer m.hmu.Unlock()
+	if shared, ok := m.headers[key.String()]; ok {
+		return shared
+	}
+	if len(m.headers) < maxHeaderLists {
+		if m.headers == nil {
+			m.headers = map[string][]headerField{}
+		}
+		m.headers[key.String()] = fields
+	}
+	return fields
+}
+
 // serveVirtualHit answers a /virtual request whose body has a plan from
 // memory, when the answer is the entry recorded under the plan's exact
 // key and memory holds it: what handleVirtual would answer, without the
@@ -158,16 +218,22 @@ func (m *planMemo) keepHit(p *virtualPlan, old *planHit, hit *invoke.ExactHit, r
 // anything else (a session to issue or check, a collection that does not
 // cache, a miss), which handleVirtual then serves the ordinary way.
 func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, m *planMemo, p *virtualPlan) bool {
-	if s.cached == nil || p.coll == nil || !p.coll.Policy.Cache || len(r.Header[SessionHeader]) > 0 ||
-		p.coll.Policy.Sessions && p.tool.Hidden() { // callSession's cases with a session
+	if !p.cached || len(r.Header[SessionHeader]) > 0 {
 		return false
+	}
+	kept := p.hit.Load()
+	// A kept hit is replayed without a Call when nothing needs one (see
+	// invoke.CachedInvoker.ReplayPrepared): every call of the plan is
+	// the same call but for its request ID, which only a log shows.
+	if kept != nil && !p.meta && s.cached.ReplayPrepared(r.Context(), &kept.hit) {
+		kept.write(w)
+		return true
 	}
 	call := &toolenv.Call{Tool: p.tool, Collection: p.coll, Frontend: "virtual", RequestID: s.newRequestID()}
 	if p.req.ToolbenchKey != "" {
 		call.Meta = map[string]string{"toolbench_key": p.req.ToolbenchKey}
 	}
-	kept := p.hit.Load()
-	if kept != nil && !p.req.Meta && s.cached.ReplayHit(r.Context(), call, p.exact, kept.hit) {
+	if kept != nil && !p.meta && s.cached.ReplayHit(r.Context(), call, p.exact, &kept.hit) {
 		kept.write(w)
 		return true
 	}
@@ -175,7 +241,7 @@ func (s *Server) serveVirtualHit(w http.ResponseWriter, r *http.Request, m *plan
 	if !ok {
 		return false
 	}
-	if p.req.Meta {
+	if p.meta {
 		writeVirtualMeta(w, res)
 	} else {
 		writeVirtual(w, http.StatusOK, res)

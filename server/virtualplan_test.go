@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -369,4 +371,126 @@ func TestSharedHeaderValues(t *testing.T) {
 	if a, b := headerValue("an origin"), headerValue("an origin"); &a[0] == &b[0] {
 		t.Fatal("a value that is no status or source was shared")
 	}
+}
+
+// TestPlanHitHeadersShared: hits answered with the same headers share one
+// header list, which holds what setResultHeaders gives their result, and
+// no more than maxHeaderLists distinct lists are kept for sharing: a hit
+// past them gets its own, with the same headers.
+func TestPlanHitHeadersShared(t *testing.T) {
+	rig := newPlanRig(t, 0)
+	var bodies []string
+	for i := range 5 {
+		body := planBody("search", fmt.Sprintf("shared %d", i), "")
+		for range 3 { // a hit is kept once memory holds the entry
+			if a, _ := rig.call(t, body); a.Error != "" {
+				t.Fatalf("%s: %+v", body, a)
+			}
+		}
+		bodies = append(bodies, body)
+	}
+	var first []headerField
+	for _, body := range bodies {
+		p := rig.s.views.Load().plans.get([]byte(body))
+		if p == nil || p.hit.Load() == nil {
+			t.Fatalf("no hit kept for %s", body)
+		}
+		h := p.hit.Load().header
+		if first == nil {
+			first = h
+		} else if &h[0] != &first[0] {
+			t.Fatalf("two hits with the same headers keep two lists: %v and %v", h, first)
+		}
+	}
+	got := map[string]string{}
+	for _, f := range first {
+		got[f.key] = strings.Join(f.values, ",")
+	}
+	if want := map[string]string{"X-Toolenv-Status": "ok", "X-Toolenv-Source": "cache", "X-Toolenv-Origin": "simulator"}; !maps.Equal(got, want) {
+		t.Fatalf("the shared list is %v, want %v", got, want)
+	}
+
+	var m planMemo
+	for i := range maxHeaderLists + 10 {
+		res := &toolenv.Result{Status: toolenv.StatusOK, Source: toolenv.SourceCache, Meta: map[string]string{invoke.MetaOrigin: "origin " + strconv.Itoa(i)}}
+		a, b := m.headerFields(res), m.headerFields(res)
+		shared := &a[0] == &b[0]
+		if shared != (i < maxHeaderLists) {
+			t.Fatalf("list %d shared: %v", i, shared)
+		}
+		for _, l := range [][]headerField{a, b} {
+			h := http.Header{}
+			for _, f := range l {
+				h[f.key] = f.values
+			}
+			if h.Get("X-Toolenv-Origin") != "origin "+strconv.Itoa(i) || h.Get("X-Toolenv-Source") != "cache" || len(h) != 3 {
+				t.Fatalf("list %d: %v", i, h)
+			}
+		}
+	}
+	if len(m.headers) != maxHeaderLists {
+		t.Fatalf("%d lists kept, want %d", len(m.headers), maxHeaderLists)
+	}
+}
+
+// TestVirtualPlanReplaysLogged: with calls logged at debug level, every
+// replayed hit is still logged, each with its own request ID (a replay
+// without a Call is for servers that log no calls).
+func TestVirtualPlanReplaysLogged(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	reg := invoke.NewRegistry()
+	if err := reg.Add(planCollection("search", true), toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result {
+		return &toolenv.Result{Status: toolenv.StatusOK, Body: json.RawMessage(`"live"`), Source: toolenv.SourceSimulator}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), t.TempDir()+"/s.db", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := NewMetrics()
+	s := New(Options{Pipeline: invoke.New(reg, invoke.Options{Cache: st, Observer: m, Logger: log}), Registry: reg, Metrics: m})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	body := planBody("search", "logged", "")
+	const n = 6
+	for range n {
+		post(t, srv.URL+"/virtual", "application/json", body)
+	}
+	ids := map[string]bool{}
+	sources := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct{ Msg, Request, Source string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec.Msg == "call" {
+			ids[rec.Request] = true
+			sources[rec.Source]++
+		}
+	}
+	if len(ids) != n || ids[""] || sources["cache"] != n-1 {
+		t.Fatalf("%d calls logged with %d distinct request IDs (sources %v), want %d, %d from the cache", len(ids), len(ids), sources, n, n-1)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a log written from the server's
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

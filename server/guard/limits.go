@@ -53,11 +53,14 @@ type Limits struct {
 	// HeaderTimeout bounds reading a request's headers (default 10 s).
 	HeaderTimeout time.Duration
 	// BodyTimeout bounds reading a request's body, from the end of its
-	// headers (default 60 s). Once the body is read the deadline is
+	// headers, or on a connection of Listener from the first read of the
+	// body that waits on the connection (default 60 s). Once the body is read the deadline is
 	// lifted, so long answers and event streams are not cut.
 	BodyTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long (default
-	// 2 min).
+	// 2 min). Under Serve with connection caps, the listener closes them
+	// itself, within a quarter of IdleTimeout more, so that no request
+	// reads the clock or sets a timer for it.
 	IdleTimeout time.Duration
 	// ShutdownTimeout is how long Serve waits for requests in flight
 	// when its context ends (default 10 s).
@@ -126,6 +129,13 @@ func (l Limits) Server(h http.Handler) *http.Server {
 // ReserveConns for ReservedPaths, and MaxConnsPerClient per remote
 // address.
 func (l Limits) Listener(ln net.Listener) net.Listener {
+	return l.listener(ln, false)
+}
+
+// listener is Listener, whose connections it closes itself once idle
+// for IdleTimeout when sweep is set (see sweepIdle): the http.Server
+// must then have its ConnState hook.
+func (l Limits) listener(ln net.Listener, sweep bool) net.Listener {
 	l = l.withDefaults()
 	if l.MaxConns <= 0 && l.MaxConnsPerClient <= 0 {
 		return ln
@@ -141,6 +151,9 @@ func (l Limits) Listener(ln net.Listener) net.Listener {
 	}
 	for _, p := range l.ReservedPaths {
 		ll.reservedPaths[p] = true
+	}
+	if sweep && l.IdleTimeout > 0 {
+		ll.idle, ll.live = l.IdleTimeout, map[*limitConn]struct{}{}
 	}
 	return ll
 }
@@ -188,8 +201,14 @@ func reserved(h http.Handler, paths []string) http.Handler {
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, l Limits) error {
 	l = l.withDefaults()
 	hs := l.Server(h)
+	lln := l.listener(ln, true)
+	if ll, ok := lln.(*limitListener); ok && ll.idle > 0 {
+		// The listener closes idle connections: net/http would read the
+		// clock and set a timer each time a connection goes idle.
+		hs.IdleTimeout, hs.ConnState = 0, ll.connState
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l.Listener(ln)) }()
+	go func() { errc <- hs.Serve(lln) }()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
@@ -213,8 +232,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, l Limits) error
 // BodyDeadline returns h with a read deadline of d on every request body,
 // from when the handler starts, lifted when the body has been read to its
 // end. On a connection of Limits' listener the deadline is set on the
-// connection only once reading the body reaches it: a body that arrived
-// with its head sets no timer. A body that arrives slower fails its reads with a timeout
+// connection only once reading the body reaches it, and runs from then
+// (for a handler that reads its body at once, from the end of the head):
+// a body that arrived with its head sets no timer and reads no clock. A body that arrives slower fails its reads with a timeout
 // (the handlers answer 400) and its connection is closed. d <= 0 returns
 // h.
 func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
@@ -228,7 +248,7 @@ func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
 				// set only if reading the body reaches the connection:
 				// a body that came with its head is read from
 				// net/http's buffer, and needs none.
-				lc.deferReadDeadline(time.Now().Add(d))
+				lc.deferReadDeadline(d)
 				r.Body = &deadlineBody{ReadCloser: r.Body, lc: lc}
 				h.ServeHTTP(w, r)
 				return
@@ -306,6 +326,91 @@ type limitListener struct {
 	mu       sync.Mutex
 	clients  map[string]int // open connections by remote address
 	overflow map[string]int // connections beyond MaxConns by remote address
+
+	// idle is IdleTimeout, when this listener closes idle connections
+	// itself (see sweepIdle): live holds the connections handed out and
+	// not closed, epoch counts the sweeper's ticks.
+	idle   time.Duration
+	liveMu sync.Mutex
+	live   map[*limitConn]struct{}
+	epoch  atomic.Uint64
+}
+
+// idleTicks is how many ticks of the sweeper IdleTimeout is: a connection
+// idle for IdleTimeout is closed within a quarter of it more.
+const idleTicks = 4
+
+// The states a limitConn is in, for the sweeper (see connState).
+const (
+	connBusy  uint32 = iota // new, or serving a request
+	connIdle                // waiting for its next request
+	connSwept               // closed by the sweeper
+)
+
+// handOut records c as live for the sweeper and returns it.
+func (l *limitListener) handOut(c *limitConn) *limitConn {
+	if l.idle > 0 {
+		l.liveMu.Lock()
+		l.live[c] = struct{}{}
+		c.owner = l
+		l.liveMu.Unlock()
+	}
+	return c
+}
+
+// connState is the http.Server's ConnState hook when the listener closes
+// idle connections itself: it marks a connection idle, with the
+// sweeper's tick, or busy. It reads no clock, so that a keep-alive
+// request costs no timer: the deadline net/http would set on every idle
+// connection (its IdleTimeout) is the sweeper's work.
+func (l *limitListener) connState(c net.Conn, st http.ConnState) {
+	lc, ok := c.(*limitConn)
+	if !ok {
+		return
+	}
+	switch st {
+	case http.StateIdle:
+		lc.idleSince.Store(l.epoch.Load())
+		lc.state.Store(connIdle)
+	case http.StateActive:
+		lc.state.Store(connBusy)
+	}
+}
+
+// sweepIdle closes, every quarter of the idle timeout, the connections
+// that have been idle for at least the idle timeout, until the listener
+// is closed. A request that arrives on a connection as it is swept
+// fails as one arriving at net/http's own idle deadline does.
+func (l *limitListener) sweepIdle() {
+	tick := time.NewTicker(l.idle / idleTicks)
+	defer tick.Stop()
+	var stale []*limitConn
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-tick.C:
+		}
+		e := l.epoch.Add(1)
+		stale = stale[:0]
+		l.liveMu.Lock()
+		for c := range l.live {
+			if c.state.Load() == connIdle && e-c.idleSince.Load() > idleTicks && c.state.CompareAndSwap(connIdle, connSwept) {
+				stale = append(stale, c)
+			}
+		}
+		l.liveMu.Unlock()
+		for _, c := range stale {
+			c.Close()
+		}
+	}
+}
+
+// forget removes c from the live connections.
+func (l *limitListener) forget(c *limitConn) {
+	l.liveMu.Lock()
+	delete(l.live, c)
+	l.liveMu.Unlock()
 }
 
 // acceptResult is what the accept loop hands to Accept.
@@ -340,10 +445,15 @@ func clientAddr(a net.Addr) string {
 // Accept returns the next connection within the caps: one accepted
 // under MaxConns, or one of the reserve once its head has been read.
 func (l *limitListener) Accept() (net.Conn, error) {
-	l.startOnce.Do(func() { go l.acceptLoop() })
+	l.startOnce.Do(func() {
+		go l.acceptLoop()
+		if l.idle > 0 {
+			go l.sweepIdle()
+		}
+	})
 	select {
 	case c := <-l.ready:
-		return c, nil
+		return l.handOut(c), nil
 	case r, ok := <-l.accepted:
 		if !ok {
 			return nil, l.acceptErr
@@ -351,7 +461,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		return r.c, nil
+		return l.handOut(r.c), nil
 	case <-l.done:
 		return nil, net.ErrClosed
 	}
@@ -603,15 +713,31 @@ type limitConn struct {
 	prefix   []byte    // the head read while triaging, read again first
 	expiry   time.Time // a reserved connection's deadlines never go past it
 
-	// deferred is the read deadline deferReadDeadline asked for, set on
-	// the connection by the next Read (pending) and then lifted by
-	// liftReadDeadline (applied); any deadline set meanwhile replaces
-	// it. dmu orders these with each other, pending lets Read skip dmu.
+	// deferred is the read deadline deferReadDeadline asked for, as a
+	// time from the next Read that reaches the connection, which sets
+	// it (pending) until liftReadDeadline lifts it (applied); any
+	// deadline set meanwhile replaces it. dmu orders these with each
+	// other; dstate (deadlineNone, deadlinePending or deadlineApplied)
+	// lets Read and the Set*Deadline methods skip dmu when nothing is
+	// deferred.
 	dmu      sync.Mutex
-	deferred time.Time
-	pending  atomic.Bool
-	applied  bool
+	deferred time.Duration
+	dstate   atomic.Uint32
+
+	// owner is the listener that sweeps the connection when idle (nil:
+	// none); state (connBusy, connIdle, connSwept) and idleSince (the
+	// sweeper's tick when it went idle) are what the sweeper reads.
+	owner     *limitListener
+	state     atomic.Uint32
+	idleSince atomic.Uint64
 }
+
+// The states of a limitConn's deferred read deadline.
+const (
+	deadlineNone uint32 = iota
+	deadlinePending
+	deadlineApplied
+)
 
 func (c *limitConn) Read(p []byte) (int, error) {
 	if len(c.prefix) > 0 {
@@ -619,50 +745,56 @@ func (c *limitConn) Read(p []byte) (int, error) {
 		c.prefix = c.prefix[n:]
 		return n, nil
 	}
-	if c.pending.Load() {
+	if c.dstate.Load() == deadlinePending {
 		c.applyDeferred()
 	}
 	return c.Conn.Read(p)
 }
 
-// deferReadDeadline asks for the read deadline t from the next read that
-// reaches the connection on, until liftReadDeadline: a read net/http
-// answers from its buffer sets no timer.
-func (c *limitConn) deferReadDeadline(t time.Time) {
+// deferReadDeadline asks for a read deadline d after the next read that
+// reaches the connection, until liftReadDeadline: a read net/http
+// answers from its buffer sets no timer and reads no clock.
+func (c *limitConn) deferReadDeadline(d time.Duration) {
 	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	c.deferred = t
-	c.pending.Store(true)
+	c.deferred = d
+	c.dstate.Store(deadlinePending)
+	c.dmu.Unlock()
 }
 
 // applyDeferred sets the deferred deadline on the connection, once.
 func (c *limitConn) applyDeferred() {
 	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	if c.pending.Load() {
-		c.pending.Store(false)
-		c.applied = c.Conn.SetReadDeadline(c.clamp(c.deferred)) == nil
+	if c.dstate.Load() == deadlinePending {
+		if c.Conn.SetReadDeadline(c.clamp(time.Now().Add(c.deferred))) == nil {
+			c.dstate.Store(deadlineApplied)
+		} else {
+			c.dstate.Store(deadlineNone)
+		}
 	}
+	c.dmu.Unlock()
 }
 
 // liftReadDeadline ends what deferReadDeadline asked for: a deadline
 // still pending is dropped, one set on the connection is lifted.
 func (c *limitConn) liftReadDeadline() {
+	if c.dstate.Load() == deadlineNone {
+		return // replaced by a deadline set since, or never set
+	}
 	c.dmu.Lock()
-	defer c.dmu.Unlock()
-	if c.pending.Load() {
-		c.pending.Store(false)
-	} else if c.applied {
+	if c.dstate.Load() == deadlineApplied {
 		c.Conn.SetReadDeadline(c.clamp(time.Time{}))
 	}
-	c.applied = false
+	c.dstate.Store(deadlineNone)
+	c.dmu.Unlock()
 }
 
-// replaceDeferred drops a deferred deadline, which a deadline set now
-// replaces; c.dmu is held.
-func (c *limitConn) replaceDeferred() {
-	c.pending.Store(false)
-	c.applied = false
+// direct reports whether a deadline can be set on the connection as it
+// is asked, without dmu: nothing is deferred and the connection is not
+// of the reserve. (A deadline set from another goroutine at the moment
+// a handler defers one is ordered either way, as two deadlines set at
+// once from two goroutines are.)
+func (c *limitConn) direct() bool {
+	return c.dstate.Load() == deadlineNone && c.expiry.IsZero()
 }
 
 // clamp keeps a reserved connection's deadline within its life.
@@ -673,17 +805,25 @@ func (c *limitConn) clamp(t time.Time) time.Time {
 	return t
 }
 
+// SetDeadline sets both deadlines, replacing a deferred read deadline.
 func (c *limitConn) SetDeadline(t time.Time) error {
+	if c.direct() {
+		return c.Conn.SetDeadline(t)
+	}
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
-	c.replaceDeferred()
+	c.dstate.Store(deadlineNone)
 	return c.Conn.SetDeadline(c.clamp(t))
 }
 
+// SetReadDeadline sets the read deadline, replacing a deferred one.
 func (c *limitConn) SetReadDeadline(t time.Time) error {
+	if c.direct() {
+		return c.Conn.SetReadDeadline(t)
+	}
 	c.dmu.Lock()
 	defer c.dmu.Unlock()
-	c.replaceDeferred()
+	c.dstate.Store(deadlineNone)
 	return c.Conn.SetReadDeadline(c.clamp(t))
 }
 
@@ -693,6 +833,11 @@ func (c *limitConn) SetWriteDeadline(t time.Time) error {
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.once.Do(func() {
+		c.release()
+		if c.owner != nil {
+			c.owner.forget(c)
+		}
+	})
 	return err
 }

@@ -379,6 +379,58 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	}
 }
 
+// TestIdleSweepSparesBusyConnections: Serve's listener closes idle
+// connections itself (net/http's per-request idle deadline is off), so a
+// request whose handler runs for several idle timeouts must not be cut,
+// nor the connection it came on once it is answered; that connection is
+// closed only after it has then been idle for the timeout. The handler
+// waits for time to pass (eight idle timeouts), which a loaded machine
+// only lengthens.
+func TestIdleSweepSparesBusyConnections(t *testing.T) {
+	const idle = 100 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/long" {
+			time.Sleep(8 * idle)
+		}
+		io.WriteString(w, "done "+r.URL.Path)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, h, Limits{IdleTimeout: idle}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	for _, path := range []string{"/long", "/next"} {
+		io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: the connection was cut while its request was served: %v", path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "done "+path || resp.Close {
+			t.Fatalf("%s: %q (close %v)", path, b, resp.Close)
+		}
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadByte(); err == nil || isTimeout(err) {
+		t.Fatalf("the idle connection was not closed within 10 s of an idle timeout of %s: %v", idle, err)
+	}
+}
+
 // clientFrom returns an HTTP client whose connections come from the
 // loopback address ip (127.0.0.0/8 is all loopback), one per request.
 func clientFrom(ip string) *http.Client {
