@@ -42,9 +42,14 @@ type callStripe struct {
 	_       [64]byte      // the next stripe on other cache lines
 }
 
-// observe counts one call of seconds.
+// observe counts one call of seconds. A call of no time (a replayed
+// hit's) counts in the first bucket and adds nothing to the sum.
 func (cs *callSeries) observe(seconds float64) {
 	st := &cs.stripes[rand.Uint32()%callStripes]
+	if seconds == 0 {
+		st.buckets[0].Add(1)
+		return
+	}
 	st.buckets[sort.SearchFloat64s(latencyBuckets, seconds)].Add(1)
 	for {
 		old := st.sum.Load()

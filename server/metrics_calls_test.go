@@ -71,10 +71,14 @@ func TestMetricsStripedCounts(t *testing.T) {
 			durs := map[toolenv.Source][]time.Duration{}
 			for range each {
 				k := key{sources[r.IntN(len(sources))], statuses[r.IntN(len(statuses))]}
-				// Durations on and around every bucket bound, and past the last.
+				// Durations on and around every bucket bound, past the
+				// last, and zero (a replayed hit's).
 				d := time.Duration(r.Float64() * 40 * float64(time.Second))
-				if r.IntN(2) == 0 {
+				switch r.IntN(5) {
+				case 0, 1:
 					d = time.Duration(latencyBuckets[r.IntN(len(latencyBuckets))] * float64(time.Second))
+				case 2:
+					d = 0
 				}
 				m.Observe(&toolenv.Call{Tool: cached.Tools[0], Collection: cached, Frontend: "virtual"}, &toolenv.Result{Status: k.st, Source: k.src}, d)
 				local[k]++
