@@ -40,17 +40,18 @@ func newBenchCmd(e *env) *cobra.Command {
 
 // newBenchBareCmd is the baseline server of toolenv bench.
 func newBenchBareCmd(e *env) *cobra.Command {
-	var answersFile, addr string
+	var answersFile, headersFile, addr string
 	cmd := &cobra.Command{
 		Use:    "bare",
 		Short:  "Serve the baseline for toolenv bench (a bare handler returning recorded bytes)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return bench.ServeBare(cmd.Context(), answersFile, addr, e.stdout)
+			return bench.ServeBare(cmd.Context(), answersFile, headersFile, addr, e.stdout)
 		},
 	}
 	cmd.Flags().StringVar(&answersFile, "answers", "", "JSON array of response bodies")
+	cmd.Flags().StringVar(&headersFile, "headers", "", "JSON array of header maps, one per response body, sent with it")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to listen on")
 	return cmd
 }

@@ -51,6 +51,12 @@ type Options struct {
 	// Baseline also measures a bare net/http handler returning the same
 	// bytes.
 	Baseline bool `json:"baseline" flag:"baseline" default:"true" help:"also measure a bare net/http handler returning the same bytes"`
+	// BareHeaders has the bare handler send each answer's X-Toolenv-*
+	// headers as toolenv does, so that both send the same response
+	// bytes (but for the Date) and the comparison measures toolenv's
+	// work, not the headers its answers carry; false sends the body and
+	// Content-Type only (the baseline before 2026-12-05).
+	BareHeaders bool `json:"bare_headers" flag:"bare-headers" default:"true" help:"the bare handler sends the same X-Toolenv-* headers as toolenv's answers (false: the body and Content-Type only, the baseline before 2026-12-05)"`
 	// Target benchmarks a running toolenv at this base URL instead of
 	// starting one (its cache must already hold the answers).
 	Target string `json:"target" flag:"target" url:"http" help:"benchmark a running toolenv at this base URL instead of starting one (its cache must already hold the answers)"`
@@ -61,10 +67,11 @@ type Options struct {
 	// then reads the store rather than the in-memory cache (which is
 	// keyed by the client's exact key first).
 	CanonicalOnly bool `json:"canonical_only" flag:"canonical-only" help:"record the answers under their canonical arguments only (as MCP and REST calls record them), not under the /virtual client's exact key"`
-	// Executable is the toolenv program the servers run as (serve and
-	// bench bare, with TOOLENV_RUN_MAIN=1 set); "" means this program. A
-	// build to compare with is measured by the same driver this way.
-	Executable string `json:"exe,omitempty" flag:"exe" path:"file" help:"the toolenv binary whose serve and bench bare are measured (default: this one), to compare builds with the same driver"`
+	// Executable is the toolenv program toolenv's server runs as (serve,
+	// with TOOLENV_RUN_MAIN=1 set); "" means this program. A build to
+	// compare with is measured by the same driver, against the same
+	// baseline (this program's bench bare), this way.
+	Executable string `json:"exe,omitempty" flag:"exe" path:"file" help:"the toolenv binary whose serve is measured (default: this one), to compare builds with the same driver and baseline"`
 	// Log receives progress lines; nil discards them.
 	Log io.Writer `json:"-"`
 	// Logger logs the environment's loading; nil discards.
@@ -97,7 +104,7 @@ func (o *Options) defaults() {
 // record is the configuration the report records.
 func (o *Options) record() map[string]any {
 	return map[string]any{"toolbench": o.Docs, "connections": o.Connections, "duration": o.Duration.String(), "warmup": o.Warmup.String(),
-		"rounds": o.Rounds, "baseline": o.Baseline, "target": o.Target, "max_tools": o.MaxTools, "load_generator": o.LoadGenerator, "threads": o.Threads, "exe": o.Executable}
+		"rounds": o.Rounds, "baseline": o.Baseline, "target": o.Target, "max_tools": o.MaxTools, "load_generator": o.LoadGenerator, "threads": o.Threads, "exe": o.Executable, "bare_headers": o.BareHeaders}
 }
 
 // Report is what the benchmark measured.
@@ -112,6 +119,9 @@ type Report struct {
 	Duration    string          `json:"duration"`
 	Toolenv     *loadgen.Result `json:"toolenv"`
 	Baseline    *loadgen.Result `json:"baseline,omitempty"`
+	// BaselineHeaders reports that the bare handler sent each answer's
+	// X-Toolenv-* headers as toolenv does (Options.BareHeaders).
+	BaselineHeaders bool `json:"baseline_headers"`
 	// Ratio is toolenv's requests/s over the bare handler's: the median
 	// of RoundRatios, each round's pair measured back to back (in turn
 	// bare handler first and toolenv first), so that a change of the
@@ -256,6 +266,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	answers := make([][]byte, len(bodies))
+	headers := make([]http.Header, len(bodies))
 	for i, b := range bodies {
 		resp, err := http.Post(base+"/virtual", "application/json", bytes.NewReader(b))
 		if err != nil {
@@ -263,6 +274,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		answers[i], _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
+		headers[i] = http.Header{}
+		for k, vs := range resp.Header {
+			if strings.HasPrefix(k, "X-Toolenv-") {
+				headers[i][k] = vs
+			}
+		}
 		if src := resp.Header.Get("X-Toolenv-Source"); src != "cache" {
 			return nil, fmt.Errorf("bench: request %d was not a cache hit (source %q): %s", i, src, answers[i])
 		}
@@ -285,12 +302,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if err := toolenv.WriteJSONFile(answersFile, answers); err != nil {
 			return nil, err
 		}
-		url, proc, stop, err := o.start(ctx, []string{"bench", "bare", "--answers", answersFile}, "listening ")
+		args := []string{"bench", "bare", "--answers", answersFile}
+		if o.BareHeaders {
+			headersFile := filepath.Join(dir, "headers.json")
+			if err := toolenv.WriteJSONFile(headersFile, headers); err != nil {
+				return nil, err
+			}
+			args = append(args, "--headers", headersFile)
+		}
+		self := o
+		self.Executable = "" // the baseline is this program's, whatever build is measured
+		url, proc, stop, err := self.start(ctx, args, "listening ")
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
 		bareURL, bareProc = url, proc
+		rep.BaselineHeaders = o.BareHeaders
 	}
 	// Alternate the two targets over several rounds and keep each one's
 	// median round, so that other load on the machine hits both alike.
@@ -590,8 +618,10 @@ func (o *Options) start(ctx context.Context, args []string, marker string) (url 
 
 // ServeBare is the baseline server: a minimal net/http handler on addr
 // that reads each request and writes the recorded answers of answersFile
-// in turn, until ctx ends. It writes "listening on URL" to w.
-func ServeBare(ctx context.Context, answersFile, addr string, w io.Writer) error {
+// in turn, with the headers of headersFile (a JSON array of header maps,
+// one per answer; "" for none), until ctx ends. It writes "listening on
+// URL" to w.
+func ServeBare(ctx context.Context, answersFile, headersFile, addr string, w io.Writer) error {
 	data, err := os.ReadFile(answersFile)
 	if err != nil {
 		return err
@@ -600,7 +630,17 @@ func ServeBare(ctx context.Context, answersFile, addr string, w io.Writer) error
 	if err := json.Unmarshal(data, &answers); err != nil || len(answers) == 0 {
 		return fmt.Errorf("bench bare: %s holds no answers: %v", answersFile, err)
 	}
-	bare := bareHandler(answers)
+	var headers []http.Header
+	if headersFile != "" {
+		data, err := os.ReadFile(headersFile)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(data, &headers); err != nil || len(headers) != len(answers) {
+			return fmt.Errorf("bench bare: %s does not hold one header map per answer (%d answers): %v", headersFile, len(answers), err)
+		}
+	}
+	bare := bareHandler(answers, headers)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -615,13 +655,30 @@ func ServeBare(ctx context.Context, answersFile, addr string, w io.Writer) error
 }
 
 // bareHandler is the baseline's handler: it reads each request's body
-// and answers with answers in turn.
-func bareHandler(answers [][]byte) http.Handler {
+// and answers with answers in turn, each with its headers when headers
+// is not nil. The headers are listed once, beforehand, and assigned
+// under their canonical keys, the least a handler can do to send them.
+func bareHandler(answers [][]byte, headers []http.Header) http.Handler {
+	type field struct {
+		key    string
+		values []string
+	}
+	fields := make([][]field, len(answers))
+	for i, h := range headers {
+		for k, vs := range h {
+			fields[i] = append(fields[i], field{k, vs})
+		}
+	}
 	var n atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(answers[n.Add(1)%uint64(len(answers))])
+		i := n.Add(1) % uint64(len(answers))
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		for _, f := range fields[i] {
+			h[f.key] = f.values
+		}
+		w.Write(answers[i])
 	})
 }
 
@@ -632,7 +689,11 @@ func Print(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "| %s | %.0f | %s | %s | %s | %d |\n", name, r.RPS, r.P50.Round(time.Microsecond), r.P90.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Errors+r.Non2xx)
 	}
 	if rep.Baseline != nil {
-		row("bare net/http handler (same bytes)", rep.Baseline)
+		name := "bare net/http handler (same body and headers)"
+		if !rep.BaselineHeaders {
+			name = "bare net/http handler (same body, Content-Type only)"
+		}
+		row(name, rep.Baseline)
 	}
 	hits := "toolenv POST /virtual (cache hits)"
 	if rep.Keys == "canonical" {

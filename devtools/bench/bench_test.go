@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -100,14 +101,21 @@ func BenchmarkVirtualHitHandler(b *testing.B) {
 			}
 			if mode.bare {
 				answers := make([][]byte, len(bodies))
+				headers := make([]http.Header, len(bodies))
 				w.keep = true
 				for i := range bodies { // what the server answers, as toolenv bench records it
 					w.body = nil
 					serve(i)
 					answers[i] = w.body
+					headers[i] = http.Header{}
+					for k, vs := range w.h {
+						if strings.HasPrefix(k, "X-Toolenv-") {
+							headers[i][k] = vs
+						}
+					}
 				}
 				w.keep = false
-				bare := bareHandler(answers)
+				bare := bareHandler(answers, headers)
 				serve = func(i int) {
 					r := reqs[i%len(reqs)]
 					r.Body = io.NopCloser(bytes.NewReader(bodies[i%len(reqs)]))
