@@ -54,8 +54,9 @@ type Limits struct {
 	HeaderTimeout time.Duration
 	// BodyTimeout bounds reading a request's body, from the end of its
 	// headers, or on a connection of Listener from the first read of the
-	// body that waits on the connection (default 60 s). Once the body is read the deadline is
-	// lifted, so long answers and event streams are not cut.
+	// body that waits on the connection (default 60 s). Once the body is
+	// read the deadline is lifted, so long answers and event streams are
+	// not cut.
 	BodyTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long (default
 	// 2 min). Under Serve with connection caps, the listener closes them
@@ -234,9 +235,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, l Limits) error
 // end. On a connection of Limits' listener the deadline is set on the
 // connection only once reading the body reaches it, and runs from then
 // (for a handler that reads its body at once, from the end of the head):
-// a body that arrived with its head sets no timer and reads no clock. A body that arrives slower fails its reads with a timeout
-// (the handlers answer 400) and its connection is closed. d <= 0 returns
-// h.
+// a body that arrived with its head sets no timer and reads no clock. A
+// body that arrives slower fails its reads with a timeout (the handlers
+// answer 400) and its connection is closed. d <= 0 returns h.
 func BodyDeadline(h http.Handler, d time.Duration) http.Handler {
 	if d <= 0 {
 		return h
@@ -337,7 +338,8 @@ type limitListener struct {
 }
 
 // idleTicks is how many ticks of the sweeper IdleTimeout is: a connection
-// idle for IdleTimeout is closed within a quarter of it more.
+// idle for IdleTimeout is closed within a quarter of it more (the tick is
+// at least a millisecond).
 const idleTicks = 4
 
 // The states a limitConn is in, for the sweeper (see connState).
@@ -382,7 +384,7 @@ func (l *limitListener) connState(c net.Conn, st http.ConnState) {
 // is closed. A request that arrives on a connection as it is swept
 // fails as one arriving at net/http's own idle deadline does.
 func (l *limitListener) sweepIdle() {
-	tick := time.NewTicker(l.idle / idleTicks)
+	tick := time.NewTicker(max(l.idle/idleTicks, time.Millisecond)) // a tick of at least 1 ms: NewTicker refuses 0
 	defer tick.Stop()
 	var stale []*limitConn
 	for {

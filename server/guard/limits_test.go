@@ -349,7 +349,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	for _, c := range []struct {
 		idle   time.Duration
 		closed bool
-	}{{300 * time.Millisecond, true}, {-1, false}} {
+	}{{300 * time.Millisecond, true}, {time.Nanosecond, true}, {-1, false}} { // 1 ns: the sweeper's tick is not 0
 		addr := startLimited(t, Limits{IdleTimeout: c.idle})
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
