@@ -127,13 +127,7 @@ func TestInvokeCachedAnswersAsInvoke(t *testing.T) {
 func TestInvokeCachedHitVoidedByWrites(t *testing.T) {
 	ctx := context.Background()
 	const exact = "{'symbol': 'AAPL'}"
-	c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
-	c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
-	reg := NewRegistry()
-	if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, ":memory:")
+	reg, st := lenientQuoteCache(t)
 	entry := func(body string) *store.Entry {
 		return &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(body), Origin: "import"}
 	}
@@ -237,13 +231,7 @@ func (o *replayObserver) ObserveReplays(call *toolenv.Call, _ *toolenv.Result) f
 func TestReplayHitPreparedObserver(t *testing.T) {
 	ctx := context.Background()
 	const exact = "{'symbol': 'AAPL'}"
-	c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
-	c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
-	reg := NewRegistry()
-	if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, ":memory:")
+	reg, st := lenientQuoteCache(t)
 	if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`), Origin: "import"}); err != nil {
 		t.Fatal(err)
 	}
@@ -283,13 +271,7 @@ func TestReplayPrepared(t *testing.T) {
 	ctx := context.Background()
 	const exact = "{'symbol': 'AAPL'}"
 	setup := func(t *testing.T, obs Observer, log *slog.Logger) (CachedInvoker, *ExactHit, store.Store) {
-		c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
-		c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
-		reg := NewRegistry()
-		if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
-			t.Fatal(err)
-		}
-		st := openStore(t, ":memory:")
+		reg, st := lenientQuoteCache(t)
 		if _, err := st.Put(ctx, &store.Entry{Tool: "tb/get_quote", Args: `{"symbol":"AAPL"}`, Exact: exact, Status: toolenv.StatusOK, Body: json.RawMessage(`"x"`)}); err != nil {
 			t.Fatal(err)
 		}
@@ -342,4 +324,18 @@ func TestReplayPrepared(t *testing.T) {
 			t.Fatal("replayed without a call while calls are logged")
 		}
 	})
+}
+
+// lenientQuoteCache returns a registry of the get_quote tool in a
+// lenient, cacheable collection "tb" (a counting simulator behind it),
+// and an empty in-memory store.
+func lenientQuoteCache(t *testing.T) (*Registry, store.Store) {
+	t.Helper()
+	c := toolenv.NewCollection("tb", "toolbench", []*toolenv.Tool{quoteTool()})
+	c.Policy = toolenv.Policy{Validation: toolenv.ValidationLenient, Cache: true}
+	reg := NewRegistry()
+	if err := reg.Add(c, &countingBackend{source: toolenv.SourceSimulator}); err != nil {
+		t.Fatal(err)
+	}
+	return reg, openStore(t, ":memory:")
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/logtest"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/store"
 )
@@ -437,7 +438,7 @@ func TestPlanHitHeadersShared(t *testing.T) {
 // replayed hit is still logged, each with its own request ID (a replay
 // without a Call is for servers that log no calls).
 func TestVirtualPlanReplaysLogged(t *testing.T) {
-	var buf syncBuffer
+	var buf logtest.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	reg := invoke.NewRegistry()
 	if err := reg.Add(planCollection("search", true), toolenv.HandlerFunc(func(context.Context, *toolenv.Call) *toolenv.Result {
@@ -474,23 +475,4 @@ func TestVirtualPlanReplaysLogged(t *testing.T) {
 	if len(ids) != n || ids[""] || sources["cache"] != n-1 {
 		t.Fatalf("%d calls logged with %d distinct request IDs (sources %v), want %d, %d from the cache", len(ids), len(ids), sources, n, n-1)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a log written from the server's
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
