@@ -16,6 +16,7 @@ import (
 
 	toolenv "github.com/toolenv/toolenv"
 	"github.com/toolenv/toolenv/demo"
+	"github.com/toolenv/toolenv/internal/argshapes"
 	"github.com/toolenv/toolenv/invoke"
 	"github.com/toolenv/toolenv/store"
 	"github.com/toolenv/toolenv/toolbench"
@@ -317,45 +318,13 @@ func BenchmarkArgumentStepsPerKB(b *testing.B) {
 	run("toolinputkey", func() { toolbench.ToolInputKeyOf(raw) })
 }
 
-// shapes are the ways a request's bytes can be laid out: what each front
-// end must parse in linear time whatever the layout.
-var shapes = []string{"keys", "deep", "strings", "arrays"}
-
 // shaped returns a JSON object of about size bytes: the argument first,
 // padded as manyKeys pads it, then undocumented members of the shape
-// named: many small keys, objects nested 64 deep, long strings with
-// escapes and multi-byte characters, or long arrays of numbers.
+// named (argshapes.Names).
 func shaped(first, shape string, size int) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{%s: "%012d"`, first, 0)
-	for i := 0; b.Len() < size; i++ {
-		switch shape {
-		case "keys":
-			fmt.Fprintf(&b, `, "k%07d": 1`, i)
-		case "deep":
-			fmt.Fprintf(&b, `, "d%05d": `, i)
-			for j := range 64 {
-				fmt.Fprintf(&b, `{"n%d": `, j%10)
-			}
-			b.WriteString(`[1, "x", true]`)
-			b.WriteString(strings.Repeat("}", 64))
-		case "strings":
-			fmt.Fprintf(&b, `, "s%03d": "`, i)
-			for j := 0; j < 64<<10/32; j++ {
-				b.WriteString(`lorem ipsum é日本 \"quoted\"\n\t`)
-			}
-			b.WriteByte('"')
-		case "arrays":
-			fmt.Fprintf(&b, `, "a%03d": [`, i)
-			for j := range 16 << 10 {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, "%d.%d", j, j%7)
-			}
-			b.WriteByte(']')
-		}
-	}
+	argshapes.Members(&b, shape, size)
 	b.WriteByte('}')
 	return b.Bytes()
 }
@@ -375,7 +344,7 @@ func BenchmarkRequestShapesPerKB(b *testing.B) {
 	h := boundsServer(b)
 	miss := 0 // one count across front-ends, which send the same arguments (see BenchmarkToolInputPerKB)
 	for _, fe := range frontends() {
-		for _, shape := range shapes {
+		for _, shape := range argshapes.Names {
 			b.Run(fe.name+"/"+shape, func(b *testing.B) {
 				tmpl, body, at := markedRequest(b, fe, h, shaped(fe.first, shape, 1<<20))
 				var cpu time.Duration

@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
 	toolenv "github.com/toolenv/toolenv"
+	"github.com/toolenv/toolenv/internal/argshapes"
 )
 
 // largeArgs returns the canonical text of about size bytes of
@@ -37,33 +37,8 @@ func largeArgs(tb testing.TB, shape string, size int) string {
 			fmt.Fprintf(&b, `, "c%06d": %s`, i, v)
 		}
 	}
-	for i := 0; b.Len() < size && shape != "stb"; i++ {
-		switch shape {
-		case "keys":
-			fmt.Fprintf(&b, `, "k%07d": 1`, i)
-		case "deep":
-			fmt.Fprintf(&b, `, "d%05d": `, i)
-			for j := range 64 {
-				fmt.Fprintf(&b, `{"n%d": `, j%10)
-			}
-			b.WriteString(`[1, "x", true]`)
-			b.WriteString(strings.Repeat("}", 64))
-		case "strings":
-			fmt.Fprintf(&b, `, "s%03d": "`, i)
-			for j := 0; j < 64<<10/32; j++ {
-				b.WriteString(`lorem ipsum é日本 \"quoted\"\n\t`)
-			}
-			b.WriteByte('"')
-		case "arrays":
-			fmt.Fprintf(&b, `, "a%03d": [`, i)
-			for j := range 16 << 10 {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, "%d.%d", j, j%7)
-			}
-			b.WriteByte(']')
-		}
+	if shape != "stb" {
+		argshapes.Members(&b, shape, size)
 	}
 	b.WriteByte('}')
 	m, err := toolenv.ParseJSONObject(b.Bytes())

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolenv/toolenv/episode"
+	"github.com/toolenv/toolenv/internal/argshapes"
 )
 
 // BenchmarkResetHTTP is POST /openenv/reset to the first observation,
@@ -51,7 +51,7 @@ func BenchmarkStepShapesPerKB(b *testing.B) {
 	ctx := context.Background()
 	coll := "bird-rest"
 	task := s.env.Tasks[coll][0]
-	for _, shape := range []string{"keys", "deep", "strings", "arrays"} {
+	for _, shape := range argshapes.Names {
 		b.Run(shape, func(b *testing.B) {
 			// The arguments are made once: making them anew for each
 			// step left megabytes of the client's garbage for the
@@ -97,37 +97,11 @@ func BenchmarkStepShapesPerKB(b *testing.B) {
 }
 
 // shapedArgs returns a JSON object of about size bytes of the shape
-// named (as server's shaped does).
+// named (argshapes.Names), as server's shaped does.
 func shapedArgs(shape string, size int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"q": "x"`)
-	for i := 0; b.Len() < size; i++ {
-		switch shape {
-		case "keys":
-			fmt.Fprintf(&b, `, "k%07d": 1`, i)
-		case "deep":
-			fmt.Fprintf(&b, `, "d%05d": `, i)
-			for j := range 64 {
-				fmt.Fprintf(&b, `{"n%d": `, j%10)
-			}
-			b.WriteString(`[1, "x", true]` + strings.Repeat("}", 64))
-		case "strings":
-			fmt.Fprintf(&b, `, "s%03d": "`, i)
-			for j := 0; j < 64<<10/32; j++ {
-				b.WriteString(`lorem ipsum é日本 \"quoted\"\n\t`)
-			}
-			b.WriteByte('"')
-		case "arrays":
-			fmt.Fprintf(&b, `, "a%03d": [`, i)
-			for j := range 16 << 10 {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, "%d.%d", j, j%7)
-			}
-			b.WriteByte(']')
-		}
-	}
+	argshapes.Members(&b, shape, size)
 	b.WriteByte('}')
 	return b.Bytes()
 }
