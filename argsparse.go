@@ -3,6 +3,7 @@ package toolenv
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"unsafe"
 )
@@ -55,8 +56,10 @@ func argsParser(data []byte, s *Schema, owned bool) jsonParser {
 // writeCanonicalMembers writes the canonical form of the object whose
 // members a holds in the order they came, as Canonical writes the map
 // ParseJSON makes of them (a repeated key's last member kept), and
-// returns the indexes in a of the members written, in order.
-func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
+// returns the indexes in a of the members written, in order, and, when
+// offsets, where each of them starts in what it wrote (the opening brace
+// at 0).
+func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember, offsets bool) (kept, offs []int32, err error) {
 	// Where each run of members in order starts: most calls' members
 	// come in order, or in a few ordered runs (a documented argument or
 	// two before many others), merged; more runs are sorted.
@@ -72,7 +75,8 @@ func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
 	}
 	switch {
 	case len(runs) == 1: // in order already, each key once
-		return order, writeMembers(b, a, order)
+		offs = memberOffsets(offsets, len(order))
+		return order, offs, writeMembers(b, a, order, offs)
 	case len(runs) <= maxMergeRuns:
 		mergeRuns(order, runs, make([]int32, len(order)), func(i, j int32) bool { return a[i].k < a[j].k })
 	default:
@@ -85,7 +89,7 @@ func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
 			order[i] = o.i
 		}
 	}
-	kept := order[:0]
+	kept = order[:0]
 	for i := 0; i < len(order); {
 		// Members of one key are together; the last to come wins.
 		last := order[i]
@@ -96,7 +100,16 @@ func writeCanonicalMembers(b *bytes.Buffer, a []jsonMember) ([]int32, error) {
 		kept = append(kept, last)
 		i = j
 	}
-	return kept, writeMembers(b, a, kept)
+	offs = memberOffsets(offsets, len(kept))
+	return kept, offs, writeMembers(b, a, kept, offs)
+}
+
+// memberOffsets returns room for n members' offsets when want, else nil.
+func memberOffsets(want bool, n int) []int32 {
+	if !want {
+		return nil
+	}
+	return make([]int32, n)
 }
 
 // mergeRuns sorts order by less, given where each of its runs already in
@@ -136,17 +149,21 @@ func mergeRuns(order []int32, runs []int, tmp []int32, less func(i, j int32) boo
 }
 
 // writeMembers writes the object of a's members at kept, in that order.
-func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32) error {
+func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32, offs []int32) error {
 	// Most members are a plain key and a scalar already in canonical
 	// form: they are appended to the buffer's free space as they are, a
 	// few bytes each, instead of through a Buffer call per piece (which
 	// cost more than the bytes: a megabyte of small keys took 3.4 ms).
 	// Anything else goes through writeCanonical, as before.
+	start := b.Len()
 	out := b.AvailableBuffer()
 	out = append(out, '{')
 	for n, i := range kept {
 		if n > 0 {
 			out = append(out, ',')
+		}
+		if offs != nil {
+			offs[n] = int32(b.Len() + len(out) - start)
 		}
 		m := &a[i]
 		if plainString(m.k) {
@@ -231,7 +248,11 @@ func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
 	}
 	var b bytes.Buffer
 	b.Grow(pa.size)
-	kept, err := writeCanonicalMembers(&b, all)
+	// Where each member starts, for the canonical forms of maps derived
+	// from this one (Call.ArgsDerived): only for many members, whose
+	// offsets fit an int32.
+	many := len(all) >= minTopKeys && pa.size < math.MaxInt32/2
+	kept, offs, err := writeCanonicalMembers(&b, all, many)
 	if err != nil {
 		return canonicalMemo{err: err}
 	}
@@ -240,6 +261,9 @@ func canonicalFromParse(pa *ParsedArgs) canonicalMemo {
 	r := canonicalMemo{canon: unsafe.String(unsafe.SliceData(canon), len(canon))}
 	if len(all) >= minTopKeys { // as from the text (SortedKeys)
 		r.keys, r.nkeys = memberKeys(all, kept), len(kept)
+	}
+	if many && len(canon) < math.MaxInt32 {
+		r.members, r.kept, r.offs = all, kept, offs
 	}
 	return r
 }

@@ -2,6 +2,7 @@ package toolenv
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -205,4 +206,98 @@ func ExampleCall_ArgsFromParse() {
 	key, _ := call.CanonicalOf(call.Args)
 	fmt.Println(key)
 	// Output: {"k1":2.5,"k2":3,"q":"news"}
+}
+
+// TestDerivedCanonicalMatchesMap: over generated adversarial arguments
+// parsed as the front-ends parse them, and maps derived from them as
+// validation and renaming derive them (some keys given other values,
+// removed, added before, between and after the others; listed as
+// changed but left alone; derived again from a derived map), the
+// canonical form CanonicalOf writes from the base's (Call.ArgsDerived)
+// is Canonical's of the derived map, byte for byte, errors included.
+func TestDerivedCanonicalMatchesMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 61))
+	newKeys := []string{"", "\x00", "a", "k00000", "k00007x", "q", "\xff", "é", "~~~~", "k", "K"}
+	values := []any{"coerced", json.Number("5"), json.Number("1.0"), nil, true, map[string]any{"x": json.Number("2")}, []any{"é", json.Number("1e400")}, 7, 2.5}
+	derive := func(base map[string]any) (map[string]any, []string) {
+		m := maps.Clone(base)
+		var changed []string
+		existing := slices.Collect(maps.Keys(base))
+		for range 1 + r.IntN(4) {
+			k := newKeys[r.IntN(len(newKeys))]
+			if len(existing) > 0 && r.IntN(2) == 0 {
+				k = existing[r.IntN(len(existing))]
+			}
+			switch r.IntN(4) {
+			case 0:
+				delete(m, k)
+			case 1: // listed, not changed
+			default:
+				m[k] = values[r.IntN(len(values))]
+			}
+			changed = append(changed, k)
+		}
+		return m, changed
+	}
+	checked := 0
+	for i := range 400 {
+		var b bytes.Buffer
+		if i%2 == 0 {
+			b.WriteString(`{"q": "x"`)
+			for j := 0; j < 64+r.IntN(200); j++ {
+				b.WriteString(", ")
+				genMember(r, &b, j)
+			}
+			b.WriteByte('}')
+		} else {
+			genArgs(r, &b)
+		}
+		pa, err := ParseArgsText(b.Bytes(), nil, false)
+		if err != nil {
+			continue
+		}
+		var call Call
+		call.ArgsFromParse(pa)
+		m := pa.Args
+		for depth := range 1 + r.IntN(3) { // derived, then derived again
+			d, changed := derive(m)
+			call.ArgsDerived(d, m, changed)
+			got, gerr := call.CanonicalOf(d)
+			want, werr := Canonical(d)
+			if (gerr != nil) != (werr != nil) || gerr == nil && got != string(want) {
+				t.Fatalf("%.300q, derivation %d changing %q: CanonicalOf = %.300q (%v), Canonical = %.300q (%v)", b.Bytes(), depth, changed, got, gerr, want, werr)
+			}
+			m = d
+			checked++
+		}
+	}
+	if checked < 300 {
+		t.Fatalf("only %d derived maps checked", checked)
+	}
+}
+
+// TestDerivedCanonicalSplices: a map derived from the parse of many
+// members gets its canonical form from the base's (the splice), not from
+// a walk over the map: a derived map whose members differ from what its
+// record says gives the record's form, which tells the two apart.
+func TestDerivedCanonicalSplices(t *testing.T) {
+	pa, err := ParseArgsText(keysText(4<<10), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var call Call
+	call.ArgsFromParse(pa)
+	d := maps.Clone(pa.Args)
+	d["q"] = "coerced"
+	d["unlisted"] = json.Number("1") // not in the record: the splice does not see it
+	call.ArgsDerived(d, pa.Args, []string{"q"})
+	got, err := call.CanonicalOf(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(d, "unlisted")
+	want, _ := Canonical(d)
+	if got != string(want) {
+		t.Fatalf("CanonicalOf = %.200s..., want the splice of the recorded change, %.200s...", got, want)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"iter"
 	"reflect"
+	"slices"
+	"sort"
 	"sync"
 	"unsafe"
 )
@@ -116,6 +118,106 @@ type canonicalMemo struct {
 	keys  iter.Seq[string] // the keys in byte order, each once, when found while writing canon
 	nkeys int              // how many keys yields
 	err   error
+	// Written from a parse of many members: the members, those written
+	// (kept, in order) and where each starts in canon, for the maps
+	// derived from this one (spliceCanonical).
+	members []jsonMember
+	kept    []int32
+	offs    []int32
+}
+
+type argsDerivedKind struct{}
+
+// derivation is what ArgsDerived records: a map is base but for the
+// keys in changed (sorted, each once).
+type derivation struct {
+	base    map[string]any
+	changed []string
+}
+
+// ArgsDerived records that the arguments map m is base but for the
+// outermost keys in changed: each of those holds a value of its own in m
+// or is absent from it, and every other key has the same value in both
+// maps. CanonicalOf(m) then writes m's canonical form from base's, when
+// that was written from its parse (see ArgsFromParse): base's form
+// copied around the changed members, instead of a walk over m's members
+// in its order (a call may send tens of thousands of keys and have one
+// of them coerced or renamed). A base itself recorded as derived stands
+// for its own base, the changes joined. Neither map may change
+// afterwards, as for every memo (see MemoArgs).
+func (c *Call) ArgsDerived(m, base map[string]any, changed []string) {
+	if m == nil || base == nil {
+		return
+	}
+	keys := slices.Clone(changed)
+	if d, ok := c.lookup(argsDerivedKind{}, base); ok {
+		d := d.(derivation)
+		base = d.base
+		keys = append(keys, d.changed...)
+	}
+	if reflect.ValueOf(base).UnsafePointer() == reflect.ValueOf(m).UnsafePointer() {
+		return // m is its own base: nothing to derive from
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	c.MemoArgs(argsDerivedKind{}, m, func() any { return derivation{base: base, changed: keys} })
+}
+
+// spliceCanonical writes the canonical form of m, derived from the map
+// whose canonical form bm is (see ArgsDerived), or reports false when bm
+// does not know where its members start.
+func spliceCanonical(bm canonicalMemo, m map[string]any, changed []string) (canonicalMemo, bool) {
+	if bm.err != nil || bm.offs == nil {
+		return canonicalMemo{}, false
+	}
+	n := len(bm.kept)
+	key := func(i int) string { return bm.members[bm.kept[i]].k }
+	// base's members from i to j-1, as they are in its form, commas
+	// between them included
+	run := func(i, j int) string {
+		end := len(bm.canon) - 1 // the closing brace
+		if j < n {
+			end = int(bm.offs[j]) - 1 // the comma before member j
+		}
+		return bm.canon[bm.offs[i]:end]
+	}
+	var b bytes.Buffer
+	b.Grow(len(bm.canon) + 64)
+	b.WriteByte('{')
+	first := true
+	sep := func() {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+	}
+	next := 0 // base's next member to copy
+	for _, k := range changed {
+		i := next + sort.Search(n-next, func(i int) bool { return key(next+i) >= k })
+		if i > next {
+			sep()
+			b.WriteString(run(next, i))
+		}
+		next = i
+		if i < n && key(i) == k {
+			next = i + 1 // base's member is m's own or gone
+		}
+		if v, ok := m[k]; ok {
+			sep()
+			writeCanonicalString(&b, k, true)
+			b.WriteByte(':')
+			if err := writeCanonical(&b, v, 1); err != nil {
+				return canonicalMemo{err: err}, true
+			}
+		}
+	}
+	if next < n {
+		sep()
+		b.WriteString(run(next, n))
+	}
+	b.WriteByte('}')
+	canon := b.Bytes() // not written again: its bytes are the key
+	return canonicalMemo{canon: unsafe.String(unsafe.SliceData(canon), len(canon))}, true
 }
 
 // CanonicalOf returns Canonical(m) as a string (an empty object for a
@@ -128,6 +230,16 @@ func (c *Call) CanonicalOf(m map[string]any) (string, error) {
 	r := c.MemoArgs(canonicalKind{}, m, func() any {
 		if pa, ok := c.lookup(argsParsedKind{}, m); ok {
 			return canonicalFromParse(pa.(*ParsedArgs))
+		}
+		if d, ok := c.lookup(argsDerivedKind{}, m); ok {
+			d := d.(derivation)
+			if _, err := c.CanonicalOf(d.base); err == nil {
+				if bm, ok := c.lookup(canonicalKind{}, d.base); ok {
+					if r, ok := spliceCanonical(bm.(canonicalMemo), m, d.changed); ok {
+						return r
+					}
+				}
+			}
 		}
 		if text, ok := c.lookup(argsTextKind{}, m); ok {
 			var b bytes.Buffer
