@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 
 	toolenv "github.com/toolenv/toolenv"
@@ -96,12 +97,20 @@ func LenientCache(c Cache, v *validate.Validator, log *slog.Logger) toolenv.Midd
 			coerce := func(args map[string]any) map[string]any {
 				return validateMemo(call, v, args, true).Args
 			}
+			// Each renaming is recorded as derived from the map it
+			// renames: its cache key is written from that map's.
+			derived := func(base map[string]any) func(map[string]any, []string) map[string]any {
+				return func(m map[string]any, changed []string) map[string]any {
+					call.ArgsDerived(m, base, changed)
+					return m
+				}
+			}
 			coerced := coerce(sent)
-			std := standardNames(call.Tool.Input, sent)
+			std := derived(sent)(standardNames(call.Tool.Input, sent))
 			candidates := []map[string]any{
 				coerced,
-				documentedNames(call.Tool.Input, sent),
-				documentedNames(call.Tool.Input, coerced),
+				derived(sent)(documentedNames(call.Tool.Input, sent)),
+				derived(coerced)(documentedNames(call.Tool.Input, coerced)),
 				std,
 			}
 			if std != nil {
@@ -151,10 +160,18 @@ type validateKind struct {
 // (LenientCache and Validate check the same arguments the same way).
 func validateMemo(call *toolenv.Call, v *validate.Validator, args map[string]any, lenient bool) validate.Outcome {
 	return call.MemoArgs(validateKind{call.Tool.Input, lenient}, args, func() any {
+		var out validate.Outcome
 		if keys, ok := call.SortedKeys(args); ok { // known from the cache key's writing
-			return v.ArgsSorted(call.Tool.Input, args, keys, lenient)
+			out = v.ArgsSorted(call.Tool.Input, args, keys, lenient)
+		} else {
+			out = v.Args(call.Tool.Input, args, lenient)
 		}
-		return v.Args(call.Tool.Input, args, lenient)
+		if out.Changed != nil {
+			// The coerced arguments' cache key is written from the
+			// sent ones' (a few keys changed among perhaps thousands).
+			call.ArgsDerived(out.Args, args, out.Changed)
+		}
+		return out
 	}).(validate.Outcome)
 }
 
@@ -176,49 +193,59 @@ func documentedName(p *toolenv.Schema) string {
 }
 
 // documentedNames returns args with every parameter that has a documented
-// name under that name, or nil when none has (or the names would clash).
-func documentedNames(s *toolenv.Schema, args map[string]any) map[string]any {
+// name under that name, or nil when none has (or the names would clash),
+// and the keys it changed (see toolenv.Call.ArgsDerived).
+func documentedNames(s *toolenv.Schema, args map[string]any) (map[string]any, []string) {
 	if s == nil || len(args) == 0 {
-		return nil
+		return nil, nil
 	}
-	// Only arguments of documented parameters can be renamed: look at
-	// those (a handful) before copying every argument.
-	renames := false
+	// Only arguments of documented parameters are renamed: those (a
+	// handful) are found, and args copied as a whole (a call may send
+	// tens of thousands of keys).
+	var renames map[string]string // sent name → documented name
 	for name, p := range s.Properties {
 		if _, sent := args[name]; sent {
 			if doc := documentedName(p); doc != "" && doc != name {
-				renames = true
-				break
+				if renames == nil {
+					renames = map[string]string{}
+				}
+				renames[name] = doc
 			}
 		}
 	}
-	if !renames {
-		return nil
+	return rename(args, renames)
+}
+
+// rename returns args with the keys of renames moved to their new names,
+// and the keys it changed, or nil when there is nothing to rename or a
+// new name is another argument's (renamed away or not, each argument
+// keeps a name of its own).
+func rename(args map[string]any, renames map[string]string) (map[string]any, []string) {
+	if len(renames) == 0 {
+		return nil, nil
 	}
-	out := make(map[string]any, len(args))
-	renamed := false
-	for k, val := range args {
-		name := k
-		if doc := documentedName(s.Properties[k]); doc != "" && doc != k {
-			name, renamed = doc, true
+	out := maps.Clone(args)
+	changed := make([]string, 0, 2*len(renames))
+	for from := range renames {
+		delete(out, from)
+		changed = append(changed, from)
+	}
+	for from, to := range renames {
+		if _, clash := out[to]; clash {
+			return nil, nil
 		}
-		if _, clash := out[name]; clash {
-			return nil
-		}
-		out[name] = val
+		out[to] = args[from]
+		changed = append(changed, to)
 	}
-	if !renamed {
-		return nil
-	}
-	return out
+	return out, changed
 }
 
 // standardNames returns args with every argument named as a parameter's
 // documentation names it moved to the parameter's standardized name, or
-// nil when none is (or the names would clash).
-func standardNames(s *toolenv.Schema, args map[string]any) map[string]any {
+// nil when none is (or the names would clash), and the keys it changed.
+func standardNames(s *toolenv.Schema, args map[string]any) (map[string]any, []string) {
 	if s == nil || len(args) == 0 {
-		return nil
+		return nil, nil
 	}
 	var byDoc map[string]string
 	for name, p := range s.Properties {
@@ -229,35 +256,20 @@ func standardNames(s *toolenv.Schema, args map[string]any) map[string]any {
 			byDoc[doc] = name
 		}
 	}
-	// Only arguments sent under a documented name are moved: look those
-	// up (a handful) rather than walk every argument (a call may send
-	// tens of thousands).
-	renamed := false
+	// Only arguments sent under a documented name are moved: those are
+	// looked up (a handful) rather than every argument walked.
+	var renames map[string]string
 	for doc, std := range byDoc {
 		if _, ok := args[doc]; ok {
 			if _, sent := args[std]; !sent {
-				renamed = true
-				break
+				if renames == nil {
+					renames = map[string]string{}
+				}
+				renames[doc] = std
 			}
 		}
 	}
-	if !renamed {
-		return nil
-	}
-	out := make(map[string]any, len(args))
-	for k, val := range args {
-		name := k
-		if std, ok := byDoc[k]; ok {
-			if _, sent := args[std]; !sent {
-				name = std
-			}
-		}
-		if _, clash := out[name]; clash {
-			return nil
-		}
-		out[name] = val
-	}
-	return out
+	return rename(args, renames)
 }
 
 // lenientMissing turns the missing required arguments validation found in

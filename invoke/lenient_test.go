@@ -3,6 +3,7 @@ package invoke
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -149,5 +150,87 @@ func TestLenientSearchRemembered(t *testing.T) {
 	}
 	if b.calls.Load() != 0 {
 		t.Fatalf("%d calls reached the backend", b.calls.Load())
+	}
+}
+
+// TestLenientManyKeysFoundAsFew: the table of
+// TestLenientLooksUpTheCacheFirst again, each call and each recorded
+// answer with 200 more undocumented arguments, the calls' arguments
+// parsed as the front-ends parse them (toolenv.ParseArgsText,
+// Call.ArgsFromParse): the coerced and renamed arguments' cache keys,
+// written from the sent ones' (Call.ArgsDerived), find every answer the
+// few-argument calls find, and a simulated answer is kept under the
+// coerced key a later call finds.
+func TestLenientManyKeysFoundAsFew(t *testing.T) {
+	ctx := context.Background()
+	extra := func(args string) string {
+		var b strings.Builder
+		b.WriteString(strings.TrimSuffix(args, "}"))
+		for i := range 200 {
+			if i > 0 || args != "{}" {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"x%03d":%d`, i, i%3)
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+	recorded := map[string]string{}
+	for args, body := range map[string]string{
+		`{}`:                         `"recorded without the required symbol"`,
+		`{"Symbol":"AAPL"}`:          `"recorded under the documented name"`,
+		`{"Symbol":"MSFT","id":7}`:   `"recorded with id"`,
+		`{"limit":"5","symbol":"X"}`: `"recorded with a string 5"`,
+		`{"limit":5,"symbol":"X"}`:   `"recorded with a number 5"`,
+		`{"symbol":"IBM"}`:           `"recorded standardized"`,
+	} {
+		m, err := toolenv.ParseJSONObject([]byte(extra(args)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := toolenv.Canonical(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded[string(key)] = body
+	}
+	b := &countingBackend{source: toolenv.SourceSimulator}
+	p, reg := newQuotePipeline(t, b, toolenv.ValidationLenient, recorded)
+	parsedCall := func(args string) *toolenv.Call {
+		t.Helper()
+		c, res := reg.NewCall("tb", "get_quote", nil)
+		if res != nil {
+			t.Fatalf("resolve: %+v", res)
+		}
+		pa, err := toolenv.ParseArgsText([]byte(extra(args)), c.Tool.Input, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ArgsFromParse(pa)
+		return c
+	}
+	for _, tt := range []struct{ args, want string }{
+		{`{}`, `"recorded without the required symbol"`},
+		{`{"Symbol":"AAPL"}`, `"recorded under the documented name"`},
+		{`{"symbol":"AAPL"}`, `"recorded under the documented name"`},
+		{`{"symbol":"MSFT","is_id":7}`, `"recorded with id"`},
+		{`{"is_id":"7","symbol":"MSFT"}`, `"recorded with id"`},
+		{`{"symbol":"X","limit":"5"}`, `"recorded with a string 5"`},
+		{`{"symbol":"X","limit":5}`, `"recorded with a number 5"`},
+		{`{"Symbol":"IBM"}`, `"recorded standardized"`},
+	} {
+		res := p.Invoke(ctx, parsedCall(tt.args))
+		if !res.OK() || res.Source != toolenv.SourceCache || string(res.Body) != tt.want {
+			t.Errorf("%s and 200 more: %+v %s; want the recorded %s", tt.args, res, res.Body, tt.want)
+		}
+	}
+	if n := b.calls.Load(); n != 0 {
+		t.Fatalf("%d calls reached the backend; every one was recorded", n)
+	}
+	if res := p.Invoke(ctx, parsedCall(`{"limit":3}`)); res.Source != toolenv.SourceSimulator || b.calls.Load() != 1 {
+		t.Fatalf("an unrecorded call: %+v; want it simulated", res)
+	}
+	if again := p.Invoke(ctx, parsedCall(`{"limit":"3"}`)); again.Source != toolenv.SourceCache || b.calls.Load() != 1 {
+		t.Fatalf("the simulated answer was not kept under the coerced key: %+v", again)
 	}
 }

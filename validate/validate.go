@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"math/big"
 	"regexp"
@@ -43,6 +44,11 @@ type Outcome struct {
 	Problems []toolenv.Problem
 	// Warnings are notes for the result (lenient pass-throughs).
 	Warnings []string
+	// Changed names the outermost keys whose values Args gives otherwise
+	// than the caller's map (coerced, or removed as an explicit null),
+	// when Args is not the caller's map: every other key has the same
+	// value in both (see toolenv.Call.ArgsDerived).
+	Changed []string
 }
 
 // Args checks args against the object schema s. lenient selects the
@@ -72,7 +78,7 @@ func (v *Validator) args(s *toolenv.Schema, args map[string]any, lenient, walkAl
 	c := checker{v: v, lenient: lenient, walkAll: walkAll, sorted: sorted}
 	coerced := c.object(s, args, "", true)
 	if coerced != nil {
-		out.Args = coerced
+		out.Args, out.Changed = coerced, c.changed
 	}
 	out.Problems, out.Warnings = c.problems, c.warnings
 	return out
@@ -85,6 +91,7 @@ type checker struct {
 	sorted   iter.Seq[string] // the outermost object's keys in byte order, or nil
 	problems []toolenv.Problem
 	warnings []string
+	changed  []string // the outermost object's keys set or dropped
 }
 
 func (c *checker) fail(path, code, expected, format string, args ...any) {
@@ -111,22 +118,26 @@ func join(path, name string) string {
 // was coerced, else nil.
 func (c *checker) object(s *toolenv.Schema, m map[string]any, path string, top bool) map[string]any {
 	var out map[string]any
-	set := func(k string, val any) {
+	// The first change copies m (maps.Clone copies the table as it is,
+	// without hashing each key again: a call may send tens of thousands
+	// of keys and have one of them coerced).
+	own := func(k string) {
 		if out == nil {
-			out = make(map[string]any, len(m))
-			for kk, vv := range m {
-				out[kk] = vv
+			out = maps.Clone(m)
+			if out == nil {
+				out = map[string]any{}
 			}
 		}
+		if top {
+			c.changed = append(c.changed, k)
+		}
+	}
+	set := func(k string, val any) {
+		own(k)
 		out[k] = val
 	}
 	drop := func(k string) {
-		if out == nil {
-			out = make(map[string]any, len(m))
-			for kk, vv := range m {
-				out[kk] = vv
-			}
-		}
+		own(k)
 		delete(out, k)
 	}
 	for _, name := range s.Required {
