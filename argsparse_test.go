@@ -168,6 +168,24 @@ func TestParsedArgsCanonicalMatchesMap(t *testing.T) {
 		checkParsedAgrees(t, b.Bytes())
 	}
 	checkParsedAgrees(t, keysText(1<<20)) // the benchmark's shape
+	// Most members repeating a key (written from the map's few keys),
+	// and exactly half of them.
+	for _, distinct := range []int{1, 5, 32, 50, 51} {
+		var b bytes.Buffer
+		b.WriteByte('{')
+		for i := range 100 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k := argKeys[r.IntN(len(argKeys))]
+			if i < distinct || r.IntN(2) == 0 {
+				k = fmt.Sprintf(`"d%03d"`, i%distinct)
+			}
+			fmt.Fprintf(&b, `%s:%s`, k, argValues[r.IntN(len(argValues))])
+		}
+		b.WriteByte('}')
+		checkParsedAgrees(t, b.Bytes())
+	}
 }
 
 func FuzzParseArgsText(f *testing.F) {
