@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -320,14 +321,24 @@ func BenchmarkArgumentStepsPerKB(b *testing.B) {
 
 // shaped returns a JSON object of about size bytes: the argument first,
 // padded as manyKeys pads it, then undocumented members of the shape
-// named (argshapes.Names).
+// named (argshapes.Names), or for "coerced" a documented argument of the
+// lenient tool sent as a string lenient validation makes a number (a
+// second map of the arguments, and a second cache key) before the
+// members of "keys".
 func shaped(first, shape string, size int) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{%s: "%012d"`, first, 0)
+	if shape == "coerced" {
+		b.WriteString(`, "limit": "5"`)
+		shape = "keys"
+	}
 	argshapes.Members(&b, shape, size)
 	b.WriteByte('}')
 	return b.Bytes()
 }
+
+// requestShapes are the shapes BenchmarkRequestShapesPerKB sends.
+var requestShapes = append(slices.Clone(argshapes.Names), "coerced")
 
 // BenchmarkRequestShapesPerKB measures the server CPU a call of about
 // 1 MB costs per KB of request body (the whole body as sent: /virtual's
@@ -344,7 +355,7 @@ func BenchmarkRequestShapesPerKB(b *testing.B) {
 	h := boundsServer(b)
 	miss := 0 // one count across front-ends, which send the same arguments (see BenchmarkToolInputPerKB)
 	for _, fe := range frontends() {
-		for _, shape := range argshapes.Names {
+		for _, shape := range requestShapes {
 			b.Run(fe.name+"/"+shape, func(b *testing.B) {
 				tmpl, body, at := markedRequest(b, fe, h, shaped(fe.first, shape, 1<<20))
 				var cpu time.Duration

@@ -7,16 +7,21 @@ package argshapes
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // Names are the shapes Members writes: many small keys, objects nested
-// 64 deep, long strings with escapes and multi-byte characters, and long
-// arrays of numbers.
-var Names = []string{"keys", "deep", "strings", "arrays"}
+// 64 deep, long strings with escapes and multi-byte characters, long
+// arrays of numbers; arrays of small objects, strings of \u escapes
+// (surrogate pairs among them), numbers not in canonical form (1.50e-3,
+// 0.00010, 7E2), small keys out of order, one key repeated, members far
+// apart in white space, and the most members a byte can hold (keys of
+// two to five characters, no spaces).
+var Names = []string{"keys", "deep", "strings", "arrays", "objects", "escapes", "numbers", "shuffled", "repeated", "spaces", "tiny"}
 
 // Members appends to b, after whatever b holds (an object's opening
-// brace and first member), members of the shape named, each after ", ",
+// brace and first member), members of the shape named, each after a comma,
 // until b holds at least size bytes. The caller closes the object. It
 // panics on a shape not in Names: a benchmark's own mistake.
 func Members(b *bytes.Buffer, shape string, size int) {
@@ -46,6 +51,40 @@ func Members(b *bytes.Buffer, shape string, size int) {
 				fmt.Fprintf(b, "%d.%d", j, j%7)
 			}
 			b.WriteByte(']')
+		case "objects":
+			fmt.Fprintf(b, `, "o%03d": [`, i)
+			for j := range 4096 {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(b, `{"a": %d, "b": "x"}`, j%3)
+			}
+			b.WriteByte(']')
+		case "escapes":
+			fmt.Fprintf(b, `, "e%03d": "`, i)
+			for j := 0; j < 64<<10/32; j++ {
+				b.WriteString(`\u00e9\u65e5\ud83d\ude00\\\/\"`)
+			}
+			b.WriteByte('"')
+		case "numbers":
+			fmt.Fprintf(b, `, "n%03d": [`, i)
+			for j := range 8 << 10 {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(b, "%d.50e-3,0.000%d0,%dE2", j, j%9+1, j%100)
+			}
+			b.WriteByte(']')
+		case "shuffled":
+			fmt.Fprintf(b, `, "x%07d": 1`, (i*7919)%1000003)
+		case "repeated":
+			b.WriteString(`, "r": 1`)
+		case "spaces":
+			fmt.Fprintf(b, `,%s"w%05d" :  1`, strings.Repeat(" ", 1000), i)
+		case "tiny":
+			b.WriteString(`,"_`) // "_": never the caller's first member
+			b.WriteString(strconv.FormatInt(int64(i), 36))
+			b.WriteString(`":1`)
 		default:
 			panic("argshapes: no shape " + shape)
 		}
