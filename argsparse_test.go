@@ -319,3 +319,32 @@ func TestDerivedCanonicalSplices(t *testing.T) {
 		t.Fatalf("CanonicalOf = %.200s..., want the splice of the recorded change, %.200s...", got, want)
 	}
 }
+
+// TestCountMembersCountsWhatTheParseKeeps: the count the outermost
+// object's members are collected at (countMembers) is the number the
+// parse keeps, over generated adversarial objects (escaped quotes and
+// commas in strings, nesting, repeated keys, white space), and on text
+// that is not JSON never more than a fifth of its length.
+func TestCountMembersCountsWhatTheParseKeeps(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 62))
+	for range 300 {
+		var b bytes.Buffer
+		genArgs(r, &b)
+		pa, err := ParseArgsText(b.Bytes(), nil, false)
+		if err != nil {
+			continue
+		}
+		kept := 0
+		for _, c := range pa.members {
+			kept += len(c)
+		}
+		if got := countMembers(b.Bytes()[1:]); kept > 0 && got != kept {
+			t.Fatalf("%.300q: countMembers = %d, the parse kept %d", b.Bytes(), got, kept)
+		}
+	}
+	for _, hostile := range []string{strings.Repeat(",", 1<<16), strings.Repeat(`,""`, 1<<15), `"` + strings.Repeat(",", 1<<16), strings.Repeat("[", 1<<15) + strings.Repeat(",", 1<<15)} {
+		if got := countMembers([]byte(hostile)); got > len(hostile)/5+1 {
+			t.Fatalf("%.40q...: countMembers = %d for %d bytes", hostile, got, len(hostile))
+		}
+	}
+}

@@ -154,6 +154,49 @@ type members struct {
 	n      int
 }
 
+// countMembersFrom is the size of text from which the outermost object's
+// members are counted before they are parsed (see countMembers).
+const countMembersFrom = 4 << 10
+
+// countMembers returns how many members the object whose text follows
+// its opening brace in data has: the commas outside strings at its own
+// depth, and one, reading as far as the object's closing brace. On text
+// that is not JSON it may be wrong either way, but never more than a
+// fifth of data's length (a member and its comma take five bytes at
+// least): the parse that follows fails, having allocated no more than
+// the members of valid text of that length would take.
+func countMembers(data []byte) int {
+	return min(countCommas(data)+1, len(data)/5+1)
+}
+
+// countCommas counts the commas outside strings at the depth data
+// starts at, up to the brace or bracket that closes it.
+func countCommas(data []byte) int {
+	n, depth := 0, 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return n
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func (ms *members) add(k string, v any) {
 	if c := len(ms.chunks); c == 0 || len(ms.chunks[c-1]) == cap(ms.chunks[c-1]) {
 		size := 8 << c
@@ -264,6 +307,12 @@ func (p *jsonParser) object(depth int) (any, error) {
 		return map[string]any{}, nil // no members: p.top stays empty
 	}
 	ms := members{p: p}
+	if depth == 0 && p.keepTop && len(p.data)-p.i >= countMembersFrom {
+		// The outermost object's members are kept: counted first, they
+		// are collected in one list of their size, neither chunked nor
+		// joined afterwards.
+		ms.chunks = [][]jsonMember{make([]jsonMember, 0, countMembers(p.data[p.i:]))}
+	}
 	for {
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
