@@ -1,6 +1,7 @@
 package toolenv
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,32 +161,58 @@ const countMembersFrom = 4 << 10
 
 // countMembers returns how many members the object whose text follows
 // its opening brace in data has: the commas outside strings at its own
-// depth, and one, reading as far as the object's closing brace. On text
-// that is not JSON it may be wrong either way, but never more than a
-// fifth of data's length (a member and its comma take five bytes at
-// least): the parse that follows fails, having allocated no more than
-// the members of valid text of that length would take.
+// depth, and one, reading as far as the object's closing brace; or 0
+// when its first countProbe bytes hold fewer than minTopKeys members (a
+// few large members are collected in chunks as they come, not counted
+// over their whole length). On text that is not JSON the count may be
+// wrong either way, but never more than a fifth of data's length (a
+// member and its comma take five bytes at least): the parse that
+// follows fails, having allocated no more than the members of valid
+// text of that length would take.
 func countMembers(data []byte) int {
-	return min(countCommas(data)+1, len(data)/5+1)
+	n, closed := countCommas(data[:min(len(data), countProbe)])
+	if !closed {
+		if n+1 < minTopKeys {
+			return 0
+		}
+		n, _ = countCommas(data)
+	}
+	return min(n+1, len(data)/5+1)
 }
 
+// countProbe is how much of an object countMembers reads to tell many
+// members from few.
+const countProbe = 16 << 10
+
 // countCommas counts the commas outside strings at the depth data
-// starts at, up to the brace or bracket that closes it.
-func countCommas(data []byte) int {
-	n, depth := 0, 0
+// starts at, up to the brace or bracket that closes it (closed), or to
+// its end.
+func countCommas(data []byte) (n int, closed bool) {
+	depth := 0
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
-			for i++; i < len(data) && data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
+			// To the closing quote: the next quote after an even run of
+			// backslashes (long strings are searched, not stepped).
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return n, false
+				}
+				i += 1 + j
+				k := i - 1
+				for k >= 0 && data[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
 				}
 			}
 		case '{', '[':
 			depth++
 		case '}', ']':
 			if depth == 0 {
-				return n
+				return n, true
 			}
 			depth--
 		case ',':
@@ -194,7 +221,7 @@ func countCommas(data []byte) int {
 			}
 		}
 	}
-	return n
+	return n, false
 }
 
 func (ms *members) add(k string, v any) {
@@ -308,10 +335,12 @@ func (p *jsonParser) object(depth int) (any, error) {
 	}
 	ms := members{p: p}
 	if depth == 0 && p.keepTop && len(p.data)-p.i >= countMembersFrom {
-		// The outermost object's members are kept: counted first, they
-		// are collected in one list of their size, neither chunked nor
-		// joined afterwards.
-		ms.chunks = [][]jsonMember{make([]jsonMember, 0, countMembers(p.data[p.i:]))}
+		// The outermost object's members are kept: many are counted
+		// first and collected in one list of their size, neither
+		// chunked nor joined afterwards.
+		if n := countMembers(p.data[p.i:]); n > 0 {
+			ms.chunks = [][]jsonMember{make([]jsonMember, 0, n)}
+		}
 	}
 	for {
 		p.space()
