@@ -80,11 +80,11 @@ func writeCanonical(b *bytes.Buffer, v any, depth int) error {
 			b.WriteString(string(x))
 			return nil
 		}
-		s, err := CanonicalNumber(string(x))
+		out, err := appendNumber(b.AvailableBuffer(), string(x))
 		if err != nil {
 			return err
 		}
-		b.WriteString(s)
+		b.Write(out)
 	case float64:
 		return writeFloat(b, x)
 	case float32:
@@ -184,70 +184,104 @@ func CanonicalNumber(lit string) (string, error) {
 	if plainInteger(lit) {
 		return lit, nil // already canonical: the common case, without allocating
 	}
+	out, err := appendNumber(nil, lit)
+	return string(out), err
+}
+
+// appendNumber appends CanonicalNumber(lit) to dst, allocating nothing
+// when dst has room (a megabyte of numbers not in canonical form spent a
+// third of its call on the strings the steps made).
+func appendNumber(dst []byte, lit string) ([]byte, error) {
+	if plainInteger(lit) {
+		return append(dst, lit...), nil
+	}
 	s := lit
 	neg := false
-	if strings.HasPrefix(s, "-") {
+	if len(s) > 0 && s[0] == '-' {
 		neg, s = true, s[1:]
 	}
-	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
-	intPart, frac, _ := strings.Cut(mant, ".")
-	if intPart == "" || !allDigits(intPart) || !allDigits(frac) || (strings.Contains(mant, ".") && frac == "") {
-		return "", fmt.Errorf("canonical json: %q is not a JSON number", lit)
+	mant, expPart, hasExp := s, "", false
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, expPart, hasExp = s[:i], s[i+1:], true
+	}
+	intPart, frac, hasDot := mant, "", false
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac, hasDot = mant[:i], mant[i+1:], true
+	}
+	if intPart == "" || !allDigits(intPart) || !allDigits(frac) || hasDot && frac == "" {
+		return dst, fmt.Errorf("canonical json: %q is not a JSON number", lit)
 	}
 	exp := int64(0)
 	if hasExp {
 		e := expPart
-		if strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-") {
+		if len(e) > 0 && (e[0] == '+' || e[0] == '-') {
 			e = e[1:]
 		}
 		if e == "" || !allDigits(e) {
-			return "", fmt.Errorf("canonical json: %q is not a JSON number", lit)
+			return dst, fmt.Errorf("canonical json: %q is not a JSON number", lit)
 		}
 		e = strings.TrimLeft(e, "0")
 		if len(e) > 9 {
-			return "", fmt.Errorf("canonical json: exponent of %q is out of range", lit)
+			return dst, fmt.Errorf("canonical json: exponent of %q is out of range", lit)
 		}
 		n, _ := strconv.ParseInt(e, 10, 64)
-		if strings.HasPrefix(expPart, "-") {
+		if expPart[0] == '-' {
 			n = -n
 		}
 		exp = n
 	}
-	digits := strings.TrimLeft(intPart+frac, "0")
-	exp -= int64(len(frac))
-	if digits == "" {
-		return "0", nil
+	// The digits of intPart and frac, leading and trailing zeros cut.
+	var scratch [64]byte
+	digits := append(append(scratch[:0], intPart...), frac...)
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
 	}
-	trimmed := strings.TrimRight(digits, "0")
-	exp += int64(len(digits) - len(trimmed))
-	digits = trimmed
+	exp -= int64(len(frac))
+	if len(digits) == 0 {
+		return append(dst, '0'), nil
+	}
+	for digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
 	n := int64(len(digits))
-	var out string
+	if neg {
+		dst = append(dst, '-')
+	}
 	point := n + exp // position of the decimal point from the left of digits
 	switch {
 	case exp >= 0 && point <= 21:
-		out = digits + strings.Repeat("0", int(exp))
+		dst = append(dst, digits...)
+		for range exp {
+			dst = append(dst, '0')
+		}
 	case exp < 0 && point > 0:
-		out = digits[:point] + "." + digits[point:]
+		dst = append(dst, digits[:point]...)
+		dst = append(dst, '.')
+		dst = append(dst, digits[point:]...)
 	case exp < 0 && point > -6:
-		out = "0." + strings.Repeat("0", int(-point)) + digits
+		dst = append(dst, '0', '.')
+		for range -point {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
 	default:
 		e := point - 1
-		m := digits[:1]
+		dst = append(dst, digits[0])
 		if n > 1 {
-			m += "." + digits[1:]
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
 		}
-		sign := "+"
+		dst = append(dst, 'e')
 		if e < 0 {
-			sign = "-"
+			dst = append(dst, '-')
 			e = -e
+		} else {
+			dst = append(dst, '+')
 		}
-		out = m + "e" + sign + strconv.FormatInt(e, 10)
+		dst = strconv.AppendInt(dst, e, 10)
 	}
-	if neg {
-		out = "-" + out
-	}
-	return out, nil
+	return dst, nil
 }
 
 // IsJSONNumber reports whether lit is a JSON number literal, the form

@@ -3,8 +3,10 @@ package toolenv
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,4 +199,124 @@ func TestCanonicalOrdersManyMembers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// canonicalNumberBefore is CanonicalNumber as it was written before
+// appendNumber (with strings, allocating at each step): the oracle the
+// allocation-free version is held to.
+func canonicalNumberBefore(lit string) (string, error) {
+	if plainInteger(lit) {
+		return lit, nil // already canonical: the common case, without allocating
+	}
+	s := lit
+	neg := false
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if intPart == "" || !allDigits(intPart) || !allDigits(frac) || (strings.Contains(mant, ".") && frac == "") {
+		return "", fmt.Errorf("canonical json: %q is not a JSON number", lit)
+	}
+	exp := int64(0)
+	if hasExp {
+		e := expPart
+		if strings.HasPrefix(e, "+") || strings.HasPrefix(e, "-") {
+			e = e[1:]
+		}
+		if e == "" || !allDigits(e) {
+			return "", fmt.Errorf("canonical json: %q is not a JSON number", lit)
+		}
+		e = strings.TrimLeft(e, "0")
+		if len(e) > 9 {
+			return "", fmt.Errorf("canonical json: exponent of %q is out of range", lit)
+		}
+		n, _ := strconv.ParseInt(e, 10, 64)
+		if strings.HasPrefix(expPart, "-") {
+			n = -n
+		}
+		exp = n
+	}
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp -= int64(len(frac))
+	if digits == "" {
+		return "0", nil
+	}
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	digits = trimmed
+	n := int64(len(digits))
+	var out string
+	point := n + exp // position of the decimal point from the left of digits
+	switch {
+	case exp >= 0 && point <= 21:
+		out = digits + strings.Repeat("0", int(exp))
+	case exp < 0 && point > 0:
+		out = digits[:point] + "." + digits[point:]
+	case exp < 0 && point > -6:
+		out = "0." + strings.Repeat("0", int(-point)) + digits
+	default:
+		e := point - 1
+		m := digits[:1]
+		if n > 1 {
+			m += "." + digits[1:]
+		}
+		sign := "+"
+		if e < 0 {
+			sign = "-"
+			e = -e
+		}
+		out = m + "e" + sign + strconv.FormatInt(e, 10)
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out, nil
+}
+
+// numberLits are number literals and near-numbers of every kind
+// CanonicalNumber reads or refuses.
+var numberLits = []string{"0", "-0", "-0.0", "0.0", "1", "-1", "10", "1.0", "1.50", "1.5e3", "1.5E+3", "1.5e-3", "-1.25e-3",
+	"0.000001", "0.0000001", "1e21", "1e22", "123456789012345678901", "1234567890123456789012", "12345678901234567890123e-5",
+	"00012", "-007.500", "1e", "1e+", "1.e3", ".5", "5.", "", "-", "+1", "1x", "1e1x", "1.2.3", "1e999999999", "1e1000000000",
+	"1e0000000001", "0e5", "0.0e-5", "9.99999e-7", "1E400", "-1.0E-400", "\u0031", "１", "1eİ", "1K"}
+
+// TestAppendNumberAsBefore: appendNumber (and CanonicalNumber through
+// it) gives what canonicalNumberBefore gave, errors word for word, over
+// the literals above and generated ones.
+func TestAppendNumberAsBefore(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 63))
+	lits := slices.Clone(numberLits)
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			b.WriteByte("0123456789.-+eE0000"[r.IntN(19)])
+		}
+		lits = append(lits, b.String())
+	}
+	for _, lit := range lits {
+		checkNumberAsBefore(t, lit)
+	}
+}
+
+func checkNumberAsBefore(t *testing.T, lit string) {
+	t.Helper()
+	want, werr := canonicalNumberBefore(lit)
+	got, gerr := CanonicalNumber(lit)
+	if got != want || (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+		t.Fatalf("CanonicalNumber(%q) = %q, %v; before %q, %v", lit, got, gerr, want, werr)
+	}
+	app, aerr := appendNumber([]byte("x"), lit)
+	if aerr == nil && string(app) != "x"+want || (aerr == nil) != (werr == nil) {
+		t.Fatalf("appendNumber(%q) = %q, %v; want x%q", lit, app, aerr, want)
+	}
+}
+
+func FuzzAppendNumberAsBefore(f *testing.F) {
+	for _, s := range numberLits {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		checkNumberAsBefore(t, lit)
+	})
 }

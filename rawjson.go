@@ -837,22 +837,12 @@ func appendCanonicalNumber(b *bytes.Buffer, lit []byte) error {
 		}
 	}
 	if dot < 0 || exp || dot == 0 || dot+1 == len(d) || dot > 21 {
-		s, err := CanonicalNumber(string(lit))
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
-		return nil
+		return appendNumberTo(b, lit)
 	}
 	intPart, frac := d[:dot], bytes.TrimRight(d[dot+1:], "0")
 	if len(intPart) > 1 && intPart[0] == '0' || !allDigits(unsafe.String(unsafe.SliceData(intPart), len(intPart))) ||
 		!allDigits(unsafe.String(unsafe.SliceData(frac), len(frac))) {
-		s, err := CanonicalNumber(string(lit))
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
-		return nil
+		return appendNumberTo(b, lit)
 	}
 	if intPart[0] == '0' {
 		z := 0
@@ -864,12 +854,7 @@ func appendCanonicalNumber(b *bytes.Buffer, lit []byte) error {
 			b.WriteByte('0') // -0.0 is 0
 			return nil
 		case z >= 6:
-			s, err := CanonicalNumber(string(lit))
-			if err != nil {
-				return err
-			}
-			b.WriteString(s)
-			return nil
+			return appendNumberTo(b, lit)
 		}
 	}
 	if neg {
@@ -880,6 +865,16 @@ func appendCanonicalNumber(b *bytes.Buffer, lit []byte) error {
 		b.WriteByte('.')
 		b.Write(frac)
 	}
+	return nil
+}
+
+// appendNumberTo writes lit's canonical form (CanonicalNumber) to b.
+func appendNumberTo(b *bytes.Buffer, lit []byte) error {
+	out, err := appendNumber(b.AvailableBuffer(), unsafe.String(unsafe.SliceData(lit), len(lit)))
+	if err != nil {
+		return err
+	}
+	b.Write(out)
 	return nil
 }
 
