@@ -3,6 +3,7 @@ package toolenv
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -260,5 +261,33 @@ func TestSurrogatesInGeneralizedUTF8(t *testing.T) {
 	}
 	if len(keys) != 6 {
 		t.Errorf("%d keys, want 6 (one per value)", len(keys))
+	}
+}
+
+// TestDistinctHintSizesForDistinctKeys: the map of an object's members is
+// made for as many entries as it has members when its keys are
+// distinct, and for about as many as it has distinct keys when the
+// first ones repeat (one key sent 100,000 times).
+func TestDistinctHintSizesForDistinctKeys(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		key      func(i int) string
+		n        int
+		min, max int
+	}{
+		{"few", func(i int) string { return "r" }, 4 * distinctSample, 4 * distinctSample, 4 * distinctSample},
+		{"distinct", func(i int) string { return fmt.Sprint("k", i) }, 100000, 100000, 100000},
+		{"one key", func(i int) string { return "r" }, 100000, 1, 400},
+		{"two keys in turn", func(i int) string { return fmt.Sprint(i % 2) }, 100000, 2, 800},
+		{"distinct later", func(i int) string { return fmt.Sprint(max(i-distinctSample, 0)) }, 100000, 1, 400},
+	} {
+		p := jsonParser{}
+		ms := members{p: &p}
+		for i := range tt.n {
+			ms.add(tt.key(i), nil)
+		}
+		if got := ms.distinctHint(); got < tt.min || got > tt.max {
+			t.Errorf("%s: distinctHint = %d, want %d to %d", tt.name, got, tt.min, tt.max)
+		}
 	}
 }
