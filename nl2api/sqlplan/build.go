@@ -32,7 +32,7 @@ func Build(sql string, cat *Catalog) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{cat: cat, src: sql, ctes: map[string]*ast.SelectStmt{}}
+	b := &builder{cat: cat, src: sql, ctes: map[string]*ast.SelectStmt{}, expanding: map[string]bool{}}
 	return b.selectStmt(sel, nil)
 }
 
@@ -40,6 +40,11 @@ type builder struct {
 	cat  *Catalog
 	src  string
 	ctes map[string]*ast.SelectStmt
+	// expanding holds the common table expressions whose bodies are being
+	// built, so one that names itself, directly or through another, is
+	// refused as SQLite refuses it ("circular reference") instead of being
+	// expanded forever.
+	expanding map[string]bool
 }
 
 func (b *builder) selectStmt(s *ast.SelectStmt, parent *Query) (*Query, error) {
@@ -217,7 +222,13 @@ func (b *builder) from(q *Query, refs []*ast.TableRef) error {
 		case r.Name != nil:
 			name := r.Name.Name.Name
 			if cte, ok := b.ctes[strings.ToLower(name)]; ok {
+				key := strings.ToLower(name)
+				if b.expanding[key] {
+					return errorf("recursive WITH", "%s refers to itself; a query over it would never end", name)
+				}
+				b.expanding[key] = true
 				sub, err := b.selectStmt(cte, q)
+				delete(b.expanding, key)
 				if err != nil {
 					return err
 				}

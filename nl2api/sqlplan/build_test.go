@@ -114,6 +114,12 @@ func TestBuildErrors(t *testing.T) {
 		{"SELECT id FROM superhero, colour", "ambiguous column"},
 		{"SELECT id FROM superhero WHERE id = ?", "bind parameter"},
 		{"SELECT id FROM superhero LIMIT height_cm", "non-literal LIMIT"},
+		// A common table expression that names itself, directly or through
+		// another, is refused (found by FuzzBuild: it used to expand forever).
+		{"WITH c AS(SELECT d FROM c)SELECT*FROM c", "recursive WITH"},
+		{"WITH superhero AS (SELECT * FROM superhero) SELECT id FROM superhero", "recursive WITH"},
+		{"WITH a AS (SELECT * FROM b), b AS (SELECT * FROM a) SELECT * FROM a", "recursive WITH"},
+		{"WITH c AS (SELECT id FROM colour) SELECT * FROM c WHERE id IN (WITH c AS (SELECT * FROM c) SELECT id FROM c)", "recursive WITH"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			_, err := sqlplan.Build(tc.sql, cat)
