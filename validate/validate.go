@@ -308,8 +308,17 @@ func (c *checker) unknown(s *toolenv.Schema, path string, keys keyTally, closed 
 		c.fail(join(path, k), CodeUnknownParam, expected, "%s", msg)
 	}
 	if rest > 0 {
+		takes := "the tool's arguments are: " + all
+		switch {
+		case path != "" && len(names) == 0:
+			takes = "`" + path + "` takes no members"
+		case path != "":
+			takes = "`" + path + "`'s members are: " + all
+		case len(names) == 0:
+			takes = "the tool takes no arguments"
+		}
 		c.fail(join(path, first), CodeUnknownParam, all,
-			"%d more unknown arguments, not listed one by one (from `%s` on); the tool's arguments are: %s", rest, join(path, first), all)
+			"%d more unknown arguments, not listed one by one (from `%s` on); %s", rest, join(path, first), takes)
 	}
 }
 

@@ -311,6 +311,49 @@ func TestManyUnknownArgumentsAreCounted(t *testing.T) {
 	}
 }
 
+// TestManyUnknownNamesWhatIsTaken: the problem that counts the unknown
+// keys past MaxListed ends by naming what the object takes, its members
+// or that it takes none, at the top and nested, never an empty list.
+func TestManyUnknownNamesWhatIsTaken(t *testing.T) {
+	some := toolenv.ObjectSchema()
+	some.SetProp("q", &toolenv.Schema{Type: "string"})
+	some.SetProp("limit", &toolenv.Schema{Type: "integer"})
+	none := toolenv.ObjectSchema()
+	none.AdditionalProperties = json.RawMessage("false")
+	many := map[string]any{}
+	for i := range MaxListed + 3 {
+		many["x"+strconv.Itoa(i)] = 1
+	}
+	nest := func(inner *toolenv.Schema) *toolenv.Schema {
+		s := toolenv.ObjectSchema()
+		s.SetProp("at", inner)
+		return s
+	}
+	var v Validator
+	for _, tc := range []struct {
+		name   string
+		s      *toolenv.Schema
+		args   map[string]any
+		suffix string
+	}{
+		{"top, some", some, many, "; the tool's arguments are: q, limit"},
+		{"top, none", none, many, "; the tool takes no arguments"},
+		{"nested, some", nest(some), map[string]any{"at": many}, "; `at`'s members are: q, limit"},
+		{"nested, none", nest(none), map[string]any{"at": many}, "; `at` takes no members"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := v.Args(tc.s, tc.args, false)
+			if len(out.Problems) == 0 {
+				t.Fatal("no problems")
+			}
+			last := out.Problems[len(out.Problems)-1].Message
+			if !strings.Contains(last, "3 more unknown arguments") || !strings.HasSuffix(last, tc.suffix) {
+				t.Fatalf("last problem %q, want it to count 3 more and end with %q", last, tc.suffix)
+			}
+		})
+	}
+}
+
 // TestNullForOptionalIsAbsent: an explicit null for an optional argument
 // that takes no null is the argument left out (OpenAI strict mode sends
 // optional arguments as null), at every level; a nullable argument keeps
