@@ -156,6 +156,9 @@ func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32, offs []int32) e
 	// cost more than the bytes: a megabyte of small keys took 3.4 ms).
 	// Anything else goes through writeCanonical, as before.
 	start := b.Len()
+	var rc *rawCanon
+	var lastRaw string      // the last object or array text written
+	var lastAt, lastLen int // and where its canonical form is in b
 	out := b.AvailableBuffer()
 	out = append(out, '{')
 	for n, i := range kept {
@@ -184,7 +187,28 @@ func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32, offs []int32) e
 		b.Write(out)
 		writeCanonicalString(b, m.k, true)
 		b.WriteByte(':')
-		if err := writeCanonical(b, m.v, 1); err != nil {
+		if r, ok := m.v.(RawJSON); ok && r.text != "" {
+			// An object or array kept as text: one writer serves every
+			// such member (from the pool per value, many small objects
+			// cost more in taking and giving back than in writing), and
+			// the same text as the last one written is copied from
+			// where it was (the parse boxes a short one once).
+			if len(r.text) <= maxAsIs && r.text == lastRaw {
+				b.Write(b.Bytes()[lastAt : lastAt+lastLen])
+			} else {
+				if rc == nil {
+					rc = rawCanons.Get().(*rawCanon)
+					defer func() { rc.release() }()
+				}
+				at := b.Len()
+				err := rc.write(b, r.text, 1)
+				rc.reset()
+				if err != nil {
+					return err
+				}
+				lastRaw, lastAt, lastLen = r.text, at, b.Len()-at
+			}
+		} else if err := writeCanonical(b, m.v, 1); err != nil {
 			return err
 		}
 		out = b.AvailableBuffer()
@@ -196,8 +220,9 @@ func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32, offs []int32) e
 
 // plainScalar returns the canonical text of v when writeCanonical would
 // write it as it is: null, a boolean, a json.Number already in
-// canonical form, or a string with nothing to escape (quoted reports
-// that it goes between quotes).
+// canonical form, a string with nothing to escape (quoted reports
+// that it goes between quotes), or an object or array kept as text
+// already in canonical form (rawCanonicalAsIs).
 func plainScalar(v any) (lit string, quoted, ok bool) {
 	switch x := v.(type) {
 	case nil:
@@ -214,6 +239,13 @@ func plainScalar(v any) (lit string, quoted, ok bool) {
 	case string:
 		if plainString(x) {
 			return x, true, true
+		}
+	case RawJSON:
+		// A short object or array kept as text is often already in
+		// canonical form ({}, [1], {"a":1}): copied, not rewritten (many
+		// such members cost the most per byte).
+		if rawCanonicalAsIs(x.text) {
+			return x.text, false, true
 		}
 	}
 	return "", false, false

@@ -168,6 +168,23 @@ func TestParsedArgsCanonicalMatchesMap(t *testing.T) {
 		checkParsedAgrees(t, b.Bytes())
 	}
 	checkParsedAgrees(t, keysText(1<<20)) // the benchmark's shape
+	// Many members whose values are small objects and arrays, canonical
+	// as they are or not, the same one in runs or alternating (copied as
+	// they are, or from the last one written).
+	raws := []string{`{}`, `[]`, `[1]`, `{"a":1}`, `{"b":1,"a":2}`, `[ 1 ]`, `{"a":[1,{"c":2,"b":1}]}`, `[1.50]`, `["\u00e9"]`, `[0]`, `{"a":1,"a":2}`, `[-0.0]`}
+	for run := range 8 {
+		var b bytes.Buffer
+		b.WriteString(`{"q": "x"`)
+		v := raws[0]
+		for i := 0; b.Len() < 2*argsArenaMin; i++ {
+			if r.IntN(run+1) == 0 {
+				v = raws[r.IntN(len(raws))]
+			}
+			fmt.Fprintf(&b, `, "r%05d": %s`, (i*7919)%100003, v)
+		}
+		b.WriteByte('}')
+		checkParsedAgrees(t, b.Bytes())
+	}
 	// Most members repeating a key (written from the map's few keys),
 	// and exactly half of them.
 	for _, distinct := range []int{1, 5, 32, 50, 51} {

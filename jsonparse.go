@@ -123,14 +123,41 @@ func (p *jsonParser) box(s string, number bool) any {
 	}
 	e := &p.boxes[h%uint(len(p.boxes))]
 	if e.lit == s && e.v != nil {
-		if _, isNum := e.v.(json.Number); isNum == number {
-			return e.v
+		switch e.v.(type) {
+		case json.Number:
+			if number {
+				return e.v
+			}
+		case string:
+			if !number {
+				return e.v
+			}
 		}
 	}
 	var v any = s
 	if number {
 		v = json.Number(s)
 	}
+	e.lit, e.v = s, v
+	return v
+}
+
+// boxRaw returns the object or array text s kept as RawJSON, as a
+// value: from p.boxes when the same short text was boxed last in its
+// slot (many members whose values are {} or [1] cost one allocation, not
+// one each).
+func (p *jsonParser) boxRaw(s string) any {
+	if p.boxes == nil || len(s) > maxBoxed {
+		return RawJSON{text: s}
+	}
+	h := (uint(len(s))*31+uint(s[0])*7+uint(s[len(s)-1]))*3 + 2
+	e := &p.boxes[h%uint(len(p.boxes))]
+	if e.lit == s {
+		if _, ok := e.v.(RawJSON); ok {
+			return e.v
+		}
+	}
+	var v any = RawJSON{text: s}
 	e.lit, e.v = s, v
 	return v
 }

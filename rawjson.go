@@ -278,7 +278,7 @@ func (p *jsonParser) rawValue(depth int) (any, error) {
 		}
 		return nil, err
 	}
-	return RawJSON{text: p.cut(start, p.i)}, nil
+	return p.boxRaw(p.cut(start, p.i)), nil
 }
 
 // skip moves past the JSON value at p.i, accepting exactly what value
@@ -509,9 +509,14 @@ func (c *rawCanon) release() {
 	if size > maxPooledScratch {
 		return
 	}
+	c.reset()
+	rawCanons.Put(c)
+}
+
+// reset empties c for another value, keeping its scratch.
+func (c *rawCanon) reset() {
 	c.p, c.b, c.wantTop, c.top = jsonParser{}, nil, false, nil
 	c.members, c.keys, c.order, c.tmp, c.str, c.merge = c.members[:0], c.keys[:0], c.order[:0], c.tmp[:0], c.str[:0], c.merge[:0]
-	rawCanons.Put(c)
 }
 
 func (c *rawCanon) value(depth int) error {
@@ -968,4 +973,97 @@ func SplitJSONObject(data []byte) (map[string]json.RawMessage, int, error) {
 		return nil, 0, err
 	}
 	return nil, 0, p.fail("invalid object") // not reached: skip accepts what value accepts
+}
+
+// maxAsIs is the longest object or array text rawCanonicalAsIs looks at:
+// past it, the canonical writer's cost is spread over enough bytes.
+const maxAsIs = 256
+
+// rawCanonicalAsIs reports whether text, an object or array the parser
+// has checked, is already in the form the canonical writer gives it, so
+// that it may be copied as it is: no white space; plain keys (nothing to
+// escape) in strictly increasing byte order; plain strings; numbers
+// already in canonical form; true, false and null; nested at most 32
+// deep. It answers false for anything else, and for texts longer than
+// maxAsIs, which the writer then rewrites: false is always safe.
+func rawCanonicalAsIs(text string) bool {
+	if len(text) > maxAsIs {
+		return false
+	}
+	i, ok := asIsValue(text, 0, 0)
+	return ok && i == len(text)
+}
+
+// asIsValue scans the value at t[i:] as rawCanonicalAsIs checks it and
+// returns where it ends.
+func asIsValue(t string, i, depth int) (int, bool) {
+	if i >= len(t) || depth > 32 {
+		return i, false
+	}
+	switch c := t[i]; c {
+	case '{', '[':
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i++
+		if i < len(t) && t[i] == closer {
+			return i + 1, true
+		}
+		prev, first := "", true
+		for {
+			if c == '{' {
+				k, end, ok := asIsString(t, i)
+				if !ok || !first && k <= prev || end >= len(t) || t[end] != ':' {
+					return i, false
+				}
+				prev, first = k, false
+				i = end + 1
+			}
+			var ok bool
+			if i, ok = asIsValue(t, i, depth+1); !ok || i >= len(t) {
+				return i, false
+			}
+			switch t[i] {
+			case ',':
+				i++
+			case closer:
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case '"':
+		_, end, ok := asIsString(t, i)
+		return end, ok
+	case 't':
+		return i + 4, strings.HasPrefix(t[i:], "true")
+	case 'f':
+		return i + 5, strings.HasPrefix(t[i:], "false")
+	case 'n':
+		return i + 4, strings.HasPrefix(t[i:], "null")
+	}
+	j := i
+	if t[j] == '-' {
+		j++
+	}
+	end := j
+	for end < len(t) && (t[end] >= '0' && t[end] <= '9' || t[end] == '.' || t[end] == 'e' || t[end] == 'E' || t[end] == '+' || t[end] == '-') {
+		end++
+	}
+	return end, alreadyCanonical(t[j:end])
+}
+
+// asIsString returns the plain string quoted at t[i] and where its
+// closing quote ends.
+func asIsString(t string, i int) (string, int, bool) {
+	if i >= len(t) || t[i] != '"' {
+		return "", i, false
+	}
+	j := strings.IndexByte(t[i+1:], '"')
+	if j < 0 {
+		return "", i, false
+	}
+	s := t[i+1 : i+1+j]
+	return s, i + j + 2, plainString(s)
 }

@@ -650,3 +650,117 @@ func TestAlreadyCanonicalNumbers(t *testing.T) {
 		})
 	}
 }
+
+// TestRawCanonicalAsIs: a text rawCanonicalAsIs calls canonical is
+// written by the canonical writer byte for byte as it is, and the texts
+// the writer would change are not called canonical.
+func TestRawCanonicalAsIs(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		asIs bool
+	}{
+		{`{}`, true}, {`[]`, true}, {`[1]`, true}, {`{"a":1}`, true},
+		{`{"a":1,"b":[true,false,null,"x"]}`, true}, {`[{"a":{}},[[]],-25,100]`, true},
+		{`[-2.5]`, true}, {`[0]`, false}, {`[1e+30]`, false}, // zero and exponents are left to the writer
+		{`{ }`, false}, {`[1, 2]`, false}, {`{"b":1,"a":2}`, false}, {`{"a":1,"a":2}`, false},
+		{`["\u0041"]`, false}, {`["é"]`, false}, {`[1.50]`, false}, {`[1E2]`, false}, {`[01]`, false},
+		{`{"a\"b":1}`, false}, {`[tru]`, false}, {`[` + strings.Repeat("1,", 200) + `1]`, false},
+		{strings.Repeat("[", 40) + strings.Repeat("]", 40), false},
+	} {
+		if got := rawCanonicalAsIs(tc.text); got != tc.asIs {
+			t.Errorf("rawCanonicalAsIs(%s) = %v, want %v", tc.text, got, tc.asIs)
+		}
+		checkAsIsAgrees(t, tc.text)
+	}
+}
+
+// checkAsIsAgrees fails t when rawCanonicalAsIs calls text canonical and
+// the canonical writer writes anything else for it.
+func checkAsIsAgrees(t *testing.T, text string) {
+	t.Helper()
+	if !rawCanonicalAsIs(text) {
+		return
+	}
+	var b bytes.Buffer
+	if err := writeCanonicalRaw(&b, text, 1); err != nil {
+		t.Fatalf("%q called canonical as is, but the writer refuses it: %v", text, err)
+	}
+	if b.String() != text {
+		t.Fatalf("%q called canonical as is, but the writer gives %q", text, b.String())
+	}
+}
+
+// FuzzRawCanonicalAsIs: whatever object or array text the parser
+// accepts, rawCanonicalAsIs calls it canonical only when the canonical
+// writer gives it back byte for byte.
+func FuzzRawCanonicalAsIs(f *testing.F) {
+	for _, s := range []string{`{}`, `[1]`, `{"a":1,"b":[true,null]}`, `[-0]`, `[1e5]`, `[-1.5e-7]`, `{"":1}`, `{"a":{},"a":[]}`, `[1.0]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) == 0 || text[0] != '{' && text[0] != '[' {
+			return
+		}
+		if _, err := ParseJSON([]byte(text)); err != nil {
+			return // only texts the parser kept as RawJSON reach the writer
+		}
+		checkAsIsAgrees(t, text)
+	})
+}
+
+// TestBoxedValuesKeepTheirKind: the parse boxes each short literal once,
+// strings, numbers and objects or arrays kept as text alike, and a
+// member never gets a value of another kind with the same text (the
+// string "{}" is not the object {}, the string "1" not the number 1).
+func TestBoxedValuesKeepTheirKind(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	type want struct {
+		key  string
+		kind string
+	}
+	var wants []want
+	for i := range 300 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		k := fmt.Sprintf("k%03d", i)
+		switch i % 5 {
+		case 0:
+			fmt.Fprintf(&b, `%q:"{}"`, k)
+			wants = append(wants, want{k, "string"})
+		case 1:
+			fmt.Fprintf(&b, `%q:{}`, k)
+			wants = append(wants, want{k, "raw"})
+		case 2:
+			fmt.Fprintf(&b, `%q:"1"`, k)
+			wants = append(wants, want{k, "string"})
+		case 3:
+			fmt.Fprintf(&b, `%q:1`, k)
+			wants = append(wants, want{k, "number"})
+		case 4:
+			fmt.Fprintf(&b, `%q:[1]`, k)
+			wants = append(wants, want{k, "raw"})
+		}
+	}
+	b.WriteString("}")
+	v, err := parseKeepAll([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := v.(map[string]any)
+	for _, w := range wants {
+		var kind string
+		switch m[w.key].(type) {
+		case string:
+			kind = "string"
+		case json.Number:
+			kind = "number"
+		case RawJSON:
+			kind = "raw"
+		}
+		if kind != w.kind {
+			t.Fatalf("%s = %#v (%s), want a %s", w.key, m[w.key], kind, w.kind)
+		}
+	}
+}
