@@ -1,6 +1,6 @@
 // Package argshapes makes the large arguments the cost benchmarks send
 // (issue 29: CPU per KB of request body, "however the bytes are
-// shaped"): members of one of four shapes, appended until an object
+// shaped"): members of one of the shapes in Names, appended until an object
 // holds about as many bytes as asked.
 package argshapes
 
@@ -17,8 +17,10 @@ import (
 // (surrogate pairs among them), numbers not in canonical form (1.50e-3,
 // 0.00010, 7E2), small keys out of order, one key repeated, members far
 // apart in white space, and the most members a byte can hold (keys of
-// two to five characters, no spaces).
-var Names = []string{"keys", "deep", "strings", "arrays", "objects", "escapes", "numbers", "shuffled", "repeated", "spaces", "tiny"}
+// two to five characters, no spaces); the most objects a byte can hold
+// (empty ones and one-element arrays, alternating), and small objects
+// each different and out of order.
+var Names = []string{"keys", "deep", "strings", "arrays", "objects", "escapes", "numbers", "shuffled", "repeated", "spaces", "tiny", "empty", "small"}
 
 // Members appends to b, after whatever b holds (an object's opening
 // brace and first member), members of the shape named, each after a comma,
@@ -85,6 +87,18 @@ func Members(b *bytes.Buffer, shape string, size int) {
 			b.WriteString(`,"_`) // "_": never the caller's first member
 			b.WriteString(strconv.FormatInt(int64(i), 36))
 			b.WriteString(`":1`)
+		case "empty":
+			b.WriteString(`,"_`)
+			b.WriteString(strconv.FormatInt(int64(i), 36))
+			if i%2 == 0 {
+				b.WriteString(`":{}`)
+			} else {
+				b.WriteString(`":[`)
+				b.WriteString(strconv.Itoa(i % 10))
+				b.WriteString(`]`)
+			}
+		case "small":
+			fmt.Fprintf(b, `,"_%s":{"b":%d,"a":[%d]}`, strconv.FormatInt(int64(i), 36), i, i%7)
 		default:
 			panic("argshapes: no shape " + shape)
 		}
