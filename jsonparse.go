@@ -117,7 +117,7 @@ func (p *jsonParser) box(s string, number bool) any {
 		}
 		return s
 	}
-	h := uint(len(s))*31 + uint(s[0])*7 + uint(s[len(s)-1])
+	h := boxHash(s)
 	if number {
 		h = h*3 + 1
 	}
@@ -142,6 +142,17 @@ func (p *jsonParser) box(s string, number bool) any {
 	return v
 }
 
+// boxHash hashes every byte of a short literal: literals that differ
+// only inside ("[1]" and "[2]", "yes" and "yas") get slots of their own
+// instead of taking each other's.
+func boxHash(s string) uint {
+	h := uint(len(s))
+	for i := 0; i < len(s); i++ {
+		h = h*31 + uint(s[i])
+	}
+	return h ^ h>>7
+}
+
 // boxRaw returns the object or array text s kept as RawJSON, as a
 // value: from p.boxes when the same short text was boxed last in its
 // slot (many members whose values are {} or [1] cost one allocation, not
@@ -150,7 +161,7 @@ func (p *jsonParser) boxRaw(s string) any {
 	if p.boxes == nil || len(s) > maxBoxed {
 		return RawJSON{text: s}
 	}
-	h := (uint(len(s))*31+uint(s[0])*7+uint(s[len(s)-1]))*3 + 2
+	h := boxHash(s)*3 + 2
 	e := &p.boxes[h%uint(len(p.boxes))]
 	if e.lit == s {
 		if _, ok := e.v.(RawJSON); ok {
