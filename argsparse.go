@@ -157,6 +157,7 @@ func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32, offs []int32) e
 	// Anything else goes through writeCanonical, as before.
 	start := b.Len()
 	var rc *rawCanon
+	asIsMisses := 0         // objects or arrays in a row not already canonical
 	var lastRaw string      // the last object or array text written
 	var lastAt, lastLen int // and where its canonical form is in b
 	out := b.AvailableBuffer()
@@ -170,7 +171,20 @@ func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32, offs []int32) e
 		}
 		m := &a[i]
 		if plainString(m.k) {
-			if lit, quoted, ok := plainScalar(m.v); ok {
+			lit, quoted, ok := plainScalar(m.v)
+			if r, raw := m.v.(RawJSON); raw && asIsMisses < maxAsIsMisses {
+				// A short object or array kept as text is often already
+				// in canonical form ({}, [1], {"a":1}): copied, not
+				// rewritten. After many that are not in a row, the rest
+				// of the call goes straight to the writer, whose work
+				// the check would only add to.
+				if lit, ok = r.text, rawCanonicalAsIs(r.text); ok {
+					asIsMisses = 0
+				} else {
+					asIsMisses++
+				}
+			}
+			if ok {
 				out = append(out, '"')
 				out = append(out, m.k...)
 				out = append(out, '"', ':')
@@ -218,11 +232,14 @@ func writeMembers(b *bytes.Buffer, a []jsonMember, kept []int32, offs []int32) e
 	return nil
 }
 
+// maxAsIsMisses is how many objects or arrays in a row that are not in
+// canonical form as they are writeMembers checks before it stops checking.
+const maxAsIsMisses = 16
+
 // plainScalar returns the canonical text of v when writeCanonical would
 // write it as it is: null, a boolean, a json.Number already in
 // canonical form, a string with nothing to escape (quoted reports
-// that it goes between quotes), or an object or array kept as text
-// already in canonical form (rawCanonicalAsIs).
+// that it goes between quotes).
 func plainScalar(v any) (lit string, quoted, ok bool) {
 	switch x := v.(type) {
 	case nil:
@@ -239,13 +256,6 @@ func plainScalar(v any) (lit string, quoted, ok bool) {
 	case string:
 		if plainString(x) {
 			return x, true, true
-		}
-	case RawJSON:
-		// A short object or array kept as text is often already in
-		// canonical form ({}, [1], {"a":1}): copied, not rewritten (many
-		// such members cost the most per byte).
-		if rawCanonicalAsIs(x.text) {
-			return x.text, false, true
 		}
 	}
 	return "", false, false
