@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -319,4 +320,39 @@ func FuzzAppendNumberAsBefore(f *testing.F) {
 	f.Fuzz(func(t *testing.T, lit string) {
 		checkNumberAsBefore(t, lit)
 	})
+}
+
+// TestSortedMembersInByteOrder: over generated keys (shared prefixes of
+// every length, empty, not UTF-8, few and many), SortedMembers gives every
+// member once, keys in the order slices.Sort gives them, each with its value.
+func TestSortedMembersInByteOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 7))
+	alphabet := []string{"", "a", "ab", "abcdefgh", "abcdefghi", "\x00", "\xff", "é", "k0000001", "k000000", "Z"}
+	for _, n := range []int{0, 1, 5, 63, 64, 65, 300, 5000} {
+		m := map[string]any{}
+		for len(m) < n {
+			var b strings.Builder
+			for range r.IntN(4) {
+				b.WriteString(alphabet[r.IntN(len(alphabet))])
+			}
+			b.WriteString(strconv.Itoa(r.IntN(3 * n)))
+			m[b.String()] = len(m)
+		}
+		keys, values := SortedMembers(m)
+		want := slices.Sorted(maps.Keys(m))
+		if !slices.Equal(keys, want) {
+			t.Fatalf("%d keys: not in byte order or not each once", n)
+		}
+		for i, k := range keys {
+			if values[i] != m[k] {
+				t.Fatalf("%d keys: %q has value %v, want %v", n, k, values[i], m[k])
+			}
+		}
+	}
+}
+
+func ExampleSortedMembers() {
+	keys, values := SortedMembers(map[string]any{"b": 2, "a": 1, "B": 0})
+	fmt.Println(keys, values)
+	// Output: [B a b] [0 1 2]
 }

@@ -54,7 +54,7 @@ type Episode struct {
 type callEntry struct {
 	ID     string          `json:"id,omitempty"`
 	Name   string          `json:"name"`
-	Args   map[string]any  `json:"arguments"`
+	Args   argsMap         `json:"arguments"`
 	Label  string          `json:"label,omitempty"`
 	Status toolenv.Status  `json:"status"`
 	Body   json.RawMessage `json:"body,omitempty"`
