@@ -111,33 +111,56 @@ const maxBoxed = 16
 // decoded string) as a value: json.Number(s) or s, from p.boxes when
 // the same literal was boxed last in its slot.
 func (p *jsonParser) box(s string, number bool) any {
-	if p.boxes == nil || len(s) > maxBoxed || len(s) == 0 {
-		if number {
+	if number {
+		return p.boxAs(s, boxNumber)
+	}
+	return p.boxAs(s, boxString)
+}
+
+// boxRaw returns the object or array text s kept as RawJSON, as a
+// value, from p.boxes as box does (many members whose values are {} or
+// [1] cost one allocation, not one each).
+func (p *jsonParser) boxRaw(s string) any { return p.boxAs(s, boxRawJSON) }
+
+// The kinds of value boxAs makes of a literal.
+const (
+	boxString = iota
+	boxNumber
+	boxRawJSON
+)
+
+// boxAs returns s as a value of kind: from p.boxes when the same literal
+// was boxed last in its slot as the same kind (the string "{}" is not the
+// object {}), else boxed anew and kept there.
+func (p *jsonParser) boxAs(s string, kind int) any {
+	newValue := func() any {
+		switch kind {
+		case boxNumber:
 			return json.Number(s)
+		case boxRawJSON:
+			return RawJSON{text: s}
 		}
 		return s
 	}
-	h := boxHash(s)
-	if number {
-		h = h*3 + 1
+	if p.boxes == nil || len(s) > maxBoxed || len(s) == 0 {
+		return newValue()
 	}
-	e := &p.boxes[h%uint(len(p.boxes))]
+	e := &p.boxes[(boxHash(s)*3+uint(kind))%uint(len(p.boxes))]
 	if e.lit == s && e.v != nil {
+		var same bool
 		switch e.v.(type) {
 		case json.Number:
-			if number {
-				return e.v
-			}
+			same = kind == boxNumber
+		case RawJSON:
+			same = kind == boxRawJSON
 		case string:
-			if !number {
-				return e.v
-			}
+			same = kind == boxString
+		}
+		if same {
+			return e.v
 		}
 	}
-	var v any = s
-	if number {
-		v = json.Number(s)
-	}
+	v := newValue()
 	e.lit, e.v = s, v
 	return v
 }
@@ -151,26 +174,6 @@ func boxHash(s string) uint {
 		h = h*31 + uint(s[i])
 	}
 	return h ^ h>>7
-}
-
-// boxRaw returns the object or array text s kept as RawJSON, as a
-// value: from p.boxes when the same short text was boxed last in its
-// slot (many members whose values are {} or [1] cost one allocation, not
-// one each).
-func (p *jsonParser) boxRaw(s string) any {
-	if p.boxes == nil || len(s) > maxBoxed {
-		return RawJSON{text: s}
-	}
-	h := boxHash(s)*3 + 2
-	e := &p.boxes[h%uint(len(p.boxes))]
-	if e.lit == s {
-		if _, ok := e.v.(RawJSON); ok {
-			return e.v
-		}
-	}
-	var v any = RawJSON{text: s}
-	e.lit, e.v = s, v
-	return v
 }
 
 // cut returns data[start:end] as a string: from the arena when there is
