@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolenv/toolenv/internal/argshapes"
 )
 
 // checkParsedAgrees holds the cache key written from the parser's members
@@ -231,6 +233,36 @@ func BenchmarkCanonicalParsedKeys(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		canonicalFromParse(pa)
+	}
+}
+
+// BenchmarkCanonicalParsedShapes is the cache key of a megabyte of each
+// shape of argshapes, written from the parser's members as the
+// front-ends write it, the arguments parsed against a tool that
+// documents none of them (objects and arrays kept as text).
+//
+//	go test . -run '^$' -bench CanonicalParsedShapes -benchmem
+func BenchmarkCanonicalParsedShapes(b *testing.B) {
+	in := ObjectSchema()
+	in.SetProp("q", &Schema{Type: "string"})
+	for _, shape := range argshapes.Names {
+		b.Run(shape, func(b *testing.B) {
+			var buf bytes.Buffer
+			buf.WriteString(`{"q": "x"`)
+			argshapes.Members(&buf, shape, 1<<20)
+			buf.WriteByte('}')
+			pa, err := ParseArgsText(buf.Bytes(), in, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(buf.Len()))
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := canonicalFromParse(pa); r.err != nil {
+					b.Fatal(r.err)
+				}
+			}
+		})
 	}
 }
 

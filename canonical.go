@@ -554,8 +554,8 @@ func appendWTF8(b []byte, r rune) []byte {
 
 // SortedMembers returns the members of m, keys and values side by side,
 // in the byte order of their keys, sorted as the cache key's writer sorts
-// them: many keys by a radix sort on their bytes, several times faster
-// than comparing them (60,000 keys: about 7 ms by comparison).
+// them: many keys by a radix sort on their bytes rather than by
+// comparing them.
 func SortedMembers(m map[string]any) (keys []string, values []any) {
 	a := make([]jsonMember, 0, len(m))
 	for k, v := range m {

@@ -39,9 +39,9 @@ func BenchmarkResetHTTP(b *testing.B) {
 var _ = episode.Options{}
 
 // BenchmarkStepShapesPerKB measures the server CPU a POST /openenv/step
-// of about 0.9 MB (under the default body limit) costs per KB of request body, for arguments of each
-// shape (many small keys, objects nested 64 deep, long strings, long
-// arrays), the handler called in-process (the reset before each step is
+// of about 0.9 MB (under the default body limit) costs per KB of request
+// body, for arguments of each shape of argshapes.Names, the handler
+// called in-process (the reset before each step is
 // not counted). The task's tools are closed (strict), so every step is
 // answered invalid_arguments once its whole body is parsed and checked:
 // what is measured is reading the bytes, not the query. Issue 29's
